@@ -1,0 +1,1 @@
+"""Vendored, wire-compatible subsets of the Kubernetes CRI protobuf API."""

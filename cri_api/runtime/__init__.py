@@ -1,0 +1,1 @@
+"""The CRI ``runtime`` protobuf package."""

@@ -1,0 +1,121 @@
+"""Every exception kubelet-winnet raises on purpose.
+
+One root, :class:`WinnetError`; each leaf also subclasses the stdlib type a caller
+would naturally catch (``ValueError`` for bad input, ``OSError`` for HCN failures) and
+carries the facts as attributes, so callers never parse messages.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FeatureGateError",
+    "HcnError",
+    "HcnNotFoundError",
+    "InvalidPodError",
+    "InvalidRequestError",
+    "SandboxConfigError",
+    "UnsupportedVersionError",
+    "WinnetError",
+]
+
+
+class WinnetError(Exception):
+    """Root of every error this library raises."""
+
+
+class InvalidPodError(WinnetError, ValueError):
+    """The pod input is malformed at ``field`` (a JSON path such as
+    ``spec.containers[1].securityContext.windowsOptions.hostProcess``)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+    def __reduce__(self) -> tuple[type[InvalidPodError], tuple[str, str]]:
+        return (type(self), (self.field, self.reason))
+
+
+class SandboxConfigError(WinnetError, ValueError):
+    """The kubelet refuses to build a sandbox config; ``str()`` is the kubelet's text.
+
+    ``rule`` names the step of ``generatePodSandboxWindowsConfig`` that failed.
+    """
+
+    def __init__(self, message: str, rule: str) -> None:
+        self.message = message
+        self.rule = rule
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[SandboxConfigError], tuple[str, str]]:
+        return (type(self), (self.message, self.rule))
+
+
+class FeatureGateError(WinnetError, ValueError):
+    """A ``--feature-gates`` value the kubelet would reject; ``str()`` is its text."""
+
+    def __init__(self, message: str, gate: str) -> None:
+        self.message = message
+        self.gate = gate
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[FeatureGateError], tuple[str, str]]:
+        return (type(self), (self.message, self.gate))
+
+
+class UnsupportedVersionError(WinnetError, ValueError):
+    """A kubelet version outside the modelled range, or not a version at all."""
+
+    def __init__(self, version: object, reason: str) -> None:
+        self.version = version
+        self.reason = reason
+        super().__init__(f"kubelet version {version!r}: {reason}")
+
+    def __reduce__(self) -> tuple[type[UnsupportedVersionError], tuple[object, str]]:
+        return (type(self), (self.version, self.reason))
+
+
+class InvalidRequestError(WinnetError, ValueError):
+    """A CRI request the runtime side cannot act on, at ``field`` (a proto field path
+    such as ``config.windows.security_context.namespace_options.network``)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+    def __reduce__(self) -> tuple[type[InvalidRequestError], tuple[str, str]]:
+        return (type(self), (self.field, self.reason))
+
+
+class HcnError(WinnetError, OSError):
+    """An HCN call failed: ``hresult`` is the 32-bit HRESULT as an unsigned int,
+    ``error_record`` the parsed JSON error record (or ``None``)."""
+
+    def __init__(
+        self,
+        operation: str,
+        hresult: int,
+        message: str = "",
+        error_record: dict[str, object] | None = None,
+    ) -> None:
+        self.operation = operation
+        self.hresult = hresult & 0xFFFFFFFF
+        self.error_record = error_record
+        self.message = message
+        text = f"{operation} failed: HRESULT 0x{self.hresult:08X}"
+        if message:
+            text += f": {message}"
+        OSError.__init__(self, text)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[HcnError], tuple[str, int, str, dict[str, object] | None]]:
+        return (type(self), (self.operation, self.hresult, self.message, self.error_record))
+
+
+class HcnNotFoundError(HcnError):
+    """The HCN object does not exist (ERROR_NOT_FOUND and its HCN relatives)."""

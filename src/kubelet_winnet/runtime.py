@@ -1,0 +1,290 @@
+"""The runtime half of KEP-3503: decide a sandbox's network from a RunPodSandbox request.
+
+Pure: no I/O, no HCN. Everything that decides lives in this file, as two small rules
+(one per policy) and the tables of HCN calls each outcome implies; ``docs/runtime.md``
+shows the same tables and a test fails if they drift apart.
+
+* ``containerd``: what containerd 2.x does on Windows (``internal/cri/server/helpers.go``,
+  ``hostNetwork(config)``): host network iff ``windows.security_context.host_process``.
+  ``namespace_options`` is never read.
+* ``kep``: what KEP-3503 asked the runtime to do: host network iff
+  ``namespace_options.network == NODE`` or ``host_process``. Without
+  ``namespace_options`` (kubelet 1.33+, or 1.26-1.32 with the gate off) it falls back to
+  the host_process rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from google.protobuf.message import DecodeError
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet.errors import InvalidRequestError
+
+__all__ = [
+    "POLICIES",
+    "SETUP_CALLS",
+    "TEARDOWN_CALLS",
+    "HcnCall",
+    "NetworkPlan",
+    "Policy",
+    "plan_sandbox_network",
+]
+
+Policy = Literal["kep", "containerd"]
+POLICIES: tuple[Policy, ...] = get_args(Policy)
+
+RequestLike = (
+    api_pb2.PodSandboxConfig | api_pb2.RunPodSandboxRequest | bytes | bytearray | memoryview
+)
+
+
+@dataclass(frozen=True)
+class HcnCall:
+    """One computenetwork.dll call a plan implies. ``repeated``: once per namespace
+    listed, until the HostDefault one is found."""
+
+    function: str
+    purpose: str
+    repeated: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.function}{' (per namespace)' if self.repeated else ''}: {self.purpose}"
+
+
+# What kubelet_winnet.hcn.SandboxNetworks calls, keyed by host_network, in order.
+SETUP_CALLS: Mapping[bool, tuple[HcnCall, ...]] = {
+    False: (
+        HcnCall("HcnCreateNamespace", "create the sandbox namespace under a GUID recorded first"),
+        HcnCall("HcnCloseNamespace", "release the handle the create returned"),
+    ),
+    True: (
+        HcnCall("HcnEnumerateNamespaces", "list the host's namespace GUIDs"),
+        HcnCall("HcnOpenNamespace", "open a listed namespace", repeated=True),
+        HcnCall("HcnQueryNamespaceProperties", "read its Type", repeated=True),
+        HcnCall("HcnCloseNamespace", "close it; stop at Type HostDefault", repeated=True),
+    ),
+}
+TEARDOWN_CALLS: Mapping[bool, tuple[HcnCall, ...]] = {
+    False: (HcnCall("HcnDeleteNamespace", "delete the sandbox namespace; not found = done"),),
+    True: (),  # the HostDefault namespace is the host's: never deleted
+}
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """The network a sandbox gets, why, and the HCN calls that carry it out.
+
+    ``namespace_mode`` is the ``namespace_options.network`` the request carried (enum
+    name) or ``None`` when absent; ``host_process`` its ``host_process`` flag.
+    """
+
+    policy: Policy
+    host_network: bool
+    create_namespace: bool
+    run_cni: bool
+    reason: str
+    host_process: bool = False
+    namespace_mode: str | None = None
+    setup_calls: tuple[HcnCall, ...] = ()
+    teardown_calls: tuple[HcnCall, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A host-network sandbox has no namespace of its own and nothing for CNI to
+        # attach to; a pod-network one needs both.
+        if self.create_namespace == self.host_network or self.run_cni == self.host_network:
+            raise ValueError("create_namespace and run_cni must both be `not host_network`")
+
+    @property
+    def hcn_calls(self) -> tuple[HcnCall, ...]:
+        """Setup calls, then teardown calls."""
+        return self.setup_calls + self.teardown_calls
+
+    def explain(self) -> str:
+        """A few lines for a CLI or a log."""
+        kind = "host network" if self.host_network else "pod network (own HCN namespace + CNI)"
+        lines = [f"policy {self.policy}: {kind}", f"  because {self.reason}", "  setup:"]
+        lines += [f"    {call}" for call in self.setup_calls] or ["    (no HCN call)"]
+        lines.append("  teardown:")
+        lines += [f"    {call}" for call in self.teardown_calls] or ["    (no HCN call)"]
+        return "\n".join(lines)
+
+
+def _plan(
+    policy: Policy, host: bool, reason: str, host_process: bool, mode: str | None
+) -> NetworkPlan:
+    return NetworkPlan(
+        policy=policy,
+        host_network=host,
+        create_namespace=not host,
+        run_cni=not host,
+        reason=reason,
+        host_process=host_process,
+        namespace_mode=mode,
+        setup_calls=SETUP_CALLS[host],
+        teardown_calls=TEARDOWN_CALLS[host],
+    )
+
+
+# --- reading the input ---------------------------------------------------------------
+
+_WIRE_VARINT, _WIRE_I64, _WIRE_LEN, _WIRE_I32 = 0, 1, 2, 5
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = 0
+    for shift in range(0, 70, 7):
+        if pos >= len(data):
+            raise InvalidRequestError("", f"malformed protobuf: truncated varint at byte {pos}")
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+    raise InvalidRequestError("", f"malformed protobuf: varint too long at byte {pos}")
+
+
+def _top_level_fields(data: bytes) -> list[tuple[int, int]]:
+    """(field number, wire type) of each top-level field; raises on a broken frame."""
+    fields: list[tuple[int, int]] = []
+    pos = 0
+    while pos < len(data):
+        start = pos
+        tag, pos = _varint(data, pos)
+        number, wire = tag >> 3, tag & 7
+        if number == 0:
+            raise InvalidRequestError("", f"malformed protobuf: field number 0 at byte {start}")
+        if wire == _WIRE_VARINT:
+            _, pos = _varint(data, pos)
+        elif wire == _WIRE_I64:
+            pos += 8
+        elif wire == _WIRE_I32:
+            pos += 4
+        elif wire == _WIRE_LEN:
+            length, pos = _varint(data, pos)
+            pos += length
+        else:  # groups (3, 4) do not occur in CRI; 6 and 7 do not exist
+            raise InvalidRequestError(
+                "", f"malformed protobuf: wire type {wire} at byte {start}"
+            )
+        if pos > len(data):
+            raise InvalidRequestError("", f"malformed protobuf: field {number} runs past the end")
+        fields.append((number, wire))
+    return fields
+
+
+def _from_bytes(data: bytes) -> tuple[api_pb2.PodSandboxConfig, str]:
+    """Parse either message; returns the config and the field-path prefix.
+
+    A RunPodSandboxRequest has only fields 1 (config) and 2 (runtime_handler), both
+    length-delimited, so bytes with any other top-level field are a PodSandboxConfig.
+    Bytes with only those two are read as a request: a PodSandboxConfig with nothing but
+    metadata and hostname has no ``windows`` either way, so the plan is the same.
+    """
+    fields = _top_level_fields(data)
+    as_request = all(number in (1, 2) and wire == _WIRE_LEN for number, wire in fields)
+    try:
+        if as_request:
+            try:
+                return api_pb2.RunPodSandboxRequest.FromString(data).config, "config."
+            except DecodeError:
+                pass  # e.g. a config whose metadata does not parse as a config
+        return api_pb2.PodSandboxConfig.FromString(data), ""
+    except DecodeError as exc:
+        raise InvalidRequestError(
+            "", f"not a serialized PodSandboxConfig or RunPodSandboxRequest: {exc}"
+        ) from None
+
+
+def _config_of(config: object) -> tuple[api_pb2.PodSandboxConfig, str]:
+    if isinstance(config, api_pb2.RunPodSandboxRequest):
+        return config.config, "config."
+    if isinstance(config, api_pb2.PodSandboxConfig):
+        return config, ""
+    if isinstance(config, bytes | bytearray | memoryview):
+        return _from_bytes(bytes(config))
+    raise TypeError(
+        "expected a PodSandboxConfig, a RunPodSandboxRequest or serialized bytes, "
+        f"not {type(config).__name__}"
+    )
+
+
+# --- the two rules -------------------------------------------------------------------
+
+
+def _mode_name(value: api_pb2.NamespaceMode.ValueType) -> str | None:
+    try:
+        return api_pb2.NamespaceMode.Name(value)
+    except ValueError:
+        return None  # proto3 enums are open: any int32 can arrive
+
+
+def plan_sandbox_network(config: RequestLike, *, policy: Policy = "kep") -> NetworkPlan:
+    """Plan the network of the sandbox ``config`` describes.
+
+    ``config`` is a ``PodSandboxConfig``, a ``RunPodSandboxRequest`` or the serialized
+    bytes of either. Raises :class:`~kubelet_winnet.errors.InvalidRequestError` for
+    malformed bytes (any policy) and, under ``kep``, for requests Windows cannot honour
+    or that contradict themselves; ``.field`` is the proto path from the message given
+    (``config.windows...`` for a request, ``windows...`` for a config).
+    """
+    if policy not in POLICIES:
+        raise InvalidRequestError("policy", f"must be one of {POLICIES}, not {policy!r}")
+    sandbox, prefix = _config_of(config)
+    context_path = f"{prefix}windows.security_context"
+    context = (
+        sandbox.windows.security_context
+        if sandbox.HasField("windows") and sandbox.windows.HasField("security_context")
+        else None
+    )
+    host_process = bool(context is not None and context.host_process)
+    has_options = context is not None and context.HasField("namespace_options")
+    mode_value = context.namespace_options.network if context is not None and has_options else None
+    mode = _mode_name(mode_value) if mode_value is not None else None
+    mode_text = mode if mode is not None else (str(mode_value) if mode_value is not None else None)
+
+    if policy == "containerd":
+        # internal/cri/server/helpers.go hostNetwork(config), Windows branch.
+        why = "is true" if host_process else "is false or unset"
+        return _plan(
+            policy,
+            host_process,
+            f"containerd reads only {context_path}.host_process, which {why}; "
+            "namespace_options is ignored",
+            host_process,
+            mode_text,
+        )
+
+    if not has_options:
+        why = "host_process is true" if host_process else "host_process is false or unset"
+        return _plan(
+            policy,
+            host_process,
+            f"no {context_path}.namespace_options (kubelet 1.33+, or the WindowsHostNetwork "
+            f"gate off), so the host_process rule decides: {why}",
+            host_process,
+            None,
+        )
+
+    field = f"{context_path}.namespace_options.network"
+    if mode is None:
+        raise InvalidRequestError(field, f"unknown NamespaceMode value {mode_value}")
+    if mode in ("CONTAINER", "TARGET"):
+        raise InvalidRequestError(
+            field,
+            f"{mode} is not possible for a Windows pod sandbox: only POD or NODE "
+            "(a sandbox cannot join another container's network namespace)",
+        )
+    if mode == "POD" and host_process:
+        raise InvalidRequestError(
+            field,
+            "POD contradicts host_process=true: a HostProcess sandbox runs in the host "
+            "network (the kubelet sends NODE for it)",
+        )
+    if mode == "NODE":
+        reason = f"{field} is NODE" + (" (and host_process is true)" if host_process else "")
+        return _plan(policy, True, reason, host_process, mode)
+    return _plan(policy, False, f"{field} is POD", host_process, mode)

@@ -1,0 +1,21 @@
+"""Shared test configuration: hypothesis profiles and the corpus location."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+# "ci" is bounded so .ci/run stays well inside its budget on 2 cores; "dev" digs deeper.
+settings.register_profile(
+    "ci",
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=1500, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -1,0 +1,292 @@
+"""A hypothesis state machine over SandboxNetworks + InMemoryHcn, with faults and crashes.
+
+Rules set sandboxes up and tear them down, reconcile, inject an HCN fault at any of the
+seven calls (any nth call), and kill the process at any HCN call (before or after its
+effect) or inside a state-file write, then restart on the same state directory.
+Invariants, after every step (issue 3, "Tests"):
+
+* no leaked namespace: every namespace we own is named by a state record;
+* no open handle, no unfreed string, nothing freed or closed twice;
+* HostDefault is never deleted;
+* state files always parse (atomic writes); a sandbox whose setup returned and that has
+  not been torn down or crashed since still has exactly that namespace;
+* teardown is idempotent (checked inside the teardown rule).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from unittest import mock
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet.errors import HcnError, InvalidRequestError
+from kubelet_winnet.hcn import (
+    DEFAULT_OWNER,
+    FUNCTIONS,
+    InMemoryHcn,
+    SandboxNetwork,
+    SandboxNetworks,
+    hresult,
+)
+from kubelet_winnet.hcn import state as state_module
+from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
+
+SANDBOXES = ("a", "b", "c", "ü-Ω-🚀")
+# Not the not-found family: a "not found" that lies (the object is there) would make any
+# runtime forget a live namespace; real absence is exercised through crashes instead.
+FAULT_CODES = (
+    hresult.E_FAIL,
+    hresult.E_ACCESSDENIED,
+    hresult.HCN_E_INVALID_JSON,
+    hresult.HCN_E_ENTITY_HAS_REFERENCES,
+    0,  # S_OK with an error record
+)
+
+
+class Crash(BaseException):
+    """The process dies here."""
+
+
+def _plan(host: bool) -> NetworkPlan:
+    config = api_pb2.PodSandboxConfig()
+    config.windows.security_context.host_process = host
+    return plan_sandbox_network(config, policy="containerd")
+
+
+PLANS = {False: _plan(False), True: _plan(True)}
+
+faults = st.lists(
+    st.tuples(st.sampled_from(FUNCTIONS), st.sampled_from(FAULT_CODES), st.integers(1, 3)),
+    max_size=2,
+)
+
+
+def crash_at(index: int, phase: str) -> Callable[[str, str], None]:
+    seen = [0]
+
+    def hook(function: str, when: str) -> None:
+        if when == "before":
+            seen[0] += 1
+        if seen[0] == index and when == phase:
+            raise Crash
+
+    return hook
+
+
+class SandboxNetworkMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.state_dir = Path(tempfile.mkdtemp(prefix="winnet-state-machine-"))
+        self.hcn = InMemoryHcn()
+        self.host_default = self.hcn.find_host_default().id
+        self.networks = SandboxNetworks(self.hcn, self.state_dir)
+        self.ready: dict[str, SandboxNetwork] = {}  # setups that returned, still standing
+
+    # --- helpers ---------------------------------------------------------------------
+
+    def arm(self, armed: list[tuple[str, int, int]]) -> None:
+        for function, code, nth in armed:
+            record = None
+            if code == 0 and function != "HcnCloseNamespace":
+                record = json.dumps({"Success": False, "Error": "injected ✗", "ErrorCode": 0x80004005})
+            elif code == 0:
+                code = hresult.E_FAIL
+            self.hcn.fail(function, code, record, nth=nth)
+
+    def restart(self) -> None:
+        self.hcn.hook = None
+        self.hcn.clear_faults()
+        self.hcn.simulate_process_exit()
+        self.networks = SandboxNetworks(self.hcn, self.state_dir)
+
+    def records(self) -> list[state_module.Record]:
+        return [
+            state_module.Record.from_json(path.read_bytes(), str(path))
+            for path in self.state_dir.glob("sandbox-*.json")
+        ]
+
+    def owned(self) -> set[uuid.UUID]:
+        return {i for i, n in self.hcn.namespaces().items() if n.owner == DEFAULT_OWNER}
+
+    def recorded_kind(self, sandbox: str) -> bool | None:
+        for record in self.records():
+            if record.sandbox_id == sandbox:
+                return record.host_network
+        return None
+
+    def run(self, operation: str, sandbox: str, host: bool, live: frozenset[str]) -> None:
+        if operation == "setup":
+            self.networks.setup(sandbox, PLANS[host])
+        elif operation == "teardown":
+            self.networks.teardown(sandbox)
+        else:
+            self.networks.reconcile(live)
+
+    # --- rules -----------------------------------------------------------------------
+
+    @rule(sandbox=st.sampled_from(SANDBOXES), host=st.booleans(), armed=faults)
+    def set_up_sandbox(self, sandbox: str, host: bool, armed: list[tuple[str, int, int]]) -> None:
+        kind = self.recorded_kind(sandbox)
+        self.arm(armed)
+        try:
+            result = self.networks.setup(sandbox, PLANS[host])
+        except InvalidRequestError as error:
+            assert error.field == "sandbox_id"
+            assert kind is not None and kind != host
+            return
+        except HcnError:
+            return
+        finally:
+            self.hcn.clear_faults()
+        assert kind in (None, host)
+        assert result.host_network == host
+        if sandbox in self.ready:
+            assert result == self.ready[sandbox]  # a repeated setup: the same namespace
+        if host:
+            assert result.namespace_id == self.host_default
+        else:
+            assert result.namespace_id in self.hcn.namespaces()
+        self.ready[sandbox] = result
+
+    @rule(sandbox=st.sampled_from(SANDBOXES), armed=faults)
+    def tear_down_sandbox(self, sandbox: str, armed: list[tuple[str, int, int]]) -> None:
+        self.arm(armed)
+        try:
+            self.networks.teardown(sandbox)
+        except HcnError:
+            assert sandbox in self.networks.sandbox_ids()  # the record stays for a retry
+            return
+        finally:
+            self.hcn.clear_faults()
+        self.ready.pop(sandbox, None)
+        assert sandbox not in self.networks.sandbox_ids()
+        assert self.networks.teardown(sandbox) is False  # idempotent
+
+    @rule(live=st.frozensets(st.sampled_from(SANDBOXES)), armed=faults)
+    def reconcile(self, live: frozenset[str], armed: list[tuple[str, int, int]]) -> None:
+        self.arm(armed)
+        try:
+            self.networks.reconcile(live)
+        except HcnError:
+            for sandbox in list(self.ready):  # some may have been torn down before it failed
+                if sandbox not in live:
+                    self.ready.pop(sandbox)
+            return
+        finally:
+            self.hcn.clear_faults()
+        for sandbox in list(self.ready):
+            if sandbox not in live:
+                self.ready.pop(sandbox)
+        assert set(self.networks.sandbox_ids()) <= live
+        recorded = {r.namespace_id for r in self.records()}
+        assert self.owned() <= recorded
+
+    @rule(
+        operation=st.sampled_from(["setup", "teardown", "reconcile"]),
+        sandbox=st.sampled_from(SANDBOXES),
+        host=st.booleans(),
+        live=st.frozensets(st.sampled_from(SANDBOXES)),
+        index=st.integers(1, 6),
+        phase=st.sampled_from(["before", "after"]),
+    )
+    def crash_at_hcn_call(
+        self, operation: str, sandbox: str, host: bool, live: frozenset[str], index: int, phase: str
+    ) -> None:
+        self.hcn.hook = crash_at(index, phase)
+        try:
+            self.run(operation, sandbox, host, live)
+        except (Crash, HcnError, InvalidRequestError):
+            pass
+        finally:
+            self.restart()
+        self.forget_after_crash(operation, sandbox, live)
+
+    @rule(
+        operation=st.sampled_from(["setup", "teardown"]),
+        sandbox=st.sampled_from(SANDBOXES),
+        host=st.booleans(),
+        write=st.integers(1, 2),
+    )
+    def crash_in_state_write(self, operation: str, sandbox: str, host: bool, write: int) -> None:
+        real_replace = os.replace
+        count = [0]
+
+        def replace(src: str, dst: str) -> None:
+            count[0] += 1
+            if count[0] == write:
+                raise Crash
+            real_replace(src, dst)
+
+        try:
+            with mock.patch.object(state_module.os, "replace", replace):
+                self.run(operation, sandbox, host, frozenset())
+        except (Crash, HcnError, InvalidRequestError):
+            pass
+        finally:
+            self.restart()
+        assert not list(self.state_dir.glob(".*.tmp"))  # swept on restart
+        self.forget_after_crash(operation, sandbox, frozenset())
+
+    def forget_after_crash(self, operation: str, sandbox: str, live: frozenset[str]) -> None:
+        # What an interrupted operation did is unknown: stop predicting those sandboxes.
+        if operation == "reconcile":
+            for known in list(self.ready):
+                if known not in live:
+                    self.ready.pop(known)
+        elif operation == "teardown":
+            self.ready.pop(sandbox, None)
+
+    @precondition(lambda self: bool(self.ready))
+    @rule()
+    def restart_cleanly(self) -> None:
+        self.restart()
+
+    # --- invariants ------------------------------------------------------------------
+
+    @invariant()
+    def no_open_handle_or_unfreed_string(self) -> None:
+        assert self.hcn.open_handles == 0
+        assert self.hcn.unfreed_strings == 0
+        assert self.hcn.bad_frees == 0 and self.hcn.bad_closes == 0
+
+    @invariant()
+    def no_leaked_namespace(self) -> None:
+        recorded = {r.namespace_id for r in self.records()}
+        assert self.owned() <= recorded
+
+    @invariant()
+    def host_default_intact(self) -> None:
+        assert self.host_default in self.hcn.namespaces()
+
+    @invariant()
+    def state_consistent(self) -> None:
+        records = self.records()  # raises if any file is torn
+        assert len({r.sandbox_id for r in records}) == len(records)
+        for sandbox, result in self.ready.items():
+            assert self.networks.get(sandbox) == result
+            assert result.namespace_id in self.hcn.namespaces()
+
+    def teardown(self) -> None:  # hypothesis calls this at the end of each run
+        try:
+            self.restart()
+            for sandbox in SANDBOXES:
+                self.networks.teardown(sandbox)
+            assert self.owned() == set()
+            assert self.networks.sandbox_ids() == ()
+            assert set(self.hcn.namespaces()) == {self.host_default}
+        finally:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+SandboxNetworkMachine.TestCase.settings = settings(settings.default, stateful_step_count=25)
+TestSandboxNetworkMachine = SandboxNetworkMachine.TestCase

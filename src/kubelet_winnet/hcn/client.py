@@ -242,11 +242,16 @@ class HcnClient(abc.ABC):
 
     @contextmanager
     def opened(self, namespace_id: uuid.UUID) -> Iterator[NamespaceHandle]:
-        """Open a namespace for the ``with`` block; always closed afterwards."""
+        """Open a namespace for the ``with`` block; always closed afterwards.
+
+        If the block raises, a failing close is suppressed so the block's error is the
+        one the caller sees; after a clean block a failing close raises.
+        """
         handle = self.open_namespace(namespace_id)
         try:
             yield handle
         except BaseException:
+            self._close_quietly(handle)
             raise
         self.close_namespace(handle)
 

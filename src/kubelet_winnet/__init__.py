@@ -1,0 +1,70 @@
+"""kubelet-winnet: what the kubelet tells the container runtime about networking for a
+Windows pod (KEP-3503), version by version, and how a runtime applies it through HCN.
+
+Importing this package loads only what translation needs (protobuf and the generated
+``runtime.v1`` module); ``kubernetes``, pydantic, YAML and HCN load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubelet_winnet.errors import (
+    FeatureGateError,
+    HcnError,
+    HcnNotFoundError,
+    InvalidPodError,
+    InvalidRequestError,
+    SandboxConfigError,
+    UnsupportedVersionError,
+    WinnetError,
+)
+from kubelet_winnet.explain import Explanation, ExplainStep, Warning, WarningCode, explain
+from kubelet_winnet.featuregates import FeatureGates, GateResolution, parse_feature_gates
+from kubelet_winnet.translate import (
+    kubelet_profile,
+    windows_container_security_context,
+    windows_sandbox_config,
+)
+from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION, KubeletVersion, parse_kubelet_version
+
+if TYPE_CHECKING:
+    from kubelet_winnet.model import Pod
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_KUBELET_VERSION",
+    "ExplainStep",
+    "Explanation",
+    "FeatureGateError",
+    "FeatureGates",
+    "GateResolution",
+    "HcnError",
+    "HcnNotFoundError",
+    "InvalidPodError",
+    "InvalidRequestError",
+    "KubeletVersion",
+    "Pod",
+    "SandboxConfigError",
+    "UnsupportedVersionError",
+    "Warning",
+    "WarningCode",
+    "WinnetError",
+    "__version__",
+    "explain",
+    "kubelet_profile",
+    "parse_feature_gates",
+    "parse_kubelet_version",
+    "windows_container_security_context",
+    "windows_sandbox_config",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The pydantic model costs an import of pydantic: load it only when asked for.
+    if name == "Pod":
+        from kubelet_winnet.model import Pod
+
+        return Pod
+    raise AttributeError(f"module 'kubelet_winnet' has no attribute {name!r}")

@@ -1,0 +1,300 @@
+"""Read the facts the kubelet rules need from any accepted pod form.
+
+Accepted: a manifest mapping in the API's camelCase (Pod, or a workload whose pod
+template is used), a ``kubernetes.client`` object (``V1Pod``, workloads, ``V1PodTemplate``;
+client 36 plain classes or 37 pydantic models, read by attribute, never imported), or
+:class:`kubelet_winnet.model.Pod`. Only the fields the rules read are checked; everything
+else is ignored. Wrong types raise :class:`InvalidPodError` naming the JSON path; nothing
+is coerced (the string ``"true"`` is not ``true``). ``null`` means unset, as in the API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kubelet_winnet.errors import InvalidPodError
+from kubelet_winnet.rules import ContainerFacts, ContainerKind, PodFacts, WindowsOptions
+
+__all__ = ["CONTAINER_KINDS", "WORKLOAD_TEMPLATE_PATHS", "PodIdentity", "pod_identity", "read_pod"]
+
+CONTAINER_KINDS: tuple[ContainerKind, ...] = ("initContainers", "containers", "ephemeralContainers")
+
+# Where each workload keeps its pod template (camelCase keys from the manifest root).
+WORKLOAD_TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "PodTemplate": ("template",),
+}
+_SNAKE = {"jobTemplate": "job_template"}
+_EMPTY_OPTIONS = WindowsOptions()
+_EMPTY_POD = PodFacts()
+
+_JSON_TYPES = {
+    str: "string", bool: "boolean", int: "number", float: "number", dict: "object",
+    list: "array", tuple: "array", type(None): "null",
+}
+
+
+def _describe(value: object) -> str:
+    kind = _JSON_TYPES.get(type(value))
+    if kind is None:
+        kind = "object" if isinstance(value, Mapping) else type(value).__name__
+    shown = json.dumps(value) if type(value) is str else repr(value)
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return f"{kind} {shown}" if kind not in ("object", "array") else kind
+
+
+def _bad(field: str, expected: str, value: object) -> InvalidPodError:
+    return InvalidPodError(field, f"expected {expected}, got {_describe(value)}")
+
+
+def _is_map(value: object) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+# --- manifests (camelCase mappings) ------------------------------------------------
+
+
+def _template_of(manifest: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    kind = manifest.get("kind")
+    if kind is None or kind == "Pod":
+        return manifest, ""
+    if type(kind) is not str:
+        raise _bad("kind", "a string", kind)
+    path = WORKLOAD_TEMPLATE_PATHS.get(kind)
+    if path is None:
+        raise InvalidPodError(
+            "kind", f"{kind!r} is neither a Pod nor a workload with a pod template"
+        )
+    node: object = manifest
+    walked = ""
+    for key in path:
+        walked = f"{walked}.{key}" if walked else key
+        node = node.get(key) if _is_map(node) else None  # type: ignore[attr-defined]
+        if node is None:
+            raise InvalidPodError(walked, f"required: {kind} has no pod template here")
+        if not _is_map(node):
+            raise _bad(walked, "an object", node)
+    return node, walked + "."  # type: ignore[return-value]
+
+
+def _options_from_map(value: object, at: str) -> WindowsOptions:
+    if not _is_map(value):
+        raise _bad(at, "an object", value)
+    if not value:
+        return _EMPTY_OPTIONS
+    get = value.get  # type: ignore[attr-defined]
+    user = get("runAsUserName")
+    gmsa_name = get("gmsaCredentialSpecName")
+    gmsa = get("gmsaCredentialSpec")
+    host_process = get("hostProcess")
+    if user is not None and type(user) is not str:
+        raise _bad(f"{at}.runAsUserName", "a string", user)
+    if gmsa_name is not None and type(gmsa_name) is not str:
+        raise _bad(f"{at}.gmsaCredentialSpecName", "a string", gmsa_name)
+    if gmsa is not None and type(gmsa) is not str:
+        raise _bad(f"{at}.gmsaCredentialSpec", "a string", gmsa)
+    if host_process is not None and host_process is not True and host_process is not False:
+        raise _bad(f"{at}.hostProcess", "a boolean", host_process)
+    return WindowsOptions(user, gmsa_name, gmsa, host_process)
+
+
+def _windows_options_in(security_context: object, at: str) -> WindowsOptions | None:
+    if security_context is None:
+        return None
+    if not _is_map(security_context):
+        raise _bad(at, "an object", security_context)
+    options = security_context.get("windowsOptions")  # type: ignore[attr-defined]
+    if options is None:
+        return None
+    return _options_from_map(options, f"{at}.windowsOptions")
+
+
+def _facts_from_spec(spec: object, at: str) -> PodFacts:
+    if not _is_map(spec):
+        raise _bad(at.rstrip("."), "an object", spec)
+    get = spec.get  # type: ignore[attr-defined]
+    host_network = get("hostNetwork")
+    if host_network is None:
+        host_network = False
+    elif host_network is not True and host_network is not False:
+        raise _bad(f"{at}hostNetwork", "a boolean", host_network)
+    pod_options = _windows_options_in(get("securityContext"), f"{at}securityContext")
+    containers: list[ContainerFacts] = []
+    for kind in CONTAINER_KINDS:
+        entries = get(kind)
+        if entries is None:
+            continue
+        if type(entries) is not list and type(entries) is not tuple:
+            raise _bad(f"{at}{kind}", "an array", entries)
+        for index, entry in enumerate(entries):
+            if not _is_map(entry):
+                raise _bad(f"{at}{kind}[{index}]", "an object", entry)
+            name = entry.get("name")
+            if name is None:
+                name = ""
+            elif type(name) is not str:
+                raise _bad(f"{at}{kind}[{index}].name", "a string", name)
+            context = entry.get("securityContext")
+            options = (
+                None
+                if context is None
+                else _windows_options_in(context, f"{at}{kind}[{index}].securityContext")
+            )
+            containers.append(ContainerFacts(name, kind, options))
+    if not containers and pod_options is None and not host_network:
+        return _EMPTY_POD
+    return PodFacts(host_network, pod_options, tuple(containers))
+
+
+def _from_manifest(manifest: Mapping[str, Any]) -> PodFacts:
+    template, at = _template_of(manifest)
+    spec = template.get("spec")
+    if spec is None:
+        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
+    return _facts_from_spec(spec, f"{at}spec.")
+
+
+# --- objects read by attribute (kubernetes client, kubelet_winnet.model) -------------
+# Their attributes are snake_case; error paths stay in the API's camelCase.
+
+
+def _attr(obj: object, name: str) -> Any:
+    return getattr(obj, name, None)
+
+
+def _options_from_attrs(value: object, at: str) -> WindowsOptions:
+    if _is_map(value):
+        return _options_from_map(value, at)
+    return _options_from_map(
+        {
+            "runAsUserName": _attr(value, "run_as_user_name"),
+            "gmsaCredentialSpecName": _attr(value, "gmsa_credential_spec_name"),
+            "gmsaCredentialSpec": _attr(value, "gmsa_credential_spec"),
+            "hostProcess": _attr(value, "host_process"),
+        },
+        at,
+    )
+
+
+def _windows_options_attr(security_context: object, at: str) -> WindowsOptions | None:
+    if security_context is None:
+        return None
+    if _is_map(security_context):
+        return _windows_options_in(security_context, at)
+    options = _attr(security_context, "windows_options")
+    return None if options is None else _options_from_attrs(options, f"{at}.windowsOptions")
+
+
+_ATTR_KINDS = (
+    ("initContainers", "init_containers"),
+    ("containers", "containers"),
+    ("ephemeralContainers", "ephemeral_containers"),
+)
+
+
+def _facts_from_spec_attrs(spec: object, at: str) -> PodFacts:
+    if _is_map(spec):
+        return _facts_from_spec(spec, at)
+    host_network = _attr(spec, "host_network")
+    if host_network is None:
+        host_network = False
+    elif host_network is not True and host_network is not False:
+        raise _bad(f"{at}hostNetwork", "a boolean", host_network)
+    pod_options = _windows_options_attr(_attr(spec, "security_context"), f"{at}securityContext")
+    containers: list[ContainerFacts] = []
+    for kind, attribute in _ATTR_KINDS:
+        entries = _attr(spec, attribute)
+        if entries is None:
+            continue
+        if type(entries) is not list and type(entries) is not tuple:
+            raise _bad(f"{at}{kind}", "an array", entries)
+        for index, entry in enumerate(entries):
+            if entry is None or isinstance(entry, (str, int, float, list, tuple)):
+                raise _bad(f"{at}{kind}[{index}]", "an object", entry)
+            if _is_map(entry):
+                name = entry.get("name")
+                context = entry.get("securityContext")
+            else:
+                name = _attr(entry, "name")
+                context = _attr(entry, "security_context")
+            if name is None:
+                name = ""
+            elif type(name) is not str:
+                raise _bad(f"{at}{kind}[{index}].name", "a string", name)
+            options = _windows_options_attr(context, f"{at}{kind}[{index}].securityContext")
+            containers.append(ContainerFacts(name, kind, options))  # type: ignore[arg-type]
+    return PodFacts(host_network, pod_options, tuple(containers))
+
+
+def _from_object(obj: object) -> PodFacts:
+    at = ""
+    template: object = obj
+    if _attr(obj, "template") is not None:  # V1PodTemplate
+        template, at = _attr(obj, "template"), "template."
+    else:
+        spec = _attr(obj, "spec")
+        job = _attr(spec, "job_template")
+        if job is not None:  # V1CronJob
+            template, at = _attr(_attr(job, "spec"), "template"), "spec.jobTemplate.spec.template."
+        elif _attr(spec, "template") is not None:  # Deployment, DaemonSet, Job, ...
+            template, at = _attr(spec, "template"), "spec.template."
+        if template is None:
+            raise InvalidPodError(at.rstrip("."), "required: no pod template here")
+    spec = _attr(template, "spec")
+    if spec is None:
+        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
+    return _facts_from_spec_attrs(spec, f"{at}spec.")
+
+
+def read_pod(pod: object) -> PodFacts:
+    """The rule inputs of ``pod`` in any accepted form; raises only ``InvalidPodError``."""
+    if type(pod) is dict or isinstance(pod, Mapping):
+        return _from_manifest(pod)
+    if hasattr(pod, "spec") or hasattr(pod, "template"):
+        try:
+            return _from_object(pod)
+        except InvalidPodError:
+            raise
+        except Exception as exc:  # a property of a foreign object raised
+            raise InvalidPodError("", f"could not read the pod object: {exc!r}") from exc
+    raise InvalidPodError(
+        "",
+        "expected a Pod or workload manifest mapping, a kubernetes.client V1Pod or "
+        f"kubelet_winnet.model.Pod, got {type(pod).__name__}",
+    )
+
+
+class PodIdentity(tuple[str, str, str]):
+    """(kind, namespace, name) for reports; empty strings where unknown."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        kind, namespace, name = self
+        where = f"{namespace}/{name}" if namespace else name
+        return f"{kind or 'Pod'}/{where or '<unnamed>'}"
+
+
+def pod_identity(pod: object) -> PodIdentity:
+    """Best effort, never raises: used to label output, not to decide anything."""
+    def text(value: object) -> str:
+        return value if isinstance(value, str) else ""
+
+    if isinstance(pod, Mapping):
+        meta = pod.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        return PodIdentity(
+            (text(pod.get("kind")), text(meta.get("namespace")), text(meta.get("name")))
+        )
+    meta = _attr(pod, "metadata")
+    kind = text(_attr(pod, "kind")) or type(pod).__name__.removeprefix("V1")
+    return PodIdentity((kind, text(_attr(meta, "namespace")), text(_attr(meta, "name"))))

@@ -1,0 +1,234 @@
+"""The kubelet's Windows sandbox decision, as data plus pure functions.
+
+Everything that decides what ``WindowsPodSandboxConfig`` and
+``WindowsContainerSecurityContext`` a kubelet sends lives here; parsing pods, building
+protobuf, version profiles, the CLI and HCN are adapters around it. Sources:
+kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go``
+(``generatePodSandboxWindowsConfig``), ``kuberuntime_container_windows.go`` and
+``pkg/securitycontext/util.go`` (effective Windows options), releases 1.26-1.38.
+
+``docs/decision-table.md`` is rendered from :data:`STEPS` and :func:`decide_sandbox`
+(``python -m kubelet_winnet.docgen``); a test fails if it drifts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "ERROR_HOST_NETWORK_REQUIRED",
+    "ERROR_MIXED_HOST_PROCESS",
+    "ERROR_POD_HOST_PROCESS_FALSE",
+    "STEPS",
+    "ContainerDecision",
+    "ContainerFacts",
+    "ContainerKind",
+    "NetworkMode",
+    "PodFacts",
+    "SandboxDecision",
+    "Step",
+    "Trace",
+    "WindowsOptions",
+    "decide_container",
+    "decide_sandbox",
+    "effective_windows_options",
+]
+
+ERROR_MIXED_HOST_PROCESS = "pod must not contain both HostProcess and non-HostProcess containers"
+ERROR_HOST_NETWORK_REQUIRED = "hostNetwork is required if Pod contains HostProcess containers"
+ERROR_POD_HOST_PROCESS_FALSE = (
+    "pod must not contain any HostProcess containers if Pod's WindowsOptions.HostProcess "
+    "is set to false"
+)
+
+ContainerKind = Literal["initContainers", "containers", "ephemeralContainers"]
+# The CRI NamespaceMode names the kubelet can put in WindowsNamespaceOption.network.
+NetworkMode = Literal["POD", "NODE"]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowsOptions:
+    """``windowsOptions`` (pod or container level); ``None`` = not set."""
+
+    run_as_user_name: str | None = None
+    gmsa_credential_spec_name: str | None = None
+    gmsa_credential_spec: str | None = None
+    host_process: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerFacts:
+    name: str
+    kind: ContainerKind
+    windows_options: WindowsOptions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodFacts:
+    """The only parts of a pod the decision reads.
+
+    ``windows_options`` is ``None`` when ``spec.securityContext`` or its
+    ``windowsOptions`` is absent (step 4 tells the two apart from an empty one).
+    Containers are in the kubelet's visiting order: init, regular, ephemeral.
+    """
+
+    host_network: bool = False
+    windows_options: WindowsOptions | None = None
+    containers: tuple[ContainerFacts, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of ``generatePodSandboxWindowsConfig``, in order."""
+
+    rule: str
+    summary: str
+    since: int = 26
+    until: int | None = None  # last kubelet minor that runs the step
+
+
+STEPS: tuple[Step, ...] = (
+    Step("1", "start with an empty security_context (always present)"),
+    Step(
+        "2",
+        "WindowsHostNetwork enabled: namespace_options on every pod, network NODE if "
+        "spec.hostNetwork else POD",
+        until=32,
+    ),
+    Step(
+        "3",
+        "any container effectively HostProcess: all must be (3a), hostNetwork required (3b), "
+        "then host_process = true",
+    ),
+    Step("4", "no spec.securityContext.windowsOptions: done"),
+    Step("5", "pod-level gmsaCredentialSpec -> credential_spec, runAsUserName -> run_as_username"),
+    Step("6", "HostProcess containers with pod-level hostProcess: false: error"),
+)
+
+# What a step decided, for explain(): (rule, what happened).
+Trace = list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxDecision:
+    """What the kubelet sends, or its refusal (``error`` set, ``error_rule`` the step)."""
+
+    network: NetworkMode | None = None  # None: namespace_options unset
+    host_process: bool = False
+    run_as_username: str = ""
+    credential_spec: str = ""
+    error: str | None = None
+    error_rule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerDecision:
+    run_as_username: str
+    credential_spec: str
+    host_process: bool
+
+
+def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> WindowsOptions:
+    """The pod's ``windowsOptions`` overridden field by field by the container's.
+
+    The two GMSA fields travel together: if either is set on the container, both come
+    from it (``DetermineEffectiveSecurityContext``).
+    """
+    base = pod.windows_options
+    own = container.windows_options
+    if own is None:
+        return base if base is not None else _EMPTY
+    if base is None:
+        return own
+    gmsa_from = (
+        own
+        if own.gmsa_credential_spec_name is not None or own.gmsa_credential_spec is not None
+        else base
+    )
+    return WindowsOptions(
+        run_as_user_name=(
+            own.run_as_user_name if own.run_as_user_name is not None else base.run_as_user_name
+        ),
+        gmsa_credential_spec_name=gmsa_from.gmsa_credential_spec_name,
+        gmsa_credential_spec=gmsa_from.gmsa_credential_spec,
+        host_process=own.host_process if own.host_process is not None else base.host_process,
+    )
+
+
+_EMPTY = WindowsOptions()
+
+
+def _is_host_process(pod: PodFacts, container: ContainerFacts) -> bool:
+    own = container.windows_options
+    if own is not None and own.host_process is not None:
+        return own.host_process
+    base = pod.windows_options
+    return base is not None and base.host_process is True
+
+
+def decide_sandbox(
+    pod: PodFacts, sets_namespace_options: bool, trace: Trace | None = None
+) -> SandboxDecision:
+    """``generatePodSandboxWindowsConfig``: errors in the kubelet's precedence 3a, 3b, 6.
+
+    ``sets_namespace_options``: the kubelet is 1.26-1.32 with ``WindowsHostNetwork``
+    enabled. ``trace``, when given, receives one entry per step taken.
+    """
+    network: NetworkMode | None = None
+    if sets_namespace_options:  # step 2
+        network = "NODE" if pod.host_network else "POD"
+    if trace is not None:
+        trace.append(("1", "security_context present"))
+        trace.append(
+            ("2", f"namespace_options.network = {network}")
+            if network
+            else ("2", "namespace_options left unset")
+        )
+    flags = [_is_host_process(pod, c) for c in pod.containers]
+    any_host_process = any(flags)
+    if any_host_process:  # step 3
+        if not all(flags):
+            return _refuse(ERROR_MIXED_HOST_PROCESS, "3a", trace)
+        if not pod.host_network:
+            return _refuse(ERROR_HOST_NETWORK_REQUIRED, "3b", trace)
+        if trace is not None:
+            trace.append(("3", "every container is HostProcess: host_process = true"))
+    elif trace is not None:
+        trace.append(("3", "no HostProcess container"))
+    options = pod.windows_options
+    if options is None:  # step 4
+        if trace is not None:
+            trace.append(("4", "no pod-level windowsOptions: done"))
+        return SandboxDecision(network, any_host_process)
+    if trace is not None:
+        trace.append(("5", "copied pod-level runAsUserName and gmsaCredentialSpec"))
+    if any_host_process and options.host_process is False:  # step 6
+        return _refuse(ERROR_POD_HOST_PROCESS_FALSE, "6", trace)
+    return SandboxDecision(
+        network,
+        any_host_process,
+        options.run_as_user_name or "",
+        options.gmsa_credential_spec or "",
+    )
+
+
+def _refuse(message: str, rule: str, trace: Trace | None) -> SandboxDecision:
+    if trace is not None:
+        trace.append((rule, f"error: {message}"))
+    return SandboxDecision(error=message, error_rule=rule)
+
+
+def decide_container(
+    pod: PodFacts, container: ContainerFacts, image_username: str = ""
+) -> ContainerDecision:
+    """``applyPlatformSpecificContainerConfig`` on Windows: the image's user, overridden by
+    the effective ``runAsUserName``; GMSA spec and hostProcess from the effective options."""
+    options = effective_windows_options(pod, container)
+    return ContainerDecision(
+        run_as_username=(
+            options.run_as_user_name if options.run_as_user_name is not None else image_username
+        ),
+        credential_spec=options.gmsa_credential_spec or "",
+        host_process=options.host_process is True,
+    )

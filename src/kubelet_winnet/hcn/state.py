@@ -23,7 +23,7 @@ from kubelet_winnet.errors import WinnetError
 __all__ = ["FORMAT", "Phase", "Record", "StateStore"]
 
 FORMAT = 1
-Phase = Literal["creating", "ready"]
+Phase = Literal["creating", "ready", "removing"]
 _SUFFIX = ".json"
 _TEMP_SUFFIX = ".tmp"
 
@@ -34,7 +34,9 @@ class Record:
 
     ``creating``: the namespace GUID was chosen and recorded, HcnCreateNamespace may or
     may not have run. ``ready``: the namespace exists (pod network) or the HostDefault
-    namespace was resolved (host network; we never delete that one).
+    namespace was resolved (host network; we never delete that one). ``removing``:
+    teardown began, HcnDeleteNamespace may or may not have run; without this phase a
+    teardown cut short would leave a ``ready`` record naming a deleted namespace.
     """
 
     sandbox_id: str
@@ -63,7 +65,7 @@ class Record:
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 raise ValueError(f"not a format-{FORMAT} record")
             phase = doc["phase"]
-            if phase not in ("creating", "ready"):
+            if phase not in ("creating", "ready", "removing"):
                 raise ValueError(f"unknown phase {phase!r}")
             fields = (doc["sandbox_id"], doc["policy"], doc["reason"])
             if not all(isinstance(f, str) for f in fields) or not isinstance(

@@ -1,0 +1,97 @@
+"""Typed pydantic models of the pod fields the kubelet rules read.
+
+Strict (no coercion: ``"true"`` is not ``true``), camelCase aliases as in the API with
+snake_case attributes as in the ``kubernetes`` client, unknown keys ignored. Build one
+from a manifest with :meth:`Pod.from_manifest` to get ``InvalidPodError`` with a JSON path
+instead of pydantic's ``ValidationError``. Any translation function accepts a ``Pod``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from kubelet_winnet.errors import InvalidPodError
+
+__all__ = [
+    "Container",
+    "ObjectMeta",
+    "Pod",
+    "PodSecurityContext",
+    "PodSpec",
+    "SecurityContext",
+    "WindowsSecurityContextOptions",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        strict=True,
+        frozen=True,
+        extra="ignore",
+        alias_generator=to_camel,
+        populate_by_name=True,
+    )
+
+
+class WindowsSecurityContextOptions(_Model):
+    gmsa_credential_spec_name: str | None = None
+    gmsa_credential_spec: str | None = None
+    run_as_user_name: str | None = None
+    host_process: bool | None = None
+
+
+class SecurityContext(_Model):
+    windows_options: WindowsSecurityContextOptions | None = None
+
+
+class PodSecurityContext(_Model):
+    windows_options: WindowsSecurityContextOptions | None = None
+
+
+class Container(_Model):
+    name: str = ""
+    security_context: SecurityContext | None = None
+
+
+class PodSpec(_Model):
+    host_network: bool | None = None
+    security_context: PodSecurityContext | None = None
+    init_containers: list[Container] | None = None
+    containers: list[Container] = []
+    ephemeral_containers: list[Container] | None = None
+
+
+class ObjectMeta(_Model):
+    name: str | None = None
+    namespace: str | None = None
+
+
+class Pod(_Model):
+    kind: Literal["Pod"] | None = None
+    metadata: ObjectMeta | None = None
+    spec: PodSpec
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any]) -> Pod:
+        """Validate a Pod manifest; raise ``InvalidPodError`` naming the first bad field."""
+        if not isinstance(manifest, Mapping):
+            raise InvalidPodError("", f"expected a Pod manifest mapping, got {type(manifest).__name__}")
+        try:
+            return cls.model_validate(dict(manifest))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise InvalidPodError(_json_path(first["loc"]), first["msg"]) from None
+
+
+def _json_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else part
+    return path

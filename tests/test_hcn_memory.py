@@ -130,6 +130,25 @@ def test_opened_closes_on_error() -> None:
     assert hcn.open_handles == 0
 
 
+def test_opened_keeps_the_block_error_when_close_fails_too() -> None:
+    hcn = InMemoryHcn()
+    host = hcn.find_host_default().id
+    hcn.fail("HcnCloseNamespace", hresult.E_FAIL)
+    with pytest.raises(RuntimeError, match="boom"), hcn.opened(host):
+        raise RuntimeError("boom")
+    assert hcn.open_handles == 0 and hcn.calls[-1] == "HcnCloseNamespace"
+
+
+def test_opened_reports_a_failing_close_after_a_clean_block() -> None:
+    hcn = InMemoryHcn()
+    host = hcn.find_host_default().id
+    hcn.fail("HcnCloseNamespace", hresult.E_FAIL)
+    with pytest.raises(HcnError) as caught, hcn.opened(host):
+        pass
+    assert caught.value.operation == "HcnCloseNamespace"
+    assert hcn.open_handles == 0
+
+
 def test_crash_hook_and_process_exit() -> None:
     def crash_after_create(function: str, phase: str) -> None:
         if function == "HcnCreateNamespace" and phase == "after":

@@ -268,6 +268,41 @@ def test_crash_during_teardown_loses_nothing(
     assert not networks.teardown("sb")
 
 
+@pytest.mark.parametrize("phase", ["before", "after"])
+def test_setup_after_an_interrupted_teardown_gets_a_live_namespace(
+    hcn: InMemoryHcn, tmp_path: Path, phase: str
+) -> None:
+    """Regression: a crash right after HcnDeleteNamespace used to leave a "ready" record,
+    and the next setup of that id handed out the deleted namespace's GUID."""
+    state_dir = tmp_path / "state"
+    networks = SandboxNetworks(hcn, state_dir)
+    old = networks.setup("sb", POD)
+    hcn.hook = crash_at(1, phase)
+    with pytest.raises(Crash):
+        networks.teardown("sb")
+    networks = restart(hcn, state_dir)
+    assert networks.get("sb") is None  # a half torn-down sandbox is not "set up"
+    assert networks.setup("sb", HOST).host_network  # the old kind no longer binds
+    assert networks.teardown("sb")
+    new = networks.setup("sb", POD)
+    assert new.namespace_id != old.namespace_id
+    assert owned(hcn) == {new.namespace_id}
+    assert_clean(hcn)
+
+
+def test_interrupted_teardown_is_finished_by_setup(hcn: InMemoryHcn, tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    networks = SandboxNetworks(hcn, state_dir)
+    old = networks.setup("sb", POD)
+    hcn.hook = crash_at(1, "before")  # the record says "removing", the namespace exists
+    with pytest.raises(Crash):
+        networks.teardown("sb")
+    networks = restart(hcn, state_dir)
+    assert owned(hcn) == {old.namespace_id}
+    new = networks.setup("sb", POD)
+    assert owned(hcn) == {new.namespace_id} and new.namespace_id != old.namespace_id
+
+
 @pytest.mark.parametrize("write", [1, 2])
 def test_crash_inside_a_state_write(hcn: InMemoryHcn, tmp_path: Path, write: int) -> None:
     """Killed after the temp file is written but before os.replace: old record stands."""

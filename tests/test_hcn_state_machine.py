@@ -119,8 +119,9 @@ class SandboxNetworkMachine(RuleBasedStateMachine):
         return {i for i, n in self.hcn.namespaces().items() if n.owner == DEFAULT_OWNER}
 
     def recorded_kind(self, sandbox: str) -> bool | None:
+        # A "removing" record is finished off by the next setup, so it binds no kind.
         for record in self.records():
-            if record.sandbox_id == sandbox:
+            if record.sandbox_id == sandbox and record.phase != "removing":
                 return record.host_network
         return None
 

@@ -8,9 +8,10 @@ checks that they agree):
   document (``pkg/netns/netns_windows.go``, ``NewNetNS``); we add ``Owner``/``Name``.
 * host network setup: create nothing; find the ``HostDefault`` namespace (enumerate, then
   open/query/close each until one has that Type) -> record ready.
-* teardown: HcnDeleteNamespace by GUID, "not found" counting as done (containerd
-  ``pkg/netns/netns_windows.go``, ``Remove``), then forget the record. Host records never
-  delete anything.
+* teardown: record "removing" -> HcnDeleteNamespace by GUID, "not found" counting as
+  done (containerd ``pkg/netns/netns_windows.go``, ``Remove``) -> forget the record. If
+  HCN refuses the delete the record goes back to what it was. Host records never delete
+  anything.
 
 Because the GUID is written down before HcnCreateNamespace runs, a crash between any two
 steps leaves a record that names every namespace that might exist; teardown and
@@ -21,6 +22,7 @@ directory (it sweeps stray temp files when it opens the directory).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import uuid
@@ -163,6 +165,11 @@ class SandboxNetworks:
         _check_sandbox_id(sandbox_id)
         with self._locks.hold(sandbox_id):
             record = self._store.load(sandbox_id)
+            if record is not None and record.phase == "removing":
+                # A teardown was cut short: its namespace may be gone already, so never
+                # hand it out again. Finish the teardown, then set up afresh.
+                self._teardown_locked(sandbox_id)
+                record = None
             if record is not None and record.host_network != plan.host_network:
                 have = "host" if record.host_network else "pod"
                 want = "host" if plan.host_network else "pod"
@@ -255,9 +262,20 @@ class SandboxNetworks:
         if record is None:
             return False
         if not record.host_network:
-            # already gone counts as done: containerd treats it as success too
-            with contextlib.suppress(HcnNotFoundError):
+            if record.phase != "removing":
+                # Written first so that a crash after the delete cannot leave a "ready"
+                # record naming a namespace that no longer exists.
+                self._store.save(dataclasses.replace(record, phase="removing"))
+            try:
                 self.client.delete_namespace(record.namespace_id)
+            except HcnNotFoundError:
+                pass  # already gone counts as done: containerd treats it as success too
+            except HcnError:
+                # HCN refused, so the namespace is still there: the sandbox keeps the
+                # network it had until a retry succeeds.
+                if record.phase != "removing":
+                    self._store.save(record)
+                raise
         self._store.delete(sandbox_id)
         return True
 

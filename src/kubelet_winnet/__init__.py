@@ -19,7 +19,7 @@ from kubelet_winnet.errors import (
     UnsupportedVersionError,
     WinnetError,
 )
-from kubelet_winnet.explain import Explanation, ExplainStep, Warning, WarningCode, explain
+from kubelet_winnet.explain import ExplainStep, Explanation, Warning, WarningCode, explain
 from kubelet_winnet.featuregates import FeatureGates, GateResolution, parse_feature_gates
 from kubelet_winnet.translate import (
     kubelet_profile,

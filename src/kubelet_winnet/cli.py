@@ -42,7 +42,7 @@ def _load(path: str) -> list[Any]:
         else:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
-        return list(yaml.load_all(text, Loader=loader))  # noqa: S506 - a safe loader
+        return list(yaml.load_all(text, Loader=loader))
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
@@ -52,8 +52,9 @@ def _load(path: str) -> list[Any]:
 def _pods(path: str) -> Iterator[Document]:
     """Pods and workloads in file order; a ``List``'s items in place; other kinds skipped."""
     for number, doc in enumerate(_load(path), start=1):
-        if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
-            for index, item in enumerate(doc["items"]):
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else None
+        if isinstance(items, list):
+            for index, item in enumerate(items):
                 if _is_pod(item):
                     yield Document(f"{path}#{number}.items[{index}]", item)
         elif _is_pod(doc):
@@ -68,7 +69,9 @@ def _is_pod(doc: object) -> bool:
 
 
 def _profile_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests; - for stdin")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="YAML or JSON manifests; - for stdin"
+    )
     parser.add_argument(
         "--kubelet-version",
         default=DEFAULT_KUBELET_VERSION,
@@ -124,7 +127,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             status = 2
             continue
         for document in documents:
-            record: dict[str, Any] = {"source": document.source, "pod": str(pod_identity(document.manifest))}
+            record: dict[str, Any] = {
+                "source": document.source,
+                "pod": str(pod_identity(document.manifest)),
+            }
             try:
                 if args.command == "translate":
                     config = api.windows_sandbox_config(

@@ -19,7 +19,7 @@ from kubelet_winnet.rules import (
 from kubelet_winnet.translate import kubelet_profile
 from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION, GateStage
 
-__all__ = ["Explanation", "ExplainStep", "Warning", "WarningCode", "explain"]
+__all__ = ["ExplainStep", "Explanation", "Warning", "WarningCode", "explain"]
 
 
 class WarningCode:
@@ -34,7 +34,7 @@ class WarningCode:
 
 
 @dataclass(frozen=True)
-class Warning:  # noqa: A001 - the natural name; never shadows the builtin in user code
+class Warning:
     code: str
     message: str
     field: str = ""

@@ -59,7 +59,7 @@ def _go_quote(text: str) -> str:
 class FeatureGates(Mapping[str, bool]):
     """Explicitly set gates, immutable and hashable. Build with :func:`parse_feature_gates`."""
 
-    __slots__ = ("_items", "_hash")
+    __slots__ = ("_hash", "_items")
 
     def __init__(self, settings: Mapping[str, bool] | None = None) -> None:
         items: dict[str, bool] = {}

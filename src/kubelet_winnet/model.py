@@ -79,7 +79,9 @@ class Pod(_Model):
     def from_manifest(cls, manifest: Mapping[str, Any]) -> Pod:
         """Validate a Pod manifest; raise ``InvalidPodError`` naming the first bad field."""
         if not isinstance(manifest, Mapping):
-            raise InvalidPodError("", f"expected a Pod manifest mapping, got {type(manifest).__name__}")
+            raise InvalidPodError(
+                "", f"expected a Pod manifest mapping, got {type(manifest).__name__}"
+            )
         try:
             return cls.model_validate(dict(manifest))
         except ValidationError as exc:

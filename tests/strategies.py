@@ -1,0 +1,490 @@
+"""Hypothesis strategies for pod manifests, kubelet profiles and malformed input, plus an
+independent oracle that follows ``kubelet-rules.md`` literally.
+
+The oracle never imports the library's rules: it reads the camelCase manifest itself and
+hand-encodes the expected ``runtime.v1`` bytes (proto3 wire format), so a test comparing
+the library against it checks the rules *and* the message building (presence included).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+__all__ = [
+    "ERR_HOST_NETWORK_REQUIRED",
+    "ERR_MIXED",
+    "ERR_POD_HOST_PROCESS_FALSE",
+    "WORKLOAD_KINDS",
+    "Malformed",
+    "Profile",
+    "container_context_bytes",
+    "feature_gate_values",
+    "gate_effective",
+    "host_process_pods",
+    "json_junk",
+    "kubelet_profiles",
+    "kubelet_versions",
+    "malformed_manifests",
+    "oracle_container",
+    "oracle_sandbox",
+    "pod_manifests",
+    "pod_specs",
+    "spec_of",
+    "windows_options",
+    "wrap",
+]
+
+JSON = Any
+
+# Exact kubelet texts, restated from kubelet-rules.md (not imported from the library).
+ERR_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
+ERR_HOST_NETWORK_REQUIRED = "hostNetwork is required if Pod contains HostProcess containers"
+ERR_POD_HOST_PROCESS_FALSE = (
+    "pod must not contain any HostProcess containers if Pod's WindowsOptions.HostProcess "
+    "is set to false"
+)
+
+CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
+
+# Where each workload keeps its pod template, from the manifest root (issue 2, item 3).
+WORKLOAD_KINDS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "PodTemplate": ("template",),
+}
+
+# --- valid manifests ------------------------------------------------------------------
+
+_chars = st.characters(codec="utf-8")
+# Windows account names, incl. non-ASCII (localized "NT-AUTORITÄT\\SYSTEM", CJK, emoji).
+user_names = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "ContainerUser",
+            "ContainerAdministrator",
+            "NT AUTHORITY\\SYSTEM",
+            "NT AUTHORITY\\Local service",
+            "NT-AUTORITÄT\\SYSTEM",
+            "管理者",
+            "user\U0001f600",
+        ]
+    ),
+    st.text(_chars, max_size=12),
+)
+gmsa_specs = st.one_of(
+    st.sampled_from(["", '{"CmsPlugins":["ActiveDirectory"]}', "spec-ü"]),
+    st.text(_chars, max_size=12),
+)
+gmsa_names = st.sampled_from(["", "webapp1", "gmsa-credspec-ä"])
+# None = explicit null, which the API treats as unset.
+host_process_values = st.sampled_from([None, True, False])
+
+
+def windows_options() -> st.SearchStrategy[dict[str, JSON]]:
+    """``windowsOptions`` with every key optional; ``null`` allowed as unset."""
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "runAsUserName": st.none() | user_names,
+            "gmsaCredentialSpecName": st.none() | gmsa_names,
+            "gmsaCredentialSpec": st.none() | gmsa_specs,
+            "hostProcess": host_process_values,
+        },
+    )
+
+
+def _security_context(extra: Mapping[str, st.SearchStrategy[JSON]]) -> st.SearchStrategy[JSON]:
+    return st.none() | st.fixed_dictionaries(
+        {}, optional={"windowsOptions": st.none() | windows_options(), **extra}
+    )
+
+
+pod_security_contexts = _security_context(
+    {"runAsNonRoot": st.booleans(), "seccompProfile": st.just({"type": "RuntimeDefault"})}
+)
+container_security_contexts = _security_context(
+    {"privileged": st.booleans(), "capabilities": st.just({"drop": ["ALL"]})}
+)
+
+_container = st.fixed_dictionaries(
+    {},
+    optional={
+        "securityContext": container_security_contexts,
+        "image": st.sampled_from(["mcr.microsoft.com/windows/nanoserver:ltsc2022", "busybox"]),
+        "ports": st.just([{"containerPort": 80}]),
+    },
+)
+
+
+def _named(groups: list[list[dict[str, JSON]]]) -> list[list[dict[str, JSON]]]:
+    """Give every container a unique name (the API requires it; lookups rely on it)."""
+    out = []
+    n = 0
+    for group in groups:
+        named = []
+        for c in group:
+            named.append({"name": f"c{n}", **c})
+            n += 1
+        out.append(named)
+    return out
+
+
+@st.composite
+def pod_specs(draw: st.DrawFn, max_containers: int = 3) -> dict[str, JSON]:
+    """A ``spec`` with optional keys, containers of the three kinds, hostNetwork, options."""
+    groups = _named(
+        [
+            draw(st.lists(_container, max_size=2)),
+            draw(st.lists(_container, max_size=max_containers)),
+            draw(st.lists(_container, max_size=1)),
+        ]
+    )
+    spec: dict[str, JSON] = {}
+    for kind, group in zip(CONTAINER_KINDS, groups, strict=True):
+        if group or (kind == "containers" and draw(st.booleans())):
+            spec[kind] = group
+        elif draw(st.integers(0, 4)) == 0:
+            spec[kind] = None
+    if draw(st.booleans()):
+        spec["hostNetwork"] = draw(st.sampled_from([True, False, None]))
+    sc = draw(pod_security_contexts)
+    if sc is not None or draw(st.booleans()):
+        spec["securityContext"] = sc
+    if draw(st.booleans()):
+        spec["nodeSelector"] = {"kubernetes.io/os": "windows"}
+    return spec
+
+
+@st.composite
+def host_process_pods(draw: st.DrawFn) -> dict[str, JSON]:
+    """Specs where HostProcess is declared consistently (pod level, container level or both)
+    with hostNetwork true: the case random specs seldom hit."""
+    spec = draw(pod_specs())
+    spec["hostNetwork"] = True
+    pod_level = draw(st.booleans())
+    if pod_level:
+        sc = spec.get("securityContext") or {}
+        wo = dict(sc.get("windowsOptions") or {})
+        wo["hostProcess"] = True
+        spec["securityContext"] = {**sc, "windowsOptions": wo}
+    for kind in CONTAINER_KINDS:
+        for c in spec.get(kind) or []:
+            sc = c.get("securityContext") or {}
+            wo = dict(sc.get("windowsOptions") or {})
+            if pod_level and draw(st.booleans()):
+                wo.pop("hostProcess", None)
+            else:
+                wo["hostProcess"] = True
+            c["securityContext"] = {**sc, "windowsOptions": wo}
+    return spec
+
+
+def pod_manifests(specs: st.SearchStrategy[dict[str, JSON]] | None = None) -> st.SearchStrategy[
+    dict[str, JSON]
+]:
+    """A Pod manifest (``kind``/``apiVersion``/``metadata`` optional) around a spec."""
+    return st.builds(
+        lambda spec, head: {**head, "spec": spec},
+        specs if specs is not None else (pod_specs() | host_process_pods()),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "apiVersion": st.just("v1"),
+                "kind": st.just("Pod"),
+                "metadata": st.fixed_dictionaries(
+                    {"name": st.just("p")}, optional={"namespace": st.just("default")}
+                ),
+            },
+        ),
+    )
+
+
+def wrap(kind: str, pod: Mapping[str, JSON]) -> dict[str, JSON]:
+    """``pod`` (a Pod manifest) as the template of a workload ``kind``."""
+    template = {"metadata": {"labels": {"app": "x"}}, "spec": copy.deepcopy(pod["spec"])}
+    path = WORKLOAD_KINDS[kind]
+    node: dict[str, JSON] = template
+    for key in reversed(path):
+        node = {key: node}
+    node["kind"] = kind
+    node["apiVersion"] = "v1" if kind in ("ReplicationController", "PodTemplate") else "apps/v1"
+    node["metadata"] = {"name": "w"}
+    return node
+
+
+def spec_of(manifest: Mapping[str, JSON]) -> Any:
+    """The pod spec of a Pod or workload manifest (our own reading of issue 2, item 3)."""
+    kind = manifest.get("kind")
+    node: Any = manifest
+    if kind not in (None, "Pod"):
+        for key in WORKLOAD_KINDS[kind]:
+            node = node[key]
+    return node["spec"]
+
+
+# --- kubelet profiles -------------------------------------------------------------------
+
+MINORS = range(26, 39)
+
+
+def kubelet_versions(minor: int) -> st.SearchStrategy[str]:
+    """Spellings of one kubelet minor: "1.32", "v1.32.4", "1.32.0"."""
+    return st.sampled_from([f"1.{minor}", f"v1.{minor}.4", f"1.{minor}.0", f"v1.{minor}"])
+
+
+def feature_gate_values(gate: bool | None) -> st.SearchStrategy[Any]:
+    """Ways to pass ``WindowsHostNetwork`` = ``gate`` (None: not set), with unrelated gates."""
+    if gate is None:
+        return st.sampled_from([None, "", {}, "Foo=true", {"SomeOtherGate": False}, " , "])
+    spellings = ["1", "t", "T", "TRUE", "true", "True"] if gate else [
+        "0", "f", "F", "FALSE", "false", "False"
+    ]
+    return st.one_of(
+        st.sampled_from(spellings).map(lambda v: f"WindowsHostNetwork={v}"),
+        st.sampled_from(spellings).map(lambda v: f" Foo=false , WindowsHostNetwork = {v} ,"),
+        st.just({"WindowsHostNetwork": gate}),
+        st.just({"WindowsHostNetwork": gate, "Bar": True}),
+    )
+
+
+@dataclass(frozen=True)
+class Profile:
+    version: str
+    gates: Any
+    minor: int
+    gate: bool | None  # WindowsHostNetwork as set on the command line; None = unset
+
+
+def gate_effective(minor: int, gate: bool | None) -> bool:
+    """Step 2 runs: kubelet 1.26-1.32 (alpha, default true) with the gate not turned off."""
+    return 26 <= minor <= 32 and gate is not False
+
+
+@st.composite
+def kubelet_profiles(draw: st.DrawFn) -> Profile:
+    """A kubelet version 1.26..1.38 and gates it accepts (1.38 rejects WindowsHostNetwork)."""
+    minor = draw(st.sampled_from(MINORS))
+    gate = None if minor >= 38 else draw(st.sampled_from([None, True, False]))
+    return Profile(draw(kubelet_versions(minor)), draw(feature_gate_values(gate)), minor, gate)
+
+
+# --- the oracle ---------------------------------------------------------------------------
+
+
+def _set(d: Any) -> dict[str, JSON]:
+    """A windowsOptions mapping without its null (= unset) keys."""
+    return {k: v for k, v in (d or {}).items() if v is not None}
+
+
+def _pod_options(spec: Mapping[str, JSON]) -> dict[str, JSON] | None:
+    sc = spec.get("securityContext")
+    if sc is None or sc.get("windowsOptions") is None:
+        return None
+    return _set(sc["windowsOptions"])
+
+
+def _containers(spec: Mapping[str, JSON]) -> list[Mapping[str, JSON]]:
+    """initContainers, then containers, then ephemeralContainers: all count."""
+    return [c for kind in CONTAINER_KINDS for c in (spec.get(kind) or [])]
+
+
+def _effective(spec: Mapping[str, JSON], container: Mapping[str, JSON]) -> dict[str, JSON]:
+    """A copy of the pod-level options; container fields that are set override one by one;
+    the two GMSA fields are overridden together if either is set."""
+    eff = dict(_pod_options(spec) or {})
+    own = _set((container.get("securityContext") or {}).get("windowsOptions"))
+    for key in ("runAsUserName", "hostProcess"):
+        if key in own:
+            eff[key] = own[key]
+    if "gmsaCredentialSpecName" in own or "gmsaCredentialSpec" in own:
+        for key in ("gmsaCredentialSpecName", "gmsaCredentialSpec"):
+            eff.pop(key, None)
+            if key in own:
+                eff[key] = own[key]
+    return eff
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if n:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _string(number: int, text: str) -> bytes:
+    return _field(number, text.encode()) if text else b""
+
+
+def _security_context_bytes(
+    run_as: str, cred: str, host_process: bool, network: int | None
+) -> bytes:
+    body = _string(1, run_as) + _string(2, cred)
+    if host_process:
+        body += b"\x18\x01"
+    if network is not None:  # present even when POD: "22 00"
+        body += _field(4, b"\x08" + _varint(network) if network else b"")
+    return body
+
+
+def oracle_sandbox(spec: Mapping[str, JSON], effective_gate: bool) -> bytes | str:
+    """``generatePodSandboxWindowsConfig`` per kubelet-rules.md: the serialized
+    ``WindowsPodSandboxConfig``, or the kubelet's error text."""
+    host_network = spec.get("hostNetwork") is True
+    network = (2 if host_network else 0) if effective_gate else None  # step 2: NODE=2 POD=0
+    flags = [_effective(spec, c).get("hostProcess") is True for c in _containers(spec)]
+    host_process = False
+    if any(flags):  # step 3
+        if not all(flags):
+            return ERR_MIXED
+        if not host_network:
+            return ERR_HOST_NETWORK_REQUIRED
+        host_process = True
+    options = _pod_options(spec)
+    if options is None:  # step 4
+        return _field(1, _security_context_bytes("", "", host_process, network))
+    run_as = options.get("runAsUserName", "")  # step 5
+    cred = options.get("gmsaCredentialSpec", "")
+    if any(flags) and options.get("hostProcess") is False:  # step 6
+        return ERR_POD_HOST_PROCESS_FALSE
+    return _field(1, _security_context_bytes(run_as, cred, host_process, network))
+
+
+def container_context_bytes(run_as: str, cred: str, host_process: bool) -> bytes:
+    return _string(1, run_as) + _string(2, cred) + (b"\x18\x01" if host_process else b"")
+
+
+def oracle_container(
+    spec: Mapping[str, JSON], container: Mapping[str, JSON], image_username: str = ""
+) -> bytes:
+    """``WindowsContainerSecurityContext``: image user, overridden by the effective
+    ``runAsUserName`` when set; effective GMSA spec; effective hostProcess."""
+    eff = _effective(spec, container)
+    return container_context_bytes(
+        eff.get("runAsUserName", image_username),
+        eff.get("gmsaCredentialSpec", ""),
+        eff.get("hostProcess") is True,
+    )
+
+
+# --- malformed input ------------------------------------------------------------------------
+
+WRONG: dict[str, list[JSON]] = {
+    "boolean": ["true", "false", "True", 1, 0, "1", 1.0, [], {}, [True]],
+    "string": [1, 0, True, False, 1.5, [], ["a"], {}, {"a": "b"}],
+    "object": ["x", "", 1, True, 0.5, [], [{}]],
+    "array": ["x", 1, True, {}, {"name": "a"}],
+}
+
+_OPTION_FIELDS = {
+    "runAsUserName": "string",
+    "gmsaCredentialSpecName": "string",
+    "gmsaCredentialSpec": "string",
+    "hostProcess": "boolean",
+}
+
+
+def _targets(spec: Mapping[str, JSON]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every modelled field of ``spec`` (relative path, expected JSON type)."""
+    out: list[tuple[tuple[str | int, ...], str]] = [
+        ((), "object"),
+        (("hostNetwork",), "boolean"),
+        (("securityContext",), "object"),
+        (("securityContext", "windowsOptions"), "object"),
+    ]
+    out += [(("securityContext", "windowsOptions", k), t) for k, t in _OPTION_FIELDS.items()]
+    for kind in CONTAINER_KINDS:
+        out.append(((kind,), "array"))
+        for i, _ in enumerate(spec.get(kind) or []):
+            base: tuple[str | int, ...] = (kind, i)
+            out += [
+                (base, "object"),
+                ((*base, "name"), "string"),
+                ((*base, "securityContext"), "object"),
+                ((*base, "securityContext", "windowsOptions"), "object"),
+            ]
+            out += [
+                ((*base, "securityContext", "windowsOptions", k), t)
+                for k, t in _OPTION_FIELDS.items()
+            ]
+    return out
+
+
+def _json_path(parts: tuple[str | int, ...]) -> str:
+    text = ""
+    for p in parts:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else p)
+    return text
+
+
+def _put(root: dict[str, JSON], parts: tuple[str | int, ...], value: JSON) -> None:
+    node: Any = root
+    for p in parts[:-1]:
+        if isinstance(p, str) and not isinstance(node.get(p), dict):
+            node[p] = {}
+        node = node[p]
+    node[parts[-1]] = value
+
+
+@dataclass(frozen=True)
+class Malformed:
+    manifest: dict[str, JSON]
+    field: str  # the JSON path the error must name
+    value: JSON
+
+
+@st.composite
+def malformed_manifests(draw: st.DrawFn, workloads: bool = True) -> Malformed:
+    """A valid Pod (or workload) with exactly one modelled field of the wrong JSON type."""
+    spec = draw(pod_specs(max_containers=2))
+    rel, expected = draw(st.sampled_from(_targets(spec)))
+    value = draw(st.sampled_from(WRONG[expected]))
+    kind = draw(st.sampled_from(["Pod", *WORKLOAD_KINDS])) if workloads else "Pod"
+    prefix: tuple[str, ...] = ("spec",) if kind == "Pod" else (*WORKLOAD_KINDS[kind], "spec")
+    manifest = {"kind": kind, "spec": spec} if kind == "Pod" else wrap(kind, {"spec": spec})
+    if rel:
+        _put(manifest, (*prefix, *rel), value)
+    else:
+        _put(manifest, prefix, value)
+    return Malformed(manifest, _json_path((*prefix, *rel)), value)
+
+
+# --- junk -------------------------------------------------------------------------------
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+
+
+def json_junk() -> st.SearchStrategy[JSON]:
+    """Arbitrary JSON-like values whose keys are biased towards the modelled ones."""
+    keys = st.sampled_from(
+        [
+            "kind", "spec", "template", "jobTemplate", "hostNetwork", "securityContext",
+            "windowsOptions", "hostProcess", "runAsUserName", "gmsaCredentialSpec",
+            "gmsaCredentialSpecName", "containers", "initContainers", "ephemeralContainers",
+            "name",
+        ]
+    ) | st.text(max_size=3)
+    kinds = st.sampled_from(["Pod", "CronJob", "Deployment", "PodTemplate", "Service"])
+    return st.recursive(
+        json_scalars | kinds,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4),
+        max_leaves=20,
+    )

@@ -86,7 +86,8 @@ class KubeletVersion:
 _RANGE = f"supported kubelet versions are 1.{MIN_MINOR} to 1.{MAX_MINOR}"
 # "1.32", "v1.32.4", "1.32.0"; a build suffix as in `kubelet --version`
 # ("v1.32.4-eks-1") is accepted and ignored.
-_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?")
+# ASCII digits only: \d would also match fullwidth or Arabic-Indic digits, which int() accepts.
+_VERSION = re.compile(r"v?([0-9]+)\.([0-9]+)(?:\.([0-9]+))?(?:[-+][0-9A-Za-z.+-]*)?")
 
 
 @functools.lru_cache(maxsize=64)

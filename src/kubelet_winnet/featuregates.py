@@ -35,6 +35,11 @@ _BOOLS = {
     "1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
     "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False,
 }
+# Go's strings.TrimSpace trims Unicode White_Space. Python's str.strip() also drops
+# U+001C..U+001F (information separators), which Go keeps.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
+    "\u2028\u2029\u202f\u205f\u3000"
+)
 _GO_ESCAPES = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t",
                "\v": r"\v", "\\": "\\\\", '"': '\\"'}
 
@@ -86,10 +91,10 @@ class FeatureGates(Mapping[str, bool]):
             if not item:
                 continue
             name, sep, raw = item.partition("=")
-            name = name.strip()
+            name = name.strip(_GO_SPACE)
             if not sep:
                 raise FeatureGateError(f"missing bool value for {name}", name)
-            raw = raw.strip()
+            raw = raw.strip(_GO_SPACE)
             value = _BOOLS.get(raw)
             if value is None:
                 raise FeatureGateError(

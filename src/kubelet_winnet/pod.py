@@ -17,7 +17,14 @@ from typing import Any
 from kubelet_winnet.errors import InvalidPodError
 from kubelet_winnet.rules import ContainerFacts, ContainerKind, PodFacts, WindowsOptions
 
-__all__ = ["CONTAINER_KINDS", "WORKLOAD_TEMPLATE_PATHS", "PodIdentity", "pod_identity", "read_pod"]
+__all__ = [
+    "CONTAINER_KINDS",
+    "WORKLOAD_TEMPLATE_PATHS",
+    "PodIdentity",
+    "is_utf8",
+    "pod_identity",
+    "read_pod",
+]
 
 CONTAINER_KINDS: tuple[ContainerKind, ...] = ("initContainers", "containers", "ephemeralContainers")
 
@@ -104,7 +111,29 @@ def _options_from_map(value: object, at: str) -> WindowsOptions:
         raise _bad(f"{at}.gmsaCredentialSpec", "a string", gmsa)
     if host_process is not None and host_process is not True and host_process is not False:
         raise _bad(f"{at}.hostProcess", "a boolean", host_process)
+    # These two go into runtime.v1 strings, which must be valid UTF-8.
+    if user is not None and not _is_utf8(user):
+        raise InvalidPodError(f"{at}.runAsUserName", _NOT_UTF8)
+    if gmsa is not None and not _is_utf8(gmsa):
+        raise InvalidPodError(f"{at}.gmsaCredentialSpec", _NOT_UTF8)
     return WindowsOptions(user, gmsa_name, gmsa, host_process)
+
+
+_NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"
+
+
+def is_utf8(text: str) -> bool:
+    """``text`` can be UTF-8 encoded (no lone surrogates, as ``json.loads`` can produce)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_is_utf8 = is_utf8
 
 
 def _windows_options_in(security_context: object, at: str) -> WindowsOptions | None:

@@ -10,7 +10,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
 from kubelet_winnet.featuregates import GateResolution, parse_feature_gates, resolve_gates
 from kubelet_winnet.messages import container_security_context_message, sandbox_config_message
-from kubelet_winnet.pod import read_pod
+from kubelet_winnet.pod import is_utf8, read_pod
 from kubelet_winnet.rules import decide_container, decide_sandbox
 from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION, parse_kubelet_version
 
@@ -83,6 +83,8 @@ def windows_container_security_context(
         raise InvalidPodError(
             "image_username", f"expected a string, got {type(image_username).__name__}"
         )
+    if not is_utf8(image_username):
+        raise InvalidPodError("image_username", "not valid Unicode (contains a lone surrogate)")
     facts = read_pod(pod)
     for container in facts.containers:
         if container.name == container_name:

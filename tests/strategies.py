@@ -217,6 +217,12 @@ def wrap(kind: str, pod: Mapping[str, JSON]) -> dict[str, JSON]:
     node: dict[str, JSON] = template
     for key in reversed(path):
         node = {key: node}
+    if kind in ("Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"):
+        node["spec"]["selector"] = {"matchLabels": {"app": "x"}}
+    if kind == "StatefulSet":
+        node["spec"]["serviceName"] = "x"
+    if kind == "CronJob":
+        node["spec"]["schedule"] = "*/5 * * * *"
     node["kind"] = kind
     node["apiVersion"] = "v1" if kind in ("ReplicationController", "PodTemplate") else "apps/v1"
     node["metadata"] = {"name": "w"}
@@ -246,7 +252,7 @@ def kubelet_versions(minor: int) -> st.SearchStrategy[str]:
 def feature_gate_values(gate: bool | None) -> st.SearchStrategy[Any]:
     """Ways to pass ``WindowsHostNetwork`` = ``gate`` (None: not set), with unrelated gates."""
     if gate is None:
-        return st.sampled_from([None, "", {}, "Foo=true", {"SomeOtherGate": False}, " , "])
+        return st.sampled_from([None, "", {}, "Foo=true", {"SomeOtherGate": False}, ","])
     spellings = ["1", "t", "T", "TRUE", "true", "True"] if gate else [
         "0", "f", "F", "FALSE", "false", "False"
     ]

@@ -124,10 +124,17 @@ def test_close_fault_still_releases_the_handle() -> None:
 
 def test_opened_closes_on_error() -> None:
     hcn = InMemoryHcn()
-    with pytest.raises(RuntimeError), hcn.opened(hcn.find_host_default().id):
-        assert hcn.open_handles == 1
-        raise RuntimeError("boom")
-    assert hcn.open_handles == 0
+    host = hcn.find_host_default().id
+    held: list[int] = []
+
+    def body() -> None:
+        with hcn.opened(host):
+            held.append(hcn.open_handles)
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        body()
+    assert held == [1] and hcn.open_handles == 0
 
 
 def test_opened_keeps_the_block_error_when_close_fails_too() -> None:
@@ -203,7 +210,9 @@ class Scripted(HcnClient):
     def _raw_enumerate(self, query: str) -> tuple[int, int | None, int | None]:
         return -2147467259, self.give(1, "[]"), self.give(2, '{"Error": "both"}')
 
-    def _raw_create(self, namespace_id: uuid.UUID, settings: str) -> tuple[int, int | None, int | None]:
+    def _raw_create(
+        self, namespace_id: uuid.UUID, settings: str
+    ) -> tuple[int, int | None, int | None]:
         return self.create_result
 
     def _raw_open(self, namespace_id: uuid.UUID) -> tuple[int, int | None, int | None]:

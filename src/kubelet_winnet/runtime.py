@@ -32,6 +32,7 @@ __all__ = [
     "NetworkPlan",
     "Policy",
     "plan_sandbox_network",
+    "render_docs_tables",
 ]
 
 Policy = Literal["kep", "containerd"]
@@ -288,3 +289,65 @@ def plan_sandbox_network(config: RequestLike, *, policy: Policy = "kep") -> Netw
         reason = f"{field} is NODE" + (" (and host_process is true)" if host_process else "")
         return _plan(policy, True, reason, host_process, mode)
     return _plan(policy, False, f"{field} is POD", host_process, mode)
+
+
+# --- the tables docs/runtime.md shows (rendered here so they cannot drift) -------------
+
+# (host_process, namespace_options.network or None for absent, which kubelet sends it).
+# The last column restates the kubelet rules (docs/decision-table.md); it is not computed.
+_DOC_ROWS: tuple[tuple[bool, str | None, str], ...] = (
+    (False, None, "1.33+, or 1.26–1.32 with the gate off: any non-HostProcess pod"),
+    (True, None, "1.33+, or 1.26–1.32 with the gate off: HostProcess pod"),
+    (False, "POD", "1.26–1.32, gate on: pod without hostNetwork"),
+    (False, "NODE", "1.26–1.32, gate on: hostNetwork pod (not HostProcess)"),
+    (True, "NODE", "1.26–1.32, gate on: HostProcess pod"),
+    (True, "POD", "none (HostProcess requires hostNetwork)"),
+    (False, "CONTAINER", "none"),
+    (False, "TARGET", "none"),
+)
+
+
+def _doc_outcome(config: api_pb2.PodSandboxConfig, policy: Policy) -> str:
+    try:
+        plan = plan_sandbox_network(config, policy=policy)
+    except InvalidRequestError:
+        return "**InvalidRequestError**"
+    return "host network" if plan.host_network else "pod network"
+
+
+def _calls_cell(calls: tuple[HcnCall, ...]) -> str:
+    cells = [f"`{c.function}`{' (per namespace)' if c.repeated else ''}" for c in calls]
+    return "<br>".join(cells) or "none"
+
+
+def render_docs_tables() -> str:
+    """The policy table and the HCN-call table, as Markdown (``docs/runtime.md`` embeds
+    them verbatim; ``python -m kubelet_winnet.runtime`` prints them)."""
+    lines = [
+        "| host_process | namespace_options.network | sent by kubelet | containerd | kep |",
+        "|---|---|---|---|---|",
+    ]
+    for host_process, mode, sender in _DOC_ROWS:
+        config = api_pb2.PodSandboxConfig()
+        context = config.windows.security_context
+        context.host_process = host_process
+        if mode is not None:
+            context.namespace_options.network = api_pb2.NamespaceMode.Value(mode)
+        lines.append(
+            f"| {str(host_process).lower()} | {mode or '(absent)'} | {sender} | "
+            f"{_doc_outcome(config, 'containerd')} | {_doc_outcome(config, 'kep')} |"
+        )
+    lines += [
+        "",
+        "| network | setup (in order) | teardown |",
+        "|---|---|---|",
+    ]
+    for host in (False, True):
+        kind = "host network" if host else "pod network"
+        setup, teardown = _calls_cell(SETUP_CALLS[host]), _calls_cell(TEARDOWN_CALLS[host])
+        lines.append(f"| {kind} | {setup} | {teardown} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_docs_tables(), end="")

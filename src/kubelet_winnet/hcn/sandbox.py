@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sys
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
@@ -101,6 +102,16 @@ class _KeyedLocks:
                 users[0] -= 1
                 if users[0] == 0:
                     del self._locks[key]
+
+
+def _add_note(error: BaseException, note: str) -> None:
+    # BaseException.add_note is 3.11+; we support 3.10, where __notes__ is the same
+    # attribute the exceptiongroup backport and pytest read.
+    if sys.version_info >= (3, 11):
+        error.add_note(note)
+    else:
+        notes = [*getattr(error, "__notes__", []), note]
+        error.__notes__ = notes  # type: ignore[attr-defined]
 
 
 def _check_sandbox_id(sandbox_id: object) -> str:
@@ -240,7 +251,7 @@ class SandboxNetworks:
         except HcnNotFoundError:
             pass
         except HcnError as cleanup:
-            error.add_note(f"cleanup left the record for a later teardown: {cleanup}")
+            _add_note(error, f"cleanup left the record for a later teardown: {cleanup}")
             return
         self._store.delete(intent.sandbox_id)
 

@@ -117,6 +117,13 @@ def _message_dict(message: Any) -> dict[str, Any]:
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import kubelet_winnet as api
 
+    # A kubelet version or --feature-gates value the kubelet cannot have is a flag error:
+    # report it once, even for files that hold no pod.
+    try:
+        api.kubelet_profile(args.kubelet_version, args.feature_gates)
+    except WinnetError as exc:
+        print(f"kubelet-winnet: {exc}", file=err)
+        return 2
     status = 0
     records: list[dict[str, Any]] = []
     for path in args.files:

@@ -444,7 +444,7 @@ def _json_path(parts: tuple[str | int, ...]) -> str:
 def _put(root: dict[str, JSON], parts: tuple[str | int, ...], value: JSON) -> None:
     node: Any = root
     for p in parts[:-1]:
-        if isinstance(p, str) and not isinstance(node.get(p), dict):
+        if isinstance(p, str) and not isinstance(node.get(p), (dict, list)):
             node[p] = {}
         node = node[p]
     node[parts[-1]] = value

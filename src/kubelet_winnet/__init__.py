@@ -7,7 +7,8 @@ Importing this package loads only what translation needs (protobuf and the gener
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+# Private alias: `TYPE_CHECKING` / `Any` must not become public names of the package.
+import typing as _typing
 
 from kubelet_winnet.errors import (
     FeatureGateError,
@@ -28,7 +29,7 @@ from kubelet_winnet.translate import (
 )
 from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION, KubeletVersion, parse_kubelet_version
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from kubelet_winnet.model import Pod
 
 __version__ = "0.1.0"
@@ -61,7 +62,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     # The pydantic model costs an import of pydantic: load it only when asked for.
     if name == "Pod":
         from kubelet_winnet.model import Pod

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from pydantic import VERSION as PYDANTIC_VERSION
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
@@ -53,7 +54,7 @@ class PodSecurityContext(_Model):
 
 
 class Container(_Model):
-    name: str = ""
+    name: str | None = None  # null = unset, as in the API
     security_context: SecurityContext | None = None
 
 
@@ -61,7 +62,7 @@ class PodSpec(_Model):
     host_network: bool | None = None
     security_context: PodSecurityContext | None = None
     init_containers: list[Container] | None = None
-    containers: list[Container] = []
+    containers: list[Container] | None = None
     ephemeral_containers: list[Container] | None = None
 
 
@@ -83,10 +84,19 @@ class Pod(_Model):
                 "", f"expected a Pod manifest mapping, got {type(manifest).__name__}"
             )
         try:
-            return cls.model_validate(dict(manifest))
+            # A manifest is camelCase: snake_case keys are unknown there (as for a dict).
+            return cls.model_validate(dict(manifest), **_BY_ALIAS_ONLY)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise InvalidPodError(_json_path(first["loc"]), first["msg"]) from None
+
+
+# pydantic >= 2.11 can turn off populate_by_name per call; older ones cannot.
+_BY_ALIAS_ONLY: dict[str, Any] = (
+    {"by_alias": True, "by_name": False}
+    if tuple(int(p) for p in PYDANTIC_VERSION.split(".")[:2]) >= (2, 11)
+    else {}
+)
 
 
 def _json_path(loc: tuple[int | str, ...]) -> str:

@@ -1,0 +1,222 @@
+"""``explain``: steps in the kubelet's order naming the rules, and every warning of issue 2
+item 5 (hostNetwork dropped, containerd ignores namespace_options, GMSA spec missing,
+feature gates not modelled, deprecated-gate log line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet import SandboxConfigError, WarningCode, explain, windows_sandbox_config
+from tests.strategies import (
+    ERR_HOST_NETWORK_REQUIRED,
+    ERR_MIXED,
+    ERR_POD_HOST_PROCESS_FALSE,
+    WORKLOAD_KINDS,
+    Profile,
+    gate_effective,
+    kubelet_profiles,
+    oracle_sandbox,
+    pod_manifests,
+    wrap,
+)
+
+Manifest = dict[str, Any]
+NETWORK_CODES = {
+    WarningCode.HOST_NETWORK_GATE_OFF,
+    WarningCode.HOST_NETWORK_WITHDRAWN,
+    WarningCode.CONTAINERD_IGNORES_NAMESPACE_OPTIONS,
+}
+_ORDER = {"1": 1, "2": 2, "3": 3, "3a": 3, "3b": 3, "4": 4, "5": 5, "6": 6}
+
+
+def _host_process_sent(expected: bytes | str) -> bool:
+    if isinstance(expected, str):
+        return False
+    return api_pb2.WindowsPodSandboxConfig.FromString(expected).security_context.host_process
+
+
+def _pin(f: Any) -> Any:
+    one = {"name": "c"}
+    hp = {"name": "c", "securityContext": {"windowsOptions": {"hostProcess": True}}}
+    cases = [
+        ({"spec": {"hostNetwork": True, "containers": [one]}}, "1.32", None, 32, None),
+        ({"spec": {"hostNetwork": True, "containers": [one]}}, "1.32", "WindowsHostNetwork=false",
+         32, False),
+        ({"spec": {"hostNetwork": True, "containers": [one]}}, "1.33", None, 33, None),
+        ({"spec": {"hostNetwork": True, "containers": [hp]}}, "1.32", None, 32, None),
+        ({"spec": {"hostNetwork": False, "containers": [hp]}}, "1.38", None, 38, None),
+    ]
+    for manifest, version, gates, minor, gate in cases:
+        f = example(manifest=manifest, profile=Profile(version, gates, minor, gate))(f)
+    return f
+
+
+@_pin
+@given(manifest=pod_manifests(), profile=kubelet_profiles())
+def test_explain_agrees_with_translation_and_orders_steps(
+    manifest: Manifest, profile: Profile
+) -> None:
+    """Steps follow generatePodSandboxWindowsConfig in order ("Order of operations"); a
+    refusal is returned with .config None and .error the kubelet's text."""
+    kwargs: dict[str, Any] = {"kubelet_version": profile.version, "feature_gates": profile.gates}
+    got = explain(manifest, **kwargs)
+    expected = oracle_sandbox(manifest["spec"], gate_effective(profile.minor, profile.gate))
+    rules = [s.rule for s in got.steps]
+    assert rules[0] == "gates"
+    assert rules[1:3] == ["1", "2"]
+    positions = [_ORDER[r] for r in rules[1:]]
+    assert positions == sorted(positions)
+    assert all(s.text for s in got.steps)
+    if isinstance(expected, str):
+        assert got.config is None
+        assert isinstance(got.error, SandboxConfigError)
+        assert str(got.error) == expected
+        assert rules[-1] == got.error.rule
+        with pytest.raises(SandboxConfigError):
+            windows_sandbox_config(manifest, **kwargs)
+    else:
+        assert got.error is None
+        assert got.config is not None
+        assert got.config.SerializeToString() == expected
+        assert got.config == windows_sandbox_config(manifest, **kwargs)
+
+
+@_pin
+@given(manifest=pod_manifests(), profile=kubelet_profiles())
+def test_network_warnings(manifest: Manifest, profile: Profile) -> None:
+    """Issue 2 item 5: warn "every case where the pod asks for hostNetwork: true but will not
+    reach the runtime as NODE (gate off, kubelet >= 1.33), that containerd ignores
+    namespace_options for non-HostProcess pods"; HostProcess pods get the host network."""
+    got = explain(manifest, kubelet_version=profile.version, feature_gates=profile.gates)
+    effective = gate_effective(profile.minor, profile.gate)
+    expected = oracle_sandbox(manifest["spec"], effective)
+    codes = [w.code for w in got.warnings if w.code in NETWORK_CODES]
+    asks = manifest["spec"].get("hostNetwork") is True
+    if not asks or isinstance(expected, str) or _host_process_sent(expected):
+        assert codes == []
+    elif effective:
+        assert codes == [WarningCode.CONTAINERD_IGNORES_NAMESPACE_OPTIONS]
+    elif profile.minor <= 32:
+        assert codes == [WarningCode.HOST_NETWORK_GATE_OFF]
+    else:
+        assert codes == [WarningCode.HOST_NETWORK_WITHDRAWN]
+    for w in got.warnings:
+        if w.code in NETWORK_CODES:
+            assert w.field == "spec.hostNetwork"
+            assert w.message
+
+
+@pytest.mark.parametrize("kind", list(WORKLOAD_KINDS))
+def test_network_warning_field_in_workloads(kind: str) -> None:
+    manifest = wrap(kind, {"spec": {"hostNetwork": True, "containers": [{"name": "c"}]}})
+    got = explain(manifest, kubelet_version="1.33")
+    (warning,) = [w for w in got.warnings if w.code in NETWORK_CODES]
+    assert warning.field == ".".join(WORKLOAD_KINDS[kind]) + ".spec.hostNetwork"
+
+
+@pytest.mark.parametrize("version", ["1.26", "1.32", "1.33", "1.37", "1.38"])
+def test_no_network_warning_for_host_process_pod(version: str) -> None:
+    manifest = {"spec": {"hostNetwork": True, "securityContext": {
+        "windowsOptions": {"hostProcess": True}}, "containers": [{"name": "c"}]}}
+    got = explain(manifest, kubelet_version=version)
+    assert got.config is not None
+    assert got.config.security_context.host_process
+    assert not [w for w in got.warnings if w.code in NETWORK_CODES]
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ({"securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "webapp1"}},
+          "containers": [{"name": "c"}]},
+         "spec.securityContext.windowsOptions.gmsaCredentialSpecName"),
+        ({"containers": [{"name": "a"}, {"name": "c", "securityContext": {
+            "windowsOptions": {"gmsaCredentialSpecName": "webapp1"}}}]},
+         "spec.containers[1].securityContext.windowsOptions.gmsaCredentialSpecName"),
+        ({"initContainers": [{"name": "i", "securityContext": {
+            "windowsOptions": {"gmsaCredentialSpecName": "webapp1"}}}]},
+         "spec.initContainers[0].securityContext.windowsOptions.gmsaCredentialSpecName"),
+    ],
+)
+def test_gmsa_name_without_spec_warns(spec: Manifest, field: str) -> None:
+    got = explain({"spec": spec})
+    gmsa = [w for w in got.warnings if w.code == WarningCode.GMSA_SPEC_MISSING]
+    assert [w.field for w in gmsa] == [field]
+    assert "webapp1" in gmsa[0].message
+
+
+def test_gmsa_name_with_spec_does_not_warn() -> None:
+    spec = {"securityContext": {"windowsOptions": {
+        "gmsaCredentialSpecName": "webapp1", "gmsaCredentialSpec": "{}"}}}
+    got = explain({"spec": spec})
+    assert not [w for w in got.warnings if w.code == WarningCode.GMSA_SPEC_MISSING]
+    assert got.config is not None
+    assert got.config.security_context.credential_spec == "{}"
+
+
+@pytest.mark.parametrize("gates", ["Foo=true", {"Foo": True}, "WindowsHostNetwork=true,Foo=false"])
+def test_unmodelled_gates_reported(gates: object) -> None:
+    got = explain({"spec": {}}, feature_gates=gates)
+    notes = [w for w in got.warnings if w.code == WarningCode.FEATURE_GATE_NOT_MODELLED]
+    assert len(notes) == 1
+    assert "Foo" in notes[0].message
+
+
+def test_modelled_gates_not_reported() -> None:
+    got = explain({"spec": {}}, feature_gates="WindowsHostNetwork=true")
+    assert not [w for w in got.warnings if w.code == WarningCode.FEATURE_GATE_NOT_MODELLED]
+
+
+@pytest.mark.parametrize("minor", range(26, 39))
+@pytest.mark.parametrize("value", [True, False, None])
+def test_deprecated_gate_log_line(minor: int, value: bool | None) -> None:
+    """ "setting a deprecated gate only logs `Setting deprecated feature gate NAME=VALUE. It
+    will be removed in a future release.`" (1.33-1.37)."""
+    if minor >= 38 and value is not None:
+        return  # an error on 1.38, tested in test_translate
+    gates = None if value is None else {"WindowsHostNetwork": value}
+    got = explain({"spec": {}}, kubelet_version=f"1.{minor}", feature_gates=gates)
+    lines = [w.message for w in got.warnings if w.code == WarningCode.DEPRECATED_FEATURE_GATE]
+    if 33 <= minor <= 37 and value is not None:
+        assert lines == [
+            f"Setting deprecated feature gate WindowsHostNetwork={str(value).lower()}. "
+            "It will be removed in a future release."
+        ]
+    else:
+        assert lines == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "rule"),
+    [
+        ({"hostNetwork": True, "containers": [
+            {"name": "a", "securityContext": {"windowsOptions": {"hostProcess": True}}},
+            {"name": "b"}]}, ERR_MIXED, "3a"),
+        ({"containers": [{"name": "a", "securityContext": {"windowsOptions": {
+            "hostProcess": True}}}]}, ERR_HOST_NETWORK_REQUIRED, "3b"),
+        ({"hostNetwork": True, "securityContext": {"windowsOptions": {"hostProcess": False}},
+          "containers": [{"name": "a", "securityContext": {"windowsOptions": {
+              "hostProcess": True}}}]}, ERR_POD_HOST_PROCESS_FALSE, "6"),
+    ],
+)
+def test_error_case(spec: Manifest, text: str, rule: str) -> None:
+    got = explain({"spec": spec})
+    assert got.config is None
+    assert got.error is not None
+    assert str(got.error) == text
+    assert got.error.rule == rule
+    assert got.steps[-1].rule == rule
+    as_dict = got.to_dict()
+    assert as_dict["error"] == text
+    assert as_dict["windowsPodSandboxConfig"] is None
+
+
+def test_to_dict_keeps_presence() -> None:
+    got = explain({"spec": {"containers": [{"name": "c"}]}}, kubelet_version="1.32")
+    assert got.to_dict()["windowsPodSandboxConfig"] == {
+        "securityContext": {"namespaceOptions": {}}
+    }

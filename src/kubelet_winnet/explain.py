@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,7 +176,15 @@ def _indexed(pod: PodFacts) -> list[tuple[int, ContainerFacts]]:
 def _spec_path(pod: object) -> str:
     from kubelet_winnet.pod import WORKLOAD_TEMPLATE_PATHS
 
-    kind = pod.get("kind") if isinstance(pod, dict) else None
+    if not isinstance(pod, Mapping):
+        # kubernetes.client workloads, located as pod.read_pod does.
+        if getattr(pod, "template", None) is not None:
+            return "template.spec."
+        spec = getattr(pod, "spec", None)
+        if getattr(spec, "job_template", None) is not None:
+            return "spec.jobTemplate.spec.template.spec."
+        return "spec.template.spec." if getattr(spec, "template", None) is not None else "spec."
+    kind = pod.get("kind")
     path = WORKLOAD_TEMPLATE_PATHS.get(kind) if isinstance(kind, str) else None
     return ".".join(path) + ".spec." if path else "spec."
 

@@ -358,6 +358,38 @@ def test_equality_across_input_forms(manifest: Manifest, profile: Profile) -> No
         assert translate(form, profile) == expected, name
 
 
+@given(manifest=pod_manifests(), profile=kubelet_profiles())
+@example(
+    manifest=pod({"hostNetwork": True, "containers": [{"name": "c"}],
+                  "securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "x"}}}),
+    profile=Profile("1.33", None, 33, None),
+)
+@settings(max_examples=25)
+def test_explain_equal_across_input_forms(manifest: Manifest, profile: Profile) -> None:
+    """explain() on any form of the same pod gives the same steps, warnings (with JSON
+    paths into that form) and result."""
+    manifest = {**manifest, "spec": {**manifest["spec"]}}
+    manifest["spec"]["containers"] = manifest["spec"].get("containers") or []
+    kwargs: dict[str, Any] = {"kubelet_version": profile.version, "feature_gates": profile.gates}
+    by_kind: dict[str, Any] = {}
+    for name, form in _forms(manifest):
+        got = explain_dict(form, **kwargs)
+        kind = name.removeprefix("V1 ")
+        kind = "Pod" if kind in ("dict", "V1Pod", "model") else kind
+        assert by_kind.setdefault(kind, got) == got, name
+    base = by_kind.pop("Pod")
+    for kind, got in by_kind.items():
+        prefix = ".".join(WORKLOAD_KINDS[kind]) + "."
+        for w in got["warnings"]:
+            if w["field"].startswith(prefix):
+                w["field"] = w["field"].removeprefix(prefix)
+        assert got == base, kind
+
+
+def explain_dict(pod: object, **kwargs: Any) -> dict[str, Any]:
+    return kubelet_winnet.explain(pod, **kwargs).to_dict()
+
+
 def test_v1pod_built_from_models() -> None:
     from kubernetes import client
 

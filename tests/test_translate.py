@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -473,3 +474,26 @@ def test_public_errors_hierarchy() -> None:
     for cls in (InvalidPodError, SandboxConfigError, FeatureGateError):
         assert issubclass(cls, WinnetError)
         assert issubclass(cls, ValueError)
+
+
+@given(
+    value=json_junk(),
+    version=json_junk() | st.sampled_from(["1.25", "2.32", "v1.39", "1.32.x", " 1.32 "]),
+    gates=json_junk() | st.sampled_from(["WindowsHostNetwork", "WindowsHostNetwork=yes"]),
+    name=json_junk(),
+    image_username=json_junk(),
+)
+def test_totality_all_arguments(
+    value: object, version: object, gates: object, name: object, image_username: object
+) -> None:
+    """Every public function yields its message or one of our errors for any arguments."""
+    calls: list[Callable[[], object]] = [
+        lambda: windows_sandbox_config(value, kubelet_version=version, feature_gates=gates),
+        lambda: kubelet_winnet.explain(value, kubelet_version=version, feature_gates=gates),
+        lambda: windows_container_security_context(
+            value, name, image_username=image_username  # type: ignore[arg-type]
+        ),
+    ]
+    for call in calls:
+        with contextlib.suppress(WinnetError):
+            call()

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import VERSION as PYDANTIC_VERSION
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
@@ -85,18 +84,10 @@ class Pod(_Model):
             )
         try:
             # A manifest is camelCase: snake_case keys are unknown there (as for a dict).
-            return cls.model_validate(dict(manifest), **_BY_ALIAS_ONLY)
+            return cls.model_validate(dict(manifest), by_alias=True, by_name=False)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise InvalidPodError(_json_path(first["loc"]), first["msg"]) from None
-
-
-# pydantic >= 2.11 can turn off populate_by_name per call; older ones cannot.
-_BY_ALIAS_ONLY: dict[str, Any] = (
-    {"by_alias": True, "by_name": False}
-    if tuple(int(p) for p in PYDANTIC_VERSION.split(".")[:2]) >= (2, 11)
-    else {}
-)
 
 
 def _json_path(loc: tuple[int | str, ...]) -> str:

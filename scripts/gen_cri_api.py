@@ -98,7 +98,7 @@ def generate(out_dir: Path) -> None:
         f"--mypy_out={out_dir}",
         str(REPO_ROOT / PROTO),
     ]
-    result = subprocess.run(  # noqa: S603 - fixed argv, no shell
+    result = subprocess.run(  # fixed argv, no shell
         command, cwd=REPO_ROOT, capture_output=True, text=True, check=False
     )
     if result.returncode != 0:

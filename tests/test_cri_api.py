@@ -341,7 +341,7 @@ def test_enum_values(enum: str) -> None:
 
 def test_namespace_mode_module_constants() -> None:
     assert (api_pb2.POD, api_pb2.CONTAINER, api_pb2.NODE, api_pb2.TARGET) == (0, 1, 2, 3)
-    assert api_pb2.NamespaceMode.Name(2) == "NODE"
+    assert api_pb2.NamespaceMode.Name(api_pb2.NamespaceMode.ValueType(2)) == "NODE"
 
 
 def test_profile_type_is_nested_in_security_profile() -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from conftest import REPO_ROOT
+from pathlib import Path
 
 from kubelet_winnet import rules
 from kubelet_winnet.docgen import main, render_decision_table
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_checked_in_decision_table_matches_the_rules() -> None:
@@ -25,10 +27,7 @@ def test_table_quotes_every_kubelet_error_text() -> None:
         assert f"`{message}`" in text
 
 
-def test_check_mode_reports_a_stale_file(tmp_path: object) -> None:
-    from pathlib import Path
-
-    assert isinstance(tmp_path, Path)
+def test_check_mode_reports_a_stale_file(tmp_path: Path) -> None:
     stale = tmp_path / "table.md"
     stale.write_text("old\n", encoding="utf-8")
     assert main(["--check", "--path", str(stale)]) == 1

@@ -93,12 +93,24 @@ def _template_of(manifest: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
     return node, walked + "."  # type: ignore[return-value]
 
 
+def _under(prefix: str, exc: InvalidPodError) -> InvalidPodError:
+    """``exc`` with its field re-rooted under ``prefix``.
+
+    The readers build JSON paths only once something is wrong: inner levels raise with
+    a path relative to themselves, and each outer level prefixes its own part.
+    """
+    field = exc.field
+    if field and prefix:
+        field = f"{prefix}{'' if field.startswith('[') else '.'}{field}"
+    return InvalidPodError(field or prefix, exc.reason)
+
+
 def _options_from_map(value: object, at: str) -> WindowsOptions:
-    if not _is_map(value):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise _bad(at, "an object", value)
     if not value:
         return _EMPTY_OPTIONS
-    get = value.get  # type: ignore[attr-defined]
+    get = value.get
     user = get("runAsUserName")
     gmsa_name = get("gmsaCredentialSpecName")
     gmsa = get("gmsaCredentialSpec")
@@ -112,9 +124,9 @@ def _options_from_map(value: object, at: str) -> WindowsOptions:
     if host_process is not None and host_process is not True and host_process is not False:
         raise _bad(f"{at}.hostProcess", "a boolean", host_process)
     # These two go into runtime.v1 strings, which must be valid UTF-8.
-    if user is not None and not _is_utf8(user):
+    if user is not None and not user.isascii() and not _is_utf8(user):
         raise InvalidPodError(f"{at}.runAsUserName", _NOT_UTF8)
-    if gmsa is not None and not _is_utf8(gmsa):
+    if gmsa is not None and not gmsa.isascii() and not _is_utf8(gmsa):
         raise InvalidPodError(f"{at}.gmsaCredentialSpec", _NOT_UTF8)
     return WindowsOptions(user, gmsa_name, gmsa, host_process)
 
@@ -139,12 +151,15 @@ _is_utf8 = is_utf8
 def _windows_options_in(security_context: object, at: str) -> WindowsOptions | None:
     if security_context is None:
         return None
-    if not _is_map(security_context):
+    if type(security_context) is not dict and not isinstance(security_context, Mapping):
         raise _bad(at, "an object", security_context)
-    options = security_context.get("windowsOptions")  # type: ignore[attr-defined]
+    options = security_context.get("windowsOptions")
     if options is None:
         return None
-    return _options_from_map(options, f"{at}.windowsOptions")
+    try:
+        return _options_from_map(options, "windowsOptions")
+    except InvalidPodError as exc:
+        raise _under(at, exc) from None
 
 
 def _facts_from_spec(spec: object, at: str) -> PodFacts:
@@ -156,7 +171,10 @@ def _facts_from_spec(spec: object, at: str) -> PodFacts:
         host_network = False
     elif host_network is not True and host_network is not False:
         raise _bad(f"{at}hostNetwork", "a boolean", host_network)
-    pod_options = _windows_options_in(get("securityContext"), f"{at}securityContext")
+    context = get("securityContext")
+    pod_options = None
+    if context is not None:
+        pod_options = _windows_options_in(context, f"{at}securityContext")
     containers: list[ContainerFacts] = []
     for kind in CONTAINER_KINDS:
         entries = get(kind)
@@ -165,7 +183,7 @@ def _facts_from_spec(spec: object, at: str) -> PodFacts:
         if type(entries) is not list and type(entries) is not tuple:
             raise _bad(f"{at}{kind}", "an array", entries)
         for index, entry in enumerate(entries):
-            if not _is_map(entry):
+            if type(entry) is not dict and not isinstance(entry, Mapping):
                 raise _bad(f"{at}{kind}[{index}]", "an object", entry)
             name = entry.get("name")
             if name is None:
@@ -173,11 +191,12 @@ def _facts_from_spec(spec: object, at: str) -> PodFacts:
             elif type(name) is not str:
                 raise _bad(f"{at}{kind}[{index}].name", "a string", name)
             context = entry.get("securityContext")
-            options = (
-                None
-                if context is None
-                else _windows_options_in(context, f"{at}{kind}[{index}].securityContext")
-            )
+            options = None
+            if context is not None:
+                try:
+                    options = _windows_options_in(context, "securityContext")
+                except InvalidPodError as exc:
+                    raise _under(f"{at}{kind}[{index}]", exc) from None
             containers.append(ContainerFacts(name, kind, options))
     if not containers and pod_options is None and not host_network:
         return _EMPTY_POD

@@ -159,14 +159,6 @@ def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> Windo
 _EMPTY = WindowsOptions()
 
 
-def _is_host_process(pod: PodFacts, container: ContainerFacts) -> bool:
-    own = container.windows_options
-    if own is not None and own.host_process is not None:
-        return own.host_process
-    base = pod.windows_options
-    return base is not None and base.host_process is True
-
-
 def decide_sandbox(
     pod: PodFacts, sets_namespace_options: bool, trace: Trace | None = None
 ) -> SandboxDecision:
@@ -185,10 +177,20 @@ def decide_sandbox(
             if network
             else ("2", "namespace_options left unset")
         )
-    flags = [_is_host_process(pod, c) for c in pod.containers]
-    any_host_process = any(flags)
+    # Step 3 in one pass: is any / every container effectively HostProcess?
+    base = pod.windows_options
+    pod_host_process = base is not None and base.host_process is True
+    any_host_process = False
+    every_host_process = True
+    for container in pod.containers:
+        own = container.windows_options
+        flag = pod_host_process if own is None or own.host_process is None else own.host_process
+        if flag:
+            any_host_process = True
+        else:
+            every_host_process = False
     if any_host_process:  # step 3
-        if not all(flags):
+        if not every_host_process:
             return _refuse(ERROR_MIXED_HOST_PROCESS, "3a", trace)
         if not pod.host_network:
             return _refuse(ERROR_HOST_NETWORK_REQUIRED, "3b", trace)
@@ -196,21 +198,29 @@ def decide_sandbox(
             trace.append(("3", "every container is HostProcess: host_process = true"))
     elif trace is not None:
         trace.append(("3", "no HostProcess container"))
-    options = pod.windows_options
+    options = base
     if options is None:  # step 4
         if trace is not None:
             trace.append(("4", "no pod-level windowsOptions: done"))
-        return SandboxDecision(network, any_host_process)
+        return _PLAIN_DECISIONS[network, any_host_process]
     if trace is not None:
         trace.append(("5", "copied pod-level runAsUserName and gmsaCredentialSpec"))
     if any_host_process and options.host_process is False:  # step 6
         return _refuse(ERROR_POD_HOST_PROCESS_FALSE, "6", trace)
-    return SandboxDecision(
-        network,
-        any_host_process,
-        options.run_as_user_name or "",
-        options.gmsa_credential_spec or "",
-    )
+    user = options.run_as_user_name or ""
+    credential_spec = options.gmsa_credential_spec or ""
+    if not user and not credential_spec:
+        return _PLAIN_DECISIONS[network, any_host_process]
+    return SandboxDecision(network, any_host_process, user, credential_spec)
+
+
+# The decisions without strings, built once: most pods end in one of these six, and a
+# frozen dataclass costs more to build than the rest of the decision.
+_PLAIN_DECISIONS: dict[tuple[NetworkMode | None, bool], SandboxDecision] = {
+    (network, host_process): SandboxDecision(network, host_process)
+    for network in (None, "POD", "NODE")
+    for host_process in (False, True)
+}
 
 
 def _refuse(message: str, rule: str, trace: Trace | None) -> SandboxDecision:

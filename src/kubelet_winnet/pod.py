@@ -15,7 +15,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubelet_winnet.errors import InvalidPodError
-from kubelet_winnet.rules import ContainerFacts, ContainerKind, PodFacts, WindowsOptions
+from kubelet_winnet.rules import (
+    ContainerFacts,
+    ContainerKind,
+    PodFacts,
+    WindowsOptions,
+    make_container_facts,
+    make_pod_facts,
+    make_windows_options,
+)
 
 __all__ = [
     "CONTAINER_KINDS",
@@ -128,7 +136,7 @@ def _options_from_map(value: object, at: str) -> WindowsOptions:
         raise InvalidPodError(f"{at}.runAsUserName", _NOT_UTF8)
     if gmsa is not None and not gmsa.isascii() and not _is_utf8(gmsa):
         raise InvalidPodError(f"{at}.gmsaCredentialSpec", _NOT_UTF8)
-    return WindowsOptions(user, gmsa_name, gmsa, host_process)
+    return make_windows_options(user, gmsa_name, gmsa, host_process)
 
 
 _NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"
@@ -197,10 +205,10 @@ def _facts_from_spec(spec: object, at: str) -> PodFacts:
                     options = _windows_options_in(context, "securityContext")
                 except InvalidPodError as exc:
                     raise _under(f"{at}{kind}[{index}]", exc) from None
-            containers.append(ContainerFacts(name, kind, options))
+            containers.append(make_container_facts(name, kind, options))
     if not containers and pod_options is None and not host_network:
         return _EMPTY_POD
-    return PodFacts(host_network, pod_options, tuple(containers))
+    return make_pod_facts(host_network, pod_options, tuple(containers))
 
 
 def _from_manifest(manifest: Mapping[str, Any]) -> PodFacts:
@@ -219,15 +227,33 @@ def _attr(obj: object, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+def _is_map_object(value: object) -> bool:
+    """``isinstance(value, Mapping)``, remembered per type: an ABC check costs ~4 dict
+    lookups, and the attribute path asks it of every model object it meets."""
+    kind = type(value)
+    if kind is dict:
+        return True
+    known = _MAPPING_TYPES.get(kind)
+    if known is None:
+        known = isinstance(value, Mapping)
+        if len(_MAPPING_TYPES) >= 256:
+            _MAPPING_TYPES.clear()
+        _MAPPING_TYPES[kind] = known
+    return known
+
+
+_MAPPING_TYPES: dict[type, bool] = {}
+
+
 def _options_from_attrs(value: object, at: str) -> WindowsOptions:
-    if _is_map(value):
+    if _is_map_object(value):
         return _options_from_map(value, at)
     return _options_from_map(
         {
-            "runAsUserName": _attr(value, "run_as_user_name"),
-            "gmsaCredentialSpecName": _attr(value, "gmsa_credential_spec_name"),
-            "gmsaCredentialSpec": _attr(value, "gmsa_credential_spec"),
-            "hostProcess": _attr(value, "host_process"),
+            "runAsUserName": getattr(value, "run_as_user_name", None),
+            "gmsaCredentialSpecName": getattr(value, "gmsa_credential_spec_name", None),
+            "gmsaCredentialSpec": getattr(value, "gmsa_credential_spec", None),
+            "hostProcess": getattr(value, "host_process", None),
         },
         at,
     )
@@ -236,10 +262,15 @@ def _options_from_attrs(value: object, at: str) -> WindowsOptions:
 def _windows_options_attr(security_context: object, at: str) -> WindowsOptions | None:
     if security_context is None:
         return None
-    if _is_map(security_context):
+    if _is_map_object(security_context):
         return _windows_options_in(security_context, at)
-    options = _attr(security_context, "windows_options")
-    return None if options is None else _options_from_attrs(options, f"{at}.windowsOptions")
+    options = getattr(security_context, "windows_options", None)
+    if options is None:
+        return None
+    try:
+        return _options_from_attrs(options, "windowsOptions")
+    except InvalidPodError as exc:
+        raise _under(at, exc) from None
 
 
 _ATTR_KINDS = (
@@ -250,17 +281,20 @@ _ATTR_KINDS = (
 
 
 def _facts_from_spec_attrs(spec: object, at: str) -> PodFacts:
-    if _is_map(spec):
+    if _is_map_object(spec):
         return _facts_from_spec(spec, at)
-    host_network = _attr(spec, "host_network")
+    host_network = getattr(spec, "host_network", None)
     if host_network is None:
         host_network = False
     elif host_network is not True and host_network is not False:
         raise _bad(f"{at}hostNetwork", "a boolean", host_network)
-    pod_options = _windows_options_attr(_attr(spec, "security_context"), f"{at}securityContext")
+    context = getattr(spec, "security_context", None)
+    pod_options = None
+    if context is not None:
+        pod_options = _windows_options_attr(context, f"{at}securityContext")
     containers: list[ContainerFacts] = []
     for kind, attribute in _ATTR_KINDS:
-        entries = _attr(spec, attribute)
+        entries = getattr(spec, attribute, None)
         if entries is None:
             continue
         if type(entries) is not list and type(entries) is not tuple:
@@ -268,32 +302,75 @@ def _facts_from_spec_attrs(spec: object, at: str) -> PodFacts:
         for index, entry in enumerate(entries):
             if entry is None or isinstance(entry, (str, int, float, list, tuple)):
                 raise _bad(f"{at}{kind}[{index}]", "an object", entry)
-            if _is_map(entry):
+            if _is_map_object(entry):
                 name = entry.get("name")
                 context = entry.get("securityContext")
             else:
-                name = _attr(entry, "name")
-                context = _attr(entry, "security_context")
+                name = getattr(entry, "name", None)
+                context = getattr(entry, "security_context", None)
             if name is None:
                 name = ""
             elif type(name) is not str:
                 raise _bad(f"{at}{kind}[{index}].name", "a string", name)
-            options = _windows_options_attr(context, f"{at}{kind}[{index}].securityContext")
-            containers.append(ContainerFacts(name, kind, options))  # type: ignore[arg-type]
-    return PodFacts(host_network, pod_options, tuple(containers))
+            options = None
+            if context is not None:
+                try:
+                    options = _windows_options_attr(context, "securityContext")
+                except InvalidPodError as exc:
+                    raise _under(f"{at}{kind}[{index}]", exc) from None
+            containers.append(make_container_facts(name, kind, options))  # type: ignore[arg-type]
+    return make_pod_facts(host_network, pod_options, tuple(containers))
+
+
+def _probe(obj: object, name: str) -> Any:
+    """``getattr(obj, name, None)``, without the lookup when ``obj`` is a pydantic model
+    (client 37, our ``Pod``) that cannot have ``name``: there a miss goes through
+    pydantic's ``__getattr__`` and a raised ``AttributeError``, ~1.5 us each."""
+    absent = _ABSENT_ATTRIBUTES.get(type(obj))
+    if absent is None:
+        absent = _absent_attributes(type(obj))
+    if name in absent:
+        return None
+    return getattr(obj, name, None)
+
+
+_PROBED = ("template", "job_template")
+_ABSENT_ATTRIBUTES: dict[type, frozenset[str]] = {}
+
+
+def _absent_attributes(kind: type) -> frozenset[str]:
+    absent: frozenset[str] = frozenset()
+    model_fields = getattr(kind, "model_fields", None)
+    config = getattr(kind, "model_config", None)
+    if (
+        isinstance(model_fields, dict)
+        and isinstance(config, dict)
+        and config.get("extra") != "allow"  # no per-instance extra attributes
+        and type(getattr(kind, "__pydantic_extra__", None)) is not dict
+    ):
+        private = getattr(kind, "__private_attributes__", None) or {}
+        absent = frozenset(
+            name
+            for name in _PROBED
+            if name not in model_fields and name not in private and not hasattr(kind, name)
+        )
+    if len(_ABSENT_ATTRIBUTES) >= 256:
+        _ABSENT_ATTRIBUTES.clear()
+    _ABSENT_ATTRIBUTES[kind] = absent
+    return absent
 
 
 def _from_object(obj: object) -> PodFacts:
     at = ""
     template: object = obj
-    if _attr(obj, "template") is not None:  # V1PodTemplate
+    if _probe(obj, "template") is not None:  # V1PodTemplate
         template, at = _attr(obj, "template"), "template."
     else:
         spec = _attr(obj, "spec")
-        job = _attr(spec, "job_template")
+        job = _probe(spec, "job_template")
         if job is not None:  # V1CronJob
             template, at = _attr(_attr(job, "spec"), "template"), "spec.jobTemplate.spec.template."
-        elif _attr(spec, "template") is not None:  # Deployment, DaemonSet, Job, ...
+        elif _probe(spec, "template") is not None:  # Deployment, DaemonSet, Job, ...
             template, at = _attr(spec, "template"), "spec.template."
         if template is None:
             raise InvalidPodError(at.rstrip("."), "required: no pod template here")
@@ -305,7 +382,14 @@ def _from_object(obj: object) -> PodFacts:
 
 def read_pod(pod: object) -> PodFacts:
     """The rule inputs of ``pod`` in any accepted form; raises only ``InvalidPodError``."""
-    if type(pod) is dict or isinstance(pod, Mapping):
+    if type(pod) is dict:
+        kind = pod.get("kind")
+        if kind is None or kind == "Pod":  # the common case, without _template_of
+            spec = pod.get("spec")
+            if spec is not None:
+                return _facts_from_spec(spec, "spec.")
+        return _from_manifest(pod)
+    if isinstance(pod, Mapping):
         return _from_manifest(pod)
     if hasattr(pod, "spec") or hasattr(pod, "template"):
         try:

@@ -52,7 +52,10 @@ def windows_sandbox_config(
     ``InvalidPodError`` for malformed input, ``UnsupportedVersionError`` and
     ``FeatureGateError`` for a kubelet profile that cannot exist.
     """
-    profile = kubelet_profile(kubelet_version, feature_gates)
+    try:  # kubelet_profile's cache, looked up inline: this runs once per pod event
+        profile = _PROFILES[kubelet_version, feature_gates]
+    except (KeyError, TypeError):
+        profile = kubelet_profile(kubelet_version, feature_gates)
     decision = decide_sandbox(read_pod(pod), profile.sets_namespace_options)
     if decision.error is not None:
         raise SandboxConfigError(decision.error, decision.error_rule or "")

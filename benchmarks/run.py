@@ -3,7 +3,7 @@ every pod event, and is ``import kubelet_winnet`` cheap enough for a node agent?
 
 Usage (after ``pip install -e .[test]``)::
 
-    python benchmarks/run.py                 # full run, ~1 minute on 2 cores
+    python benchmarks/run.py                 # full run, ~20 s on 2 cores
     python benchmarks/run.py --quick         # what CI runs: every path, few iterations
     python benchmarks/run.py --json out.json # also write the results
 
@@ -12,7 +12,8 @@ Measured in one process, over several rounds, on the pods of the corpus
 every Pod document, and every workload's pod template turned into a Pod. Each round times
 every operation once over all measured pods (operations interleaved, garbage collector off
 during a batch); the table shows the per-pod median over rounds and the spread (min-max
-and interquartile range).
+and interquartile range). A target's verdict uses the paired ratio: the median over rounds
+of the ratio within a round (both sides measured back to back).
 
 Operations:
 

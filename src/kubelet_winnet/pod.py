@@ -14,15 +14,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from kubelet_winnet._fastfacts import make_container_facts, make_pod_facts, make_windows_options
 from kubelet_winnet.errors import InvalidPodError
 from kubelet_winnet.rules import (
     ContainerFacts,
     ContainerKind,
     PodFacts,
     WindowsOptions,
-    make_container_facts,
-    make_pod_facts,
-    make_windows_options,
 )
 
 __all__ = [

@@ -51,14 +51,15 @@ def _load(path: str) -> list[Any]:
 
 def _pods(path: str) -> Iterator[Document]:
     """Pods and workloads in file order; a ``List``'s items in place; other kinds skipped."""
+    label = "<stdin>" if path == "-" else path
     for number, doc in enumerate(_load(path), start=1):
         items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else None
         if isinstance(items, list):
             for index, item in enumerate(items):
                 if _is_pod(item):
-                    yield Document(f"{path}#{number}.items[{index}]", item)
+                    yield Document(f"{label}#{number}.items[{index}]", item)
         elif _is_pod(doc):
-            yield Document(f"{path}#{number}", doc)
+            yield Document(f"{label}#{number}", doc)
 
 
 def _is_pod(doc: object) -> bool:

@@ -45,7 +45,6 @@ WORKLOAD_TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
     "PodTemplate": ("template",),
 }
-_SNAKE = {"jobTemplate": "job_template"}
 _EMPTY_OPTIONS = WindowsOptions()
 _EMPTY_POD = PodFacts()
 
@@ -130,9 +129,9 @@ def _options_from_map(value: object, at: str) -> WindowsOptions:
     if host_process is not None and host_process is not True and host_process is not False:
         raise _bad(f"{at}.hostProcess", "a boolean", host_process)
     # These two go into runtime.v1 strings, which must be valid UTF-8.
-    if user is not None and not user.isascii() and not _is_utf8(user):
+    if user is not None and not user.isascii() and not is_utf8(user):
         raise InvalidPodError(f"{at}.runAsUserName", _NOT_UTF8)
-    if gmsa is not None and not gmsa.isascii() and not _is_utf8(gmsa):
+    if gmsa is not None and not gmsa.isascii() and not is_utf8(gmsa):
         raise InvalidPodError(f"{at}.gmsaCredentialSpec", _NOT_UTF8)
     # Validated values only: the same few option sets recur on every pod of a workload,
     # and looking one up is cheaper than building it (~0.1 us against ~0.3 us).
@@ -163,7 +162,6 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-_is_utf8 = is_utf8
 
 
 def _windows_options_in(security_context: object, at: str) -> WindowsOptions | None:

@@ -35,21 +35,13 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import SandboxConfigError
 from kubelet_winnet.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
 from kubelet_winnet.runtime import POLICIES, Policy, plan_sandbox_network
+from tests.strategies import WORKLOAD_KINDS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent  # as in conftest (mypy cannot import it)
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 
 # Where each kind keeps its pod template (a Pod is its own template).
-TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {
-    "Pod": (),
-    "Deployment": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "ReplicationController": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-}
+TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {"Pod": (), **WORKLOAD_KINDS}
 
 # Kubelet texts (kubelet-rules.md, step 3a, 3b, 6).
 MIXED = "pod must not contain both HostProcess and non-HostProcess containers"

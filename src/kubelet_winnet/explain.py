@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +9,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import SandboxConfigError
 from kubelet_winnet.featuregates import MODELLED_GATES, WINDOWS_HOST_NETWORK, GateResolution
 from kubelet_winnet.messages import sandbox_config_message
-from kubelet_winnet.pod import read_pod
+from kubelet_winnet.pod import read_pod, spec_path
 from kubelet_winnet.rules import (
     ContainerFacts,
     PodFacts,
@@ -93,7 +92,7 @@ def _warnings(
     pod: PodFacts,
     profile: GateResolution,
     config: api_pb2.WindowsPodSandboxConfig | None,
-    spec_path: str,
+    at: str,
 ) -> list[Warning]:
     found: list[Warning] = []
     context = None if config is None else config.security_context
@@ -107,7 +106,7 @@ def _warnings(
                     f"hostNetwork: true is dropped: {WINDOWS_HOST_NETWORK} is disabled on "
                     f"kubelet {profile.version}, so namespace_options is not sent and the "
                     "runtime gives the pod its own network namespace",
-                    f"{spec_path}hostNetwork",
+                    f"{at}hostNetwork",
                 ))
             else:
                 found.append(Warning(
@@ -116,7 +115,7 @@ def _warnings(
                     "namespace_options (KEP-3503 withdrawn in 1.33), so the runtime gives "
                     "the pod its own network namespace; only HostProcess pods get the "
                     "host network",
-                    f"{spec_path}hostNetwork",
+                    f"{at}hostNetwork",
                 ))
         else:
             found.append(Warning(
@@ -124,7 +123,7 @@ def _warnings(
                 "namespace_options.network = NODE is sent, but containerd decides host "
                 "networking on Windows from host_process alone: on containerd this pod "
                 "gets its own network namespace",
-                f"{spec_path}hostNetwork",
+                f"{at}hostNetwork",
             ))
     gmsa_sources = [("securityContext.windowsOptions", pod.windows_options)]
     # Container-level options only where the container sets them: inherited pod-level
@@ -144,7 +143,7 @@ def _warnings(
                 f"gmsaCredentialSpecName {options.gmsa_credential_spec_name!r} without "
                 "gmsaCredentialSpec: the kubelet sends only the spec contents, which the "
                 "GMSA admission webhook must fill in; without it credential_spec is empty",
-                f"{spec_path}{where}.gmsaCredentialSpecName",
+                f"{at}{where}.gmsaCredentialSpecName",
             ))
     for line in profile.log_lines:
         found.append(Warning(WarningCode.DEPRECATED_FEATURE_GATE, line, "--feature-gates"))
@@ -171,22 +170,6 @@ def _indexed(pod: PodFacts) -> list[tuple[int, ContainerFacts]]:
         seen[container.kind] = index + 1
         out.append((index, container))
     return out
-
-
-def _spec_path(pod: object) -> str:
-    from kubelet_winnet.pod import WORKLOAD_TEMPLATE_PATHS
-
-    if not isinstance(pod, Mapping):
-        # kubernetes.client workloads, located as pod.read_pod does.
-        if getattr(pod, "template", None) is not None:
-            return "template.spec."
-        spec = getattr(pod, "spec", None)
-        if getattr(spec, "job_template", None) is not None:
-            return "spec.jobTemplate.spec.template.spec."
-        return "spec.template.spec." if getattr(spec, "template", None) is not None else "spec."
-    kind = pod.get("kind")
-    path = WORKLOAD_TEMPLATE_PATHS.get(kind) if isinstance(kind, str) else None
-    return ".".join(path) + ".spec." if path else "spec."
 
 
 def explain(
@@ -217,6 +200,6 @@ def explain(
         config=config,
         error=error,
         steps=tuple(steps),
-        warnings=tuple(_warnings(facts, profile, config, _spec_path(pod))),
+        warnings=tuple(_warnings(facts, profile, config, spec_path(pod))),
         profile=profile,
     )

@@ -30,6 +30,7 @@ __all__ = [
     "is_utf8",
     "pod_identity",
     "read_pod",
+    "spec_path",
 ]
 
 CONTAINER_KINDS: tuple[ContainerKind, ...] = ("initContainers", "containers", "ephemeralContainers")
@@ -368,20 +369,34 @@ def _absent_attributes(kind: type) -> frozenset[str]:
     return absent
 
 
-def _from_object(obj: object) -> PodFacts:
-    at = ""
-    template: object = obj
+def _object_template(obj: object) -> tuple[object, str]:
+    """The pod template of a client object (the object itself for a pod) and its path."""
     if _probe(obj, "template") is not None:  # V1PodTemplate
-        template, at = _attr(obj, "template"), "template."
+        return _attr(obj, "template"), "template."
+    spec = _attr(obj, "spec")
+    job = _probe(spec, "job_template")
+    if job is not None:  # V1CronJob
+        template = _attr(_attr(job, "spec"), "template")
+        at = "spec.jobTemplate.spec.template."
+    elif _probe(spec, "template") is not None:  # Deployment, DaemonSet, Job, ...
+        template, at = _attr(spec, "template"), "spec.template."
     else:
-        spec = _attr(obj, "spec")
-        job = _probe(spec, "job_template")
-        if job is not None:  # V1CronJob
-            template, at = _attr(_attr(job, "spec"), "template"), "spec.jobTemplate.spec.template."
-        elif _probe(spec, "template") is not None:  # Deployment, DaemonSet, Job, ...
-            template, at = _attr(spec, "template"), "spec.template."
-        if template is None:
-            raise InvalidPodError(at.rstrip("."), "required: no pod template here")
+        return obj, ""
+    if template is None:
+        raise InvalidPodError(at.rstrip("."), "required: no pod template here")
+    return template, at
+
+
+def spec_path(pod: object) -> str:
+    """The JSON path prefix of the pod spec in ``pod`` (``spec.``,
+    ``spec.template.spec.``, ...), for messages; assumes ``read_pod(pod)`` succeeded."""
+    if isinstance(pod, Mapping):
+        return _template_of(pod)[1] + "spec."
+    return _object_template(pod)[1] + "spec."
+
+
+def _from_object(obj: object) -> PodFacts:
+    template, at = _object_template(obj)
     spec = _attr(template, "spec")
     if spec is None:
         raise InvalidPodError(f"{at}spec", "required: the pod has no spec")

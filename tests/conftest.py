@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -19,3 +20,5 @@ settings.register_profile("dev", max_examples=1500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# scripts/ (docs renderer, generator) is not a package and not shipped in the wheel.
+sys.path.insert(0, str(REPO_ROOT / "scripts"))

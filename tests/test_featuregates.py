@@ -22,7 +22,7 @@ from kubelet_winnet import (
     kubelet_profile,
     parse_feature_gates,
 )
-from kubelet_winnet.versions import GateStage
+from kubelet_winnet._versions import GateStage
 
 WHN = "WindowsHostNetwork"
 TRUE_SPELLINGS = ("1", "t", "T", "TRUE", "true", "True")

@@ -1,4 +1,4 @@
-"""The real ctypes path (kubelet_winnet.hcn.binding) against our C double of computenetwork.dll.
+"""The real ctypes path (runtime.hcn._binding) against our C double of computenetwork.dll.
 
 The double (tests/hcn_double/computenetwork_double.c) is compiled here with the system C
 compiler and loaded as both ``library`` and ``cotaskmem_library``. Every test ends by
@@ -27,9 +27,10 @@ from hypothesis import strategies as st
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, HcnNotFoundError
-from kubelet_winnet.hcn import FUNCTIONS, GUID, ComputeNetwork, SandboxNetworks, hresult
-from kubelet_winnet.hcn.binding import _PROTOTYPES
 from kubelet_winnet.runtime import SETUP_CALLS, TEARDOWN_CALLS, NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime.hcn import FUNCTIONS, GUID, ComputeNetwork, SandboxNetworks
+from kubelet_winnet.runtime.hcn import _hresult as hresult
+from kubelet_winnet.runtime.hcn._binding import _PROTOTYPES
 
 SOURCE = Path(__file__).resolve().parent / "hcn_double" / "computenetwork_double.c"
 NON_ASCII = "sändbox-Ω-网络-🚀"
@@ -194,8 +195,8 @@ def test_importing_loads_no_library(double_library: Path) -> None:
         def refuse(*args, **kwargs):
             raise AssertionError(f"library loaded at import: {{args!r}}")
         ctypes.CDLL.__init__ = refuse
-        import kubelet_winnet.hcn, kubelet_winnet.runtime
-        from kubelet_winnet.hcn import ComputeNetwork
+        import kubelet_winnet.runtime.hcn, kubelet_winnet.runtime
+        from kubelet_winnet.runtime.hcn import ComputeNetwork
         network = ComputeNetwork(library={str(double_library)!r})
         assert not network.loaded
         try:

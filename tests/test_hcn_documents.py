@@ -14,9 +14,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kubelet_winnet import hcn
 from kubelet_winnet.errors import HcnError, HcnNotFoundError, WinnetError
-from kubelet_winnet.hcn import documents, hresult
+from kubelet_winnet.runtime import hcn
+from kubelet_winnet.runtime.hcn import _documents as documents
+from kubelet_winnet.runtime.hcn import _hresult as hresult
 
 GUID_TEXT = "5d6dab2a-4da7-4620-ad42-24beea2ee094"
 GUID = uuid.UUID(GUID_TEXT)

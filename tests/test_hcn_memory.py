@@ -8,8 +8,9 @@ import uuid
 import pytest
 
 from kubelet_winnet.errors import HcnError, HcnNotFoundError
-from kubelet_winnet.hcn import HcnClient, InMemoryHcn, hresult
-from kubelet_winnet.hcn.documents import namespace_query, parse_namespace_list
+from kubelet_winnet.runtime.hcn import HcnClient, InMemoryHcn
+from kubelet_winnet.runtime.hcn import _hresult as hresult
+from kubelet_winnet.runtime.hcn._documents import namespace_query, parse_namespace_list
 
 
 class Crash(BaseException):

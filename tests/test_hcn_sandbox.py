@@ -16,9 +16,10 @@ import pytest
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError, WinnetError
-from kubelet_winnet.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks, hresult
-from kubelet_winnet.hcn import state as state_module
 from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
+from kubelet_winnet.runtime.hcn import _hresult as hresult
+from kubelet_winnet.runtime.hcn import _state as state_module
 
 NON_ASCII = "pod-ünïcødé-Ω-🚀"
 

@@ -31,16 +31,16 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, InvalidRequestError
-from kubelet_winnet.hcn import (
+from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime.hcn import (
     DEFAULT_OWNER,
     FUNCTIONS,
     InMemoryHcn,
     SandboxNetwork,
     SandboxNetworks,
-    hresult,
 )
-from kubelet_winnet.hcn import state as state_module
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime.hcn import _hresult as hresult
+from kubelet_winnet.runtime.hcn import _state as state_module
 
 SANDBOXES = ("a", "b", "c", "ü-Ω-🚀")
 # Not the not-found family: a "not found" that lies (the object is there) would make any

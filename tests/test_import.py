@@ -30,9 +30,9 @@ NOT_LOADED_BY_IMPORT = (
     "pydantic_core",
     "yaml",
     "ctypes",
-    "kubelet_winnet.hcn",
+    "kubelet_winnet.runtime.hcn",
     "kubelet_winnet.cli",
-    "kubelet_winnet.model",
+    "kubelet_winnet._model",
     "kubelet_winnet.runtime",
 )
 
@@ -69,7 +69,7 @@ def test_translation_does_not_load_more() -> None:
         "kubelet_winnet.windows_sandbox_config(pod)\n"
         "kubelet_winnet.explain(pod, feature_gates='Foo=true')\n"
         "print(json.dumps(sorted(m for m in ('kubernetes', 'pydantic', 'yaml', 'ctypes',"
-        " 'kubelet_winnet.hcn', 'kubelet_winnet.cli') if m in sys.modules)))\n"
+        " 'kubelet_winnet.runtime.hcn', 'kubelet_winnet.cli') if m in sys.modules)))\n"
     )
     assert loaded == []
 
@@ -79,10 +79,10 @@ def test_pod_model_loads_lazily() -> None:
         "import sys, json\n"
         "import kubelet_winnet\n"
         "before = ['Pod' in vars(kubelet_winnet), 'pydantic' in sys.modules,"
-        " 'kubelet_winnet.model' in sys.modules]\n"
+        " 'kubelet_winnet._model' in sys.modules]\n"
         "from kubelet_winnet import Pod\n"
-        "import kubelet_winnet.model\n"
-        "after = ['pydantic' in sys.modules, Pod is kubelet_winnet.model.Pod,"
+        "import kubelet_winnet._model\n"
+        "after = ['pydantic' in sys.modules, Pod is kubelet_winnet._model.Pod,"
         " kubelet_winnet.Pod is Pod, 'kubernetes' in sys.modules]\n"
         "print(json.dumps([before, after]))\n"
     )
@@ -146,7 +146,7 @@ def all_modules() -> list[str]:
 
 def test_module_list_is_not_empty() -> None:
     modules = all_modules()
-    for name in ("errors", "versions", "featuregates", "translate", "explain", "cli"):
+    for name in ("errors", "_versions", "_featuregates", "_translate", "_explain", "cli"):
         assert f"kubelet_winnet.{name}" in modules
 
 
@@ -255,6 +255,14 @@ ERROR_SAMPLES: list[tuple[BaseException, dict[str, object]]] = [
     (
         errors.UnsupportedVersionError(1.32, "expected a string, got float"),
         {"version": 1.32, "reason": "expected a string, got float"},
+    ),
+    (
+        errors.InvalidArgumentError("policy", "'kep' or 'containerd'", "int"),
+        {"argument": "policy", "expected": "'kep' or 'containerd'", "got": "int"},
+    ),
+    (
+        errors.StateFileError("/var/lib/winnet/a.json", "truncated JSON"),
+        {"path": "/var/lib/winnet/a.json", "reason": "truncated JSON"},
     ),
     (
         errors.InvalidRequestError(

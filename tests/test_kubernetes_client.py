@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 import kubelet_winnet as kw
-from kubelet_winnet.pod import WORKLOAD_TEMPLATE_PATHS
+from kubelet_winnet._pod import WORKLOAD_TEMPLATE_PATHS
 
 kubernetes = pytest.importorskip("kubernetes", reason="test extra not installed")
 from kubernetes import client  # noqa: E402

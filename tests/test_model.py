@@ -1,4 +1,4 @@
-"""The pydantic input model (:mod:`kubelet_winnet.model`): strict, JSON-path errors, and the
+"""The pydantic input model (:mod:`kubelet_winnet._model`): strict, JSON-path errors, and the
 same results as the manifest dict it was built from."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import example, given
 from pydantic import ValidationError
 
 from kubelet_winnet import InvalidPodError, SandboxConfigError, windows_sandbox_config
-from kubelet_winnet.model import (
+from kubelet_winnet._model import (
     Container,
     Pod,
     PodSecurityContext,
@@ -18,7 +18,7 @@ from kubelet_winnet.model import (
     SecurityContext,
     WindowsSecurityContextOptions,
 )
-from kubelet_winnet.pod import read_pod
+from kubelet_winnet._pod import read_pod
 from tests.strategies import (
     Malformed,
     Profile,

@@ -1,4 +1,4 @@
-"""Input reading (:mod:`kubelet_winnet.pod`): JSON paths of ``InvalidPodError``, no coercion,
+"""Input reading (:mod:`kubelet_winnet._pod`): JSON paths of ``InvalidPodError``, no coercion,
 ``null`` as unset, non-mapping input and workloads without templates (issue 2, item 3)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given
 
 from kubelet_winnet import InvalidPodError, WinnetError, explain, windows_sandbox_config
-from kubelet_winnet.pod import read_pod
+from kubelet_winnet._pod import read_pod
 from tests.strategies import (
     WORKLOAD_KINDS,
     Malformed,

@@ -1,4 +1,4 @@
-"""Properties of the pure core, :mod:`kubelet_winnet.rules`, against kubelet-rules.md."""
+"""Properties of the pure core, :mod:`kubelet_winnet._rules`, against kubelet-rules.md."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kubelet_winnet.rules import (
+from kubelet_winnet._rules import (
     STEPS,
     ContainerFacts,
     ContainerKind,

@@ -33,8 +33,8 @@ import yaml
 import kubelet_winnet
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import SandboxConfigError
-from kubelet_winnet.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
 from kubelet_winnet.runtime import POLICIES, Policy, plan_sandbox_network
+from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
 from tests.strategies import WORKLOAD_KINDS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent  # as in conftest (mypy cannot import it)

@@ -1,4 +1,4 @@
-"""The public translation (:mod:`kubelet_winnet.translate`): upstream tables row by row,
+"""The public translation (:mod:`kubelet_winnet._translate`): upstream tables row by row,
 the kubelet-version axis, totality, round trips and equality across input forms."""
 
 from __future__ import annotations

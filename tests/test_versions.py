@@ -1,7 +1,7 @@
 """The kubelet-version axis (issue 2 item 4; kubelet-rules.md "Timeline").
 
 Accepted spellings: ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` (issue 2), plus what
-:mod:`kubelet_winnet.versions` documents: a ``kubelet --version`` build suffix
+:mod:`kubelet_winnet._versions` documents: a ``kubelet --version`` build suffix
 (``"v1.32.4-eks-1"``) and an already parsed :class:`KubeletVersion`. Supported: 1.26 to
 1.38 inclusive; everything else is ``UnsupportedVersionError``. Default: ``"1.32"``, the
 last release that implements KEP-3503.
@@ -26,7 +26,7 @@ from kubelet_winnet import (
     kubelet_profile,
     parse_kubelet_version,
 )
-from kubelet_winnet.versions import GATE_TIMELINE, GateStage, gate_status
+from kubelet_winnet._versions import GATE_TIMELINE, GateStage, gate_status
 
 SUPPORTED_MINORS = range(26, 39)  # 1.26 .. 1.38 inclusive
 

@@ -10,27 +10,29 @@ from __future__ import annotations
 # Private alias: `TYPE_CHECKING` / `Any` must not become public names of the package.
 import typing as _typing
 
-from kubelet_winnet.errors import (
-    FeatureGateError,
-    HcnError,
-    HcnNotFoundError,
-    InvalidPodError,
-    InvalidRequestError,
-    SandboxConfigError,
-    UnsupportedVersionError,
-    WinnetError,
-)
-from kubelet_winnet.explain import ExplainStep, Explanation, Warning, WarningCode, explain
-from kubelet_winnet.featuregates import FeatureGates, GateResolution, parse_feature_gates
-from kubelet_winnet.translate import (
+from kubelet_winnet._explain import ExplainStep, Explanation, Warning, WarningCode, explain
+from kubelet_winnet._featuregates import FeatureGates, GateResolution, parse_feature_gates
+from kubelet_winnet._translate import (
     kubelet_profile,
     windows_container_security_context,
     windows_sandbox_config,
 )
-from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION, KubeletVersion, parse_kubelet_version
+from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, KubeletVersion, parse_kubelet_version
+from kubelet_winnet.errors import (
+    FeatureGateError,
+    HcnError,
+    HcnNotFoundError,
+    InvalidArgumentError,
+    InvalidPodError,
+    InvalidRequestError,
+    SandboxConfigError,
+    StateFileError,
+    UnsupportedVersionError,
+    WinnetError,
+)
 
 if _typing.TYPE_CHECKING:
-    from kubelet_winnet.model import Pod
+    from kubelet_winnet._model import Pod
 
 __version__ = "0.1.0"
 
@@ -43,11 +45,13 @@ __all__ = [
     "GateResolution",
     "HcnError",
     "HcnNotFoundError",
+    "InvalidArgumentError",
     "InvalidPodError",
     "InvalidRequestError",
     "KubeletVersion",
     "Pod",
     "SandboxConfigError",
+    "StateFileError",
     "UnsupportedVersionError",
     "Warning",
     "WarningCode",
@@ -65,7 +69,7 @@ __all__ = [
 def __getattr__(name: str) -> _typing.Any:
     # The pydantic model costs an import of pydantic: load it only when asked for.
     if name == "Pod":
-        from kubelet_winnet.model import Pod
+        from kubelet_winnet._model import Pod
 
         return Pod
     raise AttributeError(f"module 'kubelet_winnet' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Fast constructors for the frozen facts of :mod:`kubelet_winnet.rules`.
+"""Fast constructors for the frozen facts of :mod:`kubelet_winnet._rules`.
 
 The pod readers build these per pod event; keeping the trick here keeps the rules module
 plain dataclasses and decisions.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from kubelet_winnet.rules import ContainerFacts, ContainerKind, PodFacts, WindowsOptions
+from kubelet_winnet._rules import ContainerFacts, ContainerKind, PodFacts, WindowsOptions
 
 __all__ = ["make_container_facts", "make_pod_facts", "make_windows_options"]
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from kubelet_winnet._pod import WORKLOAD_TEMPLATE_PATHS, pod_identity
+from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION
 from kubelet_winnet.errors import SandboxConfigError, WinnetError
-from kubelet_winnet.pod import WORKLOAD_TEMPLATE_PATHS, pod_identity
-from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION
 
 __all__ = ["main"]
 

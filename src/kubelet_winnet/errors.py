@@ -11,9 +11,11 @@ __all__ = [
     "FeatureGateError",
     "HcnError",
     "HcnNotFoundError",
+    "InvalidArgumentError",
     "InvalidPodError",
     "InvalidRequestError",
     "SandboxConfigError",
+    "StateFileError",
     "UnsupportedVersionError",
     "WinnetError",
 ]
@@ -21,6 +23,21 @@ __all__ = [
 
 class WinnetError(Exception):
     """Root of every error this library raises."""
+
+
+class InvalidArgumentError(WinnetError, TypeError):
+    """A public function was called with an argument of the wrong type (not bad pod
+    content: that is :class:`InvalidPodError`). ``argument`` names the parameter,
+    ``expected`` what it takes, ``got`` the type name that was passed."""
+
+    def __init__(self, argument: str, expected: str, got: str) -> None:
+        self.argument = argument
+        self.expected = expected
+        self.got = got
+        super().__init__(f"{argument}: expected {expected}, got {got}")
+
+    def __reduce__(self) -> tuple[type[InvalidArgumentError], tuple[str, str, str]]:
+        return (type(self), (self.argument, self.expected, self.got))
 
 
 class InvalidPodError(WinnetError, ValueError):
@@ -119,3 +136,19 @@ class HcnError(WinnetError, OSError):
 
 class HcnNotFoundError(HcnError):
     """The HCN object does not exist (ERROR_NOT_FOUND and its HCN relatives)."""
+
+
+class StateFileError(WinnetError, OSError):
+    """A sandbox state record (or the state directory) at ``path`` cannot be read or
+    written: missing, unreadable, truncated, not JSON, or of a foreign schema."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        OSError.__init__(self, f"{path}: {reason}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[type[StateFileError], tuple[str, str]]:
+        return (type(self), (self.path, self.reason))

@@ -1,18 +1,18 @@
 """The public translation: pod in, CRI ``runtime.v1`` message out, as one kubelet would.
 
-An adapter around :mod:`kubelet_winnet.rules`: resolve the kubelet profile, read the pod,
+An adapter around :mod:`kubelet_winnet._rules`: resolve the kubelet profile, read the pod,
 decide, build protobuf.
 """
 
 from __future__ import annotations
 
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._featuregates import GateResolution, parse_feature_gates, resolve_gates
+from kubelet_winnet._messages import container_security_context_message, sandbox_config_message
+from kubelet_winnet._pod import is_utf8, read_pod
+from kubelet_winnet._rules import decide_container, decide_sandbox
+from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, parse_kubelet_version
 from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
-from kubelet_winnet.featuregates import GateResolution, parse_feature_gates, resolve_gates
-from kubelet_winnet.messages import container_security_context_message, sandbox_config_message
-from kubelet_winnet.pod import is_utf8, read_pod
-from kubelet_winnet.rules import decide_container, decide_sandbox
-from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION, parse_kubelet_version
 
 __all__ = ["kubelet_profile", "windows_container_security_context", "windows_sandbox_config"]
 

@@ -2,7 +2,7 @@
 
 It implements the C-level contract of the seven namespace exports (HRESULTs, allocated
 out-strings that must be freed, handles that must be closed) behind the same
-:class:`~kubelet_winnet.hcn.client.HcnClient` methods as the ctypes binding, so the
+:class:`~kubelet_winnet.runtime.hcn._client.HcnClient` methods as the ctypes binding, so the
 freeing and closing logic under test is the production one.
 
 Behaviour that real HCN may not share (documented in ``docs/runtime.md``): creating an
@@ -21,8 +21,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kubelet_winnet.hcn import documents, hresult
-from kubelet_winnet.hcn.client import FUNCTIONS, HcnClient
+from kubelet_winnet.runtime.hcn import _documents as documents
+from kubelet_winnet.runtime.hcn import _hresult as hresult
+from kubelet_winnet.runtime.hcn._client import FUNCTIONS, HcnClient
 
 __all__ = ["CallHook", "InMemoryHcn"]
 

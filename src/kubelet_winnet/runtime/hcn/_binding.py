@@ -24,8 +24,8 @@ import uuid
 from typing import Any
 
 from kubelet_winnet.errors import HcnError
-from kubelet_winnet.hcn import hresult
-from kubelet_winnet.hcn.client import FUNCTIONS, HcnClient
+from kubelet_winnet.runtime.hcn import _hresult as hresult
+from kubelet_winnet.runtime.hcn._client import FUNCTIONS, HcnClient
 
 __all__ = ["GUID", "ComputeNetwork"]
 

@@ -20,7 +20,8 @@ from contextlib import ExitStack, contextmanager
 from typing import NewType
 
 from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError
-from kubelet_winnet.hcn import documents, hresult
+from kubelet_winnet.runtime.hcn import _documents as documents
+from kubelet_winnet.runtime.hcn import _hresult as hresult
 
 __all__ = ["FUNCTIONS", "HcnClient", "NamespaceHandle"]
 

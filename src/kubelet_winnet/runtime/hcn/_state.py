@@ -1,4 +1,4 @@
-"""Durable per-sandbox records for :class:`~kubelet_winnet.hcn.sandbox.SandboxNetworks`.
+"""Durable per-sandbox records for :class:`~kubelet_winnet.runtime.hcn._sandbox.SandboxNetworks`.
 
 One JSON file per sandbox, named by the SHA-256 of its id (ids are arbitrary text; file
 names must not be). Every write is write-temp + fsync + ``os.replace`` + fsync of the

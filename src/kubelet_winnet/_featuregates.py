@@ -13,8 +13,8 @@ import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from kubelet_winnet._versions import GateStage, KubeletVersion, gate_status
 from kubelet_winnet.errors import FeatureGateError
-from kubelet_winnet.versions import GateStage, KubeletVersion, gate_status
 
 __all__ = [
     "MODELLED_GATES",

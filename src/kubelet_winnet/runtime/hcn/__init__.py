@@ -2,7 +2,7 @@
 
 Layers, pure first:
 
-* :mod:`~kubelet_winnet.hcn.hresult` and :mod:`~kubelet_winnet.hcn.documents`: pure
+* :mod:`._hresult` and :mod:`._documents`: pure
   decoding and JSON builders/parsers.
 * :class:`HcnClient`: the seven namespace calls, with the freeing/closing rules.
   :class:`ComputeNetwork` runs them through ctypes (importing it loads nothing);
@@ -13,9 +13,9 @@ Layers, pure first:
 from __future__ import annotations
 
 from kubelet_winnet.errors import HcnError, HcnNotFoundError
-from kubelet_winnet.hcn.binding import GUID, ComputeNetwork
-from kubelet_winnet.hcn.client import FUNCTIONS, HcnClient, NamespaceHandle
-from kubelet_winnet.hcn.documents import (
+from kubelet_winnet.runtime.hcn._binding import GUID, ComputeNetwork
+from kubelet_winnet.runtime.hcn._client import FUNCTIONS, HcnClient, NamespaceHandle
+from kubelet_winnet.runtime.hcn._documents import (
     Namespace,
     NamespaceResource,
     endpoint_modify_request,
@@ -25,9 +25,9 @@ from kubelet_winnet.hcn.documents import (
     parse_namespace,
     parse_namespace_list,
 )
-from kubelet_winnet.hcn.hresult import error_for, parse_error_record
-from kubelet_winnet.hcn.memory import InMemoryHcn
-from kubelet_winnet.hcn.sandbox import (
+from kubelet_winnet.runtime.hcn._hresult import error_for, parse_error_record
+from kubelet_winnet.runtime.hcn._memory import InMemoryHcn
+from kubelet_winnet.runtime.hcn._sandbox import (
     DEFAULT_OWNER,
     ReconcileReport,
     SandboxNetwork,

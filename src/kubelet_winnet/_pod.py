@@ -3,7 +3,7 @@
 Accepted: a manifest mapping in the API's camelCase (Pod, or a workload whose pod
 template is used), a ``kubernetes.client`` object (``V1Pod``, workloads, ``V1PodTemplate``;
 client 36 plain classes or 37 pydantic models, read by attribute, never imported), or
-:class:`kubelet_winnet.model.Pod`. Only the fields the rules read are checked; everything
+:class:`kubelet_winnet._model.Pod`. Only the fields the rules read are checked; everything
 else is ignored. Wrong types raise :class:`InvalidPodError` naming the JSON path; nothing
 is coerced (the string ``"true"`` is not ``true``). ``null`` means unset, as in the API.
 """
@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubelet_winnet._fastfacts import make_container_facts, make_pod_facts, make_windows_options
-from kubelet_winnet.errors import InvalidPodError
-from kubelet_winnet.rules import (
+from kubelet_winnet._rules import (
     ContainerFacts,
     ContainerKind,
     PodFacts,
     WindowsOptions,
 )
+from kubelet_winnet.errors import InvalidPodError
 
 __all__ = [
     "CONTAINER_KINDS",
@@ -228,7 +228,7 @@ def _from_manifest(manifest: Mapping[str, Any]) -> PodFacts:
     return _facts_from_spec(spec, f"{at}spec.")
 
 
-# --- objects read by attribute (kubernetes client, kubelet_winnet.model) -------------
+# --- objects read by attribute (kubernetes client, kubelet_winnet._model) -------------
 # Their attributes are snake_case; error paths stay in the API's camelCase.
 
 
@@ -424,7 +424,7 @@ def read_pod(pod: object) -> PodFacts:
     raise InvalidPodError(
         "",
         "expected a Pod or workload manifest mapping, a kubernetes.client V1Pod or "
-        f"kubelet_winnet.model.Pod, got {type(pod).__name__}",
+        f"kubelet_winnet.Pod, got {type(pod).__name__}",
     )
 
 

@@ -8,7 +8,7 @@ kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go``
 ``pkg/securitycontext/util.go`` (effective Windows options), releases 1.26-1.38.
 
 ``docs/decision-table.md`` is rendered from :data:`STEPS` and :func:`decide_sandbox`
-(``python -m kubelet_winnet.docgen``); a test fails if it drifts.
+(``python scripts/render_docs.py``); a test fails if it drifts.
 """
 
 from __future__ import annotations

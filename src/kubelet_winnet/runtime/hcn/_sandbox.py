@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError
-from kubelet_winnet.hcn import documents
-from kubelet_winnet.hcn.client import HcnClient
-from kubelet_winnet.hcn.state import Record, StateStore
+from kubelet_winnet.runtime.hcn import _documents as documents
+from kubelet_winnet.runtime.hcn._client import HcnClient
+from kubelet_winnet.runtime.hcn._state import Record, StateStore
 
 __all__ = [
     "DEFAULT_OWNER",

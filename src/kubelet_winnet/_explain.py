@@ -6,18 +6,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet.errors import SandboxConfigError
-from kubelet_winnet.featuregates import MODELLED_GATES, WINDOWS_HOST_NETWORK, GateResolution
-from kubelet_winnet.messages import sandbox_config_message
-from kubelet_winnet.pod import read_pod, spec_path
-from kubelet_winnet.rules import (
+from kubelet_winnet._featuregates import MODELLED_GATES, WINDOWS_HOST_NETWORK, GateResolution
+from kubelet_winnet._messages import sandbox_config_message
+from kubelet_winnet._pod import read_pod, spec_path
+from kubelet_winnet._rules import (
     ContainerFacts,
     PodFacts,
     Trace,
     decide_sandbox,
 )
-from kubelet_winnet.translate import kubelet_profile
-from kubelet_winnet.versions import DEFAULT_KUBELET_VERSION, GateStage
+from kubelet_winnet._translate import kubelet_profile
+from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, GateStage
+from kubelet_winnet.errors import SandboxConfigError
 
 __all__ = ["ExplainStep", "Explanation", "Warning", "WarningCode", "explain"]
 

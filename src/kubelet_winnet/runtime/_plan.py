@@ -56,7 +56,7 @@ class HcnCall:
         return f"{self.function}{' (per namespace)' if self.repeated else ''}: {self.purpose}"
 
 
-# What kubelet_winnet.hcn.SandboxNetworks calls, keyed by host_network, in order.
+# What kubelet_winnet.runtime.hcn.SandboxNetworks calls, keyed by host_network, in order.
 SETUP_CALLS: Mapping[bool, tuple[HcnCall, ...]] = {
     False: (
         HcnCall("HcnCreateNamespace", "create the sandbox namespace under a GUID recorded first"),

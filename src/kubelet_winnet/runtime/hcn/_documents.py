@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from kubelet_winnet.errors import HcnError
-from kubelet_winnet.hcn.hresult import E_UNEXPECTED
+from kubelet_winnet.runtime.hcn._hresult import E_UNEXPECTED
 
 __all__ = [
     "HOST_DEFAULT",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet.rules import ContainerDecision, SandboxDecision
+from kubelet_winnet._rules import ContainerDecision, SandboxDecision
 
 __all__ = ["container_security_context_message", "sandbox_config_message"]
 

@@ -1,0 +1,451 @@
+"""The ``check`` rules: what a Windows pod asks for that it will not get.
+
+Rules are data (:data:`RULES`: id, severity, summary, docs page) plus one pure function,
+:func:`check_pod`, from a manifest's pod to its findings. The kubelet and API-server
+texts are quoted from upstream (kubelet: pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go,
+``generatePodSandboxWindowsConfig``; API server: pkg/apis/core/validation/validation.go,
+``validateWindowsHostProcessPod``, ``validateHostNetwork``, ``validateWindows``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubelet_winnet._targeting import PodObject, Target
+
+__all__ = [
+    "DOCS_URL",
+    "IGNORE_PREFIX",
+    "RULES",
+    "RULES_BY_ID",
+    "Finding",
+    "HostNetworkReach",
+    "Rule",
+    "Severity",
+    "check_pod",
+    "host_network_reach",
+    "ignored_rules",
+]
+
+# Where docs/rules/<rule-id>.md is published (SARIF helpUri).
+DOCS_URL = "https://github.com/kubelet-winnet/kubelet-winnet/blob/main/docs/rules/"
+# kube-linter's convention: ignore-check.kube-linter.io/<check>: "<reason>".
+IGNORE_PREFIX = "ignore-check.kubelet-winnet.io/"
+
+
+class Severity(enum.IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def sarif_level(self) -> str:
+        return {1: "note", 2: "warning", 3: "error"}[self.value]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    summary: str
+
+    @property
+    def help_uri(self) -> str:
+        return f"{DOCS_URL}{self.id}.md"
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("host-network-ignored", Severity.WARNING,
+         "hostNetwork: true on a Windows pod that is not HostProcess is silently ignored"),
+    Rule("host-process-mixed", Severity.ERROR,
+         "some but not all containers are HostProcess: the kubelet refuses the pod"),
+    Rule("host-process-needs-host-network", Severity.ERROR,
+         "HostProcess containers without hostNetwork: true: the kubelet refuses the pod"),
+    Rule("host-process-pod-false", Severity.ERROR,
+         "a HostProcess container in a pod whose hostProcess is false: the kubelet refuses "
+         "the pod"),
+    Rule("host-port-mismatch", Severity.ERROR,
+         "under hostNetwork a hostPort must equal its containerPort"),
+    Rule("windows-forbidden-field", Severity.ERROR,
+         "a field the API server rejects for a pod with spec.os.name: windows"),
+    Rule("gmsa-spec-missing", Severity.INFO,
+         "gmsaCredentialSpecName without gmsaCredentialSpec: needs the GMSA webhook"),
+)
+RULES_BY_ID: Mapping[str, Rule] = {rule.id: rule for rule in RULES}
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: Rule
+    severity: Severity  # the rule's, or lower (windows-forbidden-field without os.name)
+    message: str
+    field: Path  # from the manifest root
+    container: str | None = None
+
+
+# --- where hostNetwork reaches the runtime, from the library's own decisions ----------
+
+GATE_STATES: tuple[tuple[str, str | None], ...] = (
+    ("default", None),
+    ("WindowsHostNetwork=true", "WindowsHostNetwork=true"),
+    ("WindowsHostNetwork=false", "WindowsHostNetwork=false"),
+)
+_PROBE = {"spec": {"hostNetwork": True, "containers": [{"name": "c", "image": "i"}]}}
+
+
+@dataclass(frozen=True)
+class HostNetworkReach:
+    """For each kubelet minor, the gate states under which the sandbox request for a
+    plain ``hostNetwork: true`` pod carries ``network = NODE``; and whether the
+    kubelet profile being checked does."""
+
+    by_minor: tuple[tuple[int, frozenset[str], frozenset[str]], ...]  # minor, NODE, valid
+    selected: str
+    selected_carries_node: bool
+
+    def text(self) -> str:
+        parts = []
+        for first, last, node, valid in _runs(self.by_minor):
+            span = f"1.{first}" if first == last else f"1.{first}-1.{last}"
+            if not node:
+                parts.append(f"never on {span}")
+            elif node == valid:
+                parts.append(f"always on {span}")
+            elif "default" in node:
+                off = sorted(valid - node)
+                parts.append(f"on {span} unless {' or '.join(off)}")
+            else:
+                parts.append(f"on {span} only with {' or '.join(sorted(node))}")
+        return "; ".join(parts)
+
+
+def _runs(
+    rows: Sequence[tuple[int, frozenset[str], frozenset[str]]],
+) -> Iterator[tuple[int, int, frozenset[str], frozenset[str]]]:
+    def key(row: tuple[int, frozenset[str], frozenset[str]]) -> object:
+        return (row[1], row[2]) if row[1] else ()  # "never" whatever the gate accepts
+
+    start = 0
+    for index in range(1, len(rows) + 1):
+        if index == len(rows) or key(rows[index]) != key(rows[start]):
+            yield rows[start][0], rows[index - 1][0], rows[start][1], rows[start][2]
+            start = index
+
+
+def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNetworkReach:
+    """Evaluate kubelet 1.26-1.38 under each gate state with the public API."""
+    import kubelet_winnet as api
+    from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
+
+    def carries_node(version: object, gates: object) -> bool:
+        config = api.windows_sandbox_config(
+            _PROBE, kubelet_version=version, feature_gates=gates
+        )
+        context = config.security_context
+        # NamespaceMode NODE = 2 (cri-api runtime.v1 api.proto)
+        return context.HasField("namespace_options") and context.namespace_options.network == 2
+
+    rows = []
+    minor = 26
+    while True:
+        version = f"1.{minor}"
+        try:
+            api.kubelet_profile(version)
+        except UnsupportedVersionError:
+            break
+        node: set[str] = set()
+        valid: set[str] = set()
+        for label, gates in GATE_STATES:
+            try:
+                api.kubelet_profile(version, gates)
+            except FeatureGateError:
+                continue
+            valid.add(label)
+            if carries_node(version, gates):
+                node.add(label)
+        rows.append((minor, frozenset(node), frozenset(valid)))
+        minor += 1
+    profile = api.kubelet_profile(kubelet_version, feature_gates)
+    selected = f"kubelet {profile.version}" + (f" with {feature_gates}" if feature_gates else "")
+    return HostNetworkReach(tuple(rows), selected, carries_node(kubelet_version, feature_gates))
+
+
+# --- the pod's containers, as the kubelet visits them --------------------------------
+
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+@dataclass(frozen=True)
+class _Container:
+    path: Path  # from the manifest root
+    name: str
+    host_process: bool | None  # as set on the container
+    effective: bool  # container value, else the pod's, else false
+
+
+def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Container]:
+    found = []
+    for kind in _CONTAINER_LISTS:
+        entries = pod.spec.get(kind)
+        if not isinstance(entries, list):
+            continue
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, Mapping):
+                continue
+            own = _bool(_dig(entry, "securityContext", "windowsOptions", "hostProcess"))
+            name = entry.get("name")
+            found.append(_Container(
+                (*pod.spec_path, kind, index),
+                name if isinstance(name, str) else f"{kind}[{index}]",
+                own,
+                own if own is not None else bool(pod_host_process),
+            ))
+    return found
+
+
+def _dig(node: object, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _bool(value: object) -> bool | None:
+    return value if value is True or value is False else None
+
+
+def _int(value: object) -> int | None:
+    return value if type(value) is int else None
+
+
+# --- the rules --------------------------------------------------------------------------
+
+_KUBELET_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
+_API_MIXED = (
+    "If pod contains any hostProcess containers then all containers must be HostProcess "
+    "containers"
+)
+_KUBELET_NEEDS_NETWORK = "hostNetwork is required if Pod contains HostProcess containers"
+_API_NEEDS_NETWORK = "hostNetwork must be true if pod contains any hostProcess containers"
+_KUBELET_POD_FALSE = (
+    "pod must not contain any HostProcess containers if Pod's WindowsOptions.HostProcess "
+    "is set to false"
+)
+_API_IDENTICAL = "pod hostProcess value must be identical if both are specified, was false"
+_API_HOST_PORT = "must match `containerPort` when `hostNetwork` is true"
+_API_WINDOWS = "cannot be set for a windows pod"
+
+# validateWindows: pod-level fields, pod securityContext fields, container securityContext
+# fields. The three booleans are rejected only when true.
+_WINDOWS_SPEC_TRUE = ("hostPID", "hostIPC", "shareProcessNamespace")
+_WINDOWS_SPEC_SET = ("hostUsers",)
+_WINDOWS_POD_CONTEXT = (
+    "seLinuxOptions", "seccompProfile", "appArmorProfile", "fsGroup", "fsGroupChangePolicy",
+    "sysctls", "runAsUser", "runAsGroup", "supplementalGroups", "supplementalGroupsPolicy",
+)
+_WINDOWS_CONTAINER_CONTEXT = (
+    "seLinuxOptions", "seccompProfile", "appArmorProfile", "capabilities",
+    "readOnlyRootFilesystem", "privileged", "allowPrivilegeEscalation", "procMount",
+    "runAsUser", "runAsGroup",
+)
+
+
+def _names(containers: Sequence[_Container]) -> str:
+    shown = ", ".join(c.name for c in containers[:5])
+    return shown + (f" and {len(containers) - 5} more" if len(containers) > 5 else "")
+
+
+def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[Finding]:
+    """Every finding for one pod (ignore annotations not applied yet)."""
+    spec = pod.spec
+    at = pod.spec_path
+    found: list[Finding] = []
+    host_network = spec.get("hostNetwork") is True
+    pod_options = _dig(spec, "securityContext", "windowsOptions")
+    pod_host_process = _bool(_dig(pod_options, "hostProcess"))
+    containers = _containers(pod, pod_host_process)
+    host_process = [c for c in containers if c.effective]
+    plain = [c for c in containers if not c.effective]
+
+    if host_process and plain:
+        rule = RULES_BY_ID["host-process-mixed"]
+        first = plain[0]
+        found.append(Finding(
+            rule, rule.severity,
+            f"HostProcess: {_names(host_process)}; not HostProcess: {_names(plain)}: the kubelet "
+            f"refuses the pod (\"{_KUBELET_MIXED}\") and the API server rejects it "
+            f"(\"{_API_MIXED}\")",
+            (*first.path, "securityContext", "windowsOptions", "hostProcess")
+            if first.host_process is not None else first.path,
+            first.name,
+        ))
+    if host_process and not host_network:
+        rule = RULES_BY_ID["host-process-needs-host-network"]
+        found.append(Finding(
+            rule, rule.severity,
+            f"HostProcess containers ({_names(host_process)}) without hostNetwork: true: the "
+            f"kubelet refuses the pod (\"{_KUBELET_NEEDS_NETWORK}\") and the API server rejects it "
+            f"(\"{_API_NEEDS_NETWORK}\"); set spec.hostNetwork: true",
+            (*at, "hostNetwork"),
+        ))
+    if pod_host_process is False:
+        rule = RULES_BY_ID["host-process-pod-false"]
+        for container in containers:
+            if container.host_process is True:
+                found.append(Finding(
+                    rule, rule.severity,
+                    f"container {container.name} is HostProcess but the pod sets "
+                    f"hostProcess: false: the kubelet refuses the pod (\"{_KUBELET_POD_FALSE}\") "
+                    f"and the API server rejects it (\"{_API_IDENTICAL}\")",
+                    (*container.path, "securityContext", "windowsOptions", "hostProcess"),
+                    container.name,
+                ))
+    if host_network and not host_process:
+        rule = RULES_BY_ID["host-network-ignored"]
+        here = "does" if reach.selected_carries_node else "does not"
+        found.append(Finding(
+            rule, rule.severity,
+            "hostNetwork: true is not applied to this Windows pod: the kubelet's sandbox "
+            f"request carries network NODE {reach.text()} ({reach.selected}: it {here}), "
+            "and no released containerd acts on it (containerd takes host networking on "
+            "Windows from host_process alone), so the pod gets its own network namespace. "
+            "For the node's network make every container HostProcess; to reach the pod "
+            "on the node's address use a hostPort or a NodePort Service",
+            (*at, "hostNetwork"),
+        ))
+    if host_network:
+        rule = RULES_BY_ID["host-port-mismatch"]
+        for kind in ("initContainers", "containers"):
+            entries = spec.get(kind)
+            if not isinstance(entries, list):
+                continue
+            for index, entry in enumerate(entries):
+                ports = entry.get("ports") if isinstance(entry, Mapping) else None
+                if not isinstance(ports, list):
+                    continue
+                for number, port in enumerate(ports):
+                    if not isinstance(port, Mapping):
+                        continue
+                    host_port = _int(port.get("hostPort"))
+                    container_port = _int(port.get("containerPort"))
+                    if host_port and container_port is not None and host_port != container_port:
+                        name = entry.get("name")
+                        found.append(Finding(
+                            rule, rule.severity,
+                            f"hostPort {host_port} with containerPort {container_port} under "
+                            f"hostNetwork: the API server rejects it (\"{_API_HOST_PORT}\"); "
+                            "the pod listens on the node's port containerPort",
+                            (*at, kind, index, "ports", number, "hostPort"),
+                            name if isinstance(name, str) else None,
+                        ))
+    found += _forbidden(pod, target)
+    found += _gmsa(pod, pod_options, containers)
+    return found
+
+
+def _forbidden(pod: PodObject, target: Target) -> list[Finding]:
+    spec = pod.spec
+    at = pod.spec_path
+    os_name = _dig(spec, "os", "name")
+    if os_name != "windows" and target is not Target.WINDOWS:
+        return []
+    rule = RULES_BY_ID["windows-forbidden-field"]
+    declared = os_name == "windows"
+    severity = rule.severity if declared else Severity.INFO
+    tail = (
+        f"the API server rejects it (\"{_API_WINDOWS}\")"
+        if declared
+        else "ignored on Windows nodes; the API server rejects it "
+        f"(\"{_API_WINDOWS}\") once spec.os.name is windows"
+    )
+    found = []
+    for name in _WINDOWS_SPEC_TRUE:
+        if spec.get(name) is True:
+            found.append(Finding(rule, severity, f"{name}: true is {tail}", (*at, name)))
+    for name in _WINDOWS_SPEC_SET:
+        if spec.get(name) is not None:
+            found.append(Finding(rule, severity, f"{name} is {tail}", (*at, name)))
+    context = spec.get("securityContext")
+    if isinstance(context, Mapping):
+        for name in _WINDOWS_POD_CONTEXT:
+            if context.get(name) is not None:
+                found.append(Finding(rule, severity, f"securityContext.{name} is {tail}",
+                                     (*at, "securityContext", name)))
+    for kind in _CONTAINER_LISTS:
+        entries = spec.get(kind)
+        if not isinstance(entries, list):
+            continue
+        for index, entry in enumerate(entries):
+            context = entry.get("securityContext") if isinstance(entry, Mapping) else None
+            if not isinstance(context, Mapping):
+                continue
+            container_name = entry.get("name")
+            shown = container_name if isinstance(container_name, str) else None
+            for name in _WINDOWS_CONTAINER_CONTEXT:
+                if context.get(name) is not None:
+                    found.append(Finding(
+                        rule, severity, f"container securityContext.{name} is {tail}",
+                        (*at, kind, index, "securityContext", name), shown,
+                    ))
+    return found
+
+
+def _gmsa(
+    pod: PodObject, pod_options: object, containers: Sequence[_Container]
+) -> list[Finding]:
+    rule = RULES_BY_ID["gmsa-spec-missing"]
+    sources: list[tuple[Path, object, str | None]] = [
+        ((*pod.spec_path, "securityContext", "windowsOptions"), pod_options, None)
+    ]
+    for container in containers:
+        options = _container_options(pod, container)
+        sources.append(((*container.path, "securityContext", "windowsOptions"), options,
+                        container.name))
+    found = []
+    for path, options, name in sources:
+        if not isinstance(options, Mapping):
+            continue
+        spec_name = options.get("gmsaCredentialSpecName")
+        if isinstance(spec_name, str) and options.get("gmsaCredentialSpec") is None:
+            found.append(Finding(
+                rule, rule.severity,
+                f"gmsaCredentialSpecName {_clip(spec_name)} without gmsaCredentialSpec: the "
+                "kubelet sends only the spec contents, which the GMSA admission webhook fills "
+                "in; without the webhook the container gets no GMSA identity",
+                (*path, "gmsaCredentialSpecName"), name,
+            ))
+    return found
+
+
+def _container_options(pod: PodObject, container: _Container) -> object:
+    kind, index = container.path[len(pod.spec_path)], container.path[len(pod.spec_path) + 1]
+    entries = pod.spec.get(str(kind))
+    entry = entries[int(index)] if isinstance(entries, list) else None
+    return _dig(entry, "securityContext", "windowsOptions")
+
+
+def _clip(text: str) -> str:
+    return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
+
+
+def ignored_rules(pod: PodObject) -> dict[str, str]:
+    """Rule ids the object or its pod template opts out of, with the reasons given."""
+    ignored: dict[str, str] = {}
+    for metadata in (pod.manifest.get("metadata"), pod.template_metadata):
+        annotations = _dig(metadata, "annotations")
+        if not isinstance(annotations, Mapping):
+            continue
+        for key, value in annotations.items():
+            if isinstance(key, str) and key.startswith(IGNORE_PREFIX):
+                ignored[key[len(IGNORE_PREFIX):]] = value if isinstance(value, str) else ""
+    return ignored

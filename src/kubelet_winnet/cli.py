@@ -544,6 +544,15 @@ register(Command(
     _configure_check, _run_check,
 ))
 
+# Commands kept in their own modules (matrix, audit): registered here in a few lines.
+from kubelet_winnet._matrix import configure_matrix, run_matrix  # noqa: E402
+
+register(Command(
+    "matrix", "what each kubelet 1.26+ sends for each kind of Windows pod, per "
+    "WindowsHostNetwork state",
+    configure_matrix, run_matrix,
+))
+
 
 # --- main ----------------------------------------------------------------------------------
 

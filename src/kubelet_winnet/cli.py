@@ -545,7 +545,14 @@ register(Command(
 ))
 
 # Commands kept in their own modules (matrix, audit): registered here in a few lines.
+from kubelet_winnet._audit import configure_audit, run_audit  # noqa: E402
 from kubelet_winnet._matrix import configure_matrix, run_matrix  # noqa: E402
+
+register(Command(
+    "audit", "every Windows pod of a cluster (live, or a kubectl dump) judged by its node's "
+    "kubelet and runtime: what is sent, whether hostNetwork takes effect, check findings",
+    configure_audit, run_audit,
+))
 
 register(Command(
     "matrix", "what each kubelet 1.26+ sends for each kind of Windows pod, per "

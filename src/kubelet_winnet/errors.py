@@ -8,6 +8,7 @@ carries the facts as attributes, so callers never parse messages.
 from __future__ import annotations
 
 __all__ = [
+    "ClusterAccessError",
     "FeatureGateError",
     "HcnError",
     "HcnNotFoundError",
@@ -152,3 +153,29 @@ class StateFileError(WinnetError, OSError):
 
     def __reduce__(self) -> tuple[type[StateFileError], tuple[str, str]]:
         return (type(self), (self.path, self.reason))
+
+
+class ClusterAccessError(WinnetError, OSError):
+    """Reading pods or nodes from a cluster failed (``kubelet-winnet audit``).
+
+    ``kind`` says how: ``kubeconfig``, ``unreachable``, ``unauthorized`` (401),
+    ``forbidden`` (403; ``permission`` names what is missing, e.g. ``list pods``),
+    ``server`` (5xx or another status), ``malformed`` (a body that is not the list
+    the API promises, or is cut short); ``status`` is the HTTP status or 0.
+    """
+
+    def __init__(self, kind: str, message: str, *, status: int = 0, permission: str = "") -> None:
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.permission = permission
+        OSError.__init__(self, message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[ClusterAccessError], tuple[str, str], dict[str, object]]:
+        return (type(self), (self.kind, self.message),
+                {"status": self.status, "permission": self.permission})

@@ -250,6 +250,8 @@ class Auditor:
             effect = self._effect(config, network, host_process, host_network, runtime)
         findings: tuple[FindingRecord, ...] = ()
         reach = self._reach_for(kubelet)
+        if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
+            reach = self._reach_for(self.default_kubelet)  # the findings still hold
         if isinstance(reach, HostNetworkReach):
             raw = check_pod(pod, Target.WINDOWS, reach)
             if raw:
@@ -341,12 +343,17 @@ class _TextWriter:
         self._totals = Totals()
         self._notes: list[str] = []
         self._starred = False
+        self._seen: set[str] = set()
+        self._again = False
 
     def add(self, record: PodAudit) -> None:
         self._starred = self._starred or record.kubelet_source != "node"
         if record.namespace != self._namespace:
             self._flush()
             self._namespace = record.namespace
+            # Input not grouped by namespace: a namespace seen before gets another table.
+            self._again = record.namespace in self._seen
+            self._seen.add(record.namespace)
         self._rows.append(_row(record))
         self._totals.add(record)
         if record.note:
@@ -357,7 +364,8 @@ class _TextWriter:
             return
         rows = [_COLUMNS, *self._rows]
         widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-        self._out.write(f"NAMESPACE {self._namespace}\n")
+        again = " (continued)" if self._again else ""
+        self._out.write(f"NAMESPACE {self._namespace}{again}\n")
         for row in rows:
             cells = (c.ljust(w) for c, w in zip(row, widths, strict=True))
             self._out.write("  ".join(cells).rstrip() + "\n")
@@ -607,17 +615,19 @@ def _dump(args: argparse.Namespace, session: Session) -> Iterator[ClusterObject]
 def _ordered(
     objects: Iterator[ClusterObject], auditor: Auditor, pending: list[ClusterObject]
 ) -> Iterator[ClusterObject]:
-    """Pods, with every node applied before: a pod whose node has not been seen yet waits
-    until the end of the input (only when a dump lists pods before nodes)."""
+    """Pods, with every node applied before. Nodes normally come first (the live source,
+    ``kubectl get nodes,pods``); when a dump lists pods before any node, those pods wait
+    until the end of the input."""
     for item in objects:
         if item.kind == "Node":
             auditor.node(item.value)
             continue
-        spec = item.value.get("spec")
-        node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-        if isinstance(node, str) and node and node not in auditor.nodes:
-            pending.append(item)
-            continue
+        if not auditor.nodes:
+            spec = item.value.get("spec")
+            node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+            if isinstance(node, str) and node:
+                pending.append(item)
+                continue
         yield item
     yield from pending
     pending.clear()

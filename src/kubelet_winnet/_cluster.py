@@ -233,7 +233,7 @@ class LiveCluster:
         try:
             body = json.loads(data)
         except json.JSONDecodeError as exc:
-            cut = exc.pos >= len(data) - 1
+            cut = exc.pos >= len(data) - 1 or exc.msg.startswith("Unterminated string")
             raise bad(
                 "a body cut short" if cut
                 else f"a body that is not JSON ({exc.msg} at byte {exc.pos})"

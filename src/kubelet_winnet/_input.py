@@ -164,16 +164,19 @@ class _Text:
         self._pending = head[skip:]
 
     def _take(self, size: int) -> bytes:
-        data = self._raw.read(size)
-        if not data:
-            self._eof = True
-            return b""
-        self._read += len(data)
-        if self._read > self._max:
+        if self._read >= self._max:  # the bytes up to the limit were handed over
+            if not self._raw.read(1):
+                self._eof = True
+                return b""
             raise _Refused(
                 f"larger than {self._max} bytes (raise the limit with --max-bytes)",
                 self._lines, fatal=True,
             )
+        data = self._raw.read(min(size, self._max - self._read))
+        if not data:
+            self._eof = True
+            return b""
+        self._read += len(data)
         return data
 
     def read(self, size: int = _CHUNK) -> str:
@@ -240,12 +243,12 @@ class _LineTable:
 
     def locate(self, root: Any, path: Path) -> int:
         node = root
-        best = 0
-        for part in path:
+        entry = self.table.get(id(root))
+        best = 0 if entry is None else entry[0]
+        for part in path:  # the line of the deepest key present
             entry = self.table.get(id(node))
             if entry is None:
                 break
-            best = entry[0]
             try:
                 best = entry[1][part]
                 node = node[part]

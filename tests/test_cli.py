@@ -552,7 +552,7 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
                           text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1
-    endless = subprocess.Popen(["yes", "- kind: Pod"], stdout=subprocess.PIPE)
+    endless = subprocess.Popen(["yes", "--", "- kind: Pod"], stdout=subprocess.PIPE)
     try:
         done = subprocess.run(
             [console_script(), "check", "-", "--max-bytes", "5000000"],

@@ -561,6 +561,8 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
     finally:
         endless.kill()
         endless.wait()
+        assert endless.stdout is not None
+        endless.stdout.close()
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert "--max-bytes" in line

@@ -26,6 +26,7 @@ __all__ = [
     "BadInput",
     "Document",
     "Limits",
+    "describe_path",
     "expand_paths",
     "read_source",
 ]

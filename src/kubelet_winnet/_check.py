@@ -10,6 +10,7 @@ texts are quoted from upstream (kubelet: pkg/kubelet/kuberuntime/kuberuntime_san
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +113,19 @@ class HostNetworkReach:
     selected: str
     selected_carries_node: bool
 
+    @functools.cached_property
+    def message(self) -> str:
+        here = "does" if self.selected_carries_node else "does not"
+        return (
+            "hostNetwork: true is not applied to this Windows pod: the kubelet's sandbox "
+            f"request carries network NODE {self.text} ({self.selected}: it {here}), "
+            "and no released containerd acts on it (containerd takes host networking on "
+            "Windows from host_process alone), so the pod gets its own network namespace. "
+            "For the node's network make every container HostProcess; to reach the pod "
+            "on the node's address use a hostPort or a NodePort Service"
+        )
+
+    @functools.cached_property
     def text(self) -> str:
         parts = []
         for first, last, node, valid in _runs(self.by_minor):
@@ -199,7 +213,7 @@ def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Containe
         if not isinstance(entries, list):
             continue
         for index, entry in enumerate(entries):
-            if not isinstance(entry, Mapping):
+            if type(entry) is not dict:
                 continue
             own = _bool(_dig(entry, "securityContext", "windowsOptions", "hostProcess"))
             name = entry.get("name")
@@ -214,7 +228,7 @@ def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Containe
 
 def _dig(node: object, *keys: str) -> Any:
     for key in keys:
-        if not isinstance(node, Mapping):
+        if type(node) is not dict:
             return None
         node = node.get(key)
     return node
@@ -312,17 +326,7 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
                 ))
     if host_network and not host_process:
         rule = RULES_BY_ID["host-network-ignored"]
-        here = "does" if reach.selected_carries_node else "does not"
-        found.append(Finding(
-            rule, rule.severity,
-            "hostNetwork: true is not applied to this Windows pod: the kubelet's sandbox "
-            f"request carries network NODE {reach.text()} ({reach.selected}: it {here}), "
-            "and no released containerd acts on it (containerd takes host networking on "
-            "Windows from host_process alone), so the pod gets its own network namespace. "
-            "For the node's network make every container HostProcess; to reach the pod "
-            "on the node's address use a hostPort or a NodePort Service",
-            (*at, "hostNetwork"),
-        ))
+        found.append(Finding(rule, rule.severity, reach.message, (*at, "hostNetwork")))
     if host_network:
         rule = RULES_BY_ID["host-port-mismatch"]
         for kind in ("initContainers", "containers"):
@@ -330,11 +334,11 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
             if not isinstance(entries, list):
                 continue
             for index, entry in enumerate(entries):
-                ports = entry.get("ports") if isinstance(entry, Mapping) else None
+                ports = entry.get("ports") if type(entry) is dict else None
                 if not isinstance(ports, list):
                     continue
                 for number, port in enumerate(ports):
-                    if not isinstance(port, Mapping):
+                    if type(port) is not dict:
                         continue
                     host_port = _int(port.get("hostPort"))
                     container_port = _int(port.get("containerPort"))
@@ -376,7 +380,7 @@ def _forbidden(pod: PodObject, target: Target) -> list[Finding]:
         if spec.get(name) is not None:
             found.append(Finding(rule, severity, f"{name} is {tail}", (*at, name)))
     context = spec.get("securityContext")
-    if isinstance(context, Mapping):
+    if type(context) is dict:
         for name in _WINDOWS_POD_CONTEXT:
             if context.get(name) is not None:
                 found.append(Finding(rule, severity, f"securityContext.{name} is {tail}",
@@ -386,8 +390,8 @@ def _forbidden(pod: PodObject, target: Target) -> list[Finding]:
         if not isinstance(entries, list):
             continue
         for index, entry in enumerate(entries):
-            context = entry.get("securityContext") if isinstance(entry, Mapping) else None
-            if not isinstance(context, Mapping):
+            context = entry.get("securityContext") if type(entry) is dict else None
+            if type(context) is not dict:
                 continue
             container_name = entry.get("name")
             shown = container_name if isinstance(container_name, str) else None
@@ -413,7 +417,7 @@ def _gmsa(
                         container.name))
     found = []
     for path, options, name in sources:
-        if not isinstance(options, Mapping):
+        if type(options) is not dict:
             continue
         spec_name = options.get("gmsaCredentialSpecName")
         if isinstance(spec_name, str) and options.get("gmsaCredentialSpec") is None:
@@ -443,7 +447,7 @@ def ignored_rules(pod: PodObject) -> dict[str, str]:
     ignored: dict[str, str] = {}
     for metadata in (pod.manifest.get("metadata"), pod.template_metadata):
         annotations = _dig(metadata, "annotations")
-        if not isinstance(annotations, Mapping):
+        if type(annotations) is not dict:
             continue
         for key, value in annotations.items():
             if isinstance(key, str) and key.startswith(IGNORE_PREFIX):

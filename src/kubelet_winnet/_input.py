@@ -15,7 +15,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
+import json.scanner
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -799,25 +801,63 @@ def _line_in(text: str, first_line: int, limits: Limits) -> int:
 
 
 def _json_locator(text: str, first_line: int) -> Callable[[Path], int]:
-    """Lines inside a JSON value, found only when a finding asks (re-read as YAML)."""
-    cache: list[tuple[Any, _LineTable] | None] = []
+    """Lines inside a JSON value's text, found only when a finding asks."""
 
     def locate(path: Path) -> int:
-        import io
-
-        if not cache:
-            cache.append(None)
-            reader = _YamlReader(io.StringIO(text), "", DEFAULT_LIMITS)
-            for found in reader.documents():
-                if not isinstance(found, BadInput):
-                    cache[0] = (found[2], found[3])
-                break
-        entry = cache[0]
-        if entry is None or not path:
-            return first_line
-        return first_line + entry[1].locate(entry[0], path) - 1
+        return first_line + text.count("\n", 0, _json_offset(text, path))
 
     return locate
+
+
+_SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[attr-defined]
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _json_offset(text: str, path: Path) -> int:
+    """Where the deepest key of ``path`` present in ``text`` starts (0: the value itself).
+
+    Walks only along the path; every sibling value is skipped by the C scanner."""
+    space = _SPACE.match
+    scan = _SCAN
+    pos = space(text, 0).end()
+    found = 0
+    for part in path:
+        if pos >= len(text):
+            return found
+        opener = text[pos]
+        pos = space(text, pos + 1).end()
+        if isinstance(part, str):
+            if opener != "{":
+                return found
+            while pos < len(text) and text[pos] == '"':
+                key_at = pos
+                key, pos = scan(text, pos)
+                pos = space(text, pos).end() + 1  # ":"
+                pos = space(text, pos).end()
+                if key == part:
+                    found = key_at
+                    break
+                _, pos = scan(text, pos)
+                pos = space(text, pos).end()
+                if text[pos:pos + 1] == ",":
+                    pos = space(text, pos + 1).end()
+            else:
+                return found
+        else:
+            if opener != "[":
+                return found
+            for _ in range(part):
+                if text[pos:pos + 1] == "]":
+                    return found
+                _, pos = scan(text, pos)
+                pos = space(text, pos).end()
+                if text[pos:pos + 1] != ",":
+                    return found
+                pos = space(text, pos + 1).end()
+            if text[pos:pos + 1] in ("]", ""):
+                return found
+            found = pos
+    return found
 
 
 # --- one source -------------------------------------------------------------------------

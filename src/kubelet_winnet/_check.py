@@ -198,30 +198,38 @@ def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNe
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
-@dataclass(frozen=True)
 class _Container:
-    path: Path  # from the manifest root
-    name: str
-    host_process: bool | None  # as set on the container
-    effective: bool  # container value, else the pod's, else false
+    """One container as the kubelet visits it (init, regular, ephemeral)."""
+
+    __slots__ = ("context", "effective", "host_process", "name", "options", "path")
+
+    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None):
+        self.path = path  # from the manifest root
+        self.name = name
+        self.context = context if type(context) is dict else None  # securityContext
+        options = None if self.context is None else self.context.get("windowsOptions")
+        self.options = options if type(options) is dict else None
+        own = None if self.options is None else _bool(self.options.get("hostProcess"))
+        self.host_process = own  # as set on the container
+        self.effective = own if own is not None else bool(pod_host_process)
 
 
 def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Container]:
     found = []
+    spec = pod.spec
     for kind in _CONTAINER_LISTS:
-        entries = pod.spec.get(kind)
-        if not isinstance(entries, list):
+        entries = spec.get(kind)
+        if type(entries) is not list:
             continue
         for index, entry in enumerate(entries):
             if type(entry) is not dict:
                 continue
-            own = _bool(_dig(entry, "securityContext", "windowsOptions", "hostProcess"))
             name = entry.get("name")
             found.append(_Container(
                 (*pod.spec_path, kind, index),
-                name if isinstance(name, str) else f"{kind}[{index}]",
-                own,
-                own if own is not None else bool(pod_host_process),
+                name if type(name) is str else f"{kind}[{index}]",
+                entry.get("securityContext"),
+                pod_host_process,
             ))
     return found
 
@@ -352,12 +360,14 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
                             (*at, kind, index, "ports", number, "hostPort"),
                             name if isinstance(name, str) else None,
                         ))
-    found += _forbidden(pod, target)
+    found += _forbidden(pod, target, containers)
     found += _gmsa(pod, pod_options, containers)
     return found
 
 
-def _forbidden(pod: PodObject, target: Target) -> list[Finding]:
+def _forbidden(
+    pod: PodObject, target: Target, containers: Sequence[_Container]
+) -> list[Finding]:
     spec = pod.spec
     at = pod.spec_path
     os_name = _dig(spec, "os", "name")
@@ -385,22 +395,16 @@ def _forbidden(pod: PodObject, target: Target) -> list[Finding]:
             if context.get(name) is not None:
                 found.append(Finding(rule, severity, f"securityContext.{name} is {tail}",
                                      (*at, "securityContext", name)))
-    for kind in _CONTAINER_LISTS:
-        entries = spec.get(kind)
-        if not isinstance(entries, list):
+    for container in containers:
+        context = container.context
+        if context is None:
             continue
-        for index, entry in enumerate(entries):
-            context = entry.get("securityContext") if type(entry) is dict else None
-            if type(context) is not dict:
-                continue
-            container_name = entry.get("name")
-            shown = container_name if isinstance(container_name, str) else None
-            for name in _WINDOWS_CONTAINER_CONTEXT:
-                if context.get(name) is not None:
-                    found.append(Finding(
-                        rule, severity, f"container securityContext.{name} is {tail}",
-                        (*at, kind, index, "securityContext", name), shown,
-                    ))
+        for name in _WINDOWS_CONTAINER_CONTEXT:
+            if context.get(name) is not None:
+                found.append(Finding(
+                    rule, severity, f"container securityContext.{name} is {tail}",
+                    (*container.path, "securityContext", name), container.name,
+                ))
     return found
 
 
@@ -411,10 +415,10 @@ def _gmsa(
     sources: list[tuple[Path, object, str | None]] = [
         ((*pod.spec_path, "securityContext", "windowsOptions"), pod_options, None)
     ]
-    for container in containers:
-        options = _container_options(pod, container)
-        sources.append(((*container.path, "securityContext", "windowsOptions"), options,
-                        container.name))
+    sources += [
+        ((*c.path, "securityContext", "windowsOptions"), c.options, c.name)
+        for c in containers if c.options is not None
+    ]
     found = []
     for path, options, name in sources:
         if type(options) is not dict:
@@ -429,13 +433,6 @@ def _gmsa(
                 (*path, "gmsaCredentialSpecName"), name,
             ))
     return found
-
-
-def _container_options(pod: PodObject, container: _Container) -> object:
-    kind, index = container.path[len(pod.spec_path)], container.path[len(pod.spec_path) + 1]
-    entries = pod.spec.get(str(kind))
-    entry = entries[int(index)] if isinstance(entries, list) else None
-    return _dig(entry, "securityContext", "windowsOptions")
 
 
 def _clip(text: str) -> str:

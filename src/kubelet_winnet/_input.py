@@ -597,7 +597,8 @@ class _JsonReader:
         self._text = text
         self.buffer = first
         self._pos = 0
-        self._line = 1  # line at self._pos
+        self._mark = 0  # a position in the buffer ...
+        self._mark_line = 1  # ... and its line: lines are counted forward from here
         self._eof = False
         self._limits = limits
         self.consumed = False  # a value was yielded: no going back to YAML
@@ -606,7 +607,8 @@ class _JsonReader:
         if self._eof:
             return False
         if self._pos > _CHUNK and self.consumed:  # keep all text until it is surely JSON
-            self._line += self.buffer.count("\n", 0, self._pos)
+            self._mark_line = self._line_at(self._pos)
+            self._mark = 0
             self.buffer = self.buffer[self._pos:]
             self._pos = 0
         chunk = self._text.read(at_least)
@@ -617,10 +619,17 @@ class _JsonReader:
         return True
 
     def _line_at(self, pos: int) -> int:
-        return self._line + self.buffer.count("\n", self._pos, pos)
+        if pos < self._mark:
+            return self._mark_line - self.buffer.count("\n", pos, self._mark)
+        self._mark_line += self.buffer.count("\n", self._mark, pos)
+        self._mark = pos
+        return self._mark_line
+
+    @property
+    def _line(self) -> int:
+        return self._line_at(self._pos)
 
     def _advance(self, pos: int) -> None:
-        self._line += self.buffer.count("\n", self._pos, pos)
         self._pos = pos
 
     def _peek(self) -> str:

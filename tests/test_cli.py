@@ -1,12 +1,10 @@
-"""The ``kubelet-winnet`` console script (issue 2 item 8).
-
-For each pod in a YAML/JSON file it prints the ``WindowsPodSandboxConfig`` as proto3 JSON.
-Exit status: 0 every pod translated; 1 the kubelet would refuse a pod
-(``Failed to create pod sandbox: ...``); 2 bad input, flags or usage. Never a traceback.
+"""The ``kubelet-winnet`` console script: translate and explain, input forms, targeting,
+exit statuses and streams.
 
 Presence (kubelet-rules.md step 2, cri-and-hcn.md): on 1.26-1.32 with the gate on, every
-pod's ``security_context`` carries ``namespace_options`` (``{}`` in proto3 JSON for POD,
-``{"network": "NODE"}`` for hostNetwork); on 1.33+ it is absent.
+pod's ``security_context`` carries ``namespace_options`` (POD, or NODE for hostNetwork);
+on 1.33+ it is absent. Exit status: 0 all translated; 1 the kubelet refuses a pod; 2 bad
+input, flags, usage or output that cannot be written; 141 stdout closed early.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cli import main
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -61,6 +60,7 @@ MIXED_HOST_PROCESS = pod(
         {"name": "b", "image": "i", "securityContext": {"windowsOptions": {"hostProcess": False}}},
     ],
 )
+LINUX_POD = pod("linux", host_network=True, nodeSelector={"kubernetes.io/os": "linux"})
 
 
 def write_yaml(path: Path, *docs: object) -> str:
@@ -86,18 +86,6 @@ def configs(records: list[Any]) -> list[Any]:
     return [r.get("windowsPodSandboxConfig") for r in records]
 
 
-def text_configs(out: str) -> list[Any]:
-    """The proto3 JSON objects of text output: one per pod, after a ``# `` header."""
-    decoder = json.JSONDecoder()
-    found = []
-    index = out.find("\n{")
-    while index != -1:
-        value, end = decoder.raw_decode(out, index + 1)
-        found.append(value)
-        index = out.find("\n{", end)
-    return found
-
-
 @pytest.fixture
 def multi(tmp_path: Path) -> str:
     return write_yaml(
@@ -114,21 +102,24 @@ def multi(tmp_path: Path) -> str:
 def test_multi_document_yaml_skips_non_pod_kinds(
     capsys: pytest.CaptureFixture[str], multi: str
 ) -> None:
-    status, out, _ = run(capsys, "translate", multi)
-    assert status == 0
-    assert text_configs(out) == [NODE_SC, POD_SC]
-    assert out.count("\n# ") + out.startswith("# ") == 2  # one header per pod
-    assert "ConfigMap" not in out
-    assert '"namespaceOptions": {}' in out
-    assert '"network": "NODE"' in out
-
-
-def test_json_output(capsys: pytest.CaptureFixture[str], multi: str) -> None:
     status, records = run_json(capsys, "translate", multi)
     assert status == 0
     assert configs(records) == [NODE_SC, POD_SC]
-    assert "web" in records[0]["pod"]
-    assert "plain" in records[1]["pod"]
+    assert records[0]["pod"] == "Deployment/web/web"
+    assert records[1]["pod"] == "Pod/plain"
+    assert [r["source"] for r in records] == [f"{multi}#1", f"{multi}#3"]
+
+
+def test_text_output_shows_pod_network_explicitly(
+    capsys: pytest.CaptureFixture[str], multi: str
+) -> None:
+    status, out, _ = run(capsys, "translate", multi)
+    assert status == 0
+    assert '"network": "NODE"' in out
+    assert '"network": "POD"' in out
+    assert '"namespaceOptions": {}' not in out
+    status, out, _ = run(capsys, "translate", multi, "--kubelet-version", "1.33")
+    assert "network" not in out  # 1.33+: namespace_options is absent, not POD
 
 
 @pytest.mark.parametrize("version", ["1.26", "1.32", "v1.32.4"])
@@ -144,24 +135,14 @@ def test_namespace_options_present_up_to_1_32(
 def test_namespace_options_absent_from_1_33(
     capsys: pytest.CaptureFixture[str], multi: str, version: str
 ) -> None:
-    status, out, _ = run(capsys, "translate", multi, "--kubelet-version", version)
+    status, records = run_json(capsys, "translate", multi, "--kubelet-version", version)
     assert status == 0
-    assert text_configs(out) == [NO_NS_SC, NO_NS_SC]
-    assert "namespaceOptions" not in out
+    assert configs(records) == [NO_NS_SC, NO_NS_SC]
 
 
 def test_gate_off_on_1_32(capsys: pytest.CaptureFixture[str], multi: str) -> None:
     status, records = run_json(
         capsys, "translate", multi, "--feature-gates", "WindowsHostNetwork=false"
-    )
-    assert status == 0
-    assert configs(records) == [NO_NS_SC, NO_NS_SC]
-
-
-def test_deprecated_gate_set_on_1_33(capsys: pytest.CaptureFixture[str], multi: str) -> None:
-    status, records = run_json(
-        capsys, "translate", multi, "--kubelet-version", "1.33",
-        "--feature-gates", "WindowsHostNetwork=true",
     )
     assert status == 0
     assert configs(records) == [NO_NS_SC, NO_NS_SC]
@@ -184,7 +165,7 @@ def test_kind_list(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, records = run_json(capsys, "translate", path)
     assert status == 0
     assert configs(records) == [NODE_SC, POD_SC]
-    assert ["/a" in r["pod"] for r in records] == [True, False]
+    assert [r["source"] for r in records] == [f"{path}#1.items[0]", f"{path}#1.items[2]"]
 
 
 def test_json_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -195,23 +176,26 @@ def test_json_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert configs(records) == [NODE_SC]
 
 
-def test_stdin(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     text = yaml.safe_dump_all([CONFIG_MAP, pod("s", host_network=False)])
-    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     status, records = run_json(capsys, "translate", "-")
     assert status == 0
     assert configs(records) == [POD_SC]
+    assert records[0]["source"] == "<stdin>#2"
 
 
-def test_several_files(
+def test_directories_and_repeated_f(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, multi: str
 ) -> None:
-    other = write_yaml(tmp_path / "other.yaml", pod("o", host_network=True))
-    status, records = run_json(capsys, "translate", multi, other)
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    write_yaml(tree / "sub" / "b.yaml", pod("b", host_network=True))
+    write_yaml(tree / "a.yml", pod("a"))
+    (tree / "README.md").write_text("not a manifest")
+    status, records = run_json(capsys, "translate", "-f", str(tree), "-f", multi)
     assert status == 0
-    assert configs(records) == [NODE_SC, POD_SC, NODE_SC]
+    assert [r["pod"] for r in records] == ["Pod/a", "Pod/b", "Deployment/web/web", "Pod/plain"]
 
 
 def test_file_without_pods(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -220,7 +204,106 @@ def test_file_without_pods(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert (status, records) == (0, [])
 
 
-# --- exit 1: the kubelet refuses a pod ------------------------------------------------
+# --- output formats ---------------------------------------------------------------------
+
+
+def expected_messages() -> list[api_pb2.WindowsPodSandboxConfig]:
+    """NODE for the hostNetwork Deployment, POD for the plain pod (kubelet 1.32)."""
+    node = api_pb2.WindowsPodSandboxConfig()
+    node.security_context.namespace_options.network = api_pb2.NODE
+    plain = api_pb2.WindowsPodSandboxConfig()
+    plain.security_context.namespace_options.SetInParent()
+    return [node, plain]
+
+
+def test_output_yaml(capsys: pytest.CaptureFixture[str], multi: str) -> None:
+    status, out, _ = run(capsys, "translate", multi, "-o", "yaml")
+    assert status == 0
+    assert configs(list(yaml.safe_load_all(out))) == [NODE_SC, POD_SC]
+
+
+def test_output_textproto(capsys: pytest.CaptureFixture[str], multi: str) -> None:
+    from google.protobuf import text_format
+
+    status, out, _ = run(capsys, "translate", multi, "-o", "textproto")
+    assert status == 0
+    chunks = [c for c in out.split("# ") if c.strip()]
+    parsed = []
+    for chunk in chunks:
+        message = api_pb2.WindowsPodSandboxConfig()
+        text_format.Parse(chunk.split("\n", 1)[1], message)
+        parsed.append(message)
+    assert parsed == expected_messages()
+    assert parsed[1].security_context.HasField("namespace_options")
+
+
+def test_output_hex(capsys: pytest.CaptureFixture[str], multi: str) -> None:
+    status, out, _ = run(capsys, "translate", multi, "-o", "hex")
+    assert status == 0
+    # security_context (field 1) { namespace_options (field 4) { network (field 1) = 2 } }
+    assert out.split() == ["0a0422020802", "0a022200"]
+    assert out.split() == [m.SerializeToString().hex() for m in expected_messages()]
+
+
+def test_output_binary_is_length_delimited(tmp_path: Path, multi: str) -> None:
+    done = subprocess.run([console_script(), "translate", multi, "-o", "binary"],
+                          capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    data = done.stdout
+    messages = []
+    while data:
+        size = data[0]  # both messages are shorter than 128 bytes: a one-byte varint
+        messages.append(api_pb2.WindowsPodSandboxConfig.FromString(data[1 : 1 + size]))
+        data = data[1 + size :]
+    assert messages == expected_messages()
+
+
+# --- what translate says on stderr --------------------------------------------------------
+
+
+def test_translate_notes_host_network_that_is_lost(
+    capsys: pytest.CaptureFixture[str], multi: str
+) -> None:
+    status, out, err = run(capsys, "translate", multi)
+    assert status == 0
+    (note,) = err.splitlines()
+    assert "Deployment/web/web" in note
+    assert "hostNetwork" in note
+    assert "containerd" in note
+    status, _, err = run(capsys, "translate", multi, "--kubelet-version", "1.33")
+    assert "does not send it" in err
+    status, _, err = run(capsys, "translate", multi, "--quiet")
+    assert err == ""
+
+
+def test_host_process_pod_gets_no_note(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = write_yaml(tmp_path / "hp.yaml", pod(
+        "hp", host_network=True, securityContext={"windowsOptions": {"hostProcess": True}},
+    ))
+    status, _, err = run(capsys, "translate", path)
+    assert (status, err) == (0, "")
+
+
+# --- targeting ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["translate", "explain"])
+def test_linux_pods_are_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    os_linux = pod("os-linux", host_network=True, os={"name": "linux"})
+    path = write_yaml(tmp_path / "l.yaml", LINUX_POD, os_linux, pod("any"))
+    status, records = run_json(capsys, command, path)
+    assert status == 0
+    assert [r["pod"] for r in records] == ["Pod/any"]
+    status, _, err = run(capsys, command, path, "-o", "json", "-v")
+    assert "Pod/linux" in err
+    assert "Pod/os-linux" in err
+    status, records = run_json(capsys, command, path, "--windows-only")
+    assert records == []
+
+
+# --- exit 1: the kubelet refuses a pod ----------------------------------------------------
 
 
 def test_mixed_host_process_pod_exits_1(
@@ -230,7 +313,6 @@ def test_mixed_host_process_pod_exits_1(
     status, out, _ = run(capsys, "translate", path)
     assert status == 1
     assert MIXED_ERROR in out
-    assert text_configs(out) == [POD_SC]
     status, records = run_json(capsys, "translate", path)
     assert status == 1
     assert configs(records)[0] == POD_SC
@@ -242,40 +324,66 @@ def test_explain_mixed_pod_exits_1(capsys: pytest.CaptureFixture[str], tmp_path:
     status, out, _ = run(capsys, "explain", path)
     assert status == 1
     assert MIXED_ERROR in out
+    status, out, _ = run(capsys, "explain", path, "-o", "yaml")
+    (record,) = yaml.safe_load_all(out)
+    assert record["error"] == MIXED_ERROR
 
 
-# --- exit 2: bad input ----------------------------------------------------------------
+# --- exit 2: bad input, one line each -------------------------------------------------------
+
+BAD_INPUTS: dict[str, tuple[bytes, int, int]] = {
+    # name: (file bytes, document number, line); a good pod follows as the next document
+    # whenever the format lets reading go on.
+    "utf16-no-bom": ("kind: Pod\n".encode("utf-16-le"), 1, 1),
+    "latin1": (b"kind: Pod\nmetadata: {name: caf\xe9}\n", 1, 2),
+    "random-bytes": (bytes(range(256)), 1, 0),
+    "kind-list": (b"kind: [1]\nspec: {}\n", 1, 1),
+    "invalid-date": (b"kind: Pod\nmetadata: {name: 2021-02-30x}\nspec: {hostNetwork: 2021-02-30}\n",
+                     1, 3),
+    "int-abc": (b"kind: ConfigMap\ndata: {a: !!int abc}\n", 1, 2),
+    "huge-int": (b"kind: ConfigMap\ndata: {a: " + b"1" * 4301 + b"}\n", 1, 2),
+    "duplicate-key": (b"kind: Pod\nspec:\n  hostNetwork: false\n  hostNetwork: true\n", 1, 4),
+    "alias-bomb": (
+        b"a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+        b"c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+        b"e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+        b"kind: Pod\nspec: {hostNetwork: *f}\n", 1, 5),
+    "host-network-string": (b"kind: Pod\nspec:\n  hostNetwork: 'true'\n", 1, 3),
+    "not-an-object": (b"- kind: Pod\n", 1, 1),
+    "empty": (b"", 0, 0),
+    "yaml-syntax": (b"kind: Pod\nspec: {containers: [\n", 1, 3),
+}
 
 
-def test_bad_yaml(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = tmp_path / "bad.yaml"
-    path.write_text("kind: Pod\nspec: {containers: [\n", encoding="utf-8")
-    status, _, err = run(capsys, "translate", str(path))
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+@pytest.mark.parametrize("command", ["translate", "explain", "check"])
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, command: str
+) -> None:
+    data, document, line = BAD_INPUTS[name]
+    path = tmp_path / f"{name}.yaml"
+    follows = name not in ("utf16-no-bom", "latin1", "random-bytes", "yaml-syntax", "empty")
+    good = b"---\n" + yaml.safe_dump(pod("good", host_network=False)).encode()
+    path.write_bytes(data + (good if follows else b""))
+    status, out, err = run(capsys, command, str(path), "-o", "json")
     assert status == 2
-    assert "bad.yaml" in err
-
-
-def test_bad_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = tmp_path / "bad.json"
-    path.write_text('{"kind": "Pod", "spec": {', encoding="utf-8")
-    status, _, err = run(capsys, "translate", str(path))
-    assert status == 2
-    assert "bad.json" in err
-
-
-def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    missing = tmp_path / "nope.yaml"
-    status, _, err = run(capsys, "translate", str(missing))
-    assert status == 2
-    assert "nope.yaml" in err
+    (message,) = err.splitlines()
+    assert message.startswith(f"kubelet-winnet: error: {path}")
+    if line:
+        assert message.startswith(f"kubelet-winnet: error: {path}:{line}:")
+    if document:
+        assert f"document {document}:" in message
+    if follows and command != "check":
+        assert [r["pod"] for r in json.loads(out)] == ["Pod/good"]
 
 
 def test_missing_file_does_not_stop_the_others(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, multi: str
 ) -> None:
-    status, records = run_json(capsys, "translate", str(tmp_path / "nope.yaml"), multi)
+    status, out, err = run(capsys, "translate", str(tmp_path / "nope.yaml"), multi, "-o", "json")
     assert status == 2
-    assert configs(records) == [NODE_SC, POD_SC]
+    assert configs(json.loads(out)) == [NODE_SC, POD_SC]
+    assert "nope.yaml" in err
 
 
 def test_bad_input_outranks_a_refused_pod(
@@ -292,74 +400,46 @@ def test_unsupported_kubelet_version(
 ) -> None:
     status, out, err = run(capsys, "translate", multi, "--kubelet-version", version)
     assert status == 2
-    assert out == ""  # a flag error, reported once on stderr, not per pod
+    assert out == ""
+    assert len(err.splitlines()) == 1
     assert "kubelet version" in err
 
 
-def test_unsupported_kubelet_version_without_pods(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """A flag the kubelet cannot have is bad input even when the file holds no pod."""
-    path = write_yaml(tmp_path / "cm.yaml", CONFIG_MAP)
-    status, out, err = run(capsys, "translate", path, "--kubelet-version", "1.25")
-    assert status == 2
-    assert out == ""
-    assert "1.25" in err
-
-
-def test_invalid_feature_gate_value(capsys: pytest.CaptureFixture[str], multi: str) -> None:
-    status, out, err = run(
-        capsys, "translate", multi, "--feature-gates", "WindowsHostNetwork=maybe"
-    )
-    assert status == 2
-    assert out == ""
-    assert (
-        "invalid value of WindowsHostNetwork=maybe, err: "
-        'strconv.ParseBool: parsing "maybe": invalid syntax'
-    ) in err
-
-
-def test_invalid_feature_gate_without_pods(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.parametrize(("gates", "text"), [
+    ("WindowsHostNetwork=maybe",
+     'invalid value of WindowsHostNetwork=maybe, err: strconv.ParseBool: parsing "maybe": '
+     "invalid syntax"),
+    ("WindowsHostNetwork", "missing bool value for WindowsHostNetwork"),
+])
+def test_invalid_feature_gates(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, gates: str, text: str
 ) -> None:
     path = write_yaml(tmp_path / "cm.yaml", CONFIG_MAP)
-    status, out, err = run(capsys, "translate", path, "--feature-gates", "WindowsHostNetwork")
-    assert status == 2
-    assert out == ""
-    assert "missing bool value for WindowsHostNetwork" in err
-
-
-def test_removed_gate_on_1_38(capsys: pytest.CaptureFixture[str], multi: str) -> None:
-    status, out, err = run(
-        capsys, "explain", multi, "--kubelet-version", "1.38",
-        "--feature-gates", "WindowsHostNetwork=false",
-    )
-    assert status == 2
-    assert out == ""
-    assert "unrecognized feature gate: WindowsHostNetwork" in err
-
-
-def test_host_network_string_is_not_a_boolean(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    path = write_yaml(tmp_path / "str.yaml", pod("s", host_network="true"))
-    status, out, err = run(capsys, "translate", path)
-    assert status == 2
-    assert "spec.hostNetwork" in out + err
-    status, records = run_json(capsys, "translate", path)
-    assert status == 2
-    assert records[0].get("windowsPodSandboxConfig") is None
+    for command in ("translate", "explain", "check"):
+        status, out, err = run(capsys, command, path, "--feature-gates", gates)
+        assert (status, out) == (2, "")
+        assert text in err
 
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["translate"], ["frobnicate", "x.yaml"], ["translate", "x.yaml", "-o", "yaml"]],
+    [[], ["translate"], ["frobnicate", "x.yaml"], ["translate", "x.yaml", "-o", "xml"],
+     ["check", "x.yaml", "--fail-on", "never"], ["check", "x.yaml", "--max-bytes", "0"]],
 )
 def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--help"], ["check", "--help"], ["translate", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        out = capsys.readouterr().out
+        for status in ("0 ", "1 ", "2 ", "141"):
+            assert f"  {status}" in out, argv
 
 
 # --- real manifests from the shared corpus (read-only) ---------------------------------
@@ -381,17 +461,16 @@ def test_corpus_hostnetwork_daemonset(capsys: pytest.CaptureFixture[str]) -> Non
     assert (status, configs(records)) == (0, [NO_NS_SC])
 
 
-def test_corpus_mixed_kinds(capsys: pytest.CaptureFixture[str]) -> None:
-    # 15: ServiceAccount, ClusterRole, ClusterRoleBinding, then a hostNetwork DaemonSet and
-    # its Windows twin without hostNetwork.
+def test_corpus_linux_twin_is_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    # 15: the Linux DaemonSet (nodeSelector linux, hostNetwork) and its Windows twin.
     path = corpus("15-cloud-provider-azure-cloud-node-manager-linux-and-windows.yaml")
     status, records = run_json(capsys, "translate", path)
     assert status == 0
-    assert configs(records) == [NODE_SC, POD_SC]
+    assert [r["pod"] for r in records] == ["DaemonSet/kube-system/cloud-node-manager-windows"]
+    assert configs(records) == [POD_SC]
 
 
 def test_corpus_flow_style(capsys: pytest.CaptureFixture[str]) -> None:
-    # 09: a JSON-like flow-style Pod with pod-level runAsUserName.
     status, records = run_json(
         capsys, "translate", corpus("09-k8s-website-run-as-username-pod-flowstyle.yaml")
     )
@@ -410,7 +489,15 @@ def test_corpus_refused_pods(capsys: pytest.CaptureFixture[str]) -> None:
     assert records[0]["error"] == f"Failed to create pod sandbox: {MIXED_ERROR}"
 
 
-# --- the installed console script -------------------------------------------------------
+def test_whole_corpus_directory(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "translate", str(CORPUS), "-o", "json", "-q")
+    assert status == 1  # 28 and 29 hold pods the kubelet refuses
+    assert err == ""
+    files = {r["source"].split("#")[0] for r in json.loads(out)}
+    assert len(files) == 40  # every corpus file holds a pod not pinned to Linux
+
+
+# --- the installed console script: real streams ------------------------------------------
 
 
 def console_script() -> str:
@@ -424,27 +511,58 @@ def test_console_script(tmp_path: Path) -> None:
     stdin = yaml.safe_dump_all([CONFIG_MAP, pod("h", host_network=True), pod("p")])
     done = subprocess.run(
         [script, "translate", "-", corpus("06-swt-kubeadm-flannel-overlay-wins-legacy.yaml"),
-         "-o", "json"],
+         "-o", "json", "-q"],
         input=stdin, capture_output=True, text=True, timeout=60, check=False,
     )
     assert done.returncode == 0, done.stderr
     assert configs(json.loads(done.stdout)) == [NODE_SC, POD_SC, NODE_SC]
 
-    refused = write_yaml(tmp_path / "mixed.yaml", MIXED_HOST_PROCESS)
-    done = subprocess.run(
-        [script, "translate", refused], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 1
-    assert MIXED_ERROR in done.stdout
 
-    for argv in (
-        ["translate", str(tmp_path / "nope.yaml")],
-        ["translate", refused, "--kubelet-version", "1.25"],
-        ["translate", refused, "--feature-gates", "WindowsHostNetwork=maybe"],
-        [],
-    ):
+@pytest.mark.parametrize("command", ["translate", "check"])
+def test_closed_pipe_ends_quietly_and_not_as_success(tmp_path: Path, command: str) -> None:
+    many = write_yaml(tmp_path / "many.yaml",
+                      *[pod(f"p{i}", host_network=True) for i in range(3000)])
+    done = subprocess.run(
+        f"'{console_script()}' {command} '{many}' | head -n 1; "
+        'echo "status=${PIPESTATUS[0]}" >&2',
+        shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert len(done.stdout.splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    assert "Exception ignored" not in done.stderr
+    assert "status=141" in done.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", ["translate", "explain", "check"])
+def test_write_error_is_one_line(tmp_path: Path, command: str) -> None:
+    path = write_yaml(tmp_path / "p.yaml", pod("p", host_network=True))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([console_script(), command, path, "-q"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "cannot write output" in line
+    assert "No space left on device" in line
+
+
+def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
+    done = subprocess.run([console_script(), "check", "/dev/zero"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1
+    endless = subprocess.Popen(["yes", "--", "- kind: Pod"], stdout=subprocess.PIPE)
+    try:
         done = subprocess.run(
-            [script, *argv], capture_output=True, text=True, timeout=60, check=False
+            [console_script(), "check", "-", "--max-bytes", "5000000"],
+            stdin=endless.stdout, capture_output=True, text=True, timeout=120, check=False,
         )
-        assert done.returncode == 2, argv
-        assert "Traceback" not in done.stderr
+    finally:
+        endless.kill()
+        endless.wait()
+        assert endless.stdout is not None
+        endless.stdout.close()
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "--max-bytes" in line

@@ -10,6 +10,7 @@ texts are quoted from upstream (kubelet: pkg/kubelet/kuberuntime/kuberuntime_san
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +113,19 @@ class HostNetworkReach:
     selected: str
     selected_carries_node: bool
 
+    @functools.cached_property
+    def message(self) -> str:
+        here = "does" if self.selected_carries_node else "does not"
+        return (
+            "hostNetwork: true is not applied to this Windows pod: the kubelet's sandbox "
+            f"request carries network NODE {self.text} ({self.selected}: it {here}), "
+            "and no released containerd acts on it (containerd takes host networking on "
+            "Windows from host_process alone), so the pod gets its own network namespace. "
+            "For the node's network make every container HostProcess; to reach the pod "
+            "on the node's address use a hostPort or a NodePort Service"
+        )
+
+    @functools.cached_property
     def text(self) -> str:
         parts = []
         for first, last, node, valid in _runs(self.by_minor):
@@ -184,37 +198,45 @@ def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNe
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
-@dataclass(frozen=True)
 class _Container:
-    path: Path  # from the manifest root
-    name: str
-    host_process: bool | None  # as set on the container
-    effective: bool  # container value, else the pod's, else false
+    """One container as the kubelet visits it (init, regular, ephemeral)."""
+
+    __slots__ = ("context", "effective", "host_process", "name", "options", "path")
+
+    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None):
+        self.path = path  # from the manifest root
+        self.name = name
+        self.context = context if type(context) is dict else None  # securityContext
+        options = None if self.context is None else self.context.get("windowsOptions")
+        self.options = options if type(options) is dict else None
+        own = None if self.options is None else _bool(self.options.get("hostProcess"))
+        self.host_process = own  # as set on the container
+        self.effective = own if own is not None else bool(pod_host_process)
 
 
 def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Container]:
     found = []
+    spec = pod.spec
     for kind in _CONTAINER_LISTS:
-        entries = pod.spec.get(kind)
-        if not isinstance(entries, list):
+        entries = spec.get(kind)
+        if type(entries) is not list:
             continue
         for index, entry in enumerate(entries):
-            if not isinstance(entry, Mapping):
+            if type(entry) is not dict:
                 continue
-            own = _bool(_dig(entry, "securityContext", "windowsOptions", "hostProcess"))
             name = entry.get("name")
             found.append(_Container(
                 (*pod.spec_path, kind, index),
-                name if isinstance(name, str) else f"{kind}[{index}]",
-                own,
-                own if own is not None else bool(pod_host_process),
+                name if type(name) is str else f"{kind}[{index}]",
+                entry.get("securityContext"),
+                pod_host_process,
             ))
     return found
 
 
 def _dig(node: object, *keys: str) -> Any:
     for key in keys:
-        if not isinstance(node, Mapping):
+        if type(node) is not dict:
             return None
         node = node.get(key)
     return node
@@ -312,17 +334,7 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
                 ))
     if host_network and not host_process:
         rule = RULES_BY_ID["host-network-ignored"]
-        here = "does" if reach.selected_carries_node else "does not"
-        found.append(Finding(
-            rule, rule.severity,
-            "hostNetwork: true is not applied to this Windows pod: the kubelet's sandbox "
-            f"request carries network NODE {reach.text()} ({reach.selected}: it {here}), "
-            "and no released containerd acts on it (containerd takes host networking on "
-            "Windows from host_process alone), so the pod gets its own network namespace. "
-            "For the node's network make every container HostProcess; to reach the pod "
-            "on the node's address use a hostPort or a NodePort Service",
-            (*at, "hostNetwork"),
-        ))
+        found.append(Finding(rule, rule.severity, reach.message, (*at, "hostNetwork")))
     if host_network:
         rule = RULES_BY_ID["host-port-mismatch"]
         for kind in ("initContainers", "containers"):
@@ -330,11 +342,11 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
             if not isinstance(entries, list):
                 continue
             for index, entry in enumerate(entries):
-                ports = entry.get("ports") if isinstance(entry, Mapping) else None
+                ports = entry.get("ports") if type(entry) is dict else None
                 if not isinstance(ports, list):
                     continue
                 for number, port in enumerate(ports):
-                    if not isinstance(port, Mapping):
+                    if type(port) is not dict:
                         continue
                     host_port = _int(port.get("hostPort"))
                     container_port = _int(port.get("containerPort"))
@@ -348,12 +360,14 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
                             (*at, kind, index, "ports", number, "hostPort"),
                             name if isinstance(name, str) else None,
                         ))
-    found += _forbidden(pod, target)
+    found += _forbidden(pod, target, containers)
     found += _gmsa(pod, pod_options, containers)
     return found
 
 
-def _forbidden(pod: PodObject, target: Target) -> list[Finding]:
+def _forbidden(
+    pod: PodObject, target: Target, containers: Sequence[_Container]
+) -> list[Finding]:
     spec = pod.spec
     at = pod.spec_path
     os_name = _dig(spec, "os", "name")
@@ -376,27 +390,21 @@ def _forbidden(pod: PodObject, target: Target) -> list[Finding]:
         if spec.get(name) is not None:
             found.append(Finding(rule, severity, f"{name} is {tail}", (*at, name)))
     context = spec.get("securityContext")
-    if isinstance(context, Mapping):
+    if type(context) is dict:
         for name in _WINDOWS_POD_CONTEXT:
             if context.get(name) is not None:
                 found.append(Finding(rule, severity, f"securityContext.{name} is {tail}",
                                      (*at, "securityContext", name)))
-    for kind in _CONTAINER_LISTS:
-        entries = spec.get(kind)
-        if not isinstance(entries, list):
+    for container in containers:
+        context = container.context
+        if context is None:
             continue
-        for index, entry in enumerate(entries):
-            context = entry.get("securityContext") if isinstance(entry, Mapping) else None
-            if not isinstance(context, Mapping):
-                continue
-            container_name = entry.get("name")
-            shown = container_name if isinstance(container_name, str) else None
-            for name in _WINDOWS_CONTAINER_CONTEXT:
-                if context.get(name) is not None:
-                    found.append(Finding(
-                        rule, severity, f"container securityContext.{name} is {tail}",
-                        (*at, kind, index, "securityContext", name), shown,
-                    ))
+        for name in _WINDOWS_CONTAINER_CONTEXT:
+            if context.get(name) is not None:
+                found.append(Finding(
+                    rule, severity, f"container securityContext.{name} is {tail}",
+                    (*container.path, "securityContext", name), container.name,
+                ))
     return found
 
 
@@ -407,13 +415,13 @@ def _gmsa(
     sources: list[tuple[Path, object, str | None]] = [
         ((*pod.spec_path, "securityContext", "windowsOptions"), pod_options, None)
     ]
-    for container in containers:
-        options = _container_options(pod, container)
-        sources.append(((*container.path, "securityContext", "windowsOptions"), options,
-                        container.name))
+    sources += [
+        ((*c.path, "securityContext", "windowsOptions"), c.options, c.name)
+        for c in containers if c.options is not None
+    ]
     found = []
     for path, options, name in sources:
-        if not isinstance(options, Mapping):
+        if type(options) is not dict:
             continue
         spec_name = options.get("gmsaCredentialSpecName")
         if isinstance(spec_name, str) and options.get("gmsaCredentialSpec") is None:
@@ -427,13 +435,6 @@ def _gmsa(
     return found
 
 
-def _container_options(pod: PodObject, container: _Container) -> object:
-    kind, index = container.path[len(pod.spec_path)], container.path[len(pod.spec_path) + 1]
-    entries = pod.spec.get(str(kind))
-    entry = entries[int(index)] if isinstance(entries, list) else None
-    return _dig(entry, "securityContext", "windowsOptions")
-
-
 def _clip(text: str) -> str:
     return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
 
@@ -443,7 +444,7 @@ def ignored_rules(pod: PodObject) -> dict[str, str]:
     ignored: dict[str, str] = {}
     for metadata in (pod.manifest.get("metadata"), pod.template_metadata):
         annotations = _dig(metadata, "annotations")
-        if not isinstance(annotations, Mapping):
+        if type(annotations) is not dict:
             continue
         for key, value in annotations.items():
             if isinstance(key, str) and key.startswith(IGNORE_PREFIX):

@@ -15,7 +15,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
+import json.scanner
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ __all__ = [
     "BadInput",
     "Document",
     "Limits",
+    "describe_path",
     "expand_paths",
     "read_source",
 ]
@@ -164,16 +167,19 @@ class _Text:
         self._pending = head[skip:]
 
     def _take(self, size: int) -> bytes:
-        data = self._raw.read(size)
-        if not data:
-            self._eof = True
-            return b""
-        self._read += len(data)
-        if self._read > self._max:
+        if self._read >= self._max:  # the bytes up to the limit were handed over
+            if not self._raw.read(1):
+                self._eof = True
+                return b""
             raise _Refused(
                 f"larger than {self._max} bytes (raise the limit with --max-bytes)",
                 self._lines, fatal=True,
             )
+        data = self._raw.read(min(size, self._max - self._read))
+        if not data:
+            self._eof = True
+            return b""
+        self._read += len(data)
         return data
 
     def read(self, size: int = _CHUNK) -> str:
@@ -240,12 +246,12 @@ class _LineTable:
 
     def locate(self, root: Any, path: Path) -> int:
         node = root
-        best = 0
-        for part in path:
+        entry = self.table.get(id(root))
+        best = 0 if entry is None else entry[0]
+        for part in path:  # the line of the deepest key present
             entry = self.table.get(id(node))
             if entry is None:
                 break
-            best = entry[0]
             try:
                 best = entry[1][part]
                 node = node[part]
@@ -591,7 +597,8 @@ class _JsonReader:
         self._text = text
         self.buffer = first
         self._pos = 0
-        self._line = 1  # line at self._pos
+        self._mark = 0  # a position in the buffer ...
+        self._mark_line = 1  # ... and its line: lines are counted forward from here
         self._eof = False
         self._limits = limits
         self.consumed = False  # a value was yielded: no going back to YAML
@@ -600,7 +607,8 @@ class _JsonReader:
         if self._eof:
             return False
         if self._pos > _CHUNK and self.consumed:  # keep all text until it is surely JSON
-            self._line += self.buffer.count("\n", 0, self._pos)
+            self._mark_line = self._line_at(self._pos)
+            self._mark = 0
             self.buffer = self.buffer[self._pos:]
             self._pos = 0
         chunk = self._text.read(at_least)
@@ -611,10 +619,17 @@ class _JsonReader:
         return True
 
     def _line_at(self, pos: int) -> int:
-        return self._line + self.buffer.count("\n", self._pos, pos)
+        if pos < self._mark:
+            return self._mark_line - self.buffer.count("\n", pos, self._mark)
+        self._mark_line += self.buffer.count("\n", self._mark, pos)
+        self._mark = pos
+        return self._mark_line
+
+    @property
+    def _line(self) -> int:
+        return self._line_at(self._pos)
 
     def _advance(self, pos: int) -> None:
-        self._line += self.buffer.count("\n", self._pos, pos)
         self._pos = pos
 
     def _peek(self) -> str:
@@ -795,25 +810,63 @@ def _line_in(text: str, first_line: int, limits: Limits) -> int:
 
 
 def _json_locator(text: str, first_line: int) -> Callable[[Path], int]:
-    """Lines inside a JSON value, found only when a finding asks (re-read as YAML)."""
-    cache: list[tuple[Any, _LineTable] | None] = []
+    """Lines inside a JSON value's text, found only when a finding asks."""
 
     def locate(path: Path) -> int:
-        import io
-
-        if not cache:
-            cache.append(None)
-            reader = _YamlReader(io.StringIO(text), "", DEFAULT_LIMITS)
-            for found in reader.documents():
-                if not isinstance(found, BadInput):
-                    cache[0] = (found[2], found[3])
-                break
-        entry = cache[0]
-        if entry is None or not path:
-            return first_line
-        return first_line + entry[1].locate(entry[0], path) - 1
+        return first_line + text.count("\n", 0, _json_offset(text, path))
 
     return locate
+
+
+_SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[attr-defined]
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _json_offset(text: str, path: Path) -> int:
+    """Where the deepest key of ``path`` present in ``text`` starts (0: the value itself).
+
+    Walks only along the path; every sibling value is skipped by the C scanner."""
+    space = _SPACE.match
+    scan = _SCAN
+    pos = space(text, 0).end()
+    found = 0
+    for part in path:
+        if pos >= len(text):
+            return found
+        opener = text[pos]
+        pos = space(text, pos + 1).end()
+        if isinstance(part, str):
+            if opener != "{":
+                return found
+            while pos < len(text) and text[pos] == '"':
+                key_at = pos
+                key, pos = scan(text, pos)
+                pos = space(text, pos).end() + 1  # ":"
+                pos = space(text, pos).end()
+                if key == part:
+                    found = key_at
+                    break
+                _, pos = scan(text, pos)
+                pos = space(text, pos).end()
+                if text[pos:pos + 1] == ",":
+                    pos = space(text, pos + 1).end()
+            else:
+                return found
+        else:
+            if opener != "[":
+                return found
+            for _ in range(part):
+                if text[pos:pos + 1] == "]":
+                    return found
+                _, pos = scan(text, pos)
+                pos = space(text, pos).end()
+                if text[pos:pos + 1] != ",":
+                    return found
+                pos = space(text, pos + 1).end()
+            if text[pos:pos + 1] in ("]", ""):
+                return found
+            found = pos
+    return found
 
 
 # --- one source -------------------------------------------------------------------------

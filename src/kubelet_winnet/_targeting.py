@@ -44,7 +44,7 @@ class PodObject:
     @property
     def name(self) -> str:
         metadata = self.manifest.get("metadata")
-        if isinstance(metadata, Mapping):
+        if isinstance(metadata, dict):
             name = metadata.get("name")
             namespace = metadata.get("namespace")
             text = name if isinstance(name, str) else "<unnamed>"
@@ -78,22 +78,22 @@ def pod_object(manifest: Mapping[str, Any]) -> PodObject | None:
         path = tuple(template)
     node: object = manifest
     for depth, key in enumerate(path):
-        node = node.get(key) if isinstance(node, Mapping) else None
-        if not isinstance(node, Mapping):
+        node = node.get(key) if type(node) is dict else None
+        if type(node) is not dict:
             where = ".".join(path[: depth + 1])
             if node is None:
                 raise InvalidPodError(where, f"required: {kind} has no pod template here")
             raise InvalidPodError(where, f"expected an object, got {_type(node)}")
-    assert isinstance(node, Mapping)
+    assert type(node) is dict
     spec = node.get("spec")
     spec_path = (*path, "spec")
     if spec is None:
         spec = {}
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, dict):
         raise InvalidPodError(".".join(spec_path), f"expected an object, got {_type(spec)}")
     metadata = node.get("metadata") if path else None
     return PodObject(
-        manifest, kind, spec, spec_path, metadata if isinstance(metadata, Mapping) else None
+        manifest, kind, spec, spec_path, metadata if isinstance(metadata, dict) else None
     )
 
 
@@ -110,7 +110,7 @@ def target_of(pod: PodObject) -> tuple[Target, str]:
                 return Target(name), f"{at}.os.name"
     selector = spec.get("nodeSelector")
     if selector is not None:
-        if not isinstance(selector, Mapping):
+        if not isinstance(selector, dict):
             raise InvalidPodError(f"{at}.nodeSelector", f"expected an object, got "
                                   f"{_type(selector)}")
         for label in OS_LABELS:
@@ -188,7 +188,7 @@ def _expression_target(expression: object, where: str) -> Target | None:
 def _get(node: object, key: str, at: str) -> Any:
     if node is None:
         return None
-    if not isinstance(node, Mapping):
+    if type(node) is not dict:
         raise InvalidPodError(at, f"expected an object, got {_type(node)}")
     return node.get(key)
 
@@ -199,7 +199,7 @@ def _string(value: object, at: str) -> None:
 
 
 def _type(value: object) -> str:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):
         return "an array"

@@ -1,0 +1,182 @@
+"""How fast ``kubelet-winnet check`` reads and lints, and how much memory it holds.
+
+Usage (after ``pip install -e .[test]``)::
+
+    python benchmarks/check.py            # 10,000-file directory, 100,000-pod List
+    python benchmarks/check.py --quick    # what CI runs: small inputs, same code paths
+    python benchmarks/check.py --checkov /path/to/checkov   # add the peer row
+
+Inputs are written by ``benchmarks/gen_manifests.py`` into a temporary directory (never
+committed). Each row runs the real console entry point in a child process; its wall time
+and peak RSS (``wait4``) are measured. The reference rows, measured in the same run,
+only parse the same input without checking anything: ``json.load`` of the List and
+PyYAML's C loader over the directory; the ratio is check time / reference time.
+
+Targets (informational; they never change the exit code): List >= 30,000 pods/s and
+peak RSS < 150 MB whatever the input size. The exit code is non-zero only when a run
+fails (exit status other than 0 or 1, or output that does not parse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_manifests  # noqa: E402  (a sibling script, not a package)
+
+TARGET_PODS_PER_SECOND = 30_000
+TARGET_RSS_MB = 150
+
+_REFERENCE_LIST = (
+    "import json, sys\n"
+    "with open(sys.argv[1], 'rb') as f:\n"
+    "    items = json.load(f)['items']\n"
+    "print(sum(1 for i in items if i.get('kind') == 'Pod'))\n"
+)
+_REFERENCE_TREE = (
+    "import os, sys, yaml\n"
+    "n = 0\n"
+    "for root, _, files in os.walk(sys.argv[1]):\n"
+    "    for name in files:\n"
+    "        with open(os.path.join(root, name), 'rb') as f:\n"
+    "            n += sum(1 for d in yaml.load_all(f, Loader=yaml.CSafeLoader) if d)\n"
+    "print(n)\n"
+)
+
+
+@dataclass
+class Row:
+    name: str
+    pods: int
+    seconds: float
+    peak_mb: float
+    reference: float | None = None  # seconds of the reference row
+    startup: float = 0.0  # seconds of the one-pod run, for the steady rate
+
+    @property
+    def pods_per_second(self) -> float:
+        return self.pods / self.seconds if self.seconds else 0.0
+
+    @property
+    def steady_pods_per_second(self) -> float:
+        busy = self.seconds - self.startup
+        return self.pods / busy if busy > 0 else 0.0
+
+
+def measure(argv: list[str]) -> tuple[float, float, bytes, int]:
+    """Wall seconds, peak RSS in MB, stdout and exit status of one child process."""
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        data = out.read()
+    return seconds, usage.ru_maxrss / 1024, data, child.returncode
+
+
+def check(path: Path) -> tuple[float, float, dict[str, object]]:
+    argv = [sys.executable, "-m", "kubelet_winnet.cli", "check", str(path), "-o", "json"]
+    seconds, peak, data, status = measure(argv)
+    if status not in (0, 1):
+        raise SystemExit(f"check {path} exited {status}")
+    report: dict[str, object] = json.loads(data)
+    return seconds, peak, report
+
+
+def pods_checked(report: dict[str, object]) -> int:
+    summary = report["summary"]
+    assert isinstance(summary, dict)
+    return int(summary["podsChecked"]) + int(summary["linuxPodsSkipped"])
+
+
+def run(files: int, pods: int, checkov: str | None, keep: Path | None) -> list[Row]:
+    workdir = keep or Path(tempfile.mkdtemp(prefix="kubelet-winnet-bench-"))
+    rows = []
+    try:
+        gen_manifests.write_tree(workdir / "tree", files)
+        gen_manifests.write_list(workdir / "list.json", pods)
+        one = workdir / "one.yaml"
+        one.write_text(json.dumps(gen_manifests.pod(1)))
+        seconds, peak, report = check(one)
+        rows.append(Row("check one pod (start-up)", pods_checked(report), seconds, peak))
+        startup = seconds
+
+        seconds, peak, report = check(workdir / "list.json")
+        reference, _, _, _ = measure([sys.executable, "-c", _REFERENCE_LIST,
+                                      str(workdir / "list.json")])
+        rows.append(Row(f"check List ({pods} pods)", pods_checked(report), seconds, peak,
+                        reference, startup))
+
+        seconds, peak, report = check(workdir / "tree")
+        reference, _, _, _ = measure([sys.executable, "-c", _REFERENCE_TREE,
+                                      str(workdir / "tree")])
+        rows.append(Row(f"check directory ({files} files)", pods_checked(report), seconds,
+                        peak, reference, startup))
+
+        if checkov:
+            ours = rows[-1].seconds  # the ratio of this row is checkov / kubelet-winnet
+            seconds, peak, _, _ = measure([checkov, "-d", str(workdir / "tree"),
+                                           "--framework", "kubernetes", "--quiet",
+                                           "-o", "json"])
+            rows.append(Row(f"checkov -d ({files} files)", rows[-1].pods, seconds, peak,
+                            ours))
+    finally:
+        if keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| run | pods | seconds | pods/s | pods/s after start-up | peak RSS MB "
+        "| ratio to reference |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        ratio = f"{row.seconds / row.reference:.2f}" if row.reference else "-"
+        lines.append(f"| {row.name} | {row.pods} | {row.seconds:.2f} | "
+                     f"{row.pods_per_second:,.0f} | "
+                     f"{row.steady_pods_per_second:,.0f} | {row.peak_mb:.0f} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small inputs (CI smoke run)")
+    parser.add_argument("--files", type=int, default=None)
+    parser.add_argument("--pods", type=int, default=None)
+    parser.add_argument("--checkov", default=shutil.which("checkov"),
+                        help="checkov executable for the peer row (default: from PATH)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="write the inputs here and keep them")
+    parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    args = parser.parse_args()
+    files = args.files or (200 if args.quick else 10_000)
+    pods = args.pods or (2_000 if args.quick else 100_000)
+    rows = run(files, pods, args.checkov, args.keep)
+    print(table(rows))
+    if not args.checkov:
+        print("\n(no checkov on PATH: peer row skipped; see docs/performance.md)")
+    listed = rows[1]
+    print(f"\ntargets (informational): List {listed.pods_per_second:,.0f} pods/s, "
+          f"{listed.steady_pods_per_second:,.0f} after start-up "
+          f"(target >= {TARGET_PODS_PER_SECOND:,}); peak RSS "
+          f"{max(r.peak_mb for r in rows[:3]):.0f} MB (target < {TARGET_RSS_MB})")
+    if args.json:
+        args.json.write_text(json.dumps([row.__dict__ for row in rows], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

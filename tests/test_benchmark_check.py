@@ -1,0 +1,24 @@
+"""``benchmarks/check.py --quick`` still runs end to end: the generator, every row, the
+table. No timing is asserted: a quick run on a shared CI machine measures nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "check.py"
+
+
+def test_quick_run(tmp_path: Path) -> None:
+    keep = tmp_path / "inputs"
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--quick", "--checkov", "", "--keep", str(keep)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for row in ("| check one pod (start-up) | 1 |", "| check List (2000 pods) | 2000 |",
+                "| check directory (200 files) | 200 |"):
+        assert row in done.stdout
+    assert len(list((keep / "tree").rglob("*.yaml"))) == 200
+    assert "targets (informational)" in done.stdout

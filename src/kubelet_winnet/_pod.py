@@ -480,7 +480,7 @@ def _windows_options_in(
     """``securityContext.windowsOptions`` of the pod (``container`` None) or of a container."""
     if type(context) is not dict:
         context = _object(context, _path(at, container, "securityContext"))
-    options = context.get("windowsOptions")  # type: ignore[attr-defined]
+    options = context.get("windowsOptions")
     if options is None:
         return None
     if type(options) is not dict:
@@ -527,7 +527,7 @@ def pod_facts(spec: object, at: str) -> PodFacts:
     """The rule inputs of the pod spec ``spec`` found at path prefix ``at`` ("spec.")."""
     if type(spec) is not dict:
         spec = _object(spec, at[:-1])
-    get = spec.get  # type: ignore[attr-defined]
+    get = spec.get
     host_network = get("hostNetwork")
     if host_network is None:
         host_network = False

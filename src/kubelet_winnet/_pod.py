@@ -440,7 +440,11 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
     ``InvalidPodError`` (a kind that has no pod template, a missing template) or
     ``InvalidArgumentError`` (not a pod form at all).
     """
-    root, kind = _root(pod)
+    if type(pod) is dict:
+        root: Mapping[str, Any] = pod
+        kind = None
+    else:
+        root, kind = _root(pod)
     if kind is None:
         kind = root.get("kind")
         if kind is None:
@@ -563,17 +567,11 @@ def pod_facts(spec: object, at: str) -> PodFacts:
 def read_pod(pod: object) -> PodFacts:
     """The rule inputs of ``pod`` in any accepted form; raises ``InvalidPodError`` (or
     ``InvalidArgumentError`` for something that is no pod form at all)."""
-    if type(pod) is dict:  # the common case, without pod_template
-        kind = pod.get("kind")
-        if kind is None or (type(kind) is str and kind == "Pod"):
-            spec = pod.get("spec")
-            if type(spec) is dict:
-                return pod_facts(spec, "spec.")
     template, at = pod_template(pod)
     spec = template.get("spec")
     if spec is None:
         raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
-    return pod_facts(spec, f"{at}spec.")
+    return pod_facts(spec, f"{at}spec." if at else "spec.")
 
 
 class PodIdentity(tuple[str, str, str]):

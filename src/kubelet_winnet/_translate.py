@@ -11,7 +11,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted, type_name
 from kubelet_winnet._messages import container_security_context_message, sandbox_config_message
 from kubelet_winnet._pod import is_utf8, read_pod
-from kubelet_winnet._profile import _PROFILES, DEFAULT_KUBELET_VERSION, kubelet_profile
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._rules import decide_container, decide_sandbox
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
@@ -31,13 +31,7 @@ def windows_sandbox_config(
     ``FeatureGateError`` for a kubelet profile that cannot exist, ``InvalidArgumentError``
     for arguments of the wrong type.
     """
-    # The profile cache, looked up inline for the usual str / None arguments: this runs
-    # once per pod event.
-    profile = None
-    if type(kubelet_version) is str and (feature_gates is None or type(feature_gates) is str):
-        profile = _PROFILES.get((kubelet_version, feature_gates))
-    if profile is None:
-        profile = kubelet_profile(kubelet_version, feature_gates)
+    profile = kubelet_profile(kubelet_version, feature_gates)
     decision = decide_sandbox(read_pod(pod), profile.sets_namespace_options)
     if decision.error is not None:
         raise SandboxConfigError(decision.error, decision.error_rule or "")

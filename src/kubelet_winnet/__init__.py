@@ -10,14 +10,18 @@ from __future__ import annotations
 # Private alias: `TYPE_CHECKING` / `Any` must not become public names of the package.
 import typing as _typing
 
-from kubelet_winnet._explain import ExplainStep, Explanation, Warning, WarningCode, explain
-from kubelet_winnet._featuregates import FeatureGates, GateResolution, parse_feature_gates
-from kubelet_winnet._translate import (
+from kubelet_winnet._explain import ExplainStep, Explanation, Finding, WarningCode, explain
+from kubelet_winnet._profile import (
+    DEFAULT_KUBELET_VERSION,
+    FeatureGates,
+    GateResolution,
+    KubeletVersion,
     kubelet_profile,
-    windows_container_security_context,
-    windows_sandbox_config,
+    parse_feature_gates,
+    parse_kubelet_version,
 )
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, KubeletVersion, parse_kubelet_version
+from kubelet_winnet._translate import windows_container_security_context, windows_sandbox_config
+from kubelet_winnet._version import __version__
 from kubelet_winnet.errors import (
     FeatureGateError,
     HcnError,
@@ -34,14 +38,13 @@ from kubelet_winnet.errors import (
 if _typing.TYPE_CHECKING:
     from kubelet_winnet._model import Pod
 
-__version__ = "0.1.0"
-
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
     "ExplainStep",
     "Explanation",
     "FeatureGateError",
     "FeatureGates",
+    "Finding",
     "GateResolution",
     "HcnError",
     "HcnNotFoundError",
@@ -53,7 +56,6 @@ __all__ = [
     "SandboxConfigError",
     "StateFileError",
     "UnsupportedVersionError",
-    "Warning",
     "WarningCode",
     "WinnetError",
     "__version__",

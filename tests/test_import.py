@@ -285,6 +285,14 @@ ERROR_SAMPLES: list[tuple[BaseException, dict[str, object]]] = [
          "error_record": None},
     ),
     (
+        errors.ClusterAccessError(
+            "forbidden", "forbidden (403): the kubeconfig's user may not list pods",
+            status=403, permission="list pods",
+        ),
+        {"kind": "forbidden", "message": "forbidden (403): the kubeconfig's user may not "
+         "list pods", "status": 403, "permission": "list pods"},
+    ),
+    (
         errors.HcnNotFoundError("HcnOpenNamespace", 0x80070490, "Element not found."),
         {"operation": "HcnOpenNamespace", "hresult": 0x80070490,
          "message": "Element not found.", "error_record": None},

@@ -23,6 +23,7 @@ from kubelet_winnet._profile import (
 from kubelet_winnet._translate import windows_container_security_context, windows_sandbox_config
 from kubelet_winnet._version import __version__
 from kubelet_winnet.errors import (
+    ClusterAccessError,
     FeatureGateError,
     HcnError,
     HcnNotFoundError,
@@ -40,6 +41,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
+    "ClusterAccessError",
     "ExplainStep",
     "Explanation",
     "FeatureGateError",

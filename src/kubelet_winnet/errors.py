@@ -195,7 +195,8 @@ class StateFileError(WinnetError, OSError):
 
 
 class ClusterAccessError(WinnetError, OSError):
-    """Reading pods or nodes from a cluster failed (``kubelet-winnet audit``).
+    """Reading pods or nodes from a cluster failed (``kubelet-winnet audit``). Mirrors no
+    upstream text; the API server's ``Status.message`` is quoted inside, clipped.
 
     ``kind`` says how: ``kubeconfig``, ``unreachable``, ``unauthorized`` (401),
     ``forbidden`` (403; ``permission`` names what is missing, e.g. ``list pods``),

@@ -3,7 +3,9 @@
 * ``docs/decision-table.md``, whole, from ``_profile.TIMELINE``, ``_rules.STEPS`` and
   ``_rules.decide_sandbox``;
 * the tables ``docs/runtime.md`` embeds between its ``BEGIN tables`` / ``END tables``
-  markers, from ``kubelet_winnet.runtime.render_docs_tables``.
+  markers, from ``kubelet_winnet.runtime.render_docs_tables``;
+* ``docs/versions.md``'s version matrix and ``docs/cli.md`` (real command-line output),
+  from ``scripts/render_cli_reference.py``.
 
 ``python scripts/render_docs.py`` rewrites the pages; ``--check`` rewrites nothing and
 exits 1 naming every stale page (CI runs it; ``tests/test_render_docs.py`` too).
@@ -15,6 +17,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from render_cli_reference import render_cli_page, render_versions_page
 
 from kubelet_winnet._profile import GateStage, bands
 from kubelet_winnet._rules import (
@@ -139,6 +143,8 @@ def render_runtime_page(current: str) -> str:
 PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/decision-table.md", lambda _current: render_decision_table()),
     ("docs/runtime.md", render_runtime_page),
+    ("docs/versions.md", render_versions_page),  # the version matrix
+    ("docs/cli.md", render_cli_page),  # real command-line output
 )
 
 

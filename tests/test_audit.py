@@ -369,6 +369,12 @@ def test_bad_flags_are_one_line_status_2(
     assert len(err.splitlines()) == 1 and needle in err, err
 
 
+def test_dump_byte_limit_is_one_line(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = audit(["-f", str(dump), "--max-bytes", "4096"], capsys)
+    assert status == 2
+    assert len(err.splitlines()) == 1 and "--max-bytes" in err, err
+
+
 def test_truncated_dump_reports_one_line_and_keeps_what_was_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

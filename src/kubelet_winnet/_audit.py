@@ -196,6 +196,14 @@ class Auditor:
 
     def pod(self, obj: Mapping[str, Any], where: str) -> PodAudit | None:
         """Raises :class:`InvalidPodError` for a pod the library cannot read."""
+        spec = obj.get("spec")
+        if isinstance(spec, dict):  # most pods of a mixed cluster: skip Linux ones first
+            node_name = spec.get("nodeName")
+            if isinstance(node_name, str) and node_name:
+                node = self.nodes.get(node_name)
+                if node is not None and node.os and node.os != "windows":
+                    self.skipped["linux-node"] += 1
+                    return None
         pod = pod_object(obj)
         if pod is None:
             return None
@@ -382,11 +390,12 @@ class _TextWriter:
     def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:
         self._flush()
         self._out.write(f"TOTAL: {totals.text()}\n")
+        linux = summary["skipped"]["linux-node"]
+        other = summary["skipped"]["not-windows-targeted"]
         self._out.write(
             f"  {summary['nodes']} nodes ({summary['windowsNodes']} Windows); skipped "
-            f"{summary['skipped']['linux-node']} pods on Linux nodes and "
-            f"{summary['skipped']['not-windows-targeted']} unscheduled pods not targeted "
-            "at Windows\n"
+            f"{linux} pod{'s' * (linux != 1)} on Linux nodes and {other} "
+            f"pod{'s' * (other != 1)} without a Windows node or target\n"
         )
         if self._starred:
             self._out.write(
@@ -456,6 +465,9 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
                         help="namespace of the pods (default: the context's, else default)")
     source.add_argument("-A", "--all-namespaces", action="store_true",
                         help="pods of every namespace")
+    source.add_argument("--max-bytes", type=_positive, default=_DUMP_MAX_BYTES, metavar="N",
+                        help="bytes read per dump file (default %(default)s: a dump of a "
+                        "large cluster is big; memory does not grow with it)")
     source.add_argument("--page-size", type=_positive, default=DEFAULT_PAGE_SIZE,
                         metavar="N", help="objects per list request (default %(default)s)")
     parser.add_argument(
@@ -487,6 +499,7 @@ def _positive(text: str) -> int:
     return value
 
 
+_DUMP_MAX_BYTES = 4 * 1024**3
 _LARGE_DUMP = 8 * 1024 * 1024  # bytes of dump, or ...
 _LARGE_LIST = 2000  # ... pods announced by the API server, before a progress bar shows
 
@@ -607,9 +620,13 @@ def _size(path: str) -> int:
 
 
 def _dump(args: argparse.Namespace, session: Session) -> Iterator[ClusterObject]:
-    from kubelet_winnet._cluster import dump_objects
+    from dataclasses import replace
 
-    return dump_objects(args.filename, session.error)
+    from kubelet_winnet._cluster import dump_objects
+    from kubelet_winnet._input import DEFAULT_LIMITS
+
+    limits = replace(DEFAULT_LIMITS, max_bytes=args.max_bytes)
+    return dump_objects(args.filename, session.error, limits)
 
 
 def _ordered(

@@ -425,6 +425,17 @@ def test_hostile_dump_items_are_bad_input_and_the_rest_is_audited(
     assert "x/h" not in records and "x/huge" not in records
 
 
+def test_text_cells_hold_no_line_breaks(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    odd = pod("web", "evil\nNAMESPACE fake\x1b[31m", "win-133", host_network=True)
+    path = write_dump(tmp_path / "d.json", [*NODES, odd])
+    status, out, _ = audit(["-f", str(path)], capsys)
+    assert status == 1
+    assert re.findall(r"^NAMESPACE .*$", out, re.M) == ["NAMESPACE web"]
+    assert "\x1b" not in out
+    assert any(line.startswith("evil NAMESPACE fake") for line in out.splitlines())
+
+
 def test_dump_path_never_imports_the_kubernetes_client(dump: Path) -> None:
     code = (
         "import sys\nfrom kubelet_winnet.cli import main\n"
@@ -690,11 +701,13 @@ def test_live_failures_are_one_typed_line(
     kubeconfig: Path, context: str, needles: list[str], kind: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status, _, err = audit(["--kubeconfig", str(kubeconfig), "--context", context,
+    status, out, err = audit(["--kubeconfig", str(kubeconfig), "--context", context,
                               "-o", "json"], capsys)
     assert status == 2
     assert len(err.splitlines()) == 1, err
     assert "Traceback" not in err
+    # stdout stays one valid JSON document, marked incomplete.
+    assert json.loads(out)["summary"]["error"] in err
     for needle in needles:
         assert needle in err, err
     from kubelet_winnet._cluster import LiveCluster

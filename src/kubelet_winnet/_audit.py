@@ -323,14 +323,22 @@ _EFFECT_TEXT = {
 }
 
 
+def _cell(text: str, size: int = 80) -> str:
+    """One table cell: no line breaks or control characters, bounded."""
+    text = "".join(c if c.isprintable() else " " for c in text)
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
 def _row(record: PodAudit) -> tuple[str, ...]:
     kubelet = record.kubelet_version + ("*" if record.kubelet_source != "node" else "")
     findings = ",".join(
         f.rule + ("(ignored)" if f.ignored is not None else "") for f in record.findings
     )
     return (
-        record.name, record.node or "(unscheduled)", kubelet, record.runtime or "-",
-        record.sent, _EFFECT_TEXT[record.effect], findings or "-",
+        _cell(record.name), _cell(record.node) or "(unscheduled)", _cell(kubelet),
+        _cell(record.runtime) or "-", record.sent, _EFFECT_TEXT[record.effect],
+        findings or "-",
     )
 
 
@@ -365,7 +373,7 @@ class _TextWriter:
         self._rows.append(_row(record))
         self._totals.add(record)
         if record.note:
-            self._notes.append(f"{record.name}: {record.note}")
+            self._notes.append(_cell(f"{record.name}: {record.note}", 300))
 
     def _flush(self) -> None:
         if self._namespace is None:
@@ -373,7 +381,7 @@ class _TextWriter:
         rows = [_COLUMNS, *self._rows]
         widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
         again = " (continued)" if self._again else ""
-        self._out.write(f"NAMESPACE {self._namespace}{again}\n")
+        self._out.write(f"NAMESPACE {_cell(self._namespace)}{again}\n")
         for row in rows:
             cells = (c.ljust(w) for c, w in zip(row, widths, strict=True))
             self._out.write("  ".join(cells).rstrip() + "\n")
@@ -389,6 +397,8 @@ class _TextWriter:
 
     def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:
         self._flush()
+        if "error" in summary:
+            self._out.write(f"INCOMPLETE: the cluster could not be read: {summary['error']}\n")
         self._out.write(f"TOTAL: {totals.text()}\n")
         linux = summary["skipped"]["linux-node"]
         other = summary["skipped"]["not-windows-targeted"]
@@ -565,6 +575,7 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     rules: set[str] = set()
     progress = _Progress(session.err)
     live = None
+    error: str | None = None
     try:
         if args.filename:
             size = sum(_size(p) for p in args.filename)
@@ -595,9 +606,8 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
                     session.fail(1)
             writer.add(record)
     except ClusterAccessError as exc:
-        progress.close()
-        session.error(str(exc))
-        return session.status
+        error = str(exc)
+        session.error(error)
     progress.close()
     summary = {
         "source": "dump" if args.filename else "live",
@@ -608,6 +618,8 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
         "skipped": dict(auditor.skipped),
         "rules": {rule: RULES_BY_ID[rule].help_uri for rule in sorted(rules)},
     }
+    if error is not None:  # what was read is still reported, marked incomplete
+        summary["error"] = error
     writer.close(summary, totals, rules)
     return session.status
 

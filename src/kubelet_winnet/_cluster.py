@@ -158,13 +158,15 @@ class LiveCluster:
 
     def objects(self) -> Iterator[ClusterObject]:
         for node in self._list("nodes", "list_node"):
-            yield ClusterObject("Node", node, f"{self.host} nodes")
+            yield ClusterObject("Node", node, f"{self.host}: nodes")
         if self.all_namespaces:
             pods = self._list("pods", "list_pod_for_all_namespaces")
         else:
             pods = self._list("pods", "list_namespaced_pod", namespace=self.namespace)
         for pod in pods:
-            yield ClusterObject("Pod", pod, f"{self.host} pods")
+            metadata = pod.get("metadata")
+            name = f"{_text(_get(metadata, 'namespace'))}/{_text(_get(metadata, 'name'))}"
+            yield ClusterObject("Pod", pod, f"{self.host}: pod {_clip(name, 120)}")
 
     def _scope(self, resource: str) -> str:
         if resource == "nodes":

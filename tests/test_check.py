@@ -398,7 +398,7 @@ def test_json_from_a_streamed_list_has_item_lines(
     items = [json.dumps(manifest(CASES["host-network-ignored"]), indent=1) for _ in range(3)]
     path = tmp_path / "list.json"
     path.write_text('{"kind": "List", "items": [\n' + ",\n".join(items) + "]}\n")
-    status, out, _ = run(capsys, "check", str(path), "-o", "json")
+    _status, out, _ = run(capsys, "check", str(path), "-o", "json")
     findings = json.loads(out)["findings"]
     assert [f["item"] for f in findings] == [0, 1, 2]
     text_lines = path.read_text().splitlines()

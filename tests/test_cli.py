@@ -264,7 +264,7 @@ def test_output_binary_is_length_delimited(tmp_path: Path, multi: str) -> None:
 def test_translate_notes_host_network_that_is_lost(
     capsys: pytest.CaptureFixture[str], multi: str
 ) -> None:
-    status, out, err = run(capsys, "translate", multi)
+    status, _out, err = run(capsys, "translate", multi)
     assert status == 0
     (note,) = err.splitlines()
     assert "Deployment/web/web" in note

@@ -818,38 +818,43 @@ def _json_locator(text: str, first_line: int) -> Callable[[Path], int]:
     return locate
 
 
-_SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[attr-defined]
+_SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
 _SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, pos: int) -> int:
+    match = _SPACE.match(text, pos)
+    return pos if match is None else match.end()
 
 
 def _json_offset(text: str, path: Path) -> int:
     """Where the deepest key of ``path`` present in ``text`` starts (0: the value itself).
 
     Walks only along the path; every sibling value is skipped by the C scanner."""
-    space = _SPACE.match
+    space = _skip_space
     scan = _SCAN
-    pos = space(text, 0).end()
+    pos = space(text, 0)
     found = 0
     for part in path:
         if pos >= len(text):
             return found
         opener = text[pos]
-        pos = space(text, pos + 1).end()
+        pos = space(text, pos + 1)
         if isinstance(part, str):
             if opener != "{":
                 return found
             while pos < len(text) and text[pos] == '"':
                 key_at = pos
                 key, pos = scan(text, pos)
-                pos = space(text, pos).end() + 1  # ":"
-                pos = space(text, pos).end()
+                pos = space(text, pos) + 1  # ":"
+                pos = space(text, pos)
                 if key == part:
                     found = key_at
                     break
                 _, pos = scan(text, pos)
-                pos = space(text, pos).end()
+                pos = space(text, pos)
                 if text[pos:pos + 1] == ",":
-                    pos = space(text, pos + 1).end()
+                    pos = space(text, pos + 1)
             else:
                 return found
         else:
@@ -859,10 +864,10 @@ def _json_offset(text: str, path: Path) -> int:
                 if text[pos:pos + 1] == "]":
                     return found
                 _, pos = scan(text, pos)
-                pos = space(text, pos).end()
+                pos = space(text, pos)
                 if text[pos:pos + 1] != ",":
                     return found
-                pos = space(text, pos + 1).end()
+                pos = space(text, pos + 1)
             if text[pos:pos + 1] in ("]", ""):
                 return found
             found = pos

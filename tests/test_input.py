@@ -369,3 +369,42 @@ def test_large_list_streams_in_bounded_memory(tmp_path: Path) -> None:
     read_count, base_kb, peak_kb = map(int, done.stdout.split())
     assert read_count == count
     assert (peak_kb - base_kb) * 1024 < size / 5, (base_kb, peak_kb, size)
+
+
+def test_yaml_list_items_are_handed_over_as_they_are_read(tmp_path: Path) -> None:
+    """`kubectl get -o yaml` output: items before kind; the first item arrives before the
+    rest of the document is parsed (here: before a syntax error further down)."""
+    path = write(tmp_path, "l.yaml", (
+        "apiVersion: v1\nitems:\n- kind: Pod\n  spec:\n    hostNetwork: true\n"
+        "- kind: Pod\n  spec: {containers: [\n"
+    ))
+    reader = read_source(str(path))
+    first = next(reader)
+    assert isinstance(first, Document)
+    assert (first.item, first.line, first.line_of(("spec", "hostNetwork"))) == (0, 3, 5)
+    assert isinstance(next(reader), BadInput)
+
+
+def test_large_yaml_list_streams_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    count = 8_000
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write("apiVersion: v1\nitems:\n")
+        for index in range(count):
+            handle.write(f"- kind: Pod\n  metadata:\n    name: p{index}\n"
+                         f"    annotations: {{note: {'x' * 3000}}}\n"
+                         "  spec: {hostNetwork: true}\n")
+        handle.write("kind: List\n")
+    size = path.stat().st_size
+    code = (
+        "import resource, sys\n"
+        "from kubelet_winnet._input import read_source\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "n = sum(1 for d in read_source(sys.argv[1]) if d.value.get('kind') == 'Pod')\n"
+        "print(n, base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=600, check=True)
+    read_count, base_kb, peak_kb = map(int, done.stdout.split())
+    assert read_count == count
+    assert (peak_kb - base_kb) * 1024 < size / 4, (base_kb, peak_kb, size)

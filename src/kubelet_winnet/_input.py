@@ -215,7 +215,7 @@ _SCALAR_TAGS = {
 
 class _Frame:
     __slots__ = ("anchor", "explicit", "is_map", "key", "key_line", "line", "lines",
-                 "merges", "size", "value")
+                 "merges", "size", "streamed", "value")
 
     def __init__(self, is_map: bool, line: int, anchor: str | None) -> None:
         self.is_map = is_map
@@ -228,6 +228,7 @@ class _Frame:
         self.key_line = 0
         self.merges: list[dict[str, Any]] = []
         self.explicit: set[str] = set()
+        self.streamed = -1  # the root's "items": items handed over so far, else -1
 
 
 _NO_KEY = object()
@@ -371,7 +372,12 @@ class _YamlReader:
         self._source = source
         self._limits = limits
 
-    def documents(self) -> Iterator[tuple[int, int, Any, _LineTable] | BadInput]:
+    def documents(
+        self,
+    ) -> Iterator[tuple[int, int | None, int, Any, _LineTable] | BadInput]:
+        """``(document number, item index or None, line, value, lines)``: the items of
+        the root's ``items`` sequence one by one as they are composed, then the document
+        (whose ``items`` is then empty)."""
         yaml = self._yaml
         loader = self._loader
         number = 0
@@ -384,14 +390,14 @@ class _YamlReader:
                     if isinstance(event, yaml.DocumentStartEvent):
                         number += 1
                         try:
-                            line, value, table = self._document()
+                            for item, line, value, table in self._document():
+                                yield number, item, line, value, table
                         except _Refused as exc:
                             yield BadInput(self._source, number, exc.line, exc.reason)
                             if exc.fatal:
                                 return
                             self._skip_document()
                             continue
-                        yield number, line, value, table
             except yaml.MarkedYAMLError as exc:
                 mark = exc.problem_mark or exc.context_mark
                 line = mark.line + 1 if mark is not None else 0
@@ -413,11 +419,11 @@ class _YamlReader:
             if isinstance(event, (yaml.DocumentEndEvent, yaml.StreamEndEvent)):
                 return
 
-    def _document(self) -> tuple[int, Any, _LineTable]:
+    def _document(self) -> Iterator[tuple[int | None, int, Any, _LineTable]]:
         yaml = self._yaml
         loader = self._loader
         limits = self._limits
-        table = _LineTable()
+        table = root_table = _LineTable()
         anchors: dict[str, tuple[Any, int]] = {}
         stack: list[_Frame] = []
         aliased = 0
@@ -428,7 +434,8 @@ class _YamlReader:
             kind = type(event)
             line = event.start_mark.line + 1
             if kind is yaml.DocumentEndEvent:
-                return root_line, root, table
+                yield None, root_line, root, root_table
+                return
             if kind is yaml.ScalarEvent:
                 value, tag = _scalar(loader, event, limits)
                 size = 1
@@ -467,7 +474,12 @@ class _YamlReader:
                         "(raise the limit with --max-depth)",
                         line,
                     )
-                stack.append(_Frame(is_map, line, event.anchor))
+                frame = _Frame(is_map, line, event.anchor)
+                if len(stack) == 1 and not is_map and stack[0].key == "items":
+                    frame.streamed = 0  # a List's items: handed over one at a time
+                elif len(stack) == 2 and stack[1].streamed >= 0:
+                    table = _LineTable()  # one item's lines, dropped with the item
+                stack.append(frame)
                 continue
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
                 frame = stack.pop()
@@ -491,6 +503,11 @@ class _YamlReader:
                 continue
             parent = stack[-1]
             parent.size += size
+            if parent.streamed >= 0:
+                yield parent.streamed, line, value, table
+                parent.streamed += 1
+                table = root_table
+                continue
             if not parent.is_map:
                 parent.value.append(value)
                 parent.lines.append(line)
@@ -1049,7 +1066,18 @@ def _yaml_documents(
         if isinstance(found, BadInput):
             yield found
             continue
-        number, line, value, table = found
+        number, streamed, line, value, table = found
+        if streamed is not None:
+            if not isinstance(value, dict):
+                yield BadInput(source, number, line,
+                               f"items[{streamed}] is {_json_kind(value)}, not an object")
+                continue
+
+            def locate_streamed(path: Path, root: Any = value, lines: _LineTable = table) -> int:
+                return lines.locate(root, path)
+
+            yield Document(source, number, streamed, line, value, locate_streamed)
+            continue
         if value is None:
             continue  # an empty document ("---" at the end), as kubectl skips it
         if not isinstance(value, dict):

@@ -189,10 +189,8 @@ class _Text:
             self._pending = b""
             try:
                 text = self._decoder.decode(data, final=self._eof)
-            except UnicodeDecodeError as exc:
-                done = self._decoder  # the prefix before the bad byte decodes fine
-                del done
-                good = data[: exc.start].decode(exc.encoding, "replace")
+            except UnicodeDecodeError as exc:  # the bytes before the bad one decode fine
+                good = exc.object[: exc.start].decode(exc.encoding, "replace")
                 line = self._lines + good.count("\n")
                 name = "UTF-8" if exc.encoding.startswith("utf-8") else "UTF-16"
                 bad = exc.object[exc.start : exc.start + 1].hex()

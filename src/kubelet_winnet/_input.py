@@ -894,7 +894,10 @@ def _json_offset(text: str, path: Path) -> int:
 
 def _open(path: str) -> IO[bytes]:
     if path == "-":
-        return sys.stdin.buffer
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:  # started with stdin closed (`<&-`)
+            raise OSError(9, "stdin is closed")
+        return stdin  # type: ignore[no-any-return]
     return open(path, "rb")
 
 
@@ -925,7 +928,7 @@ def read_source(path: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[Document
     except OSError as exc:
         yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
     finally:
-        if raw is not sys.stdin.buffer:
+        if path != "-":
             raw.close()
 
 

@@ -54,6 +54,24 @@ _REFERENCE_TREE = (
 )
 
 
+# Runs the console entry point and reports its own peak RSS (VmHWM) on stderr at exit:
+# wait4's ru_maxrss would also count this parent's memory at the fork before exec.
+_CHILD = (
+    "import atexit, sys\n"
+    "def _peak():\n"
+    "    try:\n"
+    "        with open('/proc/self/status') as status:\n"
+    "            for line in status:\n"
+    "                if line.startswith('VmHWM:'):\n"
+    "                    sys.stderr.write('VmHWM ' + line.split()[1] + '\\n')\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "atexit.register(_peak)\n"
+    "from kubelet_winnet.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
 @dataclass
 class Row:
     name: str
@@ -75,19 +93,22 @@ class Row:
 
 def measure(argv: list[str]) -> tuple[float, float, bytes, int]:
     """Wall seconds, peak RSS in MB, stdout and exit status of one child process."""
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(argv, stdout=out, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         data = out.read()
-    return seconds, usage.ru_maxrss / 1024, data, child.returncode
+        err.seek(0)
+        reported = [line for line in err.read().splitlines() if line.startswith(b"VmHWM ")]
+    peak_kb = int(reported[-1].split()[1]) if reported else usage.ru_maxrss
+    return seconds, peak_kb / 1024, data, child.returncode
 
 
 def check(path: Path) -> tuple[float, float, dict[str, object]]:
-    argv = [sys.executable, "-m", "kubelet_winnet.cli", "check", str(path), "-o", "json"]
+    argv = [sys.executable, "-c", _CHILD, "check", str(path), "-o", "json", "-q"]
     seconds, peak, data, status = measure(argv)
     if status not in (0, 1):
         raise SystemExit(f"check {path} exited {status}")

@@ -20,6 +20,7 @@ fails (exit status other than 0 or 1, or output that does not parse).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import gen_manifests  # noqa: E402  (a sibling script, not a package)
+gen_manifests = importlib.import_module("gen_manifests")  # a sibling script, not a package
 
 TARGET_PODS_PER_SECOND = 30_000
 TARGET_RSS_MB = 150
@@ -50,6 +51,24 @@ _REFERENCE_TREE = (
     "        with open(os.path.join(root, name), 'rb') as f:\n"
     "            n += sum(1 for d in yaml.load_all(f, Loader=yaml.CSafeLoader) if d)\n"
     "print(n)\n"
+)
+
+
+# Runs the console entry point and reports its own peak RSS (VmHWM) on stderr at exit:
+# wait4's ru_maxrss would also count this parent's memory at the fork before exec.
+_CHILD = (
+    "import atexit, sys\n"
+    "def _peak():\n"
+    "    try:\n"
+    "        with open('/proc/self/status') as status:\n"
+    "            for line in status:\n"
+    "                if line.startswith('VmHWM:'):\n"
+    "                    sys.stderr.write('VmHWM ' + line.split()[1] + '\\n')\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "atexit.register(_peak)\n"
+    "from kubelet_winnet.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
 )
 
 
@@ -74,19 +93,22 @@ class Row:
 
 def measure(argv: list[str]) -> tuple[float, float, bytes, int]:
     """Wall seconds, peak RSS in MB, stdout and exit status of one child process."""
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(argv, stdout=out, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         data = out.read()
-    return seconds, usage.ru_maxrss / 1024, data, child.returncode
+        err.seek(0)
+        reported = [line for line in err.read().splitlines() if line.startswith(b"VmHWM ")]
+    peak_kb = int(reported[-1].split()[1]) if reported else usage.ru_maxrss
+    return seconds, peak_kb / 1024, data, child.returncode
 
 
 def check(path: Path) -> tuple[float, float, dict[str, object]]:
-    argv = [sys.executable, "-m", "kubelet_winnet.cli", "check", str(path), "-o", "json"]
+    argv = [sys.executable, "-c", _CHILD, "check", str(path), "-o", "json", "-q"]
     seconds, peak, data, status = measure(argv)
     if status not in (0, 1):
         raise SystemExit(f"check {path} exited {status}")
@@ -167,7 +189,7 @@ def main() -> int:
     rows = run(files, pods, args.checkov, args.keep)
     print(table(rows))
     if not args.checkov:
-        print("\n(no checkov on PATH: peer row skipped; see docs/performance.md)")
+        print("\n(no checkov on PATH: peer row skipped; see docs/check.md)")
     listed = rows[1]
     print(f"\ntargets (informational): List {listed.pods_per_second:,.0f} pods/s, "
           f"{listed.steady_pods_per_second:,.0f} after start-up "

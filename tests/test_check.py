@@ -15,9 +15,14 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
 
-from kubelet_winnet._check import RULES
+import kubelet_winnet as api
+from kubelet_winnet._check import RULES, check_pod, host_network_reach
+from kubelet_winnet._targeting import Target, pod_object
 from kubelet_winnet.cli import main
+from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
+from tests.strategies import pod_manifests
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -398,9 +403,45 @@ def test_json_from_a_streamed_list_has_item_lines(
     items = [json.dumps(manifest(CASES["host-network-ignored"]), indent=1) for _ in range(3)]
     path = tmp_path / "list.json"
     path.write_text('{"kind": "List", "items": [\n' + ",\n".join(items) + "]}\n")
-    status, out, _ = run(capsys, "check", str(path), "-o", "json")
+    _status, out, _ = run(capsys, "check", str(path), "-o", "json")
     findings = json.loads(out)["findings"]
     assert [f["item"] for f in findings] == [0, 1, 2]
     text_lines = path.read_text().splitlines()
     for finding in findings:
         assert '"hostNetwork": true' in text_lines[finding["line"] - 1]
+
+
+# --- the refusal rules agree with the library's kubelet ----------------------------------
+
+_REFUSAL_RULE = {
+    "pod must not contain both HostProcess and non-HostProcess containers":
+        "host-process-mixed",
+    "hostNetwork is required if Pod contains HostProcess containers":
+        "host-process-needs-host-network",
+    "pod must not contain any HostProcess containers if Pod's WindowsOptions.HostProcess "
+    "is set to false": "host-process-pod-false",
+}
+
+
+REACH = host_network_reach("1.32", None)
+
+
+@given(pod_manifests())
+def test_every_kubelet_refusal_has_its_finding(manifest: dict[str, Any]) -> None:
+    """kubelet-rules.md steps 3a, 3b and 6: whenever the kubelet refuses the pod, check
+    reports the refusal's rule; when it accepts, no refusal rule fires."""
+    manifest = {"kind": "Pod", **manifest}
+    try:
+        api.windows_sandbox_config(manifest)
+        refused = None
+    except SandboxConfigError as exc:
+        refused = _REFUSAL_RULE[str(exc)]
+    except InvalidPodError:
+        return
+    pod = pod_object(manifest)
+    assert pod is not None
+    rules = {f.rule.id for f in check_pod(pod, Target.WINDOWS, REACH)}
+    if refused is None:
+        assert not rules & set(_REFUSAL_RULE.values())
+    else:
+        assert refused in rules

@@ -264,7 +264,7 @@ def test_output_binary_is_length_delimited(tmp_path: Path, multi: str) -> None:
 def test_translate_notes_host_network_that_is_lost(
     capsys: pytest.CaptureFixture[str], multi: str
 ) -> None:
-    status, out, err = run(capsys, "translate", multi)
+    status, _out, err = run(capsys, "translate", multi)
     assert status == 0
     (note,) = err.splitlines()
     assert "Deployment/web/web" in note
@@ -566,3 +566,25 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert "--max-bytes" in line
+
+
+def test_lone_surrogates_and_odd_names_never_raise(tmp_path: Path) -> None:
+    """JSON may carry a lone surrogate (\\ud800) that no UTF-8 stream can print."""
+    path = tmp_path / "sur.json"
+    path.write_text('{"kind": "Pod", "metadata": {"name": "a\\ud800b"}, '
+                    '"spec": {"hostNetwork": true}}', encoding="utf-8")
+    for argv in (["translate", "-o", "text"], ["translate", "-o", "yaml"],
+                 ["translate", "-o", "json"], ["explain", "-o", "yaml"],
+                 ["check", "-o", "text"], ["check", "-o", "sarif"]):
+        done = subprocess.run([console_script(), *argv, str(path)], capture_output=True,
+                              timeout=60, check=False)
+        assert done.returncode == (1 if argv[0] == "check" else 0), (argv, done.stderr)
+        assert b"Traceback" not in done.stderr
+
+
+def test_closed_stdin_is_bad_input() -> None:
+    done = subprocess.run(f"'{console_script()}' check - <&-", shell=True, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "stdin" in line

@@ -189,10 +189,8 @@ class _Text:
             self._pending = b""
             try:
                 text = self._decoder.decode(data, final=self._eof)
-            except UnicodeDecodeError as exc:
-                done = self._decoder  # the prefix before the bad byte decodes fine
-                del done
-                good = data[: exc.start].decode(exc.encoding, "replace")
+            except UnicodeDecodeError as exc:  # the bytes before the bad one decode fine
+                good = exc.object[: exc.start].decode(exc.encoding, "replace")
                 line = self._lines + good.count("\n")
                 name = "UTF-8" if exc.encoding.startswith("utf-8") else "UTF-16"
                 bad = exc.object[exc.start : exc.start + 1].hex()
@@ -215,7 +213,7 @@ _SCALAR_TAGS = {
 
 class _Frame:
     __slots__ = ("anchor", "explicit", "is_map", "key", "key_line", "line", "lines",
-                 "merges", "size", "value")
+                 "merges", "size", "streamed", "value")
 
     def __init__(self, is_map: bool, line: int, anchor: str | None) -> None:
         self.is_map = is_map
@@ -228,6 +226,7 @@ class _Frame:
         self.key_line = 0
         self.merges: list[dict[str, Any]] = []
         self.explicit: set[str] = set()
+        self.streamed = -1  # the root's "items": items handed over so far, else -1
 
 
 _NO_KEY = object()
@@ -371,7 +370,12 @@ class _YamlReader:
         self._source = source
         self._limits = limits
 
-    def documents(self) -> Iterator[tuple[int, int, Any, _LineTable] | BadInput]:
+    def documents(
+        self,
+    ) -> Iterator[tuple[int, int | None, int, Any, _LineTable] | BadInput]:
+        """``(document number, item index or None, line, value, lines)``: the items of
+        the root's ``items`` sequence one by one as they are composed, then the document
+        (whose ``items`` is then empty)."""
         yaml = self._yaml
         loader = self._loader
         number = 0
@@ -384,14 +388,14 @@ class _YamlReader:
                     if isinstance(event, yaml.DocumentStartEvent):
                         number += 1
                         try:
-                            line, value, table = self._document()
+                            for item, line, value, table in self._document():
+                                yield number, item, line, value, table
                         except _Refused as exc:
                             yield BadInput(self._source, number, exc.line, exc.reason)
                             if exc.fatal:
                                 return
                             self._skip_document()
                             continue
-                        yield number, line, value, table
             except yaml.MarkedYAMLError as exc:
                 mark = exc.problem_mark or exc.context_mark
                 line = mark.line + 1 if mark is not None else 0
@@ -413,11 +417,11 @@ class _YamlReader:
             if isinstance(event, (yaml.DocumentEndEvent, yaml.StreamEndEvent)):
                 return
 
-    def _document(self) -> tuple[int, Any, _LineTable]:
+    def _document(self) -> Iterator[tuple[int | None, int, Any, _LineTable]]:
         yaml = self._yaml
         loader = self._loader
         limits = self._limits
-        table = _LineTable()
+        table = root_table = _LineTable()
         anchors: dict[str, tuple[Any, int]] = {}
         stack: list[_Frame] = []
         aliased = 0
@@ -428,7 +432,8 @@ class _YamlReader:
             kind = type(event)
             line = event.start_mark.line + 1
             if kind is yaml.DocumentEndEvent:
-                return root_line, root, table
+                yield None, root_line, root, root_table
+                return
             if kind is yaml.ScalarEvent:
                 value, tag = _scalar(loader, event, limits)
                 size = 1
@@ -467,7 +472,12 @@ class _YamlReader:
                         "(raise the limit with --max-depth)",
                         line,
                     )
-                stack.append(_Frame(is_map, line, event.anchor))
+                frame = _Frame(is_map, line, event.anchor)
+                if len(stack) == 1 and not is_map and stack[0].key == "items":
+                    frame.streamed = 0  # a List's items: handed over one at a time
+                elif len(stack) == 2 and stack[1].streamed >= 0:
+                    table = _LineTable()  # one item's lines, dropped with the item
+                stack.append(frame)
                 continue
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
                 frame = stack.pop()
@@ -491,6 +501,11 @@ class _YamlReader:
                 continue
             parent = stack[-1]
             parent.size += size
+            if parent.streamed >= 0:
+                yield parent.streamed, line, value, table
+                parent.streamed += 1
+                table = root_table
+                continue
             if not parent.is_map:
                 parent.value.append(value)
                 parent.lines.append(line)
@@ -818,38 +833,43 @@ def _json_locator(text: str, first_line: int) -> Callable[[Path], int]:
     return locate
 
 
-_SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[attr-defined]
+_SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
 _SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, pos: int) -> int:
+    match = _SPACE.match(text, pos)
+    return pos if match is None else match.end()
 
 
 def _json_offset(text: str, path: Path) -> int:
     """Where the deepest key of ``path`` present in ``text`` starts (0: the value itself).
 
     Walks only along the path; every sibling value is skipped by the C scanner."""
-    space = _SPACE.match
+    space = _skip_space
     scan = _SCAN
-    pos = space(text, 0).end()
+    pos = space(text, 0)
     found = 0
     for part in path:
         if pos >= len(text):
             return found
         opener = text[pos]
-        pos = space(text, pos + 1).end()
+        pos = space(text, pos + 1)
         if isinstance(part, str):
             if opener != "{":
                 return found
             while pos < len(text) and text[pos] == '"':
                 key_at = pos
                 key, pos = scan(text, pos)
-                pos = space(text, pos).end() + 1  # ":"
-                pos = space(text, pos).end()
+                pos = space(text, pos) + 1  # ":"
+                pos = space(text, pos)
                 if key == part:
                     found = key_at
                     break
                 _, pos = scan(text, pos)
-                pos = space(text, pos).end()
+                pos = space(text, pos)
                 if text[pos:pos + 1] == ",":
-                    pos = space(text, pos + 1).end()
+                    pos = space(text, pos + 1)
             else:
                 return found
         else:
@@ -859,10 +879,10 @@ def _json_offset(text: str, path: Path) -> int:
                 if text[pos:pos + 1] == "]":
                     return found
                 _, pos = scan(text, pos)
-                pos = space(text, pos).end()
+                pos = space(text, pos)
                 if text[pos:pos + 1] != ",":
                     return found
-                pos = space(text, pos + 1).end()
+                pos = space(text, pos + 1)
             if text[pos:pos + 1] in ("]", ""):
                 return found
             found = pos
@@ -874,7 +894,10 @@ def _json_offset(text: str, path: Path) -> int:
 
 def _open(path: str) -> IO[bytes]:
     if path == "-":
-        return sys.stdin.buffer
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:  # started with stdin closed (`<&-`)
+            raise OSError(9, "stdin is closed")
+        return stdin  # type: ignore[no-any-return]
     return open(path, "rb")
 
 
@@ -905,7 +928,7 @@ def read_source(path: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[Document
     except OSError as exc:
         yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
     finally:
-        if raw is not sys.stdin.buffer:
+        if path != "-":
             raw.close()
 
 
@@ -1044,7 +1067,18 @@ def _yaml_documents(
         if isinstance(found, BadInput):
             yield found
             continue
-        number, line, value, table = found
+        number, streamed, line, value, table = found
+        if streamed is not None:
+            if not isinstance(value, dict):
+                yield BadInput(source, number, line,
+                               f"items[{streamed}] is {_json_kind(value)}, not an object")
+                continue
+
+            def locate_streamed(path: Path, root: Any = value, lines: _LineTable = table) -> int:
+                return lines.locate(root, path)
+
+            yield Document(source, number, streamed, line, value, locate_streamed)
+            continue
         if value is None:
             continue  # an empty document ("---" at the end), as kubectl skips it
         if not isinstance(value, dict):

@@ -307,3 +307,16 @@ def test_derived_constants_follow_the_timeline() -> None:
 def test_release_outside_the_range(minor: int) -> None:
     with pytest.raises(UnsupportedVersionError):
         release(minor)
+
+
+@pytest.mark.parametrize(
+    "version",
+    [KubeletVersion(10**5000), KubeletVersion(-(10**5000)), KubeletVersion("32"),  # type: ignore[arg-type]
+     KubeletVersion(32, 10**5000), KubeletVersion(32, -1), KubeletVersion(32, "4")],  # type: ignore[arg-type]
+    ids=["huge minor", "huge negative minor", "str minor", "huge patch", "negative patch",
+         "str patch"],
+)
+def test_kubelet_version_objects_with_bad_fields(version: KubeletVersion) -> None:
+    with pytest.raises(UnsupportedVersionError) as info:
+        kubelet_profile(version)
+    assert len(str(info.value)) < 200

@@ -436,6 +436,19 @@ def test_text_cells_hold_no_line_breaks(tmp_path: Path,
     assert any(line.startswith("evil NAMESPACE fake") for line in out.splitlines())
 
 
+@pytest.mark.parametrize("output", ["text", "json", "csv"])
+def test_lone_surrogates_in_names_never_raise(tmp_path: Path, output: str) -> None:
+    """JSON may escape a lone surrogate (``\\udc80``); it reaches every output format."""
+    odd = pod("web\udc80", "x\udc80y", "win-133", host_network=True)
+    path = write_dump(tmp_path / "d.json", [*NODES, odd])
+    done = subprocess.run([sys.executable, "-m", "kubelet_winnet.cli", "audit", "-f",
+                           str(path), "-o", output], capture_output=True, timeout=60,
+                          check=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == b""
+    assert b"y" in done.stdout
+
+
 def test_dump_path_never_imports_the_kubernetes_client(dump: Path) -> None:
     code = (
         "import sys\nfrom kubelet_winnet.cli import main\n"
@@ -447,6 +460,33 @@ def test_dump_path_never_imports_the_kubernetes_client(dump: Path) -> None:
                             check=False, timeout=120)
     assert result.returncode == 1, result.stderr
     assert len(json.loads(result.stdout)["pods"]) == len(expected_records())
+
+
+@pytest.mark.parametrize("output", ["text", "json", "csv"])
+def test_closed_pipe_ends_quietly_and_not_as_success(tmp_path: Path, output: str) -> None:
+    many = [pod("bulk", f"p{i}", "win-130", host_network=True) for i in range(3000)]
+    path = write_dump(tmp_path / "big.json", NODES + many)
+    done = subprocess.run(
+        f"'{sys.executable}' -m kubelet_winnet.cli audit -f '{path}' -o {output} | head -n 1; "
+        'echo "status=${PIPESTATUS[0]}" >&2',
+        shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert len(done.stdout.splitlines()) == 1
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert "status=141" in done.stderr
+
+
+def test_write_error_is_one_line(dump: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "kubelet_winnet.cli", "audit", "-f",
+                               str(dump)], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=60, check=False)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "cannot write output" in line
 
 
 def test_no_progress_bar_when_stderr_is_not_a_terminal(

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from hypothesis import given
@@ -357,7 +358,6 @@ def test_text_format(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_sarif_is_valid_sarif_2_1_0(capsys: pytest.CaptureFixture[str],
                                     corpus_json: dict[str, Any]) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     status, out, _ = run(capsys, "check", str(CORPUS), "-o", "sarif")
     assert status == 1
@@ -384,7 +384,6 @@ def test_sarif_is_valid_sarif_2_1_0(capsys: pytest.CaptureFixture[str],
 def test_sarif_marks_ignored_findings_as_suppressed(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     key = "ignore-check.kubelet-winnet.io/host-network-ignored"
     path = tmp_path / "m.yaml"
     path.write_text(yaml.safe_dump(manifest(CASES["host-network-ignored"],

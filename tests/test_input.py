@@ -423,3 +423,17 @@ def test_large_yaml_list_streams_in_bounded_memory(tmp_path: Path) -> None:
     read_count, base_kb, peak_kb = map(int, done.stdout.split())
     assert read_count == count
     assert (peak_kb - base_kb) * 1024 < size / 4, (base_kb, peak_kb, size)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the key's text also inside a string value: still the real key's line
+    ('{"kind": "Pod",\n "metadata": {"annotations": {"a": "x \\"hostNetwork\\": true"}},\n'
+     ' "spec": {\n  "hostNetwork": true}}', 4),
+    # the key elsewhere, but not at the path: the nearest present parent
+    ('{"kind": "Pod",\n "metadata": {"labels": {"hostNetwork": "x"}},\n "spec": {}}', 3),
+    # twice at the path's level in different objects
+    ('{"items": [\n{"spec": {"hostNetwork": false}},\n{"spec": {\n"hostNetwork": true}}]}', 4),
+])
+def test_json_field_lines_are_exact(tmp_path: Path, text: str, expected: int) -> None:
+    found = [d for d in read(write(tmp_path, "x.json", text)) if isinstance(d, Document)]
+    assert found[-1].line_of(("spec", "hostNetwork")) == expected

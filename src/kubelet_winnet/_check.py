@@ -20,6 +20,7 @@ from kubelet_winnet._targeting import PodObject, Target
 __all__ = [
     "DOCS_URL",
     "IGNORE_PREFIX",
+    "PROJECT_URL",
     "RULES",
     "RULES_BY_ID",
     "Finding",
@@ -31,8 +32,9 @@ __all__ = [
     "ignored_rules",
 ]
 
-# Where docs/rules/<rule-id>.md is published (SARIF helpUri).
-DOCS_URL = "https://github.com/kubelet-winnet/kubelet-winnet/blob/main/docs/rules/"
+# The project's home and where docs/rules/<rule-id>.md is published (SARIF helpUri).
+PROJECT_URL = "https://github.com/kubelet-winnet/kubelet-winnet"
+DOCS_URL = f"{PROJECT_URL}/blob/main/docs/rules/"
 # kube-linter's convention: ignore-check.kube-linter.io/<check>: "<reason>".
 IGNORE_PREFIX = "ignore-check.kubelet-winnet.io/"
 

@@ -797,7 +797,9 @@ class _JsonReader:
             self._advance(self._pos + 1)
 
 
-def _spans_locator(spans: dict[str, tuple[str, int]]) -> Callable[[Path], int]:
+def _spans_locator(
+    spans: dict[str, tuple[str, int]], values: dict[str, Any]
+) -> Callable[[Path], int]:
     """Lines in a top-level object read key by key: each key's value has its own text."""
     locators: dict[str, Callable[[Path], int]] = {}
 
@@ -806,7 +808,8 @@ def _spans_locator(spans: dict[str, tuple[str, int]]) -> Callable[[Path], int]:
             return 0
         key = str(path[0])
         if key not in locators:
-            locators[key] = _json_locator(*spans[key])
+            text, line = spans[key]
+            locators[key] = _json_locator(text, line, values.get(key))
         return locators[key](path[1:])
 
     return locate
@@ -824,11 +827,11 @@ def _line_in(text: str, first_line: int, limits: Limits) -> int:
     return first_line
 
 
-def _json_locator(text: str, first_line: int) -> Callable[[Path], int]:
+def _json_locator(text: str, first_line: int, value: Any) -> Callable[[Path], int]:
     """Lines inside a JSON value's text, found only when a finding asks."""
 
     def locate(path: Path) -> int:
-        return first_line + text.count("\n", 0, _json_offset(text, path))
+        return first_line + text.count("\n", 0, _json_offset(text, path, value))
 
     return locate
 
@@ -837,15 +840,36 @@ _SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
+def _has_path(value: Any, path: Path) -> bool:
+    for part in path:
+        if type(value) is dict:
+            if type(part) is not str or part not in value:
+                return False
+        elif type(value) is list:
+            if type(part) is not int or not 0 <= part < len(value):
+                return False
+        else:
+            return False
+        value = value[part]
+    return True
+
+
 def _skip_space(text: str, pos: int) -> int:
     match = _SPACE.match(text, pos)
     return pos if match is None else match.end()
 
 
-def _json_offset(text: str, path: Path) -> int:
+def _json_offset(text: str, path: Path, value: Any = None) -> int:
     """Where the deepest key of ``path`` present in ``text`` starts (0: the value itself).
 
-    Walks only along the path; every sibling value is skipped by the C scanner."""
+    When the whole path is present in ``value`` (the decoded text) and its last key's
+    JSON string occurs once in the text, that occurrence is the key. Otherwise walks
+    only along the path; every sibling value is skipped by the C scanner."""
+    if path and type(path[-1]) is str and _has_path(value, path):
+        needle = json.dumps(path[-1])
+        at = text.find(needle)
+        if at >= 0 and text.find(needle, at + 1) < 0:
+            return at
     space = _skip_space
     scan = _SCAN
     pos = space(text, 0)
@@ -1004,7 +1028,8 @@ def _json_documents(
             elif _too_deep(value, limits.max_depth - 2, text):
                 yield BadInput(source, number, line, _deep(limits))
             else:
-                yield Document(source, number, item, line, value, _json_locator(text, line))
+                yield Document(source, number, item, line, value,
+                               _json_locator(text, line, value))
             continue
         if value is None:
             continue
@@ -1015,7 +1040,10 @@ def _json_documents(
         if _too_deep(value, limits.max_depth, text):
             yield BadInput(source, number, line, _deep(limits))
             continue
-        locate = _spans_locator(text) if isinstance(text, dict) else _json_locator(text, line)
+        locate = (
+            _spans_locator(text, value) if isinstance(text, dict)
+            else _json_locator(text, line, value)
+        )
         items = _list_items(value)
         if items is None:
             yield Document(source, number, None, line, value, locate)

@@ -7,7 +7,7 @@ import os
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from kubelet_winnet._check import RULES, Finding, Severity
+from kubelet_winnet._check import PROJECT_URL, RULES, Finding, Severity
 from kubelet_winnet._input import Document, describe_path
 from kubelet_winnet._targeting import PodObject
 
@@ -146,7 +146,7 @@ class _Sarif(_Base):
         driver = {
             "name": "kubelet-winnet",
             "version": __version__,
-            "informationUri": RULES[0].help_uri.rsplit("/docs/", 1)[0],
+            "informationUri": PROJECT_URL,
             "rules": [
                 {
                     "id": rule.id,

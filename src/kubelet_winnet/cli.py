@@ -11,8 +11,15 @@ Results go to stdout, diagnostics (one line each) to stderr. Exit status:
 * 141 (128 + SIGPIPE): the reader of stdout went away (``| head``): the run stops quietly
   and does not claim success.
 
-Subcommands are entries of :data:`COMMANDS`; another module adds one with
-:func:`register`.
+Subcommands are entries of :data:`COMMANDS`. A subcommand living in its own module is
+added here in two lines, next to the three below::
+
+    from kubelet_winnet._run_command import RUN  # a Command(name, help, configure, run)
+    register(RUN)
+
+``configure(parser)`` adds its flags (``add_input_arguments`` and
+``add_profile_arguments`` give the shared ones); ``run(args, session)`` writes to
+``session.out``/``session.err`` and returns the exit status.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The kubelet-version axis (issue 2 item 4; kubelet-rules.md "Timeline").
 
 Accepted spellings: ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` (issue 2), plus what
-:mod:`kubelet_winnet._versions` documents: a ``kubelet --version`` build suffix
-(``"v1.32.4-eks-1"``) and an already parsed :class:`KubeletVersion`. Supported: 1.26 to
+:mod:`kubelet_winnet._profile` documents (the grammar ``v?MAJOR.MINOR[.PATCH][-pre][+build]``):
+a ``kubelet --version`` suffix (``"v1.32.4-eks-1"``) and an already parsed
+:class:`KubeletVersion`. Supported: 1.26 to
 1.38 inclusive; everything else is ``UnsupportedVersionError``. Default: ``"1.32"``, the
 last release that implements KEP-3503.
 """

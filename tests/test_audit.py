@@ -306,6 +306,25 @@ def test_unscheduled_pods_use_kubelet_version(
     assert records["apps/pending-win"]["sent"] == {"network": None, "hostProcess": False}
 
 
+def test_feature_gates_apply_to_every_kubelet(
+    dump: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kubelet-rules.md: with WindowsHostNetwork=false a 1.26-1.32 kubelet leaves
+    namespace_options unset; a 1.38 kubelet does not start with the gate set
+    (``unrecognized feature gate``), so its pods are not modelled."""
+    status, out, err = audit(["-f", str(dump), "-o", "json", "--feature-gates",
+                              "WindowsHostNetwork=false"], capsys)
+    assert (status, err) == (1, "")
+    records = {f"{r['namespace']}/{r['name']}": r for r in json.loads(out)["pods"]}
+    assert records["apps/web-win-130"]["sent"] == {"network": None, "hostProcess": False}
+    assert records["infra/hp-win-126"]["sent"] == {"network": None, "hostProcess": True}
+    assert records["apps/web-win-130"]["hostNetworkEffect"] == "ignored"
+    gone = records["apps/web-win-138"]
+    assert gone["hostNetworkEffect"] == "not-modelled" and gone["sent"] is None
+    assert "unrecognized feature gate: WindowsHostNetwork" in gone["note"]
+    assert [f["rule"] for f in gone["findings"]] == ["host-network-ignored"]
+
+
 def test_fail_on_error_ignores_warnings(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     only_warnings = [p for p in PODS if p["metadata"]["name"] in ("web-win-130", "plain-win-133")]

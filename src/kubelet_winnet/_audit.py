@@ -23,9 +23,10 @@ import csv
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
 from kubelet_winnet._check import (
     RULES,
     RULES_BY_ID,
@@ -36,8 +37,15 @@ from kubelet_winnet._check import (
     host_network_reach,
     ignored_rules,
 )
-from kubelet_winnet._cluster import DEFAULT_PAGE_SIZE, ClusterObject, Node, node_from
-from kubelet_winnet._input import describe_path
+from kubelet_winnet._cluster import (
+    DEFAULT_PAGE_SIZE,
+    ClusterObject,
+    LiveCluster,
+    Node,
+    dump_objects,
+    node_from,
+)
+from kubelet_winnet._input import DEFAULT_LIMITS, describe_path
 from kubelet_winnet._targeting import Target, pod_object, target_of
 from kubelet_winnet.errors import (
     ClusterAccessError,
@@ -238,9 +246,7 @@ class Auditor:
         host_process = False
         refused: str | None = None
         try:
-            import kubelet_winnet as api
-
-            config = api.windows_sandbox_config(
+            config = windows_sandbox_config(
                 obj, kubelet_version=kubelet, feature_gates=self.feature_gates
             )
         except SandboxConfigError as exc:
@@ -462,8 +468,6 @@ class _CsvWriter:
 
 
 def configure_audit(parser: argparse.ArgumentParser) -> None:
-    from kubelet_winnet import DEFAULT_KUBELET_VERSION
-
     source = parser.add_argument_group("source (live by default; a dump with -f)")
     source.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
                         help="read a dump (kubectl get nodes,pods -A -o json) instead of the "
@@ -552,10 +556,8 @@ def _isatty(stream: TextIO) -> bool:
 
 
 def run_audit(args: argparse.Namespace, session: Session) -> int:
-    import kubelet_winnet as api
-
     try:
-        api.kubelet_profile(args.kubelet_version, args.feature_gates)
+        kubelet_profile(args.kubelet_version, args.feature_gates)
     except (UnsupportedVersionError, FeatureGateError) as exc:
         session.error(str(exc))
         return session.status
@@ -582,13 +584,10 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
             progress.start(None, size >= _LARGE_DUMP)
             objects: Iterator[ClusterObject] = _dump(args, session)
         else:
-            from kubelet_winnet._cluster import LiveCluster
-
             live = LiveCluster(args.kubeconfig, args.context, args.namespace,
                                args.all_namespaces, args.page_size)
             objects = live.objects()
-        pending: list[ClusterObject] = []
-        for item in _ordered(objects, auditor, pending):
+        for item in _ordered(objects, auditor):
             if live is not None and live.expected_pods is not None:
                 progress.start(live.expected_pods, live.expected_pods >= _LARGE_LIST)
             progress.update()
@@ -632,21 +631,15 @@ def _size(path: str) -> int:
 
 
 def _dump(args: argparse.Namespace, session: Session) -> Iterator[ClusterObject]:
-    from dataclasses import replace
-
-    from kubelet_winnet._cluster import dump_objects
-    from kubelet_winnet._input import DEFAULT_LIMITS
-
     limits = replace(DEFAULT_LIMITS, max_bytes=args.max_bytes)
     return dump_objects(args.filename, session.error, limits)
 
 
-def _ordered(
-    objects: Iterator[ClusterObject], auditor: Auditor, pending: list[ClusterObject]
-) -> Iterator[ClusterObject]:
+def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[ClusterObject]:
     """Pods, with every node applied before. Nodes normally come first (the live source,
     ``kubectl get nodes,pods``); when a dump lists pods before any node, those pods wait
     until the end of the input."""
+    pending: list[ClusterObject] = []
     for item in objects:
         if item.kind == "Node":
             auditor.node(item.value)
@@ -659,4 +652,3 @@ def _ordered(
                 continue
         yield item
     yield from pending
-    pending.clear()

@@ -480,7 +480,7 @@ def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> di
         "error": None if error is None else str(error),
         "steps": [{"rule": step.rule, "text": step.text} for step in explanation.steps],
         "warnings": [
-            {"code": w.code, "field": w.field, "message": w.message}
+            {"code": str(w.code), "field": w.field, "message": w.message}
             for w in explanation.warnings
         ],
     }

@@ -10,10 +10,11 @@ a wrong type raises :class:`InvalidPodError` at its path.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from kubelet_winnet._pod import _describe, _object_template, _template_of
+from kubelet_winnet._pod import _object_template, _template_of
 from kubelet_winnet.errors import InvalidPodError
 
 __all__ = ["PodView", "view_pod"]
@@ -33,6 +34,25 @@ class PodView:
 
     def at(self, path: str) -> str:
         return self.prefix + path
+
+
+def _describe(value: object) -> str:
+    """A bounded description that never calls a foreign ``__repr__``."""
+    kind = type(value)
+    if kind is str:
+        shown = json.dumps(value)
+        return "string " + (shown if len(shown) <= 40 else shown[:37] + "...")
+    if kind is bool or value is None:
+        return "boolean " + json.dumps(value) if kind is bool else "null"
+    if isinstance(value, float) and kind is float:
+        return f"number {value!r}"
+    if isinstance(value, int) and kind is int:
+        return f"number {value}" if abs(value) < 10**30 else "number (a huge integer)"
+    if _is_map(value):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return kind.__name__
 
 
 def _bad(field: str, expected: str, value: object) -> InvalidPodError:

@@ -299,9 +299,8 @@ def container_port_mappings(
     names: set[str] = set()
     for index, port in enumerate(get_objects(container, "ports", at)):
         where = f"{at}ports[{index}]."
-        container_port = get_int(port, "containerPort", where, 0, 65535)
-        if container_port is None:
-            raise InvalidPodError(f"{where}containerPort", "required")
+        # Required by API validation; the kubelet itself reads a missing one as 0.
+        container_port = get_int(port, "containerPort", where, 0, 65535) or 0
         host_port = get_int(port, "hostPort", where, 0, 65535) or 0
         if host_network and host_port == 0:  # defaults.go: defaultHostNetworkPorts
             host_port = container_port

@@ -556,3 +556,16 @@ def test_input_is_not_mutated_and_threads_agree() -> None:
         thread.join()
     assert manifest == before
     assert set(results) == {expected}
+
+
+def test_pydantic_pod_model_is_accepted() -> None:
+    """kubelet_winnet.Pod keeps only the fields it models (name, namespace, hostNetwork,
+    windowsOptions): the request built from it matches the manifest's on those."""
+    manifest = pod({"hostNetwork": True, "containers": [{"name": "c", "securityContext": {
+        "windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}}]})
+    model = kw.Pod.from_manifest(manifest)
+    from_model = kw.pod_sandbox_config(model)
+    from_manifest = kw.pod_sandbox_config(manifest)
+    assert from_model.metadata.name == "foo" and from_model.hostname == ""
+    assert from_model.windows == from_manifest.windows
+    assert from_model.linux == from_manifest.linux

@@ -341,11 +341,13 @@ def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     return False
 
 
-def linux_config(view: PodView, minor: int) -> api_pb2.LinuxPodSandboxConfig:
+def fill_linux_config(
+    config: api_pb2.LinuxPodSandboxConfig, view: PodView, minor: int
+) -> None:
+    """Fill ``config`` (cgroup_parent stays "": no pod cgroups on Windows)."""
     spec, at = view.spec, view.at("spec.")
     context = _security_context(spec, at)
     here = f"{at}securityContext."
-    config = api_pb2.LinuxPodSandboxConfig()  # cgroup_parent: "" on Windows
     security = config.security_context
     security.SetInParent()
     security.privileged = _has_privileged(spec, at)
@@ -378,7 +380,6 @@ def linux_config(view: PodView, minor: int) -> api_pb2.LinuxPodSandboxConfig:
         security.supplemental_groups_policy = (
             api_pb2.Strict if policy == "Strict" else api_pb2.Merge
         )
-    return config
 
 
 def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
@@ -393,6 +394,21 @@ def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
             raise InvalidPodError(f"{at}{key}[{index}]", "expected a non-negative integer")
         out.append(item)
     return out
+
+
+def log_directory(root: str, name: str) -> str:
+    """``filepath.Join(root, name)`` as on Windows: cleaned, backslashes."""
+    clean_root = _CLEAN_ROOTS.get(root)
+    if clean_root is None:
+        clean_root = ntpath.normpath(root)
+        if len(_CLEAN_ROOTS) < 64:
+            _CLEAN_ROOTS[root] = clean_root
+    if "/" in name or "\\" in name or name in (".", "..") or ":" in name:
+        return ntpath.normpath(ntpath.join(clean_root, name))
+    return clean_root + name if clean_root.endswith("\\") else f"{clean_root}\\{name}"
+
+
+_CLEAN_ROOTS: dict[str, str] = {}
 
 
 # --- the whole config ---------------------------------------------------------------
@@ -430,19 +446,20 @@ def build_sandbox_config(
     name, namespace, uid = pod_identity_of(view)
     spec, at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", at) is True
-    config = api_pb2.PodSandboxConfig()
-    metadata = config.metadata
-    metadata.name = name
-    metadata.uid = uid
-    metadata.namespace = namespace
-    metadata.attempt = attempt
     meta_at = view.at("metadata.")
     labels = get_str_map(view.metadata, "labels", meta_at)
     labels[POD_NAME_LABEL] = name
     labels[POD_NAMESPACE_LABEL] = namespace
     labels[POD_UID_LABEL] = uid
-    config.labels.update(labels)
-    config.annotations.update(get_str_map(view.metadata, "annotations", meta_at))
+    # Maps passed to the constructor are filled in C; .update() walks them in Python.
+    config = api_pb2.PodSandboxConfig(
+        labels=labels, annotations=get_str_map(view.metadata, "annotations", meta_at)
+    )
+    metadata = config.metadata
+    metadata.name = name
+    metadata.uid = uid
+    metadata.namespace = namespace
+    metadata.attempt = attempt
     servers, searches, options = pod_dns(
         view, node, namespace, host_network, minor, _expanded_dns(feature_gates, minor)
     )
@@ -453,16 +470,14 @@ def build_sandbox_config(
     dns.options.extend(options)
     if not host_network:
         config.hostname = pod_hostname(view, name, namespace, node)
-    config.log_directory = ntpath.normpath(
-        ntpath.join(node.pod_logs_dir, f"{namespace}_{name}_{uid}")
-    )
+    config.log_directory = log_directory(node.pod_logs_dir, f"{namespace}_{name}_{uid}")
     for index, container in enumerate(get_objects(spec, "containers", at)):
         config.port_mappings.extend(
             container_port_mappings(container, f"{at}containers[{index}].", host_network)
         )
     runtime_handler(view, node)  # NamespacesForPod looks the class up first
-    config.linux.CopyFrom(linux_config(view, minor))
-    config.windows.CopyFrom(
+    fill_linux_config(config.linux, view, minor)
+    config.windows.MergeFrom(
         windows_sandbox_config(pod, kubelet_version=kubelet_version, feature_gates=feature_gates)
     )
     return config, view

@@ -499,7 +499,7 @@ def test_typed_errors_name_the_field(spec: dict[str, Any], field: str) -> None:
 def test_bad_metadata_and_arguments() -> None:
     with pytest.raises(kw.InvalidPodError) as info:
         kw.pod_sandbox_config(pod(labels={"a": 1}))
-    assert info.value.field == "metadata.labels.a"
+    assert info.value.field == 'metadata.labels["a"]'
     with pytest.raises(kw.InvalidArgumentError):
         kw.pod_sandbox_config(pod(), node={"node_name": "x"})  # type: ignore[arg-type]
     with pytest.raises(kw.InvalidArgumentError):
@@ -511,8 +511,9 @@ def test_bad_metadata_and_arguments() -> None:
     with pytest.raises(kw.FeatureGateError):
         kw.pod_sandbox_config(pod(), kubelet_version="1.38",
                               feature_gates="WindowsHostNetwork=true")
-    with pytest.raises(kw.InvalidPodError):
+    with pytest.raises(kw.InvalidArgumentError) as arg_info:
         kw.pod_sandbox_config(42)
+    assert arg_info.value.argument == "pod"
 
 
 class _Hostile(dict[str, Any]):

@@ -28,6 +28,7 @@ from kubelet_winnet._podview import (
     get_str_map,
     get_strings,
 )
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._quantity import milli_value, parse_quantity, value
 from kubelet_winnet._sandbox_config import (
     POD_NAME_LABEL,
@@ -38,8 +39,7 @@ from kubelet_winnet._sandbox_config import (
     check_node,
     pod_identity_of,
 )
-from kubelet_winnet._translate import kubelet_profile, windows_container_security_context
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION
+from kubelet_winnet._translate import windows_container_security_context
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = ["calculate_cpu_maximum", "container_config", "create_container_request", "expand"]

@@ -11,7 +11,7 @@ kubelet's order, each step returning the kubelet's error text on refusal:
 5. port mappings of ``spec.containers`` (pkg/kubelet/container/helpers.go
    ``MakePortMappings``);
 6. ``linux`` (``generatePodSandboxLinuxConfig``: sent on Windows too);
-7. ``windows`` (the core: :func:`kubelet_winnet.windows_sandbox_config`).
+7. ``windows`` (the core's decision, as :func:`kubelet_winnet.windows_sandbox_config`).
 
 API defaulting the kubelet relies on (pkg/apis/core/v1/defaults.go) is applied to raw
 manifests: ``dnsPolicy: ClusterFirst``, ``securityContext: {}``, port ``protocol: TCP``,
@@ -27,8 +27,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._featuregates import parse_feature_gates
+from kubelet_winnet._messages import sandbox_config_message
 from kubelet_winnet._node import NodeContext
+from kubelet_winnet._pod import pod_facts
 from kubelet_winnet._podview import (
     PodView,
     get_bool,
@@ -40,8 +41,8 @@ from kubelet_winnet._podview import (
     get_strings,
     view_pod,
 )
-from kubelet_winnet._translate import kubelet_profile, windows_sandbox_config
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, kubelet_profile, parse_feature_gates
+from kubelet_winnet._rules import decide_sandbox
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = [
@@ -477,9 +478,12 @@ def build_sandbox_config(
         )
     runtime_handler(view, node)  # NamespacesForPod looks the class up first
     fill_linux_config(config.linux, view, minor)
-    config.windows.MergeFrom(
-        windows_sandbox_config(pod, kubelet_version=kubelet_version, feature_gates=feature_gates)
-    )
+    # The core's generatePodSandboxWindowsConfig (windows_sandbox_config's steps), on
+    # the spec already located rather than locating it a second time.
+    decision = decide_sandbox(pod_facts(spec, at), profile.sets_namespace_options)
+    if decision.error is not None:
+        raise SandboxConfigError(decision.error, decision.error_rule or "")
+    config.windows.MergeFrom(sandbox_config_message(decision))
     return config, view
 
 

@@ -9,9 +9,9 @@ is non-zero only when something errors or the two disagree on bytes).
 
 Usage::
 
-    python benchmarks/requests.py            # ~10 s
-    python benchmarks/requests.py --quick    # what CI runs: every path, few rounds
-    python benchmarks/requests.py --json out.json
+    python benchmarks/cri_requests.py            # ~10 s
+    python benchmarks/cri_requests.py --quick    # what CI runs: every path, few rounds
+    python benchmarks/cri_requests.py --json out.json
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``benchmarks/requests.py --quick`` runs every path and agrees with the floor on
+"""``benchmarks/cri_requests.py --quick`` runs every path and agrees with the floor on
 bytes. Nothing is timed here: numbers from a quick run on a shared machine mean nothing."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-BENCHMARK = REPO / "benchmarks" / "requests.py"
+BENCHMARK = REPO / "benchmarks" / "cri_requests.py"
 
 
 def test_quick_run_prints_the_ratio_and_writes_json(tmp_path: Path) -> None:

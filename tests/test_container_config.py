@@ -288,3 +288,13 @@ def test_quantity_rounding_and_errors() -> None:
     for bad in ("", "1.2.3", "Mi", "1 Mi", "1e999", "x" * 100, "1ki"):
         with pytest.raises(ValueError, match="quantities must match"):
             parse_quantity(bad)
+
+
+def test_lone_surrogates_are_typed_errors() -> None:
+    manifest = pod([{"name": "c", "args": ["ok", "\udc80"]}])
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.container_config(manifest, "c")
+    assert info.value.field == "spec.containers[0].args[1]"
+    with pytest.raises(kw.InvalidArgumentError):
+        kw.container_config(pod([{"name": "c", "envFrom": [{"configMapRef": {"name": "m"}}]}]),
+                            "c", config_maps={"m": {"\ud800": "v"}})

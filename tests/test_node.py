@@ -85,3 +85,11 @@ def test_from_mapping() -> None:
     assert info.value.argument == "node.clusterDNSServers"
     with pytest.raises(kw.InvalidArgumentError):
         kw.NodeContext.from_mapping([])  # type: ignore[arg-type]
+
+
+def test_lone_surrogates_are_rejected() -> None:
+    with pytest.raises(kw.InvalidArgumentError) as info:
+        kw.NodeContext(cluster_domain="a\ud800")
+    assert info.value.argument == "cluster_domain"
+    with pytest.raises(kw.InvalidArgumentError):
+        kw.NodeContext(runtime_handlers={"x": "\udc80"})

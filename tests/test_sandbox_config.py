@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -570,3 +571,38 @@ def test_pydantic_pod_model_is_accepted() -> None:
     assert from_model.metadata.name == "foo" and from_model.hostname == ""
     assert from_model.windows == from_manifest.windows
     assert from_model.linux == from_manifest.linux
+
+
+@pytest.mark.parametrize(
+    ("manifest", "field"),
+    [
+        (pod(labels={"a": "\ud800"}), "metadata.labels.a"),
+        (pod(annotations={"\udc80": "v"}), "metadata.annotations.\udc80"),
+        (pod(name="x\ud800"), "metadata.name"),
+        (pod({"hostNetwork": True, "containers": [{"name": "c", "ports": [
+            {"containerPort": 80, "hostIP": "\ud800"}]}]}),
+         "spec.containers[0].ports[0].hostIP"),
+    ],
+)
+def test_lone_surrogates_are_typed_errors(manifest: dict[str, Any], field: str) -> None:
+    """json.loads can produce strings protobuf cannot encode: InvalidPodError at the field."""
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.pod_sandbox_config(manifest)
+    assert info.value.field == field
+
+
+def test_mapping_that_raises_is_a_typed_error() -> None:
+    class Foreign(Mapping[str, Any]):
+        def __getitem__(self, key: str) -> Any:
+            raise RuntimeError("boom")
+
+        def __iter__(self) -> Iterator[str]:
+            raise RuntimeError("boom")
+
+        def __len__(self) -> int:
+            return 1
+
+    manifest = pod()
+    manifest["spec"] = Foreign()
+    with pytest.raises(kw.InvalidPodError):
+        kw.pod_sandbox_config(manifest)

@@ -26,6 +26,7 @@ __all__ = [
     "get_str",
     "get_str_map",
     "get_strings",
+    "not_utf8_error",
     "view_pod",
 ]
 
@@ -114,3 +115,37 @@ def get_str_map(obj: Mapping[str, Any], key: str, at: str) -> dict[str, str]:
     if obj.get(key) is None:
         return {}
     return _pod.get_str_map(obj, key, at) or {}
+
+
+_NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"
+
+
+def _first_non_utf8(value: Any, at: str, depth: int = 0) -> str | None:
+    """The JSON path of the first string (or key) protobuf cannot encode, or ``None``."""
+    if depth > 64:
+        return None
+    if type(value) is str:
+        return None if _pod.is_utf8(value) else at
+    if isinstance(value, Mapping):
+        for key in value:
+            where = f"{at}.{key}" if at else str(key)
+            if type(key) is str and not _pod.is_utf8(key):
+                return where
+            found = _first_non_utf8(value.get(key), where, depth + 1)
+            if found is not None:
+                return found
+    elif type(value) is list or type(value) is tuple:
+        for index, item in enumerate(value):
+            found = _first_non_utf8(item, f"{at}[{index}]", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def not_utf8_error(view: PodView) -> InvalidPodError:
+    """For a ``UnicodeEncodeError`` raised while filling a message: name the field."""
+    for part, value in (("metadata", view.metadata), ("spec", view.spec)):
+        found = _first_non_utf8(value, view.at(part))
+        if found is not None:
+            return InvalidPodError(found, _NOT_UTF8)
+    return InvalidPodError(view.prefix.rstrip("."), _NOT_UTF8)

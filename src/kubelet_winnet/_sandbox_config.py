@@ -39,6 +39,7 @@ from kubelet_winnet._podview import (
     get_str,
     get_str_map,
     get_strings,
+    not_utf8_error,
     view_pod,
 )
 from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, kubelet_profile, parse_feature_gates
@@ -442,8 +443,18 @@ def build_sandbox_config(
     feature_gates: object,
 ) -> tuple[api_pb2.PodSandboxConfig, PodView]:
     profile = kubelet_profile(kubelet_version, feature_gates)
-    minor = profile.version.minor
     view = view_pod(pod)
+    try:
+        expanded = _expanded_dns(feature_gates, profile.version.minor)
+        return _build_sandbox_config(view, node, attempt, profile, expanded), view
+    except UnicodeEncodeError:  # protobuf strings must be UTF-8
+        raise not_utf8_error(view) from None
+
+
+def _build_sandbox_config(
+    view: PodView, node: NodeContext, attempt: int, profile: Any, expanded_dns: bool
+) -> api_pb2.PodSandboxConfig:
+    minor = profile.version.minor
     name, namespace, uid = pod_identity_of(view)
     spec, at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", at) is True
@@ -462,7 +473,7 @@ def build_sandbox_config(
     metadata.namespace = namespace
     metadata.attempt = attempt
     servers, searches, options = pod_dns(
-        view, node, namespace, host_network, minor, _expanded_dns(feature_gates, minor)
+        view, node, namespace, host_network, minor, expanded_dns
     )
     dns = config.dns_config
     dns.SetInParent()
@@ -484,7 +495,7 @@ def build_sandbox_config(
     if decision.error is not None:
         raise SandboxConfigError(decision.error, decision.error_rule or "")
     config.windows.MergeFrom(sandbox_config_message(decision))
-    return config, view
+    return config
 
 
 def pod_sandbox_config(

@@ -3,9 +3,10 @@
 The floor builds and serializes the same ``PodSandboxConfig`` from values computed
 beforehand (no pod reading, no rules): what any implementation must at least pay to
 produce the message. Each round times both, back to back, over every accepted corpus
-pod; the verdict uses the median over rounds of the per-round ratio
-``pod_sandbox_config+serialize / floor``. Target: <= 3x (informational: the exit code
-is non-zero only when something errors or the two disagree on bytes).
+pod. The verdict uses the ratio of the two best rounds (``min`` over rounds, per pod):
+on a shared machine preemption only ever adds time, so the minimum is each side's own
+cost; the median of the per-round ratios is printed too. Target: <= 3x (informational:
+the exit code is non-zero only when something errors or the two disagree on bytes).
 
 Usage::
 
@@ -156,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if mismatched:
         print("floor and library disagree on: " + ", ".join(mismatched), file=sys.stderr)
         return 1
-    rounds, repeat = (3, 1) if args.quick else (30, 5)
+    rounds, repeat = (3, 1) if args.quick else (80, 2)
     lib_times, floor_times, ratios = [], [], []
     for index in range(rounds):
         if index % 2:
@@ -168,7 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lib_times.append(lib)
         floor_times.append(f)
         ratios.append(lib / f)
-    ratio = statistics.median(ratios)
+    paired = statistics.median(ratios)
+    ratio = min(lib_times) / min(floor_times)
     verdict = "PASS" if ratio <= TARGET else "MISS"
     print(f"pods measured: {len(docs)}, rounds: {rounds}")
     print("| operation | median per pod (us) | min-max (us) |")
@@ -177,15 +179,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"| {name} | {statistics.median(times) * 1e6:.1f} | "
               f"{min(times) * 1e6:.1f}-{max(times) * 1e6:.1f} |")
     print()
-    print("| ratio | median of per-round ratios | target | verdict |")
-    print("|---|---|---|---|")
-    print(f"| pod_sandbox_config / floor | {ratio:.2f}x | <= {TARGET:.0f}x | {verdict} |")
+    print("| ratio | best rounds | median of per-round ratios | target | verdict |")
+    print("|---|---|---|---|---|")
+    print(f"| pod_sandbox_config / floor | {ratio:.2f}x | {paired:.2f}x | <= {TARGET:.0f}x "
+          f"| {verdict} |")
     if args.json:
         args.json.write_text(json.dumps({
             "pods": len(docs), "rounds": rounds,
             "pod_sandbox_config_us": statistics.median(lib_times) * 1e6,
             "floor_us": statistics.median(floor_times) * 1e6,
-            "ratio": ratio, "target": TARGET, "verdict": verdict,
+            "ratio": ratio, "paired_median_ratio": paired, "target": TARGET,
+            "verdict": verdict,
         }, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -133,6 +133,10 @@ def _merge_options(existing: list[str], pod_options: list[tuple[str, str | None]
 
 def _fit_searches(searches: list[str], limits: tuple[int, int]) -> list[str]:
     max_paths, max_chars = limits
+    if len(searches) <= max_paths and sum(len(s) + 1 for s in searches) <= min(
+        max_chars, MAX_SEARCH_LEN
+    ):
+        return searches  # within every limit (the common case)
     searches = searches[:max_paths]
     searches = [s for s in searches if len(s) <= MAX_SEARCH_LEN]
     line = len(" ".join(searches))
@@ -208,6 +212,33 @@ def pod_dns(
         searches, SEARCH_LIMITS_EXPANDED if expanded else SEARCH_LIMITS_LEGACY
     )
     return servers, searches, options
+
+
+def _dns_bytes(
+    view: PodView, node: NodeContext, namespace: str, host_network: bool, minor: int,
+    expanded: bool,
+) -> bytes:
+    """The encoded ``DNSConfig``; without ``spec.dnsConfig`` it depends only on the node,
+    namespace, policy and hostNetwork, so it is remembered per node object."""
+    spec = view.spec
+    cacheable = spec.get("dnsConfig") is None
+    if cacheable:
+        policy = get_str(spec, "dnsPolicy", view.at("spec."), "ClusterFirst")
+        key = (id(node), namespace, host_network, policy, expanded)
+        hit = _DNS_CACHE.get(key)
+        if hit is not None and hit[0] is node:  # the strong reference keeps id() unique
+            return hit[1]
+    servers, searches, options = pod_dns(view, node, namespace, host_network, minor, expanded)
+    data = api_pb2.DNSConfig(servers=servers, searches=searches, options=options)
+    encoded = data.SerializeToString()
+    if cacheable:
+        if len(_DNS_CACHE) >= 256:  # bounded: namespaces come from the input
+            _DNS_CACHE.clear()
+        _DNS_CACHE[key] = (node, encoded)
+    return encoded
+
+
+_DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = {}
 
 
 # --- hostname (kubelet_pods.go, pkg/kubelet/util/util.go) ---------------------------
@@ -334,6 +365,8 @@ def _security_context(spec: Mapping[str, Any], at: str) -> Mapping[str, Any]:
 def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, at)):
+            if container.get("securityContext") is None:
+                continue
             where = f"{at}{kind}[{index}]."
             context = get_map(container, "securityContext", where)
             if context is not None and get_bool(
@@ -350,35 +383,63 @@ def fill_linux_config(
     spec, at = view.spec, view.at("spec.")
     context = _security_context(spec, at)
     here = f"{at}securityContext."
-    security = config.security_context
-    security.SetInParent()
-    security.privileged = _has_privileged(spec, at)
-    security.seccomp.SetInParent()  # RuntimeDefault: issue #84623
+    privileged = _has_privileged(spec, at)
+    sysctls = {}
     for index, sysctl in enumerate(get_objects(context, "sysctls", here)):
         where = f"{here}sysctls[{index}]."
-        config.sysctls[get_str(sysctl, "name", where)] = get_str(sysctl, "value", where)
+        sysctls[get_str(sysctl, "name", where)] = get_str(sysctl, "value", where)
     # Only with spec.securityContext set, which API defaulting guarantees.
-    options = security.namespace_options
-    options.SetInParent()
-    options.network = api_pb2.NODE if get_bool(spec, "hostNetwork", at) else api_pb2.POD
-    options.ipc = api_pb2.NODE if get_bool(spec, "hostIPC", at) else api_pb2.POD
+    network = api_pb2.NODE if get_bool(spec, "hostNetwork", at) else api_pb2.POD
+    ipc = api_pb2.NODE if get_bool(spec, "hostIPC", at) else api_pb2.POD
     if get_bool(spec, "hostPID", at):
-        options.pid = api_pb2.NODE
+        pid = api_pb2.NODE
     elif get_bool(spec, "shareProcessNamespace", at):
-        options.pid = api_pb2.POD
+        pid = api_pb2.POD
     else:
-        options.pid = api_pb2.CONTAINER
+        pid = api_pb2.CONTAINER
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
-    security.supplemental_groups.extend(groups)
-    policy = context.get("supplementalGroupsPolicy")
-    if policy is not None and minor >= 31:
+    policy = context.get("supplementalGroupsPolicy") if minor >= 31 else None
+    if policy is not None:
         if type(policy) is not str:
             get_str(context, "supplementalGroupsPolicy", here)
         if policy not in ("Merge", "Strict"):
             raise SandboxConfigError(
                 f"unsupported supplementalGroupsPolicy: {policy}", "linux"
             )
+    if not sysctls and not groups and policy is None:
+        # Most pods end in one of a dozen shapes: parse their few bytes instead of
+        # building the sub-messages field by field.
+        key = (privileged, network, ipc, pid)
+        data = _LINUX_SHAPES.get(key)
+        if data is None:
+            shape = api_pb2.LinuxPodSandboxConfig()
+            _fill_linux(shape, privileged, {}, network, ipc, pid, [], None)
+            data = _LINUX_SHAPES[key] = shape.SerializeToString()
+        config.MergeFromString(data)
+        return
+    _fill_linux(config, privileged, sysctls, network, ipc, pid, groups, policy)
+
+
+_LINUX_SHAPES: dict[tuple[bool, int, int, int], bytes] = {}  # at most 2 * 2 * 2 * 3 keys
+
+
+def _fill_linux(
+    config: api_pb2.LinuxPodSandboxConfig, privileged: bool, sysctls: dict[str, str],
+    network: int, ipc: int, pid: int, groups: list[int], policy: str | None,
+) -> None:
+    security = config.security_context
+    security.SetInParent()
+    security.privileged = privileged
+    security.seccomp.SetInParent()  # RuntimeDefault: issue #84623
+    config.sysctls.update(sysctls)
+    options = security.namespace_options
+    options.SetInParent()
+    options.network = network  # type: ignore[assignment]
+    options.ipc = ipc  # type: ignore[assignment]
+    options.pid = pid  # type: ignore[assignment]
+    security.supplemental_groups.extend(groups)
+    if policy is not None:
         security.supplemental_groups_policy = (
             api_pb2.Strict if policy == "Strict" else api_pb2.Merge
         )
@@ -472,14 +533,9 @@ def _build_sandbox_config(
     metadata.uid = uid
     metadata.namespace = namespace
     metadata.attempt = attempt
-    servers, searches, options = pod_dns(
-        view, node, namespace, host_network, minor, expanded_dns
-    )
     dns = config.dns_config
     dns.SetInParent()
-    dns.servers.extend(servers)
-    dns.searches.extend(searches)
-    dns.options.extend(options)
+    dns.MergeFromString(_dns_bytes(view, node, namespace, host_network, minor, expanded_dns))
     if not host_network:
         config.hostname = pod_hostname(view, name, namespace, node)
     config.log_directory = log_directory(node.pod_logs_dir, f"{namespace}_{name}_{uid}")

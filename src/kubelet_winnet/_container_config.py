@@ -16,6 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
+
+# _rules before the reader: _rules and _fastfacts import each other, and importing
+# _fastfacts (through _pod) first fails; the package __init__ imports this module first.
+from kubelet_winnet import _rules  # noqa: F401
 from kubelet_winnet._node import NodeContext
 from kubelet_winnet._pod import is_utf8
 from kubelet_winnet._podview import (

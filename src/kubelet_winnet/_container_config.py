@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
@@ -20,7 +21,8 @@ from cri_api.runtime.v1 import api_pb2
 # _rules before the reader: _rules and _fastfacts import each other, and importing
 # _fastfacts (through _pod) first fails; the package __init__ imports this module first.
 from kubelet_winnet import _rules  # noqa: F401
-from kubelet_winnet._node import NodeContext
+from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._node import NodeContext, is_mapping
 from kubelet_winnet._pod import is_utf8
 from kubelet_winnet._podview import (
     PodView,
@@ -42,6 +44,7 @@ from kubelet_winnet._sandbox_config import (
     build_sandbox_config,
     check_attempt,
     check_node,
+    echo,
     pod_identity_of,
 )
 from kubelet_winnet._translate import windows_container_security_context
@@ -118,6 +121,22 @@ def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int) -> int:
     return max(1, min(10000, maximum))
 
 
+def _quantity(value: object, where: str) -> Fraction:
+    """A quantity field: a string, or a JSON number (Quantity unmarshals both)."""
+    if type(value) is int:
+        if value.bit_length() > 100:  # far beyond any resource; str() of it is costly
+            raise InvalidPodError(where, "quantity out of range")
+        value = str(value)
+    elif type(value) is float:
+        value = repr(value)
+    if type(value) is not str:
+        raise InvalidPodError(where, f"expected a quantity string, got {describe(value)}")
+    try:
+        return parse_quantity(value)
+    except ValueError as exc:
+        raise InvalidPodError(where, str(exc)) from None
+
+
 def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(limits, requests) as exact quantities; requests default to limits (defaults.go)."""
     resources = get_map(container, "resources", at) or {}
@@ -126,16 +145,10 @@ def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], d
     for part in ("limits", "requests"):
         raw = get_map(resources, part, here) or {}
         values = {}
-        for name, text in raw.items():
-            where = f"{here}{part}.{name}"
-            if type(text) is int or type(text) is float:
-                text = repr(text)  # YAML `cpu: 2`: Quantity also unmarshals JSON numbers
-            if type(text) is not str:
-                raise InvalidPodError(where, "expected a quantity string")
-            try:
-                values[name] = parse_quantity(text)
-            except ValueError as exc:
-                raise InvalidPodError(where, str(exc)) from None
+        for name in raw:
+            if type(name) is not str:
+                raise InvalidPodError(f"{here}{part}", "expected string resource names")
+            values[name] = _quantity(raw.get(name), f"{here}{part}.{name}")
         parsed.append(values)
     limits, requests = parsed
     for name, amount in limits.items():
@@ -184,13 +197,13 @@ def _field_value(
     version = get_str(selector, "apiVersion", where, "v1")
     path = get_str(selector, "fieldPath", where)
     if version != "v1":
-        raise SandboxConfigError(f"unsupported pod version: {version}", _ERROR_RULE)
+        raise SandboxConfigError(f"unsupported pod version: {echo(version)}", _ERROR_RULE)
     base, _, subscript = path.partition("[")
     if subscript:
         if base not in ("metadata.annotations", "metadata.labels"):
-            raise SandboxConfigError(f"field label not supported: {path}", _ERROR_RULE)
+            raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
     elif path not in _FIELD_PATHS:
-        raise SandboxConfigError(f"field label not supported: {path}", _ERROR_RULE)
+        raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
     meta, meta_at = view.metadata, view.at("metadata.")
     spec, spec_at = view.spec, view.at("spec.")
     name, namespace, uid = pod_identity_of(view)
@@ -216,7 +229,7 @@ def _field_value(
         return simple[path]
     # spec.restartPolicy, spec.schedulerName, status.phase reach ExtractFieldPathAsString,
     # which only knows metadata fields.
-    raise SandboxConfigError(f"unsupported fieldPath: {path}", _ERROR_RULE)
+    raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", _ERROR_RULE)
 
 
 def _resource_value(
@@ -228,20 +241,12 @@ def _resource_value(
         found = _find_container(view, target)
         if found is None:
             raise SandboxConfigError(
-                f"container {target} not found", _ERROR_RULE
+                f"container {echo(target)} not found", _ERROR_RULE
             )
         container, container_at = found[0], found[1]
     resource = get_str(selector, "resource", where)
-    divisor_text = selector.get("divisor")
-    divisor_text = "1" if divisor_text is None else divisor_text
-    if type(divisor_text) is int and not isinstance(divisor_text, bool):
-        divisor_text = str(divisor_text)
-    if type(divisor_text) is not str:
-        raise InvalidPodError(f"{where}divisor", "expected a quantity string")
-    try:
-        divisor = parse_quantity(divisor_text)
-    except ValueError as exc:
-        raise InvalidPodError(f"{where}divisor", str(exc)) from None
+    divisor_value = selector.get("divisor")
+    divisor = _quantity("1" if divisor_value is None else divisor_value, f"{where}divisor")
     limits, requests = _resources(container, container_at)
     # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.
     limits.setdefault("cpu", parse_quantity(node.allocatable_cpu))
@@ -249,7 +254,7 @@ def _resource_value(
     part, _, name = resource.partition(".")
     table = {"limits": limits, "requests": requests}.get(part)
     if table is None or name not in ("cpu", "memory", "ephemeral-storage"):
-        raise SandboxConfigError(f"unsupported container resource : {resource}", _ERROR_RULE)
+        raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", _ERROR_RULE)
     amount = table.get(name, 0)
     if not divisor:
         raise InvalidPodError(f"{where}divisor", "must be positive")
@@ -262,41 +267,45 @@ def _resource_value(
 
 def _lookup(
     objects: Mapping[str, Mapping[str, Any]] | None, kind: str, namespace: str, name: str,
-) -> Mapping[str, Any] | None:
+) -> dict[Any, Any] | None:
+    """The data of object ``name`` from the caller's store, copied into a dict (a
+    caller's Mapping that raises becomes ``InvalidArgumentError``)."""
+    argument = "config_maps" if kind == "configMap" else "secrets"
     if objects is None:
         raise SandboxConfigError(
-            f"couldn't get {kind} {namespace}/{name}, no kubeClient defined", _ERROR_RULE
+            f"couldn't get {kind} {echo(namespace)}/{echo(name)}, no kubeClient defined",
+            _ERROR_RULE,
         )
     try:
         found = objects.get(name)
+        if found is None:
+            return None
+        if not is_mapping(found):
+            raise InvalidArgumentError(
+                f"{argument}[{quoted(name)}]", "a mapping of key to value", type_name(found)
+            )
+        return {key: found[key] for key in found}
+    except InvalidArgumentError:
+        raise
     except Exception as exc:  # a foreign Mapping that raises
-        raise InvalidArgumentError(
-            "config_maps" if kind == "configMap" else "secrets", "a readable mapping",
-            type(exc).__name__,
-        ) from None
-    if found is not None and not isinstance(found, Mapping):
-        raise InvalidArgumentError(
-            f"{'config_maps' if kind == 'configMap' else 'secrets'}[{name!r}]",
-            "a mapping of key to value", type(found).__name__,
-        )
-    return found
+        raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None
 
 
 def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
     item = data[key]
-    if isinstance(item, bytes):
+    if type(item) is bytes:
         try:
             item = item.decode()
         except UnicodeDecodeError:
             raise InvalidArgumentError(argument, "UTF-8 values", "bytes") from None
     if type(item) is not str or not is_utf8(item):
-        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type(item).__name__)
+        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type_name(item))
     return item
 
 
 def _not_found(kind: str, name: str) -> SandboxConfigError:
     plural = "configmaps" if kind == "configMap" else "secrets"
-    return SandboxConfigError(f'{plural} "{name}" not found', _ERROR_RULE)
+    return SandboxConfigError(f'{plural} "{echo(name)}" not found', _ERROR_RULE)
 
 
 def environment(
@@ -328,7 +337,7 @@ def environment(
                 raise _not_found(kind, name)
             for data_key in data:
                 if type(data_key) is not str or not is_utf8(data_key):
-                    raise InvalidArgumentError(argument, "str keys", type(data_key).__name__)
+                    raise InvalidArgumentError(argument, "str keys", type_name(data_key))
                 env[prefix + data_key] = _data_value(data, data_key, argument)
             break
     for index, variable in enumerate(get_objects(container, "env", at)):
@@ -373,7 +382,8 @@ def environment(
                         continue
                     label = "ConfigMap" if kind == "configMap" else "Secret"
                     raise SandboxConfigError(
-                        f"couldn't find key {key} in {label} {namespace}/{ref_name}",
+                        f"couldn't find key {echo(key)} in {label} "
+                        f"{echo(namespace)}/{echo(ref_name)}",
                         _ERROR_RULE,
                     )
                 runtime_value = _data_value(data, key, argument)
@@ -447,7 +457,7 @@ def _build_container_config(
     if found is None:
         raise InvalidPodError(
             view.at("spec"),
-            f"no container named {container_name!r} in initContainers, containers or "
+            f"no container named {quoted(container_name)} in initContainers, containers or "
             "ephemeralContainers",
         )
     container, at, _kind = found
@@ -509,22 +519,22 @@ def _check_args(
     config_maps: object, secrets: object,
 ) -> tuple[str, ...]:
     if type(container_name) is not str:
-        raise InvalidArgumentError("container_name", "a string", type(container_name).__name__)
+        raise InvalidArgumentError("container_name", "a string", type_name(container_name))
     if image_ref is not None and type(image_ref) is not str:
-        raise InvalidArgumentError("image_ref", "a string or None", type(image_ref).__name__)
+        raise InvalidArgumentError("image_ref", "a string or None", type_name(image_ref))
     if type(image_username) is not str:
-        raise InvalidArgumentError("image_username", "a string", type(image_username).__name__)
+        raise InvalidArgumentError("image_username", "a string", type_name(image_username))
     for name, given in (("image_ref", image_ref), ("image_username", image_username)):
-        if isinstance(given, str) and not is_utf8(given):
+        if type(given) is str and not is_utf8(given):
             raise InvalidArgumentError(name, "valid Unicode", "a lone surrogate")
     for name, store in (("config_maps", config_maps), ("secrets", secrets)):
-        if store is not None and not isinstance(store, Mapping):
-            raise InvalidArgumentError(name, "a mapping or None", type(store).__name__)
-    if isinstance(pod_ips, str) or not isinstance(pod_ips, (list, tuple)):
-        raise InvalidArgumentError("pod_ips", "a tuple of strings", type(pod_ips).__name__)
+        if store is not None and not is_mapping(store):
+            raise InvalidArgumentError(name, "a mapping or None", type_name(store))
+    if type(pod_ips) is not list and type(pod_ips) is not tuple:
+        raise InvalidArgumentError("pod_ips", "a tuple of strings", type_name(pod_ips))
     for index, ip in enumerate(pod_ips):
         if type(ip) is not str:
-            raise InvalidArgumentError(f"pod_ips[{index}]", "a string", type(ip).__name__)
+            raise InvalidArgumentError(f"pod_ips[{index}]", "a string", type_name(ip))
     return tuple(pod_ips)
 
 
@@ -582,7 +592,9 @@ def create_container_request(
     """``CreateContainerRequest``: :func:`container_config` plus the sandbox's
     ``PodSandboxConfig`` (attempt ``sandbox_attempt``) and ``pod_sandbox_id``."""
     if type(pod_sandbox_id) is not str:
-        raise InvalidArgumentError("pod_sandbox_id", "a string", type(pod_sandbox_id).__name__)
+        raise InvalidArgumentError("pod_sandbox_id", "a string", type_name(pod_sandbox_id))
+    if not is_utf8(pod_sandbox_id):
+        raise InvalidArgumentError("pod_sandbox_id", "valid Unicode", "a lone surrogate")
     node = check_node(node)
     attempt = check_attempt(attempt)
     sandbox_attempt = check_attempt(sandbox_attempt, "sandbox_attempt")

@@ -50,10 +50,17 @@ from kubelet_winnet._sandbox_config import (
 from kubelet_winnet._translate import windows_container_security_context
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
-__all__ = ["calculate_cpu_maximum", "container_config", "create_container_request", "expand"]
+__all__ = [
+    "calculate_cpu_maximum",
+    "container_config",
+    "container_hash",
+    "create_container_request",
+    "expand",
+]
 
 # labels.go and pkg/kubelet/types/labels.go
 CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
+HASH_ANNOTATION = "io.kubernetes.container.hash"
 RESTART_COUNT_ANNOTATION = "io.kubernetes.container.restartCount"
 TERMINATION_PATH_ANNOTATION = "io.kubernetes.container.terminationMessagePath"
 TERMINATION_POLICY_ANNOTATION = "io.kubernetes.container.terminationMessagePolicy"
@@ -413,6 +420,18 @@ def _go_json(data: Any) -> str:
     return text
 
 
+def container_hash(name: str, image: str) -> str:
+    """``HashContainer`` of kubelet 1.31+ (PR #124220, pkg/kubelet/container/helpers.go):
+    FNV-32a over the ``%#v`` dump of ``json.Marshal({"image": ..., "name": ...})``
+    (a ``[]uint8``: ``([]uint8)[123 34 ...]``), as lowercase hex."""
+    data = _go_json({"image": image, "name": name}).encode()
+    dumped = ("([]uint8)[" + " ".join(map(str, data)) + "]").encode()
+    value = 0x811C9DC5
+    for byte in dumped:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return format(value, "x")
+
+
 def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool) -> str:
     ports = []
     for index, port in enumerate(get_objects(container, "ports", at)):
@@ -485,6 +504,8 @@ def _build_container_config(
         CONTAINER_NAME_LABEL: container_name,
     })
     annotations = config.annotations
+    if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
+        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
     annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
     annotations[TERMINATION_PATH_ANNOTATION] = get_str(
         container, "terminationMessagePath", at, "/dev/termination-log"

@@ -310,3 +310,25 @@ def test_upstream_hash_container_row() -> None:
     assert new.annotations["io.kubernetes.container.hash"] == "8e45cbd0"
     old = kw.container_config(manifest, "test_container", kubelet_version="1.30")
     assert "io.kubernetes.container.hash" not in old.annotations
+
+
+@pytest.mark.parametrize(
+    ("pre_stop", "expected"),
+    [
+        ({"exec": {"command": ["/azurediskplugin.exe", "--pre-stop-hook=true"]}},
+         '{"exec":{"command":["/azurediskplugin.exe","--pre-stop-hook=true"]}}'),
+        ({"httpGet": {"port": 8080}}, '{"httpGet":{"path":"/","port":8080,"scheme":"HTTP"}}'),
+        ({"httpGet": {"port": "http", "host": "h", "path": "/q?a=<b>",
+                      "httpHeaders": [{"name": "X", "value": "1"}]}},
+         '{"httpGet":{"path":"/q?a=\\u003cb\\u003e","port":"http","host":"h",'
+         '"scheme":"HTTP","httpHeaders":[{"name":"X","value":"1"}]}}'),
+        ({"tcpSocket": {"port": 22}}, '{"tcpSocket":{"port":22}}'),
+        ({"sleep": {"seconds": 5}}, '{"sleep":{"seconds":5}}'),
+    ],
+)
+def test_pre_stop_annotation(pre_stop: dict[str, Any], expected: str) -> None:
+    """newContainerAnnotations: json.Marshal(container.Lifecycle.PreStop) - Go field
+    order, omitempty, HTML characters escaped; httpGet defaults path "/", scheme HTTP."""
+    manifest = pod([{"name": "c", "lifecycle": {"preStop": pre_stop}}])
+    annotations = kw.container_config(manifest, "c").annotations
+    assert annotations["io.kubernetes.container.preStopHandler"] == expected

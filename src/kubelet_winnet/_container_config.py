@@ -61,6 +61,7 @@ __all__ = [
 # labels.go and pkg/kubelet/types/labels.go
 CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
 HASH_ANNOTATION = "io.kubernetes.container.hash"
+PRE_STOP_ANNOTATION = "io.kubernetes.container.preStopHandler"
 RESTART_COUNT_ANNOTATION = "io.kubernetes.container.restartCount"
 TERMINATION_PATH_ANNOTATION = "io.kubernetes.container.terminationMessagePath"
 TERMINATION_POLICY_ANNOTATION = "io.kubernetes.container.terminationMessagePolicy"
@@ -432,6 +433,55 @@ def container_hash(name: str, image: str) -> str:
     return format(value, "x")
 
 
+def _int_or_string(obj: Mapping[str, Any], key: str, at: str) -> int | str:
+    value = obj.get(key)
+    if value is None:
+        return 0
+    if type(value) is str:
+        return value
+    return get_int(obj, key, at, -(2**31), 2**31 - 1) or 0
+
+
+def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
+    """Go's ``json.Marshal`` of the ``v1.LifecycleHandler`` (field order exec, httpGet,
+    tcpSocket, sleep; omitempty as in the API types; httpGet path "/" and scheme HTTP
+    from API defaulting)."""
+    out: dict[str, Any] = {}
+    action = get_map(handler, "exec", at)
+    if action is not None:
+        command = get_strings(action, "command", f"{at}exec.")
+        out["exec"] = {"command": command} if command else {}
+    action = get_map(handler, "httpGet", at)
+    if action is not None:
+        here = f"{at}httpGet."
+        entry: dict[str, Any] = {"path": get_str(action, "path", here) or "/",
+                                 "port": _int_or_string(action, "port", here)}
+        host = get_str(action, "host", here)
+        if host:
+            entry["host"] = host
+        entry["scheme"] = get_str(action, "scheme", here) or "HTTP"
+        headers = [
+            {"name": get_str(h, "name", f"{here}httpHeaders[{i}]."),
+             "value": get_str(h, "value", f"{here}httpHeaders[{i}].")}
+            for i, h in enumerate(get_objects(action, "httpHeaders", here))
+        ]
+        if headers:
+            entry["httpHeaders"] = headers
+        out["httpGet"] = entry
+    action = get_map(handler, "tcpSocket", at)
+    if action is not None:
+        here = f"{at}tcpSocket."
+        entry = {"port": _int_or_string(action, "port", here)}
+        host = get_str(action, "host", here)
+        if host:
+            entry["host"] = host
+        out["tcpSocket"] = entry
+    action = get_map(handler, "sleep", at)
+    if action is not None:
+        out["sleep"] = {"seconds": get_int(action, "seconds", f"{at}sleep.") or 0}
+    return _go_json(out)
+
+
 def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool) -> str:
     ports = []
     for index, port in enumerate(get_objects(container, "ports", at)):
@@ -518,6 +568,13 @@ def _build_container_config(
         annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
     grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
     annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+    lifecycle = get_map(container, "lifecycle", at)
+    if lifecycle is not None:
+        pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")
+        if pre_stop is not None:
+            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
+                pre_stop, f"{at}lifecycle.preStop."
+            )
     if get_objects(container, "ports", at):
         annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
     config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows

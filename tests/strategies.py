@@ -12,12 +12,14 @@ import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import strategies as st
 
 __all__ = [
+    "CORPUS",
     "ERR_HOST_NETWORK_REQUIRED",
     "ERR_MIXED",
     "ERR_POD_HOST_PROCESS_FALSE",
@@ -30,6 +32,7 @@ __all__ = [
     "container_context_bytes",
     "deep_dict",
     "deep_list",
+    "deserialize",
     "feature_gate_values",
     "gate_effective",
     "host_process_pods",
@@ -48,6 +51,9 @@ __all__ = [
 ]
 
 JSON = Any
+
+# The 40 real manifests, read-only, beside the clone (common.md).
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 # Exact kubelet texts, restated from kubelet-rules.md (not imported from the library).
 ERR_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
@@ -559,6 +565,15 @@ def _construct(client: Any, cls: Any, value: dict[str, JSON]) -> Any:
         setattr(obj, f"_{snake}", fields.get(snake))
     obj.discriminator = None
     return obj
+
+
+def deserialize(manifest: Mapping[str, JSON], klass: str) -> Any:
+    """The ``kubernetes.client`` object the client's own deserializer builds (what a user
+    holds after a list/watch); the manifest is copied first."""
+    from kubernetes.client import ApiClient
+
+    api: Any = ApiClient()
+    return api._ApiClient__deserialize(copy.deepcopy(dict(manifest)), klass)
 
 
 def as_client_object(manifest: Mapping[str, JSON]) -> Any:

@@ -332,3 +332,37 @@ def test_pre_stop_annotation(pre_stop: dict[str, Any], expected: str) -> None:
     manifest = pod([{"name": "c", "lifecycle": {"preStop": pre_stop}}])
     annotations = kw.container_config(manifest, "c").annotations
     assert annotations["io.kubernetes.container.preStopHandler"] == expected
+
+
+@given(
+    milli=st.integers(1, 10**7), count=st.integers(1, 1024),
+    memory_mi=st.integers(0, 10**6), unit=st.sampled_from(["m", ""]),
+)
+def test_windows_resources_property(milli: int, count: int, memory_mi: int, unit: str) -> None:
+    """calculateWindowsResources: `if !cpuLimit.IsZero() { CpuMaximum =
+    calculateCPUMaximum(cpuLimit, ProcessorCount) }`; `if memLimit != 0 {
+    MemoryLimitInBytes = memLimit }`; CpuCount is never set."""
+    cpu = f"{milli}m" if unit == "m" else str(milli)
+    cpu_milli = milli if unit == "m" else milli * 1000
+    limits = {"cpu": cpu, "memory": f"{memory_mi}Mi"}
+    config = kw.container_config(pod([{"name": "c", "resources": {"limits": limits}}]), "c",
+                                 node=kw.NodeContext(processor_count=count))
+    resources = config.windows.resources
+    assert resources.cpu_maximum == max(1, min(10000, 10 * cpu_milli // count))
+    assert resources.memory_limit_in_bytes == memory_mi * 2**20
+    assert resources.cpu_count == 0 and resources.cpu_shares == 0
+
+
+env_names = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
+
+
+@given(env=st.lists(st.tuples(env_names, st.text(alphabet="ab c-/", max_size=8)), max_size=6))
+def test_literal_env_property(env: list[tuple[str, str]]) -> None:
+    """makeEnvironmentVariables: env in declaration order, a later entry of the same name
+    overriding an earlier one; literal values without `$` are kept as written."""
+    manifest = pod([{"name": "c", "env": [{"name": k, "value": v} for k, v in env]}])
+    got = [(kv.key, kv.value) for kv in kw.container_config(manifest, "c").envs]
+    expected: dict[str, str] = {}
+    for key, text in env:
+        expected[key] = text
+    assert got == list(expected.items())

@@ -3,7 +3,8 @@
 isort:skip_file
 Wire-compatible subset of the Kubernetes CRI `runtime.v1` API, written for
 kubelet-winnet. It holds only what RunPodSandbox carries, plus the Windows
-container config, so the sandbox request can be parsed and built here.
+container config, so the sandbox request can be parsed and built here;
+ContainerConfig and CreateContainerRequest with their sub-messages.
 
 Package, message, field and enum names, numbers and types match upstream
 cri-api v0.37 (pkg/apis/runtime/v1/api.proto), so bytes and proto3 JSON
@@ -60,6 +61,30 @@ UDP: Protocol.ValueType  # 1
 SCTP: Protocol.ValueType  # 2
 Global___Protocol: _TypeAlias = Protocol  # noqa: Y015
 
+class _MountPropagation:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MountPropagationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MountPropagation.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PROPAGATION_PRIVATE: _MountPropagation.ValueType  # 0
+    """No propagation."""
+    PROPAGATION_HOST_TO_CONTAINER: _MountPropagation.ValueType  # 1
+    """Host mounts show up in the container."""
+    PROPAGATION_BIDIRECTIONAL: _MountPropagation.ValueType  # 2
+    """Both directions."""
+
+class MountPropagation(_MountPropagation, metaclass=_MountPropagationEnumTypeWrapper):
+    """How mounts propagate between host and container."""
+
+PROPAGATION_PRIVATE: MountPropagation.ValueType  # 0
+"""No propagation."""
+PROPAGATION_HOST_TO_CONTAINER: MountPropagation.ValueType  # 1
+"""Host mounts show up in the container."""
+PROPAGATION_BIDIRECTIONAL: MountPropagation.ValueType  # 2
+"""Both directions."""
+Global___MountPropagation: _TypeAlias = MountPropagation  # noqa: Y015
+
 class _NamespaceMode:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -107,6 +132,150 @@ Merge: SupplementalGroupsPolicy.ValueType  # 0
 Strict: SupplementalGroupsPolicy.ValueType  # 1
 """Use only the groups given."""
 Global___SupplementalGroupsPolicy: _TypeAlias = SupplementalGroupsPolicy  # noqa: Y015
+
+class _Signal:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SignalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Signal.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNTIME_DEFAULT: _Signal.ValueType  # 0
+    SIGABRT: _Signal.ValueType  # 1
+    SIGALRM: _Signal.ValueType  # 2
+    SIGBUS: _Signal.ValueType  # 3
+    SIGCHLD: _Signal.ValueType  # 4
+    SIGCLD: _Signal.ValueType  # 5
+    SIGCONT: _Signal.ValueType  # 6
+    SIGFPE: _Signal.ValueType  # 7
+    SIGHUP: _Signal.ValueType  # 8
+    SIGILL: _Signal.ValueType  # 9
+    SIGINT: _Signal.ValueType  # 10
+    SIGIO: _Signal.ValueType  # 11
+    SIGIOT: _Signal.ValueType  # 12
+    SIGKILL: _Signal.ValueType  # 13
+    SIGPIPE: _Signal.ValueType  # 14
+    SIGPOLL: _Signal.ValueType  # 15
+    SIGPROF: _Signal.ValueType  # 16
+    SIGPWR: _Signal.ValueType  # 17
+    SIGQUIT: _Signal.ValueType  # 18
+    SIGSEGV: _Signal.ValueType  # 19
+    SIGSTKFLT: _Signal.ValueType  # 20
+    SIGSTOP: _Signal.ValueType  # 21
+    SIGSYS: _Signal.ValueType  # 22
+    SIGTERM: _Signal.ValueType  # 23
+    SIGTRAP: _Signal.ValueType  # 24
+    SIGTSTP: _Signal.ValueType  # 25
+    SIGTTIN: _Signal.ValueType  # 26
+    SIGTTOU: _Signal.ValueType  # 27
+    SIGURG: _Signal.ValueType  # 28
+    SIGUSR1: _Signal.ValueType  # 29
+    SIGUSR2: _Signal.ValueType  # 30
+    SIGVTALRM: _Signal.ValueType  # 31
+    SIGWINCH: _Signal.ValueType  # 32
+    SIGXCPU: _Signal.ValueType  # 33
+    SIGXFSZ: _Signal.ValueType  # 34
+    SIGRTMIN: _Signal.ValueType  # 35
+    SIGRTMINPLUS1: _Signal.ValueType  # 36
+    SIGRTMINPLUS2: _Signal.ValueType  # 37
+    SIGRTMINPLUS3: _Signal.ValueType  # 38
+    SIGRTMINPLUS4: _Signal.ValueType  # 39
+    SIGRTMINPLUS5: _Signal.ValueType  # 40
+    SIGRTMINPLUS6: _Signal.ValueType  # 41
+    SIGRTMINPLUS7: _Signal.ValueType  # 42
+    SIGRTMINPLUS8: _Signal.ValueType  # 43
+    SIGRTMINPLUS9: _Signal.ValueType  # 44
+    SIGRTMINPLUS10: _Signal.ValueType  # 45
+    SIGRTMINPLUS11: _Signal.ValueType  # 46
+    SIGRTMINPLUS12: _Signal.ValueType  # 47
+    SIGRTMINPLUS13: _Signal.ValueType  # 48
+    SIGRTMINPLUS14: _Signal.ValueType  # 49
+    SIGRTMINPLUS15: _Signal.ValueType  # 50
+    SIGRTMAXMINUS14: _Signal.ValueType  # 51
+    SIGRTMAXMINUS13: _Signal.ValueType  # 52
+    SIGRTMAXMINUS12: _Signal.ValueType  # 53
+    SIGRTMAXMINUS11: _Signal.ValueType  # 54
+    SIGRTMAXMINUS10: _Signal.ValueType  # 55
+    SIGRTMAXMINUS9: _Signal.ValueType  # 56
+    SIGRTMAXMINUS8: _Signal.ValueType  # 57
+    SIGRTMAXMINUS7: _Signal.ValueType  # 58
+    SIGRTMAXMINUS6: _Signal.ValueType  # 59
+    SIGRTMAXMINUS5: _Signal.ValueType  # 60
+    SIGRTMAXMINUS4: _Signal.ValueType  # 61
+    SIGRTMAXMINUS3: _Signal.ValueType  # 62
+    SIGRTMAXMINUS2: _Signal.ValueType  # 63
+    SIGRTMAXMINUS1: _Signal.ValueType  # 64
+    SIGRTMAX: _Signal.ValueType  # 65
+
+class Signal(_Signal, metaclass=_SignalEnumTypeWrapper):
+    """Stop signals; RUNTIME_DEFAULT leaves the choice to the runtime."""
+
+RUNTIME_DEFAULT: Signal.ValueType  # 0
+SIGABRT: Signal.ValueType  # 1
+SIGALRM: Signal.ValueType  # 2
+SIGBUS: Signal.ValueType  # 3
+SIGCHLD: Signal.ValueType  # 4
+SIGCLD: Signal.ValueType  # 5
+SIGCONT: Signal.ValueType  # 6
+SIGFPE: Signal.ValueType  # 7
+SIGHUP: Signal.ValueType  # 8
+SIGILL: Signal.ValueType  # 9
+SIGINT: Signal.ValueType  # 10
+SIGIO: Signal.ValueType  # 11
+SIGIOT: Signal.ValueType  # 12
+SIGKILL: Signal.ValueType  # 13
+SIGPIPE: Signal.ValueType  # 14
+SIGPOLL: Signal.ValueType  # 15
+SIGPROF: Signal.ValueType  # 16
+SIGPWR: Signal.ValueType  # 17
+SIGQUIT: Signal.ValueType  # 18
+SIGSEGV: Signal.ValueType  # 19
+SIGSTKFLT: Signal.ValueType  # 20
+SIGSTOP: Signal.ValueType  # 21
+SIGSYS: Signal.ValueType  # 22
+SIGTERM: Signal.ValueType  # 23
+SIGTRAP: Signal.ValueType  # 24
+SIGTSTP: Signal.ValueType  # 25
+SIGTTIN: Signal.ValueType  # 26
+SIGTTOU: Signal.ValueType  # 27
+SIGURG: Signal.ValueType  # 28
+SIGUSR1: Signal.ValueType  # 29
+SIGUSR2: Signal.ValueType  # 30
+SIGVTALRM: Signal.ValueType  # 31
+SIGWINCH: Signal.ValueType  # 32
+SIGXCPU: Signal.ValueType  # 33
+SIGXFSZ: Signal.ValueType  # 34
+SIGRTMIN: Signal.ValueType  # 35
+SIGRTMINPLUS1: Signal.ValueType  # 36
+SIGRTMINPLUS2: Signal.ValueType  # 37
+SIGRTMINPLUS3: Signal.ValueType  # 38
+SIGRTMINPLUS4: Signal.ValueType  # 39
+SIGRTMINPLUS5: Signal.ValueType  # 40
+SIGRTMINPLUS6: Signal.ValueType  # 41
+SIGRTMINPLUS7: Signal.ValueType  # 42
+SIGRTMINPLUS8: Signal.ValueType  # 43
+SIGRTMINPLUS9: Signal.ValueType  # 44
+SIGRTMINPLUS10: Signal.ValueType  # 45
+SIGRTMINPLUS11: Signal.ValueType  # 46
+SIGRTMINPLUS12: Signal.ValueType  # 47
+SIGRTMINPLUS13: Signal.ValueType  # 48
+SIGRTMINPLUS14: Signal.ValueType  # 49
+SIGRTMINPLUS15: Signal.ValueType  # 50
+SIGRTMAXMINUS14: Signal.ValueType  # 51
+SIGRTMAXMINUS13: Signal.ValueType  # 52
+SIGRTMAXMINUS12: Signal.ValueType  # 53
+SIGRTMAXMINUS11: Signal.ValueType  # 54
+SIGRTMAXMINUS10: Signal.ValueType  # 55
+SIGRTMAXMINUS9: Signal.ValueType  # 56
+SIGRTMAXMINUS8: Signal.ValueType  # 57
+SIGRTMAXMINUS7: Signal.ValueType  # 58
+SIGRTMAXMINUS6: Signal.ValueType  # 59
+SIGRTMAXMINUS5: Signal.ValueType  # 60
+SIGRTMAXMINUS4: Signal.ValueType  # 61
+SIGRTMAXMINUS3: Signal.ValueType  # 62
+SIGRTMAXMINUS2: Signal.ValueType  # 63
+SIGRTMAXMINUS1: Signal.ValueType  # 64
+SIGRTMAX: Signal.ValueType  # 65
+Global___Signal: _TypeAlias = Signal  # noqa: Y015
 
 @_typing.final
 class DNSConfig(_message.Message):
@@ -177,6 +346,70 @@ class PortMapping(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PortMapping: _TypeAlias = PortMapping  # noqa: Y015
+
+@_typing.final
+class Mount(_message.Message):
+    """A host path or image mounted into a container."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_PATH_FIELD_NUMBER: _builtins.int
+    HOST_PATH_FIELD_NUMBER: _builtins.int
+    READONLY_FIELD_NUMBER: _builtins.int
+    SELINUX_RELABEL_FIELD_NUMBER: _builtins.int
+    PROPAGATION_FIELD_NUMBER: _builtins.int
+    UIDMAPPINGS_FIELD_NUMBER: _builtins.int
+    GIDMAPPINGS_FIELD_NUMBER: _builtins.int
+    RECURSIVE_READ_ONLY_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    IMAGE_SUB_PATH_FIELD_NUMBER: _builtins.int
+    container_path: _builtins.str
+    """Path inside the container."""
+    host_path: _builtins.str
+    """Path on the host; empty when image is set."""
+    readonly: _builtins.bool
+    """Read-only mount."""
+    selinux_relabel: _builtins.bool
+    """Relabel for SELinux."""
+    propagation: Global___MountPropagation.ValueType
+    """Propagation mode."""
+    recursive_read_only: _builtins.bool
+    """Recursive read-only (needs readonly and PRIVATE propagation)."""
+    image_sub_path: _builtins.str
+    """Sub path inside that image."""
+    @_builtins.property
+    def uidMappings(self) -> _containers.RepeatedCompositeFieldContainer[Global___IDMapping]:
+        """UID mappings of the mount."""
+
+    @_builtins.property
+    def gidMappings(self) -> _containers.RepeatedCompositeFieldContainer[Global___IDMapping]:
+        """GID mappings of the mount."""
+
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image to mount instead of a host path."""
+
+    def __init__(
+        self,
+        *,
+        container_path: _builtins.str = ...,
+        host_path: _builtins.str = ...,
+        readonly: _builtins.bool = ...,
+        selinux_relabel: _builtins.bool = ...,
+        propagation: Global___MountPropagation.ValueType = ...,
+        uidMappings: _abc.Iterable[Global___IDMapping] | None = ...,
+        gidMappings: _abc.Iterable[Global___IDMapping] | None = ...,
+        recursive_read_only: _builtins.bool = ...,
+        image: Global___ImageSpec | None = ...,
+        image_sub_path: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_path", b"container_path", "gidMappings", b"gidMappings", "host_path", b"host_path", "image", b"image", "image_sub_path", b"image_sub_path", "propagation", b"propagation", "readonly", b"readonly", "recursive_read_only", b"recursive_read_only", "selinux_relabel", b"selinux_relabel", "uidMappings", b"uidMappings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Mount: _TypeAlias = Mount  # noqa: Y015
 
 @_typing.final
 class IDMapping(_message.Message):
@@ -696,6 +929,90 @@ class RunPodSandboxResponse(_message.Message):
 Global___RunPodSandboxResponse: _TypeAlias = RunPodSandboxResponse  # noqa: Y015
 
 @_typing.final
+class ImageSpec(_message.Message):
+    """An image reference plus metadata."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    USER_SPECIFIED_IMAGE_FIELD_NUMBER: _builtins.int
+    RUNTIME_HANDLER_FIELD_NUMBER: _builtins.int
+    IMAGE_REF_FIELD_NUMBER: _builtins.int
+    image: _builtins.str
+    """Image name, ID or digest."""
+    user_specified_image: _builtins.str
+    """The reference as the user wrote it."""
+    runtime_handler: _builtins.str
+    """RuntimeClass handler to pull with."""
+    image_ref: _builtins.str
+    """Digest of the image used for an image volume."""
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Opaque metadata, e.g. for multi-arch selection."""
+
+    def __init__(
+        self,
+        *,
+        image: _builtins.str = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        user_specified_image: _builtins.str = ...,
+        runtime_handler: _builtins.str = ...,
+        image_ref: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations", b"annotations", "image", b"image", "image_ref", b"image_ref", "runtime_handler", b"runtime_handler", "user_specified_image", b"user_specified_image"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageSpec: _TypeAlias = ImageSpec  # noqa: Y015
+
+@_typing.final
+class KeyValue(_message.Message):
+    """One environment variable."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    value: _builtins.str
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        value: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___KeyValue: _TypeAlias = KeyValue  # noqa: Y015
+
+@_typing.final
 class LinuxContainerResources(_message.Message):
     """Linux resource limits (cgroups)."""
 
@@ -832,6 +1149,190 @@ class SELinuxOption(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SELinuxOption: _TypeAlias = SELinuxOption  # noqa: Y015
+
+@_typing.final
+class Capability(_message.Message):
+    """Capabilities to add or drop."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADD_CAPABILITIES_FIELD_NUMBER: _builtins.int
+    DROP_CAPABILITIES_FIELD_NUMBER: _builtins.int
+    ADD_AMBIENT_CAPABILITIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def add_capabilities(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Added to every set but ambient."""
+
+    @_builtins.property
+    def drop_capabilities(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Dropped from every set."""
+
+    @_builtins.property
+    def add_ambient_capabilities(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Added to every set including ambient."""
+
+    def __init__(
+        self,
+        *,
+        add_capabilities: _abc.Iterable[_builtins.str] | None = ...,
+        drop_capabilities: _abc.Iterable[_builtins.str] | None = ...,
+        add_ambient_capabilities: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["add_ambient_capabilities", b"add_ambient_capabilities", "add_capabilities", b"add_capabilities", "drop_capabilities", b"drop_capabilities"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Capability: _TypeAlias = Capability  # noqa: Y015
+
+@_typing.final
+class LinuxContainerSecurityContext(_message.Message):
+    """Linux security settings of one container."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CAPABILITIES_FIELD_NUMBER: _builtins.int
+    PRIVILEGED_FIELD_NUMBER: _builtins.int
+    NAMESPACE_OPTIONS_FIELD_NUMBER: _builtins.int
+    SELINUX_OPTIONS_FIELD_NUMBER: _builtins.int
+    RUN_AS_USER_FIELD_NUMBER: _builtins.int
+    RUN_AS_GROUP_FIELD_NUMBER: _builtins.int
+    RUN_AS_USERNAME_FIELD_NUMBER: _builtins.int
+    READONLY_ROOTFS_FIELD_NUMBER: _builtins.int
+    SUPPLEMENTAL_GROUPS_FIELD_NUMBER: _builtins.int
+    SUPPLEMENTAL_GROUPS_POLICY_FIELD_NUMBER: _builtins.int
+    NO_NEW_PRIVS_FIELD_NUMBER: _builtins.int
+    MASKED_PATHS_FIELD_NUMBER: _builtins.int
+    READONLY_PATHS_FIELD_NUMBER: _builtins.int
+    SECCOMP_FIELD_NUMBER: _builtins.int
+    APPARMOR_FIELD_NUMBER: _builtins.int
+    APPARMOR_PROFILE_FIELD_NUMBER: _builtins.int
+    SECCOMP_PROFILE_PATH_FIELD_NUMBER: _builtins.int
+    privileged: _builtins.bool
+    """Privileged mode."""
+    run_as_username: _builtins.str
+    """User name of the process."""
+    readonly_rootfs: _builtins.bool
+    """Read-only root filesystem."""
+    supplemental_groups_policy: Global___SupplementalGroupsPolicy.ValueType
+    """How supplemental_groups combine with the image's groups."""
+    no_new_privs: _builtins.bool
+    """Set no_new_privs."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def apparmor_profile(self) -> _builtins.str:
+        """Old string forms; kept so numbers 9 and 10 stay taken."""
+
+    @apparmor_profile.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def apparmor_profile(self, value: _builtins.str) -> None:
+        """Old string forms; kept so numbers 9 and 10 stay taken."""
+
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def seccomp_profile_path(self) -> _builtins.str: ...
+    @seccomp_profile_path.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def seccomp_profile_path(self, value: _builtins.str) -> None: ...
+    @_builtins.property
+    def capabilities(self) -> Global___Capability:
+        """Capability changes."""
+
+    @_builtins.property
+    def namespace_options(self) -> Global___NamespaceOption:
+        """Namespace scopes."""
+
+    @_builtins.property
+    def selinux_options(self) -> Global___SELinuxOption:
+        """SELinux label."""
+
+    @_builtins.property
+    def run_as_user(self) -> Global___Int64Value:
+        """UID of the process."""
+
+    @_builtins.property
+    def run_as_group(self) -> Global___Int64Value:
+        """GID of the process."""
+
+    @_builtins.property
+    def supplemental_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Extra groups of the first process."""
+
+    @_builtins.property
+    def masked_paths(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Paths to mask."""
+
+    @_builtins.property
+    def readonly_paths(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Paths to make read-only."""
+
+    @_builtins.property
+    def seccomp(self) -> Global___SecurityProfile:
+        """Seccomp profile."""
+
+    @_builtins.property
+    def apparmor(self) -> Global___SecurityProfile:
+        """AppArmor profile."""
+
+    def __init__(
+        self,
+        *,
+        capabilities: Global___Capability | None = ...,
+        privileged: _builtins.bool = ...,
+        namespace_options: Global___NamespaceOption | None = ...,
+        selinux_options: Global___SELinuxOption | None = ...,
+        run_as_user: Global___Int64Value | None = ...,
+        run_as_group: Global___Int64Value | None = ...,
+        run_as_username: _builtins.str = ...,
+        readonly_rootfs: _builtins.bool = ...,
+        supplemental_groups: _abc.Iterable[_builtins.int] | None = ...,
+        supplemental_groups_policy: Global___SupplementalGroupsPolicy.ValueType = ...,
+        no_new_privs: _builtins.bool = ...,
+        masked_paths: _abc.Iterable[_builtins.str] | None = ...,
+        readonly_paths: _abc.Iterable[_builtins.str] | None = ...,
+        seccomp: Global___SecurityProfile | None = ...,
+        apparmor: Global___SecurityProfile | None = ...,
+        apparmor_profile: _builtins.str = ...,
+        seccomp_profile_path: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["apparmor", b"apparmor", "capabilities", b"capabilities", "namespace_options", b"namespace_options", "run_as_group", b"run_as_group", "run_as_user", b"run_as_user", "seccomp", b"seccomp", "selinux_options", b"selinux_options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["apparmor", b"apparmor", "apparmor_profile", b"apparmor_profile", "capabilities", b"capabilities", "masked_paths", b"masked_paths", "namespace_options", b"namespace_options", "no_new_privs", b"no_new_privs", "privileged", b"privileged", "readonly_paths", b"readonly_paths", "readonly_rootfs", b"readonly_rootfs", "run_as_group", b"run_as_group", "run_as_user", b"run_as_user", "run_as_username", b"run_as_username", "seccomp", b"seccomp", "seccomp_profile_path", b"seccomp_profile_path", "selinux_options", b"selinux_options", "supplemental_groups", b"supplemental_groups", "supplemental_groups_policy", b"supplemental_groups_policy"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinuxContainerSecurityContext: _TypeAlias = LinuxContainerSecurityContext  # noqa: Y015
+
+@_typing.final
+class LinuxContainerConfig(_message.Message):
+    """Linux part of a container config."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESOURCES_FIELD_NUMBER: _builtins.int
+    SECURITY_CONTEXT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def resources(self) -> Global___LinuxContainerResources:
+        """Resource limits."""
+
+    @_builtins.property
+    def security_context(self) -> Global___LinuxContainerSecurityContext:
+        """Security settings."""
+
+    def __init__(
+        self,
+        *,
+        resources: Global___LinuxContainerResources | None = ...,
+        security_context: Global___LinuxContainerSecurityContext | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["resources", b"resources", "security_context", b"security_context"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["resources", b"resources", "security_context", b"security_context"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinuxContainerConfig: _TypeAlias = LinuxContainerConfig  # noqa: Y015
 
 @_typing.final
 class WindowsNamespaceOption(_message.Message):
@@ -1044,3 +1545,267 @@ class WindowsCpuGroupAffinity(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WindowsCpuGroupAffinity: _TypeAlias = WindowsCpuGroupAffinity  # noqa: Y015
+
+@_typing.final
+class ContainerMetadata(_message.Message):
+    """Identity of a container within its sandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ATTEMPT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Container name from the pod spec."""
+    attempt: _builtins.int
+    """Creation attempt counter."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        attempt: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerMetadata: _TypeAlias = ContainerMetadata  # noqa: Y015
+
+@_typing.final
+class Device(_message.Message):
+    """A host device made available to a container."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_PATH_FIELD_NUMBER: _builtins.int
+    HOST_PATH_FIELD_NUMBER: _builtins.int
+    PERMISSIONS_FIELD_NUMBER: _builtins.int
+    container_path: _builtins.str
+    """Path inside the container."""
+    host_path: _builtins.str
+    """Path on the host."""
+    permissions: _builtins.str
+    """Cgroup permissions: any of r, w, m."""
+    def __init__(
+        self,
+        *,
+        container_path: _builtins.str = ...,
+        host_path: _builtins.str = ...,
+        permissions: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_path", b"container_path", "host_path", b"host_path", "permissions", b"permissions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Device: _TypeAlias = Device  # noqa: Y015
+
+@_typing.final
+class CDIDevice(_message.Message):
+    """A CDI device by fully qualified name."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Such as vendor.com/gpu=gpu0."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CDIDevice: _TypeAlias = CDIDevice  # noqa: Y015
+
+@_typing.final
+class ContainerConfig(_message.Message):
+    """Everything needed to create a container."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    METADATA_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    ARGS_FIELD_NUMBER: _builtins.int
+    WORKING_DIR_FIELD_NUMBER: _builtins.int
+    ENVS_FIELD_NUMBER: _builtins.int
+    MOUNTS_FIELD_NUMBER: _builtins.int
+    DEVICES_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    LOG_PATH_FIELD_NUMBER: _builtins.int
+    STDIN_FIELD_NUMBER: _builtins.int
+    STDIN_ONCE_FIELD_NUMBER: _builtins.int
+    TTY_FIELD_NUMBER: _builtins.int
+    LINUX_FIELD_NUMBER: _builtins.int
+    WINDOWS_FIELD_NUMBER: _builtins.int
+    CDI_DEVICES_FIELD_NUMBER: _builtins.int
+    STOP_SIGNAL_FIELD_NUMBER: _builtins.int
+    working_dir: _builtins.str
+    """Working directory."""
+    log_path: _builtins.str
+    """Log file path relative to the sandbox log directory."""
+    stdin: _builtins.bool
+    """Interactive settings."""
+    stdin_once: _builtins.bool
+    tty: _builtins.bool
+    stop_signal: Global___Signal.ValueType
+    """Custom stop signal."""
+    @_builtins.property
+    def metadata(self) -> Global___ContainerMetadata:
+        """Container identity."""
+
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image to run."""
+
+    @_builtins.property
+    def command(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Entrypoint."""
+
+    @_builtins.property
+    def args(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Arguments of the entrypoint."""
+
+    @_builtins.property
+    def envs(self) -> _containers.RepeatedCompositeFieldContainer[Global___KeyValue]:
+        """Environment."""
+
+    @_builtins.property
+    def mounts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Mount]:
+        """Mounts."""
+
+    @_builtins.property
+    def devices(self) -> _containers.RepeatedCompositeFieldContainer[Global___Device]:
+        """Devices."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Selectable labels."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Opaque annotations the runtime must return unchanged."""
+
+    @_builtins.property
+    def linux(self) -> Global___LinuxContainerConfig:
+        """Linux-only settings."""
+
+    @_builtins.property
+    def windows(self) -> Global___WindowsContainerConfig:
+        """Windows-only settings."""
+
+    @_builtins.property
+    def CDI_devices(self) -> _containers.RepeatedCompositeFieldContainer[Global___CDIDevice]:
+        """CDI devices."""
+
+    def __init__(
+        self,
+        *,
+        metadata: Global___ContainerMetadata | None = ...,
+        image: Global___ImageSpec | None = ...,
+        command: _abc.Iterable[_builtins.str] | None = ...,
+        args: _abc.Iterable[_builtins.str] | None = ...,
+        working_dir: _builtins.str = ...,
+        envs: _abc.Iterable[Global___KeyValue] | None = ...,
+        mounts: _abc.Iterable[Global___Mount] | None = ...,
+        devices: _abc.Iterable[Global___Device] | None = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        log_path: _builtins.str = ...,
+        stdin: _builtins.bool = ...,
+        stdin_once: _builtins.bool = ...,
+        tty: _builtins.bool = ...,
+        linux: Global___LinuxContainerConfig | None = ...,
+        windows: Global___WindowsContainerConfig | None = ...,
+        CDI_devices: _abc.Iterable[Global___CDIDevice] | None = ...,
+        stop_signal: Global___Signal.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "linux", b"linux", "metadata", b"metadata", "windows", b"windows"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["CDI_devices", b"CDI_devices", "annotations", b"annotations", "args", b"args", "command", b"command", "devices", b"devices", "envs", b"envs", "image", b"image", "labels", b"labels", "linux", b"linux", "log_path", b"log_path", "metadata", b"metadata", "mounts", b"mounts", "stdin", b"stdin", "stdin_once", b"stdin_once", "stop_signal", b"stop_signal", "tty", b"tty", "windows", b"windows", "working_dir", b"working_dir"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerConfig: _TypeAlias = ContainerConfig  # noqa: Y015
+
+@_typing.final
+class CreateContainerRequest(_message.Message):
+    """Request of RuntimeService.CreateContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    CONFIG_FIELD_NUMBER: _builtins.int
+    SANDBOX_CONFIG_FIELD_NUMBER: _builtins.int
+    pod_sandbox_id: _builtins.str
+    """Sandbox to create the container in."""
+    @_builtins.property
+    def config(self) -> Global___ContainerConfig:
+        """Container to create."""
+
+    @_builtins.property
+    def sandbox_config(self) -> Global___PodSandboxConfig:
+        """The sandbox's config, as sent to RunPodSandbox."""
+
+    def __init__(
+        self,
+        *,
+        pod_sandbox_id: _builtins.str = ...,
+        config: Global___ContainerConfig | None = ...,
+        sandbox_config: Global___PodSandboxConfig | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "sandbox_config", b"sandbox_config"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "pod_sandbox_id", b"pod_sandbox_id", "sandbox_config", b"sandbox_config"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateContainerRequest: _TypeAlias = CreateContainerRequest  # noqa: Y015

@@ -27,7 +27,12 @@ from hypothesis import strategies as st
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, HcnNotFoundError
-from kubelet_winnet.runtime import SETUP_CALLS, TEARDOWN_CALLS, NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime import (
+    SETUP_CALLS,
+    TEARDOWN_CALLS,
+    NetworkPlan,
+    plan_sandbox_config_network,
+)
 from kubelet_winnet.runtime.hcn import FUNCTIONS, GUID, ComputeNetwork, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn._binding import _PROTOTYPES
@@ -144,7 +149,7 @@ def pod_plan(host_process: bool = False, mode: int | None = None) -> NetworkPlan
     context.host_process = host_process
     if mode is not None:
         context.namespace_options.network = mode  # type: ignore[assignment]
-    return plan_sandbox_network(config)
+    return plan_sandbox_config_network(config)
 
 
 # --- ABI -------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError, WinnetError
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
 from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn import _state as state_module
@@ -34,7 +34,7 @@ def plan(host_process: bool = False, mode: int | None = None) -> NetworkPlan:
     context.host_process = host_process
     if mode is not None:
         context.namespace_options.network = mode  # type: ignore[assignment]
-    return plan_sandbox_network(config)
+    return plan_sandbox_config_network(config)
 
 
 POD = plan()

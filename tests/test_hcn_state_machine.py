@@ -31,7 +31,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, InvalidRequestError
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
 from kubelet_winnet.runtime.hcn import (
     DEFAULT_OWNER,
     FUNCTIONS,
@@ -61,7 +61,7 @@ class Crash(BaseException):
 def _plan(host: bool) -> NetworkPlan:
     config = api_pb2.PodSandboxConfig()
     config.windows.security_context.host_process = host
-    return plan_sandbox_network(config, policy="containerd")
+    return plan_sandbox_config_network(config, policy="containerd")
 
 
 PLANS = {False: _plan(False), True: _plan(True)}

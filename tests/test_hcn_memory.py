@@ -252,8 +252,10 @@ def test_every_string_is_freed_even_when_the_call_failed() -> None:
 def test_strings_are_freed_when_reading_one_fails() -> None:
     client = Scripted()
     client.unreadable = {3}
-    with pytest.raises(UnicodeDecodeError):
+    with pytest.raises(HcnError, match="unreadable string") as caught:
         client.query_namespace_properties(client.create_namespace(uuid.uuid4(), "{}"))
+    assert caught.value.operation == "HcnQueryNamespaceProperties"
+    assert caught.value.__cause__ is None
     assert sorted(client.freed) == [3, 4]
     assert client.unfreed_strings == 0
 

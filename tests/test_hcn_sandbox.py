@@ -15,7 +15,13 @@ from unittest import mock
 import pytest
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError, WinnetError
+from kubelet_winnet.errors import (
+    HcnError,
+    HcnNotFoundError,
+    InvalidRequestError,
+    StateFileError,
+    WinnetError,
+)
 from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
 from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
@@ -122,8 +128,24 @@ def test_repeated_setup_returns_the_same_namespace(
     first = networks.setup("sb", POD)
     hcn.clear_calls()
     assert networks.setup("sb", POD) == first
-    assert hcn.calls == ()
+    # it checks, without creating: the namespace handed out must exist right now
+    assert hcn.calls == ("HcnOpenNamespace", "HcnCloseNamespace")
     assert len(owned(hcn)) == 1
+
+
+@pytest.mark.parametrize("the_plan", [POD, HOST], ids=["pod", "host"])
+def test_repeated_setup_never_returns_a_namespace_deleted_behind_its_back(
+    hcn: InMemoryHcn, networks: SandboxNetworks, the_plan: NetworkPlan
+) -> None:
+    first = networks.setup("sb", the_plan)
+    hcn.delete_namespace(first.namespace_id)  # e.g. an operator's hnsdiag delete
+    if the_plan.host_network:
+        hcn.add_namespace(uuid.uuid4(), namespace_type="HostDefault")
+    second = networks.setup("sb", the_plan)
+    assert second.namespace_id != first.namespace_id
+    assert second.namespace_id in hcn.namespaces()
+    assert networks.get("sb") == second
+    assert_clean(hcn)
 
 
 def test_setup_with_the_other_kind_of_network_is_refused(networks: SandboxNetworks) -> None:
@@ -362,8 +384,10 @@ def test_corrupt_state_file_is_reported(networks: SandboxNetworks) -> None:
     networks.setup("sb", POD)
     (path,) = Path(networks.state_dir).glob("sandbox-*.json")
     path.write_text("{", encoding="utf-8")
-    with pytest.raises(WinnetError, match="corrupt sandbox state file"):
+    with pytest.raises(StateFileError, match="truncated or not JSON") as caught:
         networks.teardown("sb")
+    assert caught.value.path == str(path)
+    assert isinstance(caught.value, WinnetError)
 
 
 # --- reconcile ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from kubelet_winnet.errors import (
     WinnetError,
 )
 from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
-from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
+from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetwork, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn import _state as state_module
 from tests.strategies import sandbox_stress
@@ -535,7 +535,7 @@ def test_reconcile_keeps_a_sandbox_set_up_meanwhile(
     hcn: InMemoryHcn, networks: SandboxNetworks
 ) -> None:
     """The mirror race: a setup between the listing and the decision is not undone."""
-    made = []
+    made: list[SandboxNetwork] = []
 
     def set_up_after_listing(function: str, phase: str) -> None:
         if function == "HcnEnumerateNamespaces" and phase == "after" and not made:

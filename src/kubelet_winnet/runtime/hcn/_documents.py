@@ -240,7 +240,7 @@ def _namespace_from(value: object, operation: str) -> Namespace:
     if compartment is not None and (
         not isinstance(compartment, int)
         or isinstance(compartment, bool)
-        or compartment < 0
+        or not 0 <= compartment <= 0xFFFFFFFF  # a compartment ID is a 32-bit unsigned
     ):
         raise _malformed(
             operation, f"NamespaceId is not a compartment number: {_shown(compartment)}"

@@ -395,7 +395,9 @@ class SandboxNetworks:
                 deleted.append(namespace.id)
             elif verdict == "adopted":
                 adopted.append(namespace.name or "")
-        return ReconcileReport(tuple(torn_down), tuple(deleted), tuple(adopted), tuple(errors))
+        by_path = {error.path: error for error in reversed(errors)}  # the first per file
+        unique = tuple(by_path[path] for path in dict.fromkeys(e.path for e in errors))
+        return ReconcileReport(tuple(torn_down), tuple(deleted), tuple(adopted), unique)
 
     def _reap(self, sandbox_id: str, errors: list[StateFileError]) -> bool:
         with self._locks.hold(sandbox_id):
@@ -426,7 +428,11 @@ class SandboxNetworks:
                 if not self._exists(namespace.id):
                     return "gone"
                 reason = "adopted by reconcile: namespace found, state record missing"
-                self._store.save(Record(name, "ready", False, namespace.id, "unknown", reason))
+                try:
+                    self._store.save(Record(name, "ready", False, namespace.id, "unknown", reason))
+                except StateFileError as error:
+                    errors.append(error)  # not recorded: left for the next reconcile
+                    return "unknown"
                 return "adopted"
             return self._delete_orphan(namespace.id)
 

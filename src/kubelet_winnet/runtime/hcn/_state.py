@@ -21,7 +21,7 @@ from typing import Literal
 
 from kubelet_winnet.errors import StateFileError
 
-__all__ = ["FORMAT", "Phase", "Record", "StateStore"]
+__all__ = ["FORMAT", "Phase", "Record", "StateStore", "record_path"]
 
 FORMAT = 1
 Phase = Literal["creating", "ready", "removing"]
@@ -129,6 +129,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def record_path(directory: Path, sandbox_id: str) -> Path:
+    """Where the record of ``sandbox_id`` lives in ``directory``."""
+    digest = hashlib.sha256(sandbox_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return directory / f"sandbox-{digest}{_SUFFIX}"
+
+
 # Far larger than any record we write; a bigger file is not ours, and is not read whole.
 _MAX_RECORD_BYTES = 64 * 1024
 # O_NONBLOCK: a FIFO put where a record belongs must not block the open; O_NOFOLLOW: a
@@ -191,8 +197,7 @@ class StateStore:
         self.sweep_temp_files()
 
     def path_for(self, sandbox_id: str) -> Path:
-        digest = hashlib.sha256(sandbox_id.encode("utf-8", "surrogatepass")).hexdigest()
-        return self.directory / f"sandbox-{digest}{_SUFFIX}"
+        return record_path(self.directory, sandbox_id)
 
     def load(self, sandbox_id: str) -> Record | None:
         path = self.path_for(sandbox_id)

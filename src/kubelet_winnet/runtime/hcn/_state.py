@@ -57,7 +57,8 @@ class Record:
             "policy": self.policy,
             "reason": self.reason,
         }
-        return json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8")
+        # Compact: json.dumps with indent runs the pure-Python encoder (3x slower).
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def from_json(cls, data: bytes, where: str) -> Record:

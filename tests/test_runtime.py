@@ -276,6 +276,7 @@ def _unknown_fields(depth: int = 2) -> st.SearchStrategy[bytes]:
 
 
 LEVELS = ("request", "config", "metadata", "windows", "security_context", "namespace_options")
+UNKNOWN_FIELDS = st.lists(_unknown_fields(), max_size=2).map(b"".join)
 
 
 @st.composite
@@ -283,9 +284,7 @@ def requests_with_unknown_fields(
     draw: st.DrawFn,
 ) -> tuple[bytes, bool | None, int | None]:
     """(bytes, host_process or None for no windows, network mode or None for absent)."""
-    extra = {
-        level: draw(st.lists(_unknown_fields(), max_size=2).map(b"".join)) for level in LEVELS
-    }
+    extra = {level: draw(UNKNOWN_FIELDS) for level in LEVELS}
     at_end = draw(st.booleans())
 
     def wrap(level: str, fields: bytes) -> bytes:

@@ -8,6 +8,8 @@ checks that they agree):
   document (``pkg/netns/netns_windows.go``, ``NewNetNS``); we add ``Owner``/``Name``.
 * host network setup: create nothing; find the ``HostDefault`` namespace (enumerate, then
   open/query/close each until one has that Type) -> record ready.
+* repeated setup of a sandbox that is set up: HcnOpenNamespace -> HcnCloseNamespace on
+  the recorded namespace, so what is handed out exists (a new one if it vanished).
 * teardown: record "removing" -> HcnDeleteNamespace by GUID, "not found" counting as
   done (containerd ``pkg/netns/netns_windows.go``, ``Remove``) -> forget the record. If
   HCN refuses the delete the record goes back to what it was. Host records never delete
@@ -17,6 +19,10 @@ Because the GUID is written down before HcnCreateNamespace runs, a crash between
 steps leaves a record that names every namespace that might exist; teardown and
 reconcile work from those records after a restart. One ``SandboxNetworks`` per state
 directory (it sweeps stray temp files when it opens the directory).
+
+Concurrency: one lock per sandbox id; everything that reads or changes a sandbox's record
+or its namespace holds it and reads the record afresh under it (reconcile included, per
+decision), which makes the operations on one sandbox linearizable.
 """
 
 from __future__ import annotations

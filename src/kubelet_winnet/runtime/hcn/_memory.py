@@ -92,8 +92,9 @@ class InMemoryHcn(HcnClient):
     """HCN namespaces held in memory.
 
     ``host_default`` adds the host's ``HostDefault`` namespace (compartment 1); pass
-    ``False`` to model a host without one. Faults are armed with :meth:`fail`;
-    :attr:`hook` observes every call; :attr:`calls` logs the export names in order.
+    ``False`` to model a host without one. Faults are armed with :meth:`fail` (the nth
+    call) or :meth:`fail_randomly` (any call, with a probability); :attr:`hook` observes
+    every call; :attr:`calls` logs the export names in order.
     """
 
     def __init__(

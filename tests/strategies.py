@@ -4,13 +4,19 @@ independent oracle that follows ``kubelet-rules.md`` literally.
 The oracle never imports the library's rules: it reads the camelCase manifest itself and
 hand-encodes the expected ``runtime.v1`` bytes (proto3 wire format), so a test comparing
 the library against it checks the rules *and* the message building (presence included).
+At the end, :func:`sandbox_stress`: the threaded workload the HCN tests run over both
+HCN clients.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import re
-from collections.abc import Mapping
+import threading
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +33,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "Malformed",
     "Profile",
+    "StressReport",
     "as_client_object",
     "as_namespace",
     "container_context_bytes",
@@ -45,6 +52,7 @@ __all__ = [
     "oracle_sandbox",
     "pod_manifests",
     "pod_specs",
+    "sandbox_stress",
     "spec_of",
     "windows_options",
     "wrap",
@@ -688,3 +696,134 @@ HOSTILE: dict[str, Any] = {
 
 def hostile_values() -> st.SearchStrategy[Any]:
     return st.sampled_from(list(HOSTILE.values()))
+# --- a threaded workload for kubelet_winnet.runtime.hcn.SandboxNetworks (issue 8) ---------
+
+
+@dataclass
+class StressReport:
+    """What :func:`sandbox_stress` did and every violation of the guarantees it saw."""
+
+    operations: int = 0  # setup/teardown/reconcile calls made
+    hcn_errors: int = 0  # of those, how many an injected fault made fail
+    violations: list[str] = dataclasses.field(default_factory=list)
+
+
+def sandbox_stress(
+    networks: Any,
+    *,
+    pod_plan: Any,
+    host_plan: Any,
+    exists: Callable[[uuid.UUID], bool],
+    host_default: uuid.UUID,
+    workers: int = 32,
+    per_worker: int = 7,
+    reconcilers: int = 4,
+    rounds: int = 2,
+    retries: int = 200,
+) -> StressReport:
+    """``workers`` threads each own ``per_worker`` live sandboxes (set up, set up again,
+    torn down, ``rounds`` times) plus one doomed sandbox (set up once, never live), while
+    ``reconcilers`` threads call ``reconcile`` with every live id. An operation failing
+    with an HcnError (an injected fault) is retried.
+
+    Checked (docs/runtime.md, "Concurrency guarantees"): a namespace setup returns exists
+    at that moment (``exists`` looks without an HCN call, so no fault hits it); a repeated
+    setup returns the same namespace; a sandbox torn down stays torn down (no record, its
+    namespace gone) until its owner sets it up again; reconcile never adopts, never
+    deletes an orphan (this workload makes none) and tears down only doomed sandboxes.
+    """
+    from kubelet_winnet.errors import HcnError
+
+    report = StressReport()
+    guard = threading.Lock()
+    live_ids = [f"live-{w:02d}-{i}-ü" for w in range(workers) for i in range(per_worker)]
+    live = frozenset(live_ids)
+    doomed = [f"doomed-{w:02d}" for w in range(workers)]
+    done = threading.Event()
+    start = threading.Barrier(workers + reconcilers)
+
+    def note(problem: str | None = None, *, failed: bool = False) -> None:
+        with guard:
+            report.operations += 1
+            report.hcn_errors += failed
+            if problem is not None:
+                report.violations.append(problem)
+
+    def retried(call: Callable[[], Any]) -> Any:
+        for _ in range(retries):
+            try:
+                result = call()
+            except HcnError:
+                note(failed=True)
+                continue
+            note()
+            return result
+        raise AssertionError(f"still failing after {retries} tries")
+
+    def set_up(sandbox: str, plan: Any) -> Any:
+        result = retried(lambda: networks.setup(sandbox, plan))
+        if plan.host_network and result.namespace_id != host_default:
+            note(f"setup({sandbox}) returned {result.namespace_id}, not HostDefault")
+        if not exists(result.namespace_id):
+            note(f"setup({sandbox}) handed out a dead namespace {result.namespace_id}")
+        return result
+
+    def worker(index: int) -> None:
+        mine = live_ids[index * per_worker : (index + 1) * per_worker]
+        plans = {s: host_plan if i % 5 == 4 else pod_plan for i, s in enumerate(mine)}
+        start.wait()
+        # Not checked: reconcile may rightly tear it down the moment setup returns.
+        retried(lambda: networks.setup(doomed[index], pod_plan))
+        for _ in range(rounds):
+            first = {s: set_up(s, plans[s]) for s in mine}
+            for sandbox in mine:
+                again = set_up(sandbox, plans[sandbox])
+                if again != first[sandbox]:
+                    note(f"repeated setup({sandbox}) changed {first[sandbox]} to {again}")
+            for sandbox in mine:
+                retried(functools.partial(networks.teardown, sandbox))
+            for sandbox in mine:  # later, after the reconcilers had their chance
+                came_back = networks.get(sandbox)
+                old = first[sandbox].namespace_id
+                if came_back is not None:
+                    note(f"{sandbox} came back after its teardown: {came_back}")
+                if not plans[sandbox].host_network and exists(old):
+                    note(f"{sandbox}'s namespace {old} outlived its teardown")
+
+    def reconciler() -> None:
+        start.wait()
+        while not done.is_set():
+            try:
+                result = networks.reconcile(live)
+            except HcnError:
+                note(failed=True)
+                continue
+            note()
+            problems = [f"reconcile adopted {s}" for s in result.adopted]
+            problems += [f"reconcile deleted orphan {n}" for n in result.deleted_orphans]
+            problems += [f"reconcile tore down live {s}" for s in result.torn_down if s in live]
+            problems += [f"reconcile: {e}" for e in result.state_errors]
+            for problem in problems:
+                note(problem)
+
+    def guarded(target: Callable[..., None], *args: int) -> Callable[[], None]:
+        def body() -> None:
+            try:
+                target(*args)
+            except BaseException as error:  # a thread's error must reach the test
+                done.set()
+                start.abort()
+                note(f"{type(error).__name__} in a thread: {error}")
+
+        return body
+
+    threads = [threading.Thread(target=guarded(reconciler)) for _ in range(reconcilers)]
+    threads += [threading.Thread(target=guarded(worker, i)) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads[reconcilers:]:
+        thread.join()
+    done.set()
+    for thread in threads[:reconcilers]:
+        thread.join()
+    return report

@@ -27,10 +27,16 @@ from hypothesis import strategies as st
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, HcnNotFoundError
-from kubelet_winnet.runtime import SETUP_CALLS, TEARDOWN_CALLS, NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime import (
+    SETUP_CALLS,
+    TEARDOWN_CALLS,
+    NetworkPlan,
+    plan_sandbox_config_network,
+)
 from kubelet_winnet.runtime.hcn import FUNCTIONS, GUID, ComputeNetwork, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn._binding import _PROTOTYPES
+from tests.strategies import sandbox_stress
 
 SOURCE = Path(__file__).resolve().parent / "hcn_double" / "computenetwork_double.c"
 NON_ASCII = "sändbox-Ω-网络-🚀"
@@ -48,6 +54,9 @@ class Double:
         lib.double_host_default_id.argtypes = [ctypes.POINTER(GUID)]
         lib.double_host_default_id.restype = None
         lib.double_call_count.argtypes = [ctypes.c_char_p]
+        lib.double_fail_randomly.argtypes = [ctypes.c_uint32, ctypes.c_uint32]
+        lib.double_fail_randomly.restype = None
+        lib.double_namespace_exists.argtypes = [ctypes.POINTER(GUID)]
         for name in (
             "double_outstanding_allocations",
             "double_open_handles",
@@ -55,6 +64,8 @@ class Double:
             "double_bad_closes",
             "double_namespace_count",
             "double_call_count",
+            "double_faults_injected",
+            "double_namespace_exists",
         ):
             getattr(lib, name).restype = ctypes.c_int32
         for name in ("double_last_settings", "double_last_query"):
@@ -74,6 +85,17 @@ class Double:
         guid = GUID()
         self.lib.double_host_default_id(ctypes.byref(guid))
         return guid.to_uuid()
+
+    def fail_randomly(self, per_million: int, seed: int) -> None:
+        self.lib.double_fail_randomly(per_million, seed)
+
+    @property
+    def faults_injected(self) -> int:
+        return int(self.lib.double_faults_injected())
+
+    def exists(self, namespace_id: uuid.UUID) -> bool:
+        guid = GUID.from_uuid(namespace_id)
+        return bool(self.lib.double_namespace_exists(ctypes.byref(guid)))
 
     def calls(self, function: str) -> int:
         return int(self.lib.double_call_count(function.encode()))
@@ -144,7 +166,7 @@ def pod_plan(host_process: bool = False, mode: int | None = None) -> NetworkPlan
     context.host_process = host_process
     if mode is not None:
         context.namespace_options.network = mode  # type: ignore[assignment]
-    return plan_sandbox_network(config)
+    return plan_sandbox_config_network(config)
 
 
 # --- ABI -------------------------------------------------------------------------------
@@ -492,3 +514,35 @@ def test_concurrent_sandboxes_over_the_double(
     assert len(set(pod_ids)) == len(pod_ids) == 160
     assert double.namespace_count == 1
     assert networks.sandbox_ids() == ()
+
+
+def test_stress_over_the_double(
+    client: ComputeNetwork, double: Double, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The InMemoryHcn stress of test_hcn_sandbox.py through ctypes: 32 worker threads
+    and 4 reconcilers over 256 sandboxes, every export failing with probability 5 %."""
+    networks = SandboxNetworks(client, tmp_path / "state")
+    host_default = double.host_default_id()
+    double.fail_randomly(50_000, seed=8)
+    report = sandbox_stress(
+        networks,
+        pod_plan=pod_plan(),
+        host_plan=pod_plan(host_process=True),
+        exists=double.exists,
+        host_default=host_default,
+    )
+    faults = double.faults_injected
+    double.fail_randomly(0, seed=1)
+    assert report.violations == []
+    assert faults > 100 and report.hcn_errors > 0
+    assert networks.reconcile([]).state_errors == ()
+    assert networks.sandbox_ids() == () and not list((tmp_path / "state").iterdir())
+    assert double.namespace_count == 1 and double.exists(host_default)
+    calls = sum(double.calls(f) for f in FUNCTIONS)
+    with capsys.disabled():
+        print(
+            f"\n[stress C double] operations={report.operations} hcn_calls={calls} "
+            f"faults_injected={faults} failed_operations={report.hcn_errors} "
+            f"violations={len(report.violations)}"
+        )
+    # the client fixture then checks, on the C side: no string unfreed, no handle open

@@ -273,3 +273,125 @@ def test_public_names_match_all() -> None:
         public = {n for n in vars(module) if not n.startswith("_")}
         assert set(module.__all__) <= public
         assert len(module.__all__) == len(set(module.__all__))
+
+
+# --- issue 8: whatever the DLL returns, parsing raises only HcnError ---------------------
+
+HUGE = "9" * 5000  # past Python's int_max_str_digits (4300): json.loads raises ValueError
+BIG = "9" * 4000  # below it: parses, and must not be echoed back in full
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'{{"ID": "{GUID_TEXT}", "NamespaceId": {HUGE}}}',
+        f'{{"ID": "{GUID_TEXT}", "NamespaceId": {BIG}}}',
+        f'{{"ID": {BIG}}}',
+        f'{{"ID": "{GUID_TEXT}", "Owner": [{BIG}]}}',
+        f'{{"ID": "{GUID_TEXT}", "Resources": [{BIG}]}}',
+        f'{{"ID": "{"x" * 100_000}"}}',
+        "[" * 100_000 + "]" * 100_000,
+        '{"a": ' * 50_000 + "1" + "}" * 50_000,
+        # the same key twice, with values that compare recursively
+        '{"x": ' + "[" * 900 + "]" * 900 + ', "X": ' + "[" * 900 + "[1]" + "]" * 900 + "}",
+        '"\\ud800"',
+        "\ud800",
+        "null",
+        "3",
+        '"a string"',
+        "[]",
+        "true",
+    ],
+    ids=lambda t: t[:30],
+)
+def test_parse_namespace_raises_only_hcn_errors(text: str) -> None:
+    with pytest.raises(HcnError) as caught:
+        documents.parse_namespace(text)
+    assert caught.value.hresult == hresult.E_UNEXPECTED
+    assert len(str(caught.value)) < 300  # bounded, whatever came in
+
+
+def test_surrogates_in_names_are_text() -> None:
+    # JSON pairs the escaped surrogates and keeps the lone one: text JSON allows, kept.
+    text = f'{{"ID": "{GUID_TEXT}", "Name": "\\ud800\\udc00\\udfff"}}'
+    assert documents.parse_namespace(text).name == "\U00010000\udfff"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"[{HUGE}]",
+        f"[{BIG}]",
+        f'["{"a" * 100_000}"]',
+        "[" * 100_000,
+        "[" * 50_000 + "]" * 50_000,
+        '["\\ud800"]',
+        "\ud800",
+        '{"ID": 1}',
+        "7",
+        '"guid"',
+    ],
+    ids=lambda t: t[:30],
+)
+def test_guid_lists_raise_only_hcn_errors(text: str) -> None:
+    for parse in (documents.parse_guid_list, documents.parse_namespace_list):
+        with pytest.raises(HcnError) as caught:
+            parse(text)
+        assert len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize("value", [None, b'{"ID": 1}', 5])
+def test_parsers_refuse_non_text(value: object) -> None:
+    for parse in (
+        documents.parse_namespace,
+        documents.parse_guid_list,
+        documents.parse_namespace_list,
+    ):
+        with pytest.raises(HcnError, match="expected JSON text"):
+            parse(value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        f'{{"ErrorCode": {HUGE}, "Error": "x"}}',
+        f'{{"ErrorCode": {BIG}, "Error": "x"}}',
+        '{"ErrorCode": -2147467259, "Error": "negative"}',
+        '{"ErrorCode": 2147500037.0}',
+        '{"ErrorCode": "0x80004005"}',
+        '{"Error": ' * 50_000 + "1" + "}" * 50_000,
+        '{"Error": "\\ud800"}',
+        "\ud800",
+        "[1, 2]",
+        "null",
+    ],
+    ids=lambda t: t[:30],
+)
+def test_error_records_of_any_shape(record: str) -> None:
+    """A failure stays an HcnError whose code is a failure code, whatever the record."""
+    for code in (0, 0x80004005):
+        error = hresult.error_for("HcnDeleteNamespace", code, record)
+        assert isinstance(error, HcnError)
+        assert error.hresult & 0x80000000
+        assert hresult.parse_error_record(record) is None or isinstance(
+            hresult.parse_error_record(record), dict
+        )
+
+
+def test_negative_error_code_in_a_record_is_read_as_32_bits() -> None:
+    error = hresult.error_for("HcnDeleteNamespace", 0, '{"ErrorCode": -2147023728}')
+    assert error is not None and error.hresult == 0x80070490
+    assert isinstance(error, HcnNotFoundError)
+
+
+@given(st.text(alphabet=st.characters(codec=None), max_size=200))
+def test_every_parser_is_total(text: str) -> None:
+    """Including lone surrogates (what invalid UTF-16 from the DLL decodes to)."""
+    for parse in (
+        documents.parse_namespace,
+        documents.parse_guid_list,
+        documents.parse_namespace_list,
+    ):
+        with contextlib.suppress(HcnError):
+            parse(text)
+    hresult.error_for("HcnOpenNamespace", 0x80004005, text)

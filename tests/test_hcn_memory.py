@@ -252,8 +252,10 @@ def test_every_string_is_freed_even_when_the_call_failed() -> None:
 def test_strings_are_freed_when_reading_one_fails() -> None:
     client = Scripted()
     client.unreadable = {3}
-    with pytest.raises(UnicodeDecodeError):
+    with pytest.raises(HcnError, match="unreadable string") as caught:
         client.query_namespace_properties(client.create_namespace(uuid.uuid4(), "{}"))
+    assert caught.value.operation == "HcnQueryNamespaceProperties"
+    assert caught.value.__cause__ is None
     assert sorted(client.freed) == [3, 4]
     assert client.unfreed_strings == 0
 
@@ -272,3 +274,30 @@ def test_success_without_a_handle_is_an_error() -> None:
     with pytest.raises(HcnError, match="no handle") as caught:
         Scripted().open_namespace(uuid.uuid4())
     assert caught.value.hresult == hresult.E_UNEXPECTED
+
+
+def test_random_faults() -> None:
+    """The stress tests' fault source: every call may fail before any effect."""
+    hcn = InMemoryHcn()
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        hcn.fail_randomly(1.5, seed=1)
+    hcn.fail_randomly(1.0, seed=1)
+    before = hcn.namespaces()
+    with pytest.raises(HcnError, match="injected fault") as caught:
+        hcn.create_namespace(uuid.uuid4(), "{}")
+    assert caught.value.hresult == hresult.E_FAIL
+    assert hcn.namespaces() == before and hcn.faults_injected == 1
+    assert hcn.open_handles == 0 and hcn.unfreed_strings == 0
+    hcn.fail_randomly(0.5, seed=7)
+    outcomes = []
+    for _ in range(200):
+        try:
+            hcn.namespace_ids()
+        except HcnError:
+            outcomes.append(False)
+        else:
+            outcomes.append(True)
+    assert 40 < outcomes.count(False) < 160  # about half, from a seeded generator
+    assert hcn.faults_injected == 1 + outcomes.count(False)
+    hcn.clear_faults()
+    assert hcn.namespace_ids() == tuple(before)

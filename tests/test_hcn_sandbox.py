@@ -7,7 +7,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
@@ -15,11 +15,19 @@ from unittest import mock
 import pytest
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError, WinnetError
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
-from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
+from kubelet_winnet.errors import (
+    HcnError,
+    HcnNotFoundError,
+    InvalidArgumentError,
+    InvalidRequestError,
+    StateFileError,
+    WinnetError,
+)
+from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
+from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetwork, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn import _state as state_module
+from tests.strategies import sandbox_stress
 
 NON_ASCII = "pod-ünïcødé-Ω-🚀"
 
@@ -34,7 +42,7 @@ def plan(host_process: bool = False, mode: int | None = None) -> NetworkPlan:
     context.host_process = host_process
     if mode is not None:
         context.namespace_options.network = mode  # type: ignore[assignment]
-    return plan_sandbox_network(config)
+    return plan_sandbox_config_network(config)
 
 
 POD = plan()
@@ -122,8 +130,24 @@ def test_repeated_setup_returns_the_same_namespace(
     first = networks.setup("sb", POD)
     hcn.clear_calls()
     assert networks.setup("sb", POD) == first
-    assert hcn.calls == ()
+    # it checks, without creating: the namespace handed out must exist right now
+    assert hcn.calls == ("HcnOpenNamespace", "HcnCloseNamespace")
     assert len(owned(hcn)) == 1
+
+
+@pytest.mark.parametrize("the_plan", [POD, HOST], ids=["pod", "host"])
+def test_repeated_setup_never_returns_a_namespace_deleted_behind_its_back(
+    hcn: InMemoryHcn, networks: SandboxNetworks, the_plan: NetworkPlan
+) -> None:
+    first = networks.setup("sb", the_plan)
+    hcn.delete_namespace(first.namespace_id)  # e.g. an operator's hnsdiag delete
+    if the_plan.host_network:
+        hcn.add_namespace(uuid.uuid4(), namespace_type="HostDefault")
+    second = networks.setup("sb", the_plan)
+    assert second.namespace_id != first.namespace_id
+    assert second.namespace_id in hcn.namespaces()
+    assert networks.get("sb") == second
+    assert_clean(hcn)
 
 
 def test_setup_with_the_other_kind_of_network_is_refused(networks: SandboxNetworks) -> None:
@@ -362,8 +386,10 @@ def test_corrupt_state_file_is_reported(networks: SandboxNetworks) -> None:
     networks.setup("sb", POD)
     (path,) = Path(networks.state_dir).glob("sandbox-*.json")
     path.write_text("{", encoding="utf-8")
-    with pytest.raises(WinnetError, match="corrupt sandbox state file"):
+    with pytest.raises(StateFileError, match="truncated or not JSON") as caught:
         networks.teardown("sb")
+    assert caught.value.path == str(path)
+    assert isinstance(caught.value, WinnetError)
 
 
 # --- reconcile ---------------------------------------------------------------------------
@@ -470,3 +496,173 @@ def test_distinct_sandboxes_do_not_wait_for_each_other(
         release.set()
         slow.result(timeout=10)
     assert len(owned(hcn)) == 2
+
+
+# --- issue 8: reconcile and teardown are linearizable per sandbox -------------------------
+
+
+def test_reconcile_does_not_adopt_a_namespace_torn_down_meanwhile(
+    hcn: InMemoryHcn, networks: SandboxNetworks
+) -> None:
+    """The issue-8 reproducer: reconcile lists the namespaces, a teardown of a live
+    sandbox finishes before reconcile decides about it, and reconcile used to "adopt"
+    the deleted namespace, so the next setup handed it out without calling HCN."""
+    old = networks.setup("sb", POD)
+    torn = []
+    queries = [0]
+
+    def tear_down_after_listing(function: str, phase: str) -> None:
+        # Namespaces are listed in creation order: HostDefault, then sb. After the second
+        # query reconcile has read sb's document and holds no lock yet.
+        if function == "HcnQueryNamespaceProperties" and phase == "after":
+            queries[0] += 1
+            if queries[0] == 2:
+                hcn.hook = None
+                torn.append(networks.teardown("sb"))
+
+    hcn.hook = tear_down_after_listing
+    report = networks.reconcile(["sb"])
+    assert torn == [True]  # the race really happened
+    assert report.adopted == () and report.deleted_orphans == ()
+    assert networks.get("sb") is None and networks.sandbox_ids() == ()  # stays torn down
+    new = networks.setup("sb", POD)
+    assert new.namespace_id != old.namespace_id
+    assert hcn.has_namespace(new.namespace_id)
+    assert_clean(hcn)
+
+
+def test_reconcile_keeps_a_sandbox_set_up_meanwhile(
+    hcn: InMemoryHcn, networks: SandboxNetworks
+) -> None:
+    """The mirror race: a setup between the listing and the decision is not undone."""
+    made: list[SandboxNetwork] = []
+
+    def set_up_after_listing(function: str, phase: str) -> None:
+        if function == "HcnEnumerateNamespaces" and phase == "after" and not made:
+            hcn.hook = None
+            made.append(networks.setup("late", POD))
+
+    hcn.hook = set_up_after_listing
+    report = networks.reconcile(["late"])
+    assert report == type(report)()
+    assert networks.get("late") == made[0] and hcn.has_namespace(made[0].namespace_id)
+
+
+def test_stress_over_in_memory_hcn(
+    hcn: InMemoryHcn, networks: SandboxNetworks, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """32 worker threads and 4 reconcilers over 256 sandboxes, every HCN call failing
+    with probability 5 %: no dead namespace handed out, nothing leaked at the end."""
+    host_default = hcn.find_host_default().id
+    hcn.fail_randomly(0.05, seed=8)
+    report = sandbox_stress(
+        networks, pod_plan=POD, host_plan=HOST, exists=hcn.has_namespace, host_default=host_default
+    )
+    faults = hcn.faults_injected
+    hcn.clear_faults()
+    assert report.violations == []
+    assert faults > 100 and report.hcn_errors > 0  # the faults really hit
+    final = networks.reconcile([])
+    assert final.state_errors == ()
+    assert networks.sandbox_ids() == () and not list(Path(networks.state_dir).iterdir())
+    assert set(hcn.namespaces()) == {host_default}
+    assert_clean(hcn)
+    with capsys.disabled():
+        print(
+            f"\n[stress InMemoryHcn] operations={report.operations} "
+            f"hcn_calls={len(hcn.calls)} faults_injected={faults} "
+            f"failed_operations={report.hcn_errors} violations={len(report.violations)}"
+        )
+
+
+# --- issue 8: arguments checked at the door ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("live", "argument", "got"),
+    [
+        ("sandbox-1", "live_sandbox_ids", "str"),  # would iterate its characters
+        (b"sandbox-1", "live_sandbox_ids", "bytes"),
+        (bytearray(b"sb"), "live_sandbox_ids", "bytearray"),
+        (5, "live_sandbox_ids", "int"),
+        (None, "live_sandbox_ids", "NoneType"),
+        (["sandbox-1", 5], "live_sandbox_ids[1]", "int"),
+        ([b"sandbox-1"], "live_sandbox_ids[0]", "bytes"),
+    ],
+)
+def test_reconcile_refuses_anything_but_an_iterable_of_ids(
+    hcn: InMemoryHcn, networks: SandboxNetworks, live: object, argument: str, got: str
+) -> None:
+    """The issue-8 reproducer: reconcile("sandbox-1") tore the live sandbox down."""
+    live_result = networks.setup("sandbox-1", POD)
+    with pytest.raises(InvalidArgumentError) as caught:
+        networks.reconcile(live)  # type: ignore[arg-type]
+    assert (caught.value.argument, caught.value.got) == (argument, got)
+    assert networks.get("sandbox-1") == live_result  # nothing was torn down
+    assert hcn.has_namespace(live_result.namespace_id)
+
+
+def test_reconcile_reads_the_ids_before_acting(networks: SandboxNetworks) -> None:
+    networks.setup("kept", POD)
+
+    def ids() -> Iterator[str]:
+        yield "other"
+        raise RuntimeError("the caller's iterator broke")
+
+    with pytest.raises(RuntimeError):
+        networks.reconcile(ids())
+    assert networks.sandbox_ids() == ("kept",)  # torn down nothing on the way
+    with pytest.raises(InvalidRequestError) as caught:
+        networks.reconcile(["kept", ""])
+    assert caught.value.field == "live_sandbox_ids[1]"
+    assert networks.reconcile(iter(["kept"])) == networks.reconcile(("kept",))
+
+
+class _Sneaky(str):
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("__eq__ must not be called")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("__hash__ must not be called")
+
+
+def test_str_subclass_ids_are_used_as_plain_text(networks: SandboxNetworks) -> None:
+    result = networks.setup(_Sneaky("sb"), POD)
+    assert type(result.sandbox_id) is str
+    assert networks.reconcile([_Sneaky("sb")]).torn_down == ()
+    assert networks.teardown(_Sneaky("sb"))
+
+
+@pytest.mark.parametrize("plan_value", [None, "pod", {"host_network": False}, api_pb2.NODE])
+def test_setup_refuses_what_is_not_a_plan(
+    hcn: InMemoryHcn, networks: SandboxNetworks, plan_value: object
+) -> None:
+    hcn.clear_calls()
+    with pytest.raises(InvalidArgumentError) as caught:
+        networks.setup("x", plan_value)  # type: ignore[arg-type]
+    assert caught.value.argument == "plan"
+    assert hcn.calls == () and networks.sandbox_ids() == ()
+
+
+@pytest.mark.parametrize("bad", [None, 5, b"sb", ["sb"]])
+def test_sandbox_ids_of_the_wrong_type(networks: SandboxNetworks, bad: object) -> None:
+    for call in (
+        lambda: networks.setup(bad, POD),  # type: ignore[arg-type]
+        lambda: networks.teardown(bad),  # type: ignore[arg-type]
+        lambda: networks.get(bad),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(InvalidArgumentError) as caught:
+            call()
+        assert caught.value.argument == "sandbox_id"
+
+
+def test_constructor_arguments(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        SandboxNetworks(None, tmp_path)  # type: ignore[arg-type]
+    assert caught.value.argument == "client"
+    with pytest.raises(InvalidArgumentError):
+        SandboxNetworks(InMemoryHcn(), 5)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        SandboxNetworks(InMemoryHcn(), tmp_path, owner=None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequestError):
+        SandboxNetworks(InMemoryHcn(), tmp_path, owner="")

@@ -11,7 +11,13 @@ Invariants, after every step (issue 3, "Tests"):
 * state files always parse (atomic writes); a "ready" record always names a namespace
   that exists, even right after a crash; a sandbox whose setup returned and that has
   not been torn down or crashed since still has exactly that namespace;
-* teardown is idempotent (checked inside the teardown rule).
+* teardown is idempotent (checked inside the teardown rule);
+* issue 8, linearizability per sandbox: the ``interleaved`` rule runs a second operation
+  from inside the first one's HCN call (any call, before or after its effect), as another
+  thread could. Whatever the interleaving, a namespace setup returns exists at that
+  moment, and a sandbox torn down stays torn down (no record, no namespace of its name)
+  until it is set up again. A second operation that would have to wait for the first's
+  lock is not run there: a thread would wait too.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, InvalidRequestError
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_network
+from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
 from kubelet_winnet.runtime.hcn import (
     DEFAULT_OWNER,
     FUNCTIONS,
@@ -61,13 +67,19 @@ class Crash(BaseException):
 def _plan(host: bool) -> NetworkPlan:
     config = api_pb2.PodSandboxConfig()
     config.windows.security_context.host_process = host
-    return plan_sandbox_network(config, policy="containerd")
+    return plan_sandbox_config_network(config, policy="containerd")
 
 
 PLANS = {False: _plan(False), True: _plan(True)}
 
 # Mostly two ids, so that rules often meet a sandbox an earlier rule (or crash) touched.
 sandboxes = st.sampled_from(SANDBOXES[:2]) | st.sampled_from(SANDBOXES)
+operations = st.tuples(
+    st.sampled_from(["setup", "teardown", "reconcile"]),
+    sandboxes,
+    st.booleans(),
+    st.frozensets(st.sampled_from(SANDBOXES)),
+)
 faults = st.lists(
     st.tuples(st.sampled_from(FUNCTIONS), st.sampled_from(FAULT_CODES), st.integers(1, 3)),
     max_size=2,
@@ -89,11 +101,16 @@ def crash_at(index: int, phase: str) -> Callable[[str, str], None]:
 class SandboxNetworkMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.state_dir = Path(tempfile.mkdtemp(prefix="winnet-state-machine-"))
+        # Real files either way; on tmpfs the thousands of fsyncs of a run cost nothing.
+        shm = Path("/dev/shm")
+        where = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+        self.state_dir = Path(tempfile.mkdtemp(prefix="winnet-state-machine-", dir=where))
         self.hcn = InMemoryHcn()
         self.host_default = self.hcn.find_host_default().id
         self.networks = SandboxNetworks(self.hcn, self.state_dir)
         self.ready: dict[str, SandboxNetwork] = {}  # setups that returned, still standing
+        self.torn: set[str] = set()  # teardowns that returned, not set up since
+        self.in_interleave = False
 
     # --- helpers ---------------------------------------------------------------------
 
@@ -142,28 +159,100 @@ class SandboxNetworkMachine(RuleBasedStateMachine):
 
     @rule(sandbox=sandboxes, host=st.booleans(), armed=faults)
     def set_up_sandbox(self, sandbox: str, host: bool, armed: list[tuple[str, int, int]]) -> None:
-        kind = self.recorded_kind(sandbox)
         self.arm(armed)
         try:
-            result = self.networks.setup(sandbox, PLANS[host])
-        except InvalidRequestError as error:
-            # an outcome the rule checks, not an expected raise: pytest.raises does not fit
-            assert error.field == "sandbox_id"  # noqa: PT017
-            assert kind is not None and kind != host
-            return
-        except HcnError:
-            return
+            self.perform("setup", sandbox, host, frozenset())
         finally:
             self.hcn.clear_faults()
-        assert kind in (None, host)
-        assert result.host_network == host
-        if sandbox in self.ready:
-            assert result == self.ready[sandbox]  # a repeated setup: the same namespace
-        if host:
-            assert result.namespace_id == self.host_default
+
+    def perform(self, operation: str, sandbox: str, host: bool, live: frozenset[str]) -> None:
+        """Run one operation, check what it returned at the moment it returns, and
+        update the model."""
+        if operation == "setup":
+            self.torn.discard(sandbox)
+            kind = self.recorded_kind(sandbox)
+            try:
+                result = self.networks.setup(sandbox, PLANS[host])
+            except InvalidRequestError as error:
+                # an outcome checked, not an expected raise: pytest.raises does not fit
+                assert error.field == "sandbox_id"  # noqa: PT017
+                assert kind is not None and kind != host
+                return
+            except HcnError:
+                return
+            assert kind in (None, host)
+            assert result.host_network == host
+            if host:
+                assert result.namespace_id == self.host_default
+            else:  # exists now, when setup returns
+                assert self.hcn.has_namespace(result.namespace_id)
+            if sandbox in self.ready:
+                assert result == self.ready[sandbox]  # a repeated setup: the same namespace
+            self.ready[sandbox] = result
+        elif operation == "teardown":
+            try:
+                self.networks.teardown(sandbox)
+            except HcnError:
+                return
+            self.ready.pop(sandbox, None)
+            self.torn.add(sandbox)
         else:
-            assert result.namespace_id in self.hcn.namespaces()
-        self.ready[sandbox] = result
+            # Sandboxes reconcile may tear down: no prediction about them from here on.
+            for known in [s for s in self.ready if s not in live]:
+                self.ready.pop(known)
+            try:
+                self.networks.reconcile(live)
+            except HcnError:
+                return
+            for known in [s for s in self.ready if s not in live]:
+                self.ready.pop(known)  # set up by a second operation meanwhile
+            if not self.in_interleave:
+                self.torn |= set(SANDBOXES) - live
+
+    @rule(
+        first=operations,
+        second=operations,
+        at=st.integers(1, 4) | st.integers(1, 12),
+        phase=st.sampled_from(["before", "after"]),
+        armed=faults,
+    )
+    def interleaved(
+        self,
+        first: tuple[str, str, bool, frozenset[str]],
+        second: tuple[str, str, bool, frozenset[str]],
+        at: int,
+        phase: str,
+        armed: list[tuple[str, int, int]],
+    ) -> None:
+        seen = [0]
+        fired = [False]
+        # reconcile may lock any sandbox; setup and teardown lock their own
+        needs = SANDBOXES if second[0] == "reconcile" else (second[1],)
+
+        def hook(function: str, when: str) -> None:
+            if when == "before":
+                seen[0] += 1
+            if fired[0] or seen[0] != at or when != phase:
+                return
+            # White-box: a thread would block on a lock the first operation holds.
+            if any(self.networks._locks.busy(s) for s in needs):
+                return
+            fired[0] = True
+            self.hcn.hook = None
+            try:
+                self.perform(*second)
+            finally:
+                self.hcn.hook = hook
+
+        self.arm(armed)
+        self.in_interleave = True
+        self.hcn.hook = hook
+        try:
+            self.perform(*first)
+        finally:
+            self.hcn.hook = None
+            self.in_interleave = False
+            self.hcn.clear_faults()
 
     @rule(sandbox=sandboxes, armed=faults)
     def tear_down_sandbox(self, sandbox: str, armed: list[tuple[str, int, int]]) -> None:
@@ -176,6 +265,7 @@ class SandboxNetworkMachine(RuleBasedStateMachine):
         finally:
             self.hcn.clear_faults()
         self.ready.pop(sandbox, None)
+        self.torn.add(sandbox)
         assert sandbox not in self.networks.sandbox_ids()
         assert self.networks.teardown(sandbox) is False  # idempotent
 
@@ -194,6 +284,7 @@ class SandboxNetworkMachine(RuleBasedStateMachine):
         for sandbox in list(self.ready):
             if sandbox not in live:
                 self.ready.pop(sandbox)
+        self.torn |= set(SANDBOXES) - live
         assert set(self.networks.sandbox_ids()) <= live
         recorded = {r.namespace_id for r in self.records()}
         assert self.owned() <= recorded
@@ -252,6 +343,7 @@ class SandboxNetworkMachine(RuleBasedStateMachine):
                     self.ready.pop(known)
         elif operation == "teardown":
             self.ready.pop(sandbox, None)
+        self.torn.discard(sandbox)
 
     @precondition(lambda self: bool(self.ready))
     @rule()
@@ -259,6 +351,51 @@ class SandboxNetworkMachine(RuleBasedStateMachine):
         self.restart()
 
     # --- invariants ------------------------------------------------------------------
+
+    @rule(
+        live=st.frozensets(st.sampled_from(SANDBOXES)),
+        sandbox=sandboxes,
+        host=st.booleans(),
+        teardown_first=st.booleans(),
+        skip=st.integers(0, 20),
+        times=st.integers(1, 3),
+    )
+    def reconcile_while_toggling(
+        self,
+        live: frozenset[str],
+        sandbox: str,
+        host: bool,
+        teardown_first: bool,
+        skip: int,
+        times: int,
+    ) -> None:
+        """reconcile, while the sandbox is torn down or set up, alternately, ``times``
+        times from the ``skip``-th point of its HCN calls on (before and after each, where
+        the sandbox's lock is free): any point between reconcile's listing and its
+        decisions sees the sandbox change under it."""
+        points = [0]
+        toggles = [teardown_first]
+
+        def hook(function: str, when: str) -> None:
+            points[0] += 1
+            if points[0] <= skip or len(toggles) > times:
+                return
+            if self.networks._locks.busy(sandbox):  # white-box, as in `interleaved`
+                return
+            self.hcn.hook = None
+            try:
+                self.perform("teardown" if toggles[-1] else "setup", sandbox, host, live)
+            finally:
+                toggles.append(not toggles[-1])
+                self.hcn.hook = hook
+
+        self.in_interleave = True
+        self.hcn.hook = hook
+        try:
+            self.perform("reconcile", sandbox, host, live)
+        finally:
+            self.hcn.hook = None
+            self.in_interleave = False
 
     @invariant()
     def no_open_handle_or_unfreed_string(self) -> None:
@@ -270,6 +407,14 @@ class SandboxNetworkMachine(RuleBasedStateMachine):
     def no_leaked_namespace(self) -> None:
         recorded = {r.namespace_id for r in self.records()}
         assert self.owned() <= recorded
+
+    @invariant()
+    def torn_down_stays_torn_down(self) -> None:
+        recorded = {r.sandbox_id for r in self.records()}
+        names = {n.name for n in self.hcn.namespaces().values() if n.owner == DEFAULT_OWNER}
+        for sandbox in self.torn:
+            assert sandbox not in recorded, f"{sandbox} came back after its teardown"
+            assert sandbox not in names, f"{sandbox}'s namespace outlived its teardown"
 
     @invariant()
     def host_default_intact(self) -> None:

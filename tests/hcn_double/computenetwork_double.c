@@ -357,8 +357,29 @@ static void set_record(wchar_t **error_record, HRESULT hr, const wchar_t *messag
     *error_record = wb_give(&b);
 }
 
+/* Random faults (double_fail_randomly): a xorshift32 stream, so a seed replays a run's
+ * fault pattern as far as the threads' call order allows. */
+static uint32_t random_per_million, random_state = 1;
+static int32_t faults_injected;
+
+static int random_fault(void) {
+    if (!random_per_million) return 0;
+    random_state ^= random_state << 13;
+    random_state ^= random_state >> 17;
+    random_state ^= random_state << 5;
+    return random_state % 1000000u < random_per_million;
+}
+
 /* An armed fault for this function: fills the error record and returns 1. */
 static int take_fault(const char *function, HRESULT *hr, wchar_t **error_record) {
+    if (random_fault()) {
+        faults_injected++;
+        *hr = HR(0x80004005); /* E_FAIL, before the call has any effect */
+        if (error_record)
+            *error_record = give(L"{\"Success\": false, \"Error\": \"injected fault\", "
+                                 L"\"ErrorCode\": 2147500037}");
+        return 1;
+    }
     for (int i = 0; i < MAX_FAULTS; i++) {
         if (!faults[i].used || strcmp(faults[i].function, function) != 0) continue;
         *hr = faults[i].hr;
@@ -690,6 +711,13 @@ EXPORT HRESULT HcnCloseNamespace(void *namespace_handle) {
 
 /* ---- controls for the tests ------------------------------------------------------ */
 
+static int32_t read_counter(const int32_t *counter) {
+    pthread_mutex_lock(&lock);
+    int32_t value = *counter;
+    pthread_mutex_unlock(&lock);
+    return value;
+}
+
 /* Forget everything (outstanding strings are freed); optionally add HostDefault. */
 EXPORT void double_reset(int32_t with_host_default) {
     pthread_mutex_lock(&lock);
@@ -712,6 +740,8 @@ EXPORT void double_reset(int32_t with_host_default) {
         faults[i].used = 0;
     }
     memset(call_counts, 0, sizeof(call_counts));
+    random_per_million = 0;
+    faults_injected = 0;
     open_handle_count = 0;
     bad_frees = bad_closes = 0;
     next_compartment = 2;
@@ -743,14 +773,25 @@ EXPORT int32_t double_fail_next(const char *function, int32_t hr, const wchar_t 
     return armed;
 }
 
-EXPORT void double_host_default_id(GUID *out) { *out = HOST_DEFAULT_ID; }
-
-static int32_t read_counter(const int32_t *counter) {
+/* From now on every call fails (E_FAIL, before any effect) with this probability. */
+EXPORT void double_fail_randomly(uint32_t per_million, uint32_t seed) {
     pthread_mutex_lock(&lock);
-    int32_t value = *counter;
+    random_per_million = per_million;
+    random_state = seed ? seed : 1;
     pthread_mutex_unlock(&lock);
-    return value;
 }
+
+EXPORT int32_t double_faults_injected(void) { return read_counter(&faults_injected); }
+
+/* Whether a namespace with this ID exists (no call is counted, no fault can hit it). */
+EXPORT int32_t double_namespace_exists(const GUID *id) {
+    pthread_mutex_lock(&lock);
+    int32_t found = id && find_ns(id) ? 1 : 0;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+EXPORT void double_host_default_id(GUID *out) { *out = HOST_DEFAULT_ID; }
 
 EXPORT int32_t double_outstanding_allocations(void) {
     pthread_mutex_lock(&lock);

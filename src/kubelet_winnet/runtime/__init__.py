@@ -1,8 +1,9 @@
 """The runtime half: plan a sandbox's network from what the kubelet sent, then apply the
 plan through the Host Compute Network (:mod:`kubelet_winnet.runtime.hcn`).
 
-:func:`plan_sandbox_network` is pure; :mod:`~kubelet_winnet.runtime.hcn` does the I/O and
-is imported only when used.
+:func:`plan_sandbox_network` (for a ``RunPodSandboxRequest``) and
+:func:`plan_sandbox_config_network` (for a ``PodSandboxConfig``) are pure;
+:mod:`~kubelet_winnet.runtime.hcn` does the I/O and is imported only when used.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from kubelet_winnet.runtime._plan import (
     HcnCall,
     NetworkPlan,
     Policy,
+    plan_sandbox_config_network,
     plan_sandbox_network,
     render_docs_tables,
 )
@@ -25,6 +27,7 @@ __all__ = [
     "HcnCall",
     "NetworkPlan",
     "Policy",
+    "plan_sandbox_config_network",
     "plan_sandbox_network",
     "render_docs_tables",
 ]

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 
 from google.protobuf.message import DecodeError
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet.errors import InvalidRequestError
+from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
 
 __all__ = [
     "POLICIES",
@@ -31,6 +31,7 @@ __all__ = [
     "HcnCall",
     "NetworkPlan",
     "Policy",
+    "plan_sandbox_config_network",
     "plan_sandbox_network",
     "render_docs_tables",
 ]
@@ -38,9 +39,7 @@ __all__ = [
 Policy = Literal["kep", "containerd"]
 POLICIES: tuple[Policy, ...] = get_args(Policy)
 
-RequestLike = (
-    api_pb2.PodSandboxConfig | api_pb2.RunPodSandboxRequest | bytes | bytearray | memoryview
-)
+_M = TypeVar("_M", api_pb2.PodSandboxConfig, api_pb2.RunPodSandboxRequest)
 
 
 @dataclass(frozen=True)
@@ -131,86 +130,64 @@ def _plan(
 
 
 # --- reading the input ---------------------------------------------------------------
+# Bytes are decoded as the one message type the caller names, by protobuf itself: unknown
+# fields and groups are skipped exactly as protobuf skips them, and no guess is made from
+# the shape of the bytes (the same bytes are a valid encoding of both message types,
+# meaning different things).
 
-_WIRE_VARINT, _WIRE_I64, _WIRE_LEN, _WIRE_I32 = 0, 1, 2, 5
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = 0
-    for shift in range(0, 70, 7):
-        if pos >= len(data):
-            raise InvalidRequestError("", f"malformed protobuf: truncated varint at byte {pos}")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-    raise InvalidRequestError("", f"malformed protobuf: varint too long at byte {pos}")
+_BYTES = (bytes, bytearray, memoryview)
+_REQUEST_EXPECTED = "a RunPodSandboxRequest or its serialized bytes"
+_CONFIG_EXPECTED = "a PodSandboxConfig or its serialized bytes"
 
 
-def _top_level_fields(data: bytes) -> list[tuple[int, int]]:
-    """(field number, wire type) of each top-level field; raises on a broken frame."""
-    fields: list[tuple[int, int]] = []
-    pos = 0
-    while pos < len(data):
-        start = pos
-        tag, pos = _varint(data, pos)
-        number, wire = tag >> 3, tag & 7
-        if number == 0:
-            raise InvalidRequestError("", f"malformed protobuf: field number 0 at byte {start}")
-        if wire == _WIRE_VARINT:
-            _, pos = _varint(data, pos)
-        elif wire == _WIRE_I64:
-            pos += 8
-        elif wire == _WIRE_I32:
-            pos += 4
-        elif wire == _WIRE_LEN:
-            length, pos = _varint(data, pos)
-            pos += length
-        else:  # groups (3, 4) do not occur in CRI; 6 and 7 do not exist
-            raise InvalidRequestError(
-                "", f"malformed protobuf: wire type {wire} at byte {start}"
-            )
-        if pos > len(data):
-            raise InvalidRequestError("", f"malformed protobuf: field {number} runs past the end")
-        fields.append((number, wire))
-    return fields
-
-
-def _from_bytes(data: bytes) -> tuple[api_pb2.PodSandboxConfig, str]:
-    """Parse either message; returns the config and the field-path prefix.
-
-    A RunPodSandboxRequest has only fields 1 (config) and 2 (runtime_handler), both
-    length-delimited, so bytes with any other top-level field are a PodSandboxConfig.
-    Bytes with only those two are read as a request: a PodSandboxConfig with nothing but
-    metadata and hostname has no ``windows`` either way, so the plan is the same.
-    """
-    fields = _top_level_fields(data)
-    as_request = all(number in (1, 2) and wire == _WIRE_LEN for number, wire in fields)
+def _decode(message: type[_M], data: bytes | bytearray | memoryview) -> _M:
+    decoded = message()
     try:
-        if as_request:
-            try:
-                return api_pb2.RunPodSandboxRequest.FromString(data).config, "config."
-            except DecodeError:
-                pass  # e.g. a config whose metadata does not parse as a config
-        return api_pb2.PodSandboxConfig.FromString(data), ""
-    except DecodeError as exc:
+        decoded.ParseFromString(bytes(data))
+    except DecodeError:
+        # The protobuf text says only "Wire format was corrupt"; chaining it adds nothing.
         raise InvalidRequestError(
-            "", f"not a serialized PodSandboxConfig or RunPodSandboxRequest: {exc}"
+            "", f"malformed protobuf: not a serialized {message.DESCRIPTOR.name}"
         ) from None
+    return decoded
 
 
-def _config_of(config: object) -> tuple[api_pb2.PodSandboxConfig, str]:
-    if isinstance(config, api_pb2.RunPodSandboxRequest):
-        return config.config, "config."
+def _check_policy(policy: object) -> Policy:
+    # `type(...) is str` first: a str subclass or any object with its own __eq__ is never
+    # compared, so a raising __eq__ cannot escape and "kep"-lookalikes do not pass.
+    if type(policy) is not str:
+        raise InvalidArgumentError("policy", " or ".join(map(repr, POLICIES)), _type_name(policy))
+    for known in POLICIES:
+        if policy == known:
+            return known
+    shown = repr(policy[:40]) + ("..." if len(policy) > 40 else "")
+    raise InvalidRequestError("policy", f"must be one of {', '.join(POLICIES)}, not {shown}")
+
+
+def _type_name(value: object) -> str:
+    return type(value).__qualname__[:80]
+
+
+def _request_of(request: object) -> api_pb2.RunPodSandboxRequest:
+    if isinstance(request, api_pb2.RunPodSandboxRequest):
+        return request
+    if isinstance(request, _BYTES):
+        return _decode(api_pb2.RunPodSandboxRequest, request)
+    expected = _REQUEST_EXPECTED
+    if isinstance(request, api_pb2.PodSandboxConfig):
+        expected += " (plan a PodSandboxConfig with plan_sandbox_config_network)"
+    raise InvalidArgumentError("request", expected, _type_name(request))
+
+
+def _config_of(config: object) -> api_pb2.PodSandboxConfig:
     if isinstance(config, api_pb2.PodSandboxConfig):
-        return config, ""
-    if isinstance(config, bytes | bytearray | memoryview):
-        return _from_bytes(bytes(config))
-    raise TypeError(
-        "expected a PodSandboxConfig, a RunPodSandboxRequest or serialized bytes, "
-        f"not {type(config).__name__}"
-    )
+        return config
+    if isinstance(config, _BYTES):
+        return _decode(api_pb2.PodSandboxConfig, config)
+    expected = _CONFIG_EXPECTED
+    if isinstance(config, api_pb2.RunPodSandboxRequest):
+        expected += " (plan a RunPodSandboxRequest with plan_sandbox_network)"
+    raise InvalidArgumentError("config", expected, _type_name(config))
 
 
 # --- the two rules -------------------------------------------------------------------
@@ -223,18 +200,37 @@ def _mode_name(value: api_pb2.NamespaceMode.ValueType) -> str | None:
         return None  # proto3 enums are open: any int32 can arrive
 
 
-def plan_sandbox_network(config: RequestLike, *, policy: Policy = "kep") -> NetworkPlan:
-    """Plan the network of the sandbox ``config`` describes.
+def plan_sandbox_network(
+    request: api_pb2.RunPodSandboxRequest | bytes | bytearray | memoryview,
+    *,
+    policy: Policy = "kep",
+) -> NetworkPlan:
+    """Plan the network of the sandbox a ``RunPodSandboxRequest`` asks for.
 
-    ``config`` is a ``PodSandboxConfig``, a ``RunPodSandboxRequest`` or the serialized
-    bytes of either. Raises :class:`~kubelet_winnet.errors.InvalidRequestError` for
-    malformed bytes (any policy) and, under ``kep``, for requests Windows cannot honour
-    or that contradict themselves; ``.field`` is the proto path from the message given
-    (``config.windows...`` for a request, ``windows...`` for a config).
+    ``request`` is the message or its serialized bytes; bytes are always decoded as a
+    ``RunPodSandboxRequest`` (use :func:`plan_sandbox_config_network` for a
+    ``PodSandboxConfig``). Raises :class:`~kubelet_winnet.errors.InvalidRequestError` for
+    malformed bytes or an unknown policy, and, under ``kep``, for requests Windows cannot
+    honour or that contradict themselves; ``.field`` is the proto path
+    (``config.windows...``). Other argument types raise
+    :class:`~kubelet_winnet.errors.InvalidArgumentError`.
     """
-    if policy not in POLICIES:
-        raise InvalidRequestError("policy", f"must be one of {POLICIES}, not {policy!r}")
-    sandbox, prefix = _config_of(config)
+    checked = _check_policy(policy)
+    return _plan_config(_request_of(request).config, "config.", checked)
+
+
+def plan_sandbox_config_network(
+    config: api_pb2.PodSandboxConfig | bytes | bytearray | memoryview,
+    *,
+    policy: Policy = "kep",
+) -> NetworkPlan:
+    """:func:`plan_sandbox_network` for a ``PodSandboxConfig`` (message or bytes, decoded
+    as a ``PodSandboxConfig``); field paths start at the config (``windows...``)."""
+    checked = _check_policy(policy)
+    return _plan_config(_config_of(config), "", checked)
+
+
+def _plan_config(sandbox: api_pb2.PodSandboxConfig, prefix: str, policy: Policy) -> NetworkPlan:
     context_path = f"{prefix}windows.security_context"
     context = (
         sandbox.windows.security_context
@@ -309,7 +305,7 @@ _DOC_ROWS: tuple[tuple[bool, str | None, str], ...] = (
 
 def _doc_outcome(config: api_pb2.PodSandboxConfig, policy: Policy) -> str:
     try:
-        plan = plan_sandbox_network(config, policy=policy)
+        plan = plan_sandbox_config_network(config, policy=policy)
     except InvalidRequestError:
         return "**InvalidRequestError**"
     return "host network" if plan.host_network else "pod network"

@@ -126,15 +126,26 @@ class HcnClient(abc.ABC):
 
     # --- plumbing shared by every call ----------------------------------------------
 
-    def _take(self, *pointers: int | None) -> list[str | None]:
-        """Read then free each non-NULL string; all are freed even if a read fails."""
+    def _take(self, operation: str, *pointers: int | None) -> list[str | None]:
+        """Read then free each non-NULL string; all are freed even if a read fails.
+
+        A string that cannot be read as text (invalid UTF-16 on Windows, a code point
+        past U+10FFFF where wchar_t is 32-bit) is HCN's fault: an HcnError.
+        """
         with ExitStack() as frees:
             for pointer in pointers:
                 if pointer:
                     with self._counter_lock:
                         self._strings_held += 1
                     frees.callback(self._release_string, pointer)
-            return [self._read_string(p) if p else None for p in pointers]
+            try:
+                return [self._read_string(p) if p else None for p in pointers]
+            except (ValueError, MemoryError) as exc:  # UnicodeDecodeError is a ValueError
+                raise HcnError(
+                    operation,
+                    hresult.E_UNEXPECTED,
+                    f"malformed HCN output: unreadable string ({type(exc).__name__})",
+                ) from None
 
     def _release_string(self, pointer: int) -> None:
         try:
@@ -153,7 +164,7 @@ class HcnClient(abc.ABC):
     ) -> NamespaceHandle:
         self._adopt_handle(handle)
         try:
-            (record,) = self._take(record_ptr)
+            (record,) = self._take(operation, record_ptr)
             hresult.check(operation, hr, record)
             if not handle:
                 raise HcnError(
@@ -178,7 +189,7 @@ class HcnClient(abc.ABC):
             "query", query if query is not None else documents.namespace_query()
         )
         hr, out, record_ptr = self._raw_enumerate(text)
-        result, record = self._take(out, record_ptr)
+        result, record = self._take("HcnEnumerateNamespaces", out, record_ptr)
         hresult.check("HcnEnumerateNamespaces", hr, record)
         return result or ""
 
@@ -199,7 +210,7 @@ class HcnClient(abc.ABC):
     def modify_namespace(self, handle: NamespaceHandle, settings: str) -> None:
         """HcnModifyNamespace: apply a modify request (e.g. endpoint Add/Remove)."""
         hr, record_ptr = self._raw_modify(handle, _checked_text("settings", settings))
-        (record,) = self._take(record_ptr)
+        (record,) = self._take("HcnModifyNamespace", record_ptr)
         hresult.check("HcnModifyNamespace", hr, record)
 
     def query_namespace_properties(
@@ -210,7 +221,7 @@ class HcnClient(abc.ABC):
             "query", query if query is not None else documents.namespace_query()
         )
         hr, out, record_ptr = self._raw_query(handle, text)
-        result, record = self._take(out, record_ptr)
+        result, record = self._take("HcnQueryNamespaceProperties", out, record_ptr)
         hresult.check("HcnQueryNamespaceProperties", hr, record)
         if result is None:
             raise HcnError(
@@ -223,7 +234,7 @@ class HcnClient(abc.ABC):
     def delete_namespace(self, namespace_id: uuid.UUID) -> None:
         """HcnDeleteNamespace by GUID (raises HcnNotFoundError when it is not there)."""
         hr, record_ptr = self._raw_delete(namespace_id)
-        (record,) = self._take(record_ptr)
+        (record,) = self._take("HcnDeleteNamespace", record_ptr)
         hresult.check("HcnDeleteNamespace", hr, record)
 
     def close_namespace(self, handle: NamespaceHandle) -> None:

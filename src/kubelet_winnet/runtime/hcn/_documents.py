@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from kubelet_winnet.errors import HcnError
+from kubelet_winnet.errors import HcnError, InvalidRequestError
 from kubelet_winnet.runtime.hcn._hresult import E_UNEXPECTED
 
 __all__ = [
@@ -97,7 +97,7 @@ def endpoint_modify_request(
     tests and for callers that attach endpoints themselves.
     """
     if request not in ("Add", "Remove"):
-        raise ValueError(f"request must be 'Add' or 'Remove', not {request!r}")
+        raise InvalidRequestError("request", f"must be 'Add' or 'Remove', not {_shown(request)}")
     return _dumps(
         {
             "ResourceType": "Endpoint",
@@ -129,7 +129,7 @@ def _fold(doc: Mapping[str, object], operation: str) -> dict[str, object]:
         lowered = key.lower()
         if lowered in folded and folded[lowered] != value:
             raise _malformed(
-                operation, f"key {key!r} appears twice with different values"
+                operation, f"key {_shown(key)} appears twice with different values"
             )
         folded[lowered] = value
     return folded
@@ -146,23 +146,38 @@ def parse_guid(value: object, *, operation: str = "parse GUID") -> uuid.UUID:
                 return uuid.UUID(text)
             except ValueError:
                 pass
-    raise _malformed(operation, f"not a GUID: {value!r}")
+    raise _malformed(operation, f"not a GUID: {_shown(value)}")
 
 
-def _load(text: str, operation: str) -> object:
+def _shown(value: object) -> str:
+    """A bounded description of a value HCN sent (never its unbounded repr)."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else repr(value[:60]) + "..."
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return "a number" if value.bit_length() > 64 else str(value)
+    return f"a JSON {type(value).__name__}"
+
+
+def _load(text: object, operation: str) -> object:
+    if not isinstance(text, str):
+        raise _malformed(operation, f"expected JSON text, got {type(text).__name__}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise _malformed(operation, f"not JSON ({exc.msg} at {exc.pos})") from None
     except RecursionError:
         raise _malformed(operation, "JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer longer than int_max_str_digits
+        raise _malformed(operation, f"not JSON we can read ({_shown(str(exc))})") from None
 
 
 def parse_guid_list(
     text: str, *, operation: str = "HcnEnumerateNamespaces"
 ) -> tuple[uuid.UUID, ...]:
     """The JSON array of GUID strings that an enumeration returns (empty text = none)."""
-    if not text.strip():
+    if isinstance(text, str) and not text.strip():
         return ()
     value = _load(text, operation)
     if value is None:
@@ -212,7 +227,7 @@ def _optional_str(doc: Mapping[str, object], key: str, operation: str) -> str | 
     value = doc.get(key.lower())
     if value is None or isinstance(value, str):
         return value
-    raise _malformed(operation, f"{key} is not a string: {value!r}")
+    raise _malformed(operation, f"{key} is not a string: {_shown(value)}")
 
 
 def _namespace_from(value: object, operation: str) -> Namespace:
@@ -225,10 +240,10 @@ def _namespace_from(value: object, operation: str) -> Namespace:
     if compartment is not None and (
         not isinstance(compartment, int)
         or isinstance(compartment, bool)
-        or compartment < 0
+        or not 0 <= compartment <= 0xFFFFFFFF  # a compartment ID is a 32-bit unsigned
     ):
         raise _malformed(
-            operation, f"NamespaceId is not a compartment number: {compartment!r}"
+            operation, f"NamespaceId is not a compartment number: {_shown(compartment)}"
         )
     resources_value = doc.get("resources")
     if resources_value is None:
@@ -238,11 +253,11 @@ def _namespace_from(value: object, operation: str) -> Namespace:
     resources: list[NamespaceResource] = []
     for item in resources_value:
         if not isinstance(item, dict):
-            raise _malformed(operation, f"resource is not an object: {item!r}")
+            raise _malformed(operation, f"resource is not an object: {_shown(item)}")
         entry = _fold(item, operation)
         kind = entry.get("type")
         if not isinstance(kind, str):
-            raise _malformed(operation, f"resource has no Type: {item!r}")
+            raise _malformed(operation, "resource has no Type")
         data = entry.get("data")
         resource_id: uuid.UUID | None = None
         if isinstance(data, dict):
@@ -265,18 +280,25 @@ def parse_namespace(
     text: str, *, operation: str = "HcnQueryNamespaceProperties"
 ) -> Namespace:
     """A namespace properties document."""
-    return _namespace_from(_load(text, operation), operation)
+    value = _load(text, operation)
+    try:
+        return _namespace_from(value, operation)
+    except RecursionError:  # comparing two deeply nested duplicate keys
+        raise _malformed(operation, "JSON nested too deeply") from None
 
 
 def parse_namespace_list(
     text: str, *, operation: str = "HcnEnumerateNamespaces"
 ) -> tuple[Namespace, ...]:
     """The JSON array of full documents that a detailed (``Flags: 1``) query returns."""
-    if not text.strip():
+    if isinstance(text, str) and not text.strip():
         return ()
     value = _load(text, operation)
     if value is None:
         return ()
     if not isinstance(value, list):
         raise _malformed(operation, "expected a JSON array of namespaces")
-    return tuple(_namespace_from(item, operation) for item in value)
+    try:
+        return tuple(_namespace_from(item, operation) for item in value)
+    except RecursionError:
+        raise _malformed(operation, "JSON nested too deeply") from None

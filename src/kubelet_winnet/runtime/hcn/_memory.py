@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import random
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -91,8 +92,9 @@ class InMemoryHcn(HcnClient):
     """HCN namespaces held in memory.
 
     ``host_default`` adds the host's ``HostDefault`` namespace (compartment 1); pass
-    ``False`` to model a host without one. Faults are armed with :meth:`fail`;
-    :attr:`hook` observes every call; :attr:`calls` logs the export names in order.
+    ``False`` to model a host without one. Faults are armed with :meth:`fail` (the nth
+    call) or :meth:`fail_randomly` (any call, with a probability); :attr:`hook` observes
+    every call; :attr:`calls` logs the export names in order.
     """
 
     def __init__(
@@ -115,6 +117,8 @@ class InMemoryHcn(HcnClient):
         self._calls: list[str] = []
         self.bad_frees = 0
         self.bad_closes = 0
+        self.faults_injected = 0  # armed and random faults that fired
+        self._random_faults: tuple[float, random.Random, int] | None = None
         if host_default:
             self.add_namespace(
                 host_default_id or uuid.uuid4(), namespace_type="HostDefault"
@@ -145,10 +149,27 @@ class InMemoryHcn(HcnClient):
             target = self._call_counts[function] + nth
             self._faults[function].append(_Fault(target, hresult_value, error_record))
 
+    def fail_randomly(
+        self, probability: float, *, seed: int, hresult_value: int = hresult.E_FAIL
+    ) -> None:
+        """From now on every call fails before any effect with ``probability`` (with a
+        JSON error record, except ``HcnCloseNamespace`` which has none). ``seed`` makes
+        the pattern repeatable for a given call order; :meth:`clear_faults` stops it."""
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError("probability must be between 0 and 1")
+        with self._lock:
+            self._random_faults = (probability, random.Random(seed), hresult_value)
+
     def clear_faults(self) -> None:
         with self._lock:
+            self._random_faults = None
             for pending in self._faults.values():
                 pending.clear()
+
+    def has_namespace(self, namespace_id: uuid.UUID) -> bool:
+        """Whether the namespace exists (no call is counted, no fault can hit it)."""
+        with self._lock:
+            return namespace_id in self._namespaces
 
     @property
     def calls(self) -> tuple[str, ...]:
@@ -263,6 +284,13 @@ class InMemoryHcn(HcnClient):
             fault = next((f for f in pending if f.at_call == count), None)
             if fault is not None:
                 pending.remove(fault)
+            elif self._random_faults is not None:
+                probability, rng, code = self._random_faults
+                if rng.random() < probability:
+                    text = documents.error_record(code, "injected fault")
+                    fault = _Fault(count, code, text)
+            if fault is not None:
+                self.faults_injected += 1
                 if function == "HcnCloseNamespace":
                     # the handle is released whatever the close reports; close has no
                     # error-record parameter

@@ -8,6 +8,8 @@ checks that they agree):
   document (``pkg/netns/netns_windows.go``, ``NewNetNS``); we add ``Owner``/``Name``.
 * host network setup: create nothing; find the ``HostDefault`` namespace (enumerate, then
   open/query/close each until one has that Type) -> record ready.
+* repeated setup of a sandbox that is set up: HcnOpenNamespace -> HcnCloseNamespace on
+  the recorded namespace, so what is handed out exists (a new one if it vanished).
 * teardown: record "removing" -> HcnDeleteNamespace by GUID, "not found" counting as
   done (containerd ``pkg/netns/netns_windows.go``, ``Remove``) -> forget the record. If
   HCN refuses the delete the record goes back to what it was. Host records never delete
@@ -17,11 +19,14 @@ Because the GUID is written down before HcnCreateNamespace runs, a crash between
 steps leaves a record that names every namespace that might exist; teardown and
 reconcile work from those records after a restart. One ``SandboxNetworks`` per state
 directory (it sweeps stray temp files when it opens the directory).
+
+Concurrency: one lock per sandbox id; everything that reads or changes a sandbox's record
+or its namespace holds it and reads the record afresh under it (reconcile included, per
+decision), which makes the operations on one sandbox linearizable.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import sys
@@ -30,35 +35,29 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
 
-from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError
+from kubelet_winnet.errors import (
+    HcnError,
+    HcnNotFoundError,
+    InvalidArgumentError,
+    InvalidRequestError,
+    StateFileError,
+)
+from kubelet_winnet.runtime._plan import NetworkPlan
 from kubelet_winnet.runtime.hcn import _documents as documents
 from kubelet_winnet.runtime.hcn._client import HcnClient
 from kubelet_winnet.runtime.hcn._state import Record, StateStore
 
 __all__ = [
     "DEFAULT_OWNER",
-    "PlanLike",
     "ReconcileReport",
     "SandboxNetwork",
     "SandboxNetworks",
 ]
 
 DEFAULT_OWNER = "kubelet-winnet"
-
-
-class PlanLike(Protocol):
-    """What :meth:`SandboxNetworks.setup` reads from a plan (``runtime.NetworkPlan`` fits)."""
-
-    @property
-    def host_network(self) -> bool: ...
-
-    @property
-    def policy(self) -> str: ...
-
-    @property
-    def reason(self) -> str: ...
+# More live sandboxes than any node runs; a bound so that an endless iterable fails fast.
+_MAX_LIVE_IDS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -75,11 +74,13 @@ class SandboxNetwork:
 
 @dataclass(frozen=True)
 class ReconcileReport:
-    """What :meth:`SandboxNetworks.reconcile` changed."""
+    """What :meth:`SandboxNetworks.reconcile` changed, and the record files it could not
+    read (left as they are, and any namespace they might name left in place)."""
 
     torn_down: tuple[str, ...] = ()  # recorded sandboxes that are no longer live
     deleted_orphans: tuple[uuid.UUID, ...] = ()  # our namespaces no record named
     adopted: tuple[str, ...] = ()  # live sandboxes whose record was lost, re-recorded
+    state_errors: tuple[StateFileError, ...] = ()  # unreadable records, one per file
 
 
 class _KeyedLocks:
@@ -103,6 +104,11 @@ class _KeyedLocks:
                 if users[0] == 0:
                     del self._locks[key]
 
+    def busy(self, key: str) -> bool:
+        """Whether someone holds or waits for ``key`` (for tests that interleave)."""
+        with self._guard:
+            return key in self._locks
+
 
 def _add_note(error: BaseException, note: str) -> None:
     # BaseException.add_note is 3.11+; we support 3.10, where __notes__ is the same
@@ -114,23 +120,68 @@ def _add_note(error: BaseException, note: str) -> None:
         error.__notes__ = notes  # type: ignore[attr-defined]
 
 
-def _check_sandbox_id(sandbox_id: object) -> str:
-    if not isinstance(sandbox_id, str) or not sandbox_id:
-        raise InvalidRequestError("sandbox_id", "must be a non-empty string")
+def _type_name(value: object) -> str:
+    return type(value).__qualname__[:80]
+
+
+def _brief(text: str) -> str:
+    return repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
+
+
+def _sandbox_id_problem(sandbox_id: str) -> str | None:
+    if not sandbox_id:
+        return "must be a non-empty string"
     if "\x00" in sandbox_id:
-        raise InvalidRequestError("sandbox_id", "contains a NUL character")
+        return "contains a NUL character"
     try:
         sandbox_id.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidRequestError(
-            "sandbox_id", "is not valid Unicode (lone surrogate)"
+        return "is not valid Unicode (lone surrogate)"
+    return None
+
+
+def _check_sandbox_id(sandbox_id: object, field: str = "sandbox_id") -> str:
+    if not isinstance(sandbox_id, str):
+        raise InvalidArgumentError(field, "a sandbox id (str)", _type_name(sandbox_id))
+    text = str.__str__(sandbox_id)  # a plain str: a subclass's own methods never run
+    problem = _sandbox_id_problem(text)
+    if problem is not None:
+        raise InvalidRequestError(field, problem)
+    return text
+
+
+def _live_ids(value: object) -> frozenset[str]:
+    """The ids ``reconcile`` must leave alone; read completely before anything is done."""
+    if isinstance(value, str | bytes | bytearray | memoryview):
+        # A lone id iterates as its characters: every recorded sandbox would look dead.
+        raise InvalidArgumentError(
+            "live_sandbox_ids", "an iterable of sandbox ids (not a single str)", _type_name(value)
+        )
+    try:
+        iterator = iter(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise InvalidArgumentError(
+            "live_sandbox_ids", "an iterable of sandbox ids", _type_name(value)
         ) from None
-    return sandbox_id
+    live: set[str] = set()
+    for index, item in enumerate(iterator):
+        if index == _MAX_LIVE_IDS:
+            raise InvalidRequestError(
+                "live_sandbox_ids", f"more than {_MAX_LIVE_IDS} sandbox ids"
+            )
+        live.add(_check_sandbox_id(item, f"live_sandbox_ids[{index}]"))
+    return frozenset(live)
 
 
 class SandboxNetworks:
     """Sets up and tears down sandbox networks on ``client``, remembering them in
-    ``state_dir``. Thread-safe; distinct sandboxes proceed concurrently."""
+    ``state_dir``. Thread-safe; distinct sandboxes proceed concurrently.
+
+    Every operation on one sandbox (setup, teardown, and each decision ``reconcile``
+    makes about it) runs under that sandbox's lock and reads its record afresh under
+    the lock, so the operations on one sandbox are linearizable: each takes effect at
+    one instant between its call and its return.
+    """
 
     def __init__(
         self,
@@ -139,8 +190,16 @@ class SandboxNetworks:
         *,
         owner: str = DEFAULT_OWNER,
     ) -> None:
-        if not owner:
-            raise InvalidRequestError("owner", "must be a non-empty string")
+        if not isinstance(client, HcnClient):
+            raise InvalidArgumentError(
+                "client", "an HcnClient (ComputeNetwork or InMemoryHcn)", _type_name(client)
+            )
+        if not isinstance(state_dir, str | os.PathLike):
+            raise InvalidArgumentError("state_dir", "a path", _type_name(state_dir))
+        if type(owner) is not str:
+            raise InvalidArgumentError("owner", "str", _type_name(owner))
+        if _sandbox_id_problem(owner) is not None:
+            raise InvalidRequestError("owner", "must be a non-empty string without NUL")
         self.client = client
         self.owner = owner
         self._store = StateStore(state_dir)
@@ -153,65 +212,83 @@ class SandboxNetworks:
     # --- queries -----------------------------------------------------------------------
 
     def get(self, sandbox_id: str) -> SandboxNetwork | None:
-        """The recorded network of a sandbox whose setup completed, else ``None``."""
-        with self._locks.hold(_check_sandbox_id(sandbox_id)):
-            record = self._store.load(sandbox_id)
+        """The recorded network of a sandbox whose setup completed, else ``None``.
+
+        Reads the record only; :meth:`setup` is what checks the namespace in HCN.
+        """
+        checked = _check_sandbox_id(sandbox_id)
+        with self._locks.hold(checked):
+            record = self._store.load(checked)
         if record is None or record.phase != "ready":
             return None
         return self._result(record)
 
     def sandbox_ids(self) -> tuple[str, ...]:
-        """Every sandbox with a record (complete or not)."""
+        """Every sandbox with a readable record (complete or not); :meth:`reconcile`
+        reports the unreadable ones."""
         return tuple(sorted(r.sandbox_id for r in self._store.records()))
 
     # --- setup -------------------------------------------------------------------------
 
-    def setup(self, sandbox_id: str, plan: PlanLike) -> SandboxNetwork:
+    def setup(self, sandbox_id: str, plan: NetworkPlan) -> SandboxNetwork:
         """Give ``sandbox_id`` the network ``plan`` asks for.
 
-        Repeating it for a sandbox that is set up returns the recorded result without
-        calling HCN; an interrupted setup is resumed. Asking for the other kind of network
-        than the one recorded is an :class:`InvalidRequestError` (tear down first).
+        The namespace returned exists in HCN when this returns: a repeated setup opens
+        the recorded namespace to check (it was created, or found, under this sandbox's
+        lock, and nothing but this sandbox's teardown deletes it), and if it vanished
+        behind our back it makes a new one. An interrupted setup is resumed. Asking for
+        the other kind of network than the one recorded is an
+        :class:`InvalidRequestError` (tear down first).
         """
-        _check_sandbox_id(sandbox_id)
-        with self._locks.hold(sandbox_id):
-            record = self._store.load(sandbox_id)
+        checked = _check_sandbox_id(sandbox_id)
+        if not isinstance(plan, NetworkPlan):
+            raise InvalidArgumentError(
+                "plan", "a NetworkPlan (from plan_sandbox_network)", _type_name(plan)
+            )
+        with self._locks.hold(checked):
+            record = self._store.load(checked)
             if record is not None and record.phase == "removing":
                 # A teardown was cut short: its namespace may be gone already, so never
                 # hand it out again. Finish the teardown, then set up afresh.
-                self._teardown_locked(sandbox_id)
+                self._teardown_locked(checked)
                 record = None
             if record is not None and record.host_network != plan.host_network:
                 have = "host" if record.host_network else "pod"
                 want = "host" if plan.host_network else "pod"
                 raise InvalidRequestError(
                     "sandbox_id",
-                    f"sandbox {sandbox_id!r} already has a {have} network; the plan asks for a "
-                    f"{want} network (tear it down first)",
+                    f"sandbox {_brief(checked)} already has a {have} network; the plan asks "
+                    f"for a {want} network (tear it down first)",
                 )
             if record is not None and record.phase == "ready":
-                return self._result(record)
+                if self._exists(record.namespace_id):
+                    return self._result(record)
+                # Deleted behind our back (not by us: our deletes are under this lock).
+                self._store.delete(checked)
+                record = None
             if plan.host_network:
-                return self._setup_host(sandbox_id, plan)
-            return self._setup_pod(sandbox_id, plan, record)
+                return self._setup_host(checked, plan)
+            return self._setup_pod(checked, plan, record)
 
-    def _setup_host(self, sandbox_id: str, plan: PlanLike) -> SandboxNetwork:
+    def _exists(self, namespace_id: uuid.UUID) -> bool:
+        try:
+            with self.client.opened(namespace_id):
+                return True
+        except HcnNotFoundError:
+            return False
+
+    def _setup_host(self, sandbox_id: str, plan: NetworkPlan) -> SandboxNetwork:
         host = self.client.find_host_default()
         record = Record(sandbox_id, "ready", True, host.id, plan.policy, plan.reason)
         self._store.save(record)
         return self._result(record)
 
     def _setup_pod(
-        self, sandbox_id: str, plan: PlanLike, pending: Record | None
+        self, sandbox_id: str, plan: NetworkPlan, pending: Record | None
     ) -> SandboxNetwork:
         if pending is not None:
             # Interrupted before: the namespace may exist. Look before creating again.
-            try:
-                with self.client.opened(pending.namespace_id):
-                    pass
-            except HcnNotFoundError:
-                pass
-            else:
+            if self._exists(pending.namespace_id):
                 return self._mark_ready(pending)
             intent = pending
         else:
@@ -230,14 +307,7 @@ class SandboxNetworks:
         return self._mark_ready(intent)
 
     def _mark_ready(self, intent: Record) -> SandboxNetwork:
-        record = Record(
-            intent.sandbox_id,
-            "ready",
-            False,
-            intent.namespace_id,
-            intent.policy,
-            intent.reason,
-        )
+        record = dataclasses.replace(intent, phase="ready")
         self._store.save(record)
         return self._result(record)
 
@@ -253,7 +323,10 @@ class SandboxNetworks:
         except HcnError as cleanup:
             _add_note(error, f"cleanup left the record for a later teardown: {cleanup}")
             return
-        self._store.delete(intent.sandbox_id)
+        try:
+            self._store.delete(intent.sandbox_id)
+        except StateFileError as cleanup:
+            _add_note(error, f"cleanup could not remove the record: {cleanup}")
 
     # --- teardown ----------------------------------------------------------------------
 
@@ -264,9 +337,9 @@ class SandboxNetworks:
         Run CNI DEL before this, as containerd does: HCN may refuse to delete a
         namespace that still holds endpoints.
         """
-        _check_sandbox_id(sandbox_id)
-        with self._locks.hold(sandbox_id):
-            return self._teardown_locked(sandbox_id)
+        checked = _check_sandbox_id(sandbox_id)
+        with self._locks.hold(checked):
+            return self._teardown_locked(checked)
 
     def _teardown_locked(self, sandbox_id: str) -> bool:
         record = self._store.load(sandbox_id)
@@ -295,46 +368,86 @@ class SandboxNetworks:
     def reconcile(self, live_sandbox_ids: Iterable[str]) -> ReconcileReport:
         """Delete what belongs to sandboxes that are gone.
 
-        Tears down every recorded sandbox not in ``live_sandbox_ids``, then looks at
-        every namespace marked with our ``Owner``: one that a record names stays; one
-        of a live sandbox that has no record is adopted (recorded again); any other is
-        an orphan and deleted. Meant for startup: ``live_sandbox_ids`` must include
-        sandboxes being set up meanwhile.
+        Tears down every recorded sandbox not in ``live_sandbox_ids`` (an iterable of
+        ids, read completely first; a single ``str`` is refused), then looks at every
+        namespace marked with our ``Owner``: one that its sandbox's record names stays;
+        one of a live sandbox that has no record is adopted (recorded again) if it still
+        exists; any other is an orphan and deleted. Each of these decisions is taken
+        under the sandbox's lock on a fresh read of its record, so it cannot undo a
+        setup or teardown that ran meanwhile. It never touches a namespace without our
+        ``Owner``, the HostDefault namespace, a live sandbox's recorded namespace, or
+        anything an unreadable record might name (those files are reported in
+        ``state_errors``). An HCN failure stops it; calling it again is safe.
         """
-        live = {_check_sandbox_id(s) for s in live_sandbox_ids}
-        torn_down = [
-            r.sandbox_id
-            for r in self._store.records()
-            if r.sandbox_id not in live and self.teardown(r.sandbox_id)
-        ]
+        live = _live_ids(live_sandbox_ids)
+        errors: list[StateFileError] = []
+        torn_down: list[str] = []
+        for entry in self._store.scan():
+            if isinstance(entry, StateFileError):
+                errors.append(entry)
+            elif entry.sandbox_id not in live and self._reap(entry.sandbox_id, errors):
+                torn_down.append(entry.sandbox_id)
         deleted: list[uuid.UUID] = []
         adopted: list[str] = []
-        for namespace in self.client.list_namespaces():
+        for namespace_id in self.client.namespace_ids():
+            try:
+                namespace = self.client.get_namespace(namespace_id)
+            except HcnNotFoundError:
+                continue  # deleted since the listing
             if namespace.owner != self.owner or namespace.is_host_default:
                 continue
-            verdict = self._reconcile_one(namespace, live)
+            verdict = self._reconcile_namespace(namespace, live, errors)
             if verdict == "deleted":
                 deleted.append(namespace.id)
             elif verdict == "adopted":
                 adopted.append(namespace.name or "")
-        return ReconcileReport(tuple(torn_down), tuple(deleted), tuple(adopted))
+        by_path = {error.path: error for error in reversed(errors)}  # the first per file
+        unique = tuple(by_path[path] for path in dict.fromkeys(e.path for e in errors))
+        return ReconcileReport(tuple(torn_down), tuple(deleted), tuple(adopted), unique)
 
-    def _reconcile_one(self, namespace: documents.Namespace, live: set[str]) -> str:
+    def _reap(self, sandbox_id: str, errors: list[StateFileError]) -> bool:
+        with self._locks.hold(sandbox_id):
+            try:
+                return self._teardown_locked(sandbox_id)
+            except StateFileError as error:
+                errors.append(error)
+                return False
+
+    def _reconcile_namespace(
+        self, namespace: documents.Namespace, live: frozenset[str], errors: list[StateFileError]
+    ) -> str:
         name = namespace.name or ""
-        valid_name = bool(name) and "\x00" not in name
-        with self._locks.hold(name) if valid_name else contextlib.nullcontext():
-            known = self._store.load(name) if valid_name else None
+        if _sandbox_id_problem(name) is not None:
+            # No sandbox can have this id, so no record names it.
+            return self._delete_orphan(namespace.id)
+        with self._locks.hold(name):
+            try:
+                known = self._store.load(name)
+            except StateFileError as error:
+                errors.append(error)  # it may name this namespace: leave both alone
+                return "unknown"
             if known is not None and known.namespace_id == namespace.id:
                 return "kept"
             if known is None and name in live:
+                # Listed before we held the lock: a teardown may have deleted it since.
+                # Recording it without looking would hand a dead namespace to setup.
+                if not self._exists(namespace.id):
+                    return "gone"
                 reason = "adopted by reconcile: namespace found, state record missing"
-                self._store.save(Record(name, "ready", False, namespace.id, "unknown", reason))
+                try:
+                    self._store.save(Record(name, "ready", False, namespace.id, "unknown", reason))
+                except StateFileError as error:
+                    errors.append(error)  # not recorded: left for the next reconcile
+                    return "unknown"
                 return "adopted"
-            try:
-                self.client.delete_namespace(namespace.id)
-            except HcnNotFoundError:
-                return "gone"
-            return "deleted"
+            return self._delete_orphan(namespace.id)
+
+    def _delete_orphan(self, namespace_id: uuid.UUID) -> str:
+        try:
+            self.client.delete_namespace(namespace_id)
+        except HcnNotFoundError:
+            return "gone"
+        return "deleted"
 
     def _result(self, record: Record) -> SandboxNetwork:
         return SandboxNetwork(
@@ -344,4 +457,3 @@ class SandboxNetworks:
             record.policy,
             record.reason,
         )
-

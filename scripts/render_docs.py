@@ -3,7 +3,8 @@
 * ``docs/decision-table.md``, whole, from ``_profile.TIMELINE``, ``_rules.STEPS`` and
   ``_rules.decide_sandbox``;
 * the tables ``docs/runtime.md`` embeds between its ``BEGIN tables`` / ``END tables``
-  markers, from ``kubelet_winnet.runtime.render_docs_tables``;
+  markers, from ``kubelet_winnet.runtime`` (the planner and its HCN call tables) and the
+  kubelet profile;
 * ``docs/versions.md``'s version matrix and ``docs/cli.md`` (real command-line output),
   from ``scripts/render_cli_reference.py``.
 
@@ -20,7 +21,8 @@ from pathlib import Path
 
 from render_cli_reference import render_cli_page, render_versions_page
 
-from kubelet_winnet._profile import GateStage, bands
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._profile import KEP_WITHDRAWN_MINOR, TIMELINE, GateStage, bands
 from kubelet_winnet._rules import (
     STEPS,
     ContainerFacts,
@@ -29,9 +31,22 @@ from kubelet_winnet._rules import (
     WindowsOptions,
     decide_sandbox,
 )
-from kubelet_winnet.runtime import render_docs_tables
+from kubelet_winnet.errors import InvalidRequestError
+from kubelet_winnet.runtime import (
+    SETUP_CALLS,
+    TEARDOWN_CALLS,
+    HcnCall,
+    Policy,
+    plan_sandbox_config_network,
+)
 
-__all__ = ["PAGES", "main", "render_decision_table", "render_runtime_page"]
+__all__ = [
+    "PAGES",
+    "main",
+    "render_decision_table",
+    "render_runtime_page",
+    "render_runtime_tables",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -128,15 +143,71 @@ def render_decision_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-BEGIN_TABLES = "<!-- BEGIN tables: python -m kubelet_winnet.runtime -->\n"
+BEGIN_TABLES = "<!-- BEGIN tables: python scripts/render_docs.py -->\n"
 END_TABLES = "<!-- END tables -->"
+
+
+def _runtime_rows() -> tuple[tuple[bool, str | None, str], ...]:
+    """(host_process, namespace_options.network or None when absent, which kubelet sends
+    it). The windows come from the profile; which pod gets which mode restates the kubelet
+    rules (docs/decision-table.md)."""
+    sending = [row.minor for row in TIMELINE if row.reads_gate]
+    on = f"1.{sending[0]}–1.{sending[-1]}, gate on"
+    absent = f"1.{KEP_WITHDRAWN_MINOR}+, or 1.{sending[0]}–1.{sending[-1]} with the gate off"
+    return (
+        (False, None, f"{absent}: any non-HostProcess pod"),
+        (True, None, f"{absent}: HostProcess pod"),
+        (False, "POD", f"{on}: pod without hostNetwork"),
+        (False, "NODE", f"{on}: hostNetwork pod (not HostProcess)"),
+        (True, "NODE", f"{on}: HostProcess pod"),
+        (True, "POD", "none (HostProcess requires hostNetwork)"),
+        (False, "CONTAINER", "none"),
+        (False, "TARGET", "none"),
+    )
+
+
+def _runtime_outcome(config: api_pb2.PodSandboxConfig, policy: Policy) -> str:
+    try:
+        plan = plan_sandbox_config_network(config, policy=policy)
+    except InvalidRequestError:
+        return "**InvalidRequestError**"
+    return "host network" if plan.host_network else "pod network"
+
+
+def _calls_cell(calls: tuple[HcnCall, ...]) -> str:
+    cells = [f"`{c.function}`{' (per namespace)' if c.repeated else ''}" for c in calls]
+    return "<br>".join(cells) or "none"
+
+
+def render_runtime_tables() -> str:
+    """The policy table and the HCN-call table ``docs/runtime.md`` embeds, as Markdown."""
+    lines = [
+        "| host_process | namespace_options.network | sent by kubelet | containerd | kep |",
+        "|---|---|---|---|---|",
+    ]
+    for host_process, mode, sender in _runtime_rows():
+        config = api_pb2.PodSandboxConfig()
+        context = config.windows.security_context
+        context.host_process = host_process
+        if mode is not None:
+            context.namespace_options.network = api_pb2.NamespaceMode.Value(mode)
+        lines.append(
+            f"| {str(host_process).lower()} | {mode or '(absent)'} | {sender} | "
+            f"{_runtime_outcome(config, 'containerd')} | {_runtime_outcome(config, 'kep')} |"
+        )
+    lines += ["", "| network | setup (in order) | teardown |", "|---|---|---|"]
+    for host in (False, True):
+        kind = "host network" if host else "pod network"
+        setup, teardown = _calls_cell(SETUP_CALLS[host]), _calls_cell(TEARDOWN_CALLS[host])
+        lines.append(f"| {kind} | {setup} | {teardown} |")
+    return "\n".join(lines) + "\n"
 
 
 def render_runtime_page(current: str) -> str:
     """``docs/runtime.md`` with the generated tables between its markers replaced."""
     start = current.index(BEGIN_TABLES) + len(BEGIN_TABLES)
     end = current.index(END_TABLES, start)
-    return current[:start] + render_docs_tables() + current[end:]
+    return current[:start] + render_runtime_tables() + current[end:]
 
 
 # Every generated page: (path from the repository root, new text from the current text).

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
-from render_docs import PAGES, main, render_decision_table
+from render_docs import PAGES, main, render_decision_table, render_runtime_tables
 
 from kubelet_winnet import _rules as rules
 from kubelet_winnet._profile import TIMELINE, bands
-from kubelet_winnet.runtime import render_docs_tables
+from kubelet_winnet.runtime import SETUP_CALLS, TEARDOWN_CALLS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +27,7 @@ def test_pages_cover_both_generated_documents() -> None:
 
 def test_runtime_page_embeds_the_runtime_tables() -> None:
     text = (REPO_ROOT / "docs" / "runtime.md").read_text(encoding="utf-8")
-    assert render_docs_tables() in text
+    assert render_runtime_tables() in text
 
 
 def test_table_quotes_every_kubelet_error_text() -> None:
@@ -75,3 +76,37 @@ def test_missing_markers_are_reported(tmp_path: Path) -> None:
         shutil.copy(REPO_ROOT / relative, tmp_path / relative)
     (tmp_path / "docs" / "runtime.md").write_text("no markers\n", encoding="utf-8")
     assert main(["--check", "--root", str(tmp_path)]) == 1
+
+
+def test_runtime_call_table_lists_every_call_in_order() -> None:
+    # Read the Markdown back and compare with the planner's tables.
+    text = render_runtime_tables()
+    for host, label in ((False, "pod network"), (True, "host network")):
+        (row,) = [line for line in text.splitlines() if line.startswith(f"| {label} |")]
+        setup_cell, teardown_cell = row.split("|")[2:4]
+        assert re.findall(r"`(\w+)`", setup_cell) == [c.function for c in SETUP_CALLS[host]]
+        assert re.findall(r"`(\w+)`", teardown_cell) == [
+            c.function for c in TEARDOWN_CALLS[host]
+        ]
+
+
+def test_runtime_policy_table_rows_agree_with_the_rules() -> None:
+    rows = {
+        tuple(cell.strip() for cell in line.split("|")[1:4]): tuple(
+            cell.strip() for cell in line.split("|")[4:6]
+        )
+        for line in render_runtime_tables().splitlines()
+        if line.startswith(("| true |", "| false |"))
+    }
+    by_mode = {key[:2]: value for key, value in rows.items()}
+    # containerd reads host_process only; the KEP also reads namespace_options (the gap).
+    assert by_mode[("false", "NODE")] == ("pod network", "host network")
+    assert by_mode[("true", "(absent)")] == ("host network", "host network")
+    assert by_mode[("true", "POD")] == ("host network", "**InvalidRequestError**")
+    assert by_mode[("false", "(absent)")] == ("pod network", "pod network")
+    # The sender windows come from the timeline: the first and last minor that sends
+    # namespace_options, and the withdrawal.
+    sending = [row.minor for row in TIMELINE if row.reads_gate]
+    senders = {key[:2]: key[2] for key in rows}
+    assert senders[("false", "NODE")].startswith(f"1.{sending[0]}–1.{sending[-1]}, gate on")
+    assert senders[("false", "(absent)")].startswith(f"1.{sending[-1] + 1}+")

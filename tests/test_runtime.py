@@ -7,9 +7,6 @@ NODE`` or ``host_process``, falling back to ``host_process`` when the options ar
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -23,11 +20,9 @@ from kubelet_winnet.runtime import (
     NetworkPlan,
     Policy,
     plan_sandbox_config_network,
-    render_docs_tables,
 )
 from kubelet_winnet.runtime import plan_sandbox_network as plan
 
-REPO_ROOT = Path(__file__).resolve().parent.parent  # as in conftest (mypy cannot import it)
 FIELD = "windows.security_context.namespace_options.network"
 REQUEST_FIELD = "config." + FIELD
 POD, CONTAINER, NODE, TARGET = 0, 1, 2, 3
@@ -477,41 +472,3 @@ def test_host_network_plans_never_delete() -> None:
 def test_inconsistent_plan_is_refused() -> None:
     with pytest.raises(ValueError, match="must both be"):
         NetworkPlan("kep", host_network=True, create_namespace=True, run_cni=False, reason="x")
-
-
-# --- docs/runtime.md embeds the tables rendered from this module ------------------------
-
-BEGIN = "<!-- BEGIN tables: python -m kubelet_winnet.runtime -->\n"
-END = "<!-- END tables -->"
-
-
-def test_docs_tables_match_the_module() -> None:
-    text = (REPO_ROOT / "docs" / "runtime.md").read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    assert text[start:end] == render_docs_tables(), (
-        "docs/runtime.md is stale: paste `python -m kubelet_winnet.runtime` between the markers"
-    )
-
-
-def test_docs_call_table_lists_every_call_in_order() -> None:
-    # Independent of the renderer: read the Markdown back and compare with the tables.
-    text = render_docs_tables()
-    for host, label in ((False, "pod network"), (True, "host network")):
-        (row,) = [line for line in text.splitlines() if line.startswith(f"| {label} |")]
-        setup_cell, teardown_cell = row.split("|")[2:4]
-        assert re.findall(r"`(\w+)`", setup_cell) == [c.function for c in SETUP_CALLS[host]]
-        assert re.findall(r"`(\w+)`", teardown_cell) == [c.function for c in TEARDOWN_CALLS[host]]
-
-
-def test_docs_policy_table_rows_agree_with_the_rules() -> None:
-    rows = {
-        tuple(cell.strip() for cell in line.split("|")[1:3]): tuple(
-            cell.strip() for cell in line.split("|")[4:6]
-        )
-        for line in render_docs_tables().splitlines()
-        if line.startswith(("| true |", "| false |"))
-    }
-    assert rows[("false", "NODE")] == ("pod network", "host network")  # the KEP gap
-    assert rows[("true", "(absent)")] == ("host network", "host network")
-    assert rows[("true", "POD")] == ("host network", "**InvalidRequestError**")
-    assert rows[("false", "(absent)")] == ("pod network", "pod network")

@@ -95,3 +95,22 @@ def test_the_internal_reference_pattern_catches_what_it_should() -> None:
     assert not _INTERNAL.search("containerd issue #4856 is still open")
     assert not _INTERNAL.search("kubernetes PR #130250")
     assert not _INTERNAL.search("[anchor](#host-network)")
+
+
+def test_every_public_name_is_in_the_api_reference() -> None:
+    import kubelet_winnet
+    import kubelet_winnet.errors
+    import kubelet_winnet.runtime
+
+    pages = (DOCS / "api.md").read_text(encoding="utf-8")
+    errors = set(kubelet_winnet.errors.__all__)
+    missing = [
+        f"{module.__name__}.{name}"
+        for module in (kubelet_winnet, kubelet_winnet.runtime)
+        for name in module.__all__
+        if name not in errors
+        and not name.isupper()  # constants are documented with the function using them
+        and not name.startswith("__")
+        and f"::: {module.__name__}.{name}\n" not in pages
+    ]
+    assert not missing, missing

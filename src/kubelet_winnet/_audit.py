@@ -4,8 +4,8 @@ For each pod: the node, that node's kubelet version (``status.nodeInfo.kubeletVe
 and runtime (``containerRuntimeVersion``), what that kubelet sends
 (:func:`kubelet_winnet.windows_sandbox_config`), whether the runtime applies a requested
 ``hostNetwork`` (containerd: through ``host_process`` only, as
-:func:`kubelet_winnet.runtime.plan_sandbox_network` with the ``containerd`` policy decides;
-any other runtime: unknown), and the ``check`` findings.
+:func:`kubelet_winnet.runtime.plan_sandbox_config_network` with the ``containerd``
+policy decides; any other runtime: unknown), and the ``check`` findings.
 
 Which pods: those on a Windows node (the node's OS decides what the kubelet builds, not
 ``spec.os``); pods not scheduled yet, or whose node is not in the input, when the pod
@@ -288,11 +288,11 @@ class Auditor:
         applied = self._effects.get(key)
         if applied is None:
             from cri_api.runtime.v1 import api_pb2
-            from kubelet_winnet.runtime import plan_sandbox_network
+            from kubelet_winnet.runtime import plan_sandbox_config_network
 
             request = api_pb2.PodSandboxConfig()
             request.windows.CopyFrom(config)
-            applied = plan_sandbox_network(request, policy="containerd").host_network
+            applied = plan_sandbox_config_network(request, policy="containerd").host_network
             self._effects[key] = applied
         return "applied" if applied else "ignored"
 

@@ -17,7 +17,6 @@ from kubelet_winnet.runtime._plan import (
     Policy,
     plan_sandbox_config_network,
     plan_sandbox_network,
-    render_docs_tables,
 )
 
 __all__ = [
@@ -29,5 +28,4 @@ __all__ = [
     "Policy",
     "plan_sandbox_config_network",
     "plan_sandbox_network",
-    "render_docs_tables",
 ]

@@ -2,15 +2,15 @@
 
 Pure: no I/O, no HCN. Everything that decides lives in this file, as two small rules
 (one per policy) and the tables of HCN calls each outcome implies; ``docs/runtime.md``
-shows the same tables and a test fails if they drift apart.
+shows the same tables, rendered from this module by ``scripts/render_docs.py``.
 
 * ``containerd``: what containerd 2.x does on Windows (``internal/cri/server/helpers.go``,
   ``hostNetwork(config)``): host network iff ``windows.security_context.host_process``.
   ``namespace_options`` is never read.
 * ``kep``: what KEP-3503 asked the runtime to do: host network iff
   ``namespace_options.network == NODE`` or ``host_process``. Without
-  ``namespace_options`` (kubelet 1.33+, or 1.26-1.32 with the gate off) it falls back to
-  the host_process rule.
+  ``namespace_options`` (a kubelet after KEP-3503's withdrawal, or one before it with the
+  gate off) it falls back to the host_process rule.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Literal, TypeVar, get_args
 from google.protobuf.message import DecodeError
 
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._profile import KEP_WITHDRAWN_MINOR
 from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
 
 __all__ = [
@@ -33,11 +34,13 @@ __all__ = [
     "Policy",
     "plan_sandbox_config_network",
     "plan_sandbox_network",
-    "render_docs_tables",
 ]
 
 Policy = Literal["kep", "containerd"]
 POLICIES: tuple[Policy, ...] = get_args(Policy)
+
+# Who sends a config without namespace_options, from the kubelet profile.
+_NO_OPTIONS_SENDERS = f"kubelet 1.{KEP_WITHDRAWN_MINOR}+, or the WindowsHostNetwork gate off"
 
 _M = TypeVar("_M", api_pb2.PodSandboxConfig, api_pb2.RunPodSandboxRequest)
 
@@ -260,8 +263,8 @@ def _plan_config(sandbox: api_pb2.PodSandboxConfig, prefix: str, policy: Policy)
         return _plan(
             policy,
             host_process,
-            f"no {context_path}.namespace_options (kubelet 1.33+, or the WindowsHostNetwork "
-            f"gate off), so the host_process rule decides: {why}",
+            f"no {context_path}.namespace_options ({_NO_OPTIONS_SENDERS}), so the "
+            f"host_process rule decides: {why}",
             host_process,
             None,
         )
@@ -285,65 +288,3 @@ def _plan_config(sandbox: api_pb2.PodSandboxConfig, prefix: str, policy: Policy)
         reason = f"{field} is NODE" + (" (and host_process is true)" if host_process else "")
         return _plan(policy, True, reason, host_process, mode)
     return _plan(policy, False, f"{field} is POD", host_process, mode)
-
-
-# --- the tables docs/runtime.md shows (rendered here so they cannot drift) -------------
-
-# (host_process, namespace_options.network or None for absent, which kubelet sends it).
-# The last column restates the kubelet rules (docs/decision-table.md); it is not computed.
-_DOC_ROWS: tuple[tuple[bool, str | None, str], ...] = (
-    (False, None, "1.33+, or 1.26–1.32 with the gate off: any non-HostProcess pod"),
-    (True, None, "1.33+, or 1.26–1.32 with the gate off: HostProcess pod"),
-    (False, "POD", "1.26–1.32, gate on: pod without hostNetwork"),
-    (False, "NODE", "1.26–1.32, gate on: hostNetwork pod (not HostProcess)"),
-    (True, "NODE", "1.26–1.32, gate on: HostProcess pod"),
-    (True, "POD", "none (HostProcess requires hostNetwork)"),
-    (False, "CONTAINER", "none"),
-    (False, "TARGET", "none"),
-)
-
-
-def _doc_outcome(config: api_pb2.PodSandboxConfig, policy: Policy) -> str:
-    try:
-        plan = plan_sandbox_config_network(config, policy=policy)
-    except InvalidRequestError:
-        return "**InvalidRequestError**"
-    return "host network" if plan.host_network else "pod network"
-
-
-def _calls_cell(calls: tuple[HcnCall, ...]) -> str:
-    cells = [f"`{c.function}`{' (per namespace)' if c.repeated else ''}" for c in calls]
-    return "<br>".join(cells) or "none"
-
-
-def render_docs_tables() -> str:
-    """The policy table and the HCN-call table, as Markdown (``docs/runtime.md`` embeds
-    them verbatim; ``python -m kubelet_winnet.runtime`` prints them)."""
-    lines = [
-        "| host_process | namespace_options.network | sent by kubelet | containerd | kep |",
-        "|---|---|---|---|---|",
-    ]
-    for host_process, mode, sender in _DOC_ROWS:
-        config = api_pb2.PodSandboxConfig()
-        context = config.windows.security_context
-        context.host_process = host_process
-        if mode is not None:
-            context.namespace_options.network = api_pb2.NamespaceMode.Value(mode)
-        lines.append(
-            f"| {str(host_process).lower()} | {mode or '(absent)'} | {sender} | "
-            f"{_doc_outcome(config, 'containerd')} | {_doc_outcome(config, 'kep')} |"
-        )
-    lines += [
-        "",
-        "| network | setup (in order) | teardown |",
-        "|---|---|---|",
-    ]
-    for host in (False, True):
-        kind = "host network" if host else "pod network"
-        setup, teardown = _calls_cell(SETUP_CALLS[host]), _calls_cell(TEARDOWN_CALLS[host])
-        lines.append(f"| {kind} | {setup} | {teardown} |")
-    return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    print(render_docs_tables(), end="")

@@ -19,6 +19,8 @@ from kubelet_winnet._translate import (
 )
 from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, KubeletVersion, parse_kubelet_version
 from kubelet_winnet.errors import (
+    CriEndpointError,
+    CriError,
     FeatureGateError,
     HcnError,
     HcnNotFoundError,
@@ -37,6 +39,8 @@ if _typing.TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "CriEndpointError",
+    "CriError",
     "DEFAULT_KUBELET_VERSION",
     "ExplainStep",
     "Explanation",

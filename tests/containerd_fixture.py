@@ -15,6 +15,7 @@ namespace; the same image is containerd's sandbox ("pause") image.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -374,10 +375,8 @@ def leftovers(daemon: Containerd) -> list[str]:
 
 def _force_cleanup(daemon: Containerd) -> None:
     for pid in _shims(daemon.socket):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     for mount_point in sorted(_mounts_under(daemon.directory), key=len, reverse=True):
         subprocess.run(["umount", "-l", mount_point], capture_output=True, check=False)
     subprocess.run(["ip", "link", "delete", daemon.bridge], capture_output=True, check=False)

@@ -39,9 +39,9 @@ if _typing.TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_KUBELET_VERSION",
     "CriEndpointError",
     "CriError",
-    "DEFAULT_KUBELET_VERSION",
     "ExplainStep",
     "Explanation",
     "FeatureGateError",

@@ -10,8 +10,11 @@ from __future__ import annotations
 # Private alias: `TYPE_CHECKING` / `Any` must not become public names of the package.
 import typing as _typing
 
+from kubelet_winnet._container_config import container_config, create_container_request
 from kubelet_winnet._explain import ExplainStep, Explanation, Warning, WarningCode, explain
 from kubelet_winnet._featuregates import FeatureGates, GateResolution, parse_feature_gates
+from kubelet_winnet._node import NodeContext
+from kubelet_winnet._sandbox_config import pod_sandbox_config, run_pod_sandbox_request
 from kubelet_winnet._translate import (
     kubelet_profile,
     windows_container_security_context,
@@ -53,6 +56,7 @@ __all__ = [
     "InvalidPodError",
     "InvalidRequestError",
     "KubeletVersion",
+    "NodeContext",
     "Pod",
     "SandboxConfigError",
     "StateFileError",
@@ -61,10 +65,14 @@ __all__ = [
     "WarningCode",
     "WinnetError",
     "__version__",
+    "container_config",
+    "create_container_request",
     "explain",
     "kubelet_profile",
     "parse_feature_gates",
     "parse_kubelet_version",
+    "pod_sandbox_config",
+    "run_pod_sandbox_request",
     "windows_container_security_context",
     "windows_sandbox_config",
 ]

@@ -399,7 +399,9 @@ def start(directory: Path, *, image_archive: Path | None = None) -> Containerd:
         process = subprocess.Popen(
             ["containerd", "--config", str(config), "--log-level", "info"],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            # Windows log paths (C:\\var\\log\\pods\\...) are relative on Linux: keep the
+            # files containerd creates for them inside the directory.
+            cwd=directory, start_new_session=True,
         )
     daemon = Containerd(directory=directory, process=process, bridge=bridge, log=log)
     try:

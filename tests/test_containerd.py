@@ -36,6 +36,7 @@ import yaml
 
 import kubelet_winnet
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet.cli import main
 from kubelet_winnet.cri import RuntimeClient
 from tests import containerd_fixture
 from tests.containerd_fixture import IMAGE, SUBNET, Containerd
@@ -260,6 +261,101 @@ def test_stop_and_remove_are_idempotent(runtime: RuntimeClient, daemon: Containe
     with pytest.raises(kubelet_winnet.CriError) as caught:
         runtime.pod_sandbox_status(sandbox_id)
     assert caught.value.code == "NOT_FOUND"
+    assert _wait_until_clean(daemon) == []
+
+
+# --- `kubelet-winnet run` against the same containerd ------------------------------------------
+
+
+def _manifest(tmp_path: Path, image: str = IMAGE) -> Path:
+    host_process = {"windowsOptions": {"hostProcess": True,
+                                       "runAsUserName": "NT AUTHORITY\\SYSTEM"}}
+    pods = [
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "hp", "namespace": "kube-system", "uid": "u-hp",
+                      "labels": {"app": "hp"}, "annotations": {"note": "host"}},
+         "spec": {"hostNetwork": True, "securityContext": host_process,
+                  "initContainers": [{"name": "setup", "image": image}],
+                  "containers": [{"name": "agent", "image": image}]}},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "web", "namespace": "default"},
+         "spec": {"template": {"metadata": {"labels": {"app": "web"}},
+                               "spec": {"containers": [
+                                   {"name": "iis", "image": image,
+                                    "ports": [{"containerPort": 80}]}]}}}},
+    ]
+    path = tmp_path / "pods.yaml"
+    path.write_text(yaml.safe_dump_all(pods), encoding="utf-8")
+    return path
+
+
+def _lines(out: str, kind: str) -> list[list[str]]:
+    return [line.split() for line in out.splitlines() if line.startswith(kind + " ")]
+
+
+def test_kubelet_winnet_run_starts_every_pod(
+    daemon: Containerd, runtime: RuntimeClient, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["run", "--runtime-endpoint", daemon.endpoint, str(_manifest(tmp_path))])
+    out = capsys.readouterr().out
+    try:
+        assert code == 0, out
+        sandboxes = _lines(out, "sandbox")
+        assert [line[2:4] for line in sandboxes] == [
+            ["SANDBOX_READY", "network=NODE"], ["SANDBOX_READY", "network=POD"]
+        ]
+        assert sandboxes[0][4] == "ip=-"
+        assert ipaddress.ip_address(sandboxes[1][4].removeprefix("ip=")) in ipaddress.ip_network(
+            SUBNET
+        )
+        containers = _lines(out, "container")
+        # Init container first, then the regular ones, pod by pod.
+        assert [(line[1], line[3]) for line in containers] == [
+            ("setup", "CONTAINER_RUNNING"), ("agent", "CONTAINER_RUNNING"),
+            ("iis", "CONTAINER_RUNNING"),
+        ]
+        listed = {item.id: item for item in runtime.list_pod_sandbox().items}
+        assert set(listed) == {line[1] for line in sandboxes}
+        hp = listed[sandboxes[0][1]]
+        assert (hp.metadata.name, hp.metadata.namespace, hp.metadata.uid) == (
+            "hp", "kube-system", "u-hp"
+        )
+        assert hp.labels["app"] == "hp" and hp.annotations["note"] == "host"
+        for line in containers:
+            status = runtime.container_status(line[2]).status
+            assert status.labels["io.kubernetes.container.name"] == line[1]
+            assert status.image_ref.startswith("sha256:")
+    finally:
+        daemon.remove_all_sandboxes()
+    assert _wait_until_clean(daemon) == []
+
+
+def test_kubelet_winnet_run_cleanup_removes_what_it_created(
+    daemon: Containerd, runtime: RuntimeClient, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["run", "--cleanup", "--runtime-endpoint", daemon.endpoint,
+                 str(_manifest(tmp_path))])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    created = [line[1] for line in _lines(out, "sandbox")]
+    assert [line[2] for line in _lines(out, "removed")] == created
+    assert len(created) == 2
+    assert list(runtime.list_pod_sandbox().items) == []
+    assert _wait_until_clean(daemon) == []
+
+
+def test_kubelet_winnet_run_does_not_pull(
+    daemon: Containerd, runtime: RuntimeClient, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = _manifest(tmp_path, image="localhost/not-imported:1")
+    code = main(["run", "--cleanup", "--runtime-endpoint", daemon.endpoint, str(path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "container setup: image 'localhost/not-imported:1' is not on the runtime" in out
+    assert list(runtime.list_pod_sandbox().items) == []
     assert _wait_until_clean(daemon) == []
 
 

@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
         "explain", help="each kubelet decision, the result and warnings for each pod"
     )
     _profile_args(explain)
+    from kubelet_winnet._cli_run import add_run_parser
+
+    add_run_parser(commands)
     return parser
 
 
@@ -193,6 +196,10 @@ def _print_text(record: dict[str, Any], out: TextIO) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "run":
+            from kubelet_winnet._cli_run import run_command
+
+            return run_command(args, sys.stdout, sys.stderr)
         return _run(args, sys.stdout, sys.stderr)
     except BrokenPipeError:  # `kubelet-winnet translate x | head`
         return 0

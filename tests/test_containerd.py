@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +45,8 @@ from tests import containerd_fixture
 from tests.containerd_fixture import IMAGE, SUBNET, Containerd
 from tests.strategies import WORKLOAD_KINDS, spec_of
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
 NODE = kubelet_winnet.NodeContext()
 # 1.32 sends the Windows namespace option (gate on by default), 1.33 does not: both are
 # what a runtime receives from real kubelets.
@@ -357,6 +361,22 @@ def test_kubelet_winnet_run_does_not_pull(
     assert "container setup: image 'localhost/not-imported:1' is not on the runtime" in out
     assert list(runtime.list_pod_sandbox().items) == []
     assert _wait_until_clean(daemon) == []
+
+
+def test_the_cri_benchmark_runs(daemon: Containerd, tmp_path: Path) -> None:
+    """benchmarks/cri.py --quick: its own containerd, every row, nothing left behind (no
+    timing is asserted)."""
+    out = tmp_path / "cri.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "cri.py"), "--quick", "--json", str(out)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| RunPodSandbox |" in done.stdout and "| Version |" in done.stdout
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["facts"]["leftovers"] == []
+    assert results["results"]["RunPodSandbox"]["samples"] == 4
+    assert results["results"]["ratio RunPodSandbox / Version"] > 0
 
 
 def test_stopping_containerd_leaves_nothing_behind(daemon: Containerd) -> None:

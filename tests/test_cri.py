@@ -601,3 +601,16 @@ def test_without_grpcio_the_client_names_the_extra() -> None:
 def test_errors_are_typed() -> None:
     assert issubclass(CriError, OSError) and not issubclass(CriError, ValueError)
     assert issubclass(CriEndpointError, ValueError) and not issubclass(CriEndpointError, OSError)
+
+
+def test_the_cri_benchmark_skips_cleanly_without_containerd(tmp_path: Path) -> None:
+    """With no containerd on PATH the benchmark says why and exits 0."""
+    benchmark = Path(__file__).resolve().parents[1] / "benchmarks" / "cri.py"
+    done = subprocess.run(
+        [sys.executable, str(benchmark), "--quick", "--json", str(tmp_path / "r.json")],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={"PATH": str(tmp_path), "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("skipped: ")
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["skipped"]

@@ -268,6 +268,42 @@ def test_stop_and_remove_are_idempotent(runtime: RuntimeClient, daemon: Containe
     assert _wait_until_clean(daemon) == []
 
 
+# --- what containerd keeps of the Windows fields ----------------------------------------------
+
+
+def test_containerd_1_6_drops_the_windows_namespace_option(
+    runtime: RuntimeClient, daemon: Containerd
+) -> None:
+    """KEP-3503's field never reaches containerd 1.6: its cri-api predates
+    ``WindowsNamespaceOption`` (cri-api v0.26), so the field is an unknown one and is
+    dropped, while ``host_process`` and ``run_as_username`` are kept. The verbose
+    ``PodSandboxStatus`` info holds the config as containerd stored it."""
+    version = runtime.version().runtime_version
+    if not version.startswith("1.6."):
+        pytest.skip(f"the dropped field is a containerd 1.6 fact; this is {version}")
+    pod = {
+        "metadata": {"name": "hp", "namespace": "ns", "uid": "u-hp"},
+        "spec": {"hostNetwork": True, "securityContext": {"windowsOptions": {
+            "hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}},
+            "containers": [{"name": "c", "image": IMAGE}]},
+    }
+    request = kubelet_winnet.run_pod_sandbox_request(pod, kubelet_version="1.32")
+    sent = request.config.windows.security_context
+    assert sent.HasField("namespace_options") and sent.namespace_options.network == api_pb2.NODE
+    sandbox_id = runtime.run_pod_sandbox(request).pod_sandbox_id
+    try:
+        info = json.loads(runtime.pod_sandbox_status(sandbox_id, verbose=True).info["info"])
+        kept = info["config"]["windows"]["security_context"]
+        assert kept == {"run_as_username": "NT AUTHORITY\\SYSTEM", "host_process": True}
+        # What makes it a host-network sandbox on Linux: the linux namespace option.
+        assert info["config"]["linux"]["security_context"]["namespace_options"]["network"] == 2
+        assert "windows" not in info["runtimeSpec"]
+    finally:
+        runtime.stop_pod_sandbox(sandbox_id)
+        runtime.remove_pod_sandbox(sandbox_id)
+    assert _wait_until_clean(daemon) == []
+
+
 # --- `kubelet-winnet run` against the same containerd ------------------------------------------
 
 

@@ -37,8 +37,8 @@ DEFAULT_TIMEOUT: Final = 30.0
 # What the kubelet sends in VersionRequest.version (kuberuntime_manager.go,
 # kubeRuntimeAPIVersion).
 KUBELET_CRI_VERSION: Final = "0.1.0"
-# The kubelet's CRI message size limit, both ways (pkg/kubelet/cri/remote/utils.go,
-# maxMsgSize = 16 MiB).
+# The kubelet's CRI message size limit, both ways (pkg/kubelet/cri/remote/utils.go, now
+# k8s.io/cri-client pkg/utils.go: maxMsgSize = 16 MiB).
 _MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 # sockaddr_un.sun_path holds 108 bytes on Linux, NUL included.
 _MAX_SOCKET_PATH_BYTES: Final = 107

@@ -236,6 +236,8 @@ disabled_plugins = [
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "{directory}/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "{cni_bin}"
     conf_dir = "{directory}/cni"

@@ -295,3 +295,22 @@ def test_refused_pod_is_not_sent(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert "error: Failed to create pod sandbox: hostNetwork is required if Pod contains " \
         "HostProcess containers" in out
     assert "UNAVAILABLE" not in out
+
+
+def test_closed_pipe_is_not_a_traceback() -> None:
+    """`kubelet-winnet run --dry-run corpus/*.yaml | head -c 10`."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run",
+         *map(str, sorted(CORPUS.glob("*.yaml")))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(10) == b"[\n  {\n    "
+    process.stdout.close()
+    err = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(60) == 0
+    assert b"Traceback" not in err

@@ -8,7 +8,7 @@ byte for byte.
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import pytest
 from hypothesis import example, given
@@ -18,11 +18,12 @@ import kubelet_winnet
 from kubelet_winnet import (
     FeatureGateError,
     FeatureGates,
+    InvalidArgumentError,
     WinnetError,
     kubelet_profile,
     parse_feature_gates,
 )
-from kubelet_winnet._versions import GateStage
+from kubelet_winnet._profile import GateStage
 
 WHN = "WindowsHostNetwork"
 TRUE_SPELLINGS = ("1", "t", "T", "TRUE", "true", "True")
@@ -216,7 +217,35 @@ def test_mapping_names_must_be_str(name: object) -> None:
 
 @pytest.mark.parametrize("value", [True, 1, 1.5, [f"{WHN}=true"], (WHN, True), b"Foo=true"])
 def test_other_types_rejected(value: object) -> None:
-    gate_error(value)
+    with pytest.raises(InvalidArgumentError) as info:
+        parse_feature_gates(value)
+    assert info.value.argument == "feature_gates"
+
+
+class _RaisingMapping(Mapping[str, bool]):
+    def __getitem__(self, key: str) -> bool:
+        raise RuntimeError("boom")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("boom")
+
+    def __len__(self) -> int:
+        raise RuntimeError("boom")
+
+
+def test_mapping_that_raises_is_an_invalid_argument() -> None:
+    with pytest.raises(InvalidArgumentError):
+        parse_feature_gates(_RaisingMapping())
+
+
+def test_huge_value_in_a_flag_gives_a_bounded_message() -> None:
+    error = gate_error(f"{WHN}=" + "x" * 100_000)
+    assert len(str(error)) < 700
+
+
+def test_huge_int_value_in_a_mapping_gives_a_bounded_message() -> None:
+    error = gate_error({WHN: 10**5000})
+    assert len(str(error)) < 300
 
 
 def test_feature_gates_object() -> None:
@@ -380,17 +409,19 @@ def test_not_modelled_gates_in_explain_warnings() -> None:
     explanation = kubelet_winnet.explain(
         POD, feature_gates=f"HPAScaleToZero=true,{WHN}=true,Foo=false,AllAlpha=true"
     )
-    codes = [w.code for w in explanation.warnings]
+    codes = [w.code.value for w in explanation.warnings]
     assert codes.count("feature-gate-not-modelled") == 2
     texts = " ".join(
-        w.message for w in explanation.warnings if w.code == "feature-gate-not-modelled"
+        w.message for w in explanation.warnings if w.code.value == "feature-gate-not-modelled"
     )
     assert "HPAScaleToZero" in texts
     assert "Foo" in texts
     assert explanation.config is not None
     plain = kubelet_winnet.explain(POD, feature_gates=f"{WHN}=true,AllAlpha=true")
-    assert "feature-gate-not-modelled" not in [w.code for w in plain.warnings]
-    assert kubelet_winnet.WarningCode.FEATURE_GATE_NOT_MODELLED == "feature-gate-not-modelled"
+    assert "feature-gate-not-modelled" not in [w.code.value for w in plain.warnings]
+    code: object = kubelet_winnet.WarningCode.FEATURE_GATE_NOT_MODELLED
+    assert isinstance(code, str)
+    assert code == "feature-gate-not-modelled"
 
 
 # --- properties -------------------------------------------------------------------------

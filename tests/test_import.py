@@ -18,6 +18,7 @@ import pkgutil
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -148,7 +149,7 @@ def all_modules() -> list[str]:
 
 def test_module_list_is_not_empty() -> None:
     modules = all_modules()
-    for name in ("errors", "_versions", "_featuregates", "_translate", "_explain", "cli"):
+    for name in ("errors", "_profile", "_pod", "_rules", "_translate", "_explain", "cli"):
         assert f"kubelet_winnet.{name}" in modules
 
 
@@ -346,3 +347,13 @@ def test_py_typed_is_shipped() -> None:
 def test_version_is_a_string() -> None:
     assert isinstance(kubelet_winnet.__version__, str)
     assert kubelet_winnet.__version__.count(".") >= 2
+
+
+def test_version_has_one_source() -> None:
+    """pyproject.toml reads the version from _version.py; the installed metadata agrees."""
+    import importlib.metadata
+
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8")
+    assert 'dynamic = ["version"]' in pyproject
+    assert "kubelet_winnet._version.__version__" in pyproject
+    assert importlib.metadata.version("kubelet-winnet") == kubelet_winnet.__version__

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 
-from kubelet_winnet import InvalidPodError, WinnetError, explain, windows_sandbox_config
+from kubelet_winnet import (
+    InvalidArgumentError,
+    InvalidPodError,
+    WinnetError,
+    explain,
+    windows_sandbox_config,
+)
 from kubelet_winnet._pod import read_pod
 from tests.strategies import (
     WORKLOAD_KINDS,
@@ -167,9 +173,10 @@ def test_empty_windows_options_is_not_absent() -> None:
 
 @pytest.mark.parametrize("value", [None, [], [{"spec": {}}], "kind: Pod", 1, 2.5, b"x", object()])
 def test_non_mapping_input(value: object) -> None:
-    with pytest.raises(InvalidPodError) as info:
+    """Something that is no pod form at all is a wrong argument type, not bad pod content."""
+    with pytest.raises(InvalidArgumentError) as info:
         windows_sandbox_config(value)
-    assert info.value.field == ""
+    assert info.value.argument == "pod"
 
 
 @pytest.mark.parametrize(

@@ -188,7 +188,9 @@ def test_host_process_iff_all_containers_and_host_network(pod: PodFacts, gate: b
         assert d.host_process == expected
     else:
         assert d.error_rule in ("3a", "3b", "6")
-        assert d == SandboxDecision(error=d.error, error_rule=d.error_rule)
+        # A refusal sends nothing; it keeps only what step 2 chose (explain shows it).
+        assert d == SandboxDecision(d.network, error=d.error, error_rule=d.error_rule)
+        assert d.network == (("NODE" if pod.host_network else "POD") if gate else None)
 
 
 @_pin_rows
@@ -223,8 +225,10 @@ def test_container_order_independence(pod: PodFacts, gate: bool, data: st.DataOb
 def test_all_rows_cover_all_error_rules() -> None:
     rules = {r[2].error_rule for r in HOST_PROCESS_ROWS}
     assert {"3a", "3b", "6"} <= rules
-    assert [s.rule for s in STEPS] == ["1", "2", "3", "4", "5", "6"]
-    assert next(s for s in STEPS if s.rule == "2").until == 32
+    ids = [s.id for s in STEPS]
+    assert ids == ["1", "2", "2.off", "3", "3.none", "3a", "3b", "4", "5", "6"]
+    # kubelet-rules.md: "kubelet 1.33+: identical except step 2 is gone".
+    assert next(s for s in STEPS if s.id == "2").until == 32
 
 
 # --- effective options and the container context ------------------------------------------
@@ -283,3 +287,57 @@ def test_decide_container_matches_oracle(pod: PodFacts, image_username: str) -> 
         d = decide_container(pod, c, image_username)
         got = container_context_bytes(d.run_as_username, d.credential_spec, d.host_process)
         assert got == oracle_container(spec, entries[c.name], image_username)
+
+
+# --- the decision drives the trace: step ids <-> STEPS ---------------------------------
+
+
+def _every_small_pod() -> list[PodFacts]:
+    """Every pod of up to two containers over the hostProcess values None/True/False,
+    with and without pod-level options and a user name: all paths of the decision."""
+    levels: list[bool | None] = [None, True, False]
+    pods = []
+    for host_network in (False, True):
+        for pod_options in [None, *(WindowsOptions(host_process=h) for h in levels),
+                            WindowsOptions(run_as_user_name="u")]:
+            for count in (0, 1, 2):
+                for flags in _product(levels, count):
+                    containers = tuple(_c(f"c{i}", flag) for i, flag in enumerate(flags))
+                    pods.append(PodFacts(host_network, pod_options, containers))
+    return pods
+
+
+def _product(values: list[bool | None], count: int) -> list[tuple[bool | None, ...]]:
+    out: list[tuple[bool | None, ...]] = [()]
+    for _ in range(count):
+        out = [(*prefix, value) for prefix in out for value in values]
+    return out
+
+
+def test_every_step_id_is_produced_and_every_produced_id_is_a_step() -> None:
+    """Issue 7 item 4: the ids a decision records exist in STEPS, and each step of STEPS
+    is taken by some pod (so no step of the docs is dead prose)."""
+    produced: set[str] = set()
+    for pod in _every_small_pod():
+        for gate in (False, True):
+            steps = decide_sandbox(pod, gate).steps
+            assert steps, pod
+            produced.update(steps)
+    assert produced == {step.id for step in STEPS}
+
+
+@_pin_rows
+@given(pod=pod_facts(), gate=st.booleans())
+def test_steps_follow_the_kubelet_order_and_end_in_the_outcome(pod: PodFacts, gate: bool) -> None:
+    """ "Order of operations": 1, 2, 3, then 4 or 5 (and 6); every error ends the path at
+    its own step."""
+    d = decide_sandbox(pod, gate)
+    ids = list(d.steps)
+    assert ids[:2] == ["1", "2" if gate else "2.off"]
+    assert len(set(ids)) == len(ids)
+    if d.error is not None:
+        assert ids[-1] == d.error_rule
+        assert next(s for s in STEPS if s.id == d.error_rule).error == d.error
+    else:
+        assert ids[2] == ("3" if d.host_process else "3.none")
+        assert ids[-1] == ("4" if pod.windows_options is None else "5")

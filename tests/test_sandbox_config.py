@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import kubelet_winnet as kw
@@ -171,22 +172,31 @@ def test_port_mappings_come_only_from_regular_containers(
 # --- TestNamespacesForPod (kuberuntime util) ------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("spec", "ipc", "network", "pid"),
-    [
-        ({}, api_pb2.POD, api_pb2.POD, api_pb2.CONTAINER),  # v1.Pod default namespaces
-        ({"hostIPC": True, "hostNetwork": True, "hostPID": True},  # Host Namespaces
-         api_pb2.NODE, api_pb2.NODE, api_pb2.NODE),
-        ({"shareProcessNamespace": True}, api_pb2.POD, api_pb2.POD, api_pb2.POD),
-    ],
-)
-def test_upstream_namespaces_for_pod(
-    spec: dict[str, Any], ipc: int, network: int, pid: int
+@given(host_ipc=st.booleans(), host_network=st.booleans(), host_pid=st.booleans(),
+       share=st.sampled_from([None, True, False]))
+@example(host_ipc=False, host_network=False, host_pid=False, share=None).via(
+    "TestNamespacesForPod: v1.Pod default namespaces -> POD, POD, CONTAINER")
+@example(host_ipc=True, host_network=True, host_pid=True, share=None).via(
+    "TestNamespacesForPod: Host Namespaces -> NODE, NODE, NODE")
+@example(host_ipc=False, host_network=False, host_pid=False, share=True).via(
+    "TestNamespacesForPod: Shared Process Namespace -> pid POD")
+def test_namespaces_for_pod(
+    host_ipc: bool, host_network: bool, host_pid: bool, share: bool | None
 ) -> None:
-    manifest = pod({**spec, "containers": [{"name": "c"}]})
-    options = kw.pod_sandbox_config(manifest).linux.security_context.namespace_options
-    assert (options.ipc, options.network, options.pid) == (ipc, network, pid)
-    assert not options.HasField("userns_options")  # nil on Windows (userns_manager_windows.go)
+    """kuberuntime/util NamespacesForPod: ipc NODE if hostIPC else POD; network NODE if
+    hostNetwork else POD; pid NODE if hostPID, POD if shareProcessNamespace, else
+    CONTAINER; no user namespace on Windows."""
+    spec: dict[str, Any] = {"hostIPC": host_ipc, "hostNetwork": host_network,
+                            "hostPID": host_pid, "containers": [{"name": "c"}]}
+    if share is not None:
+        spec["shareProcessNamespace"] = share
+    options = kw.pod_sandbox_config(pod(spec)).linux.security_context.namespace_options
+    node, pod_mode = api_pb2.NODE, api_pb2.POD
+    assert options.ipc == (node if host_ipc else pod_mode)
+    assert options.network == (node if host_network else pod_mode)
+    expected_pid = node if host_pid else (pod_mode if share else api_pb2.CONTAINER)
+    assert options.pid == expected_pid
+    assert not options.HasField("userns_options")  # userns_manager_windows.go: nil
 
 
 def test_linux_config_on_windows() -> None:
@@ -232,26 +242,29 @@ def test_supplemental_groups_policy_is_version_dependent() -> None:
 CLUSTER_NS = "203.0.113.1"
 
 
-@pytest.mark.parametrize(
-    ("policy", "host_network", "has_cluster_dns", "kind"),
-    [  # TestGetPodDNSType rows (the invalid row: see test_invalid_dns_policy_falls_back)
-        ("ClusterFirst", False, True, "cluster"),
-        ("ClusterFirstWithHostNet", True, True, "cluster"),
-        ("ClusterFirstWithHostNet", False, True, "cluster"),
-        ("Default", False, False, "host"),
-        ("Default", True, False, "host"),
-        ("ClusterFirst", True, True, "host"),
-        ("None", False, False, "none"),
-    ],
-)
-def test_upstream_get_pod_dns_type(policy: str, host_network: bool, has_cluster_dns: bool,
-                                   kind: str) -> None:
+@given(policy=st.sampled_from(["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]),
+       host_network=st.booleans(), has_cluster_dns=st.booleans())
+@example("ClusterFirst", False, True).via("TestGetPodDNSType: ClusterFirst -> cluster")
+@example("ClusterFirstWithHostNet", True, True).via("WithHostNet + hostnetwork -> cluster")
+@example("ClusterFirstWithHostNet", False, True).via("WithHostNet -> cluster")
+@example("Default", False, False).via("Default -> host")
+@example("Default", True, False).via("Default + hostnetwork -> host")
+@example("ClusterFirst", True, True).via("ClusterFirst + hostnetwork -> host (fallback)")
+@example("None", False, False).via("None -> none")
+def test_get_pod_dns_type(policy: str, host_network: bool, has_cluster_dns: bool) -> None:
+    """dns.go getPodDNSType, then GetPodDNS: cluster DNS replaces the servers, prepends
+    `<ns>.svc.<domain>`, `svc.<domain>`, `<domain>` and sets ndots:5; a pod asking for
+    cluster DNS on a kubelet without --cluster-dns falls back to the node's resolver."""
     node = kw.NodeContext(cluster_dns=(CLUSTER_NS,) if has_cluster_dns else (),
                           cluster_domain="TEST", resolver_servers=("192.0.2.53",),
                           resolver_searches=("host.example",))
     manifest = pod({"dnsPolicy": policy, "hostNetwork": host_network,
                     "containers": [{"name": "c"}]}, namespace="testNS")
     dns = kw.pod_sandbox_config(manifest, node=node).dns_config
+    kind = {"None": "none", "Default": "host", "ClusterFirstWithHostNet": "cluster",
+            "ClusterFirst": "host" if host_network else "cluster"}[policy]
+    if kind == "cluster" and not has_cluster_dns:
+        kind = "host"
     expected = {
         "cluster": ([CLUSTER_NS], ["testNS.svc.TEST", "svc.TEST", "TEST", "host.example"],
                     ["ndots:5"]),
@@ -499,7 +512,7 @@ def test_typed_errors_name_the_field(spec: dict[str, Any], field: str) -> None:
 def test_bad_metadata_and_arguments() -> None:
     with pytest.raises(kw.InvalidPodError) as info:
         kw.pod_sandbox_config(pod(labels={"a": 1}))
-    assert info.value.field == "metadata.labels.a"
+    assert info.value.field == 'metadata.labels["a"]'
     with pytest.raises(kw.InvalidArgumentError):
         kw.pod_sandbox_config(pod(), node={"node_name": "x"})  # type: ignore[arg-type]
     with pytest.raises(kw.InvalidArgumentError):
@@ -511,8 +524,9 @@ def test_bad_metadata_and_arguments() -> None:
     with pytest.raises(kw.FeatureGateError):
         kw.pod_sandbox_config(pod(), kubelet_version="1.38",
                               feature_gates="WindowsHostNetwork=true")
-    with pytest.raises(kw.InvalidPodError):
+    with pytest.raises(kw.InvalidArgumentError) as arg_info:
         kw.pod_sandbox_config(42)
+    assert arg_info.value.argument == "pod"
 
 
 class _Hostile(dict[str, Any]):
@@ -556,3 +570,51 @@ def test_input_is_not_mutated_and_threads_agree() -> None:
         thread.join()
     assert manifest == before
     assert set(results) == {expected}
+
+
+def test_pydantic_pod_model_is_accepted() -> None:
+    """kubelet_winnet.Pod keeps only the fields it models (name, namespace, hostNetwork,
+    windowsOptions): the request built from it matches the manifest's on those."""
+    manifest = pod({"hostNetwork": True, "containers": [{"name": "c", "securityContext": {
+        "windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}}]})
+    model = kw.Pod.from_manifest(manifest)
+    from_model = kw.pod_sandbox_config(model)
+    from_manifest = kw.pod_sandbox_config(manifest)
+    assert from_model.metadata.name == "foo" and from_model.hostname == ""
+    assert from_model.windows == from_manifest.windows
+    assert from_model.linux == from_manifest.linux
+
+
+@pytest.mark.parametrize(
+    ("manifest", "field"),
+    [
+        (pod(labels={"a": "\ud800"}), "metadata.labels.a"),
+        (pod(annotations={"\udc80": "v"}), "metadata.annotations.\udc80"),
+        (pod(name="x\ud800"), "metadata.name"),
+        (pod({"hostNetwork": True, "containers": [{"name": "c", "ports": [
+            {"containerPort": 80, "hostIP": "\ud800"}]}]}),
+         "spec.containers[0].ports[0].hostIP"),
+    ],
+)
+def test_lone_surrogates_are_typed_errors(manifest: dict[str, Any], field: str) -> None:
+    """json.loads can produce strings protobuf cannot encode: InvalidPodError at the field."""
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.pod_sandbox_config(manifest)
+    assert info.value.field == field
+
+
+def test_mapping_that_raises_is_a_typed_error() -> None:
+    class Foreign(Mapping[str, Any]):
+        def __getitem__(self, key: str) -> Any:
+            raise RuntimeError("boom")
+
+        def __iter__(self) -> Iterator[str]:
+            raise RuntimeError("boom")
+
+        def __len__(self) -> int:
+            return 1
+
+    manifest = pod()
+    manifest["spec"] = Foreign()
+    with pytest.raises(kw.InvalidPodError):
+        kw.pod_sandbox_config(manifest)

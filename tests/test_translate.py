@@ -17,6 +17,7 @@ import kubelet_winnet
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet import (
     FeatureGateError,
+    InvalidArgumentError,
     InvalidPodError,
     SandboxConfigError,
     WinnetError,
@@ -235,7 +236,7 @@ def test_default_profile_is_1_32_gate_on() -> None:
 
 # --- totality --------------------------------------------------------------------------------
 
-_OUR_ERRORS = (InvalidPodError, SandboxConfigError)
+_OUR_ERRORS = (InvalidPodError, InvalidArgumentError, SandboxConfigError)
 
 
 def _total(value: object, **kwargs: Any) -> None:

@@ -10,7 +10,6 @@ last release that implements KEP-3503.
 from __future__ import annotations
 
 import inspect
-import itertools
 from collections.abc import Callable
 
 import pytest
@@ -20,13 +19,15 @@ from hypothesis import strategies as st
 import kubelet_winnet
 from kubelet_winnet import (
     DEFAULT_KUBELET_VERSION,
+    InvalidArgumentError,
     KubeletVersion,
     UnsupportedVersionError,
     WinnetError,
     kubelet_profile,
     parse_kubelet_version,
 )
-from kubelet_winnet._versions import GATE_TIMELINE, GateStage, gate_status
+from kubelet_winnet._profile import MAX_MINOR, MIN_MINOR, TIMELINE, GateStage, release
+from kubelet_winnet._rules import STEPS
 
 SUPPORTED_MINORS = range(26, 39)  # 1.26 .. 1.38 inclusive
 
@@ -112,9 +113,34 @@ REJECTED: list[object] = [
     # Digits other than ASCII 0-9 are not a version (re's \d would match them).
     "\uff11.\uff13\uff12",  # fullwidth "1.32"
     "\u0661.\u0663\u0662",  # Arabic-Indic "1.32"
+]
+
+# Issue 7 item 5: the grammar is exactly v?MAJOR.MINOR[.PATCH][-pre][+build]; each of
+# these was once accepted.
+REGRESSIONS: dict[str, str] = {
+    "surrounding whitespace": " 1.32\n",
+    "trailing newline": "1.32\n",
+    "leading space": " v1.32.4",
+    "leading zero minor": "01.032",
+    "leading zero major": "01.32",
+    "leading zero patch": "v1.32.0004",
+    "zero-padded minor": "1.032",
+    "control character inside": "1.3\x002",
+    "control character after": "1.32\x1f",
+    "tab before": "\t1.32",
+    "empty pre-release": "1.32-",
+    "empty build": "1.32+",
+    "empty identifier": "1.32-rc..1",
+    "huge minor": "1." + "9" * 5000,
+    "huge patch": "1.32." + "9" * 5000,
+    "over-long text": "1.32-" + "a" * 500,
+}
+
+WRONG_TYPES: list[object] = [
     None,
     1.32,
     132,
+    10**5000,
     True,
     b"1.32",
     bytearray(b"1.32"),
@@ -125,12 +151,58 @@ REJECTED: list[object] = [
 
 
 @pytest.mark.parametrize("value", REJECTED, ids=repr)
-def test_rejected(value: object) -> None:
+def test_rejected(value: str) -> None:
     with pytest.raises(UnsupportedVersionError) as info:
         parse_kubelet_version(value)
     assert info.value.version == value
     assert isinstance(info.value, ValueError)
     assert isinstance(info.value, WinnetError)
+
+
+@pytest.mark.parametrize("value", list(REGRESSIONS.values()), ids=list(REGRESSIONS))
+def test_grammar_regressions(value: str) -> None:
+    with pytest.raises(UnsupportedVersionError) as info:
+        parse_kubelet_version(value)
+    assert len(str(info.value)) < 300  # the value is shown cut, never whole
+
+
+@pytest.mark.parametrize(
+    ("text", "minor", "patch"),
+    [("v1.32.4-eks-1", 32, 4), ("1.32.4+k3s1", 32, 4), ("v1.30.0-rc.1+build.7", 30, 0),
+     ("1.32.0", 32, 0), ("1.26-alpha", 26, None)],
+)
+def test_pre_release_and_build_are_accepted_and_ignored(
+    text: str, minor: int, patch: int | None
+) -> None:
+    assert parse_kubelet_version(text) == KubeletVersion(minor, patch)
+
+
+@pytest.mark.parametrize("value", WRONG_TYPES, ids=lambda v: type(v).__name__)
+def test_wrong_types_are_invalid_arguments(value: object) -> None:
+    with pytest.raises(InvalidArgumentError) as info:
+        parse_kubelet_version(value)
+    assert info.value.argument == "kubelet_version"
+    assert isinstance(info.value, TypeError)
+    assert len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize("value", WRONG_TYPES, ids=lambda v: type(v).__name__)
+def test_wrong_types_by_every_public_entry_point(value: object) -> None:
+    pod = {"spec": {"containers": [{"name": "c"}]}}
+    for call in _entry_points(pod, value):
+        with pytest.raises(InvalidArgumentError):
+            call()
+
+
+def _entry_points(pod: object, value: object) -> list[Callable[[], object]]:
+    return [
+        lambda: kubelet_profile(value),
+        lambda: kubelet_winnet.windows_sandbox_config(pod, kubelet_version=value),
+        lambda: kubelet_winnet.windows_container_security_context(
+            pod, "c", kubelet_version=value
+        ),
+        lambda: kubelet_winnet.explain(pod, kubelet_version=value),
+    ]
 
 
 @pytest.mark.parametrize("value", REJECTED, ids=repr)
@@ -172,12 +244,17 @@ def test_range_property(major: int, minor: int, patch: int) -> None:
 
 
 @given(st.text(max_size=12))
+@example("1.32\n")
+@example(" 1.32")
 def test_any_text_is_a_version_or_unsupported(text: str) -> None:
+    """Anything the grammar accepts is a supported version; the grammar admits no
+    whitespace or control character anywhere."""
     try:
         version = parse_kubelet_version(text)
     except UnsupportedVersionError:
         return
     assert 26 <= version.minor <= 38
+    assert text.isascii() and text.isprintable() and " " not in text
 
 
 # --- default --------------------------------------------------------------------------
@@ -206,28 +283,27 @@ def test_public_functions_default_to_1_32(function: Callable[..., object]) -> No
 
 @pytest.mark.parametrize("minor", SUPPORTED_MINORS)
 def test_gate_timeline(minor: int) -> None:
-    status = gate_status(minor)
+    """kubelet-rules.md "Timeline", row by row."""
+    row = release(minor)
     if minor <= 32:
-        assert (status.stage, status.default, status.sets_namespace_options) == (
-            GateStage.ALPHA, True, True,
-        )
+        assert (row.stage, row.default, row.reads_gate) == (GateStage.ALPHA, True, True)
     elif minor <= 37:
-        assert (status.stage, status.default, status.sets_namespace_options) == (
-            GateStage.DEPRECATED, False, False,
-        )
+        assert (row.stage, row.default, row.reads_gate) == (GateStage.DEPRECATED, False, False)
     else:
-        assert status.stage is GateStage.REMOVED
-        assert status.sets_namespace_options is False
+        assert (row.stage, row.default, row.reads_gate) == (GateStage.REMOVED, None, False)
 
 
-def test_gate_timeline_bands_are_contiguous() -> None:
-    assert GATE_TIMELINE[0].first_minor == 26
-    assert GATE_TIMELINE[-1].last_minor == 38
-    for before, after in itertools.pairwise(GATE_TIMELINE):
-        assert after.first_minor == before.last_minor + 1
+def test_timeline_has_one_row_per_minor() -> None:
+    assert [row.minor for row in TIMELINE] == list(SUPPORTED_MINORS)
 
 
-@pytest.mark.parametrize("minor", [0, 25, 39])
-def test_gate_status_outside_the_range(minor: int) -> None:
+def test_derived_constants_follow_the_timeline() -> None:
+    assert (MIN_MINOR, MAX_MINOR) == (26, 38)
+    assert DEFAULT_KUBELET_VERSION == "1.32"  # the last release implementing KEP-3503
+    assert next(s for s in STEPS if s.id == "2").until == 32
+
+
+@pytest.mark.parametrize("minor", [0, 25, 39, -1])
+def test_release_outside_the_range(minor: int) -> None:
     with pytest.raises(UnsupportedVersionError):
-        gate_status(minor)
+        release(minor)

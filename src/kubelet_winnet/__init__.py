@@ -11,16 +11,20 @@ from __future__ import annotations
 import typing as _typing
 
 from kubelet_winnet._container_config import container_config, create_container_request
-from kubelet_winnet._explain import ExplainStep, Explanation, Warning, WarningCode, explain
-from kubelet_winnet._featuregates import FeatureGates, GateResolution, parse_feature_gates
+from kubelet_winnet._explain import ExplainStep, Explanation, Finding, WarningCode, explain
 from kubelet_winnet._node import NodeContext
-from kubelet_winnet._sandbox_config import pod_sandbox_config, run_pod_sandbox_request
-from kubelet_winnet._translate import (
+from kubelet_winnet._profile import (
+    DEFAULT_KUBELET_VERSION,
+    FeatureGates,
+    GateResolution,
+    KubeletVersion,
     kubelet_profile,
-    windows_container_security_context,
-    windows_sandbox_config,
+    parse_feature_gates,
+    parse_kubelet_version,
 )
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, KubeletVersion, parse_kubelet_version
+from kubelet_winnet._sandbox_config import pod_sandbox_config, run_pod_sandbox_request
+from kubelet_winnet._translate import windows_container_security_context, windows_sandbox_config
+from kubelet_winnet._version import __version__
 from kubelet_winnet.errors import (
     CriEndpointError,
     CriError,
@@ -39,8 +43,6 @@ from kubelet_winnet.errors import (
 if _typing.TYPE_CHECKING:
     from kubelet_winnet._model import Pod
 
-__version__ = "0.1.0"
-
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
     "CriEndpointError",
@@ -49,6 +51,7 @@ __all__ = [
     "Explanation",
     "FeatureGateError",
     "FeatureGates",
+    "Finding",
     "GateResolution",
     "HcnError",
     "HcnNotFoundError",
@@ -61,7 +64,6 @@ __all__ = [
     "SandboxConfigError",
     "StateFileError",
     "UnsupportedVersionError",
-    "Warning",
     "WarningCode",
     "WinnetError",
     "__version__",

@@ -27,7 +27,9 @@ from kubelet_winnet._podview import (
     get_str,
     get_str_map,
     get_strings,
+    not_utf8_error,
 )
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._quantity import milli_value, parse_quantity, value
 from kubelet_winnet._sandbox_config import (
     POD_NAME_LABEL,
@@ -38,8 +40,7 @@ from kubelet_winnet._sandbox_config import (
     check_node,
     pod_identity_of,
 )
-from kubelet_winnet._translate import kubelet_profile, windows_container_security_context
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION
+from kubelet_winnet._translate import windows_container_security_context
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = ["calculate_cpu_maximum", "container_config", "create_container_request", "expand"]
@@ -322,7 +323,9 @@ def environment(
                     break
                 raise _not_found(kind, name)
             for data_key in data:
-                env[prefix + str(data_key)] = _data_value(data, data_key, argument)
+                if type(data_key) is not str or not is_utf8(data_key):
+                    raise InvalidArgumentError(argument, "str keys", type(data_key).__name__)
+                env[prefix + data_key] = _data_value(data, data_key, argument)
             break
     for index, variable in enumerate(get_objects(container, "env", at)):
         if index >= _MAX_ENV:
@@ -422,6 +425,15 @@ def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool)
 
 
 def build_container_config(
+    view: PodView, *args: Any,
+) -> api_pb2.ContainerConfig:
+    try:
+        return _build_container_config(view, *args)
+    except UnicodeEncodeError:  # protobuf strings must be UTF-8
+        raise not_utf8_error(view) from None
+
+
+def _build_container_config(
     view: PodView, container_name: str, node: NodeContext, attempt: int, minor: int,
     image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
     feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,

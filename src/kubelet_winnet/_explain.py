@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._featuregates import MODELLED_GATES, WINDOWS_HOST_NETWORK, GateResolution
+from kubelet_winnet._describe import quoted
 from kubelet_winnet._messages import sandbox_config_message
-from kubelet_winnet._pod import read_pod, spec_path
-from kubelet_winnet._rules import (
-    ContainerFacts,
-    PodFacts,
-    Trace,
-    decide_sandbox,
+from kubelet_winnet._pod import pod_facts, pod_template
+from kubelet_winnet._profile import (
+    DEFAULT_KUBELET_VERSION,
+    KEP_WITHDRAWN_MINOR,
+    MODELLED_GATES,
+    WINDOWS_HOST_NETWORK,
+    GateResolution,
+    GateStage,
+    kubelet_profile,
 )
-from kubelet_winnet._translate import kubelet_profile
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, GateStage
-from kubelet_winnet.errors import SandboxConfigError
+from kubelet_winnet._rules import STEP_BY_ID, ContainerFacts, PodFacts, decide_sandbox
+from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
 
-__all__ = ["ExplainStep", "Explanation", "Warning", "WarningCode", "explain"]
+__all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explain"]
 
 
-class WarningCode:
-    """Stable identifiers of :class:`Warning` kinds (for filtering and the CLI)."""
+class WarningCode(str, enum.Enum):
+    """Stable identifiers of :class:`Finding` kinds (for filtering and the CLI); each is
+    a ``str`` equal to its value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
 
     HOST_NETWORK_GATE_OFF = "host-network-gate-off"
     HOST_NETWORK_WITHDRAWN = "host-network-withdrawn"
@@ -34,15 +41,17 @@ class WarningCode:
 
 
 @dataclass(frozen=True)
-class Warning:
-    code: str
+class Finding:
+    """Something the pod asks for and will not get (or a flag worth a look)."""
+
+    code: WarningCode
     message: str
     field: str = ""
 
 
 @dataclass(frozen=True)
 class ExplainStep:
-    rule: str  # "gates" or a step of rules.STEPS ("1" .. "6", "3a", "3b")
+    rule: str  # "gates", or the id of a step in _rules.STEPS ("1", "2.off", "3a", ...)
     text: str
 
 
@@ -51,7 +60,7 @@ class Explanation:
     config: api_pb2.WindowsPodSandboxConfig | None
     error: SandboxConfigError | None
     steps: tuple[ExplainStep, ...]
-    warnings: tuple[Warning, ...]
+    warnings: tuple[Finding, ...]
     profile: GateResolution = field(repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,7 +75,8 @@ class Explanation:
             "error": None if self.error is None else str(self.error),
             "steps": [{"rule": s.rule, "text": s.text} for s in self.steps],
             "warnings": [
-                {"code": w.code, "field": w.field, "message": w.message} for w in self.warnings
+                {"code": w.code.value, "field": w.field, "message": w.message}
+                for w in self.warnings
             ],
         }
 
@@ -93,15 +103,15 @@ def _warnings(
     profile: GateResolution,
     config: api_pb2.WindowsPodSandboxConfig | None,
     at: str,
-) -> list[Warning]:
-    found: list[Warning] = []
+) -> list[Finding]:
+    found: list[Finding] = []
     context = None if config is None else config.security_context
     host_process = context is not None and context.host_process
     if pod.host_network and config is not None and not host_process:
         sent_node = context is not None and context.HasField("namespace_options")
         if not sent_node:
             if profile.stage is GateStage.ALPHA:
-                found.append(Warning(
+                found.append(Finding(
                     WarningCode.HOST_NETWORK_GATE_OFF,
                     f"hostNetwork: true is dropped: {WINDOWS_HOST_NETWORK} is disabled on "
                     f"kubelet {profile.version}, so namespace_options is not sent and the "
@@ -109,16 +119,17 @@ def _warnings(
                     f"{at}hostNetwork",
                 ))
             else:
-                found.append(Warning(
+                found.append(Finding(
                     WarningCode.HOST_NETWORK_WITHDRAWN,
                     f"hostNetwork: true is dropped: kubelet {profile.version} never sets "
-                    "namespace_options (KEP-3503 withdrawn in 1.33), so the runtime gives "
+                    f"namespace_options (KEP-3503 withdrawn in 1.{KEP_WITHDRAWN_MINOR}), so the "
+                    "runtime gives "
                     "the pod its own network namespace; only HostProcess pods get the "
                     "host network",
                     f"{at}hostNetwork",
                 ))
         else:
-            found.append(Warning(
+            found.append(Finding(
                 WarningCode.CONTAINERD_IGNORES_NAMESPACE_OPTIONS,
                 "namespace_options.network = NODE is sent, but containerd decides host "
                 "networking on Windows from host_process alone: on containerd this pod "
@@ -138,21 +149,21 @@ def _warnings(
             and options.gmsa_credential_spec_name is not None
             and options.gmsa_credential_spec is None
         ):
-            found.append(Warning(
+            found.append(Finding(
                 WarningCode.GMSA_SPEC_MISSING,
-                f"gmsaCredentialSpecName {options.gmsa_credential_spec_name!r} without "
+                f"gmsaCredentialSpecName {quoted(options.gmsa_credential_spec_name)} without "
                 "gmsaCredentialSpec: the kubelet sends only the spec contents, which the "
                 "GMSA admission webhook must fill in; without it credential_spec is empty",
                 f"{at}{where}.gmsaCredentialSpecName",
             ))
     for line in profile.log_lines:
-        found.append(Warning(WarningCode.DEPRECATED_FEATURE_GATE, line, "--feature-gates"))
+        found.append(Finding(WarningCode.DEPRECATED_FEATURE_GATE, line, "--feature-gates"))
     for name in profile.not_modelled:
         hint = ""
         if name.lower() in {m.lower() for m in MODELLED_GATES}:
             hint = " (gate names are case-sensitive: did you mean "
             hint += next(m for m in MODELLED_GATES if m.lower() == name.lower()) + "?)"
-        found.append(Warning(
+        found.append(Finding(
             WarningCode.FEATURE_GATE_NOT_MODELLED,
             f"feature gate {name} is not modelled: accepted, assumed not to affect "
             f"Windows sandbox networking{hint}",
@@ -185,11 +196,20 @@ def explain(
     ``.error`` with ``.config`` None.
     """
     profile = kubelet_profile(kubelet_version, feature_gates)
-    facts = read_pod(pod)
-    trace: Trace = []
-    decision = decide_sandbox(facts, profile.sets_namespace_options, trace)
+    template, at = pod_template(pod)
+    spec = template.get("spec")
+    if spec is None:
+        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
+    facts = pod_facts(spec, f"{at}spec.")
+    decision = decide_sandbox(facts, profile.sets_namespace_options)
     steps = [ExplainStep("gates", _gate_step(profile))]
-    steps += [ExplainStep(rule, text) for rule, text in trace]
+    steps += [
+        ExplainStep(
+            step_id,
+            STEP_BY_ID[step_id].text.format(network=decision.network, error=decision.error),
+        )
+        for step_id in decision.steps
+    ]
     config = None
     error = None
     if decision.error is not None:
@@ -200,6 +220,6 @@ def explain(
         config=config,
         error=error,
         steps=tuple(steps),
-        warnings=tuple(_warnings(facts, profile, config, spec_path(pod))),
+        warnings=tuple(_warnings(facts, profile, config, f"{at}spec.")),
         profile=profile,
     )

@@ -31,14 +31,18 @@ def _strings(name: str, value: object, *, limit: int = 4096) -> tuple[str, ...]:
     if len(value) > limit:
         raise InvalidArgumentError(name, f"at most {limit} strings", f"{len(value)} items")
     for index, item in enumerate(value):
-        if type(item) is not str:
-            raise InvalidArgumentError(f"{name}[{index}]", "a string", _type_name(item))
+        _string(f"{name}[{index}]", item)
     return tuple(value)
 
 
 def _string(name: str, value: object) -> str:
     if type(value) is not str:
         raise InvalidArgumentError(name, "a string", _type_name(value))
+    if not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            raise InvalidArgumentError(name, "valid Unicode", "a lone surrogate") from None
     return value
 
 
@@ -119,7 +123,8 @@ class NodeContext:
                     "runtime_handlers", "a mapping of str to str",
                     f"{_type_name(key)} -> {_type_name(value)}",
                 )
-            copied[key] = value
+            _string("runtime_handlers", key)
+            copied[key] = _string("runtime_handlers", value)
         object.__setattr__(self, "runtime_handlers", MappingProxyType(copied))
         # Validate the quantities once, here, so a bad node fails at construction.
         from kubelet_winnet._quantity import parse_quantity

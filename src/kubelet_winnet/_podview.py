@@ -1,29 +1,38 @@
-"""Any accepted pod form as a camelCase mapping, plus typed getters naming the JSON path.
+"""The pod (template resolved) for the request builders, through the one pod reader.
 
-Builders of whole CRI requests read many more pod fields than the Windows rules do, so
-they work on the manifest itself: a mapping as written (Pod, or a workload whose pod
-template is used), a ``kubernetes.client`` object (client 36 classes through their
-``attribute_map``, client 37 pydantic models through ``model_dump``) or
-:class:`kubelet_winnet.Pod` (which keeps only the fields it models). Nothing is coerced:
-a wrong type raises :class:`InvalidPodError` at its path.
+:func:`kubelet_winnet._pod.pod_template` turns every accepted form (manifest mapping,
+``kubernetes.client`` 36/37 object, attribute object, :class:`kubelet_winnet.Pod`) into a
+read-only camelCase ``Mapping`` plus its JSON path prefix; the getters here are thin
+defaults over the reader's typed ``get_*`` helpers (``InvalidPodError`` at the field path,
+nothing coerced).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from kubelet_winnet._pod import _object_template, _template_of
+from kubelet_winnet import _pod
+from kubelet_winnet._describe import describe
 from kubelet_winnet.errors import InvalidPodError
 
-__all__ = ["PodView", "view_pod"]
-
-_MAX_DEPTH = 64
+__all__ = [
+    "PodView",
+    "get_bool",
+    "get_int",
+    "get_list",
+    "get_map",
+    "get_objects",
+    "get_str",
+    "get_str_map",
+    "get_strings",
+    "not_utf8_error",
+    "view_pod",
+]
 
 
 class PodView:
-    """The pod (template resolved) with the JSON path prefix of its root."""
+    """The pod's ``metadata`` and ``spec`` with the JSON path prefix of its root."""
 
     __slots__ = ("metadata", "prefix", "spec")
 
@@ -36,178 +45,107 @@ class PodView:
         return self.prefix + path
 
 
-def _describe(value: object) -> str:
-    """A bounded description that never calls a foreign ``__repr__``."""
-    kind = type(value)
-    if kind is str:
-        shown = json.dumps(value)
-        return "string " + (shown if len(shown) <= 40 else shown[:37] + "...")
-    if kind is bool or value is None:
-        return "boolean " + json.dumps(value) if kind is bool else "null"
-    if isinstance(value, float) and kind is float:
-        return f"number {value!r}"
-    if isinstance(value, int) and kind is int:
-        return f"number {value}" if abs(value) < 10**30 else "number (a huge integer)"
-    if _is_map(value):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return kind.__name__
-
-
-def _bad(field: str, expected: str, value: object) -> InvalidPodError:
-    return InvalidPodError(field, f"expected {expected}, got {_describe(value)}")
-
-
-def _is_map(value: object) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)
-
-
-def _plain(obj: object, depth: int = 0) -> Any:
-    """A client object as camelCase JSON-like data."""
-    if depth > _MAX_DEPTH:
-        raise InvalidPodError("", "pod object nested too deeply")
-    if obj is None or isinstance(obj, (str, bool, int, float)):
-        return obj
-    if isinstance(obj, (list, tuple)):
-        return [_plain(item, depth + 1) for item in obj]
-    if _is_map(obj):
-        return {key: _plain(item, depth + 1) for key, item in obj.items()}  # type: ignore[attr-defined]
-    attribute_map = getattr(type(obj), "attribute_map", None)
-    if isinstance(attribute_map, dict) and not hasattr(obj, "model_dump"):
-        out: dict[str, Any] = {}
-        for attribute, key in attribute_map.items():
-            item = getattr(obj, attribute, None)
-            if item is not None:
-                out[key] = _plain(item, depth + 1)
-        return out
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        return dump(by_alias=True, exclude_none=True)
-    raise InvalidPodError("", f"cannot read a {type(obj).__name__} as part of a pod")
-
-
 def view_pod(pod: object) -> PodView:
-    """The pod in ``pod``; raises only :class:`InvalidPodError`."""
-    if _is_map(pod):
-        workload_meta = pod.get("metadata")  # type: ignore[attr-defined]
-        template, prefix = _template_of(pod)  # type: ignore[arg-type]
-    elif hasattr(pod, "spec") or hasattr(pod, "template"):
-        try:
-            template_obj, prefix = _object_template(pod)
-            workload_meta = _plain(getattr(pod, "metadata", None))
-            template = _plain(template_obj)
-        except InvalidPodError:
-            raise
-        except Exception as exc:  # a property of a foreign object raised
-            raise InvalidPodError(
-                "", f"could not read the pod object: {type(exc).__name__}"
-            ) from None
-    else:
-        raise InvalidPodError(
-            "",
-            "expected a Pod or workload manifest mapping, a kubernetes.client V1Pod or "
-            f"kubelet_winnet.Pod, got {type(pod).__name__}",
-        )
-    if not _is_map(template):
-        raise _bad(prefix.rstrip(".") or "", "an object", template)
-    spec = template.get("spec")
+    """The pod in ``pod``; raises ``InvalidPodError`` or ``InvalidArgumentError``."""
+    template, prefix = _pod.pod_template(pod)
+    spec = _pod.get_object(template, "spec", prefix)
     if spec is None:
         raise InvalidPodError(f"{prefix}spec", "required: the pod has no spec")
-    if not _is_map(spec):
-        raise _bad(f"{prefix}spec", "an object", spec)
-    metadata = template.get("metadata")
-    if metadata is None:
-        metadata = {}
-    elif not _is_map(metadata):
-        raise _bad(f"{prefix}metadata", "an object", metadata)
-    if prefix and _is_map(workload_meta):
+    metadata = _pod.get_object(template, "metadata", prefix) or {}
+    if prefix:
         # A template has no name or namespace of its own; its controller derives them
-        # from the workload (the generated suffix is unknowable here).
+        # from the workload (the generated name suffix is unknowable here).
+        root, _ = _pod._root(pod)  # the workload itself, as the reader sees it
+        workload = _pod.get_object(root, "metadata") or {}
         merged = dict(metadata)
         for key in ("name", "namespace"):
-            if merged.get(key) is None and workload_meta.get(key) is not None:
-                merged[key] = workload_meta[key]
+            if merged.get(key) is None and workload.get(key) is not None:
+                merged[key] = workload.get(key)
         metadata = merged
     return PodView(metadata, spec, prefix)
 
 
-# --- typed getters: value at ``key`` of ``obj`` (at JSON path ``at``), null = absent ---
-
-
 def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:
     value = obj.get(key)
-    if value is None:
-        return default
-    if type(value) is not str:
-        raise _bad(f"{at}{key}", "a string", value)
-    return value
-
-
-def get_bool(obj: Mapping[str, Any], key: str, at: str) -> bool | None:
-    value = obj.get(key)
-    if value is None or value is True or value is False:
+    if type(value) is str:  # the common case, without the reader's call
         return value
-    raise _bad(f"{at}{key}", "a boolean", value)
+    value = _pod.get_str(obj, key, at)
+    return default if value is None else value
+
+
+get_bool = _pod.get_bool
+get_map = _pod.get_object
 
 
 def get_int(
     obj: Mapping[str, Any], key: str, at: str, low: int = -(2**63), high: int = 2**63 - 1
 ) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if type(value) is not int:
-        raise _bad(f"{at}{key}", "an integer", value)
-    if not low <= value <= high:
-        raise InvalidPodError(f"{at}{key}", f"must be between {low} and {high}")
-    return value
+    return _pod.get_int(obj, key, at, low, high)
 
 
-def get_map(obj: Mapping[str, Any], key: str, at: str) -> Mapping[str, Any] | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not _is_map(value):
-        raise _bad(f"{at}{key}", "an object", value)
-    return value  # type: ignore[no-any-return]
-
-
-def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any] | tuple[Any, ...]:
-    value = obj.get(key)
-    if value is None:
-        return ()
-    if type(value) is not list and type(value) is not tuple:
-        raise _bad(f"{at}{key}", "an array", value)
-    return value
+def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
+    return _pod.get_array(obj, key, at) or []
 
 
 def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, Any]]:
-    """An array of objects; each entry checked."""
-    entries = get_list(obj, key, at)
-    for index, entry in enumerate(entries):
-        if not _is_map(entry):
-            raise _bad(f"{at}{key}[{index}]", "an object", entry)
-    return list(entries)
+    """The objects of array ``key`` (each checked)."""
+    value = obj.get(key)
+    if value is None:  # most arrays are absent: skip the reader's path building
+        return []
+    if type(value) is list:
+        for item in value:
+            if type(item) is not dict:
+                break
+        else:
+            return value  # plain manifest data: nothing to wrap or report
+    return [item for item, _ in _pod.get_objects(obj, key, at)]
 
 
 def get_strings(obj: Mapping[str, Any], key: str, at: str) -> list[str]:
-    entries = get_list(obj, key, at)
-    for index, entry in enumerate(entries):
-        if type(entry) is not str:
-            raise _bad(f"{at}{key}[{index}]", "a string", entry)
-    return list(entries)
+    items = get_list(obj, key, at)
+    for index, item in enumerate(items):
+        if type(item) is not str:
+            raise InvalidPodError(
+                f"{at}{key}[{index}]", f"expected a string, got {describe(item)}"
+            )
+    return items
 
 
 def get_str_map(obj: Mapping[str, Any], key: str, at: str) -> dict[str, str]:
-    value = get_map(obj, key, at)
-    if value is None:
+    if obj.get(key) is None:
         return {}
-    out: dict[str, str] = {}
-    for name, item in value.items():
-        if type(name) is not str:
-            raise _bad(f"{at}{key}", "string keys", name)
-        if type(item) is not str:
-            raise _bad(f"{at}{key}.{name}", "a string", item)
-        out[name] = item
-    return out
+    return _pod.get_str_map(obj, key, at) or {}
+
+
+_NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"
+
+
+def _first_non_utf8(value: Any, at: str, depth: int = 0) -> str | None:
+    """The JSON path of the first string (or key) protobuf cannot encode, or ``None``."""
+    if depth > 64:
+        return None
+    if type(value) is str:
+        return None if _pod.is_utf8(value) else at
+    if isinstance(value, Mapping):
+        for key in value:
+            where = f"{at}.{key}" if at else str(key)
+            if type(key) is str and not _pod.is_utf8(key):
+                return where
+            found = _first_non_utf8(value.get(key), where, depth + 1)
+            if found is not None:
+                return found
+    elif type(value) is list or type(value) is tuple:
+        for index, item in enumerate(value):
+            found = _first_non_utf8(item, f"{at}[{index}]", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def not_utf8_error(view: PodView) -> InvalidPodError:
+    """For a ``UnicodeEncodeError`` raised while filling a message: name the field."""
+    for part, value in (("metadata", view.metadata), ("spec", view.spec)):
+        found = _first_non_utf8(value, view.at(part))
+        if found is not None:
+            return InvalidPodError(found, _NOT_UTF8)
+    return InvalidPodError(view.prefix.rstrip("."), _NOT_UTF8)

@@ -13,14 +13,18 @@ kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
+
+from kubelet_winnet._profile import KEP_WITHDRAWN_MINOR, LAST_NAMESPACE_OPTIONS_MINOR, MIN_MINOR
 
 __all__ = [
     "ERROR_HOST_NETWORK_REQUIRED",
     "ERROR_MIXED_HOST_PROCESS",
     "ERROR_POD_HOST_PROCESS_FALSE",
     "STEPS",
+    "STEP_BY_ID",
     "ContainerDecision",
     "ContainerFacts",
     "ContainerKind",
@@ -28,7 +32,6 @@ __all__ = [
     "PodFacts",
     "SandboxDecision",
     "Step",
-    "Trace",
     "WindowsOptions",
     "decide_container",
     "decide_sandbox",
@@ -80,39 +83,56 @@ class PodFacts:
 
 @dataclass(frozen=True)
 class Step:
-    """One step of ``generatePodSandboxWindowsConfig``, in order."""
+    """One step (or one outcome of a step) of ``generatePodSandboxWindowsConfig``.
 
-    rule: str
+    ``id`` is what decisions record; ``summary`` is the docs' text, ``text`` what
+    ``explain`` prints (``{network}`` and ``{error}`` filled from the decision).
+    """
+
+    id: str
     summary: str
-    since: int = 26
+    text: str
+    error: str | None = None
+    since: int = MIN_MINOR
     until: int | None = None  # last kubelet minor that runs the step
 
 
 STEPS: tuple[Step, ...] = (
-    Step("1", "start with an empty security_context (always present)"),
-    Step(
-        "2",
-        "WindowsHostNetwork enabled: namespace_options on every pod, network NODE if "
-        "spec.hostNetwork else POD",
-        until=32,
-    ),
-    Step(
-        "3",
-        "any container effectively HostProcess: all must be (3a), hostNetwork required (3b), "
-        "then host_process = true",
-    ),
-    Step("4", "no spec.securityContext.windowsOptions: done"),
-    Step("5", "pod-level gmsaCredentialSpec -> credential_spec, runAsUserName -> run_as_username"),
-    Step("6", "HostProcess containers with pod-level hostProcess: false: error"),
+    Step("1", "start with an empty security_context (always present)",
+         "security_context present"),
+    Step("2", "WindowsHostNetwork enabled: namespace_options on every pod, network NODE if "
+         "spec.hostNetwork else POD", "namespace_options.network = {network}",
+         until=LAST_NAMESPACE_OPTIONS_MINOR),
+    Step("2.off", f"WindowsHostNetwork disabled (or kubelet 1.{KEP_WITHDRAWN_MINOR}+, where "
+         "step 2 is gone): namespace_options unset", "namespace_options left unset"),
+    Step("3", "any container effectively HostProcess and all of them are, with hostNetwork: "
+         "host_process = true", "every container is HostProcess: host_process = true"),
+    Step("3.none", "no container effectively HostProcess", "no HostProcess container"),
+    Step("3a", "some but not all containers HostProcess: error", "error: {error}",
+         ERROR_MIXED_HOST_PROCESS),
+    Step("3b", "HostProcess containers without spec.hostNetwork: error", "error: {error}",
+         ERROR_HOST_NETWORK_REQUIRED),
+    Step("4", "no spec.securityContext.windowsOptions: done", "no pod-level windowsOptions: done"),
+    Step("5", "pod-level gmsaCredentialSpec -> credential_spec, runAsUserName -> "
+         "run_as_username", "copied pod-level runAsUserName and gmsaCredentialSpec"),
+    Step("6", "HostProcess containers with pod-level hostProcess: false: error",
+         "error: {error}", ERROR_POD_HOST_PROCESS_FALSE),
 )
+STEP_BY_ID: Mapping[str, Step] = {step.id: step for step in STEPS}
 
-# What a step decided, for explain(): (rule, what happened).
-Trace = list[tuple[str, str]]
+
+def _path(*ids: str) -> tuple[str, ...]:
+    """A sequence of step ids the decision can return; checked against STEPS at import."""
+    for step_id in ids:
+        if step_id not in STEP_BY_ID:  # pragma: no cover - a guard
+            raise RuntimeError(f"step {step_id!r} is not in STEPS")
+    return ids
 
 
 @dataclass(frozen=True, slots=True)
 class SandboxDecision:
-    """What the kubelet sends, or its refusal (``error`` set, ``error_rule`` the step)."""
+    """What the kubelet sends, or its refusal (``error`` set, ``error_rule`` the step);
+    ``steps`` are the ids of the :data:`STEPS` taken, in order."""
 
     network: NetworkMode | None = None  # None: namespace_options unset
     host_process: bool = False
@@ -120,6 +140,8 @@ class SandboxDecision:
     credential_spec: str = ""
     error: str | None = None
     error_rule: str | None = None
+    # The path, not the outcome: two decisions that send the same config compare equal.
+    steps: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,24 +181,15 @@ def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> Windo
 _EMPTY = WindowsOptions()
 
 
-def decide_sandbox(
-    pod: PodFacts, sets_namespace_options: bool, trace: Trace | None = None
-) -> SandboxDecision:
+def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecision:
     """``generatePodSandboxWindowsConfig``: errors in the kubelet's precedence 3a, 3b, 6.
 
     ``sets_namespace_options``: the kubelet is 1.26-1.32 with ``WindowsHostNetwork``
-    enabled. ``trace``, when given, receives one entry per step taken.
+    enabled. The decision's ``steps`` record the path taken.
     """
     network: NetworkMode | None = None
     if sets_namespace_options:  # step 2
         network = "NODE" if pod.host_network else "POD"
-    if trace is not None:
-        trace.append(("1", "security_context present"))
-        trace.append(
-            ("2", f"namespace_options.network = {network}")
-            if network
-            else ("2", "namespace_options left unset")
-        )
     # Step 3 in one pass: is any / every container effectively HostProcess?
     base = pod.windows_options
     pod_host_process = base is not None and base.host_process is True
@@ -191,42 +204,51 @@ def decide_sandbox(
             every_host_process = False
     if any_host_process:  # step 3
         if not every_host_process:
-            return _refuse(ERROR_MIXED_HOST_PROCESS, "3a", trace)
+            return _REFUSALS[network, "3a"]
         if not pod.host_network:
-            return _refuse(ERROR_HOST_NETWORK_REQUIRED, "3b", trace)
-        if trace is not None:
-            trace.append(("3", "every container is HostProcess: host_process = true"))
-    elif trace is not None:
-        trace.append(("3", "no HostProcess container"))
+            return _REFUSALS[network, "3b"]
     options = base
     if options is None:  # step 4
-        if trace is not None:
-            trace.append(("4", "no pod-level windowsOptions: done"))
-        return _PLAIN_DECISIONS[network, any_host_process]
-    if trace is not None:
-        trace.append(("5", "copied pod-level runAsUserName and gmsaCredentialSpec"))
+        return _PLAIN_DECISIONS[network, any_host_process, "4"]
     if any_host_process and options.host_process is False:  # step 6
-        return _refuse(ERROR_POD_HOST_PROCESS_FALSE, "6", trace)
+        return _REFUSALS[network, "6"]
     user = options.run_as_user_name or ""
     credential_spec = options.gmsa_credential_spec or ""
     if not user and not credential_spec:
-        return _PLAIN_DECISIONS[network, any_host_process]
-    return SandboxDecision(network, any_host_process, user, credential_spec)
+        return _PLAIN_DECISIONS[network, any_host_process, "5"]
+    return SandboxDecision(
+        network, any_host_process, user, credential_spec,
+        steps=_PLAIN_DECISIONS[network, any_host_process, "5"].steps,
+    )
 
 
-# The decisions without strings, built once: most pods end in one of these six, and a
-# frozen dataclass costs more to build than the rest of the decision.
-_PLAIN_DECISIONS: dict[tuple[NetworkMode | None, bool], SandboxDecision] = {
-    (network, host_process): SandboxDecision(network, host_process)
+def _steps_until(network: bool, host_process: bool, last: str) -> tuple[str, ...]:
+    return _path("1", "2" if network else "2.off", "3" if host_process else "3.none", last)
+
+
+# Every decision without strings, built once with its path: most pods end in one of
+# these, and a frozen dataclass costs more to build than the rest of the decision.
+_PLAIN_DECISIONS: dict[tuple[NetworkMode | None, bool, str], SandboxDecision] = {
+    (network, host_process, last): SandboxDecision(
+        network, host_process, steps=_steps_until(network is not None, host_process, last)
+    )
     for network in (None, "POD", "NODE")
     for host_process in (False, True)
+    for last in ("4", "5")
 }
-
-
-def _refuse(message: str, rule: str, trace: Trace | None) -> SandboxDecision:
-    if trace is not None:
-        trace.append((rule, f"error: {message}"))
-    return SandboxDecision(error=message, error_rule=rule)
+# Refusals keep the network step 2 chose (explain shows it); messages are never built.
+_REFUSALS: dict[tuple[NetworkMode | None, str], SandboxDecision] = {
+    (network, rule): SandboxDecision(
+        network,
+        error=STEP_BY_ID[rule].error,
+        error_rule=rule,
+        steps=_path(
+            "1", "2" if network else "2.off", *(("3", "5") if rule == "6" else ()), rule
+        ),
+    )
+    for network in (None, "POD", "NODE")
+    for rule in ("3a", "3b", "6")
+}
 
 
 def decide_container(

@@ -11,7 +11,7 @@ kubelet's order, each step returning the kubelet's error text on refusal:
 5. port mappings of ``spec.containers`` (pkg/kubelet/container/helpers.go
    ``MakePortMappings``);
 6. ``linux`` (``generatePodSandboxLinuxConfig``: sent on Windows too);
-7. ``windows`` (the core: :func:`kubelet_winnet.windows_sandbox_config`).
+7. ``windows`` (the core's decision, as :func:`kubelet_winnet.windows_sandbox_config`).
 
 API defaulting the kubelet relies on (pkg/apis/core/v1/defaults.go) is applied to raw
 manifests: ``dnsPolicy: ClusterFirst``, ``securityContext: {}``, port ``protocol: TCP``,
@@ -27,8 +27,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._featuregates import parse_feature_gates
+from kubelet_winnet._messages import sandbox_config_message
 from kubelet_winnet._node import NodeContext
+from kubelet_winnet._pod import pod_facts
 from kubelet_winnet._podview import (
     PodView,
     get_bool,
@@ -38,10 +39,11 @@ from kubelet_winnet._podview import (
     get_str,
     get_str_map,
     get_strings,
+    not_utf8_error,
     view_pod,
 )
-from kubelet_winnet._translate import kubelet_profile, windows_sandbox_config
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, kubelet_profile, parse_feature_gates
+from kubelet_winnet._rules import decide_sandbox
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = [
@@ -131,6 +133,10 @@ def _merge_options(existing: list[str], pod_options: list[tuple[str, str | None]
 
 def _fit_searches(searches: list[str], limits: tuple[int, int]) -> list[str]:
     max_paths, max_chars = limits
+    if len(searches) <= max_paths and sum(len(s) + 1 for s in searches) <= min(
+        max_chars, MAX_SEARCH_LEN
+    ):
+        return searches  # within every limit (the common case)
     searches = searches[:max_paths]
     searches = [s for s in searches if len(s) <= MAX_SEARCH_LEN]
     line = len(" ".join(searches))
@@ -206,6 +212,33 @@ def pod_dns(
         searches, SEARCH_LIMITS_EXPANDED if expanded else SEARCH_LIMITS_LEGACY
     )
     return servers, searches, options
+
+
+def _dns_bytes(
+    view: PodView, node: NodeContext, namespace: str, host_network: bool, minor: int,
+    expanded: bool,
+) -> bytes:
+    """The encoded ``DNSConfig``; without ``spec.dnsConfig`` it depends only on the node,
+    namespace, policy and hostNetwork, so it is remembered per node object."""
+    spec = view.spec
+    cacheable = spec.get("dnsConfig") is None
+    if cacheable:
+        policy = get_str(spec, "dnsPolicy", view.at("spec."), "ClusterFirst")
+        key = (id(node), namespace, host_network, policy, expanded)
+        hit = _DNS_CACHE.get(key)
+        if hit is not None and hit[0] is node:  # the strong reference keeps id() unique
+            return hit[1]
+    servers, searches, options = pod_dns(view, node, namespace, host_network, minor, expanded)
+    data = api_pb2.DNSConfig(servers=servers, searches=searches, options=options)
+    encoded = data.SerializeToString()
+    if cacheable:
+        if len(_DNS_CACHE) >= 256:  # bounded: namespaces come from the input
+            _DNS_CACHE.clear()
+        _DNS_CACHE[key] = (node, encoded)
+    return encoded
+
+
+_DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = {}
 
 
 # --- hostname (kubelet_pods.go, pkg/kubelet/util/util.go) ---------------------------
@@ -332,6 +365,8 @@ def _security_context(spec: Mapping[str, Any], at: str) -> Mapping[str, Any]:
 def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, at)):
+            if container.get("securityContext") is None:
+                continue
             where = f"{at}{kind}[{index}]."
             context = get_map(container, "securityContext", where)
             if context is not None and get_bool(
@@ -341,44 +376,73 @@ def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     return False
 
 
-def linux_config(view: PodView, minor: int) -> api_pb2.LinuxPodSandboxConfig:
+def fill_linux_config(
+    config: api_pb2.LinuxPodSandboxConfig, view: PodView, minor: int
+) -> None:
+    """Fill ``config`` (cgroup_parent stays "": no pod cgroups on Windows)."""
     spec, at = view.spec, view.at("spec.")
     context = _security_context(spec, at)
     here = f"{at}securityContext."
-    config = api_pb2.LinuxPodSandboxConfig()  # cgroup_parent: "" on Windows
-    security = config.security_context
-    security.SetInParent()
-    security.privileged = _has_privileged(spec, at)
-    security.seccomp.SetInParent()  # RuntimeDefault: issue #84623
+    privileged = _has_privileged(spec, at)
+    sysctls = {}
     for index, sysctl in enumerate(get_objects(context, "sysctls", here)):
         where = f"{here}sysctls[{index}]."
-        config.sysctls[get_str(sysctl, "name", where)] = get_str(sysctl, "value", where)
+        sysctls[get_str(sysctl, "name", where)] = get_str(sysctl, "value", where)
     # Only with spec.securityContext set, which API defaulting guarantees.
-    options = security.namespace_options
-    options.SetInParent()
-    options.network = api_pb2.NODE if get_bool(spec, "hostNetwork", at) else api_pb2.POD
-    options.ipc = api_pb2.NODE if get_bool(spec, "hostIPC", at) else api_pb2.POD
+    network = api_pb2.NODE if get_bool(spec, "hostNetwork", at) else api_pb2.POD
+    ipc = api_pb2.NODE if get_bool(spec, "hostIPC", at) else api_pb2.POD
     if get_bool(spec, "hostPID", at):
-        options.pid = api_pb2.NODE
+        pid = api_pb2.NODE
     elif get_bool(spec, "shareProcessNamespace", at):
-        options.pid = api_pb2.POD
+        pid = api_pb2.POD
     else:
-        options.pid = api_pb2.CONTAINER
+        pid = api_pb2.CONTAINER
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
-    security.supplemental_groups.extend(groups)
-    policy = context.get("supplementalGroupsPolicy")
-    if policy is not None and minor >= 31:
+    policy = context.get("supplementalGroupsPolicy") if minor >= 31 else None
+    if policy is not None:
         if type(policy) is not str:
             get_str(context, "supplementalGroupsPolicy", here)
         if policy not in ("Merge", "Strict"):
             raise SandboxConfigError(
                 f"unsupported supplementalGroupsPolicy: {policy}", "linux"
             )
+    if not sysctls and not groups and policy is None:
+        # Most pods end in one of a dozen shapes: parse their few bytes instead of
+        # building the sub-messages field by field.
+        key = (privileged, network, ipc, pid)
+        data = _LINUX_SHAPES.get(key)
+        if data is None:
+            shape = api_pb2.LinuxPodSandboxConfig()
+            _fill_linux(shape, privileged, {}, network, ipc, pid, [], None)
+            data = _LINUX_SHAPES[key] = shape.SerializeToString()
+        config.MergeFromString(data)
+        return
+    _fill_linux(config, privileged, sysctls, network, ipc, pid, groups, policy)
+
+
+_LINUX_SHAPES: dict[tuple[bool, int, int, int], bytes] = {}  # at most 2 * 2 * 2 * 3 keys
+
+
+def _fill_linux(
+    config: api_pb2.LinuxPodSandboxConfig, privileged: bool, sysctls: dict[str, str],
+    network: int, ipc: int, pid: int, groups: list[int], policy: str | None,
+) -> None:
+    security = config.security_context
+    security.SetInParent()
+    security.privileged = privileged
+    security.seccomp.SetInParent()  # RuntimeDefault: issue #84623
+    config.sysctls.update(sysctls)
+    options = security.namespace_options
+    options.SetInParent()
+    options.network = network  # type: ignore[assignment]
+    options.ipc = ipc  # type: ignore[assignment]
+    options.pid = pid  # type: ignore[assignment]
+    security.supplemental_groups.extend(groups)
+    if policy is not None:
         security.supplemental_groups_policy = (
             api_pb2.Strict if policy == "Strict" else api_pb2.Merge
         )
-    return config
 
 
 def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
@@ -393,6 +457,21 @@ def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
             raise InvalidPodError(f"{at}{key}[{index}]", "expected a non-negative integer")
         out.append(item)
     return out
+
+
+def log_directory(root: str, name: str) -> str:
+    """``filepath.Join(root, name)`` as on Windows: cleaned, backslashes."""
+    clean_root = _CLEAN_ROOTS.get(root)
+    if clean_root is None:
+        clean_root = ntpath.normpath(root)
+        if len(_CLEAN_ROOTS) < 64:
+            _CLEAN_ROOTS[root] = clean_root
+    if "/" in name or "\\" in name or name in (".", "..") or ":" in name:
+        return ntpath.normpath(ntpath.join(clean_root, name))
+    return clean_root + name if clean_root.endswith("\\") else f"{clean_root}\\{name}"
+
+
+_CLEAN_ROOTS: dict[str, str] = {}
 
 
 # --- the whole config ---------------------------------------------------------------
@@ -425,47 +504,54 @@ def build_sandbox_config(
     feature_gates: object,
 ) -> tuple[api_pb2.PodSandboxConfig, PodView]:
     profile = kubelet_profile(kubelet_version, feature_gates)
-    minor = profile.version.minor
     view = view_pod(pod)
+    try:
+        expanded = _expanded_dns(feature_gates, profile.version.minor)
+        return _build_sandbox_config(view, node, attempt, profile, expanded), view
+    except UnicodeEncodeError:  # protobuf strings must be UTF-8
+        raise not_utf8_error(view) from None
+
+
+def _build_sandbox_config(
+    view: PodView, node: NodeContext, attempt: int, profile: Any, expanded_dns: bool
+) -> api_pb2.PodSandboxConfig:
+    minor = profile.version.minor
     name, namespace, uid = pod_identity_of(view)
     spec, at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", at) is True
-    config = api_pb2.PodSandboxConfig()
-    metadata = config.metadata
-    metadata.name = name
-    metadata.uid = uid
-    metadata.namespace = namespace
-    metadata.attempt = attempt
     meta_at = view.at("metadata.")
     labels = get_str_map(view.metadata, "labels", meta_at)
     labels[POD_NAME_LABEL] = name
     labels[POD_NAMESPACE_LABEL] = namespace
     labels[POD_UID_LABEL] = uid
-    config.labels.update(labels)
-    config.annotations.update(get_str_map(view.metadata, "annotations", meta_at))
-    servers, searches, options = pod_dns(
-        view, node, namespace, host_network, minor, _expanded_dns(feature_gates, minor)
+    # Maps passed to the constructor are filled in C; .update() walks them in Python.
+    config = api_pb2.PodSandboxConfig(
+        labels=labels, annotations=get_str_map(view.metadata, "annotations", meta_at)
     )
+    metadata = config.metadata
+    metadata.name = name
+    metadata.uid = uid
+    metadata.namespace = namespace
+    metadata.attempt = attempt
     dns = config.dns_config
     dns.SetInParent()
-    dns.servers.extend(servers)
-    dns.searches.extend(searches)
-    dns.options.extend(options)
+    dns.MergeFromString(_dns_bytes(view, node, namespace, host_network, minor, expanded_dns))
     if not host_network:
         config.hostname = pod_hostname(view, name, namespace, node)
-    config.log_directory = ntpath.normpath(
-        ntpath.join(node.pod_logs_dir, f"{namespace}_{name}_{uid}")
-    )
+    config.log_directory = log_directory(node.pod_logs_dir, f"{namespace}_{name}_{uid}")
     for index, container in enumerate(get_objects(spec, "containers", at)):
         config.port_mappings.extend(
             container_port_mappings(container, f"{at}containers[{index}].", host_network)
         )
     runtime_handler(view, node)  # NamespacesForPod looks the class up first
-    config.linux.CopyFrom(linux_config(view, minor))
-    config.windows.CopyFrom(
-        windows_sandbox_config(pod, kubelet_version=kubelet_version, feature_gates=feature_gates)
-    )
-    return config, view
+    fill_linux_config(config.linux, view, minor)
+    # The core's generatePodSandboxWindowsConfig (windows_sandbox_config's steps), on
+    # the spec already located rather than locating it a second time.
+    decision = decide_sandbox(pod_facts(spec, at), profile.sets_namespace_options)
+    if decision.error is not None:
+        raise SandboxConfigError(decision.error, decision.error_rule or "")
+    config.windows.MergeFrom(sandbox_config_message(decision))
+    return config
 
 
 def pod_sandbox_config(

@@ -1,43 +1,21 @@
 """The public translation: pod in, CRI ``runtime.v1`` message out, as one kubelet would.
 
-An adapter around :mod:`kubelet_winnet._rules`: resolve the kubelet profile, read the pod,
-decide, build protobuf.
+An adapter around :mod:`kubelet_winnet._rules`: resolve the kubelet profile
+(:mod:`~kubelet_winnet._profile`), read the pod (:mod:`~kubelet_winnet._pod`), decide,
+build protobuf (:mod:`~kubelet_winnet._messages`).
 """
 
 from __future__ import annotations
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._featuregates import GateResolution, parse_feature_gates, resolve_gates
+from kubelet_winnet._describe import quoted, type_name
 from kubelet_winnet._messages import container_security_context_message, sandbox_config_message
 from kubelet_winnet._pod import is_utf8, read_pod
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._rules import decide_container, decide_sandbox
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION, parse_kubelet_version
-from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
-__all__ = ["kubelet_profile", "windows_container_security_context", "windows_sandbox_config"]
-
-_PROFILES: dict[tuple[object, object], GateResolution] = {}
-
-
-def kubelet_profile(
-    kubelet_version: object = DEFAULT_KUBELET_VERSION, feature_gates: object = None
-) -> GateResolution:
-    """``WindowsHostNetwork`` as kubelet ``kubelet_version`` started with ``feature_gates``
-    sees it. Raises ``UnsupportedVersionError`` or ``FeatureGateError``."""
-    key = (kubelet_version, feature_gates)
-    try:
-        return _PROFILES[key]
-    except (KeyError, TypeError):  # TypeError: an unhashable mapping of gates
-        pass
-    resolution = resolve_gates(
-        parse_kubelet_version(kubelet_version), parse_feature_gates(feature_gates)
-    )
-    try:
-        if len(_PROFILES) < 1024:
-            _PROFILES[key] = resolution
-    except TypeError:
-        pass
-    return resolution
+__all__ = ["windows_container_security_context", "windows_sandbox_config"]
 
 
 def windows_sandbox_config(
@@ -50,12 +28,10 @@ def windows_sandbox_config(
 
     Raises ``SandboxConfigError`` (the kubelet's text) when the kubelet refuses the pod,
     ``InvalidPodError`` for malformed input, ``UnsupportedVersionError`` and
-    ``FeatureGateError`` for a kubelet profile that cannot exist.
+    ``FeatureGateError`` for a kubelet profile that cannot exist, ``InvalidArgumentError``
+    for arguments of the wrong type.
     """
-    try:  # kubelet_profile's cache, looked up inline: this runs once per pod event
-        profile = _PROFILES[kubelet_version, feature_gates]
-    except (KeyError, TypeError):
-        profile = kubelet_profile(kubelet_version, feature_gates)
+    profile = kubelet_profile(kubelet_version, feature_gates)
     decision = decide_sandbox(read_pod(pod), profile.sets_namespace_options)
     if decision.error is not None:
         raise SandboxConfigError(decision.error, decision.error_rule or "")
@@ -78,14 +54,10 @@ def windows_container_security_context(
     (``WindowsNamespaceOption`` was never added to it) but is still validated.
     """
     kubelet_profile(kubelet_version, feature_gates)
-    if not isinstance(container_name, str):
-        raise InvalidPodError(
-            "container_name", f"expected a string, got {type(container_name).__name__}"
-        )
-    if not isinstance(image_username, str):
-        raise InvalidPodError(
-            "image_username", f"expected a string, got {type(image_username).__name__}"
-        )
+    if type(container_name) is not str:
+        raise InvalidArgumentError("container_name", "a string", type_name(container_name))
+    if type(image_username) is not str:
+        raise InvalidArgumentError("image_username", "a string", type_name(image_username))
     if not is_utf8(image_username):
         raise InvalidPodError("image_username", "not valid Unicode (contains a lone surrogate)")
     facts = read_pod(pod)
@@ -96,6 +68,6 @@ def windows_container_security_context(
             )
     raise InvalidPodError(
         "spec",
-        f"no container named {container_name!r} in initContainers, containers or "
+        f"no container named {quoted(container_name)} in initContainers, containers or "
         "ephemeralContainers",
     )

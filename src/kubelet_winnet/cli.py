@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kubelet_winnet._pod import WORKLOAD_TEMPLATE_PATHS, pod_identity
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION
 from kubelet_winnet.errors import SandboxConfigError, WinnetError
 
 __all__ = ["main"]

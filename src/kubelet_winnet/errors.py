@@ -7,6 +7,8 @@ carries the facts as attributes, so callers never parse messages.
 
 from __future__ import annotations
 
+from kubelet_winnet._describe import quoted, type_name
+
 __all__ = [
     "CriEndpointError",
     "CriError",
@@ -88,7 +90,8 @@ class UnsupportedVersionError(WinnetError, ValueError):
     def __init__(self, version: object, reason: str) -> None:
         self.version = version
         self.reason = reason
-        super().__init__(f"kubelet version {version!r}: {reason}")
+        shown = quoted(version) if type(version) is str else type_name(version)
+        super().__init__(f"kubelet version {shown}: {reason}")
 
     def __reduce__(self) -> tuple[type[UnsupportedVersionError], tuple[object, str]]:
         return (type(self), (self.version, self.reason))

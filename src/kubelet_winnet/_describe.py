@@ -1,0 +1,64 @@
+"""Bounded, exception-free descriptions of arbitrary values for error messages.
+
+Error messages never call ``repr()``/``str()`` on a caller's object: either can raise, loop
+or return megabytes (a 5,000-digit int's ``repr`` raises ``ValueError`` on CPython 3.11+).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+__all__ = ["describe", "quoted", "type_name"]
+
+_SHOWN = 40  # characters of a value shown in a message
+_JSON_KINDS = {
+    str: "string", bool: "boolean", int: "number", float: "number", dict: "object",
+    list: "array", tuple: "array", type(None): "null",
+}
+
+
+def type_name(value: object) -> str:
+    """``type(value).__name__``, bounded; a metaclass cannot make it raise."""
+    try:
+        name = type(value).__name__
+    except Exception:
+        return "object"
+    return name[:_SHOWN] if type(name) is str else "object"
+
+
+def quoted(text: str) -> str:
+    """``text`` as a JSON string, cut to a bounded length first."""
+    if len(text) > _SHOWN:
+        return json.dumps(text[: _SHOWN - 3]) + "..."
+    return json.dumps(text)
+
+
+def describe(value: object) -> str:
+    """The value's JSON kind (or Python type) plus, for scalars, a bounded rendering."""
+    kind = type(value)
+    label = _JSON_KINDS.get(kind)
+    if kind is str:
+        return f"string {quoted(value)}"  # type: ignore[arg-type]
+    if kind is bool:
+        return f"boolean {'true' if value else 'false'}"
+    if kind is int:
+        number: int = value  # type: ignore[assignment]
+        if number.bit_length() > 120:
+            # str() of a huge int is quadratic and raises past 4,300 digits.
+            return f"number with about {int(number.bit_length() * 0.30103) + 1} digits"
+        return f"number {number}"
+    if kind is float:
+        return f"number {float.__repr__(value)}"
+    if kind is bytes:
+        data: bytes = value  # type: ignore[assignment]
+        shown = bytes.__repr__(data[:_SHOWN])
+        return f"bytes {shown}{'...' if len(data) > _SHOWN else ''}"
+    if label is not None:
+        return label
+    try:
+        if isinstance(value, Mapping):
+            return "object"
+    except Exception:  # an __instancecheck__ or __class__ that raises
+        pass
+    return type_name(value)

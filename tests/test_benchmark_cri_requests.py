@@ -1,0 +1,33 @@
+"""``benchmarks/cri_requests.py --quick`` runs every path and agrees with the floor on
+bytes. Nothing is timed here: numbers from a quick run on a shared machine mean nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BENCHMARK = REPO / "benchmarks" / "cri_requests.py"
+
+
+def test_quick_run_prints_the_ratio_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "requests.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--quick", "--json", str(out)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if "pod_sandbox_config / floor" in x)
+    assert line.rstrip().endswith(("| PASS |", "| MISS |"))
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["pods"] >= 40 and results["ratio"] > 0
+
+
+def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--quick", "--corpus", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 1 and "no accepted pods" in done.stderr

@@ -1,0 +1,76 @@
+"""scripts/render_docs.py: every generated page is up to date, and --check notices drift."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from render_docs import PAGES, main, render_decision_table
+
+from kubelet_winnet import _rules as rules
+from kubelet_winnet._profile import TIMELINE, bands
+from kubelet_winnet.runtime import render_docs_tables
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_checked_in_page_is_up_to_date() -> None:
+    assert main(["--check", "--root", str(REPO_ROOT)]) == 0, "run python scripts/render_docs.py"
+
+
+def test_pages_cover_both_generated_documents() -> None:
+    assert {path for path, _ in PAGES} == {"docs/decision-table.md", "docs/runtime.md"}
+
+
+def test_runtime_page_embeds_the_runtime_tables() -> None:
+    text = (REPO_ROOT / "docs" / "runtime.md").read_text(encoding="utf-8")
+    assert render_docs_tables() in text
+
+
+def test_table_quotes_every_kubelet_error_text() -> None:
+    text = render_decision_table()
+    for message in (
+        rules.ERROR_MIXED_HOST_PROCESS,
+        rules.ERROR_HOST_NETWORK_REQUIRED,
+        rules.ERROR_POD_HOST_PROCESS_FALSE,
+    ):
+        assert f"`{message}`" in text
+
+
+def test_version_rows_come_from_the_timeline() -> None:
+    text = render_decision_table()
+    for band in bands():
+        assert f"| {band.label} | {band.release.stage.value} |" in text
+    # Every minor of the timeline is inside exactly one band.
+    covered = [m for b in bands() for m in range(b.first_minor, b.last_minor + 1)]
+    assert covered == [row.minor for row in TIMELINE]
+
+
+@pytest.mark.parametrize("page", ["docs/decision-table.md", "docs/runtime.md"])
+def test_check_mode_reports_each_stale_page(
+    tmp_path: Path, page: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for relative, _ in PAGES:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / relative, tmp_path / relative)
+    assert main(["--check", "--root", str(tmp_path)]) == 0
+    target = tmp_path / page
+    text = target.read_text(encoding="utf-8")
+    # Damage a generated line only (a table row), not the prose around it.
+    row = next(line for line in text.splitlines() if line.startswith("| "))
+    target.write_text(text.replace(row, row + " stale", 1), encoding="utf-8")
+    assert main(["--check", "--root", str(tmp_path)]) == 1
+    assert page in capsys.readouterr().err
+    assert target.read_text(encoding="utf-8") != text  # --check wrote nothing
+    assert main(["--root", str(tmp_path)]) == 0
+    assert target.read_text(encoding="utf-8") == text
+    assert main(["--check", "--root", str(tmp_path)]) == 0
+
+
+def test_missing_markers_are_reported(tmp_path: Path) -> None:
+    for relative, _ in PAGES:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / relative, tmp_path / relative)
+    (tmp_path / "docs" / "runtime.md").write_text("no markers\n", encoding="utf-8")
+    assert main(["--check", "--root", str(tmp_path)]) == 1

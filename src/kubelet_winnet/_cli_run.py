@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kubelet_winnet._versions import DEFAULT_KUBELET_VERSION
+from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION
 from kubelet_winnet.errors import CriError, SandboxConfigError, WinnetError
 
 if TYPE_CHECKING:

@@ -614,3 +614,27 @@ def test_the_cri_benchmark_skips_cleanly_without_containerd(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("skipped: ")
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["skipped"]
+
+
+@pytest.mark.parametrize(
+    ("ci", "returncode", "outcome"), [(None, 0, "skipped"), ("true", 1, "error")]
+)
+def test_containerd_tests_skip_outside_ci_and_fail_under_ci(
+    tmp_path: Path, ci: str | None, returncode: int, outcome: str
+) -> None:
+    """tests/test_containerd.py with no containerd on PATH: skipped (with the reason)
+    outside CI, errors under CI."""
+    repo = Path(__file__).resolve().parents[1]
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path), "HYPOTHESIS_PROFILE": "ci"}
+    if ci is not None:
+        env["CI"] = ci
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+         "tests/test_containerd.py", "-k", "runtime_is_containerd or run_starts"],
+        capture_output=True, text=True, timeout=300, check=False, cwd=repo, env=env,
+    )
+    assert done.returncode == returncode, done.stdout[-2000:]
+    summary = done.stdout.strip().splitlines()[-1]
+    assert f"2 {outcome}" in summary, summary
+    reason = "not installed: containerd"
+    assert reason in done.stdout

@@ -92,7 +92,7 @@ def _decode(data: bytes, path: str) -> str:
         raise _UsageError(f"{path}: not valid {encoding} at byte {exc.start}") from None
 
 
-def load_node_config(path: str) -> NodeContext:
+def _load_node_config(path: str) -> NodeContext:
     """The ``NodeContext`` a ``--node-config`` YAML file describes."""
     import yaml
 
@@ -202,7 +202,6 @@ class _Settings:
     feature_gates: str | None
     objects: _Objects
     out: TextIO
-    err: TextIO
 
 
 def _message_json(message: Any) -> dict[str, Any]:
@@ -316,7 +315,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             api.kubelet_profile(args.kubelet_version, args.feature_gates)
         except WinnetError as exc:
             raise _UsageError(str(exc)) from None
-        node = load_node_config(args.node_config) if args.node_config else NodeContext()
+        node = _load_node_config(args.node_config) if args.node_config else NodeContext()
         objects = _Objects()
         documents = []
         for path in args.files:
@@ -339,7 +338,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except _UsageError as exc:
         print(f"kubelet-winnet: {exc}", file=err)
         return 2
-    settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out, err)
+    settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
     if args.dry_run:
         return _dry_run(documents, settings)
     from kubelet_winnet.cri import RuntimeClient

@@ -9,23 +9,34 @@ the library against it checks the rules *and* the message building (presence inc
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import strategies as st
 
 __all__ = [
+    "CORPUS",
     "ERR_HOST_NETWORK_REQUIRED",
     "ERR_MIXED",
     "ERR_POD_HOST_PROCESS_FALSE",
+    "HOSTILE",
     "WORKLOAD_KINDS",
     "Malformed",
     "Profile",
+    "as_client_object",
+    "as_namespace",
     "container_context_bytes",
+    "deep_dict",
+    "deep_list",
+    "deserialize",
     "feature_gate_values",
     "gate_effective",
     "host_process_pods",
+    "hostile_values",
     "json_junk",
     "kubelet_profiles",
     "kubelet_versions",
@@ -40,6 +51,9 @@ __all__ = [
 ]
 
 JSON = Any
+
+# The 40 real manifests, read-only, beside the clone (common.md).
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 # Exact kubelet texts, restated from kubelet-rules.md (not imported from the library).
 ERR_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
@@ -494,3 +508,183 @@ def json_junk() -> st.SearchStrategy[JSON]:
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4),
         max_leaves=20,
     )
+
+
+# --- the same manifest in the other input forms -------------------------------------------
+# Written from the API's naming rule (camelCase keys, snake_case attributes), not from the
+# library's views.
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key).lower()
+
+
+def _camel(name: str) -> str:
+    return re.sub(r"_([a-z0-9])", lambda m: m[1].upper(), name)
+
+
+def as_namespace(value: JSON) -> Any:
+    """``value`` with every JSON object as a ``SimpleNamespace`` of snake_case attributes.
+
+    Keys that are not camelCase (``host_network``, ``a b``) have no attribute spelling and
+    are dropped: a manifest reader ignores them too.
+    """
+    if isinstance(value, dict):
+        attributes = {}
+        for key, item in value.items():
+            if isinstance(key, str) and _camel(_snake(key)) == key and key.isidentifier():
+                attributes[_snake(key)] = as_namespace(item)
+        return SimpleNamespace(**attributes)
+    if isinstance(value, list):
+        return [as_namespace(item) for item in value]
+    return value
+
+
+def _client_value(client: Any, value: JSON, openapi_type: str) -> Any:
+    listed = re.fullmatch(r"[Ll]ist\[(.+)\]", openapi_type)
+    if listed and isinstance(value, list):
+        return [_client_value(client, item, listed[1]) for item in value]
+    cls = getattr(client, openapi_type, None) if openapi_type.startswith("V1") else None
+    if cls is None or not isinstance(value, dict):
+        return value  # a scalar, a dict of strings, or junk where an object belongs
+    return _construct(client, cls, value)
+
+
+def _construct(client: Any, cls: Any, value: dict[str, JSON]) -> Any:
+    """``cls`` holding ``value``'s fields as they are, without the client's validation
+    (so junk reaches the reader, as with ``model_construct``)."""
+    fields = {
+        snake: _client_value(client, value[camel], cls.openapi_types[snake])
+        for snake, camel in cls.attribute_map.items()
+        if value.get(camel) is not None
+    }
+    if hasattr(cls, "model_construct"):  # client 37: pydantic
+        return cls.model_construct(**fields)
+    obj = cls.__new__(cls)  # client 36: properties over `_name` attributes
+    for snake in cls.openapi_types:
+        setattr(obj, f"_{snake}", fields.get(snake))
+    obj.discriminator = None
+    return obj
+
+
+def deserialize(manifest: Mapping[str, JSON], klass: str) -> Any:
+    """The ``kubernetes.client`` object the client's own deserializer builds (what a user
+    holds after a list/watch); the manifest is copied first."""
+    from kubernetes.client import ApiClient
+
+    api: Any = ApiClient()
+    return api._ApiClient__deserialize(copy.deepcopy(dict(manifest)), klass)
+
+
+def as_client_object(manifest: Mapping[str, JSON]) -> Any:
+    """``manifest`` as the ``kubernetes.client`` object of its kind (``V1Pod`` when it has
+    none), or None when its kind names no client class."""
+    from kubernetes import client
+
+    kind = manifest.get("kind", "Pod")
+    cls = getattr(client, f"V1{kind}", None) if isinstance(kind, str) else None
+    if cls is None or not hasattr(cls, "attribute_map"):
+        return None
+    return _construct(client, cls, dict(manifest))
+
+
+# --- hostile values (issue 7 item 5) -------------------------------------------------------
+
+
+class RaisingEq:
+    """Equality and hashing raise (so do ``bool`` and ``len``)."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("__eq__")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("__hash__")
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("__bool__")
+
+
+class RaisingRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("__repr__")
+
+    def __str__(self) -> str:
+        raise RuntimeError("__str__")
+
+
+class RaisingGetattr:
+    """Every attribute lookup raises ``KeyError`` (not ``AttributeError``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise KeyError(name)
+
+
+class RaisingMapping(Mapping[str, Any]):
+    """A ``Mapping`` whose every access raises."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError("__getitem__")
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("__iter__")
+
+    def __len__(self) -> int:
+        raise RuntimeError("__len__")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        raise RuntimeError("get")
+
+
+class LyingClass:
+    """``__class__`` raises, which ``isinstance`` consults."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        raise RuntimeError("__class__")
+
+
+def deep_list(depth: int = 10_000) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def deep_dict(depth: int = 10_000, key: str = "spec") -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {key: value}
+    return value
+
+
+def _numpy_values() -> list[Any]:
+    try:
+        import numpy
+    except ImportError:  # the test extra installs numpy; a bare checkout may lack it
+        return []
+    return [numpy.array(["Pod"]), numpy.array([True, False]), numpy.bool_(True),
+            numpy.int64(5), numpy.str_("Pod"), numpy.float64("nan")]
+
+
+# Named so a failing case reads as its name.
+HOSTILE: dict[str, Any] = {
+    "huge int": 10**5000,
+    "negative huge int": -(10**5000),
+    "deep list": deep_list(),
+    "deep dict": deep_dict(),
+    "raising __eq__/__hash__": RaisingEq(),
+    "raising __repr__": RaisingRepr(),
+    "raising __getattr__": RaisingGetattr(),
+    "raising Mapping": RaisingMapping(),
+    "raising __class__": LyingClass(),
+    "bytes": b"Pod",
+    "bytearray": bytearray(b"x"),
+    "lone surrogate": "\ud800",
+    "nan": float("nan"),
+    "huge string": "x" * 1_000_000,
+    **{f"numpy {type(v).__name__} {i}": v for i, v in enumerate(_numpy_values())},
+}
+
+
+def hostile_values() -> st.SearchStrategy[Any]:
+    return st.sampled_from(list(HOSTILE.values()))

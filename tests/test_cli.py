@@ -22,8 +22,7 @@ import pytest
 import yaml
 
 from kubelet_winnet.cli import main
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.strategies import CORPUS
 
 MIXED_ERROR = "pod must not contain both HostProcess and non-HostProcess containers"
 POD_SC: dict[str, Any] = {"securityContext": {"namespaceOptions": {}}}

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._container_config import calculate_cpu_maximum, expand
+from kubelet_winnet._container_config import calculate_cpu_maximum, container_hash, expand
 from kubelet_winnet._quantity import milli_value, parse_quantity, value
 
 
@@ -298,3 +298,37 @@ def test_lone_surrogates_are_typed_errors() -> None:
     with pytest.raises(kw.InvalidArgumentError):
         kw.container_config(pod([{"name": "c", "envFrom": [{"configMapRef": {"name": "m"}}]}]),
                             "c", config_maps={"m": {"\ud800": "v"}})
+
+
+def test_upstream_hash_container_row() -> None:
+    """TestHashContainer (pkg/kubelet/container/helpers_test.go): name test_container,
+    image foo/image:v1 (args and ports do not count since 1.31) -> 0x8e45cbd0."""
+    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
+    manifest = pod([{"name": "test_container", "image": "foo/image:v1",
+                     "args": ["/bin/sh", "-c", "echo abc"], "ports": [{"containerPort": 8001}]}])
+    new = kw.container_config(manifest, "test_container", kubelet_version="1.31")
+    assert new.annotations["io.kubernetes.container.hash"] == "8e45cbd0"
+    old = kw.container_config(manifest, "test_container", kubelet_version="1.30")
+    assert "io.kubernetes.container.hash" not in old.annotations
+
+
+@pytest.mark.parametrize(
+    ("pre_stop", "expected"),
+    [
+        ({"exec": {"command": ["/azurediskplugin.exe", "--pre-stop-hook=true"]}},
+         '{"exec":{"command":["/azurediskplugin.exe","--pre-stop-hook=true"]}}'),
+        ({"httpGet": {"port": 8080}}, '{"httpGet":{"path":"/","port":8080,"scheme":"HTTP"}}'),
+        ({"httpGet": {"port": "http", "host": "h", "path": "/q?a=<b>",
+                      "httpHeaders": [{"name": "X", "value": "1"}]}},
+         '{"httpGet":{"path":"/q?a=\\u003cb\\u003e","port":"http","host":"h",'
+         '"scheme":"HTTP","httpHeaders":[{"name":"X","value":"1"}]}}'),
+        ({"tcpSocket": {"port": 22}}, '{"tcpSocket":{"port":22}}'),
+        ({"sleep": {"seconds": 5}}, '{"sleep":{"seconds":5}}'),
+    ],
+)
+def test_pre_stop_annotation(pre_stop: dict[str, Any], expected: str) -> None:
+    """newContainerAnnotations: json.Marshal(container.Lifecycle.PreStop) - Go field
+    order, omitempty, HTML characters escaped; httpGet defaults path "/", scheme HTTP."""
+    manifest = pod([{"name": "c", "lifecycle": {"preStop": pre_stop}}])
+    annotations = kw.container_config(manifest, "c").annotations
+    assert annotations["io.kubernetes.container.preStopHandler"] == expected

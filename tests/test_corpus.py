@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ import yaml
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet import SandboxConfigError, WarningCode, explain, windows_sandbox_config
 from tests.strategies import (
+    CORPUS,
     ERR_HOST_NETWORK_REQUIRED,
     ERR_MIXED,
     WORKLOAD_KINDS,
@@ -26,7 +26,6 @@ from tests.strategies import (
     spec_of,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 POD_KINDS = ("Pod", *WORKLOAD_KINDS)
 
 # Read from the files: 61 pod-bearing documents.

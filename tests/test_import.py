@@ -357,3 +357,18 @@ def test_version_has_one_source() -> None:
     assert 'dynamic = ["version"]' in pyproject
     assert "kubelet_winnet._version.__version__" in pyproject
     assert importlib.metadata.version("kubelet-winnet") == kubelet_winnet.__version__
+
+
+def test_installed_package_is_under_test() -> None:
+    """Under tox (env TOX_ENV_NAME) the wheel is tested, not the checkout: both packages
+    come from site-packages. Elsewhere the editable install points into the checkout."""
+    import os
+
+    import cri_api
+
+    for module in (kubelet_winnet, cri_api):
+        where = Path(module.__file__ or "").resolve()
+        if os.environ.get("TOX_ENV_NAME"):
+            assert "site-packages" in where.parts, where
+        else:
+            assert where.exists()

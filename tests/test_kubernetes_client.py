@@ -17,11 +17,11 @@ import yaml
 
 import kubelet_winnet as kw
 from kubelet_winnet._pod import WORKLOAD_TEMPLATE_PATHS
+from tests.strategies import CORPUS, deserialize
 
 kubernetes = pytest.importorskip("kubernetes", reason="test extra not installed")
 from kubernetes import client  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 VERSIONS = ("1.26", "1.32", "1.33", "1.38")
 
@@ -52,7 +52,6 @@ PODS = _pods()
 
 def _v1pod(manifest: dict[str, Any]) -> Any:
     # The client's own deserializer: what `kubernetes` users hold after a list/watch.
-    deserialize = client.ApiClient()._ApiClient__deserialize  # type: ignore[attr-defined]
     try:
         return deserialize(manifest, "V1Pod")
     except Exception:

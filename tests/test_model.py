@@ -9,7 +9,12 @@ import pytest
 from hypothesis import example, given
 from pydantic import ValidationError
 
-from kubelet_winnet import InvalidPodError, SandboxConfigError, windows_sandbox_config
+from kubelet_winnet import (
+    InvalidArgumentError,
+    InvalidPodError,
+    SandboxConfigError,
+    windows_sandbox_config,
+)
 from kubelet_winnet._model import (
     Container,
     Pod,
@@ -92,9 +97,9 @@ def test_from_manifest_errors(manifest: Manifest, field: str) -> None:
 
 @pytest.mark.parametrize("value", [None, [], "spec: {}", 3])
 def test_from_manifest_non_mapping(value: Any) -> None:
-    with pytest.raises(InvalidPodError) as info:
+    with pytest.raises(InvalidArgumentError) as info:
         Pod.from_manifest(value)
-    assert info.value.field == ""
+    assert info.value.argument == "manifest"
 
 
 def test_snake_case_keys_are_not_manifest_fields() -> None:

@@ -4,7 +4,6 @@ the kubelet-version axis, totality, round trips and equality across input forms.
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +29,7 @@ from tests.strategies import (
     ERR_POD_HOST_PROCESS_FALSE,
     WORKLOAD_KINDS,
     Profile,
+    deserialize,
     gate_effective,
     json_junk,
     kubelet_profiles,
@@ -319,17 +319,6 @@ def test_serialize_parse_round_trip(manifest: Manifest, profile: Profile) -> Non
 
 # --- equality across input forms ---------------------------------------------------------------
 
-def _v1(manifest: Manifest, klass: str) -> Any:
-    from kubernetes.client import ApiClient
-
-    return ApiClient()._ApiClient__deserialize(copy.deepcopy(manifest), klass)  # type: ignore[attr-defined]
-
-
-_CLIENT_CLASSES = {
-    "Deployment": "V1Deployment", "DaemonSet": "V1DaemonSet", "StatefulSet": "V1StatefulSet",
-    "ReplicaSet": "V1ReplicaSet", "ReplicationController": "V1ReplicationController",
-    "Job": "V1Job", "CronJob": "V1CronJob", "PodTemplate": "V1PodTemplate",
-}
 
 
 def _forms(manifest: Manifest) -> list[tuple[str, object]]:
@@ -337,12 +326,12 @@ def _forms(manifest: Manifest) -> list[tuple[str, object]]:
 
     forms: list[tuple[str, object]] = [
         ("dict", manifest),
-        ("V1Pod", _v1(manifest, "V1Pod")),
+        ("V1Pod", deserialize(manifest, "V1Pod")),
         ("model", Pod.from_manifest(manifest)),
     ]
     for kind in WORKLOAD_KINDS:
         forms.append((kind, wrap(kind, manifest)))
-        forms.append((f"V1 {kind}", _v1(wrap(kind, manifest), _CLIENT_CLASSES[kind])))
+        forms.append((f"V1 {kind}", deserialize(wrap(kind, manifest), f"V1{kind}")))
     return forms
 
 

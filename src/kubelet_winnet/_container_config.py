@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._node import NodeContext
+
+# _rules before the reader: _rules and _fastfacts import each other, and importing
+# _fastfacts (through _pod) first fails; the package __init__ imports this module first.
+from kubelet_winnet import _rules  # noqa: F401
+from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._node import NodeContext, is_mapping
 from kubelet_winnet._pod import is_utf8
 from kubelet_winnet._podview import (
     PodView,
@@ -38,15 +44,24 @@ from kubelet_winnet._sandbox_config import (
     build_sandbox_config,
     check_attempt,
     check_node,
+    echo,
     pod_identity_of,
 )
 from kubelet_winnet._translate import windows_container_security_context
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
-__all__ = ["calculate_cpu_maximum", "container_config", "create_container_request", "expand"]
+__all__ = [
+    "calculate_cpu_maximum",
+    "container_config",
+    "container_hash",
+    "create_container_request",
+    "expand",
+]
 
 # labels.go and pkg/kubelet/types/labels.go
 CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
+HASH_ANNOTATION = "io.kubernetes.container.hash"
+PRE_STOP_ANNOTATION = "io.kubernetes.container.preStopHandler"
 RESTART_COUNT_ANNOTATION = "io.kubernetes.container.restartCount"
 TERMINATION_PATH_ANNOTATION = "io.kubernetes.container.terminationMessagePath"
 TERMINATION_POLICY_ANNOTATION = "io.kubernetes.container.terminationMessagePolicy"
@@ -114,6 +129,22 @@ def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int) -> int:
     return max(1, min(10000, maximum))
 
 
+def _quantity(value: object, where: str) -> Fraction:
+    """A quantity field: a string, or a JSON number (Quantity unmarshals both)."""
+    if type(value) is int:
+        if value.bit_length() > 100:  # far beyond any resource; str() of it is costly
+            raise InvalidPodError(where, "quantity out of range")
+        value = str(value)
+    elif type(value) is float:
+        value = repr(value)
+    if type(value) is not str:
+        raise InvalidPodError(where, f"expected a quantity string, got {describe(value)}")
+    try:
+        return parse_quantity(value)
+    except ValueError as exc:
+        raise InvalidPodError(where, str(exc)) from None
+
+
 def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(limits, requests) as exact quantities; requests default to limits (defaults.go)."""
     resources = get_map(container, "resources", at) or {}
@@ -122,16 +153,10 @@ def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], d
     for part in ("limits", "requests"):
         raw = get_map(resources, part, here) or {}
         values = {}
-        for name, text in raw.items():
-            where = f"{here}{part}.{name}"
-            if type(text) is int or type(text) is float:
-                text = repr(text)  # YAML `cpu: 2`: Quantity also unmarshals JSON numbers
-            if type(text) is not str:
-                raise InvalidPodError(where, "expected a quantity string")
-            try:
-                values[name] = parse_quantity(text)
-            except ValueError as exc:
-                raise InvalidPodError(where, str(exc)) from None
+        for name in raw:
+            if type(name) is not str:
+                raise InvalidPodError(f"{here}{part}", "expected string resource names")
+            values[name] = _quantity(raw.get(name), f"{here}{part}.{name}")
         parsed.append(values)
     limits, requests = parsed
     for name, amount in limits.items():
@@ -180,13 +205,13 @@ def _field_value(
     version = get_str(selector, "apiVersion", where, "v1")
     path = get_str(selector, "fieldPath", where)
     if version != "v1":
-        raise SandboxConfigError(f"unsupported pod version: {version}", _ERROR_RULE)
+        raise SandboxConfigError(f"unsupported pod version: {echo(version)}", _ERROR_RULE)
     base, _, subscript = path.partition("[")
     if subscript:
         if base not in ("metadata.annotations", "metadata.labels"):
-            raise SandboxConfigError(f"field label not supported: {path}", _ERROR_RULE)
+            raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
     elif path not in _FIELD_PATHS:
-        raise SandboxConfigError(f"field label not supported: {path}", _ERROR_RULE)
+        raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
     meta, meta_at = view.metadata, view.at("metadata.")
     spec, spec_at = view.spec, view.at("spec.")
     name, namespace, uid = pod_identity_of(view)
@@ -212,7 +237,7 @@ def _field_value(
         return simple[path]
     # spec.restartPolicy, spec.schedulerName, status.phase reach ExtractFieldPathAsString,
     # which only knows metadata fields.
-    raise SandboxConfigError(f"unsupported fieldPath: {path}", _ERROR_RULE)
+    raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", _ERROR_RULE)
 
 
 def _resource_value(
@@ -224,20 +249,12 @@ def _resource_value(
         found = _find_container(view, target)
         if found is None:
             raise SandboxConfigError(
-                f"container {target} not found", _ERROR_RULE
+                f"container {echo(target)} not found", _ERROR_RULE
             )
         container, container_at = found[0], found[1]
     resource = get_str(selector, "resource", where)
-    divisor_text = selector.get("divisor")
-    divisor_text = "1" if divisor_text is None else divisor_text
-    if type(divisor_text) is int and not isinstance(divisor_text, bool):
-        divisor_text = str(divisor_text)
-    if type(divisor_text) is not str:
-        raise InvalidPodError(f"{where}divisor", "expected a quantity string")
-    try:
-        divisor = parse_quantity(divisor_text)
-    except ValueError as exc:
-        raise InvalidPodError(f"{where}divisor", str(exc)) from None
+    divisor_value = selector.get("divisor")
+    divisor = _quantity("1" if divisor_value is None else divisor_value, f"{where}divisor")
     limits, requests = _resources(container, container_at)
     # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.
     limits.setdefault("cpu", parse_quantity(node.allocatable_cpu))
@@ -245,7 +262,7 @@ def _resource_value(
     part, _, name = resource.partition(".")
     table = {"limits": limits, "requests": requests}.get(part)
     if table is None or name not in ("cpu", "memory", "ephemeral-storage"):
-        raise SandboxConfigError(f"unsupported container resource : {resource}", _ERROR_RULE)
+        raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", _ERROR_RULE)
     amount = table.get(name, 0)
     if not divisor:
         raise InvalidPodError(f"{where}divisor", "must be positive")
@@ -258,41 +275,45 @@ def _resource_value(
 
 def _lookup(
     objects: Mapping[str, Mapping[str, Any]] | None, kind: str, namespace: str, name: str,
-) -> Mapping[str, Any] | None:
+) -> dict[Any, Any] | None:
+    """The data of object ``name`` from the caller's store, copied into a dict (a
+    caller's Mapping that raises becomes ``InvalidArgumentError``)."""
+    argument = "config_maps" if kind == "configMap" else "secrets"
     if objects is None:
         raise SandboxConfigError(
-            f"couldn't get {kind} {namespace}/{name}, no kubeClient defined", _ERROR_RULE
+            f"couldn't get {kind} {echo(namespace)}/{echo(name)}, no kubeClient defined",
+            _ERROR_RULE,
         )
     try:
         found = objects.get(name)
+        if found is None:
+            return None
+        if not is_mapping(found):
+            raise InvalidArgumentError(
+                f"{argument}[{quoted(name)}]", "a mapping of key to value", type_name(found)
+            )
+        return {key: found[key] for key in found}
+    except InvalidArgumentError:
+        raise
     except Exception as exc:  # a foreign Mapping that raises
-        raise InvalidArgumentError(
-            "config_maps" if kind == "configMap" else "secrets", "a readable mapping",
-            type(exc).__name__,
-        ) from None
-    if found is not None and not isinstance(found, Mapping):
-        raise InvalidArgumentError(
-            f"{'config_maps' if kind == 'configMap' else 'secrets'}[{name!r}]",
-            "a mapping of key to value", type(found).__name__,
-        )
-    return found
+        raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None
 
 
 def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
     item = data[key]
-    if isinstance(item, bytes):
+    if type(item) is bytes:
         try:
             item = item.decode()
         except UnicodeDecodeError:
             raise InvalidArgumentError(argument, "UTF-8 values", "bytes") from None
     if type(item) is not str or not is_utf8(item):
-        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type(item).__name__)
+        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type_name(item))
     return item
 
 
 def _not_found(kind: str, name: str) -> SandboxConfigError:
     plural = "configmaps" if kind == "configMap" else "secrets"
-    return SandboxConfigError(f'{plural} "{name}" not found', _ERROR_RULE)
+    return SandboxConfigError(f'{plural} "{echo(name)}" not found', _ERROR_RULE)
 
 
 def environment(
@@ -324,7 +345,7 @@ def environment(
                 raise _not_found(kind, name)
             for data_key in data:
                 if type(data_key) is not str or not is_utf8(data_key):
-                    raise InvalidArgumentError(argument, "str keys", type(data_key).__name__)
+                    raise InvalidArgumentError(argument, "str keys", type_name(data_key))
                 env[prefix + data_key] = _data_value(data, data_key, argument)
             break
     for index, variable in enumerate(get_objects(container, "env", at)):
@@ -369,7 +390,8 @@ def environment(
                         continue
                     label = "ConfigMap" if kind == "configMap" else "Secret"
                     raise SandboxConfigError(
-                        f"couldn't find key {key} in {label} {namespace}/{ref_name}",
+                        f"couldn't find key {echo(key)} in {label} "
+                        f"{echo(namespace)}/{echo(ref_name)}",
                         _ERROR_RULE,
                     )
                 runtime_value = _data_value(data, key, argument)
@@ -397,6 +419,67 @@ def _go_json(data: Any) -> str:
                           ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, escaped)
     return text
+
+
+def container_hash(name: str, image: str) -> str:
+    """``HashContainer`` of kubelet 1.31+ (PR #124220, pkg/kubelet/container/helpers.go):
+    FNV-32a over the ``%#v`` dump of ``json.Marshal({"image": ..., "name": ...})``
+    (a ``[]uint8``: ``([]uint8)[123 34 ...]``), as lowercase hex."""
+    data = _go_json({"image": image, "name": name}).encode()
+    dumped = ("([]uint8)[" + " ".join(map(str, data)) + "]").encode()
+    value = 0x811C9DC5
+    for byte in dumped:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return format(value, "x")
+
+
+def _int_or_string(obj: Mapping[str, Any], key: str, at: str) -> int | str:
+    value = obj.get(key)
+    if value is None:
+        return 0
+    if type(value) is str:
+        return value
+    return get_int(obj, key, at, -(2**31), 2**31 - 1) or 0
+
+
+def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
+    """Go's ``json.Marshal`` of the ``v1.LifecycleHandler`` (field order exec, httpGet,
+    tcpSocket, sleep; omitempty as in the API types; httpGet path "/" and scheme HTTP
+    from API defaulting)."""
+    out: dict[str, Any] = {}
+    action = get_map(handler, "exec", at)
+    if action is not None:
+        command = get_strings(action, "command", f"{at}exec.")
+        out["exec"] = {"command": command} if command else {}
+    action = get_map(handler, "httpGet", at)
+    if action is not None:
+        here = f"{at}httpGet."
+        entry: dict[str, Any] = {"path": get_str(action, "path", here) or "/",
+                                 "port": _int_or_string(action, "port", here)}
+        host = get_str(action, "host", here)
+        if host:
+            entry["host"] = host
+        entry["scheme"] = get_str(action, "scheme", here) or "HTTP"
+        headers = [
+            {"name": get_str(h, "name", f"{here}httpHeaders[{i}]."),
+             "value": get_str(h, "value", f"{here}httpHeaders[{i}].")}
+            for i, h in enumerate(get_objects(action, "httpHeaders", here))
+        ]
+        if headers:
+            entry["httpHeaders"] = headers
+        out["httpGet"] = entry
+    action = get_map(handler, "tcpSocket", at)
+    if action is not None:
+        here = f"{at}tcpSocket."
+        entry = {"port": _int_or_string(action, "port", here)}
+        host = get_str(action, "host", here)
+        if host:
+            entry["host"] = host
+        out["tcpSocket"] = entry
+    action = get_map(handler, "sleep", at)
+    if action is not None:
+        out["sleep"] = {"seconds": get_int(action, "seconds", f"{at}sleep.") or 0}
+    return _go_json(out)
 
 
 def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool) -> str:
@@ -443,7 +526,7 @@ def _build_container_config(
     if found is None:
         raise InvalidPodError(
             view.at("spec"),
-            f"no container named {container_name!r} in initContainers, containers or "
+            f"no container named {quoted(container_name)} in initContainers, containers or "
             "ephemeralContainers",
         )
     container, at, _kind = found
@@ -471,6 +554,8 @@ def _build_container_config(
         CONTAINER_NAME_LABEL: container_name,
     })
     annotations = config.annotations
+    if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
+        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
     annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
     annotations[TERMINATION_PATH_ANNOTATION] = get_str(
         container, "terminationMessagePath", at, "/dev/termination-log"
@@ -483,6 +568,13 @@ def _build_container_config(
         annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
     grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
     annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+    lifecycle = get_map(container, "lifecycle", at)
+    if lifecycle is not None:
+        pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")
+        if pre_stop is not None:
+            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
+                pre_stop, f"{at}lifecycle.preStop."
+            )
     if get_objects(container, "ports", at):
         annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
     config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows
@@ -505,22 +597,22 @@ def _check_args(
     config_maps: object, secrets: object,
 ) -> tuple[str, ...]:
     if type(container_name) is not str:
-        raise InvalidArgumentError("container_name", "a string", type(container_name).__name__)
+        raise InvalidArgumentError("container_name", "a string", type_name(container_name))
     if image_ref is not None and type(image_ref) is not str:
-        raise InvalidArgumentError("image_ref", "a string or None", type(image_ref).__name__)
+        raise InvalidArgumentError("image_ref", "a string or None", type_name(image_ref))
     if type(image_username) is not str:
-        raise InvalidArgumentError("image_username", "a string", type(image_username).__name__)
+        raise InvalidArgumentError("image_username", "a string", type_name(image_username))
     for name, given in (("image_ref", image_ref), ("image_username", image_username)):
-        if isinstance(given, str) and not is_utf8(given):
+        if type(given) is str and not is_utf8(given):
             raise InvalidArgumentError(name, "valid Unicode", "a lone surrogate")
     for name, store in (("config_maps", config_maps), ("secrets", secrets)):
-        if store is not None and not isinstance(store, Mapping):
-            raise InvalidArgumentError(name, "a mapping or None", type(store).__name__)
-    if isinstance(pod_ips, str) or not isinstance(pod_ips, (list, tuple)):
-        raise InvalidArgumentError("pod_ips", "a tuple of strings", type(pod_ips).__name__)
+        if store is not None and not is_mapping(store):
+            raise InvalidArgumentError(name, "a mapping or None", type_name(store))
+    if type(pod_ips) is not list and type(pod_ips) is not tuple:
+        raise InvalidArgumentError("pod_ips", "a tuple of strings", type_name(pod_ips))
     for index, ip in enumerate(pod_ips):
         if type(ip) is not str:
-            raise InvalidArgumentError(f"pod_ips[{index}]", "a string", type(ip).__name__)
+            raise InvalidArgumentError(f"pod_ips[{index}]", "a string", type_name(ip))
     return tuple(pod_ips)
 
 
@@ -578,7 +670,9 @@ def create_container_request(
     """``CreateContainerRequest``: :func:`container_config` plus the sandbox's
     ``PodSandboxConfig`` (attempt ``sandbox_attempt``) and ``pod_sandbox_id``."""
     if type(pod_sandbox_id) is not str:
-        raise InvalidArgumentError("pod_sandbox_id", "a string", type(pod_sandbox_id).__name__)
+        raise InvalidArgumentError("pod_sandbox_id", "a string", type_name(pod_sandbox_id))
+    if not is_utf8(pod_sandbox_id):
+        raise InvalidArgumentError("pod_sandbox_id", "valid Unicode", "a lone surrogate")
     node = check_node(node)
     attempt = check_attempt(attempt)
     sandbox_attempt = check_attempt(sandbox_attempt, "sandbox_attempt")

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
-from kubelet_winnet.errors import InvalidPodError
+from kubelet_winnet._describe import type_name
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 
 __all__ = [
     "Container",
@@ -77,17 +78,24 @@ class Pod(_Model):
 
     @classmethod
     def from_manifest(cls, manifest: Mapping[str, Any]) -> Pod:
-        """Validate a Pod manifest; raise ``InvalidPodError`` naming the first bad field."""
-        if not isinstance(manifest, Mapping):
-            raise InvalidPodError(
-                "", f"expected a Pod manifest mapping, got {type(manifest).__name__}"
-            )
+        """Validate a Pod manifest; raise ``InvalidPodError`` naming the first bad field
+        (``InvalidArgumentError`` if ``manifest`` is no mapping at all)."""
+        try:
+            is_mapping = isinstance(manifest, Mapping)
+        except Exception:  # a __class__ that raises
+            is_mapping = False
+        if not is_mapping:
+            raise InvalidArgumentError("manifest", "a Pod manifest mapping", type_name(manifest))
+        try:
+            data = dict(manifest)
+        except Exception as exc:
+            raise InvalidPodError("", f"could not be read: {type_name(exc)} was raised") from None
         try:
             # A manifest is camelCase: snake_case keys are unknown there (as for a dict).
-            return cls.model_validate(dict(manifest), by_alias=True, by_name=False)
+            return cls.model_validate(data, by_alias=True, by_name=False)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise InvalidPodError(_json_path(first["loc"]), first["msg"]) from None
+            first = exc.errors(include_input=False, include_url=False)[0]
+            raise InvalidPodError(_json_path(first["loc"]), str(first["msg"])[:200]) from None
 
 
 def _json_path(loc: tuple[int | str, ...]) -> str:
@@ -96,5 +104,6 @@ def _json_path(loc: tuple[int | str, ...]) -> str:
         if isinstance(part, int):
             path += f"[{part}]"
         else:
+            part = str(part)[:100]  # a caller's key, bounded
             path += f".{part}" if path else part
     return path

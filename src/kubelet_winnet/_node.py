@@ -16,17 +16,26 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from kubelet_winnet._describe import type_name
 from kubelet_winnet.errors import InvalidArgumentError
 
-__all__ = ["NodeContext"]
+__all__ = ["NodeContext", "is_mapping"]
 
 
 def _type_name(value: object) -> str:
-    return type(value).__name__
+    return type_name(value)
+
+
+def is_mapping(value: object) -> bool:
+    """``isinstance(value, Mapping)`` that a raising ``__class__`` cannot break."""
+    try:
+        return isinstance(value, Mapping)
+    except Exception:
+        return False
 
 
 def _strings(name: str, value: object, *, limit: int = 4096) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+    if type(value) is not list and type(value) is not tuple:
         raise InvalidArgumentError(name, "a tuple of strings", _type_name(value))
     if len(value) > limit:
         raise InvalidArgumentError(name, f"at most {limit} strings", f"{len(value)} items")
@@ -108,14 +117,14 @@ class NodeContext:
                 _type_name(count) if type(count) is not int else "out of range",
             )
         handlers = self.runtime_handlers
-        if not isinstance(handlers, Mapping):
+        if not is_mapping(handlers):
             raise InvalidArgumentError("runtime_handlers", "a mapping", _type_name(handlers))
         copied: dict[str, str] = {}
         try:
             items = list(handlers.items())
         except Exception as exc:  # a foreign Mapping whose items() raises
             raise InvalidArgumentError(
-                "runtime_handlers", "a readable mapping", type(exc).__name__
+                "runtime_handlers", "a readable mapping", type_name(exc)
             ) from None
         for key, value in items:
             if type(key) is not str or type(value) is not str:
@@ -139,18 +148,22 @@ class NodeContext:
     def from_mapping(cls, data: Mapping[str, Any]) -> NodeContext:
         """Build from camelCase or snake_case keys (a YAML node config); unknown keys are
         an error, lists become tuples."""
-        if not isinstance(data, Mapping):
+        if not is_mapping(data):
             raise InvalidArgumentError("node", "a mapping", _type_name(data))
         known = set(cls.__dataclass_fields__)
         kwargs: dict[str, Any] = {}
-        for key, value in data.items():
-            name = _snake(key) if isinstance(key, str) else None
+        try:
+            items = list(data.items())
+        except Exception as exc:  # a foreign Mapping that raises
+            raise InvalidArgumentError("node", "a readable mapping", type_name(exc)) from None
+        for key, value in items:
+            name = _snake(key) if type(key) is str else None
             if name not in known:
                 raise InvalidArgumentError(
-                    f"node.{key}" if isinstance(key, str) else "node",
+                    f"node.{key[:64]}" if type(key) is str else "node",
                     "one of " + ", ".join(sorted(known)), "unknown key",
                 )
-            kwargs[name] = tuple(value) if isinstance(value, list) else value
+            kwargs[name] = tuple(value) if type(value) is list else value
         return cls(**kwargs)
 
 

@@ -147,6 +147,8 @@ def _derive_schema(cls: type) -> _Schema:
 
 
 def _snake(key: str) -> str:
+    if type(key) is not str:
+        raise TypeError(key)
     return _CAMEL_BOUNDARY.sub("_", key).lower()
 
 
@@ -168,14 +170,20 @@ def _is_attribute_object(value: object) -> bool:
 
 def _wrap(value: Any, parent: ObjectView, key: str | tuple[str, int]) -> Any:
     cls = type(value)
-    if cls in _SCALARS or cls is dict:
+    if cls in _PLAIN:
         return value
+    schema = _SCHEMAS.get(cls)
+    if schema is not None:
+        return ObjectView(value, parent, key, schema)
     if cls is list or cls is tuple:
         name = key if type(key) is str else key[0]
         return [_wrap(item, parent, (name, index)) for index, item in enumerate(value)]
     if _is_attribute_object(value):
         return ObjectView(value, parent, key)
     return value
+
+
+_PLAIN = _SCALARS | {dict}
 
 
 class ObjectView(Mapping[str, Any]):
@@ -188,16 +196,17 @@ class ObjectView(Mapping[str, Any]):
     ``InvalidPodError`` naming its JSON path.
     """
 
-    __slots__ = ("_key", "_obj", "_parent", "_schema")
+    __slots__ = ("_attributes", "_key", "_obj", "_parent")
 
     def __init__(
         self,
         obj: object,
         parent: ObjectView | None = None,
         key: str | tuple[str, int] = "",
+        schema: _Schema | None = None,
     ) -> None:
         self._obj = obj
-        self._schema = _schema_of(type(obj))
+        self._attributes = (schema or _schema_of(type(obj))).attributes
         self._parent = parent
         self._key = key
 
@@ -218,18 +227,17 @@ class ObjectView(Mapping[str, Any]):
     @property
     def kind(self) -> str | None:
         """The API kind of a ``kubernetes.client`` class (``V1Service`` -> ``Service``)."""
-        return self._schema.kind
-
-    def _attribute(self, key: str) -> str | None:
-        attributes = self._schema.attributes
-        if attributes is None:
-            return _snake(key) if type(key) is str else None
-        return attributes.get(key) if type(key) is str else None
+        return _schema_of(type(self._obj)).kind
 
     def get(self, key: str, default: Any = None) -> Any:
-        name = self._attribute(key)
-        if name is None:
+        try:
+            name = self._attributes[key]  # type: ignore[index]
+        except KeyError:
             return default
+        except TypeError:  # a generic object (no schema), or a key that is not a string
+            if self._attributes is not None or type(key) is not str:
+                return default
+            name = _snake(key)
         try:
             value = getattr(self._obj, name, None)
         except Exception as exc:  # a property or __getattr__ that raises
@@ -237,6 +245,22 @@ class ObjectView(Mapping[str, Any]):
             raise _unreadable(f"{at}.{key}" if at else key, exc) from None
         if value is None:
             return default
+        cls = type(value)
+        if cls in _PLAIN:
+            return value
+        schema = _SCHEMAS.get(cls)
+        if schema is not None:
+            return ObjectView(value, self, key, schema)
+        if cls is list:
+            out = []
+            for index, item in enumerate(value):
+                schema = _SCHEMAS.get(type(item))
+                out.append(
+                    _wrap(item, self, (key, index))
+                    if schema is None
+                    else ObjectView(item, self, (key, index), schema)
+                )
+            return out
         return _wrap(value, self, key)
 
     def __getitem__(self, key: str) -> Any:
@@ -246,7 +270,7 @@ class ObjectView(Mapping[str, Any]):
         return value
 
     def __iter__(self) -> Iterator[str]:
-        attributes = self._schema.attributes
+        attributes = self._attributes
         if attributes is None:
             try:
                 names = [name for name in vars(self._obj) if type(name) is str]
@@ -416,7 +440,11 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
     ``InvalidPodError`` (a kind that has no pod template, a missing template) or
     ``InvalidArgumentError`` (not a pod form at all).
     """
-    root, kind = _root(pod)
+    if type(pod) is dict:
+        root: Mapping[str, Any] = pod
+        kind = None
+    else:
+        root, kind = _root(pod)
     if kind is None:
         kind = root.get("kind")
         if kind is None:
@@ -443,37 +471,66 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
 # --- the facts the kubelet rules read ---------------------------------------------------
 
 
-def _options(value: object, field: str) -> WindowsOptions:
-    options = _object(value, field)
+def _path(at: str, container: tuple[str, int] | None, rest: str) -> str:
+    """A JSON path, built only once something is wrong."""
+    if container is None:
+        return at + rest
+    return f"{at}{container[0]}[{container[1]}].{rest}"
+
+
+def _windows_options_in(
+    context: object, at: str, container: tuple[str, int] | None
+) -> WindowsOptions | None:
+    """``securityContext.windowsOptions`` of the pod (``container`` None) or of a container."""
+    if type(context) is not dict:
+        context = _object(context, _path(at, container, "securityContext"))
+    options = context.get("windowsOptions")
+    if options is None:
+        return None
+    if type(options) is not dict:
+        options = _object(options, _path(at, container, "securityContext.windowsOptions"))
     get = options.get
     user = get("runAsUserName")
     gmsa_name = get("gmsaCredentialSpecName")
     gmsa = get("gmsaCredentialSpec")
     host_process = get("hostProcess")
     if user is not None and type(user) is not str:
-        raise _bad(f"{field}.runAsUserName", "a string", user)
+        raise _bad(_path(at, container, _OPTIONS + "runAsUserName"), "a string", user)
     if gmsa_name is not None and type(gmsa_name) is not str:
-        raise _bad(f"{field}.gmsaCredentialSpecName", "a string", gmsa_name)
+        raise _bad(
+            _path(at, container, _OPTIONS + "gmsaCredentialSpecName"), "a string", gmsa_name
+        )
     if gmsa is not None and type(gmsa) is not str:
-        raise _bad(f"{field}.gmsaCredentialSpec", "a string", gmsa)
+        raise _bad(_path(at, container, _OPTIONS + "gmsaCredentialSpec"), "a string", gmsa)
     if host_process is not None and host_process is not True and host_process is not False:
-        raise _bad(f"{field}.hostProcess", "a boolean", host_process)
+        raise _bad(_path(at, container, _OPTIONS + "hostProcess"), "a boolean", host_process)
     # These two go into runtime.v1 strings, which must be valid UTF-8.
     if user is not None and not user.isascii() and not is_utf8(user):
-        raise InvalidPodError(f"{field}.runAsUserName", _NOT_UTF8)
+        raise InvalidPodError(_path(at, container, _OPTIONS + "runAsUserName"), _NOT_UTF8)
     if gmsa is not None and not gmsa.isascii() and not is_utf8(gmsa):
-        raise InvalidPodError(f"{field}.gmsaCredentialSpec", _NOT_UTF8)
-    return make_windows_options(user, gmsa_name, gmsa, host_process)
+        raise InvalidPodError(_path(at, container, _OPTIONS + "gmsaCredentialSpec"), _NOT_UTF8)
+    # Validated values only: the same few option sets recur on every pod of a workload,
+    # and looking one up is cheaper than building it.
+    key = (user, gmsa_name, gmsa, host_process)
+    found = _OPTION_SETS.get(key)
+    if found is None:
+        found = make_windows_options(user, gmsa_name, gmsa, host_process)
+        if len(_OPTION_SETS) >= 256:  # bounded: the key holds caller strings
+            _OPTION_SETS.clear()
+        _OPTION_SETS[key] = found
+    return found
 
 
-def _windows_options_in(security_context: object, field: str) -> WindowsOptions | None:
-    options = _object(security_context, field).get("windowsOptions")
-    return None if options is None else _options(options, f"{field}.windowsOptions")
+_OPTION_SETS: dict[tuple[str | None, str | None, str | None, bool | None], WindowsOptions] = {}
+
+
+_OPTIONS = "securityContext.windowsOptions."
 
 
 def pod_facts(spec: object, at: str) -> PodFacts:
     """The rule inputs of the pod spec ``spec`` found at path prefix ``at`` ("spec.")."""
-    spec = _object(spec, at[:-1])
+    if type(spec) is not dict:
+        spec = _object(spec, at[:-1])
     get = spec.get
     host_network = get("hostNetwork")
     if host_network is None:
@@ -483,7 +540,7 @@ def pod_facts(spec: object, at: str) -> PodFacts:
     context = get("securityContext")
     pod_options = None
     if context is not None:
-        pod_options = _windows_options_in(context, f"{at}securityContext")
+        pod_options = _windows_options_in(context, at, None)
     containers: list[ContainerFacts] = []
     for kind in CONTAINER_KINDS:
         entries = get(kind)
@@ -502,7 +559,7 @@ def pod_facts(spec: object, at: str) -> PodFacts:
             context = entry.get("securityContext")
             options = None
             if context is not None:
-                options = _windows_options_in(context, f"{at}{kind}[{index}].securityContext")
+                options = _windows_options_in(context, at, (kind, index))
             containers.append(make_container_facts(name, kind, options))
     return make_pod_facts(host_network, pod_options, tuple(containers))
 
@@ -510,17 +567,11 @@ def pod_facts(spec: object, at: str) -> PodFacts:
 def read_pod(pod: object) -> PodFacts:
     """The rule inputs of ``pod`` in any accepted form; raises ``InvalidPodError`` (or
     ``InvalidArgumentError`` for something that is no pod form at all)."""
-    if type(pod) is dict:  # the common case, without pod_template
-        kind = pod.get("kind")
-        if kind is None or (type(kind) is str and kind == "Pod"):
-            spec = pod.get("spec")
-            if type(spec) is dict:
-                return pod_facts(spec, "spec.")
     template, at = pod_template(pod)
     spec = template.get("spec")
     if spec is None:
         raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
-    return pod_facts(spec, f"{at}spec.")
+    return pod_facts(spec, f"{at}spec." if at else "spec.")
 
 
 class PodIdentity(tuple[str, str, str]):

@@ -126,7 +126,7 @@ def _first_non_utf8(value: Any, at: str, depth: int = 0) -> str | None:
         return None
     if type(value) is str:
         return None if _pod.is_utf8(value) else at
-    if isinstance(value, Mapping):
+    if type(value) is dict or type(value) is _pod.ObjectView:
         for key in value:
             where = f"{at}.{key}" if at else str(key)
             if type(key) is str and not _pod.is_utf8(key):

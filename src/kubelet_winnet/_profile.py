@@ -407,9 +407,10 @@ def kubelet_profile(
     """``WindowsHostNetwork`` as kubelet ``kubelet_version`` started with ``feature_gates``
     sees it. Raises ``UnsupportedVersionError``, ``FeatureGateError`` or
     ``InvalidArgumentError``."""
+    key = (kubelet_version, feature_gates)
     cacheable = type(kubelet_version) in _CACHEABLE and type(feature_gates) in _CACHEABLE
     if cacheable:
-        found = _PROFILES.get((kubelet_version, feature_gates))
+        found = _PROFILES.get(key)
         if found is not None:
             return found
     profile = resolve_gates(
@@ -418,5 +419,5 @@ def kubelet_profile(
     if cacheable:
         if len(_PROFILES) >= _PROFILES_MAX:
             _PROFILES.clear()
-        _PROFILES[kubelet_version, feature_gates] = profile
+        _PROFILES[key] = profile
     return profile

@@ -216,9 +216,9 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
     credential_spec = options.gmsa_credential_spec or ""
     if not user and not credential_spec:
         return _PLAIN_DECISIONS[network, any_host_process, "5"]
-    return SandboxDecision(
+    return make_sandbox_decision(
         network, any_host_process, user, credential_spec,
-        steps=_PLAIN_DECISIONS[network, any_host_process, "5"].steps,
+        _PLAIN_DECISIONS[network, any_host_process, "5"].steps,
     )
 
 
@@ -264,3 +264,7 @@ def decide_container(
         credential_spec=options.gmsa_credential_spec or "",
         host_process=options.host_process is True,
     )
+
+
+# Last: _fastfacts builds the classes above (a frozen dataclass's __init__ costs ~1 us).
+from kubelet_winnet._fastfacts import make_sandbox_decision  # noqa: E402

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import type_name
 from kubelet_winnet._messages import sandbox_config_message
 from kubelet_winnet._node import NodeContext
 from kubelet_winnet._pod import pod_facts
@@ -50,6 +51,7 @@ __all__ = [
     "DEFAULT_NODE",
     "check_attempt",
     "check_node",
+    "echo",
     "pod_identity_of",
     "pod_sandbox_config",
     "run_pod_sandbox_request",
@@ -89,14 +91,14 @@ _LABEL_FORMAT_ERROR = (
 def check_node(node: object) -> NodeContext:
     if node is None:
         return DEFAULT_NODE
-    if not isinstance(node, NodeContext):
-        raise InvalidArgumentError("node", "a NodeContext", type(node).__name__)
+    if type(node) is not NodeContext:
+        raise InvalidArgumentError("node", "a NodeContext", type_name(node))
     return node
 
 
 def check_attempt(attempt: object, name: str = "attempt") -> int:
     if type(attempt) is not int:
-        raise InvalidArgumentError(name, "an int", type(attempt).__name__)
+        raise InvalidArgumentError(name, "an int", type_name(attempt))
     if not 0 <= attempt <= 0xFFFFFFFF:
         raise InvalidArgumentError(name, "an int from 0 to 4294967295", "out of range")
     return attempt
@@ -253,8 +255,17 @@ def _label_errors(value: str) -> list[str]:
     return errors
 
 
+ECHO_MAX = 256  # longer values are cut in messages (the API never lets them through)
+
+
+def echo(text: str) -> str:
+    """``text`` for a kubelet message: as is, unless absurdly long."""
+    return text if len(text) <= ECHO_MAX else text[: ECHO_MAX - 3] + "..."
+
+
 def _go_quote(text: str) -> str:
     # Go's %q for the printable ASCII strings that reach these messages; others escaped.
+    text = echo(text)
     out = []
     for char in text:
         if char in '"\\':
@@ -303,7 +314,7 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
         if len(fqdn) > FQDN_MAX_LEN:
             raise SandboxConfigError(
                 "failed to construct FQDN from pod hostname and cluster domain, FQDN "
-                f"{fqdn} is too long ({FQDN_MAX_LEN} characters is the max, "
+                f"{echo(fqdn)} is too long ({FQDN_MAX_LEN} characters is the max, "
                 f"{len(fqdn)} characters requested)",
                 "hostname",
             )
@@ -405,7 +416,7 @@ def fill_linux_config(
             get_str(context, "supplementalGroupsPolicy", here)
         if policy not in ("Merge", "Strict"):
             raise SandboxConfigError(
-                f"unsupported supplementalGroupsPolicy: {policy}", "linux"
+                f"unsupported supplementalGroupsPolicy: {echo(policy)}", "linux"
             )
     if not sysctls and not groups and policy is None:
         # Most pods end in one of a dozen shapes: parse their few bytes instead of

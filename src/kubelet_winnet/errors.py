@@ -1,8 +1,11 @@
 """Every exception kubelet-winnet raises on purpose.
 
 One root, :class:`WinnetError`; each leaf also subclasses the stdlib type a caller
-would naturally catch (``ValueError`` for bad input, ``OSError`` for HCN failures) and
-carries the facts as attributes, so callers never parse messages.
+would naturally catch (``TypeError`` for a wrong argument type, ``ValueError`` for bad
+input, ``OSError`` for HCN and state-file failures) and carries the facts as attributes,
+so callers never parse messages. Each class says which upstream text it mirrors. No
+public function lets any other exception escape, and no message is unbounded: values
+are described by type and a cut rendering, never by an unguarded ``repr()``.
 """
 
 from __future__ import annotations
@@ -26,13 +29,17 @@ __all__ = [
 
 
 class WinnetError(Exception):
-    """Root of every error this library raises."""
+    """Root of every error this library raises (catch this one to catch them all)."""
 
 
 class InvalidArgumentError(WinnetError, TypeError):
     """A public function was called with an argument of the wrong type (not bad pod
     content: that is :class:`InvalidPodError`). ``argument`` names the parameter,
-    ``expected`` what it takes, ``got`` the type name that was passed."""
+    ``expected`` what it takes, ``got`` the type name that was passed.
+
+    No upstream text: the kubelet takes typed Go values; this is Python's ``TypeError``
+    with the parameter named, e.g. ``kubelet_version: expected a string like "1.32" or a
+    KubeletVersion, got bytes``."""
 
     def __init__(self, argument: str, expected: str, got: str) -> None:
         self.argument = argument
@@ -46,7 +53,12 @@ class InvalidArgumentError(WinnetError, TypeError):
 
 class InvalidPodError(WinnetError, ValueError):
     """The pod input is malformed at ``field`` (a JSON path such as
-    ``spec.containers[1].securityContext.windowsOptions.hostProcess``)."""
+    ``spec.containers[1].securityContext.windowsOptions.hostProcess``).
+
+    Mirrors the API server's field errors (k8s.io/apimachinery ``util/validation/field``:
+    ``<path>: <reason>``, e.g. ``spec.hostNetwork: expected a boolean, got string
+    "true"``): the same paths whichever form (mapping, client object, model) carried
+    the value."""
 
     def __init__(self, field: str, reason: str) -> None:
         self.field = field
@@ -60,7 +72,11 @@ class InvalidPodError(WinnetError, ValueError):
 class SandboxConfigError(WinnetError, ValueError):
     """The kubelet refuses to build a sandbox config; ``str()`` is the kubelet's text.
 
-    ``rule`` names the step of ``generatePodSandboxWindowsConfig`` that failed.
+    Mirrors ``generatePodSandboxWindowsConfig`` (pkg/kubelet/kuberuntime/
+    kuberuntime_sandbox_windows.go) byte for byte, e.g. ``hostNetwork is required if Pod
+    contains HostProcess containers``; the kubelet records it as the event ``Failed to
+    create pod sandbox: <text>`` (reason ``FailedCreatePodSandBox``). ``rule`` is the id
+    of the step in ``_rules.STEPS`` that failed: ``3a``, ``3b`` or ``6``.
     """
 
     def __init__(self, message: str, rule: str) -> None:
@@ -73,7 +89,12 @@ class SandboxConfigError(WinnetError, ValueError):
 
 
 class FeatureGateError(WinnetError, ValueError):
-    """A ``--feature-gates`` value the kubelet would reject; ``str()`` is its text."""
+    """A ``--feature-gates`` value the kubelet would reject; ``str()`` is its text.
+
+    Mirrors k8s.io/component-base/featuregate (``Set``/``SetFromMap``): ``missing bool
+    value for NAME``, ``invalid value of NAME=VALUE, err: strconv.ParseBool: parsing
+    "VALUE": invalid syntax``, ``unrecognized feature gate: NAME`` (names and values
+    longer than 200 characters are cut). ``gate`` is the gate's name."""
 
     def __init__(self, message: str, gate: str) -> None:
         self.message = message
@@ -85,7 +106,11 @@ class FeatureGateError(WinnetError, ValueError):
 
 
 class UnsupportedVersionError(WinnetError, ValueError):
-    """A kubelet version outside the modelled range, or not a version at all."""
+    """A kubelet version outside the modelled range, or a string that is not a version.
+
+    No upstream text: the grammar is ``v?MAJOR.MINOR[.PATCH][-pre][+build]`` (what
+    ``kubelet --version`` prints, e.g. ``v1.32.4-eks-1``), ASCII digits without leading
+    zeros, nothing around it; supported are the minors of ``_profile.TIMELINE``."""
 
     def __init__(self, version: object, reason: str) -> None:
         self.version = version
@@ -99,7 +124,10 @@ class UnsupportedVersionError(WinnetError, ValueError):
 
 class InvalidRequestError(WinnetError, ValueError):
     """A CRI request the runtime side cannot act on, at ``field`` (a proto field path
-    such as ``config.windows.security_context.namespace_options.network``)."""
+    such as ``config.windows.security_context.namespace_options.network``).
+
+    Mirrors a runtime's ``InvalidArgument`` gRPC status on ``RunPodSandbox``: the path
+    uses the proto field names of cri-api ``runtime/v1/api.proto``."""
 
     def __init__(self, field: str, reason: str) -> None:
         self.field = field
@@ -112,7 +140,10 @@ class InvalidRequestError(WinnetError, ValueError):
 
 class HcnError(WinnetError, OSError):
     """An HCN call failed: ``hresult`` is the 32-bit HRESULT as an unsigned int,
-    ``error_record`` the parsed JSON error record (or ``None``)."""
+    ``error_record`` the parsed JSON error record (or ``None``).
+
+    Mirrors what computenetwork.dll returns: ``<operation> failed: HRESULT 0x803B0002:
+    <message from the error record>``."""
 
     def __init__(
         self,
@@ -140,12 +171,17 @@ class HcnError(WinnetError, OSError):
 
 
 class HcnNotFoundError(HcnError):
-    """The HCN object does not exist (ERROR_NOT_FOUND and its HCN relatives)."""
+    """The HCN object does not exist: ``ERROR_NOT_FOUND`` (HRESULT 0x80070490) and the
+    HCN codes of the same meaning (0x803B0002 endpoint, 0x803B0027 compartment), the
+    group ``runtime.hcn`` treats as "already gone"."""
 
 
 class StateFileError(WinnetError, OSError):
     """A sandbox state record (or the state directory) at ``path`` cannot be read or
-    written: missing, unreadable, truncated, not JSON, or of a foreign schema."""
+    written: missing, unreadable, truncated, not JSON, or of a foreign schema.
+
+    No upstream text (containerd keeps sandbox state in its own store): ``<path>:
+    <reason>``, an ``OSError`` like the file error behind it."""
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path

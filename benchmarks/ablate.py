@@ -1,0 +1,149 @@
+"""Does each cache and fast path still earn its place? (issue 7 item 6)
+
+Each one is switched off and on in alternating rounds on the benchmark row it serves
+(``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, same corpus); the
+table gives the median over rounds of time(off) / time(on). A row under 1.10 means the
+code should go. Usage: ``python benchmarks/ablate.py [--corpus DIR] [--rounds N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+import run
+
+import kubelet_winnet as kw
+from kubelet_winnet import _messages, _pod, _profile, _rules
+from kubelet_winnet._rules import (
+    ContainerFacts,
+    PodFacts,
+    SandboxDecision,
+    WindowsOptions,
+)
+
+
+class _NoCache(dict[Any, Any]):
+    """A cache that never finds anything and keeps nothing."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __getitem__(self, key: Any) -> Any:
+        raise KeyError(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return 0
+
+
+class _Rebuilt(dict[Any, SandboxDecision]):
+    """The prebuilt decisions, built anew on every lookup (as without the table)."""
+
+    def __getitem__(self, key: Any) -> SandboxDecision:
+        d = dict.__getitem__(self, key)
+        return SandboxDecision(
+            d.network, d.host_process, d.run_as_username, d.credential_spec, d.error,
+            d.error_rule, steps=d.steps,
+        )
+
+
+def _time(function: Callable[[Any], object], items: Sequence[Any], loops: int = 3) -> float:
+    gc.disable()
+    start = time.perf_counter()
+    for _ in range(loops):
+        for item in items:
+            function(item)
+    elapsed = time.perf_counter() - start
+    gc.enable()
+    return elapsed / loops / len(items)
+
+
+def _translate(pod: object) -> None:
+    with contextlib.suppress(kw.SandboxConfigError):
+        kw.windows_sandbox_config(pod)
+
+
+def _swap(module: Any, name: str, off: Any) -> tuple[Callable[[], None], Callable[[], None]]:
+    on = getattr(module, name)
+    return (lambda: setattr(module, name, on)), (lambda: setattr(module, name, off))
+
+
+def _fast_constructors() -> tuple[Callable[[], None], Callable[[], None]]:
+    pod: Any = _pod
+    rules: Any = _rules
+    names = ("make_windows_options", "make_container_facts", "make_pod_facts")
+    saved = [getattr(pod, name) for name in names] + [rules.make_sandbox_decision]
+
+    def on() -> None:
+        for name, function in zip(names, saved, strict=False):
+            setattr(pod, name, function)
+        rules.make_sandbox_decision = saved[-1]
+
+    def off() -> None:
+        for name, cls in zip(names, (WindowsOptions, ContainerFacts, PodFacts), strict=True):
+            setattr(pod, name, cls)
+        rules.make_sandbox_decision = lambda n, h, u, c, s: SandboxDecision(n, h, u, c, steps=s)
+
+    return on, off
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--corpus", type=Path, default=run.DEFAULT_CORPUS)
+    parser.add_argument("--rounds", type=int, default=40)
+    args = parser.parse_args(argv)
+    accepted, refused, v1pods = [], [], []
+    for pod in run.load_corpus(args.corpus):
+        try:
+            kw.windows_sandbox_config(pod.manifest)
+        except kw.SandboxConfigError:
+            refused.append(pod.manifest)
+            continue
+        accepted.append(pod.manifest)
+        with contextlib.suppress(Exception):  # the client refuses a few; run.py skips them
+            v1pods.append(run.to_v1pod(pod.manifest))
+    cases: list[tuple[str, str, list[Any], tuple[Callable[[], None], Callable[[], None]]]] = [
+        ("profile cache (_profile._PROFILES)", "dict", accepted,
+         _swap(_profile, "_PROFILES", _NoCache())),
+        ("option-set cache (_pod._OPTION_SETS)", "dict", accepted,
+         _swap(_pod, "_OPTION_SETS", _NoCache())),
+        ("encoded-message cache (_messages._ENCODED)", "dict", accepted,
+         _swap(_messages, "_ENCODED", _NoCache())),
+        ("schema cache (_pod._SCHEMAS)", "V1Pod", v1pods, _swap(_pod, "_SCHEMAS", _NoCache())),
+        ("prebuilt decisions (_rules._PLAIN_DECISIONS)", "dict", accepted,
+         _swap(_rules, "_PLAIN_DECISIONS", _Rebuilt(_rules._PLAIN_DECISIONS))),
+        ("prebuilt refusals (_rules._REFUSALS)", "dict refused", refused,
+         _swap(_rules, "_REFUSALS", _Rebuilt(_rules._REFUSALS))),
+        ("fast fact constructors (_fastfacts)", "dict", accepted, _fast_constructors()),
+    ]
+    print("| cache or fast path | row | time off / on (median) |")
+    print("|---|---|---:|")
+    for label, row, items, (on, off) in cases:
+        ratios = []
+        rounds = args.rounds if row != "V1Pod" else max(args.rounds // 4, 3)
+        for _ in range(rounds):
+            on()
+            with_it = _time(_translate, items)
+            off()
+            without = _time(_translate, items)
+            on()
+            ratios.append(without / with_it)
+        print(f"| {label} | {row} | {statistics.median(ratios):.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,7 +12,9 @@ tests/test_containerd.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -27,7 +29,9 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pool
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cri import KUBELET_CRI_VERSION, RuntimeClient
@@ -238,7 +242,13 @@ class _Generic(grpc.GenericRpcHandler):
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[FakeRuntime]:
-    socket = Path("/tmp") / f"kw-cri-{id(tmp_path):x}.sock"
+    with serving(f"kw-cri-{id(tmp_path):x}.sock") as fake:
+        yield fake
+
+
+@contextlib.contextmanager
+def serving(name: str) -> Iterator[FakeRuntime]:
+    socket = Path("/tmp") / name
     fake = FakeRuntime(endpoint=f"unix://{socket}")
     grpc_server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     grpc_server.add_generic_rpc_handlers((_Generic(fake),))
@@ -362,6 +372,31 @@ def test_absent_image_is_a_reply_without_image(server: FakeRuntime) -> None:
     with RuntimeClient(server.endpoint) as client:
         reply = client.image_status("nope:1")
     assert not reply.HasField("image")
+
+
+@settings(max_examples=60, deadline=None)
+@given(reply=st.binary(max_size=64) | st.builds(
+    lambda good, cut: good[:cut],
+    st.builds(lambda name, version: api_pb2.VersionResponse(
+        runtime_name=name, runtime_version=version).SerializeToString(),
+        st.text(max_size=20), st.text(max_size=20)),
+    st.integers(0, 50)))
+def test_any_reply_bytes_give_a_message_or_a_cri_error(reply: bytes) -> None:
+    """Whatever a runtime puts on the wire (junk, truncated, unknown fields), the caller
+    gets the response message or ``CriError``, never another exception."""
+    with serving(f"kw-cri-prop-{os.getpid()}.sock") as fake:
+        fake.reply[VERSION] = reply
+        try:  # protobuf itself says whether the bytes parse
+            expected: api_pb2.VersionResponse | None = api_pb2.VersionResponse.FromString(reply)
+        except DecodeError:
+            expected = None
+        with RuntimeClient(fake.endpoint, timeout=10) as client:
+            if expected is None:
+                with pytest.raises(CriError) as caught:
+                    client.version()
+                assert caught.value.code == "INTERNAL"
+            else:
+                assert client.version() == expected
 
 
 # --- failures become CriError ----------------------------------------------------------------

@@ -72,3 +72,17 @@ def test_quick_profile_runs(tmp_path: Path) -> None:
     done = _run("--profile", "dict", tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "own time share" in done.stdout
+
+
+def test_ablation_runs_every_case(tmp_path: Path) -> None:
+    """``benchmarks/ablate.py`` (the evidence for every cache in docs/performance.md)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "ablate.py"), "--rounds", "1",
+         "--corpus", str(REPO / "examples")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "." in line]
+    assert len(rows) == 7, done.stdout
+    for row in rows:
+        float(row.rstrip(" |").rsplit("|", 1)[1])  # a ratio in the last column

@@ -5,7 +5,6 @@ kuberuntime_container_windows.go. Expected values come from those rules."""
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -15,7 +14,6 @@ from hypothesis import strategies as st
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._container_config import calculate_cpu_maximum, container_hash, expand
-from kubelet_winnet._quantity import milli_value, parse_quantity, value
 
 
 def pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
@@ -269,37 +267,6 @@ def test_typed_pod_errors(container: dict[str, Any], field: str) -> None:
     assert info.value.field == field
 
 
-# --- quantities (apimachinery resource.Quantity) -------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "exact"),
-    [("1", Fraction(1)), ("500m", Fraction(1, 2)), ("1.5", Fraction(3, 2)),
-     ("128Mi", Fraction(128 * 2**20)), ("1e3", Fraction(1000)), ("2k", Fraction(2000)),
-     ("1n", Fraction(1, 10**9)), (".5", Fraction(1, 2)), ("1.", Fraction(1))],
-)
-def test_quantities(text: str, exact: Fraction) -> None:
-    assert parse_quantity(text) == exact
-
-
-def test_quantity_rounding_and_errors() -> None:
-    assert value(parse_quantity("0.1")) == 1  # Value() rounds up
-    assert milli_value(parse_quantity("1n")) == 1
-    for bad in ("", "1.2.3", "Mi", "1 Mi", "1e999", "x" * 100, "1ki"):
-        with pytest.raises(ValueError, match="quantities must match"):
-            parse_quantity(bad)
-
-
-def test_lone_surrogates_are_typed_errors() -> None:
-    manifest = pod([{"name": "c", "args": ["ok", "\udc80"]}])
-    with pytest.raises(kw.InvalidPodError) as info:
-        kw.container_config(manifest, "c")
-    assert info.value.field == "spec.containers[0].args[1]"
-    with pytest.raises(kw.InvalidArgumentError):
-        kw.container_config(pod([{"name": "c", "envFrom": [{"configMapRef": {"name": "m"}}]}]),
-                            "c", config_maps={"m": {"\ud800": "v"}})
-
-
 def test_upstream_hash_container_row() -> None:
     """TestHashContainer (pkg/kubelet/container/helpers_test.go): name test_container,
     image foo/image:v1 (args and ports do not count since 1.31) -> 0x8e45cbd0."""
@@ -332,3 +299,47 @@ def test_pre_stop_annotation(pre_stop: dict[str, Any], expected: str) -> None:
     manifest = pod([{"name": "c", "lifecycle": {"preStop": pre_stop}}])
     annotations = kw.container_config(manifest, "c").annotations
     assert annotations["io.kubernetes.container.preStopHandler"] == expected
+
+
+@given(
+    milli=st.integers(1, 10**7), count=st.integers(1, 1024),
+    memory_mi=st.integers(0, 10**6), unit=st.sampled_from(["m", ""]),
+)
+def test_windows_resources_property(milli: int, count: int, memory_mi: int, unit: str) -> None:
+    """calculateWindowsResources: `if !cpuLimit.IsZero() { CpuMaximum =
+    calculateCPUMaximum(cpuLimit, ProcessorCount) }`; `if memLimit != 0 {
+    MemoryLimitInBytes = memLimit }`; CpuCount is never set."""
+    cpu = f"{milli}m" if unit == "m" else str(milli)
+    cpu_milli = milli if unit == "m" else milli * 1000
+    limits = {"cpu": cpu, "memory": f"{memory_mi}Mi"}
+    config = kw.container_config(pod([{"name": "c", "resources": {"limits": limits}}]), "c",
+                                 node=kw.NodeContext(processor_count=count))
+    resources = config.windows.resources
+    assert resources.cpu_maximum == max(1, min(10000, 10 * cpu_milli // count))
+    assert resources.memory_limit_in_bytes == memory_mi * 2**20
+    assert resources.cpu_count == 0 and resources.cpu_shares == 0
+
+
+env_names = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
+
+
+@given(env=st.lists(st.tuples(env_names, st.text(alphabet="ab c-/", max_size=8)), max_size=6))
+def test_literal_env_property(env: list[tuple[str, str]]) -> None:
+    """makeEnvironmentVariables: env in declaration order, a later entry of the same name
+    overriding an earlier one; literal values without `$` are kept as written."""
+    manifest = pod([{"name": "c", "env": [{"name": k, "value": v} for k, v in env]}])
+    got = [(kv.key, kv.value) for kv in kw.container_config(manifest, "c").envs]
+    expected: dict[str, str] = {}
+    for key, text in env:
+        expected[key] = text
+    assert got == list(expected.items())
+
+
+def test_lone_surrogates_are_typed_errors() -> None:
+    manifest = pod([{"name": "c", "args": ["ok", "\udc80"]}])
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.container_config(manifest, "c")
+    assert info.value.field == "spec.containers[0].args[1]"
+    with pytest.raises(kw.InvalidArgumentError):
+        kw.container_config(pod([{"name": "c", "envFrom": [{"configMapRef": {"name": "m"}}]}]),
+                            "c", config_maps={"m": {"\ud800": "v"}})

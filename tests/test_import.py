@@ -372,3 +372,16 @@ def test_installed_package_is_under_test() -> None:
             assert "site-packages" in where.parts, where
         else:
             assert where.exists()
+
+
+def test_license_is_shipped() -> None:
+    """LICENSE (Apache-2.0, full text) is in the installed distribution's metadata."""
+    import importlib.metadata
+
+    files = importlib.metadata.files("kubelet-winnet") or []
+    (license_file,) = [f for f in files if f.name == "LICENSE"]
+    text = license_file.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("Apache License")
+    assert "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    assert importlib.metadata.metadata("kubelet-winnet")["License-Expression"] == "Apache-2.0"

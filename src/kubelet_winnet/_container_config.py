@@ -508,10 +508,16 @@ def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool)
 
 
 def build_container_config(
-    view: PodView, *args: Any,
+    view: PodView, container_name: str, node: NodeContext, attempt: int, minor: int,
+    image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
+    feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
 ) -> api_pb2.ContainerConfig:
     try:
-        return _build_container_config(view, *args)
+        return _build_container_config(
+            view, container_name, node, attempt, minor, image_ref, image_username, pod,
+            kubelet_version, feature_gates, config_maps, secrets, pod_ips,
+        )
     except UnicodeEncodeError:  # protobuf strings must be UTF-8
         raise not_utf8_error(view) from None
 

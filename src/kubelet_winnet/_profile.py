@@ -139,7 +139,10 @@ def release(minor: int) -> Release:
     """The timeline row of kubelet ``1.minor``; ``UnsupportedVersionError`` outside it."""
     row = _BY_MINOR.get(minor) if type(minor) is int else None
     if row is None:
-        raise UnsupportedVersionError(f"1.{minor}" if type(minor) is int else minor, _RANGE)
+        shown = f"1.{minor}" if type(minor) is int and -(10**9) < minor < 10**9 else (
+            f"1.<{describe(minor)}>"
+        )
+        raise UnsupportedVersionError(shown, _RANGE)
     return row
 
 
@@ -190,6 +193,11 @@ def parse_kubelet_version(value: object) -> KubeletVersion:
     """
     if type(value) is KubeletVersion:
         release(value.minor)
+        patch = value.patch
+        if patch is not None and (type(patch) is not int or not 0 <= patch < 10**_MAX_DIGITS):
+            raise UnsupportedVersionError(
+                f"1.{value.minor}.<{describe(patch)}>", "the patch must be a small integer"
+            )
         return value
     if type(value) is not str:
         raise InvalidArgumentError(

@@ -1,8 +1,9 @@
 """The kubelet-version axis (issue 2 item 4; kubelet-rules.md "Timeline").
 
 Accepted spellings: ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` (issue 2), plus what
-:mod:`kubelet_winnet._versions` documents: a ``kubelet --version`` build suffix
-(``"v1.32.4-eks-1"``) and an already parsed :class:`KubeletVersion`. Supported: 1.26 to
+:mod:`kubelet_winnet._profile` documents (the grammar ``v?MAJOR.MINOR[.PATCH][-pre][+build]``):
+a ``kubelet --version`` suffix (``"v1.32.4-eks-1"``) and an already parsed
+:class:`KubeletVersion`. Supported: 1.26 to
 1.38 inclusive; everything else is ``UnsupportedVersionError``. Default: ``"1.32"``, the
 last release that implements KEP-3503.
 """
@@ -307,3 +308,16 @@ def test_derived_constants_follow_the_timeline() -> None:
 def test_release_outside_the_range(minor: int) -> None:
     with pytest.raises(UnsupportedVersionError):
         release(minor)
+
+
+@pytest.mark.parametrize(
+    "version",
+    [KubeletVersion(10**5000), KubeletVersion(-(10**5000)), KubeletVersion("32"),  # type: ignore[arg-type]
+     KubeletVersion(32, 10**5000), KubeletVersion(32, -1), KubeletVersion(32, "4")],  # type: ignore[arg-type]
+    ids=["huge minor", "huge negative minor", "str minor", "huge patch", "negative patch",
+         "str patch"],
+)
+def test_kubelet_version_objects_with_bad_fields(version: KubeletVersion) -> None:
+    with pytest.raises(UnsupportedVersionError) as info:
+        kubelet_profile(version)
+    assert len(str(info.value)) < 200

@@ -35,6 +35,8 @@ NOT_LOADED_BY_IMPORT = (
     "kubelet_winnet.cli",
     "kubelet_winnet._model",
     "kubelet_winnet.runtime",
+    "grpc",
+    "kubelet_winnet.cri",
 )
 
 
@@ -296,6 +298,15 @@ ERROR_SAMPLES: list[tuple[BaseException, dict[str, object]]] = [
         errors.HcnNotFoundError("HcnOpenNamespace", 0x80070490, "Element not found."),
         {"operation": "HcnOpenNamespace", "hresult": 0x80070490,
          "message": "Element not found.", "error_record": None},
+    ),
+    (
+        errors.CriError("/runtime.v1.RuntimeService/RunPodSandbox", "UNAVAILABLE", "no socket"),
+        {"method": "/runtime.v1.RuntimeService/RunPodSandbox", "code": "UNAVAILABLE",
+         "details": "no socket"},
+    ),
+    (
+        errors.CriEndpointError("tcp://x", "unsupported scheme 'tcp'"),
+        {"endpoint": "tcp://x", "reason": "unsupported scheme 'tcp'"},
     ),
 ]
 

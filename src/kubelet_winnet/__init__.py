@@ -27,6 +27,8 @@ from kubelet_winnet._translate import windows_container_security_context, window
 from kubelet_winnet._version import __version__
 from kubelet_winnet.errors import (
     ClusterAccessError,
+    CriEndpointError,
+    CriError,
     FeatureGateError,
     HcnError,
     HcnNotFoundError,
@@ -45,6 +47,8 @@ if _typing.TYPE_CHECKING:
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
     "ClusterAccessError",
+    "CriEndpointError",
+    "CriError",
     "ExplainStep",
     "Explanation",
     "FeatureGateError",

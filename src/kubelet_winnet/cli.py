@@ -208,8 +208,12 @@ def invalid_pod(session: Session, document: Document, exc: InvalidPodError) -> N
     session.error(f"{document.source}:{line}: document {document.document}: {exc}")
 
 
-def pods(args: argparse.Namespace, session: Session) -> Iterator[Pod]:
-    """Each pod of the input, one at a time; bad input reported on the way."""
+def pods(
+    args: argparse.Namespace, session: Session,
+    others: Callable[[Document], None] | None = None,
+) -> Iterator[Pod]:
+    """Each pod of the input, one at a time; bad input reported on the way. ``others``
+    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets)."""
     limits = Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
     session.verbose = args.verbose
     session.quiet = args.quiet
@@ -224,6 +228,8 @@ def pods(args: argparse.Namespace, session: Session) -> Iterator[Pod]:
             try:
                 pod = pod_object(found.value)
                 if pod is None:
+                    if others is not None:
+                        others(found)
                     continue
                 target, _ = target_of(pod)
             except InvalidPodError as exc:
@@ -585,7 +591,7 @@ register(Command(
     _configure_check, _run_check,
 ))
 
-# Commands kept in their own modules (matrix, audit): registered here in a few lines.
+# Commands kept in their own modules (audit, matrix, run): registered here in a few lines.
 from kubelet_winnet._audit import configure_audit, run_audit  # noqa: E402
 from kubelet_winnet._matrix import configure_matrix, run_matrix  # noqa: E402
 
@@ -599,6 +605,14 @@ register(Command(
     "matrix", "what each kubelet 1.26+ sends for each kind of Windows pod, per "
     "WindowsHostNetwork state",
     configure_matrix, run_matrix,
+))
+
+from kubelet_winnet._cli_run import configure_run, run_command  # noqa: E402
+
+register(Command(
+    "run", "send a CRI runtime what the kubelet would send for each pod (RunPodSandbox, "
+    "then CreateContainer and StartContainer per container); --dry-run prints the requests",
+    configure_run, run_command,
 ))
 
 

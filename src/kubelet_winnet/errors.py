@@ -14,6 +14,8 @@ from kubelet_winnet._describe import quoted, type_name
 
 __all__ = [
     "ClusterAccessError",
+    "CriEndpointError",
+    "CriError",
     "FeatureGateError",
     "HcnError",
     "HcnNotFoundError",
@@ -219,3 +221,36 @@ class ClusterAccessError(WinnetError, OSError):
     ) -> tuple[type[ClusterAccessError], tuple[str, str], dict[str, object]]:
         return (type(self), (self.kind, self.message),
                 {"status": self.status, "permission": self.permission})
+
+
+class CriError(WinnetError, OSError):
+    """A CRI call failed: ``method`` is the gRPC path
+    (``/runtime.v1.RuntimeService/RunPodSandbox``), ``code`` the gRPC status code name
+    (``NOT_FOUND``, ``UNAVAILABLE``, ``DEADLINE_EXCEEDED``, ...), ``details`` the
+    runtime's message (truncated to a bounded length)."""
+
+    def __init__(self, method: str, code: str, details: str) -> None:
+        self.method = method
+        self.code = code
+        self.details = details
+        OSError.__init__(self, f"{method}: {code}: {details}" if details else f"{method}: {code}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[type[CriError], tuple[str, str, str]]:
+        return (type(self), (self.method, self.code, self.details))
+
+
+class CriEndpointError(WinnetError, ValueError):
+    """A runtime endpoint the CRI client cannot dial: only ``unix:///absolute/path``
+    is accepted (crictl's ``--runtime-endpoint`` form). ``endpoint`` is the value
+    (truncated), ``reason`` what is wrong with it."""
+
+    def __init__(self, endpoint: str, reason: str) -> None:
+        self.endpoint = endpoint
+        self.reason = reason
+        super().__init__(f"runtime endpoint {endpoint!r}: {reason}")
+
+    def __reduce__(self) -> tuple[type[CriEndpointError], tuple[str, str]]:
+        return (type(self), (self.endpoint, self.reason))

@@ -4,7 +4,8 @@ isort:skip_file
 Wire-compatible subset of the Kubernetes CRI `runtime.v1` API, written for
 kubelet-winnet. It holds only what RunPodSandbox carries, plus the Windows
 container config, so the sandbox request can be parsed and built here;
-ContainerConfig and CreateContainerRequest with their sub-messages.
+ContainerConfig and CreateContainerRequest with their sub-messages; and the
+request/response messages of the calls kubelet_winnet.cri makes.
 
 Package, message, field and enum names, numbers and types match upstream
 cri-api v0.37 (pkg/apis/runtime/v1/api.proto), so bytes and proto3 JSON
@@ -276,6 +277,42 @@ SIGRTMAXMINUS2: Signal.ValueType  # 63
 SIGRTMAXMINUS1: Signal.ValueType  # 64
 SIGRTMAX: Signal.ValueType  # 65
 Global___Signal: _TypeAlias = Signal  # noqa: Y015
+
+class _PodSandboxState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PodSandboxStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PodSandboxState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SANDBOX_READY: _PodSandboxState.ValueType  # 0
+    SANDBOX_NOTREADY: _PodSandboxState.ValueType  # 1
+
+class PodSandboxState(_PodSandboxState, metaclass=_PodSandboxStateEnumTypeWrapper):
+    """Sandbox lifecycle state."""
+
+SANDBOX_READY: PodSandboxState.ValueType  # 0
+SANDBOX_NOTREADY: PodSandboxState.ValueType  # 1
+Global___PodSandboxState: _TypeAlias = PodSandboxState  # noqa: Y015
+
+class _ContainerState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ContainerStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ContainerState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CONTAINER_CREATED: _ContainerState.ValueType  # 0
+    CONTAINER_RUNNING: _ContainerState.ValueType  # 1
+    CONTAINER_EXITED: _ContainerState.ValueType  # 2
+    CONTAINER_UNKNOWN: _ContainerState.ValueType  # 3
+
+class ContainerState(_ContainerState, metaclass=_ContainerStateEnumTypeWrapper):
+    """Container lifecycle state."""
+
+CONTAINER_CREATED: ContainerState.ValueType  # 0
+CONTAINER_RUNNING: ContainerState.ValueType  # 1
+CONTAINER_EXITED: ContainerState.ValueType  # 2
+CONTAINER_UNKNOWN: ContainerState.ValueType  # 3
+Global___ContainerState: _TypeAlias = ContainerState  # noqa: Y015
 
 @_typing.final
 class DNSConfig(_message.Message):
@@ -1809,3 +1846,1457 @@ class CreateContainerRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateContainerRequest: _TypeAlias = CreateContainerRequest  # noqa: Y015
+
+@_typing.final
+class VersionRequest(_message.Message):
+    """---- Calls of kubelet_winnet.cri.RuntimeClient (RuntimeService, ImageService) ----
+
+    Request of RuntimeService.Version.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    """CRI version the caller speaks."""
+    def __init__(
+        self,
+        *,
+        version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VersionRequest: _TypeAlias = VersionRequest  # noqa: Y015
+
+@_typing.final
+class VersionResponse(_message.Message):
+    """Reply of RuntimeService.Version."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    RUNTIME_NAME_FIELD_NUMBER: _builtins.int
+    RUNTIME_VERSION_FIELD_NUMBER: _builtins.int
+    RUNTIME_API_VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    """CRI version the caller asked about."""
+    runtime_name: _builtins.str
+    """Runtime name, e.g. containerd."""
+    runtime_version: _builtins.str
+    """Runtime release (semver)."""
+    runtime_api_version: _builtins.str
+    """CRI version the runtime serves (semver)."""
+    def __init__(
+        self,
+        *,
+        version: _builtins.str = ...,
+        runtime_name: _builtins.str = ...,
+        runtime_version: _builtins.str = ...,
+        runtime_api_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["runtime_api_version", b"runtime_api_version", "runtime_name", b"runtime_name", "runtime_version", b"runtime_version", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VersionResponse: _TypeAlias = VersionResponse  # noqa: Y015
+
+@_typing.final
+class StopPodSandboxRequest(_message.Message):
+    """Request of RuntimeService.StopPodSandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    pod_sandbox_id: _builtins.str
+    """Sandbox to stop."""
+    def __init__(
+        self,
+        *,
+        pod_sandbox_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pod_sandbox_id", b"pod_sandbox_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StopPodSandboxRequest: _TypeAlias = StopPodSandboxRequest  # noqa: Y015
+
+@_typing.final
+class StopPodSandboxResponse(_message.Message):
+    """Reply of RuntimeService.StopPodSandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StopPodSandboxResponse: _TypeAlias = StopPodSandboxResponse  # noqa: Y015
+
+@_typing.final
+class RemovePodSandboxRequest(_message.Message):
+    """Request of RuntimeService.RemovePodSandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    pod_sandbox_id: _builtins.str
+    """Sandbox to remove."""
+    def __init__(
+        self,
+        *,
+        pod_sandbox_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pod_sandbox_id", b"pod_sandbox_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemovePodSandboxRequest: _TypeAlias = RemovePodSandboxRequest  # noqa: Y015
+
+@_typing.final
+class RemovePodSandboxResponse(_message.Message):
+    """Reply of RuntimeService.RemovePodSandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemovePodSandboxResponse: _TypeAlias = RemovePodSandboxResponse  # noqa: Y015
+
+@_typing.final
+class PodSandboxStatusRequest(_message.Message):
+    """Request of RuntimeService.PodSandboxStatus."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    VERBOSE_FIELD_NUMBER: _builtins.int
+    pod_sandbox_id: _builtins.str
+    """Sandbox to report on."""
+    verbose: _builtins.bool
+    """Ask for the runtime's extra info map."""
+    def __init__(
+        self,
+        *,
+        pod_sandbox_id: _builtins.str = ...,
+        verbose: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pod_sandbox_id", b"pod_sandbox_id", "verbose", b"verbose"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodSandboxStatusRequest: _TypeAlias = PodSandboxStatusRequest  # noqa: Y015
+
+@_typing.final
+class PodIP(_message.Message):
+    """One pod IP address."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IP_FIELD_NUMBER: _builtins.int
+    ip: _builtins.str
+    """IPv4 or IPv6 address as text."""
+    def __init__(
+        self,
+        *,
+        ip: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ip", b"ip"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodIP: _TypeAlias = PodIP  # noqa: Y015
+
+@_typing.final
+class PodSandboxNetworkStatus(_message.Message):
+    """Network of a sandbox as the runtime set it up."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IP_FIELD_NUMBER: _builtins.int
+    ADDITIONAL_IPS_FIELD_NUMBER: _builtins.int
+    ip: _builtins.str
+    """Primary IP; empty for NODE networking."""
+    @_builtins.property
+    def additional_ips(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodIP]:
+        """Further IPs (e.g. the other family)."""
+
+    def __init__(
+        self,
+        *,
+        ip: _builtins.str = ...,
+        additional_ips: _abc.Iterable[Global___PodIP] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["additional_ips", b"additional_ips", "ip", b"ip"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodSandboxNetworkStatus: _TypeAlias = PodSandboxNetworkStatus  # noqa: Y015
+
+@_typing.final
+class Namespace(_message.Message):
+    """Namespace choices a sandbox ended up with."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def options(self) -> Global___NamespaceOption:
+        """Linux namespace scopes."""
+
+    def __init__(
+        self,
+        *,
+        options: Global___NamespaceOption | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Namespace: _TypeAlias = Namespace  # noqa: Y015
+
+@_typing.final
+class LinuxPodSandboxStatus(_message.Message):
+    """Linux part of a sandbox status."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def namespaces(self) -> Global___Namespace:
+        """The sandbox's namespaces."""
+
+    def __init__(
+        self,
+        *,
+        namespaces: Global___Namespace | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["namespaces", b"namespaces"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["namespaces", b"namespaces"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinuxPodSandboxStatus: _TypeAlias = LinuxPodSandboxStatus  # noqa: Y015
+
+@_typing.final
+class PodSandboxStatus(_message.Message):
+    """Status of one sandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    NETWORK_FIELD_NUMBER: _builtins.int
+    LINUX_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    RUNTIME_HANDLER_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Sandbox ID."""
+    state: Global___PodSandboxState.ValueType
+    """Lifecycle state."""
+    created_at: _builtins.int
+    """Creation time, nanoseconds since the epoch."""
+    runtime_handler: _builtins.str
+    """RuntimeClass handler in use."""
+    @_builtins.property
+    def metadata(self) -> Global___PodSandboxMetadata:
+        """Identity sent at creation."""
+
+    @_builtins.property
+    def network(self) -> Global___PodSandboxNetworkStatus:
+        """Network status."""
+
+    @_builtins.property
+    def linux(self) -> Global___LinuxPodSandboxStatus:
+        """Linux-only status."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels as sent."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Annotations as sent (the runtime must not change them)."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        metadata: Global___PodSandboxMetadata | None = ...,
+        state: Global___PodSandboxState.ValueType = ...,
+        created_at: _builtins.int = ...,
+        network: Global___PodSandboxNetworkStatus | None = ...,
+        linux: Global___LinuxPodSandboxStatus | None = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        runtime_handler: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["linux", b"linux", "metadata", b"metadata", "network", b"network"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations", b"annotations", "created_at", b"created_at", "id", b"id", "labels", b"labels", "linux", b"linux", "metadata", b"metadata", "network", b"network", "runtime_handler", b"runtime_handler", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodSandboxStatus: _TypeAlias = PodSandboxStatus  # noqa: Y015
+
+@_typing.final
+class PodSandboxStatusResponse(_message.Message):
+    """Reply of RuntimeService.PodSandboxStatus."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class InfoEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    STATUS_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    CONTAINERS_STATUSES_FIELD_NUMBER: _builtins.int
+    TIMESTAMP_FIELD_NUMBER: _builtins.int
+    timestamp: _builtins.int
+    """When the statuses were taken, nanoseconds."""
+    @_builtins.property
+    def status(self) -> Global___PodSandboxStatus:
+        """The sandbox's status."""
+
+    @_builtins.property
+    def info(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Runtime-specific JSON values (verbose only)."""
+
+    @_builtins.property
+    def containers_statuses(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerStatus]:
+        """Statuses of the sandbox's containers."""
+
+    def __init__(
+        self,
+        *,
+        status: Global___PodSandboxStatus | None = ...,
+        info: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        containers_statuses: _abc.Iterable[Global___ContainerStatus] | None = ...,
+        timestamp: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["status", b"status"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["containers_statuses", b"containers_statuses", "info", b"info", "status", b"status", "timestamp", b"timestamp"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodSandboxStatusResponse: _TypeAlias = PodSandboxStatusResponse  # noqa: Y015
+
+@_typing.final
+class PodSandboxStateValue(_message.Message):
+    """A PodSandboxState whose presence can be told apart from READY."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    state: Global___PodSandboxState.ValueType
+    """The wrapped state."""
+    def __init__(
+        self,
+        *,
+        state: Global___PodSandboxState.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodSandboxStateValue: _TypeAlias = PodSandboxStateValue  # noqa: Y015
+
+@_typing.final
+class PodSandboxFilter(_message.Message):
+    """Sandbox selection; every set field must match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    LABEL_SELECTOR_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Sandbox ID."""
+    @_builtins.property
+    def state(self) -> Global___PodSandboxStateValue:
+        """State."""
+
+    @_builtins.property
+    def label_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels that must all match."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        state: Global___PodSandboxStateValue | None = ...,
+        label_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "label_selector", b"label_selector", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodSandboxFilter: _TypeAlias = PodSandboxFilter  # noqa: Y015
+
+@_typing.final
+class ListPodSandboxRequest(_message.Message):
+    """Request of RuntimeService.ListPodSandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILTER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def filter(self) -> Global___PodSandboxFilter:
+        """Selection; absent lists all."""
+
+    def __init__(
+        self,
+        *,
+        filter: Global___PodSandboxFilter | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPodSandboxRequest: _TypeAlias = ListPodSandboxRequest  # noqa: Y015
+
+@_typing.final
+class PodSandbox(_message.Message):
+    """Summary of one sandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    RUNTIME_HANDLER_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Sandbox ID."""
+    state: Global___PodSandboxState.ValueType
+    """Lifecycle state."""
+    created_at: _builtins.int
+    """Creation time, nanoseconds."""
+    runtime_handler: _builtins.str
+    """RuntimeClass handler in use."""
+    @_builtins.property
+    def metadata(self) -> Global___PodSandboxMetadata:
+        """Identity sent at creation."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels as sent."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Annotations as sent."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        metadata: Global___PodSandboxMetadata | None = ...,
+        state: Global___PodSandboxState.ValueType = ...,
+        created_at: _builtins.int = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        runtime_handler: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations", b"annotations", "created_at", b"created_at", "id", b"id", "labels", b"labels", "metadata", b"metadata", "runtime_handler", b"runtime_handler", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodSandbox: _TypeAlias = PodSandbox  # noqa: Y015
+
+@_typing.final
+class ListPodSandboxResponse(_message.Message):
+    """Reply of RuntimeService.ListPodSandbox."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodSandbox]:
+        """Matching sandboxes."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___PodSandbox] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPodSandboxResponse: _TypeAlias = ListPodSandboxResponse  # noqa: Y015
+
+@_typing.final
+class CreateContainerResponse(_message.Message):
+    """Reply of RuntimeService.CreateContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_ID_FIELD_NUMBER: _builtins.int
+    container_id: _builtins.str
+    """ID of the new container."""
+    def __init__(
+        self,
+        *,
+        container_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_id", b"container_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateContainerResponse: _TypeAlias = CreateContainerResponse  # noqa: Y015
+
+@_typing.final
+class StartContainerRequest(_message.Message):
+    """Request of RuntimeService.StartContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_ID_FIELD_NUMBER: _builtins.int
+    container_id: _builtins.str
+    """Container to start."""
+    def __init__(
+        self,
+        *,
+        container_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_id", b"container_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartContainerRequest: _TypeAlias = StartContainerRequest  # noqa: Y015
+
+@_typing.final
+class StartContainerResponse(_message.Message):
+    """Reply of RuntimeService.StartContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartContainerResponse: _TypeAlias = StartContainerResponse  # noqa: Y015
+
+@_typing.final
+class StopContainerRequest(_message.Message):
+    """Request of RuntimeService.StopContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_ID_FIELD_NUMBER: _builtins.int
+    TIMEOUT_FIELD_NUMBER: _builtins.int
+    container_id: _builtins.str
+    """Container to stop."""
+    timeout: _builtins.int
+    """Grace period in seconds before the kill; 0 kills at once."""
+    def __init__(
+        self,
+        *,
+        container_id: _builtins.str = ...,
+        timeout: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_id", b"container_id", "timeout", b"timeout"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StopContainerRequest: _TypeAlias = StopContainerRequest  # noqa: Y015
+
+@_typing.final
+class StopContainerResponse(_message.Message):
+    """Reply of RuntimeService.StopContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StopContainerResponse: _TypeAlias = StopContainerResponse  # noqa: Y015
+
+@_typing.final
+class RemoveContainerRequest(_message.Message):
+    """Request of RuntimeService.RemoveContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_ID_FIELD_NUMBER: _builtins.int
+    container_id: _builtins.str
+    """Container to remove."""
+    def __init__(
+        self,
+        *,
+        container_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_id", b"container_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveContainerRequest: _TypeAlias = RemoveContainerRequest  # noqa: Y015
+
+@_typing.final
+class RemoveContainerResponse(_message.Message):
+    """Reply of RuntimeService.RemoveContainer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveContainerResponse: _TypeAlias = RemoveContainerResponse  # noqa: Y015
+
+@_typing.final
+class ContainerStatusRequest(_message.Message):
+    """Request of RuntimeService.ContainerStatus."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINER_ID_FIELD_NUMBER: _builtins.int
+    VERBOSE_FIELD_NUMBER: _builtins.int
+    container_id: _builtins.str
+    """Container to report on."""
+    verbose: _builtins.bool
+    """Ask for the runtime's extra info map."""
+    def __init__(
+        self,
+        *,
+        container_id: _builtins.str = ...,
+        verbose: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_id", b"container_id", "verbose", b"verbose"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerStatusRequest: _TypeAlias = ContainerStatusRequest  # noqa: Y015
+
+@_typing.final
+class ContainerStatus(_message.Message):
+    """Status of one container."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    EXIT_CODE_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    IMAGE_REF_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    MOUNTS_FIELD_NUMBER: _builtins.int
+    LOG_PATH_FIELD_NUMBER: _builtins.int
+    RESOURCES_FIELD_NUMBER: _builtins.int
+    IMAGE_ID_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    STOP_SIGNAL_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Container ID."""
+    state: Global___ContainerState.ValueType
+    """Lifecycle state."""
+    created_at: _builtins.int
+    """Creation time, nanoseconds."""
+    started_at: _builtins.int
+    """Start time, nanoseconds; 0 if not started."""
+    finished_at: _builtins.int
+    """Finish time, nanoseconds; 0 if still running."""
+    exit_code: _builtins.int
+    """Exit code, meaningful once finished."""
+    image_ref: _builtins.str
+    """Digested image reference."""
+    reason: _builtins.str
+    """CamelCase reason for the state, e.g. OOMKilled."""
+    message: _builtins.str
+    """Human-readable detail."""
+    log_path: _builtins.str
+    """Log file path."""
+    image_id: _builtins.str
+    """Image ID on the node."""
+    stop_signal: Global___Signal.ValueType
+    """Stop signal in use."""
+    @_builtins.property
+    def metadata(self) -> Global___ContainerMetadata:
+        """Identity sent at creation."""
+
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image as requested."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels as sent."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Annotations as sent (the runtime must not change them)."""
+
+    @_builtins.property
+    def mounts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Mount]:
+        """Mounts in effect."""
+
+    @_builtins.property
+    def resources(self) -> Global___ContainerResources:
+        """Resource limits in effect."""
+
+    @_builtins.property
+    def user(self) -> Global___ContainerUser:
+        """Identity of the first process."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        metadata: Global___ContainerMetadata | None = ...,
+        state: Global___ContainerState.ValueType = ...,
+        created_at: _builtins.int = ...,
+        started_at: _builtins.int = ...,
+        finished_at: _builtins.int = ...,
+        exit_code: _builtins.int = ...,
+        image: Global___ImageSpec | None = ...,
+        image_ref: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        mounts: _abc.Iterable[Global___Mount] | None = ...,
+        log_path: _builtins.str = ...,
+        resources: Global___ContainerResources | None = ...,
+        image_id: _builtins.str = ...,
+        user: Global___ContainerUser | None = ...,
+        stop_signal: Global___Signal.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "metadata", b"metadata", "resources", b"resources", "user", b"user"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations", b"annotations", "created_at", b"created_at", "exit_code", b"exit_code", "finished_at", b"finished_at", "id", b"id", "image", b"image", "image_id", b"image_id", "image_ref", b"image_ref", "labels", b"labels", "log_path", b"log_path", "message", b"message", "metadata", b"metadata", "mounts", b"mounts", "reason", b"reason", "resources", b"resources", "started_at", b"started_at", "state", b"state", "stop_signal", b"stop_signal", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerStatus: _TypeAlias = ContainerStatus  # noqa: Y015
+
+@_typing.final
+class ContainerStatusResponse(_message.Message):
+    """Reply of RuntimeService.ContainerStatus."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class InfoEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    STATUS_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def status(self) -> Global___ContainerStatus:
+        """The container's status."""
+
+    @_builtins.property
+    def info(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Runtime-specific JSON values (verbose only)."""
+
+    def __init__(
+        self,
+        *,
+        status: Global___ContainerStatus | None = ...,
+        info: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["status", b"status"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["info", b"info", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerStatusResponse: _TypeAlias = ContainerStatusResponse  # noqa: Y015
+
+@_typing.final
+class ContainerResources(_message.Message):
+    """Resource limits of a container, per platform."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINUX_FIELD_NUMBER: _builtins.int
+    WINDOWS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def linux(self) -> Global___LinuxContainerResources:
+        """Linux limits."""
+
+    @_builtins.property
+    def windows(self) -> Global___WindowsContainerResources:
+        """Windows limits."""
+
+    def __init__(
+        self,
+        *,
+        linux: Global___LinuxContainerResources | None = ...,
+        windows: Global___WindowsContainerResources | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["linux", b"linux", "windows", b"windows"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["linux", b"linux", "windows", b"windows"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerResources: _TypeAlias = ContainerResources  # noqa: Y015
+
+@_typing.final
+class LinuxContainerUser(_message.Message):
+    """Linux identity of a container's first process."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UID_FIELD_NUMBER: _builtins.int
+    GID_FIELD_NUMBER: _builtins.int
+    SUPPLEMENTAL_GROUPS_FIELD_NUMBER: _builtins.int
+    uid: _builtins.int
+    """Primary UID."""
+    gid: _builtins.int
+    """Primary GID."""
+    @_builtins.property
+    def supplemental_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Supplemental GIDs."""
+
+    def __init__(
+        self,
+        *,
+        uid: _builtins.int = ...,
+        gid: _builtins.int = ...,
+        supplemental_groups: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gid", b"gid", "supplemental_groups", b"supplemental_groups", "uid", b"uid"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LinuxContainerUser: _TypeAlias = LinuxContainerUser  # noqa: Y015
+
+@_typing.final
+class ContainerUser(_message.Message):
+    """Identity of a container's first process, per platform (number 2 is reserved
+    upstream for Windows).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINUX_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def linux(self) -> Global___LinuxContainerUser:
+        """Linux identity."""
+
+    def __init__(
+        self,
+        *,
+        linux: Global___LinuxContainerUser | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["linux", b"linux"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["linux", b"linux"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerUser: _TypeAlias = ContainerUser  # noqa: Y015
+
+@_typing.final
+class ImageStatusRequest(_message.Message):
+    """Request of ImageService.ImageStatus."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    VERBOSE_FIELD_NUMBER: _builtins.int
+    verbose: _builtins.bool
+    """Ask for the runtime's extra info map."""
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image to look up."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___ImageSpec | None = ...,
+        verbose: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "verbose", b"verbose"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageStatusRequest: _TypeAlias = ImageStatusRequest  # noqa: Y015
+
+@_typing.final
+class Image(_message.Message):
+    """An image known to the runtime."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    REPO_TAGS_FIELD_NUMBER: _builtins.int
+    REPO_DIGESTS_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    UID_FIELD_NUMBER: _builtins.int
+    USERNAME_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
+    PINNED_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Image ID on the node."""
+    size: _builtins.int
+    """Size in bytes."""
+    username: _builtins.str
+    """Default user name."""
+    pinned: _builtins.bool
+    """Exempt from garbage collection (a hint)."""
+    @_builtins.property
+    def repo_tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Tags naming it."""
+
+    @_builtins.property
+    def repo_digests(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Digests naming it."""
+
+    @_builtins.property
+    def uid(self) -> Global___Int64Value:
+        """Default UID (exclusive with username)."""
+
+    @_builtins.property
+    def spec(self) -> Global___ImageSpec:
+        """Spec with annotations."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        repo_tags: _abc.Iterable[_builtins.str] | None = ...,
+        repo_digests: _abc.Iterable[_builtins.str] | None = ...,
+        size: _builtins.int = ...,
+        uid: Global___Int64Value | None = ...,
+        username: _builtins.str = ...,
+        spec: Global___ImageSpec | None = ...,
+        pinned: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec", "uid", b"uid"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "pinned", b"pinned", "repo_digests", b"repo_digests", "repo_tags", b"repo_tags", "size", b"size", "spec", b"spec", "uid", b"uid", "username", b"username"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Image: _TypeAlias = Image  # noqa: Y015
+
+@_typing.final
+class ImageStatusResponse(_message.Message):
+    """Reply of ImageService.ImageStatus."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class InfoEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image(self) -> Global___Image:
+        """The image; absent when the runtime does not have it."""
+
+    @_builtins.property
+    def info(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Runtime-specific JSON values (verbose only)."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___Image | None = ...,
+        info: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "info", b"info"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageStatusResponse: _TypeAlias = ImageStatusResponse  # noqa: Y015
+
+@_typing.final
+class StatusRequest(_message.Message):
+    """Request of RuntimeService.Status."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERBOSE_FIELD_NUMBER: _builtins.int
+    verbose: _builtins.bool
+    """Ask for the runtime's extra info map."""
+    def __init__(
+        self,
+        *,
+        verbose: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["verbose", b"verbose"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StatusRequest: _TypeAlias = StatusRequest  # noqa: Y015
+
+@_typing.final
+class RuntimeCondition(_message.Message):
+    """One runtime condition, such as RuntimeReady or NetworkReady."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """Condition name."""
+    status: _builtins.bool
+    """Whether it holds."""
+    reason: _builtins.str
+    """CamelCase reason of the last change."""
+    message: _builtins.str
+    """Human-readable detail."""
+    def __init__(
+        self,
+        *,
+        type: _builtins.str = ...,
+        status: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "reason", b"reason", "status", b"status", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeCondition: _TypeAlias = RuntimeCondition  # noqa: Y015
+
+@_typing.final
+class RuntimeStatus(_message.Message):
+    """Runtime conditions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONDITIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def conditions(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeCondition]:
+        """Observed conditions."""
+
+    def __init__(
+        self,
+        *,
+        conditions: _abc.Iterable[Global___RuntimeCondition] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conditions", b"conditions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeStatus: _TypeAlias = RuntimeStatus  # noqa: Y015
+
+@_typing.final
+class RuntimeHandlerFeatures(_message.Message):
+    """Features of one runtime handler."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECURSIVE_READ_ONLY_MOUNTS_FIELD_NUMBER: _builtins.int
+    USER_NAMESPACES_FIELD_NUMBER: _builtins.int
+    recursive_read_only_mounts: _builtins.bool
+    """Recursive read-only mounts supported."""
+    user_namespaces: _builtins.bool
+    """User namespaces (with idmap mounts) supported."""
+    def __init__(
+        self,
+        *,
+        recursive_read_only_mounts: _builtins.bool = ...,
+        user_namespaces: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["recursive_read_only_mounts", b"recursive_read_only_mounts", "user_namespaces", b"user_namespaces"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeHandlerFeatures: _TypeAlias = RuntimeHandlerFeatures  # noqa: Y015
+
+@_typing.final
+class RuntimeHandler(_message.Message):
+    """A runtime handler (RuntimeClass target)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    FEATURES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Handler name; empty is the default."""
+    @_builtins.property
+    def features(self) -> Global___RuntimeHandlerFeatures:
+        """Its features."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        features: Global___RuntimeHandlerFeatures | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["features", b"features"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["features", b"features", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeHandler: _TypeAlias = RuntimeHandler  # noqa: Y015
+
+@_typing.final
+class RuntimeFeatures(_message.Message):
+    """Features of the CRI implementation as a whole."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SUPPLEMENTAL_GROUPS_POLICY_FIELD_NUMBER: _builtins.int
+    USER_NAMESPACES_HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    supplemental_groups_policy: _builtins.bool
+    """SupplementalGroupsPolicy and ContainerUser supported."""
+    user_namespaces_host_network: _builtins.bool
+    """Host network together with a user namespace supported."""
+    def __init__(
+        self,
+        *,
+        supplemental_groups_policy: _builtins.bool = ...,
+        user_namespaces_host_network: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["supplemental_groups_policy", b"supplemental_groups_policy", "user_namespaces_host_network", b"user_namespaces_host_network"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RuntimeFeatures: _TypeAlias = RuntimeFeatures  # noqa: Y015
+
+@_typing.final
+class StatusResponse(_message.Message):
+    """Reply of RuntimeService.Status."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class InfoEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    STATUS_FIELD_NUMBER: _builtins.int
+    INFO_FIELD_NUMBER: _builtins.int
+    RUNTIME_HANDLERS_FIELD_NUMBER: _builtins.int
+    FEATURES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def status(self) -> Global___RuntimeStatus:
+        """Conditions."""
+
+    @_builtins.property
+    def info(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Runtime-specific JSON values (verbose only)."""
+
+    @_builtins.property
+    def runtime_handlers(self) -> _containers.RepeatedCompositeFieldContainer[Global___RuntimeHandler]:
+        """Handlers the runtime offers."""
+
+    @_builtins.property
+    def features(self) -> Global___RuntimeFeatures:
+        """Implementation features."""
+
+    def __init__(
+        self,
+        *,
+        status: Global___RuntimeStatus | None = ...,
+        info: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        runtime_handlers: _abc.Iterable[Global___RuntimeHandler] | None = ...,
+        features: Global___RuntimeFeatures | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["features", b"features", "status", b"status"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["features", b"features", "info", b"info", "runtime_handlers", b"runtime_handlers", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StatusResponse: _TypeAlias = StatusResponse  # noqa: Y015

@@ -18,7 +18,8 @@ def test_quick_run(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     for row in ("| check one pod (start-up) | 1 |", "| check List (2000 pods) | 2000 |",
-                "| check directory (200 files) | 200 |"):
+                "| check directory (200 files) | 200 |",
+                "| reference: json.load of the List | 2000 |"):
         assert row in done.stdout
     assert len(list((keep / "tree").rglob("*.yaml"))) == 200
     assert "targets (informational)" in done.stdout

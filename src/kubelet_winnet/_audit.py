@@ -468,6 +468,8 @@ class _CsvWriter:
 
 
 def configure_audit(parser: argparse.ArgumentParser) -> None:
+    from kubelet_winnet.cli import positive_int
+
     source = parser.add_argument_group("source (live by default; a dump with -f)")
     source.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
                         help="read a dump (kubectl get nodes,pods -A -o json) instead of the "
@@ -479,10 +481,10 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
                         help="namespace of the pods (default: the context's, else default)")
     source.add_argument("-A", "--all-namespaces", action="store_true",
                         help="pods of every namespace")
-    source.add_argument("--max-bytes", type=_positive, default=_DUMP_MAX_BYTES, metavar="N",
+    source.add_argument("--max-bytes", type=positive_int, default=_DUMP_MAX_BYTES, metavar="N",
                         help="bytes read per dump file (default %(default)s: a dump of a "
                         "large cluster is big; memory does not grow with it)")
-    source.add_argument("--page-size", type=_positive, default=DEFAULT_PAGE_SIZE,
+    source.add_argument("--page-size", type=positive_int, default=DEFAULT_PAGE_SIZE,
                         metavar="N", help="objects per list request (default %(default)s)")
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
@@ -501,16 +503,6 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
         "--fail-on", choices=("error", "warning", "info"), default="warning",
         help="exit 1 when a finding has this severity or higher (default %(default)s)",
     )
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 _DUMP_MAX_BYTES = 4 * 1024**3

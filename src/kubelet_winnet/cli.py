@@ -142,11 +142,11 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list skipped pods on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
     limits = parser.add_argument_group("input limits (per file)")
-    limits.add_argument("--max-bytes", type=_positive, default=DEFAULT_LIMITS.max_bytes,
+    limits.add_argument("--max-bytes", type=positive_int, default=DEFAULT_LIMITS.max_bytes,
                         metavar="N", help="bytes read (default %(default)s)")
-    limits.add_argument("--max-depth", type=_positive, default=DEFAULT_LIMITS.max_depth,
+    limits.add_argument("--max-depth", type=positive_int, default=DEFAULT_LIMITS.max_depth,
                         metavar="N", help="nesting of objects and arrays (default %(default)s)")
-    limits.add_argument("--max-alias-nodes", type=_positive,
+    limits.add_argument("--max-alias-nodes", type=positive_int,
                         default=DEFAULT_LIMITS.max_alias_nodes, metavar="N",
                         help="YAML nodes reached through aliases in one document "
                         "(default %(default)s)")
@@ -166,7 +166,8 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type of the count and size flags: a whole number, at least 1."""
     try:
         value = int(text)
     except ValueError:

@@ -31,12 +31,14 @@ __all__ = [
     "ERR_POD_HOST_PROCESS_FALSE",
     "HOSTILE",
     "WORKLOAD_KINDS",
+    "Crash",
     "Malformed",
     "Profile",
     "StressReport",
     "as_client_object",
     "as_namespace",
     "container_context_bytes",
+    "crash_at",
     "deep_dict",
     "deep_list",
     "deserialize",
@@ -52,6 +54,7 @@ __all__ = [
     "oracle_sandbox",
     "pod_manifests",
     "pod_specs",
+    "sandbox_plan",
     "sandbox_stress",
     "spec_of",
     "windows_options",
@@ -696,7 +699,42 @@ HOSTILE: dict[str, Any] = {
 
 def hostile_values() -> st.SearchStrategy[Any]:
     return st.sampled_from(list(HOSTILE.values()))
-# --- a threaded workload for kubelet_winnet.runtime.hcn.SandboxNetworks (issue 8) ---------
+
+
+# --- the HCN half: plans, simulated crashes, a threaded workload --------------------------
+
+
+def sandbox_plan(host_process: bool = False, mode: int | None = None, policy: str = "kep") -> Any:
+    """The ``NetworkPlan`` for a ``PodSandboxConfig`` carrying these Windows fields
+    (``mode``: ``namespace_options.network``, or ``None`` for no ``namespace_options``)."""
+    from cri_api.runtime.v1 import api_pb2
+    from kubelet_winnet.runtime import plan_sandbox_config_network
+
+    config = api_pb2.PodSandboxConfig()
+    context = config.windows.security_context
+    context.host_process = host_process
+    if mode is not None:
+        context.namespace_options.network = mode  # type: ignore[assignment]
+    return plan_sandbox_config_network(config, policy=policy)  # type: ignore[arg-type]
+
+
+class Crash(BaseException):
+    """A process dying at a chosen point (a BaseException: ``except Exception`` cleanup
+    code does not run)."""
+
+
+def crash_at(index: int, phase: str) -> Callable[[str, str], None]:
+    """An HCN hook raising :class:`Crash` at the ``index``-th call (1-based), ``phase``
+    ``"before"`` or ``"after"`` its effect."""
+    seen = [0]
+
+    def hook(function: str, when: str) -> None:
+        if when == "before":
+            seen[0] += 1
+        if seen[0] == index and when == phase:
+            raise Crash
+
+    return hook
 
 
 @dataclass

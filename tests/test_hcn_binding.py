@@ -30,13 +30,11 @@ from kubelet_winnet.errors import HcnError, HcnNotFoundError
 from kubelet_winnet.runtime import (
     SETUP_CALLS,
     TEARDOWN_CALLS,
-    NetworkPlan,
-    plan_sandbox_config_network,
 )
 from kubelet_winnet.runtime.hcn import FUNCTIONS, GUID, ComputeNetwork, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn._binding import _PROTOTYPES
-from tests.strategies import sandbox_stress
+from tests.strategies import sandbox_plan, sandbox_stress
 
 SOURCE = Path(__file__).resolve().parent / "hcn_double" / "computenetwork_double.c"
 NON_ASCII = "sändbox-Ω-网络-🚀"
@@ -158,15 +156,6 @@ def client(double: Double) -> Iterator[ComputeNetwork]:
     yield network
     double.assert_clean()
     assert network.open_handles == 0 and network.unfreed_strings == 0
-
-
-def pod_plan(host_process: bool = False, mode: int | None = None) -> NetworkPlan:
-    config = api_pb2.PodSandboxConfig()
-    context = config.windows.security_context
-    context.host_process = host_process
-    if mode is not None:
-        context.namespace_options.network = mode  # type: ignore[assignment]
-    return plan_sandbox_config_network(config)
 
 
 # --- ABI -------------------------------------------------------------------------------
@@ -469,8 +458,8 @@ def test_sandbox_networks_over_the_double(
     client: ComputeNetwork, double: Double, tmp_path: Path
 ) -> None:
     networks = SandboxNetworks(client, tmp_path / "state")
-    pod = pod_plan()
-    host = pod_plan(host_process=True, mode=api_pb2.NODE)
+    pod = sandbox_plan()
+    host = sandbox_plan(host_process=True, mode=api_pb2.NODE)
     before = {f: double.calls(f) for f in FUNCTIONS}
 
     result = networks.setup(NON_ASCII, pod)
@@ -494,7 +483,7 @@ def test_concurrent_sandboxes_over_the_double(
     client: ComputeNetwork, double: Double, tmp_path: Path
 ) -> None:
     networks = SandboxNetworks(client, tmp_path / "state")
-    pod, host = pod_plan(), pod_plan(host_process=True)
+    pod, host = sandbox_plan(), sandbox_plan(host_process=True)
     ids = [f"sb-{i}" for i in range(200)]
     barrier = threading.Barrier(8)
 
@@ -526,8 +515,8 @@ def test_stress_over_the_double(
     double.fail_randomly(50_000, seed=8)
     report = sandbox_stress(
         networks,
-        pod_plan=pod_plan(),
-        host_plan=pod_plan(host_process=True),
+        pod_plan=sandbox_plan(),
+        host_plan=sandbox_plan(host_process=True),
         exists=double.exists,
         host_default=host_default,
     )

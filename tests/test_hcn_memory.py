@@ -11,10 +11,7 @@ from kubelet_winnet.errors import HcnError, HcnNotFoundError
 from kubelet_winnet.runtime.hcn import HcnClient, InMemoryHcn
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn._documents import namespace_query, parse_namespace_list
-
-
-class Crash(BaseException):
-    """A process dying at a chosen point (not an Exception: no cleanup code runs)."""
+from tests.strategies import Crash
 
 
 def test_host_default_present_by_default() -> None:

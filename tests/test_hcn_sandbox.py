@@ -7,7 +7,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
@@ -23,31 +23,18 @@ from kubelet_winnet.errors import (
     StateFileError,
     WinnetError,
 )
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
+from kubelet_winnet.runtime import NetworkPlan
 from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetwork, SandboxNetworks
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn import _state as state_module
-from tests.strategies import sandbox_stress
+from tests.strategies import Crash, crash_at, sandbox_plan, sandbox_stress
 
 NON_ASCII = "pod-ünïcødé-Ω-🚀"
 
 
-class Crash(BaseException):
-    """The process dies here (BaseException: `except Exception` cleanup does not run)."""
-
-
-def plan(host_process: bool = False, mode: int | None = None) -> NetworkPlan:
-    config = api_pb2.PodSandboxConfig()
-    context = config.windows.security_context
-    context.host_process = host_process
-    if mode is not None:
-        context.namespace_options.network = mode  # type: ignore[assignment]
-    return plan_sandbox_config_network(config)
-
-
-POD = plan()
-HOST = plan(host_process=True, mode=api_pb2.NODE)
-NODE = plan(mode=api_pb2.NODE)  # KEP: a normal pod on the host network
+POD = sandbox_plan()
+HOST = sandbox_plan(host_process=True, mode=api_pb2.NODE)
+NODE = sandbox_plan(mode=api_pb2.NODE)  # KEP: a normal pod on the host network
 
 
 def owned(hcn: InMemoryHcn) -> set[uuid.UUID]:
@@ -232,18 +219,6 @@ def test_failed_teardown_keeps_the_record(hcn: InMemoryHcn, networks: SandboxNet
 
 
 # --- crashes: every HCN call, before and after its effect, and inside state writes -------
-
-
-def crash_at(index: int, phase: str) -> Callable[[str, str], None]:
-    seen = [0]
-
-    def hook(function: str, when: str) -> None:
-        if when == "before":
-            seen[0] += 1
-        if seen[0] == index and when == phase:
-            raise Crash
-
-    return hook
 
 
 def restart(hcn: InMemoryHcn, state_dir: Path) -> SandboxNetworks:

@@ -17,18 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import StateFileError, WinnetError
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
 from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
 from kubelet_winnet.runtime.hcn._state import record_path
+from tests.strategies import sandbox_plan
 
-
-def _pod_plan() -> NetworkPlan:
-    return plan_sandbox_config_network(api_pb2.PodSandboxConfig())
-
-
-POD = _pod_plan()
+POD = sandbox_plan()
 
 
 def record_doc(sandbox_id: str, namespace_id: uuid.UUID) -> dict[str, object]:

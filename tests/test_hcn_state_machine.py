@@ -27,7 +27,6 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
@@ -35,9 +34,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import HcnError, InvalidRequestError
-from kubelet_winnet.runtime import NetworkPlan, plan_sandbox_config_network
 from kubelet_winnet.runtime.hcn import (
     DEFAULT_OWNER,
     FUNCTIONS,
@@ -47,6 +44,7 @@ from kubelet_winnet.runtime.hcn import (
 )
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn import _state as state_module
+from tests.strategies import Crash, crash_at, sandbox_plan
 
 SANDBOXES = ("a", "b", "c", "ü-Ω-🚀")
 # Not the not-found family: a "not found" that lies (the object is there) would make any
@@ -60,17 +58,7 @@ FAULT_CODES = (
 )
 
 
-class Crash(BaseException):
-    """The process dies here."""
-
-
-def _plan(host: bool) -> NetworkPlan:
-    config = api_pb2.PodSandboxConfig()
-    config.windows.security_context.host_process = host
-    return plan_sandbox_config_network(config, policy="containerd")
-
-
-PLANS = {False: _plan(False), True: _plan(True)}
+PLANS = {host: sandbox_plan(host_process=host, policy="containerd") for host in (False, True)}
 
 # Mostly two ids, so that rules often meet a sandbox an earlier rule (or crash) touched.
 sandboxes = st.sampled_from(SANDBOXES[:2]) | st.sampled_from(SANDBOXES)
@@ -84,18 +72,6 @@ faults = st.lists(
     st.tuples(st.sampled_from(FUNCTIONS), st.sampled_from(FAULT_CODES), st.integers(1, 3)),
     max_size=2,
 )
-
-
-def crash_at(index: int, phase: str) -> Callable[[str, str], None]:
-    seen = [0]
-
-    def hook(function: str, when: str) -> None:
-        if when == "before":
-            seen[0] += 1
-        if seen[0] == index and when == phase:
-            raise Crash
-
-    return hook
 
 
 class SandboxNetworkMachine(RuleBasedStateMachine):

@@ -237,29 +237,57 @@ def test_usage_errors_exit_2(
     assert "Traceback" not in err
 
 
+_ALIAS_BOMB = b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n".encode()
+    for i in range(8)
+)
+
+
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "flags", "message"),
     [
-        (b"nodeName: [1, 2\n", "node.yaml:2: not valid YAML"),
-        (b"- a\n- b\n", "expected a mapping of NodeContext fields"),
-        (b"noSuchField: 1\n", "node.noSuchField"),
-        (b"clusterDns: [not-an-ip]\n", "cluster_dns[0]: expected an IP address"),
-        (b"nodeName: 5\n", "node_name: expected a string, got int"),
-        (b"\xff\xfe\x00\xd8", "not valid utf-16"),
-        (b"nodeName: \xff\n", "not valid utf-8 at byte 10"),
-        (b"a" * (1 << 20 + 1), "larger than 1048576 bytes"),
+        (b"nodeName: [1, 2\n", [], "node.yaml:2: document 1: not valid YAML"),
+        (b"- a\n- b\n", [], "document is an array, not an object"),
+        (b"nodeName: a\n---\nnodeName: b\n", [], "expected one mapping of NodeContext "
+         "fields, found 2 objects"),
+        (b"nodeName: a\nnodeName: b\n", [], "duplicate key"),
+        (_ALIAS_BOMB, [], "--max-alias-nodes"),
+        (b"noSuchField: 1\n", [], "node.noSuchField"),
+        (b"clusterDns: [not-an-ip]\n", [], "cluster_dns[0]: expected an IP address"),
+        (b"nodeName: 5\n", [], "node_name: expected a string, got int"),
+        (b"\xff\xfe\x00\xd8", [], "not valid UTF-16"),
+        (b"nodeName: \xff\n", [], "not valid UTF-8 (byte 0xff)"),
+        (b"nodeName: " + b"a" * 2000 + b"\n", ["--max-bytes", "1000"], "--max-bytes"),
+        (b"", [], "node.yaml"),
     ],
 )
 def test_bad_node_config_exits_2(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, message: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, flags: list[str],
+    message: str,
 ) -> None:
     node = tmp_path / "node.yaml"
     node.write_bytes(content)
     path = _write(tmp_path / "p.yaml", _pod("web"))
-    code, _, err = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    code, out, err = run(capsys, "--dry-run", *flags, "--node-config", str(node), str(path))
     assert code == 2
-    assert message in err
-    assert len(err) < 1000
+    assert out == ""  # nothing is built from a node that cannot be read
+    (line,) = err.splitlines()
+    assert line.startswith("kubelet-winnet: error: --node-config ")
+    assert message in line
+    assert len(line) < 1000
+
+
+def test_node_config_in_utf16_with_bom(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """What Windows PowerShell 5's `>` writes."""
+    node = tmp_path / "node.yaml"
+    node.write_bytes("nodeName: win-1\nclusterDns: [10.0.0.10]\n".encode("utf-16"))
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, out, _ = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    assert code == 0
+    [record] = json.loads(out)
+    assert record["runPodSandbox"]["config"]["dnsConfig"]["servers"] == ["10.0.0.10"]
 
 
 def test_bad_secret_data_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

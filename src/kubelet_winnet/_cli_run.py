@@ -27,14 +27,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from kubelet_winnet.errors import CriError, InvalidPodError, SandboxConfigError, WinnetError
 
 if TYPE_CHECKING:
-    from kubelet_winnet._input import Document
+    from kubelet_winnet._input import Document, Limits
     from kubelet_winnet._node import NodeContext
     from kubelet_winnet.cli import Pod, Session
     from kubelet_winnet.cri import RuntimeClient
 
 __all__ = ["configure_run", "run_command"]
 
-_MAX_NODE_CONFIG_BYTES = 1 << 20
 
 
 class _UsageError(Exception):
@@ -69,48 +68,31 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
 # --- input ---------------------------------------------------------------------------------
 
 
-def _decode(data: bytes, path: str) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        encoding = "utf-16"
-    elif data.startswith(b"\xef\xbb\xbf"):
-        encoding = "utf-8-sig"
-    else:
-        encoding = "utf-8"
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise _UsageError(f"{path}: not valid {encoding} at byte {exc.start}") from None
-
-
-def _load_node_config(path: str) -> NodeContext:
-    """The ``NodeContext`` a ``--node-config`` YAML file describes."""
-    import yaml
-
+def _load_node_config(path: str, limits: Limits) -> NodeContext:
+    """The ``NodeContext`` a ``--node-config`` file describes: one YAML or JSON mapping,
+    read by the input layer (encodings, duplicate keys, alias and size limits)."""
+    from kubelet_winnet._input import BadInput, read_source
     from kubelet_winnet._node import NodeContext
 
+    documents = []
+    for found in read_source(path, limits):
+        if isinstance(found, BadInput):
+            raise _UsageError(f"--node-config {found}")
+        documents.append(found)
+    if len(documents) != 1 or documents[0].item is not None:
+        raise _UsageError(
+            f"--node-config {path}: expected one mapping of NodeContext fields, "
+            f"found {len(documents)} objects"
+        )
+    (document,) = documents
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_NODE_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise _UsageError(f"{path}: {exc.strerror or type(exc).__name__}") from None
-    if len(data) > _MAX_NODE_CONFIG_BYTES:
-        raise _UsageError(f"{path}: larger than {_MAX_NODE_CONFIG_BYTES} bytes")
-    try:
-        document = yaml.safe_load(_decode(data, path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        raise _UsageError(f"{where}: not valid YAML") from None
-    if document is None:
-        document = {}
-    if not isinstance(document, Mapping):
-        raise _UsageError(f"{path}: expected a mapping of NodeContext fields")
-    try:
-        return NodeContext.from_mapping(document)
+        return NodeContext.from_mapping(document.value)
     except WinnetError as exc:
-        raise _UsageError(f"{path}: {exc}") from None
-    except TypeError:  # a YAML value NodeContext cannot take at all
-        raise _UsageError(f"{path}: a value of the wrong type") from None
+        raise _UsageError(f"--node-config {document.source}:{document.line}: {exc}") from None
+    except TypeError:  # a value NodeContext cannot take at all
+        raise _UsageError(
+            f"--node-config {document.source}:{document.line}: a value of the wrong type"
+        ) from None
 
 
 def _namespace(document: Mapping[str, Any]) -> str:
@@ -291,6 +273,7 @@ def _run_pod(
 
 def run_command(args: argparse.Namespace, session: Session) -> int:
     """``kubelet-winnet run``; returns the exit status."""
+    from kubelet_winnet._input import Limits
     from kubelet_winnet._node import NodeContext
     from kubelet_winnet.cli import check_profile, invalid_pod, pods, report_skipped
 
@@ -300,7 +283,10 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
             raise _UsageError("run: --runtime-endpoint is required unless --dry-run")
         if args.dry_run and args.cleanup:
             raise _UsageError("run: --cleanup needs a runtime; it cannot go with --dry-run")
-        node = _load_node_config(args.node_config) if args.node_config else NodeContext()
+        limits = Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
+        node = (
+            _load_node_config(args.node_config, limits) if args.node_config else NodeContext()
+        )
     except _UsageError as exc:
         session.error(str(exc))
         return session.status

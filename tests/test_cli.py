@@ -558,7 +558,7 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
     endless = subprocess.Popen(["yes", "--", "- kind: Pod"], stdout=subprocess.PIPE)
     try:
         done = subprocess.run(
-            [console_script(), "check", "-", "--max-bytes", "5000000"],
+            [console_script(), "check", "-", "--max-bytes", "1000000"],
             stdin=endless.stdout, capture_output=True, text=True, timeout=120, check=False,
         )
     finally:

@@ -223,7 +223,8 @@ def test_parse_full_namespace_document() -> None:
         f'{{"ID": "{GUID_TEXT}", "Resources": {{}}}}',
         f'{{"ID": "{GUID_TEXT}", "Resources": [{{"Data": {{}}}}]}}',
         f'{{"ID": "{GUID_TEXT}", "Owner": 3}}',
-        f'{{"ID": "{GUID_TEXT}", "Id": "1ef1c264-917b-4830-bfaa-5f9722f3c4c1"}}',  # two spellings, two ids
+        # two spellings of the id key with two different ids
+        f'{{"ID": "{GUID_TEXT}", "Id": "1ef1c264-917b-4830-bfaa-5f9722f3c4c1"}}',
         "[" * 100000,
     ],
 )

@@ -166,7 +166,7 @@ def _warnings(
         found.append(Finding(
             WarningCode.FEATURE_GATE_NOT_MODELLED,
             f"feature gate {name} is not modelled: accepted, assumed not to affect "
-            f"Windows sandbox networking{hint}",
+            f"Windows sandbox networking (a kubelet refuses a gate it does not know){hint}",
             "--feature-gates",
         ))
     return found

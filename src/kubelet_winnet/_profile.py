@@ -367,9 +367,31 @@ class GateResolution:
         return _BY_MINOR[self.version.minor]
 
 
+def _near(name: str, target: str, most: int = 2) -> bool:
+    """Case-insensitive edit distance of at most ``most`` (bounded: short names only)."""
+    a, b = name.lower(), target.lower()
+    if abs(len(a) - len(b)) > most:
+        return False
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (char != other)))
+        previous = current
+    return previous[-1] <= most
+
+
 def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolution:
     """Apply ``gates`` as kubelet ``version`` would; raise its ``FeatureGateError`` texts."""
     row = release(version.minor)
+    # Every kubelet refuses a gate it does not know (component-base featuregate.Set:
+    # "unrecognized feature gate"). The library cannot list every gate of every release,
+    # but a near miss of WindowsHostNetwork ("windowshostnetwork", "WindowsHostNetworks")
+    # is no gate in any of them: refuse it rather than silently use the default.
+    for name in gates:
+        if name != WINDOWS_HOST_NETWORK and _near(name, WINDOWS_HOST_NETWORK):
+            raise FeatureGateError(f"unrecognized feature gate: {name}", name)
     explicit = gates.get(WINDOWS_HOST_NETWORK)
     log_lines: tuple[str, ...] = ()
     if row.stage is GateStage.REMOVED:

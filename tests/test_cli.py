@@ -245,6 +245,23 @@ def test_output_hex(capsys: pytest.CaptureFixture[str], multi: str) -> None:
     assert out.split() == [m.SerializeToString().hex() for m in expected_messages()]
 
 
+def test_output_hex_keeps_one_line_per_pod_when_one_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "three.yaml"
+    refused = {"kind": "Pod", "metadata": {"name": "mixed"}, "spec": {
+        "hostNetwork": True,
+        "containers": [{"name": "a", "securityContext": {"windowsOptions": {"hostProcess": True}}},
+                       {"name": "b"}]}}
+    plain = {"kind": "Pod", "metadata": {"name": "plain"}, "spec": {"containers": [{"name": "c"}]}}
+    path.write_text(yaml.safe_dump_all([plain, refused, plain]), encoding="utf-8")
+    status, out, err = run(capsys, "translate", str(path), "-o", "hex")
+    assert status == 1  # the kubelet refuses the mixed pod (kubelet-rules.md)
+    # 1.32 with the gate on: namespace_options present with network POD (zero bytes).
+    assert out.split("\n") == ["0a022200", "", "0a022200", ""]
+    assert "pod must not contain both HostProcess and non-HostProcess containers" in err
+
+
 def test_output_binary_is_length_delimited(tmp_path: Path, multi: str) -> None:
     done = subprocess.run([console_script(), "translate", multi, "-o", "binary"],
                           capture_output=True, timeout=60, check=False)

@@ -290,8 +290,8 @@ def _configure_translate(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", choices=_TRANSLATE_FORMATS, default="text",
         help="text: a header and the message as JSON with every field shown; json: one "
         "array of records; yaml: one document per pod; textproto: protobuf text format; "
-        "hex: the serialized bytes, one line per pod; binary: length-delimited messages "
-        "(varint size, then bytes)",
+        "hex: the serialized bytes, one line per pod (empty for a refused pod); binary: "
+        "length-delimited messages (varint size, then bytes; a refused pod has none)",
     )
 
 
@@ -394,6 +394,8 @@ class _TranslateWriter:
         elif output in ("text", "textproto"):
             self._out.write(f"# {item.pod.identity} ({item.document.label}, line "
                             f"{item.document.line})\nerror: {error}\n\n")
+        elif output == "hex":  # one line per pod; a config is never empty bytes
+            self._out.write("\n")  # (security_context is always present)
 
     def _yaml(self, record: dict[str, Any]) -> None:
         import yaml

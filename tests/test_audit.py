@@ -296,6 +296,28 @@ def test_dump_variants_give_the_same_answer(
     assert by_name(json.loads(out)["pods"]) == expected_records()
 
 
+def test_objects_that_are_not_pods_or_nodes_are_counted_in_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A workload in a dump is not a pod that runs anywhere: it is not audited, and the
+    user is told so (``check`` is the command for manifests)."""
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "web", "namespace": "default"},
+                  "spec": {"template": {"spec": {"hostNetwork": True,
+                                                 "containers": [{"name": "c"}]}}}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}
+    path = write_dump(tmp_path / "cluster.json", [*NODES, deployment, *PODS, service])
+    status, out, err = audit(["-f", str(path), "-o", "json"], capsys)
+    assert status == 1
+    assert by_name(json.loads(out)["pods"]) == expected_records()
+    (line,) = err.splitlines()
+    assert line == (
+        "kubelet-winnet: note: not audited: 2 objects that are neither a Pod nor a Node "
+        "(Deployment, Service); audit judges pods where they run, kubelet-winnet check "
+        "lints manifests and workload templates"
+    )
+
+
 def test_unscheduled_pods_use_kubelet_version(
     dump: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -570,11 +570,12 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     progress = _Progress(session.err)
     live = None
     error: str | None = None
+    other_kinds: list[object] = []  # objects of a dump that are neither Pods nor Nodes
     try:
         if args.filename:
             size = sum(_size(p) for p in args.filename)
             progress.start(None, size >= _LARGE_DUMP)
-            objects: Iterator[ClusterObject] = _dump(args, session)
+            objects: Iterator[ClusterObject] = _dump(args, session, other_kinds.append)
         else:
             live = LiveCluster(args.kubeconfig, args.context, args.namespace,
                                args.all_namespaces, args.page_size)
@@ -612,6 +613,15 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error
     writer.close(summary, totals, rules)
+    if other_kinds:
+        count = len(other_kinds)
+        kinds = sorted({k for k in other_kinds if isinstance(k, str)})
+        shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 else "")
+        session.note(
+            f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
+            f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
+            "where they run, kubelet-winnet check lints manifests and workload templates"
+        )
     return session.status
 
 
@@ -622,9 +632,11 @@ def _size(path: str) -> int:
         return 0
 
 
-def _dump(args: argparse.Namespace, session: Session) -> Iterator[ClusterObject]:
+def _dump(
+    args: argparse.Namespace, session: Session, others: Callable[[object], None]
+) -> Iterator[ClusterObject]:
     limits = replace(DEFAULT_LIMITS, max_bytes=args.max_bytes)
-    return dump_objects(args.filename, session.error, limits)
+    return dump_objects(args.filename, session.error, limits, others)
 
 
 def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[ClusterObject]:

@@ -87,10 +87,12 @@ class ClusterObject:
 
 
 def dump_objects(
-    paths: Sequence[str], on_bad: Callable[[str], None], limits: Limits = DEFAULT_LIMITS
+    paths: Sequence[str], on_bad: Callable[[str], None], limits: Limits = DEFAULT_LIMITS,
+    on_other: Callable[[object], None] | None = None,
 ) -> Iterator[ClusterObject]:
-    """Nodes and pods of dump files, in file order, one at a time; other kinds are
-    skipped, bad input is passed to ``on_bad`` (one line) and reading goes on."""
+    """Nodes and pods of dump files, in file order, one at a time; other kinds go to
+    ``on_other`` (their ``kind``), bad input to ``on_bad`` (one line), and reading goes
+    on."""
     for path in expand_paths(paths):
         if isinstance(path, BadInput):
             on_bad(str(path))
@@ -102,6 +104,8 @@ def dump_objects(
             kind = found.value.get("kind")
             if kind == "Node" or kind == "Pod":
                 yield ClusterObject(kind, found.value, f"{found.source}:{found.line}")
+            elif on_other is not None:
+                on_other(kind)
 
 
 # --- live --------------------------------------------------------------------------------

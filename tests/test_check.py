@@ -444,3 +444,17 @@ def test_every_kubelet_refusal_has_its_finding(manifest: dict[str, Any]) -> None
         assert not rules & set(_REFUSAL_RULE.values())
     else:
         assert refused in rules
+
+
+def test_findings_of_an_object_come_in_line_order(capsys: pytest.CaptureFixture[str]) -> None:
+    """A reader going down the file meets the findings in the order they are printed."""
+    _, out, _ = run(capsys, "check", "-o", "json", str(CORPUS))
+    findings = json.loads(out)["findings"]
+    assert findings
+    per_object: dict[tuple[str, int, object], list[int]] = {}
+    for finding in findings:
+        key = (finding["file"], finding["document"], finding["item"])
+        per_object.setdefault(key, []).append(finding["line"])
+    assert any(len(lines) > 1 for lines in per_object.values())
+    for lines in per_object.values():
+        assert lines == sorted(lines)

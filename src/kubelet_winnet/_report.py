@@ -22,12 +22,17 @@ _RULE_INDEX = {rule.id: index for index, rule in enumerate(RULES)}
 
 class ReportWriter(Protocol):
     def finding(
-        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None
+        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
+        line: int,
     ) -> None: ...
 
     def close(self, session: Session) -> None: ...
 
     def summary(self, session: Session) -> str: ...
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 class _Base:
@@ -44,10 +49,12 @@ class _Base:
 
     def summary(self, session: Session) -> str:
         return (
-            f"{session.pods} pods checked: {self.counts[Severity.ERROR]} errors, "
-            f"{self.counts[Severity.WARNING]} warnings, {self.counts[Severity.INFO]} info, "
-            f"{self.ignored} ignored by annotation; {session.skipped_linux} Linux-targeted "
-            f"and {session.skipped_untargeted} untargeted pods skipped"
+            f"{_count(session.pods, 'pod')} checked: "
+            f"{_count(self.counts[Severity.ERROR], 'error')}, "
+            f"{_count(self.counts[Severity.WARNING], 'warning')}, "
+            f"{self.counts[Severity.INFO]} info, {self.ignored} ignored by annotation; "
+            f"{session.skipped_linux} Linux-targeted and {session.skipped_untargeted} "
+            f"untargeted {'pod' if session.skipped_untargeted == 1 else 'pods'} skipped"
         )
 
     def _summary_dict(self, session: Session) -> dict[str, int]:
@@ -82,12 +89,12 @@ def _subject(pod: PodObject, finding: Finding) -> str:
 
 class _Text(_Base):
     def finding(
-        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None
+        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
+        line: int,
     ) -> None:
         self._count(finding, ignored)
         if ignored is not None:
             return
-        line = document.line_of(finding.field)
         self._out.write(
             f"{document.source}:{line}: {finding.severity.label} {finding.rule.id}: "
             f"{_subject(pod, finding)}: {finding.message} [{describe_path(finding.field)}]\n"
@@ -104,7 +111,8 @@ class _Json(_Base):
         self._first = True
 
     def finding(
-        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None
+        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
+        line: int,
     ) -> None:
         self._count(finding, ignored)
         if ignored is not None:
@@ -114,7 +122,7 @@ class _Json(_Base):
             "severity": finding.severity.label,
             "message": finding.message,
             "file": document.source,
-            "line": document.line_of(finding.field),
+            "line": line,
             "document": document.document,
             "item": document.item,
             "object": _object(pod),
@@ -165,10 +173,10 @@ class _Sarif(_Base):
         self._first = True
 
     def finding(
-        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None
+        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
+        line: int,
     ) -> None:
         self._count(finding, ignored)
-        line = document.line_of(finding.field)
         physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(document.source)}}
         if line > 0:
             physical["region"] = {"startLine": line}

@@ -567,11 +567,16 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         from kubelet_winnet._check import ignored_rules
 
         ignored = ignored_rules(item.pod)
-        for finding in findings:
+        # In line order within the object, as a reader of the file meets them.
+        located = sorted(
+            ((item.document.line_of(f.field), i, f) for i, f in enumerate(findings)),
+            key=lambda entry: entry[:2],
+        )
+        for line, _, finding in located:
             reason = ignored.get(finding.rule.id)
             if reason is None and finding.severity >= threshold:
                 session.fail(EXIT_FINDINGS)
-            writer.finding(item.document, item.pod, finding, reason)
+            writer.finding(item.document, item.pod, finding, reason, line)
     writer.close(session)
     if args.verbose:
         session.err.write(f"kubelet-winnet: {writer.summary(session)}\n")

@@ -68,7 +68,7 @@ _CHILD = (
     "        pass\n"
     "atexit.register(_peak)\n"
     "from kubelet_winnet.cli import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
+    "sys.exit(main())\n"
 )
 
 

@@ -25,6 +25,7 @@ added here in two lines, next to the three below::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -654,6 +655,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:  # lone surrogates and odd file names never raise
             reconfigure(errors="backslashreplace")
+    if argv is None:  # the console script owns the process (not a caller's main([...]))
+        # Documents are JSON values freed by reference counting as soon as they are done;
+        # the cyclic collector would mostly re-scan long-lived modules (10 % of the time).
+        gc.freeze()
+        gc.set_threshold(50_000, 20, 20)
     parser = _parser()
     args = parser.parse_args(argv)
     if _usage_needs_paths(args):

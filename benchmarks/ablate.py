@@ -1,7 +1,8 @@
 """Does each cache and fast path still earn its place? (issue 7 item 6)
 
 Each one is switched off and on in alternating rounds on the benchmark row it serves
-(``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, same corpus); the
+(``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, or
+``pod_sandbox_config`` of ``benchmarks/cri_requests.py``; same corpus); the
 table gives the median over rounds of time(off) / time(on). A row under 1.10 means the
 code should go. Usage: ``python benchmarks/ablate.py [--corpus DIR] [--rounds N]``.
 """
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run
 
 import kubelet_winnet as kw
-from kubelet_winnet import _messages, _pod, _profile, _rules
+from kubelet_winnet import _messages, _pod, _profile, _rules, _sandbox_config
 from kubelet_winnet._rules import (
     ContainerFacts,
     PodFacts,
@@ -74,6 +75,11 @@ def _time(function: Callable[[Any], object], items: Sequence[Any], loops: int = 
 def _translate(pod: object) -> None:
     with contextlib.suppress(kw.SandboxConfigError):
         kw.windows_sandbox_config(pod)
+
+
+def _sandbox(pod: object) -> None:
+    with contextlib.suppress(kw.SandboxConfigError):
+        kw.pod_sandbox_config(pod)
 
 
 def _swap(module: Any, name: str, off: Any) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -128,17 +134,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("prebuilt refusals (_rules._REFUSALS)", "dict refused", refused,
          _swap(_rules, "_REFUSALS", _Rebuilt(_rules._REFUSALS))),
         ("fast fact constructors (_fastfacts)", "dict", accepted, _fast_constructors()),
+        ("DNS config cache (_sandbox_config._DNS_CACHE)", "pod_sandbox_config", accepted,
+         _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
+        ("Linux-part cache (_sandbox_config._LINUX_SHAPES)", "pod_sandbox_config", accepted,
+         _swap(_sandbox_config, "_LINUX_SHAPES", _NoCache())),
+        ("log-root cache (_sandbox_config._CLEAN_ROOTS)", "pod_sandbox_config", accepted,
+         _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
     ]
     print("| cache or fast path | row | time off / on (median) |")
     print("|---|---|---:|")
     for label, row, items, (on, off) in cases:
         ratios = []
         rounds = args.rounds if row != "V1Pod" else max(args.rounds // 4, 3)
+        function = _sandbox if row == "pod_sandbox_config" else _translate
         for _ in range(rounds):
             on()
-            with_it = _time(_translate, items)
+            with_it = _time(function, items)
             off()
-            without = _time(_translate, items)
+            without = _time(function, items)
             on()
             ratios.append(without / with_it)
         print(f"| {label} | {row} | {statistics.median(ratios):.2f} |")

@@ -30,6 +30,7 @@ __all__ = [
     "ERR_MIXED",
     "ERR_POD_HOST_PROCESS_FALSE",
     "HOSTILE",
+    "MINORS",
     "WORKLOAD_KINDS",
     "Crash",
     "Malformed",
@@ -266,7 +267,7 @@ def spec_of(manifest: Mapping[str, JSON]) -> Any:
 
 # --- kubelet profiles -------------------------------------------------------------------
 
-MINORS = range(26, 39)
+MINORS = range(26, 39)  # 1.26 .. 1.38 (kubelet-rules.md): every test's version axis
 
 
 def kubelet_versions(minor: int) -> st.SearchStrategy[str]:

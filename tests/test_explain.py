@@ -15,6 +15,7 @@ from tests.strategies import (
     ERR_HOST_NETWORK_REQUIRED,
     ERR_MIXED,
     ERR_POD_HOST_PROCESS_FALSE,
+    MINORS,
     WORKLOAD_KINDS,
     Profile,
     gate_effective,
@@ -175,7 +176,7 @@ def test_modelled_gates_not_reported() -> None:
     assert not [w for w in got.warnings if w.code == WarningCode.FEATURE_GATE_NOT_MODELLED]
 
 
-@pytest.mark.parametrize("minor", range(26, 39))
+@pytest.mark.parametrize("minor", MINORS)
 @pytest.mark.parametrize("value", [True, False, None])
 def test_deprecated_gate_log_line(minor: int, value: bool | None) -> None:
     """ "setting a deprecated gate only logs `Setting deprecated feature gate NAME=VALUE. It

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from kubelet_winnet.cli import main
+from tests.strategies import MINORS
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-MINORS = range(26, 39)
 GATES = {"default": None, "on": True, "off": False}
 
 MIXED = "pod must not contain both HostProcess and non-HostProcess containers"

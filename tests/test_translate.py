@@ -27,6 +27,7 @@ from tests.strategies import (
     ERR_HOST_NETWORK_REQUIRED,
     ERR_MIXED,
     ERR_POD_HOST_PROCESS_FALSE,
+    MINORS,
     WORKLOAD_KINDS,
     Profile,
     deserialize,
@@ -204,7 +205,7 @@ def test_node_only_when_host_network_and_gate_effective(
 
 # --- the version axis --------------------------------------------------------------------
 
-@pytest.mark.parametrize("minor", range(26, 39))
+@pytest.mark.parametrize("minor", MINORS)
 @pytest.mark.parametrize("gate", [None, True, False])
 @pytest.mark.parametrize("spelling", ["1.{m}", "v1.{m}.4", "1.{m}.0"])
 def test_version_axis(minor: int, gate: bool | None, spelling: str) -> None:

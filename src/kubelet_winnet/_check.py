@@ -158,8 +158,9 @@ def _runs(
 
 
 def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNetworkReach:
-    """Evaluate kubelet 1.26-1.38 under each gate state with the public API."""
+    """Evaluate every kubelet of ``TIMELINE`` under each gate state with the public API."""
     import kubelet_winnet as api
+    from kubelet_winnet._profile import MIN_MINOR
     from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
 
     def carries_node(version: object, gates: object) -> bool:
@@ -171,7 +172,7 @@ def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNe
         return context.HasField("namespace_options") and context.namespace_options.network == 2
 
     rows = []
-    minor = 26
+    minor = MIN_MINOR
     while True:
         version = f"1.{minor}"
         try:

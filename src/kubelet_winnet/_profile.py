@@ -188,8 +188,8 @@ def _parse_version(text: str) -> KubeletVersion:
 def parse_kubelet_version(value: object) -> KubeletVersion:
     """Parse ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` or ``"v1.32.4-eks-1"``.
 
-    Raises ``UnsupportedVersionError`` for any other string and for versions outside
-    1.26-1.38, ``InvalidArgumentError`` for anything but a string or ``KubeletVersion``.
+    Raises ``UnsupportedVersionError`` for any other string and for minors outside
+    ``TIMELINE``, ``InvalidArgumentError`` for anything but a string or ``KubeletVersion``.
     """
     if type(value) is KubeletVersion:
         release(value.minor)

@@ -154,12 +154,12 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
-    from kubelet_winnet import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet._profile import DEFAULT_KUBELET_VERSION, MAX_MINOR, MIN_MINOR
 
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
-        help=f"kubelet release, 1.26 to 1.38 (default {DEFAULT_KUBELET_VERSION}, the last "
-        "that implements KEP-3503)",
+        help=f"kubelet release, 1.{MIN_MINOR} to 1.{MAX_MINOR} (default "
+        f"{DEFAULT_KUBELET_VERSION}, the last that implements KEP-3503)",
     )
     parser.add_argument(
         "--feature-gates", default=None,

@@ -380,6 +380,15 @@ def test_text_output_is_a_table_per_namespace_with_totals(
     web = next(line for line in out.splitlines() if line.startswith("web-win-133 "))
     assert web.split()[1:4] == ["win-133", "v1.33.2+k3s1", "containerd://2.0.5"]
     assert "IGNORED" in web and "host-network-ignored" in web
+    # The legend explains "unknown" exactly when a row shows it.
+    legend = "  HOSTNETWORK unknown: the pod's runtime is not known"
+    assert (legend in out) == any(
+        r["hostNetworkEffect"] == "unknown" for r in records.values()
+    )
+    applied_only = [*NODES, *(p for p in PODS if p["metadata"]["name"] == "web-win-133")]
+    _, plain, _ = audit(["-f", str(write_dump(dump.with_name("one.json"), applied_only))],
+                        capsys)
+    assert legend not in plain
 
 
 def test_csv_output_has_one_row_per_pod(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:

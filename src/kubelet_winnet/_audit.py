@@ -417,6 +417,11 @@ class _TextWriter:
             self._out.write(
                 "  KUBELET with *: no node (yet) that reports one; judged as --kubelet-version\n"
             )
+        if totals.effects["unknown"]:
+            self._out.write(
+                "  HOSTNETWORK unknown: the pod's runtime is not known (no node yet, or not "
+                "containerd), so whether it applies what the kubelet sends is not known\n"
+            )
         for rule in RULES:
             if rule.id in rules:
                 self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")

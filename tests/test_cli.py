@@ -608,3 +608,35 @@ def test_closed_stdin_is_bad_input() -> None:
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert "stdin" in line
+
+
+@pytest.mark.parametrize("command", ["translate", "explain", "check", "run --dry-run"])
+def test_closed_stdout_or_stderr_is_one_line_and_status_2(command: str) -> None:
+    """`kubelet-winnet check x >&-`: nothing can be written, which is not a success."""
+    examples = Path(__file__).resolve().parents[1] / "examples" / "windows-pods.yaml"
+    script = f"{console_script()} {command} {examples}"
+    closed_out = subprocess.run(["bash", "-c", f"{script} >&-"], capture_output=True,
+                                text=True, timeout=60, check=False)
+    assert closed_out.returncode == 2
+    assert closed_out.stderr == "kubelet-winnet: error: cannot write output: stdout is closed\n"
+    closed_err = subprocess.run(["bash", "-c", f"{script} 2>&-"], capture_output=True,
+                                text=True, timeout=60, check=False)
+    assert closed_err.returncode in (0, 1)  # the run itself, its notes lost
+    assert closed_err.stdout
+
+
+@pytest.mark.parametrize("command", ["translate", "check", "run --dry-run"])
+def test_a_gate_the_library_does_not_model_is_noted(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    examples = Path(__file__).resolve().parents[1] / "examples" / "windows-pods.yaml"
+    status = main([*command.split(), "--feature-gates", "WindowsHostNetworking=false,"
+                   "WindowsHostNetwork=true", str(examples)])
+    _, err = capsys.readouterr()
+    assert status in (0, 1)
+    notes = [line for line in err.splitlines() if "--feature-gates" in line]
+    assert notes == ["kubelet-winnet: note: --feature-gates: WindowsHostNetworking is not "
+                     "modelled: assumed not to affect Windows sandbox networking (a kubelet "
+                     "refuses a gate it does not know: check the spelling)"]
+    main([*command.split(), "-q", "--feature-gates", "Foo=true", str(examples)])
+    assert "--feature-gates" not in capsys.readouterr().err

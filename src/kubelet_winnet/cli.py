@@ -184,10 +184,16 @@ def check_profile(args: argparse.Namespace, session: Session) -> bool:
     import kubelet_winnet as api
 
     try:
-        api.kubelet_profile(args.kubelet_version, args.feature_gates)
+        profile = api.kubelet_profile(args.kubelet_version, args.feature_gates)
     except WinnetError as exc:
         session.error(str(exc))
         return False
+    for name in profile.not_modelled:
+        session.note(
+            f"--feature-gates: {name} is not modelled: assumed not to affect Windows "
+            "sandbox networking (a kubelet refuses a gate it does not know: check the "
+            "spelling)"
+        )
     return True
 
 
@@ -645,6 +651,11 @@ def _usage_needs_paths(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if sys.stderr is None:  # started with stderr closed (`2>&-`): diagnostics are lost,
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # the exit status is not
+    if sys.stdout is None:  # started with stdout closed (`>&-`): nothing can be written
+        sys.stderr.write("kubelet-winnet: error: cannot write output: stdout is closed\n")
+        return EXIT_BAD_INPUT
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:  # lone surrogates and odd file names never raise
@@ -658,7 +669,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if _usage_needs_paths(args):
         parser.error(f"{args.command}: no PATH given (use - for stdin)")
-    session = Session(sys.stdout, sys.stderr)
+    session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),
+                      quiet=getattr(args, "quiet", False))
     try:
         status = COMMANDS[args.command].run(args, session)
         sys.stdout.flush()

@@ -652,7 +652,8 @@ def _usage_needs_paths(args: argparse.Namespace) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stderr is None:  # started with stderr closed (`2>&-`): diagnostics are lost,
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # the exit status is not
+        # the exit status is not; the stream lives as long as the process.
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     if sys.stdout is None:  # started with stdout closed (`>&-`): nothing can be written
         sys.stderr.write("kubelet-winnet: error: cannot write output: stdout is closed\n")
         return EXIT_BAD_INPUT

@@ -218,6 +218,32 @@ def test_other_bytes_are_bad_input(tmp_path: Path, data: bytes, line: int, words
     assert words in problem.reason
 
 
+@pytest.mark.parametrize("padding", [0, 3000])
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_a_bad_byte_in_a_later_document_keeps_the_earlier_ones(
+    tmp_path: Path, padding: int, suffix: str
+) -> None:
+    """Documents before the bad byte are read and reported; the bad byte is reported
+    with the document and line that hold it (padding pushes it past the first chunk)."""
+    comment = "".join(f"# {i}\n" for i in range(padding)) if suffix == "yaml" else ""
+    if suffix == "yaml":
+        good = f"{POD_YAML}---\n{comment}{POD_YAML}---\n".encode()
+        line = good.count(b"\n") + 1
+        data = good + b"# caf\xe9\n"
+        expected_document = 3
+    else:
+        one = json.dumps(POD_VALUE)
+        good = (one + "\n" + " " * padding + one + "\n").encode()
+        line = good.count(b"\n") + 1
+        data = good + b'{"kind": "caf\xe9"}\n'
+        expected_document = 3
+    found = read(write(tmp_path, f"x.{suffix}", data))
+    assert docs(found) == [POD_VALUE, POD_VALUE]
+    (problem,) = bad(found)
+    assert (problem.document, problem.line) == (expected_document, line)
+    assert "not valid UTF-8 (byte 0xe9)" in problem.reason
+
+
 # --- documents, Lists, JSON streams -----------------------------------------------------
 
 

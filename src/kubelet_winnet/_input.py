@@ -97,6 +97,10 @@ class Document:
             return self.line
 
 
+# After an error the parser cannot recover from, nothing more of the file is read.
+_STOPS = "; reading of this file stops here"
+
+
 class _Refused(Exception):
     """Bad input found while reading; ``line`` 0 when unknown."""
 
@@ -165,6 +169,7 @@ class _Text:
             raise _Refused("looks like UTF-16 without a byte order mark; not UTF-8", 1)
         self._decoder = codecs.getincrementaldecoder(encoding)("strict")
         self._pending = head[skip:]
+        self._failed: _Refused | None = None  # raised by the read after the good text
 
     def _take(self, size: int) -> bytes:
         if self._read >= self._max:  # the bytes up to the limit were handed over
@@ -184,6 +189,8 @@ class _Text:
 
     def read(self, size: int = _CHUNK) -> str:
         """Up to about ``size`` characters; ``""`` at the end."""
+        if self._failed is not None:
+            raise self._failed
         while True:
             data = self._pending + (b"" if self._eof else self._take(max(size, 4)))
             self._pending = b""
@@ -194,9 +201,14 @@ class _Text:
                 line = self._lines + good.count("\n")
                 name = "UTF-8" if exc.encoding.startswith("utf-8") else "UTF-16"
                 bad = exc.object[exc.start : exc.start + 1].hex()
-                raise _Refused(
-                    f"not valid {name} (byte 0x{bad})", line, fatal=True
-                ) from None
+                failed = _Refused(f"not valid {name} (byte 0x{bad})", line, fatal=True)
+                if not good:
+                    raise failed from None
+                # Hand over the good text first: the documents it completes are read and
+                # reported; the error comes with the document that holds the bad byte.
+                self._failed = failed
+                self._lines = line
+                return good
             if text or self._eof:
                 self._lines += text.count("\n")
                 return text
@@ -391,21 +403,25 @@ class _YamlReader:
                             for item, line, value, table in self._document():
                                 yield number, item, line, value, table
                         except _Refused as exc:
-                            yield BadInput(self._source, number, exc.line, exc.reason)
                             if exc.fatal:
+                                yield BadInput(self._source, number, exc.line,
+                                               exc.reason + _STOPS)
                                 return
+                            yield BadInput(self._source, number, exc.line, exc.reason)
                             self._skip_document()
                             continue
             except yaml.MarkedYAMLError as exc:
                 mark = exc.problem_mark or exc.context_mark
                 line = mark.line + 1 if mark is not None else 0
                 problem = (exc.problem or exc.context or "syntax error").split("\n", 1)[0]
-                yield BadInput(self._source, max(number, 1), line, f"not valid YAML: {problem}")
+                yield BadInput(self._source, max(number, 1), line,
+                               f"not valid YAML: {problem}{_STOPS}")
             except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
                 reason = getattr(exc, "reason", None) or str(exc).split("\n", 1)[0]
-                yield BadInput(self._source, max(number, 1), 0, f"not valid YAML: {reason}")
+                yield BadInput(self._source, max(number, 1), 0,
+                               f"not valid YAML: {reason}{_STOPS}")
             except _Refused as exc:  # from the byte/encoding layer below the parser
-                yield BadInput(self._source, max(number, 1), exc.line, exc.reason)
+                yield BadInput(self._source, max(number, 1), exc.line, exc.reason + _STOPS)
         finally:
             with contextlib.suppress(Exception):
                 loader.dispose()
@@ -1010,7 +1026,9 @@ def _json_documents(
         except StopIteration:
             return
         except _Refused as exc:  # fatal: the rest of the stream cannot be read
-            yield BadInput(source, max(number, 1), exc.line, exc.reason)
+            # In a List's items the List is the document; otherwise the next one is.
+            yield BadInput(source, number if in_items else number + 1, exc.line,
+                           exc.reason + _STOPS)
             return
         if isinstance(found, _Refused):
             if not in_items:

@@ -4,8 +4,8 @@ Results go to stdout, diagnostics (one line each) to stderr. Exit status:
 
 * 0: everything read; no refusal (translate, explain) or no finding at or above
   ``--fail-on`` (check);
-* 1: the kubelet would refuse a pod (translate, explain), or findings at or above
-  ``--fail-on`` (check);
+* 1: the kubelet would refuse a pod (translate, explain, run), findings at or above
+  ``--fail-on`` (check, audit), or a runtime call failed (run);
 * 2: bad input (a file, document or field that cannot be read), bad flags or usage, or
   output that cannot be written (``> /dev/full``); it outranks 1;
 * 141 (128 + SIGPIPE): the reader of stdout went away (``| head``): the run stops quietly
@@ -55,7 +55,8 @@ _EXIT_TEXT = """\
 exit status:
   0    all input read; no refusal (translate, explain) or no finding at or above
        --fail-on (check)
-  1    the kubelet would refuse a pod, or check found problems at or above --fail-on
+  1    the kubelet would refuse a pod, check or audit found problems at or above
+       --fail-on, or the runtime failed a call (run)
   2    bad input, flags or usage, or output that cannot be written
   141  stdout was closed early (| head): stopped quietly, not a success
 """
@@ -535,7 +536,12 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when a finding has this severity or higher (default %(default)s)",
     )
     parser.epilog = (
-        "rules: " + ", ".join(f"{r.id} ({r.severity.label})" for r in RULES)
+        "rules: " + ", ".join(
+            f"{r.id} ({r.severity.label}"
+            + (", info without spec.os.name: windows" if r.id == "windows-forbidden-field" else "")
+            + ")"
+            for r in RULES
+        )
         + ". Ignore one for an object with the annotation "
         "ignore-check.kubelet-winnet.io/<rule-id>: \"<reason>\" on the object or its pod "
         "template.\n\n" + _EXIT_TEXT

@@ -640,3 +640,21 @@ def test_a_gate_the_library_does_not_model_is_noted(
                      "refuses a gate it does not know: check the spelling)"]
     main([*command.split(), "-q", "--feature-gates", "Foo=true", str(examples)])
     assert "--feature-gates" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["audit", "-f"], ["matrix", "--pod"], ["check"],
+                                     ["run", "--dry-run"]])
+def test_every_limit_an_error_suggests_is_a_flag_of_that_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: list[str]
+) -> None:
+    """The messages say "raise the limit with --max-depth": every command that reads
+    files takes it."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("kind: Pod\nspec:\n" + "\n".join(
+        "  " * (i + 1) + "k:" for i in range(150)) + " 1\n", encoding="utf-8")
+    status = main([*command, str(deep)])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "nested deeper than 100 levels (raise the limit with --max-depth)" in err
+    main([*command[:1], "--max-depth", "400", *command[1:], str(deep)])
+    assert "nested deeper" not in capsys.readouterr().err

@@ -23,7 +23,7 @@ import csv
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
@@ -45,7 +45,7 @@ from kubelet_winnet._cluster import (
     dump_objects,
     node_from,
 )
-from kubelet_winnet._input import DEFAULT_LIMITS, describe_path
+from kubelet_winnet._input import describe_path
 from kubelet_winnet._targeting import Target, pod_object, target_of
 from kubelet_winnet.errors import (
     ClusterAccessError,
@@ -473,7 +473,7 @@ class _CsvWriter:
 
 
 def configure_audit(parser: argparse.ArgumentParser) -> None:
-    from kubelet_winnet.cli import positive_int
+    from kubelet_winnet.cli import add_limit_arguments, positive_int
 
     source = parser.add_argument_group("source (live by default; a dump with -f)")
     source.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
@@ -486,9 +486,6 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
                         help="namespace of the pods (default: the context's, else default)")
     source.add_argument("-A", "--all-namespaces", action="store_true",
                         help="pods of every namespace")
-    source.add_argument("--max-bytes", type=positive_int, default=_DUMP_MAX_BYTES, metavar="N",
-                        help="bytes read per dump file (default %(default)s: a dump of a "
-                        "large cluster is big; memory does not grow with it)")
     source.add_argument("--page-size", type=positive_int, default=DEFAULT_PAGE_SIZE,
                         metavar="N", help="objects per list request (default %(default)s)")
     parser.add_argument(
@@ -507,6 +504,11 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on", choices=("error", "warning", "info"), default="warning",
         help="exit 1 when a finding has this severity or higher (default %(default)s)",
+    )
+    add_limit_arguments(
+        parser, _DUMP_MAX_BYTES,
+        "bytes read per dump file (default %(default)s: a dump of a large cluster is big; "
+        "memory does not grow with it)",
     )
 
 
@@ -640,7 +642,9 @@ def _size(path: str) -> int:
 def _dump(
     args: argparse.Namespace, session: Session, others: Callable[[object], None]
 ) -> Iterator[ClusterObject]:
-    limits = replace(DEFAULT_LIMITS, max_bytes=args.max_bytes)
+    from kubelet_winnet.cli import limits_of
+
+    limits = limits_of(args)
     return dump_objects(args.filename, session.error, limits, others)
 
 

@@ -273,9 +273,8 @@ def _run_pod(
 
 def run_command(args: argparse.Namespace, session: Session) -> int:
     """``kubelet-winnet run``; returns the exit status."""
-    from kubelet_winnet._input import Limits
     from kubelet_winnet._node import NodeContext
-    from kubelet_winnet.cli import check_profile, invalid_pod, pods, report_skipped
+    from kubelet_winnet.cli import check_profile, invalid_pod, limits_of, pods, report_skipped
 
     out = session.out
     try:
@@ -283,7 +282,7 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
             raise _UsageError("run: --runtime-endpoint is required unless --dry-run")
         if args.dry_run and args.cleanup:
             raise _UsageError("run: --cleanup needs a runtime; it cannot go with --dry-run")
-        limits = Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
+        limits = limits_of(args)
         node = (
             _load_node_config(args.node_config, limits) if args.node_config else NodeContext()
         )

@@ -279,12 +279,15 @@ def configure_matrix(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", choices=("markdown", "json"), default="markdown",
                         help="markdown: one table per gate state, versions with the same "
                         "answers merged; json: every cell")
+    from kubelet_winnet.cli import add_limit_arguments
+
+    add_limit_arguments(parser)
 
 
 def run_matrix(args: argparse.Namespace, session: Session) -> int:
     pods: list[tuple[str, str, Mapping[str, Any]]] | None = None
     if args.pod:
-        pods = list(_pods_of(args.pod, session))
+        pods = list(_pods_of(args.pod, session, args))
         if not pods:
             if session.status == 0:
                 session.error("no pod in " + ", ".join(args.pod))
@@ -296,18 +299,18 @@ def run_matrix(args: argparse.Namespace, session: Session) -> int:
 
 
 def _pods_of(
-    paths: Sequence[str], session: Session
+    paths: Sequence[str], session: Session, args: argparse.Namespace
 ) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     import kubelet_winnet as api
     from kubelet_winnet._input import BadInput, expand_paths, read_source
     from kubelet_winnet._targeting import pod_object
-    from kubelet_winnet.cli import invalid_pod
+    from kubelet_winnet.cli import invalid_pod, limits_of
 
     for path in expand_paths(paths):
         if isinstance(path, BadInput):
             session.error(str(path))
             continue
-        for found in read_source(path):
+        for found in read_source(path, limits_of(args)):
             if isinstance(found, BadInput):
                 session.error(str(found))
                 continue

@@ -143,15 +143,27 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="list skipped pods on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
+    add_limit_arguments(parser)
+
+
+def add_limit_arguments(
+    parser: argparse.ArgumentParser, max_bytes: int = DEFAULT_LIMITS.max_bytes,
+    bytes_help: str = "bytes read (default %(default)s)",
+) -> None:
+    """The per-file input limits every command that reads files takes (``limits_of``)."""
     limits = parser.add_argument_group("input limits (per file)")
-    limits.add_argument("--max-bytes", type=positive_int, default=DEFAULT_LIMITS.max_bytes,
-                        metavar="N", help="bytes read (default %(default)s)")
+    limits.add_argument("--max-bytes", type=positive_int, default=max_bytes,
+                        metavar="N", help=bytes_help)
     limits.add_argument("--max-depth", type=positive_int, default=DEFAULT_LIMITS.max_depth,
                         metavar="N", help="nesting of objects and arrays (default %(default)s)")
     limits.add_argument("--max-alias-nodes", type=positive_int,
                         default=DEFAULT_LIMITS.max_alias_nodes, metavar="N",
                         help="YAML nodes reached through aliases in one document "
                         "(default %(default)s)")
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    return Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
@@ -223,7 +235,7 @@ def pods(
 ) -> Iterator[Pod]:
     """Each pod of the input, one at a time; bad input reported on the way. ``others``
     sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets)."""
-    limits = Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
+    limits = limits_of(args)
     session.verbose = args.verbose
     session.quiet = args.quiet
     for path in expand_paths([*args.paths, *args.filename]):

@@ -85,20 +85,34 @@ def test_yaml_scalars_become_json_values(tmp_path: Path) -> None:
     }
 
 
-def test_merge_keys_and_aliases(tmp_path: Path) -> None:
-    path = write(tmp_path, "m.yaml", (
-        "base: &b {x: 1, y: 2}\nspec:\n  <<: *b\n  y: 3\nlist: [*b, *b]\n"
+def test_scalars_kubectl_resolves_where_yaml_1_1_does_not(tmp_path: Path) -> None:
+    """sigs.k8s.io/yaml reads YAML with go-yaml v2, whose resolve.go also turns plain
+    y/Y/n/N into booleans and parses integers with Go's base prefixes (0o17)."""
+    path = write(tmp_path, "g.yaml", (
+        "kind: Pod\nspec:\n  hostNetwork: y\n  a: N\n  b: Y\n  c: n\n  d: 0o17\n"
+        "  e: -0o7\n  f: 'y'\n  g: \"0o17\"\n  h: yy\n  i: 0o8\n  y: key\n"
     ))
     (value,) = docs(read(path))
-    assert value["spec"] == {"x": 1, "y": 3}
-    assert value["list"] == [{"x": 1, "y": 2}] * 2
+    assert value["spec"] == {
+        "hostNetwork": True, "a": False, "b": True, "c": False, "d": 15, "e": -7,
+        "f": "y", "g": "0o17", "h": "yy", "i": "0o8", "true": "key",
+    }
+
+
+def test_merge_keys_and_aliases(tmp_path: Path) -> None:
+    path = write(tmp_path, "m.yaml", (
+        "base: &b {u: 1, v: 2}\nspec:\n  <<: *b\n  v: 3\nlist: [*b, *b]\n"
+    ))
+    (value,) = docs(read(path))
+    assert value["spec"] == {"u": 1, "v": 3}
+    assert value["list"] == [{"u": 1, "v": 2}] * 2
 
 
 def test_huge_integer_within_the_limit_is_kept_exactly(tmp_path: Path) -> None:
     digits = "7" * MAX_INT_DIGITS
-    path = write(tmp_path, "i.yaml", f"kind: ConfigMap\nn: {digits}\n")
+    path = write(tmp_path, "i.yaml", f"kind: ConfigMap\nnumber: {digits}\n")
     (value,) = docs(read(path))
-    assert value["n"] == int(digits)
+    assert value["number"] == int(digits)
 
 
 @pytest.mark.parametrize(

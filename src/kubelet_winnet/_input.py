@@ -271,13 +271,24 @@ class _LineTable:
         return best
 
 
+# Plain scalars kubectl's YAML reader (sigs.k8s.io/yaml over go-yaml v2, resolve.go)
+# resolves where PyYAML's YAML 1.1 resolver leaves a string: the one-letter booleans, and
+# integers in Go's 0o octal notation (strconv.ParseInt with base 0).
+_GO_YAML_ONLY = {"y": f"{_TAG}bool", "Y": f"{_TAG}bool", "n": f"{_TAG}bool", "N": f"{_TAG}bool"}
+_GO_OCTAL = re.compile(r"[-+]?0o[0-7]+")
+
+
 def _scalar(loader: Any, event: Any, limits: Limits) -> tuple[Any, str]:
     """The JSON value of a YAML scalar and its resolved tag."""
     import yaml
 
     value: str = event.value
     tag = event.tag
-    if tag is None or tag == "!":
+    if tag is None and event.implicit[0] and value in _GO_YAML_ONLY:  # plain, untagged
+        tag = _GO_YAML_ONLY[value]
+    elif tag is None and event.implicit[0] and _GO_OCTAL.fullmatch(value):
+        tag = f"{_TAG}int"
+    elif tag is None or tag == "!":
         tag = loader.resolve(yaml.ScalarNode, value, event.implicit)
     elif tag.startswith("!!"):
         tag = _TAG + tag[2:]

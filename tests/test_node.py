@@ -87,6 +87,20 @@ def test_from_mapping() -> None:
         kw.NodeContext.from_mapping([])  # type: ignore[arg-type]
 
 
+def test_from_mapping_takes_the_kubelet_configuration_spelling() -> None:
+    """KubeletConfiguration writes clusterDNS (acronym kept whole)."""
+    node = kw.NodeContext.from_mapping({"clusterDNS": ["10.0.0.10"], "clusterDomain": "c.l"})
+    assert (node.cluster_dns, node.cluster_domain) == (("10.0.0.10",), "c.l")
+
+
+@pytest.mark.parametrize("pair", [("nodeName", "node_name"), ("clusterDns", "clusterDNS")])
+def test_one_field_given_twice_is_refused(pair: tuple[str, str]) -> None:
+    with pytest.raises(kw.InvalidArgumentError) as info:
+        kw.NodeContext.from_mapping({pair[0]: ["a"], pair[1]: ["b"]})
+    assert info.value.argument == f"node.{pair[1]}"
+    assert "given twice" in str(info.value)
+
+
 def test_lone_surrogates_are_rejected() -> None:
     with pytest.raises(kw.InvalidArgumentError) as info:
         kw.NodeContext(cluster_domain="a\ud800")

@@ -11,6 +11,7 @@ the node can see. Defaults describe a typical kubeadm-style Windows node.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -163,15 +164,18 @@ class NodeContext:
                     f"node.{key[:64]}" if type(key) is str else "node",
                     "one of " + ", ".join(sorted(known)), "unknown key",
                 )
+            if name in kwargs:
+                raise InvalidArgumentError(
+                    f"node.{key[:64]}", "each field once", f"{name} given twice"
+                )
             kwargs[name] = tuple(value) if type(value) is list else value
         return cls(**kwargs)
 
 
+# Word boundaries of camelCase, acronyms kept whole: clusterDNS -> cluster_dns (the
+# KubeletConfiguration spelling), podLogsDir -> pod_logs_dir.
+_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
 def _snake(key: str) -> str:
-    out = []
-    for char in key:
-        if char.isupper():
-            out.append("_" + char.lower())
-        else:
-            out.append(char)
-    return "".join(out)
+    return _BOUNDARY.sub("_", key).lower()

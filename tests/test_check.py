@@ -458,3 +458,21 @@ def test_findings_of_an_object_come_in_line_order(capsys: pytest.CaptureFixture[
     assert any(len(lines) > 1 for lines in per_object.values())
     for lines in per_object.values():
         assert lines == sorted(lines)
+
+
+def test_summary_counts_bad_input_apart_from_checked_pods(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A pod whose field is bad input is read but not checked: the summary says so."""
+    good = {"kind": "Pod", "metadata": {"name": "good"}, "spec": {"containers": [{"name": "c"}]}}
+    bad_field = {"kind": "Pod", "metadata": {"name": "bad"},
+                 "spec": {"hostNetwork": "yes", "containers": [{"name": "c"}]}}
+    path = tmp_path / "l.json"
+    items = json.dumps([good, bad_field, good])
+    path.write_text('{"kind": "List", "items": ' + items[:-1] +
+                    ', {"kind": "Pod", "kind": "Pod"}]}', encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "json", "-v", str(path))
+    assert status == 2
+    summary = json.loads(out)["summary"]
+    assert (summary["podsChecked"], summary["inputErrors"]) == (2, 2)
+    assert "2 pods checked:" in err and "2 input errors" in err

@@ -54,7 +54,8 @@ class _Base:
             f"{_count(self.counts[Severity.WARNING], 'warning')}, "
             f"{self.counts[Severity.INFO]} info, {self.ignored} ignored by annotation; "
             f"{session.skipped_linux} Linux-targeted and {session.skipped_untargeted} "
-            f"untargeted {'pod' if session.skipped_untargeted == 1 else 'pods'} skipped"
+            f"untargeted {'pod' if session.skipped_untargeted == 1 else 'pods'} skipped; "
+            f"{_count(session.errors, 'input error')}"
         )
 
     def _summary_dict(self, session: Session) -> dict[str, int]:
@@ -66,6 +67,7 @@ class _Base:
             "ignored": self.ignored,
             "linuxPodsSkipped": session.skipped_linux,
             "untargetedPodsSkipped": session.skipped_untargeted,
+            "inputErrors": session.errors,
         }
 
 

@@ -94,6 +94,7 @@ class Session:
     skipped_linux: int = 0
     skipped_untargeted: int = 0
     pods: int = 0
+    errors: int = 0  # bad-input lines written
     verbose: bool = False
     quiet: bool = False
     notes: list[str] = field(default_factory=list)
@@ -104,6 +105,7 @@ class Session:
     def error(self, text: str) -> None:
         """A bad-input line on stderr; exit status 2."""
         self.err.write(f"kubelet-winnet: error: {_one_line(text)}\n")
+        self.errors += 1
         self.fail(EXIT_BAD_INPUT)
 
     def note(self, text: str) -> None:
@@ -575,6 +577,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         try:  # the library's reading: "true" is not true, wrong types are bad input
             read_pod(item.document.value)
         except InvalidPodError as exc:
+            session.pods -= 1  # read, but not checked: an input error instead
             invalid_pod(session, item.document, exc)
             continue
         except WinnetError as exc:

@@ -23,10 +23,6 @@ from kubelet_winnet.errors import InvalidArgumentError
 __all__ = ["NodeContext", "is_mapping"]
 
 
-def _type_name(value: object) -> str:
-    return type_name(value)
-
-
 def is_mapping(value: object) -> bool:
     """``isinstance(value, Mapping)`` that a raising ``__class__`` cannot break."""
     try:
@@ -37,7 +33,7 @@ def is_mapping(value: object) -> bool:
 
 def _strings(name: str, value: object, *, limit: int = 4096) -> tuple[str, ...]:
     if type(value) is not list and type(value) is not tuple:
-        raise InvalidArgumentError(name, "a tuple of strings", _type_name(value))
+        raise InvalidArgumentError(name, "a tuple of strings", type_name(value))
     if len(value) > limit:
         raise InvalidArgumentError(name, f"at most {limit} strings", f"{len(value)} items")
     for index, item in enumerate(value):
@@ -47,7 +43,7 @@ def _strings(name: str, value: object, *, limit: int = 4096) -> tuple[str, ...]:
 
 def _string(name: str, value: object) -> str:
     if type(value) is not str:
-        raise InvalidArgumentError(name, "a string", _type_name(value))
+        raise InvalidArgumentError(name, "a string", type_name(value))
     if not value.isascii():
         try:
             value.encode()
@@ -109,17 +105,17 @@ class NodeContext:
                 _ip(f"{name}[{index}]", value)
         if type(self.resolv_conf_set) is not bool:
             raise InvalidArgumentError(
-                "resolv_conf_set", "a bool", _type_name(self.resolv_conf_set)
+                "resolv_conf_set", "a bool", type_name(self.resolv_conf_set)
             )
         count = self.processor_count
         if type(count) is not int or not 1 <= count <= 1 << 16:
             raise InvalidArgumentError(
                 "processor_count", "an int from 1 to 65536",
-                _type_name(count) if type(count) is not int else "out of range",
+                type_name(count) if type(count) is not int else "out of range",
             )
         handlers = self.runtime_handlers
         if not is_mapping(handlers):
-            raise InvalidArgumentError("runtime_handlers", "a mapping", _type_name(handlers))
+            raise InvalidArgumentError("runtime_handlers", "a mapping", type_name(handlers))
         copied: dict[str, str] = {}
         try:
             items = list(handlers.items())
@@ -131,7 +127,7 @@ class NodeContext:
             if type(key) is not str or type(value) is not str:
                 raise InvalidArgumentError(
                     "runtime_handlers", "a mapping of str to str",
-                    f"{_type_name(key)} -> {_type_name(value)}",
+                    f"{type_name(key)} -> {type_name(value)}",
                 )
             _string("runtime_handlers", key)
             copied[key] = _string("runtime_handlers", value)
@@ -150,7 +146,7 @@ class NodeContext:
         """Build from camelCase or snake_case keys (a YAML node config); unknown keys are
         an error, lists become tuples."""
         if not is_mapping(data):
-            raise InvalidArgumentError("node", "a mapping", _type_name(data))
+            raise InvalidArgumentError("node", "a mapping", type_name(data))
         known = set(cls.__dataclass_fields__)
         kwargs: dict[str, Any] = {}
         try:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from google.protobuf.message import Message
 
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import type_name
 from kubelet_winnet.errors import CriEndpointError, CriError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -52,10 +53,6 @@ _Request = TypeVar("_Request", bound=Message)
 _Response = TypeVar("_Response", bound=Message)
 
 
-def _type_name(value: object) -> str:
-    return type(value).__name__
-
-
 def _shown(text: str) -> str:
     return text if len(text) <= _MAX_SHOWN else text[:_MAX_SHOWN] + "..."
 
@@ -63,7 +60,7 @@ def _shown(text: str) -> str:
 def _socket_path(endpoint: object) -> str:
     """The socket path of a ``unix:///absolute/path`` endpoint, or a typed error."""
     if not isinstance(endpoint, str):
-        raise InvalidArgumentError("endpoint", "a str such as 'unix:///path'", _type_name(endpoint))
+        raise InvalidArgumentError("endpoint", "a str such as 'unix:///path'", type_name(endpoint))
     shown = _shown(endpoint)
     if not endpoint.startswith(_SCHEME):
         scheme, sep, _ = endpoint.partition("://")
@@ -92,7 +89,7 @@ def _socket_path(endpoint: object) -> str:
 
 def _timeout(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidArgumentError("timeout", "seconds as a positive number", _type_name(value))
+        raise InvalidArgumentError("timeout", "seconds as a positive number", type_name(value))
     seconds = float(value)
     if not (math.isfinite(seconds) and seconds > 0):
         raise InvalidArgumentError("timeout", "seconds as a positive number", "not positive")
@@ -101,19 +98,19 @@ def _timeout(value: object) -> float:
 
 def _text(argument: str, value: object) -> str:
     if not isinstance(value, str):
-        raise InvalidArgumentError(argument, "a str", _type_name(value))
+        raise InvalidArgumentError(argument, "a str", type_name(value))
     return value
 
 
 def _flag(argument: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise InvalidArgumentError(argument, "a bool", _type_name(value))
+        raise InvalidArgumentError(argument, "a bool", type_name(value))
     return value
 
 
 def _message(argument: str, value: object, cls: type[_Request]) -> _Request:
     if not isinstance(value, cls):
-        raise InvalidArgumentError(argument, cls.DESCRIPTOR.full_name, _type_name(value))
+        raise InvalidArgumentError(argument, cls.DESCRIPTOR.full_name, type_name(value))
     return value
 
 
@@ -214,7 +211,7 @@ class RuntimeClient:
         except ValueError as error:  # grpc's "closed channel", raced with close()
             raise CriError(method, "CANCELLED", _shown(str(error))) from None
         if not isinstance(result, response):  # pragma: no cover - grpc guarantees it
-            raise CriError(method, "INTERNAL", f"unexpected reply type {_type_name(result)}")
+            raise CriError(method, "INTERNAL", f"unexpected reply type {type_name(result)}")
         return result
 
     # --- RuntimeService -----------------------------------------------------------------
@@ -305,7 +302,7 @@ class RuntimeClient:
         """``StopContainer``: stop a container; ``grace_period`` (seconds, the request's
         ``timeout``) before the runtime kills it, 0 kills at once."""
         if isinstance(grace_period, bool) or not isinstance(grace_period, int):
-            raise InvalidArgumentError("grace_period", "an int", _type_name(grace_period))
+            raise InvalidArgumentError("grace_period", "an int", type_name(grace_period))
         if not 0 <= grace_period < 1 << 63:
             raise InvalidArgumentError("grace_period", "seconds from 0 to 2**63-1", "out of range")
         request = api_pb2.StopContainerRequest(

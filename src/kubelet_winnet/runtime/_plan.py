@@ -22,6 +22,7 @@ from typing import Literal, TypeVar, get_args
 from google.protobuf.message import DecodeError
 
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import type_name
 from kubelet_winnet._profile import KEP_WITHDRAWN_MINOR
 from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
 
@@ -159,16 +160,12 @@ def _check_policy(policy: object) -> Policy:
     # `type(...) is str` first: a str subclass or any object with its own __eq__ is never
     # compared, so a raising __eq__ cannot escape and "kep"-lookalikes do not pass.
     if type(policy) is not str:
-        raise InvalidArgumentError("policy", " or ".join(map(repr, POLICIES)), _type_name(policy))
+        raise InvalidArgumentError("policy", " or ".join(map(repr, POLICIES)), type_name(policy))
     for known in POLICIES:
         if policy == known:
             return known
     shown = repr(policy[:40]) + ("..." if len(policy) > 40 else "")
     raise InvalidRequestError("policy", f"must be one of {', '.join(POLICIES)}, not {shown}")
-
-
-def _type_name(value: object) -> str:
-    return type(value).__qualname__[:80]
 
 
 def _request_of(request: object) -> api_pb2.RunPodSandboxRequest:
@@ -179,7 +176,7 @@ def _request_of(request: object) -> api_pb2.RunPodSandboxRequest:
     expected = _REQUEST_EXPECTED
     if isinstance(request, api_pb2.PodSandboxConfig):
         expected += " (plan a PodSandboxConfig with plan_sandbox_config_network)"
-    raise InvalidArgumentError("request", expected, _type_name(request))
+    raise InvalidArgumentError("request", expected, type_name(request))
 
 
 def _config_of(config: object) -> api_pb2.PodSandboxConfig:
@@ -190,7 +187,7 @@ def _config_of(config: object) -> api_pb2.PodSandboxConfig:
     expected = _CONFIG_EXPECTED
     if isinstance(config, api_pb2.RunPodSandboxRequest):
         expected += " (plan a RunPodSandboxRequest with plan_sandbox_network)"
-    raise InvalidArgumentError("config", expected, _type_name(config))
+    raise InvalidArgumentError("config", expected, type_name(config))
 
 
 # --- the two rules -------------------------------------------------------------------

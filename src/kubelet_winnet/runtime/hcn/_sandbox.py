@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from kubelet_winnet._describe import type_name
 from kubelet_winnet.errors import (
     HcnError,
     HcnNotFoundError,
@@ -120,10 +121,6 @@ def _add_note(error: BaseException, note: str) -> None:
         error.__notes__ = notes  # type: ignore[attr-defined]
 
 
-def _type_name(value: object) -> str:
-    return type(value).__qualname__[:80]
-
-
 def _brief(text: str) -> str:
     return repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
 
@@ -142,7 +139,7 @@ def _sandbox_id_problem(sandbox_id: str) -> str | None:
 
 def _check_sandbox_id(sandbox_id: object, field: str = "sandbox_id") -> str:
     if not isinstance(sandbox_id, str):
-        raise InvalidArgumentError(field, "a sandbox id (str)", _type_name(sandbox_id))
+        raise InvalidArgumentError(field, "a sandbox id (str)", type_name(sandbox_id))
     text = str.__str__(sandbox_id)  # a plain str: a subclass's own methods never run
     problem = _sandbox_id_problem(text)
     if problem is not None:
@@ -155,13 +152,13 @@ def _live_ids(value: object) -> frozenset[str]:
     if isinstance(value, str | bytes | bytearray | memoryview):
         # A lone id iterates as its characters: every recorded sandbox would look dead.
         raise InvalidArgumentError(
-            "live_sandbox_ids", "an iterable of sandbox ids (not a single str)", _type_name(value)
+            "live_sandbox_ids", "an iterable of sandbox ids (not a single str)", type_name(value)
         )
     try:
         iterator = iter(value)  # type: ignore[call-overload]
     except TypeError:
         raise InvalidArgumentError(
-            "live_sandbox_ids", "an iterable of sandbox ids", _type_name(value)
+            "live_sandbox_ids", "an iterable of sandbox ids", type_name(value)
         ) from None
     live: set[str] = set()
     for index, item in enumerate(iterator):
@@ -192,12 +189,12 @@ class SandboxNetworks:
     ) -> None:
         if not isinstance(client, HcnClient):
             raise InvalidArgumentError(
-                "client", "an HcnClient (ComputeNetwork or InMemoryHcn)", _type_name(client)
+                "client", "an HcnClient (ComputeNetwork or InMemoryHcn)", type_name(client)
             )
         if not isinstance(state_dir, str | os.PathLike):
-            raise InvalidArgumentError("state_dir", "a path", _type_name(state_dir))
+            raise InvalidArgumentError("state_dir", "a path", type_name(state_dir))
         if type(owner) is not str:
-            raise InvalidArgumentError("owner", "str", _type_name(owner))
+            raise InvalidArgumentError("owner", "str", type_name(owner))
         if _sandbox_id_problem(owner) is not None:
             raise InvalidRequestError("owner", "must be a non-empty string without NUL")
         self.client = client
@@ -243,7 +240,7 @@ class SandboxNetworks:
         checked = _check_sandbox_id(sandbox_id)
         if not isinstance(plan, NetworkPlan):
             raise InvalidArgumentError(
-                "plan", "a NetworkPlan (from plan_sandbox_network)", _type_name(plan)
+                "plan", "a NetworkPlan (from plan_sandbox_network)", type_name(plan)
             )
         with self._locks.hold(checked):
             record = self._store.load(checked)

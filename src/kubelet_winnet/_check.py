@@ -58,6 +58,9 @@ class Rule:
     id: str
     severity: Severity
     summary: str
+    # The severity when the pod does not declare spec.os.name: windows (only targets it),
+    # for rules whose upstream check applies to declared Windows pods alone.
+    severity_without_os: Severity | None = None
 
     @property
     def help_uri(self) -> str:
@@ -77,7 +80,8 @@ RULES: tuple[Rule, ...] = (
     Rule("host-port-mismatch", Severity.ERROR,
          "under hostNetwork a hostPort must equal its containerPort"),
     Rule("windows-forbidden-field", Severity.ERROR,
-         "a field the API server rejects for a pod with spec.os.name: windows"),
+         "a field the API server rejects for a pod with spec.os.name: windows",
+         severity_without_os=Severity.INFO),
     Rule("gmsa-spec-missing", Severity.INFO,
          "gmsaCredentialSpecName without gmsaCredentialSpec: needs the GMSA webhook"),
 )
@@ -378,7 +382,7 @@ def _forbidden(
         return []
     rule = RULES_BY_ID["windows-forbidden-field"]
     declared = os_name == "windows"
-    severity = rule.severity if declared else Severity.INFO
+    severity = rule.severity if declared else (rule.severity_without_os or rule.severity)
     tail = (
         f"the API server rejects it (\"{_API_WINDOWS}\")"
         if declared

@@ -552,7 +552,8 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "rules: " + ", ".join(
             f"{r.id} ({r.severity.label}"
-            + (", info without spec.os.name: windows" if r.id == "windows-forbidden-field" else "")
+            + (f", {r.severity_without_os.label} without spec.os.name: windows"
+               if r.severity_without_os is not None else "")
             + ")"
             for r in RULES
         )

@@ -29,6 +29,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peak import CONSOLE_SCRIPT, PRELUDE, peak_mb  # a sibling script
+
 TARGET_PODS_PER_SECOND = 30_000
 TARGET_RSS_MB = 200
 
@@ -143,24 +146,9 @@ def write_dump(out: TextIO, pods: int, nodes: int) -> None:
     out.write('\n    ],\n    "kind": "List",\n    "metadata": {"resourceVersion": ""}\n}\n')
 
 
-# Prepended to every child: report the process's own peak RSS (VmHWM) on stderr at exit.
-# wait4's ru_maxrss would also count this parent's pages at the fork before exec.
-_PEAK = (
-    "import atexit, sys\n"
-    "def _peak():\n"
-    "    try:\n"
-    "        with open('/proc/self/status') as status:\n"
-    "            for line in status:\n"
-    "                if line.startswith('VmHWM:'):\n"
-    "                    sys.stderr.write('VmHWM ' + line.split()[1] + '\\n')\n"
-    "    except OSError:\n"
-    "        pass\n"
-    "atexit.register(_peak)\n"
-)
 # A pod line of `audit -o json` starts with {"namespace"; a CSV row with its namespace,
 # which the generator names team-NN.
 _RECORDS = (b'{"namespace"', b"team-")
-_AUDIT = _PEAK + "from kubelet_winnet.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 
 
 def measure(argv: list[str]) -> tuple[float, float, float, int, bytes, int]:
@@ -178,10 +166,9 @@ def measure(argv: list[str]) -> tuple[float, float, float, int, bytes, int]:
         out.seek(0)
         lines = sum(1 for line in out if line.startswith(_RECORDS))
         err.seek(0)
-        reported = [line for line in err.read().splitlines() if line.startswith(b"VmHWM ")]
-    peak_kb = int(reported[-1].split()[1]) if reported else usage.ru_maxrss
+        peak = peak_mb(err.read(), usage)
     cpu = usage.ru_utime + usage.ru_stime
-    return cpu, wall, peak_kb / 1024, lines, head, os.waitstatus_to_exitcode(status)
+    return cpu, wall, peak, lines, head, os.waitstatus_to_exitcode(status)
 
 
 def run(pods: int, nodes: int) -> list[dict[str, Any]]:
@@ -190,7 +177,7 @@ def run(pods: int, nodes: int) -> list[dict[str, Any]]:
         with dump.open("w", encoding="utf-8") as out:
             write_dump(out, pods, nodes)
         size_mb = dump.stat().st_size / 1e6
-        audit = [sys.executable, "-c", _AUDIT, "audit", "-f", str(dump)]
+        audit = [sys.executable, "-c", CONSOLE_SCRIPT, "audit", "-f", str(dump)]
         rows: list[dict[str, Any]] = []
         for output in ("json", "csv"):
             seconds, wall, peak, lines, _, status = measure([*audit, "-o", output])
@@ -200,7 +187,7 @@ def run(pods: int, nodes: int) -> list[dict[str, Any]]:
             rows.append({"row": f"audit -o {output}", "seconds": seconds, "wall": wall,
                          "peakMB": peak, "windowsPods": audited})
         reference, ref_wall, ref_peak, _, head, status = measure(
-            [sys.executable, "-c", _PEAK + _REFERENCE, str(dump)]
+            [sys.executable, "-c", PRELUDE + _REFERENCE, str(dump)]
         )
         if status != 0 or int(head) != pods:
             raise SystemExit("reference run failed")

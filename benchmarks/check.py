@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 gen_manifests = importlib.import_module("gen_manifests")  # a sibling script, not a package
+from peak import CONSOLE_SCRIPT, peak_mb  # noqa: E402
 
 TARGET_PODS_PER_SECOND = 30_000
 TARGET_RSS_MB = 150
@@ -51,24 +52,6 @@ _REFERENCE_TREE = (
     "        with open(os.path.join(root, name), 'rb') as f:\n"
     "            n += sum(1 for d in yaml.load_all(f, Loader=yaml.CSafeLoader) if d)\n"
     "print(n)\n"
-)
-
-
-# Runs the console entry point and reports its own peak RSS (VmHWM) on stderr at exit:
-# wait4's ru_maxrss would also count this parent's memory at the fork before exec.
-_CHILD = (
-    "import atexit, sys\n"
-    "def _peak():\n"
-    "    try:\n"
-    "        with open('/proc/self/status') as status:\n"
-    "            for line in status:\n"
-    "                if line.startswith('VmHWM:'):\n"
-    "                    sys.stderr.write('VmHWM ' + line.split()[1] + '\\n')\n"
-    "    except OSError:\n"
-    "        pass\n"
-    "atexit.register(_peak)\n"
-    "from kubelet_winnet.cli import main\n"
-    "sys.exit(main())\n"
 )
 
 
@@ -102,13 +85,12 @@ def measure(argv: list[str]) -> tuple[float, float, bytes, int]:
         out.seek(0)
         data = out.read()
         err.seek(0)
-        reported = [line for line in err.read().splitlines() if line.startswith(b"VmHWM ")]
-    peak_kb = int(reported[-1].split()[1]) if reported else usage.ru_maxrss
-    return seconds, peak_kb / 1024, data, child.returncode
+        peak = peak_mb(err.read(), usage)
+    return seconds, peak, data, child.returncode
 
 
 def check(path: Path) -> tuple[float, float, dict[str, object]]:
-    argv = [sys.executable, "-c", _CHILD, "check", str(path), "-o", "json", "-q"]
+    argv = [sys.executable, "-c", CONSOLE_SCRIPT, "check", str(path), "-o", "json", "-q"]
     seconds, peak, data, status = measure(argv)
     if status not in (0, 1):
         raise SystemExit(f"check {path} exited {status}")

@@ -25,8 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run
 
 import kubelet_winnet as kw
-from kubelet_winnet import _messages, _pod, _profile, _rules, _sandbox_config
-from kubelet_winnet._rules import (
+from kubelet_winnet._kubelet import messages as _messages
+from kubelet_winnet._kubelet import pod as _pod
+from kubelet_winnet._kubelet import profile as _profile
+from kubelet_winnet._kubelet import rules as _rules
+from kubelet_winnet._kubelet import sandbox_config as _sandbox_config
+from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     PodFacts,
     SandboxDecision,

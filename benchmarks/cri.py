@@ -1,6 +1,6 @@
 """Benchmark: a ``RunPodSandbox`` round trip against a real containerd (informational).
 
-Starts the private containerd of the tests (tests/containerd_fixture.py: Debian's 1.6.x,
+Starts the private containerd of the tests (tests/cri/containerd_fixture.py: Debian's 1.6.x,
 native snapshotter, bridge + host-local CNI), then per round, for each measured corpus pod
 (half ``hostNetwork``, half pod network, as the corpus has them):
 
@@ -47,7 +47,7 @@ import yaml  # noqa: E402
 
 import kubelet_winnet  # noqa: E402
 from cri_api.runtime.v1 import api_pb2  # noqa: E402
-from tests import containerd_fixture  # noqa: E402
+from tests.cri import containerd_fixture  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 FALLBACK_CORPUS = REPO / "examples"
@@ -57,7 +57,7 @@ VERSION_CALLS_PER_POD = 5
 def corpus_requests(corpus: Path, count: int) -> list[tuple[str, Any, bool]]:
     """(label, RunPodSandboxRequest, hostNetwork) for up to ``count`` pods the kubelet
     accepts, alternating hostNetwork and pod network while both last."""
-    from kubelet_winnet._pod import WORKLOAD_TEMPLATE_PATHS
+    from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 
     host: list[tuple[str, Any, bool]] = []
     pod: list[tuple[str, Any, bool]] = []

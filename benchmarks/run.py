@@ -55,7 +55,7 @@ import yaml
 
 import kubelet_winnet
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._pod import WORKLOAD_TEMPLATE_PATHS
+from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"

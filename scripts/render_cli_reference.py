@@ -3,7 +3,7 @@
 * ``docs/cli.md``: every subcommand's ``--help`` and real runs over manifests of the
   shared corpus and ``examples/`` (output and exit status captured in-process);
 * ``docs/versions.md``: the version matrix between its ``BEGIN matrix`` / ``END matrix``
-  markers, rendered by ``kubelet_winnet._matrix``.
+  markers, rendered by ``kubelet_winnet.cli.matrix``.
 
 Both are registered in ``scripts/render_docs.py``'s ``PAGES``, so its ``--check`` (CI and
 ``tests/test_render_docs.py``) fails when they drift from the code.
@@ -116,7 +116,7 @@ END_MATRIX = "<!-- END matrix -->"
 
 def render_versions_page(current: str) -> str:
     """``docs/versions.md`` with the matrix between its markers replaced."""
-    from kubelet_winnet._matrix import matrix_rows, render_markdown
+    from kubelet_winnet.cli.matrix import matrix_rows, render_markdown
 
     start = current.index(BEGIN_MATRIX) + len(BEGIN_MATRIX)
     end = current.index(END_MATRIX, start)

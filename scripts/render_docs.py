@@ -1,7 +1,7 @@
 """Render every docs page generated from code, so the docs cannot drift.
 
-* ``docs/decision-table.md``, whole, from ``_profile.TIMELINE``, ``_rules.STEPS`` and
-  ``_rules.decide_sandbox``;
+* ``docs/decision-table.md``, whole, from ``_kubelet.profile.TIMELINE``,
+  ``_kubelet.rules.STEPS`` and ``_kubelet.rules.decide_sandbox``;
 * the tables ``docs/runtime.md`` embeds between its ``BEGIN tables`` / ``END tables``
   markers, from ``kubelet_winnet.runtime`` (the planner and its HCN call tables) and the
   kubelet profile;
@@ -22,8 +22,8 @@ from pathlib import Path
 from render_cli_reference import render_cli_page, render_versions_page
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._profile import KEP_WITHDRAWN_MINOR, TIMELINE, GateStage, bands
-from kubelet_winnet._rules import (
+from kubelet_winnet._kubelet.profile import KEP_WITHDRAWN_MINOR, TIMELINE, GateStage, bands
+from kubelet_winnet._kubelet.rules import (
     STEPS,
     ContainerFacts,
     PodFacts,

@@ -65,7 +65,8 @@ __all__ = [
 JSON = Any
 
 # The 40 real manifests, read-only, beside the clone (common.md).
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 
 # Exact kubelet texts, restated from kubelet-rules.md (not imported from the library).
 ERR_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"

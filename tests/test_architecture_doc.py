@@ -6,16 +6,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from pathlib import Path
 
 import kubelet_winnet
-from kubelet_winnet._rules import STEPS
+from kubelet_winnet._kubelet.rules import STEPS
+from tests.strategies import REPO_ROOT
 
-DOC = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text("utf-8")
+DOC = (REPO_ROOT / "docs" / "architecture.md").read_text("utf-8")
 
 
 def test_every_file_function_reference_exists() -> None:
-    references = re.findall(r"`?((?:runtime/)?_?\w+)\.py:([\w.]+)`?", DOC)
+    references = re.findall(r"`?((?:\w+/)*_?\w+)\.py:([\w.]+)`?", DOC)
     assert len(references) >= 15
     for module_file, attribute in references:
         module = importlib.import_module("kubelet_winnet." + module_file.replace("/", "."))

@@ -33,7 +33,7 @@ NOT_LOADED_BY_IMPORT = (
     "ctypes",
     "kubelet_winnet.runtime.hcn",
     "kubelet_winnet.cli",
-    "kubelet_winnet._model",
+    "kubelet_winnet._kubelet.model",
     "kubelet_winnet.runtime",
     "grpc",
     "kubelet_winnet.cri",
@@ -82,10 +82,10 @@ def test_pod_model_loads_lazily() -> None:
         "import sys, json\n"
         "import kubelet_winnet\n"
         "before = ['Pod' in vars(kubelet_winnet), 'pydantic' in sys.modules,"
-        " 'kubelet_winnet._model' in sys.modules]\n"
+        " 'kubelet_winnet._kubelet.model' in sys.modules]\n"
         "from kubelet_winnet import Pod\n"
-        "import kubelet_winnet._model\n"
-        "after = ['pydantic' in sys.modules, Pod is kubelet_winnet._model.Pod,"
+        "import kubelet_winnet._kubelet.model\n"
+        "after = ['pydantic' in sys.modules, Pod is kubelet_winnet._kubelet.model.Pod,"
         " kubelet_winnet.Pod is Pod, 'kubernetes' in sys.modules]\n"
         "print(json.dumps([before, after]))\n"
     )
@@ -149,7 +149,8 @@ def all_modules() -> list[str]:
 
 def test_module_list_is_not_empty() -> None:
     modules = all_modules()
-    for name in ("errors", "_profile", "_pod", "_rules", "_translate", "_explain", "cli"):
+    for name in ("errors", "_kubelet.profile", "_kubelet.pod", "_kubelet.rules",
+                 "_kubelet.translate", "_kubelet.explain", "_lint.rules", "cli", "cli.session"):
         assert f"kubelet_winnet.{name}" in modules
 
 

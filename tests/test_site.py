@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kubelet_winnet._check import RULES
+from kubelet_winnet._lint.rules import RULES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DOCS = REPO_ROOT / "docs"

@@ -10,10 +10,10 @@ from __future__ import annotations
 # Private alias: `TYPE_CHECKING` / `Any` must not become public names of the package.
 import typing as _typing
 
-from kubelet_winnet._container_config import container_config, create_container_request
-from kubelet_winnet._explain import ExplainStep, Explanation, Finding, WarningCode, explain
-from kubelet_winnet._node import NodeContext
-from kubelet_winnet._profile import (
+from kubelet_winnet._kubelet.container_config import container_config, create_container_request
+from kubelet_winnet._kubelet.explain import ExplainStep, Explanation, Finding, WarningCode, explain
+from kubelet_winnet._kubelet.node import NodeContext
+from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     FeatureGates,
     GateResolution,
@@ -22,8 +22,11 @@ from kubelet_winnet._profile import (
     parse_feature_gates,
     parse_kubelet_version,
 )
-from kubelet_winnet._sandbox_config import pod_sandbox_config, run_pod_sandbox_request
-from kubelet_winnet._translate import windows_container_security_context, windows_sandbox_config
+from kubelet_winnet._kubelet.sandbox_config import pod_sandbox_config, run_pod_sandbox_request
+from kubelet_winnet._kubelet.translate import (
+    windows_container_security_context,
+    windows_sandbox_config,
+)
 from kubelet_winnet._version import __version__
 from kubelet_winnet.errors import (
     ClusterAccessError,
@@ -42,7 +45,7 @@ from kubelet_winnet.errors import (
 )
 
 if _typing.TYPE_CHECKING:
-    from kubelet_winnet._model import Pod
+    from kubelet_winnet._kubelet.model import Pod
 
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
@@ -85,7 +88,7 @@ __all__ = [
 def __getattr__(name: str) -> _typing.Any:
     # The pydantic model costs an import of pydantic: load it only when asked for.
     if name == "Pod":
-        from kubelet_winnet._model import Pod
+        from kubelet_winnet._kubelet.model import Pod
 
         return Pod
     raise AttributeError(f"module 'kubelet_winnet' has no attribute {name!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-__all__ = ["describe", "quoted", "type_name"]
+__all__ = ["describe", "describe_path", "quoted", "type_name"]
 
 _SHOWN = 40  # characters of a value shown in a message
 _JSON_KINDS = {
@@ -62,3 +62,11 @@ def describe(value: object) -> str:
     except Exception:  # an __instancecheck__ or __class__ that raises
         pass
     return type_name(value)
+
+
+def describe_path(path: tuple[str | int, ...]) -> str:
+    """``("spec", "containers", 1, "ports")`` -> ``spec.containers[1].ports``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out

@@ -77,7 +77,7 @@ class SandboxConfigError(WinnetError, ValueError):
     kuberuntime_sandbox_windows.go) byte for byte, e.g. ``hostNetwork is required if Pod
     contains HostProcess containers``; the kubelet records it as the event ``Failed to
     create pod sandbox: <text>`` (reason ``FailedCreatePodSandBox``). ``rule`` is the id
-    of the step in ``_rules.STEPS`` that failed: ``3a``, ``3b`` or ``6``.
+    of the step in ``_kubelet.rules.STEPS`` that failed: ``3a``, ``3b`` or ``6``.
     """
 
     def __init__(self, message: str, rule: str) -> None:
@@ -111,7 +111,7 @@ class UnsupportedVersionError(WinnetError, ValueError):
 
     No upstream text: the grammar is ``v?MAJOR.MINOR[.PATCH][-pre][+build]`` (what
     ``kubelet --version`` prints, e.g. ``v1.32.4-eks-1``), ASCII digits without leading
-    zeros, nothing around it; supported are the minors of ``_profile.TIMELINE``."""
+    zeros, nothing around it; supported are the minors of ``_kubelet.profile.TIMELINE``."""
 
     def __init__(self, version: object, reason: str) -> None:
         self.version = version

@@ -1,0 +1,692 @@
+"""The ``ContainerConfig`` a kubelet on a Windows node sends in ``CreateContainer``.
+
+``generateContainerConfig`` (pkg/kubelet/kuberuntime/kuberuntime_container.go) with the
+environment of ``makeEnvironmentVariables`` (pkg/kubelet/kubelet_pods.go), the
+``$(VAR)`` expansion of third_party/forked/golang/expansion, labels and annotations of
+labels.go and the Windows part of kuberuntime_container_windows.go
+(``calculateWindowsResources``, ``calculateCPUMaximum``) with the security context from
+the core. What is not modelled (mounts, devices, the container hash annotation, service
+environment variables) is listed in docs/requests.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._kubelet.node import NodeContext, is_mapping
+from kubelet_winnet._kubelet.pod import is_utf8
+from kubelet_winnet._kubelet.podview import (
+    PodView,
+    get_bool,
+    get_int,
+    get_map,
+    get_objects,
+    get_str,
+    get_str_map,
+    get_strings,
+    not_utf8_error,
+)
+from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+from kubelet_winnet._kubelet.quantity import milli_value, parse_quantity, value
+from kubelet_winnet._kubelet.sandbox_config import (
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    build_sandbox_config,
+    check_attempt,
+    check_node,
+    echo,
+    pod_identity_of,
+)
+from kubelet_winnet._kubelet.translate import windows_container_security_context
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
+
+__all__ = [
+    "calculate_cpu_maximum",
+    "container_config",
+    "container_hash",
+    "create_container_request",
+    "expand",
+]
+
+# labels.go and pkg/kubelet/types/labels.go
+CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
+HASH_ANNOTATION = "io.kubernetes.container.hash"
+PRE_STOP_ANNOTATION = "io.kubernetes.container.preStopHandler"
+RESTART_COUNT_ANNOTATION = "io.kubernetes.container.restartCount"
+TERMINATION_PATH_ANNOTATION = "io.kubernetes.container.terminationMessagePath"
+TERMINATION_POLICY_ANNOTATION = "io.kubernetes.container.terminationMessagePolicy"
+PORTS_ANNOTATION = "io.kubernetes.container.ports"
+DELETION_GRACE_ANNOTATION = "io.kubernetes.pod.deletionGracePeriod"
+TERMINATION_GRACE_ANNOTATION = "io.kubernetes.pod.terminationGracePeriod"
+
+_KINDS = ("initContainers", "containers", "ephemeralContainers")
+_MAX_ENV = 10_000
+_ERROR_RULE = "container"
+
+
+# --- $(VAR) expansion (third_party/forked/golang/expansion/expand.go) ----------------
+
+
+def expand(text: str, *sources: Mapping[str, str]) -> str:
+    """Replace ``$(NAME)`` by the first source defining it (left as is otherwise);
+    ``$$`` is a literal ``$``; an unterminated ``$(`` is kept."""
+    if "$" not in text:
+        return text
+    out: list[str] = []
+    checkpoint = 0
+    cursor = 0
+    length = len(text)
+    while cursor < length:
+        if text[cursor] == "$" and cursor + 1 < length:
+            out.append(text[checkpoint:cursor])
+            following = text[cursor + 1]
+            if following == "$":
+                out.append("$")
+                advance = 1
+            elif following == "(":
+                close = text.find(")", cursor + 2)
+                if close == -1:
+                    out.append("$(")
+                    advance = 1
+                else:
+                    name = text[cursor + 2 : close]
+                    for source in sources:
+                        if name in source:
+                            out.append(source[name])
+                            break
+                    else:
+                        out.append(f"$({name})")
+                    advance = close - cursor
+            else:
+                out.append("$" + following)
+                advance = 1
+            cursor += advance
+            checkpoint = cursor + 1
+        cursor += 1
+    out.append(text[checkpoint:])
+    return "".join(out)
+
+
+# --- resources ------------------------------------------------------------------------
+
+
+def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int) -> int:
+    """``calculateCPUMaximum``: hundredths of a percent of all processors, in [1, 10000]
+    (Go integer division truncates toward zero)."""
+    maximum = int(10 * cpu_limit_milli / processor_count) if cpu_limit_milli < 0 else (
+        10 * cpu_limit_milli // processor_count
+    )
+    return max(1, min(10000, maximum))
+
+
+def _quantity(value: object, where: str) -> Fraction:
+    """A quantity field: a string, or a JSON number (Quantity unmarshals both)."""
+    if type(value) is int:
+        if value.bit_length() > 100:  # far beyond any resource; str() of it is costly
+            raise InvalidPodError(where, "quantity out of range")
+        value = str(value)
+    elif type(value) is float:
+        value = repr(value)
+    if type(value) is not str:
+        raise InvalidPodError(where, f"expected a quantity string, got {describe(value)}")
+    try:
+        return parse_quantity(value)
+    except ValueError as exc:
+        raise InvalidPodError(where, str(exc)) from None
+
+
+def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(limits, requests) as exact quantities; requests default to limits (defaults.go)."""
+    resources = get_map(container, "resources", at) or {}
+    here = f"{at}resources."
+    parsed: list[dict[str, Any]] = []
+    for part in ("limits", "requests"):
+        raw = get_map(resources, part, here) or {}
+        values = {}
+        for name in raw:
+            if type(name) is not str:
+                raise InvalidPodError(f"{here}{part}", "expected string resource names")
+            values[name] = _quantity(raw.get(name), f"{here}{part}.{name}")
+        parsed.append(values)
+    limits, requests = parsed
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    return limits, requests
+
+
+def windows_resources(
+    container: Mapping[str, Any], at: str, node: NodeContext
+) -> api_pb2.WindowsContainerResources:
+    limits, _ = _resources(container, at)
+    resources = api_pb2.WindowsContainerResources()
+    cpu = limits.get("cpu")
+    if cpu:  # !cpuLimit.IsZero()
+        resources.cpu_maximum = calculate_cpu_maximum(milli_value(cpu), node.processor_count)
+    memory = limits.get("memory")
+    if memory:
+        resources.memory_limit_in_bytes = value(memory)
+    return resources
+
+
+# --- environment (kubelet_pods.go makeEnvironmentVariables) ---------------------------
+
+
+def _go_quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _format_map(items: Mapping[str, str]) -> str:
+    # fieldpath.FormatMap: sorted `key="value"` lines.
+    return "\n".join(f"{key}={_go_quote(items[key])}" for key in sorted(items))
+
+
+_FIELD_PATHS = (
+    "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
+    "metadata.uid", "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName",
+    "spec.schedulerName", "status.phase", "status.hostIP", "status.hostIPs",
+    "status.podIP", "status.podIPs",
+)
+
+
+def _field_value(
+    selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
+    pod_ips: tuple[str, ...],
+) -> str:
+    version = get_str(selector, "apiVersion", where, "v1")
+    path = get_str(selector, "fieldPath", where)
+    if version != "v1":
+        raise SandboxConfigError(f"unsupported pod version: {echo(version)}", _ERROR_RULE)
+    base, _, subscript = path.partition("[")
+    if subscript:
+        if base not in ("metadata.annotations", "metadata.labels"):
+            raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
+    elif path not in _FIELD_PATHS:
+        raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
+    meta, meta_at = view.metadata, view.at("metadata.")
+    spec, spec_at = view.spec, view.at("spec.")
+    name, namespace, uid = pod_identity_of(view)
+    if base in ("metadata.annotations", "metadata.labels"):
+        items = get_str_map(meta, base.split(".")[1], meta_at)
+        if not subscript:
+            return _format_map(items)
+        key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
+        return items.get(key, "")
+    simple = {
+        "metadata.name": name,
+        "metadata.namespace": namespace,
+        "metadata.uid": uid,
+        # The scheduler binds the pod to this node.
+        "spec.nodeName": get_str(spec, "nodeName", spec_at) or node.node_name,
+        "spec.serviceAccountName": get_str(spec, "serviceAccountName", spec_at),
+        "status.hostIP": node.node_ips[0] if node.node_ips else "",
+        "status.hostIPs": ",".join(node.node_ips),
+        "status.podIP": pod_ips[0] if pod_ips else "",
+        "status.podIPs": ",".join(pod_ips),
+    }
+    if path in simple:
+        return simple[path]
+    # spec.restartPolicy, spec.schedulerName, status.phase reach ExtractFieldPathAsString,
+    # which only knows metadata fields.
+    raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", _ERROR_RULE)
+
+
+def _resource_value(
+    selector: Mapping[str, Any], where: str, view: PodView, container: Mapping[str, Any],
+    container_at: str, node: NodeContext,
+) -> str:
+    target = get_str(selector, "containerName", where)
+    if target:
+        found = _find_container(view, target)
+        if found is None:
+            raise SandboxConfigError(
+                f"container {echo(target)} not found", _ERROR_RULE
+            )
+        container, container_at = found[0], found[1]
+    resource = get_str(selector, "resource", where)
+    divisor_value = selector.get("divisor")
+    divisor = _quantity("1" if divisor_value is None else divisor_value, f"{where}divisor")
+    limits, requests = _resources(container, container_at)
+    # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.
+    limits.setdefault("cpu", parse_quantity(node.allocatable_cpu))
+    limits.setdefault("memory", parse_quantity(node.allocatable_memory))
+    part, _, name = resource.partition(".")
+    table = {"limits": limits, "requests": requests}.get(part)
+    if table is None or name not in ("cpu", "memory", "ephemeral-storage"):
+        raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", _ERROR_RULE)
+    amount = table.get(name, 0)
+    if not divisor:
+        raise InvalidPodError(f"{where}divisor", "must be positive")
+    if name == "cpu":
+        result = -(-milli_value(amount) // milli_value(divisor))  # math.Ceil of the ratio
+    else:
+        result = -(-value(amount) // value(divisor))
+    return str(result)
+
+
+def _lookup(
+    objects: Mapping[str, Mapping[str, Any]] | None, kind: str, namespace: str, name: str,
+) -> dict[Any, Any] | None:
+    """The data of object ``name`` from the caller's store, copied into a dict (a
+    caller's Mapping that raises becomes ``InvalidArgumentError``)."""
+    argument = "config_maps" if kind == "configMap" else "secrets"
+    if objects is None:
+        raise SandboxConfigError(
+            f"couldn't get {kind} {echo(namespace)}/{echo(name)}, no kubeClient defined",
+            _ERROR_RULE,
+        )
+    try:
+        found = objects.get(name)
+        if found is None:
+            return None
+        if not is_mapping(found):
+            raise InvalidArgumentError(
+                f"{argument}[{quoted(name)}]", "a mapping of key to value", type_name(found)
+            )
+        return {key: found[key] for key in found}
+    except InvalidArgumentError:
+        raise
+    except Exception as exc:  # a foreign Mapping that raises
+        raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None
+
+
+def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
+    item = data[key]
+    if type(item) is bytes:
+        try:
+            item = item.decode()
+        except UnicodeDecodeError:
+            raise InvalidArgumentError(argument, "UTF-8 values", "bytes") from None
+    if type(item) is not str or not is_utf8(item):
+        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type_name(item))
+    return item
+
+
+def _not_found(kind: str, name: str) -> SandboxConfigError:
+    plural = "configmaps" if kind == "configMap" else "secrets"
+    return SandboxConfigError(f'{plural} "{echo(name)}" not found', _ERROR_RULE)
+
+
+def environment(
+    view: PodView, container: Mapping[str, Any], at: str, node: NodeContext,
+    config_maps: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Mapping[str, Mapping[str, Any]] | None,
+    pod_ips: tuple[str, ...],
+) -> dict[str, str]:
+    """Name -> value in the order the kubelet first defines each name (its own order,
+    a Go map walk, is unspecified). Service variables are not modelled."""
+    _, namespace, _ = pod_identity_of(view)
+    env: dict[str, str] = {}
+    for index, source in enumerate(get_objects(container, "envFrom", at)):
+        where = f"{at}envFrom[{index}]."
+        prefix = get_str(source, "prefix", where)
+        for kind, key, argument, store in (
+            ("configMap", "configMapRef", "config_maps", config_maps),
+            ("secret", "secretRef", "secrets", secrets),
+        ):
+            ref = get_map(source, key, where)
+            if ref is None:
+                continue
+            name = get_str(ref, "name", f"{where}{key}.")
+            optional = get_bool(ref, "optional", f"{where}{key}.") is True
+            data = _lookup(store, kind, namespace, name)
+            if data is None:
+                if optional:
+                    break
+                raise _not_found(kind, name)
+            for data_key in data:
+                if type(data_key) is not str or not is_utf8(data_key):
+                    raise InvalidArgumentError(argument, "str keys", type_name(data_key))
+                env[prefix + data_key] = _data_value(data, data_key, argument)
+            break
+    for index, variable in enumerate(get_objects(container, "env", at)):
+        if index >= _MAX_ENV:
+            raise InvalidPodError(f"{at}env", f"more than {_MAX_ENV} variables")
+        where = f"{at}env[{index}]."
+        name = get_str(variable, "name", where)
+        runtime_value = get_str(variable, "value", where)
+        value_from = get_map(variable, "valueFrom", where)
+        if runtime_value:
+            runtime_value = expand(runtime_value, env)
+        elif value_from is not None:
+            here = f"{where}valueFrom."
+            field = get_map(value_from, "fieldRef", here)
+            resource = get_map(value_from, "resourceFieldRef", here)
+            cm_ref = get_map(value_from, "configMapKeyRef", here)
+            secret_ref = get_map(value_from, "secretKeyRef", here)
+            if field is not None:
+                runtime_value = _field_value(field, f"{here}fieldRef.", view, node, pod_ips)
+            elif resource is not None:
+                runtime_value = _resource_value(
+                    resource, f"{here}resourceFieldRef.", view, container, at, node
+                )
+            elif cm_ref is not None or secret_ref is not None:
+                kind, ref, key_name, store, argument = (
+                    ("configMap", cm_ref, "configMapKeyRef", config_maps, "config_maps")
+                    if cm_ref is not None
+                    else ("secret", secret_ref, "secretKeyRef", secrets, "secrets")
+                )
+                assert ref is not None
+                ref_at = f"{here}{key_name}."
+                ref_name = get_str(ref, "name", ref_at)
+                key = get_str(ref, "key", ref_at)
+                optional = get_bool(ref, "optional", ref_at) is True
+                data = _lookup(store, kind, namespace, ref_name)
+                if data is None:
+                    if optional:
+                        continue
+                    raise _not_found(kind, ref_name)
+                if key not in data:
+                    if optional:
+                        continue
+                    label = "ConfigMap" if kind == "configMap" else "Secret"
+                    raise SandboxConfigError(
+                        f"couldn't find key {echo(key)} in {label} "
+                        f"{echo(namespace)}/{echo(ref_name)}",
+                        _ERROR_RULE,
+                    )
+                runtime_value = _data_value(data, key, argument)
+        env[name] = runtime_value
+    return env
+
+
+# --- the whole config -------------------------------------------------------------------
+
+
+def _find_container(view: PodView, name: str) -> tuple[Mapping[str, Any], str, str] | None:
+    at = view.at("spec.")
+    for kind in _KINDS:
+        for index, container in enumerate(get_objects(view.spec, kind, at)):
+            where = f"{at}{kind}[{index}]."
+            if get_str(container, "name", where) == name:
+                return container, where, kind
+    return None
+
+
+def _go_json(data: Any) -> str:
+    # encoding/json: compact, HTML-sensitive characters escaped.
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def container_hash(name: str, image: str) -> str:
+    """``HashContainer`` of kubelet 1.31+ (PR #124220, pkg/kubelet/container/helpers.go):
+    FNV-32a over the ``%#v`` dump of ``json.Marshal({"image": ..., "name": ...})``
+    (a ``[]uint8``: ``([]uint8)[123 34 ...]``), as lowercase hex."""
+    data = _go_json({"image": image, "name": name}).encode()
+    dumped = ("([]uint8)[" + " ".join(map(str, data)) + "]").encode()
+    value = 0x811C9DC5
+    for byte in dumped:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return format(value, "x")
+
+
+def _int_or_string(obj: Mapping[str, Any], key: str, at: str) -> int | str:
+    value = obj.get(key)
+    if value is None:
+        return 0
+    if type(value) is str:
+        return value
+    return get_int(obj, key, at, -(2**31), 2**31 - 1) or 0
+
+
+def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
+    """Go's ``json.Marshal`` of the ``v1.LifecycleHandler`` (field order exec, httpGet,
+    tcpSocket, sleep; omitempty as in the API types; httpGet path "/" and scheme HTTP
+    from API defaulting)."""
+    out: dict[str, Any] = {}
+    action = get_map(handler, "exec", at)
+    if action is not None:
+        command = get_strings(action, "command", f"{at}exec.")
+        out["exec"] = {"command": command} if command else {}
+    action = get_map(handler, "httpGet", at)
+    if action is not None:
+        here = f"{at}httpGet."
+        entry: dict[str, Any] = {"path": get_str(action, "path", here) or "/",
+                                 "port": _int_or_string(action, "port", here)}
+        host = get_str(action, "host", here)
+        if host:
+            entry["host"] = host
+        entry["scheme"] = get_str(action, "scheme", here) or "HTTP"
+        headers = [
+            {"name": get_str(h, "name", f"{here}httpHeaders[{i}]."),
+             "value": get_str(h, "value", f"{here}httpHeaders[{i}].")}
+            for i, h in enumerate(get_objects(action, "httpHeaders", here))
+        ]
+        if headers:
+            entry["httpHeaders"] = headers
+        out["httpGet"] = entry
+    action = get_map(handler, "tcpSocket", at)
+    if action is not None:
+        here = f"{at}tcpSocket."
+        entry = {"port": _int_or_string(action, "port", here)}
+        host = get_str(action, "host", here)
+        if host:
+            entry["host"] = host
+        out["tcpSocket"] = entry
+    action = get_map(handler, "sleep", at)
+    if action is not None:
+        out["sleep"] = {"seconds": get_int(action, "seconds", f"{at}sleep.") or 0}
+    return _go_json(out)
+
+
+def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool) -> str:
+    ports = []
+    for index, port in enumerate(get_objects(container, "ports", at)):
+        where = f"{at}ports[{index}]."
+        entry: dict[str, Any] = {}
+        name = get_str(port, "name", where)
+        container_port = get_int(port, "containerPort", where, 0, 65535) or 0
+        host_port = get_int(port, "hostPort", where, 0, 65535) or 0
+        if host_network and host_port == 0:
+            host_port = container_port
+        protocol = get_str(port, "protocol", where, "TCP") or "TCP"
+        host_ip = get_str(port, "hostIP", where)
+        # v1.ContainerPort field order; omitempty on all but containerPort.
+        if name:
+            entry["name"] = name
+        if host_port:
+            entry["hostPort"] = host_port
+        entry["containerPort"] = container_port
+        entry["protocol"] = protocol
+        if host_ip:
+            entry["hostIP"] = host_ip
+        ports.append(entry)
+    return _go_json(ports)
+
+
+def build_container_config(
+    view: PodView, container_name: str, node: NodeContext, attempt: int, minor: int,
+    image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
+    feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+) -> api_pb2.ContainerConfig:
+    try:
+        return _build_container_config(
+            view, container_name, node, attempt, minor, image_ref, image_username, pod,
+            kubelet_version, feature_gates, config_maps, secrets, pod_ips,
+        )
+    except UnicodeEncodeError:  # protobuf strings must be UTF-8
+        raise not_utf8_error(view) from None
+
+
+def _build_container_config(
+    view: PodView, container_name: str, node: NodeContext, attempt: int, minor: int,
+    image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
+    feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+) -> api_pb2.ContainerConfig:
+    found = _find_container(view, container_name)
+    if found is None:
+        raise InvalidPodError(
+            view.at("spec"),
+            f"no container named {quoted(container_name)} in initContainers, containers or "
+            "ephemeralContainers",
+        )
+    container, at, _kind = found
+    name, namespace, uid = pod_identity_of(view)
+    spec, spec_at = view.spec, view.at("spec.")
+    host_network = get_bool(spec, "hostNetwork", spec_at) is True
+    env = environment(view, container, at, node, config_maps, secrets, pod_ips)
+    config = api_pb2.ContainerConfig()
+    config.metadata.name = container_name
+    config.metadata.attempt = attempt
+    image = get_str(container, "image", at)
+    config.image.image = image if image_ref is None else image_ref
+    if minor >= 30:  # ImageSpec.user_specified_image, sent since 1.30
+        config.image.user_specified_image = image
+    # ExpandContainerCommandAndArgs
+    config.command.extend(expand(part, env) for part in get_strings(container, "command", at))
+    config.args.extend(expand(part, env) for part in get_strings(container, "args", at))
+    config.working_dir = get_str(container, "workingDir", at)
+    for key, item in env.items():
+        config.envs.add(key=key, value=item)
+    config.labels.update({
+        POD_NAME_LABEL: name,
+        POD_NAMESPACE_LABEL: namespace,
+        POD_UID_LABEL: uid,
+        CONTAINER_NAME_LABEL: container_name,
+    })
+    annotations = config.annotations
+    if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
+        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
+    annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
+    annotations[TERMINATION_PATH_ANNOTATION] = get_str(
+        container, "terminationMessagePath", at, "/dev/termination-log"
+    ) or "/dev/termination-log"
+    annotations[TERMINATION_POLICY_ANNOTATION] = get_str(
+        container, "terminationMessagePolicy", at, "File"
+    ) or "File"
+    deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.at("metadata."))
+    if deletion is not None:
+        annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
+    grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
+    annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+    lifecycle = get_map(container, "lifecycle", at)
+    if lifecycle is not None:
+        pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")
+        if pre_stop is not None:
+            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
+                pre_stop, f"{at}lifecycle.preStop."
+            )
+    if get_objects(container, "ports", at):
+        annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
+    config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows
+    config.stdin = get_bool(container, "stdin", at) is True
+    config.stdin_once = get_bool(container, "stdinOnce", at) is True
+    config.tty = get_bool(container, "tty", at) is True
+    windows = config.windows
+    windows.resources.CopyFrom(windows_resources(container, at, node))
+    windows.security_context.CopyFrom(
+        windows_container_security_context(
+            pod, container_name, image_username=image_username,
+            kubelet_version=kubelet_version, feature_gates=feature_gates,
+        )
+    )
+    return config
+
+
+def _check_args(
+    container_name: object, image_ref: object, image_username: object, pod_ips: object,
+    config_maps: object, secrets: object,
+) -> tuple[str, ...]:
+    if type(container_name) is not str:
+        raise InvalidArgumentError("container_name", "a string", type_name(container_name))
+    if image_ref is not None and type(image_ref) is not str:
+        raise InvalidArgumentError("image_ref", "a string or None", type_name(image_ref))
+    if type(image_username) is not str:
+        raise InvalidArgumentError("image_username", "a string", type_name(image_username))
+    for name, given in (("image_ref", image_ref), ("image_username", image_username)):
+        if type(given) is str and not is_utf8(given):
+            raise InvalidArgumentError(name, "valid Unicode", "a lone surrogate")
+    for name, store in (("config_maps", config_maps), ("secrets", secrets)):
+        if store is not None and not is_mapping(store):
+            raise InvalidArgumentError(name, "a mapping or None", type_name(store))
+    if type(pod_ips) is not list and type(pod_ips) is not tuple:
+        raise InvalidArgumentError("pod_ips", "a tuple of strings", type_name(pod_ips))
+    for index, ip in enumerate(pod_ips):
+        if type(ip) is not str:
+            raise InvalidArgumentError(f"pod_ips[{index}]", "a string", type_name(ip))
+    return tuple(pod_ips)
+
+
+def container_config(
+    pod: object,
+    container_name: str,
+    *,
+    node: NodeContext | None = None,
+    attempt: int = 0,
+    image_ref: str | None = None,
+    image_username: str = "",
+    config_maps: Mapping[str, Mapping[str, Any]] | None = None,
+    secrets: Mapping[str, Mapping[str, Any]] | None = None,
+    pod_ips: tuple[str, ...] = (),
+    kubelet_version: object = DEFAULT_KUBELET_VERSION,
+    feature_gates: object = None,
+) -> api_pb2.ContainerConfig:
+    """The ``ContainerConfig`` for the init, regular or ephemeral container
+    ``container_name`` of ``pod``, restart count ``attempt``.
+
+    ``image_ref``: the image ID the runtime's ``PullImage`` returned (default: the
+    container's ``image``); ``image_username``: the user configured in the image.
+    ``config_maps`` / ``secrets``: name -> data of the objects in the pod's namespace
+    (``None``: like a kubelet without an API client). ``pod_ips``: the sandbox's IPs,
+    for ``status.podIP`` references.
+    """
+    node = check_node(node)
+    attempt = check_attempt(attempt)
+    ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
+    profile = kubelet_profile(kubelet_version, feature_gates)
+    from kubelet_winnet._kubelet.podview import view_pod
+
+    return build_container_config(
+        view_pod(pod), container_name, node, attempt, profile.version.minor, image_ref,
+        image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
+    )
+
+
+def create_container_request(
+    pod: object,
+    container_name: str,
+    *,
+    pod_sandbox_id: str,
+    node: NodeContext | None = None,
+    attempt: int = 0,
+    sandbox_attempt: int = 0,
+    image_ref: str | None = None,
+    image_username: str = "",
+    config_maps: Mapping[str, Mapping[str, Any]] | None = None,
+    secrets: Mapping[str, Mapping[str, Any]] | None = None,
+    pod_ips: tuple[str, ...] = (),
+    kubelet_version: object = DEFAULT_KUBELET_VERSION,
+    feature_gates: object = None,
+) -> api_pb2.CreateContainerRequest:
+    """``CreateContainerRequest``: :func:`container_config` plus the sandbox's
+    ``PodSandboxConfig`` (attempt ``sandbox_attempt``) and ``pod_sandbox_id``."""
+    if type(pod_sandbox_id) is not str:
+        raise InvalidArgumentError("pod_sandbox_id", "a string", type_name(pod_sandbox_id))
+    if not is_utf8(pod_sandbox_id):
+        raise InvalidArgumentError("pod_sandbox_id", "valid Unicode", "a lone surrogate")
+    node = check_node(node)
+    attempt = check_attempt(attempt)
+    sandbox_attempt = check_attempt(sandbox_attempt, "sandbox_attempt")
+    ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
+    profile = kubelet_profile(kubelet_version, feature_gates)
+    sandbox, view = build_sandbox_config(
+        pod, node, sandbox_attempt, kubelet_version, feature_gates
+    )
+    config = build_container_config(
+        view, container_name, node, attempt, profile.version.minor, image_ref,
+        image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
+    )
+    return api_pb2.CreateContainerRequest(
+        pod_sandbox_id=pod_sandbox_id, config=config, sandbox_config=sandbox
+    )

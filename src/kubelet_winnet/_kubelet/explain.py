@@ -1,0 +1,225 @@
+"""Why a kubelet sends what it sends for a pod, and where ``hostNetwork`` gets lost."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import quoted
+from kubelet_winnet._kubelet.messages import sandbox_config_message
+from kubelet_winnet._kubelet.pod import pod_facts, pod_template
+from kubelet_winnet._kubelet.profile import (
+    DEFAULT_KUBELET_VERSION,
+    KEP_WITHDRAWN_MINOR,
+    MODELLED_GATES,
+    WINDOWS_HOST_NETWORK,
+    GateResolution,
+    GateStage,
+    kubelet_profile,
+)
+from kubelet_winnet._kubelet.rules import STEP_BY_ID, ContainerFacts, PodFacts, decide_sandbox
+from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
+
+__all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explain"]
+
+
+class WarningCode(str, enum.Enum):
+    """Stable identifiers of :class:`Finding` kinds (for filtering and the CLI); each is
+    a ``str`` equal to its value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    HOST_NETWORK_GATE_OFF = "host-network-gate-off"
+    HOST_NETWORK_WITHDRAWN = "host-network-withdrawn"
+    CONTAINERD_IGNORES_NAMESPACE_OPTIONS = "containerd-ignores-namespace-options"
+    GMSA_SPEC_MISSING = "gmsa-spec-missing"
+    FEATURE_GATE_NOT_MODELLED = "feature-gate-not-modelled"
+    DEPRECATED_FEATURE_GATE = "deprecated-feature-gate"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something the pod asks for and will not get (or a flag worth a look)."""
+
+    code: WarningCode
+    message: str
+    field: str = ""
+
+
+@dataclass(frozen=True)
+class ExplainStep:
+    rule: str  # "gates", or the id of a step in _rules.STEPS ("1", "2.off", "3a", ...)
+    text: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    config: api_pb2.WindowsPodSandboxConfig | None
+    error: SandboxConfigError | None
+    steps: tuple[ExplainStep, ...]
+    warnings: tuple[Finding, ...]
+    profile: GateResolution = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the config as proto3 JSON (presence kept), steps and warnings."""
+        from google.protobuf import json_format
+
+        return {
+            "kubeletVersion": str(self.profile.version),
+            "windowsPodSandboxConfig": (
+                None if self.config is None else json_format.MessageToDict(self.config)
+            ),
+            "error": None if self.error is None else str(self.error),
+            "steps": [{"rule": s.rule, "text": s.text} for s in self.steps],
+            "warnings": [
+                {"code": w.code.value, "field": w.field, "message": w.message}
+                for w in self.warnings
+            ],
+        }
+
+
+def _gate_step(profile: GateResolution) -> str:
+    version = profile.version
+    if profile.stage is GateStage.REMOVED:
+        return f"kubelet {version}: {WINDOWS_HOST_NETWORK} no longer exists"
+    state = "enabled" if profile.enabled else "disabled"
+    how = "set explicitly" if profile.explicitly_set else "by default"
+    effect = (
+        "namespace_options will be set"
+        if profile.sets_namespace_options
+        else "namespace_options will not be set"
+    )
+    return (
+        f"kubelet {version}: {WINDOWS_HOST_NETWORK} is {profile.stage.value}, {state} "
+        f"({how}); {effect}"
+    )
+
+
+def _warnings(
+    pod: PodFacts,
+    profile: GateResolution,
+    config: api_pb2.WindowsPodSandboxConfig | None,
+    at: str,
+) -> list[Finding]:
+    found: list[Finding] = []
+    context = None if config is None else config.security_context
+    host_process = context is not None and context.host_process
+    if pod.host_network and config is not None and not host_process:
+        sent_node = context is not None and context.HasField("namespace_options")
+        if not sent_node:
+            if profile.stage is GateStage.ALPHA:
+                found.append(Finding(
+                    WarningCode.HOST_NETWORK_GATE_OFF,
+                    f"hostNetwork: true is dropped: {WINDOWS_HOST_NETWORK} is disabled on "
+                    f"kubelet {profile.version}, so namespace_options is not sent and the "
+                    "runtime gives the pod its own network namespace",
+                    f"{at}hostNetwork",
+                ))
+            else:
+                found.append(Finding(
+                    WarningCode.HOST_NETWORK_WITHDRAWN,
+                    f"hostNetwork: true is dropped: kubelet {profile.version} never sets "
+                    f"namespace_options (KEP-3503 withdrawn in 1.{KEP_WITHDRAWN_MINOR}), so the "
+                    "runtime gives "
+                    "the pod its own network namespace; only HostProcess pods get the "
+                    "host network",
+                    f"{at}hostNetwork",
+                ))
+        else:
+            found.append(Finding(
+                WarningCode.CONTAINERD_IGNORES_NAMESPACE_OPTIONS,
+                "namespace_options.network = NODE is sent, but containerd decides host "
+                "networking on Windows from host_process alone: on containerd this pod "
+                "gets its own network namespace",
+                f"{at}hostNetwork",
+            ))
+    gmsa_sources = [("securityContext.windowsOptions", pod.windows_options)]
+    # Container-level options only where the container sets them: inherited pod-level
+    # values were reported once already.
+    gmsa_sources += [
+        (f"{c.kind}[{i}].securityContext.windowsOptions", c.windows_options)
+        for i, c in _indexed(pod)
+    ]
+    for where, options in gmsa_sources:
+        if (
+            options is not None
+            and options.gmsa_credential_spec_name is not None
+            and options.gmsa_credential_spec is None
+        ):
+            found.append(Finding(
+                WarningCode.GMSA_SPEC_MISSING,
+                f"gmsaCredentialSpecName {quoted(options.gmsa_credential_spec_name)} without "
+                "gmsaCredentialSpec: the kubelet sends only the spec contents, which the "
+                "GMSA admission webhook must fill in; without it credential_spec is empty",
+                f"{at}{where}.gmsaCredentialSpecName",
+            ))
+    for line in profile.log_lines:
+        found.append(Finding(WarningCode.DEPRECATED_FEATURE_GATE, line, "--feature-gates"))
+    for name in profile.not_modelled:
+        hint = ""
+        if name.lower() in {m.lower() for m in MODELLED_GATES}:
+            hint = " (gate names are case-sensitive: did you mean "
+            hint += next(m for m in MODELLED_GATES if m.lower() == name.lower()) + "?)"
+        found.append(Finding(
+            WarningCode.FEATURE_GATE_NOT_MODELLED,
+            f"feature gate {name} is not modelled: accepted, assumed not to affect "
+            f"Windows sandbox networking (a kubelet refuses a gate it does not know){hint}",
+            "--feature-gates",
+        ))
+    return found
+
+
+def _indexed(pod: PodFacts) -> list[tuple[int, ContainerFacts]]:
+    """Containers with their index inside their own list (initContainers[0], ...)."""
+    seen: dict[str, int] = {}
+    out = []
+    for container in pod.containers:
+        index = seen.get(container.kind, 0)
+        seen[container.kind] = index + 1
+        out.append((index, container))
+    return out
+
+
+def explain(
+    pod: object,
+    *,
+    kubelet_version: object = DEFAULT_KUBELET_VERSION,
+    feature_gates: object = None,
+) -> Explanation:
+    """Every decision for ``pod`` in order, the result, and what the pod will not get.
+
+    Input errors (``InvalidPodError``, ``FeatureGateError``, ``UnsupportedVersionError``)
+    are raised as by :func:`windows_sandbox_config`; a kubelet refusal is returned in
+    ``.error`` with ``.config`` None.
+    """
+    profile = kubelet_profile(kubelet_version, feature_gates)
+    template, at = pod_template(pod)
+    spec = template.get("spec")
+    if spec is None:
+        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
+    facts = pod_facts(spec, f"{at}spec.")
+    decision = decide_sandbox(facts, profile.sets_namespace_options)
+    steps = [ExplainStep("gates", _gate_step(profile))]
+    steps += [
+        ExplainStep(
+            step_id,
+            STEP_BY_ID[step_id].text.format(network=decision.network, error=decision.error),
+        )
+        for step_id in decision.steps
+    ]
+    config = None
+    error = None
+    if decision.error is not None:
+        error = SandboxConfigError(decision.error, decision.error_rule or "")
+    else:
+        config = sandbox_config_message(decision)
+    return Explanation(
+        config=config,
+        error=error,
+        steps=tuple(steps),
+        warnings=tuple(_warnings(facts, profile, config, f"{at}spec.")),
+        profile=profile,
+    )

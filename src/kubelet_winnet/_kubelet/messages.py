@@ -1,0 +1,71 @@
+"""Build CRI ``runtime.v1`` messages from rule decisions; the only module that does."""
+
+from __future__ import annotations
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._kubelet.rules import ContainerDecision, SandboxDecision
+
+__all__ = ["container_security_context_message", "sandbox_config_message"]
+
+_MODES = {"POD": api_pb2.POD, "NODE": api_pb2.NODE}
+_Config = api_pb2.WindowsPodSandboxConfig
+
+
+def sandbox_config_message(decision: SandboxDecision) -> api_pb2.WindowsPodSandboxConfig:
+    """The ``WindowsPodSandboxConfig`` of an accepted decision (a new message each call).
+
+    ``security_context`` is always present; ``namespace_options`` is present exactly when
+    the decision has a network mode, even ``POD``, which encodes to zero bytes.
+    """
+    key = (
+        decision.network,
+        decision.host_process,
+        decision.run_as_username,
+        decision.credential_spec,
+    )
+    data = _ENCODED.get(key)
+    if data is not None:
+        # Parsing the few bytes back is ~2x faster than building the message field by
+        # field; both give the same message, presence included.
+        return _parse(data)
+    config = _build(decision)
+    if len(_ENCODED) >= _ENCODED_MAX:
+        _ENCODED.clear()
+    _ENCODED[key] = config.SerializeToString()
+    return config
+
+
+# Decisions repeat (a node sees the same few pod shapes), so their encodings are memoized;
+# bounded because the key holds user-supplied strings.
+_ENCODED: dict[tuple[str | None, bool, str, str], bytes] = {}
+_ENCODED_MAX = 256
+_parse = _Config.FromString
+
+
+def _build(decision: SandboxDecision) -> api_pb2.WindowsPodSandboxConfig:
+    config = _Config()
+    context = config.security_context
+    context.SetInParent()
+    # Setting fields one by one on the embedded message is ~2x faster than keyword
+    # construction, and proto3 scalars at their default encode to nothing either way.
+    if decision.run_as_username:
+        context.run_as_username = decision.run_as_username
+    if decision.credential_spec:
+        context.credential_spec = decision.credential_spec
+    if decision.host_process:
+        context.host_process = True
+    if decision.network is not None:
+        options = context.namespace_options
+        options.SetInParent()
+        options.network = _MODES[decision.network]
+    return config
+
+
+def container_security_context_message(
+    decision: ContainerDecision,
+) -> api_pb2.WindowsContainerSecurityContext:
+    return api_pb2.WindowsContainerSecurityContext(
+        run_as_username=decision.run_as_username,
+        credential_spec=decision.credential_spec,
+        host_process=decision.host_process,
+    )

@@ -1,0 +1,151 @@
+"""The pod (template resolved) for the request builders, through the one pod reader.
+
+:func:`kubelet_winnet._kubelet.pod.pod_template` turns every accepted form (manifest mapping,
+``kubernetes.client`` 36/37 object, attribute object, :class:`kubelet_winnet.Pod`) into a
+read-only camelCase ``Mapping`` plus its JSON path prefix; the getters here are thin
+defaults over the reader's typed ``get_*`` helpers (``InvalidPodError`` at the field path,
+nothing coerced).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubelet_winnet._describe import describe
+from kubelet_winnet._kubelet import pod as _pod
+from kubelet_winnet.errors import InvalidPodError
+
+__all__ = [
+    "PodView",
+    "get_bool",
+    "get_int",
+    "get_list",
+    "get_map",
+    "get_objects",
+    "get_str",
+    "get_str_map",
+    "get_strings",
+    "not_utf8_error",
+    "view_pod",
+]
+
+
+class PodView:
+    """The pod's ``metadata`` and ``spec`` with the JSON path prefix of its root."""
+
+    __slots__ = ("metadata", "prefix", "spec")
+
+    def __init__(self, metadata: Mapping[str, Any], spec: Mapping[str, Any], prefix: str):
+        self.metadata = metadata
+        self.spec = spec
+        self.prefix = prefix  # "" for a Pod, "spec.template." for a Deployment, ...
+
+    def at(self, path: str) -> str:
+        return self.prefix + path
+
+
+def view_pod(pod: object) -> PodView:
+    """The pod in ``pod``; raises ``InvalidPodError`` or ``InvalidArgumentError``."""
+    template, prefix = _pod.pod_template(pod)
+    spec = _pod.get_object(template, "spec", prefix)
+    if spec is None:
+        raise InvalidPodError(f"{prefix}spec", "required: the pod has no spec")
+    metadata = _pod.get_object(template, "metadata", prefix) or {}
+    if prefix:
+        # A template has no name or namespace of its own; its controller derives them
+        # from the workload (the generated name suffix is unknowable here).
+        root, _ = _pod._root(pod)  # the workload itself, as the reader sees it
+        workload = _pod.get_object(root, "metadata") or {}
+        merged = dict(metadata)
+        for key in ("name", "namespace"):
+            if merged.get(key) is None and workload.get(key) is not None:
+                merged[key] = workload.get(key)
+        metadata = merged
+    return PodView(metadata, spec, prefix)
+
+
+def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:
+    value = obj.get(key)
+    if type(value) is str:  # the common case, without the reader's call
+        return value
+    value = _pod.get_str(obj, key, at)
+    return default if value is None else value
+
+
+get_bool = _pod.get_bool
+get_map = _pod.get_object
+
+
+def get_int(
+    obj: Mapping[str, Any], key: str, at: str, low: int = -(2**63), high: int = 2**63 - 1
+) -> int | None:
+    return _pod.get_int(obj, key, at, low, high)
+
+
+def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
+    return _pod.get_array(obj, key, at) or []
+
+
+def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, Any]]:
+    """The objects of array ``key`` (each checked)."""
+    value = obj.get(key)
+    if value is None:  # most arrays are absent: skip the reader's path building
+        return []
+    if type(value) is list:
+        for item in value:
+            if type(item) is not dict:
+                break
+        else:
+            return value  # plain manifest data: nothing to wrap or report
+    return [item for item, _ in _pod.get_objects(obj, key, at)]
+
+
+def get_strings(obj: Mapping[str, Any], key: str, at: str) -> list[str]:
+    items = get_list(obj, key, at)
+    for index, item in enumerate(items):
+        if type(item) is not str:
+            raise InvalidPodError(
+                f"{at}{key}[{index}]", f"expected a string, got {describe(item)}"
+            )
+    return items
+
+
+def get_str_map(obj: Mapping[str, Any], key: str, at: str) -> dict[str, str]:
+    if obj.get(key) is None:
+        return {}
+    return _pod.get_str_map(obj, key, at) or {}
+
+
+_NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"
+
+
+def _first_non_utf8(value: Any, at: str, depth: int = 0) -> str | None:
+    """The JSON path of the first string (or key) protobuf cannot encode, or ``None``."""
+    if depth > 64:
+        return None
+    if type(value) is str:
+        return None if _pod.is_utf8(value) else at
+    if type(value) is dict or type(value) is _pod.ObjectView:
+        for key in value:
+            where = f"{at}.{key}" if at else str(key)
+            if type(key) is str and not _pod.is_utf8(key):
+                return where
+            found = _first_non_utf8(value.get(key), where, depth + 1)
+            if found is not None:
+                return found
+    elif type(value) is list or type(value) is tuple:
+        for index, item in enumerate(value):
+            found = _first_non_utf8(item, f"{at}[{index}]", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def not_utf8_error(view: PodView) -> InvalidPodError:
+    """For a ``UnicodeEncodeError`` raised while filling a message: name the field."""
+    for part, value in (("metadata", view.metadata), ("spec", view.spec)):
+        found = _first_non_utf8(value, view.at(part))
+        if found is not None:
+            return InvalidPodError(found, _NOT_UTF8)
+    return InvalidPodError(view.prefix.rstrip("."), _NOT_UTF8)

@@ -1,0 +1,453 @@
+"""The kubelet profile: which kubelet versions exist here, what ``WindowsHostNetwork`` is
+in each, how ``--feature-gates`` parses, and what one (version, gates) pair sends.
+
+Everything that depends on the kubelet version is derived from :data:`TIMELINE`, one row
+per supported minor: the version range, the default version, the window of step 2 in
+``rules.STEPS``, the rows of ``docs/decision-table.md`` and the texts of ``explain``.
+Adding kubelet 1.39 is adding one row (see docs/architecture.md).
+
+Sources: kubernetes/kubernetes ``pkg/features/kube_features.go`` of each release (gate
+stage and default) and ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go`` (whether
+the sandbox code reads the gate); flag parsing follows
+``k8s.io/component-base/featuregate/feature_gate.go`` (``Set`` / ``SetFromMap``).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from kubelet_winnet._describe import describe, type_name
+from kubelet_winnet.errors import FeatureGateError, InvalidArgumentError, UnsupportedVersionError
+
+__all__ = [
+    "DEFAULT_KUBELET_VERSION",
+    "KEP_WITHDRAWN_MINOR",
+    "LAST_NAMESPACE_OPTIONS_MINOR",
+    "MAX_MINOR",
+    "MIN_MINOR",
+    "MODELLED_GATES",
+    "TIMELINE",
+    "WINDOWS_HOST_NETWORK",
+    "Band",
+    "FeatureGates",
+    "GateResolution",
+    "GateStage",
+    "KubeletVersion",
+    "Release",
+    "bands",
+    "kubelet_profile",
+    "parse_feature_gates",
+    "parse_kubelet_version",
+    "release",
+    "resolve_gates",
+]
+
+WINDOWS_HOST_NETWORK = "WindowsHostNetwork"
+ALL_ALPHA = "AllAlpha"
+ALL_BETA = "AllBeta"
+MODELLED_GATES = frozenset({WINDOWS_HOST_NETWORK, ALL_ALPHA, ALL_BETA})
+
+
+class GateStage(enum.Enum):
+    ALPHA = "alpha"
+    DEPRECATED = "deprecated"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True)
+class Release:
+    """``WindowsHostNetwork`` in one kubelet minor release."""
+
+    minor: int
+    stage: GateStage
+    default: bool | None  # None: the gate does not exist
+    # The sandbox code sets namespace_options when the gate is enabled (KEP-3503 live).
+    reads_gate: bool
+    note: str
+
+
+_ALPHA = "sets namespace_options when enabled"
+_GONE = "accepted, but namespace_options is never set (PR #130250)"
+_REMOVED = "removed (PR #142018): setting it is an error"
+A, D, R = GateStage.ALPHA, GateStage.DEPRECATED, GateStage.REMOVED
+
+# The timeline. 1.26-1.32 say {Default: true, PreRelease: Alpha} in their own
+# kube_features.go (the versioned table of 1.33+ rewrote that history as false).
+TIMELINE: tuple[Release, ...] = (
+    Release(26, A, True, True, _ALPHA),
+    Release(27, A, True, True, _ALPHA),
+    Release(28, A, True, True, _ALPHA),
+    Release(29, A, True, True, _ALPHA),
+    Release(30, A, True, True, _ALPHA),
+    Release(31, A, True, True, _ALPHA),
+    Release(32, A, True, True, _ALPHA),
+    Release(33, D, False, False, _GONE),
+    Release(34, D, False, False, _GONE),
+    Release(35, D, False, False, _GONE),
+    Release(36, D, False, False, _GONE),
+    Release(37, D, False, False, _GONE),
+    Release(38, R, None, False, _REMOVED),
+)
+del A, D, R
+
+MIN_MINOR = TIMELINE[0].minor
+MAX_MINOR = TIMELINE[-1].minor
+_BY_MINOR = {row.minor: row for row in TIMELINE}
+# The last release whose kubelet implements KEP-3503 is the default.
+LAST_NAMESPACE_OPTIONS_MINOR = max(row.minor for row in TIMELINE if row.reads_gate)
+KEP_WITHDRAWN_MINOR = LAST_NAMESPACE_OPTIONS_MINOR + 1
+DEFAULT_KUBELET_VERSION = f"1.{LAST_NAMESPACE_OPTIONS_MINOR}"
+
+
+@dataclass(frozen=True)
+class Band:
+    """Consecutive releases with the same row apart from the minor (for docs)."""
+
+    first_minor: int
+    last_minor: int
+    release: Release
+
+    @property
+    def label(self) -> str:
+        if self.first_minor == self.last_minor:
+            return f"1.{self.first_minor}" + ("+" if self.last_minor == MAX_MINOR else "")
+        return f"1.{self.first_minor}–1.{self.last_minor}"
+
+
+def bands() -> tuple[Band, ...]:
+    out: list[Band] = []
+    for row in TIMELINE:
+        last = out[-1] if out else None
+        same = last is not None and (
+            (last.release.stage, last.release.default, last.release.reads_gate, last.release.note)
+            == (row.stage, row.default, row.reads_gate, row.note)
+        )
+        if last is not None and same:
+            out[-1] = Band(last.first_minor, row.minor, last.release)
+        else:
+            out.append(Band(row.minor, row.minor, row))
+    return tuple(out)
+
+
+_RANGE = f"supported kubelet versions are 1.{MIN_MINOR} to 1.{MAX_MINOR}"
+
+
+def release(minor: int) -> Release:
+    """The timeline row of kubelet ``1.minor``; ``UnsupportedVersionError`` outside it."""
+    row = _BY_MINOR.get(minor) if type(minor) is int else None
+    if row is None:
+        shown = f"1.{minor}" if type(minor) is int and -(10**9) < minor < 10**9 else (
+            f"1.<{describe(minor)}>"
+        )
+        raise UnsupportedVersionError(shown, _RANGE)
+    return row
+
+
+# --- versions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class KubeletVersion:
+    minor: int
+    patch: int | None = None
+
+    def __str__(self) -> str:
+        return f"1.{self.minor}" + ("" if self.patch is None else f".{self.patch}")
+
+
+# The grammar: v?MAJOR.MINOR[.PATCH][-pre][+build]. ASCII digits only ([0-9], not \d,
+# which also matches fullwidth digits int() accepts), no leading zeros, nothing around
+# it; pre-release and build identifiers as in SemVer (`kubelet --version` prints
+# "v1.32.4-eks-1" or "v1.32.4+k3s1"); both are accepted and ignored.
+_NUMBER = r"(0|[1-9][0-9]*)"
+_IDENTS = r"[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*"
+_VERSION = re.compile(rf"v?{_NUMBER}\.{_NUMBER}(?:\.{_NUMBER})?(?:-{_IDENTS})?(?:\+{_IDENTS})?")
+_MAX_VERSION_LENGTH = 128
+_MAX_DIGITS = 9  # more cannot be a supported minor; int() of 5,000 digits raises
+
+
+def _parse_version(text: str) -> KubeletVersion:
+    if len(text) > _MAX_VERSION_LENGTH:
+        raise UnsupportedVersionError(text, f"longer than {_MAX_VERSION_LENGTH} characters")
+    match = _VERSION.fullmatch(text)
+    if match is None:
+        raise UnsupportedVersionError(
+            text, 'not a version like "1.32" or "v1.32.4" (v?MAJOR.MINOR[.PATCH][-pre][+build])'
+        )
+    major, minor, patch = match[1], match[2], match[3]
+    if major != "1" or len(minor) > _MAX_DIGITS or int(minor) not in _BY_MINOR:
+        raise UnsupportedVersionError(text, _RANGE)
+    if patch is not None and len(patch) > _MAX_DIGITS:
+        raise UnsupportedVersionError(text, f"patch number longer than {_MAX_DIGITS} digits")
+    return KubeletVersion(int(minor), None if patch is None else int(patch))
+
+
+def parse_kubelet_version(value: object) -> KubeletVersion:
+    """Parse ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` or ``"v1.32.4-eks-1"``.
+
+    Raises ``UnsupportedVersionError`` for any other string and for minors outside
+    ``TIMELINE``, ``InvalidArgumentError`` for anything but a string or ``KubeletVersion``.
+    """
+    if type(value) is KubeletVersion:
+        release(value.minor)
+        patch = value.patch
+        if patch is not None and (type(patch) is not int or not 0 <= patch < 10**_MAX_DIGITS):
+            raise UnsupportedVersionError(
+                f"1.{value.minor}.<{describe(patch)}>", "the patch must be a small integer"
+            )
+        return value
+    if type(value) is not str:
+        raise InvalidArgumentError(
+            "kubelet_version", 'a string like "1.32" or a KubeletVersion', type_name(value)
+        )
+    return _parse_version(value)
+
+
+# --- feature gates ----------------------------------------------------------------------
+
+# strconv.ParseBool's accepted spellings.
+_BOOLS = {
+    "1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+    "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False,
+}
+# Go's strings.TrimSpace trims Unicode White_Space. Python's str.strip() also drops
+# U+001C..U+001F (information separators), which Go keeps.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+_GO_ESCAPES = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t",
+               "\v": r"\v", "\\": "\\\\", '"': '\\"'}
+# The kubelet echoes names and values verbatim; ours are cut so a message stays small.
+_MAX_ECHO = 200
+
+
+def _echo(text: str) -> str:
+    return text if len(text) <= _MAX_ECHO else text[: _MAX_ECHO - 3] + "..."
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` / ``strconv.Quote`` for the strings a flag can hold."""
+    out = []
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _items_of(settings: object) -> list[tuple[object, object]]:
+    try:
+        if not isinstance(settings, Mapping):
+            raise InvalidArgumentError(
+                "feature_gates", "a mapping of gate names to booleans", type_name(settings)
+            )
+        return list(settings.items())
+    except InvalidArgumentError:
+        raise
+    except Exception as exc:  # a Mapping whose items() (or __instancecheck__) raises
+        raise InvalidArgumentError(
+            "feature_gates",
+            "a readable mapping of gate names to booleans",
+            f"{type_name(settings)} (reading it raised {type_name(exc)})",
+        ) from None
+
+
+class FeatureGates(Mapping[str, bool]):
+    """Explicitly set gates, immutable and hashable. Build with :func:`parse_feature_gates`."""
+
+    __slots__ = ("_hash", "_items")
+
+    def __init__(self, settings: Mapping[str, bool] | None = None) -> None:
+        items: dict[str, bool] = {}
+        for name, value in _items_of({} if settings is None else settings):
+            if type(name) is not str:
+                raise FeatureGateError(
+                    f"feature gate names must be strings, got {describe(name)}", ""
+                )
+            if type(value) is not bool:
+                raise FeatureGateError(
+                    f"invalid value of {_echo(name)}={describe(value)}, err: expected a "
+                    "boolean",
+                    name,
+                )
+            items[name] = value
+        self._items = items
+        self._hash = hash(frozenset(items.items()))
+
+    @classmethod
+    def from_flag(cls, flag: str) -> FeatureGates:
+        """Parse a ``--feature-gates`` value with the kubelet's error texts."""
+        if type(flag) is not str:
+            raise InvalidArgumentError("feature_gates", "a --feature-gates string", type_name(flag))
+        settings: dict[str, bool] = {}
+        for item in flag.split(","):
+            if not item:
+                continue
+            name, sep, raw = item.partition("=")
+            name = name.strip(_GO_SPACE)
+            if not sep:
+                raise FeatureGateError(f"missing bool value for {_echo(name)}", name)
+            raw = raw.strip(_GO_SPACE)
+            value = _BOOLS.get(raw)
+            if value is None:
+                shown = _echo(raw)
+                raise FeatureGateError(
+                    f"invalid value of {_echo(name)}={shown}, err: strconv.ParseBool: "
+                    f"parsing {_go_quote(shown)}: invalid syntax",
+                    name,
+                )
+            settings[name] = value
+        return cls(settings)
+
+    def __getitem__(self, name: str) -> bool:
+        return self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FeatureGates):
+            return self._items == other._items
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FeatureGates({_echo(self.to_flag())!r})"
+
+    def to_flag(self) -> str:
+        return ",".join(f"{k}={str(v).lower()}" for k, v in self._items.items())
+
+
+_NO_GATES = FeatureGates()
+
+
+def parse_feature_gates(value: object) -> FeatureGates:
+    """Accept ``None``, a flag string, a mapping of name to bool, or :class:`FeatureGates`."""
+    if value is None:
+        return _NO_GATES
+    if type(value) is FeatureGates:
+        return value
+    if type(value) is str:
+        return FeatureGates.from_flag(value)
+    return FeatureGates(value)  # type: ignore[arg-type]  # checked there
+
+
+@dataclass(frozen=True)
+class GateResolution:
+    """``WindowsHostNetwork`` as one kubelet sees it: the kubelet profile."""
+
+    version: KubeletVersion
+    stage: GateStage
+    # The gate's value (default, or set); None when the gate does not exist.
+    enabled: bool | None
+    explicitly_set: bool
+    # What matters for the sandbox config: the kubelet sets namespace_options.
+    sets_namespace_options: bool
+    not_modelled: tuple[str, ...]
+    # What the kubelet logs while parsing the flag.
+    log_lines: tuple[str, ...]
+
+    @property
+    def release(self) -> Release:
+        return _BY_MINOR[self.version.minor]
+
+
+def _near(name: str, target: str, most: int = 2) -> bool:
+    """Case-insensitive edit distance of at most ``most`` (bounded: short names only)."""
+    a, b = name.lower(), target.lower()
+    if abs(len(a) - len(b)) > most:
+        return False
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (char != other)))
+        previous = current
+    return previous[-1] <= most
+
+
+def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolution:
+    """Apply ``gates`` as kubelet ``version`` would; raise its ``FeatureGateError`` texts."""
+    row = release(version.minor)
+    # Every kubelet refuses a gate it does not know (component-base featuregate.Set:
+    # "unrecognized feature gate"). The library cannot list every gate of every release,
+    # but a near miss of WindowsHostNetwork ("windowshostnetwork", "WindowsHostNetworks")
+    # is no gate in any of them: refuse it rather than silently use the default.
+    for name in gates:
+        if name != WINDOWS_HOST_NETWORK and _near(name, WINDOWS_HOST_NETWORK):
+            raise FeatureGateError(f"unrecognized feature gate: {name}", name)
+    explicit = gates.get(WINDOWS_HOST_NETWORK)
+    log_lines: tuple[str, ...] = ()
+    if row.stage is GateStage.REMOVED:
+        if explicit is not None:
+            raise FeatureGateError(
+                f"unrecognized feature gate: {WINDOWS_HOST_NETWORK}", WINDOWS_HOST_NETWORK
+            )
+        enabled: bool | None = None
+    elif explicit is not None:
+        enabled = explicit
+        if row.stage is GateStage.DEPRECATED:
+            log_lines = (
+                f"Setting deprecated feature gate {WINDOWS_HOST_NETWORK}="
+                f"{str(explicit).lower()}. It will be removed in a future release.",
+            )
+    elif row.stage is GateStage.ALPHA and ALL_ALPHA in gates:
+        # AllAlpha switches every alpha gate not set by name.
+        enabled = gates[ALL_ALPHA]
+    else:
+        enabled = row.default
+    return GateResolution(
+        version=version,
+        stage=row.stage,
+        enabled=enabled,
+        explicitly_set=explicit is not None,
+        sets_namespace_options=row.reads_gate and bool(enabled),
+        not_modelled=tuple(name for name in gates if name not in MODELLED_GATES),
+        log_lines=log_lines,
+    )
+
+
+# The one cache: a node agent asks with the same version and flag string on every pod
+# event. Keyed only by exact str / KubeletVersion / FeatureGates / None arguments, whose
+# hash and equality cannot raise or lie; bounded because the keys are caller strings.
+_PROFILES: dict[tuple[object, object], GateResolution] = {}
+_PROFILES_MAX = 256
+_CACHEABLE = frozenset({str, KubeletVersion, FeatureGates, type(None)})
+
+
+def kubelet_profile(
+    kubelet_version: object = DEFAULT_KUBELET_VERSION, feature_gates: object = None
+) -> GateResolution:
+    """``WindowsHostNetwork`` as kubelet ``kubelet_version`` started with ``feature_gates``
+    sees it. Raises ``UnsupportedVersionError``, ``FeatureGateError`` or
+    ``InvalidArgumentError``."""
+    key = (kubelet_version, feature_gates)
+    cacheable = type(kubelet_version) in _CACHEABLE and type(feature_gates) in _CACHEABLE
+    if cacheable:
+        found = _PROFILES.get(key)
+        if found is not None:
+            return found
+    profile = resolve_gates(
+        parse_kubelet_version(kubelet_version), parse_feature_gates(feature_gates)
+    )
+    if cacheable:
+        if len(_PROFILES) >= _PROFILES_MAX:
+            _PROFILES.clear()
+        _PROFILES[key] = profile
+    return profile

@@ -1,0 +1,375 @@
+"""The kubelet's Windows sandbox decision, as data plus pure functions.
+
+Everything that decides what ``WindowsPodSandboxConfig`` and
+``WindowsContainerSecurityContext`` a kubelet sends lives here; parsing pods, building
+protobuf, version profiles, the CLI and HCN are adapters around it. Sources:
+kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go``
+(``generatePodSandboxWindowsConfig``), ``kuberuntime_container_windows.go`` and
+``pkg/securitycontext/util.go`` (effective Windows options), releases 1.26-1.38.
+
+``docs/decision-table.md`` is rendered from :data:`STEPS` and :func:`decide_sandbox`
+(``python scripts/render_docs.py``); a test fails if it drifts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from kubelet_winnet._kubelet.profile import (
+    KEP_WITHDRAWN_MINOR,
+    LAST_NAMESPACE_OPTIONS_MINOR,
+    MIN_MINOR,
+)
+
+__all__ = [
+    "ERROR_HOST_NETWORK_REQUIRED",
+    "ERROR_MIXED_HOST_PROCESS",
+    "ERROR_POD_HOST_PROCESS_FALSE",
+    "STEPS",
+    "STEP_BY_ID",
+    "ContainerDecision",
+    "ContainerFacts",
+    "ContainerKind",
+    "NetworkMode",
+    "PodFacts",
+    "SandboxDecision",
+    "Step",
+    "WindowsOptions",
+    "decide_container",
+    "decide_sandbox",
+    "effective_windows_options",
+    "make_container_facts",
+    "make_pod_facts",
+    "make_sandbox_decision",
+    "make_windows_options",
+]
+
+ERROR_MIXED_HOST_PROCESS = "pod must not contain both HostProcess and non-HostProcess containers"
+ERROR_HOST_NETWORK_REQUIRED = "hostNetwork is required if Pod contains HostProcess containers"
+ERROR_POD_HOST_PROCESS_FALSE = (
+    "pod must not contain any HostProcess containers if Pod's WindowsOptions.HostProcess "
+    "is set to false"
+)
+
+ContainerKind = Literal["initContainers", "containers", "ephemeralContainers"]
+# The CRI NamespaceMode names the kubelet can put in WindowsNamespaceOption.network.
+NetworkMode = Literal["POD", "NODE"]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowsOptions:
+    """``windowsOptions`` (pod or container level); ``None`` = not set."""
+
+    run_as_user_name: str | None = None
+    gmsa_credential_spec_name: str | None = None
+    gmsa_credential_spec: str | None = None
+    host_process: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerFacts:
+    name: str
+    kind: ContainerKind
+    windows_options: WindowsOptions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodFacts:
+    """The only parts of a pod the decision reads.
+
+    ``windows_options`` is ``None`` when ``spec.securityContext`` or its
+    ``windowsOptions`` is absent (step 4 tells the two apart from an empty one).
+    Containers are in the kubelet's visiting order: init, regular, ephemeral.
+    """
+
+    host_network: bool = False
+    windows_options: WindowsOptions | None = None
+    containers: tuple[ContainerFacts, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step (or one outcome of a step) of ``generatePodSandboxWindowsConfig``.
+
+    ``id`` is what decisions record; ``summary`` is the docs' text, ``text`` what
+    ``explain`` prints (``{network}`` and ``{error}`` filled from the decision).
+    """
+
+    id: str
+    summary: str
+    text: str
+    error: str | None = None
+    since: int = MIN_MINOR
+    until: int | None = None  # last kubelet minor that runs the step
+
+
+STEPS: tuple[Step, ...] = (
+    Step("1", "start with an empty security_context (always present)",
+         "security_context present"),
+    Step("2", "WindowsHostNetwork enabled: namespace_options on every pod, network NODE if "
+         "spec.hostNetwork else POD", "namespace_options.network = {network}",
+         until=LAST_NAMESPACE_OPTIONS_MINOR),
+    Step("2.off", f"WindowsHostNetwork disabled (or kubelet 1.{KEP_WITHDRAWN_MINOR}+, where "
+         "step 2 is gone): namespace_options unset", "namespace_options left unset"),
+    Step("3", "any container effectively HostProcess and all of them are, with hostNetwork: "
+         "host_process = true", "every container is HostProcess: host_process = true"),
+    Step("3.none", "no container effectively HostProcess", "no HostProcess container"),
+    Step("3a", "some but not all containers HostProcess: error", "error: {error}",
+         ERROR_MIXED_HOST_PROCESS),
+    Step("3b", "HostProcess containers without spec.hostNetwork: error", "error: {error}",
+         ERROR_HOST_NETWORK_REQUIRED),
+    Step("4", "no spec.securityContext.windowsOptions: done", "no pod-level windowsOptions: done"),
+    Step("5", "pod-level gmsaCredentialSpec -> credential_spec, runAsUserName -> "
+         "run_as_username", "copied pod-level runAsUserName and gmsaCredentialSpec"),
+    Step("6", "HostProcess containers with pod-level hostProcess: false: error",
+         "error: {error}", ERROR_POD_HOST_PROCESS_FALSE),
+)
+STEP_BY_ID: Mapping[str, Step] = {step.id: step for step in STEPS}
+
+
+def _path(*ids: str) -> tuple[str, ...]:
+    """A sequence of step ids the decision can return; checked against STEPS at import."""
+    for step_id in ids:
+        if step_id not in STEP_BY_ID:  # pragma: no cover - a guard
+            raise RuntimeError(f"step {step_id!r} is not in STEPS")
+    return ids
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxDecision:
+    """What the kubelet sends, or its refusal (``error`` set, ``error_rule`` the step);
+    ``steps`` are the ids of the :data:`STEPS` taken, in order."""
+
+    network: NetworkMode | None = None  # None: namespace_options unset
+    host_process: bool = False
+    run_as_username: str = ""
+    credential_spec: str = ""
+    error: str | None = None
+    error_rule: str | None = None
+    # The path, not the outcome: two decisions that send the same config compare equal.
+    steps: tuple[str, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerDecision:
+    run_as_username: str
+    credential_spec: str
+    host_process: bool
+
+
+def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> WindowsOptions:
+    """The pod's ``windowsOptions`` overridden field by field by the container's.
+
+    The two GMSA fields travel together: if either is set on the container, both come
+    from it (``DetermineEffectiveSecurityContext``).
+    """
+    base = pod.windows_options
+    own = container.windows_options
+    if own is None:
+        return base if base is not None else _EMPTY
+    if base is None:
+        return own
+    gmsa_from = (
+        own
+        if own.gmsa_credential_spec_name is not None or own.gmsa_credential_spec is not None
+        else base
+    )
+    return WindowsOptions(
+        run_as_user_name=(
+            own.run_as_user_name if own.run_as_user_name is not None else base.run_as_user_name
+        ),
+        gmsa_credential_spec_name=gmsa_from.gmsa_credential_spec_name,
+        gmsa_credential_spec=gmsa_from.gmsa_credential_spec,
+        host_process=own.host_process if own.host_process is not None else base.host_process,
+    )
+
+
+_EMPTY = WindowsOptions()
+
+
+def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecision:
+    """``generatePodSandboxWindowsConfig``: errors in the kubelet's precedence 3a, 3b, 6.
+
+    ``sets_namespace_options``: the kubelet is 1.26-1.32 with ``WindowsHostNetwork``
+    enabled. The decision's ``steps`` record the path taken.
+    """
+    network: NetworkMode | None = None
+    if sets_namespace_options:  # step 2
+        network = "NODE" if pod.host_network else "POD"
+    # Step 3 in one pass: is any / every container effectively HostProcess?
+    base = pod.windows_options
+    pod_host_process = base is not None and base.host_process is True
+    any_host_process = False
+    every_host_process = True
+    for container in pod.containers:
+        own = container.windows_options
+        flag = pod_host_process if own is None or own.host_process is None else own.host_process
+        if flag:
+            any_host_process = True
+        else:
+            every_host_process = False
+    if any_host_process:  # step 3
+        if not every_host_process:
+            return _REFUSALS[network, "3a"]
+        if not pod.host_network:
+            return _REFUSALS[network, "3b"]
+    options = base
+    if options is None:  # step 4
+        return _PLAIN_DECISIONS[network, any_host_process, "4"]
+    if any_host_process and options.host_process is False:  # step 6
+        return _REFUSALS[network, "6"]
+    user = options.run_as_user_name or ""
+    credential_spec = options.gmsa_credential_spec or ""
+    if not user and not credential_spec:
+        return _PLAIN_DECISIONS[network, any_host_process, "5"]
+    return make_sandbox_decision(
+        network, any_host_process, user, credential_spec,
+        _PLAIN_DECISIONS[network, any_host_process, "5"].steps,
+    )
+
+
+def _steps_until(network: bool, host_process: bool, last: str) -> tuple[str, ...]:
+    return _path("1", "2" if network else "2.off", "3" if host_process else "3.none", last)
+
+
+# Every decision without strings, built once with its path: most pods end in one of
+# these, and a frozen dataclass costs more to build than the rest of the decision.
+_PLAIN_DECISIONS: dict[tuple[NetworkMode | None, bool, str], SandboxDecision] = {
+    (network, host_process, last): SandboxDecision(
+        network, host_process, steps=_steps_until(network is not None, host_process, last)
+    )
+    for network in (None, "POD", "NODE")
+    for host_process in (False, True)
+    for last in ("4", "5")
+}
+# Refusals keep the network step 2 chose (explain shows it); messages are never built.
+_REFUSALS: dict[tuple[NetworkMode | None, str], SandboxDecision] = {
+    (network, rule): SandboxDecision(
+        network,
+        error=STEP_BY_ID[rule].error,
+        error_rule=rule,
+        steps=_path(
+            "1", "2" if network else "2.off", *(("3", "5") if rule == "6" else ()), rule
+        ),
+    )
+    for network in (None, "POD", "NODE")
+    for rule in ("3a", "3b", "6")
+}
+
+
+def decide_container(
+    pod: PodFacts, container: ContainerFacts, image_username: str = ""
+) -> ContainerDecision:
+    """``applyPlatformSpecificContainerConfig`` on Windows: the image's user, overridden by
+    the effective ``runAsUserName``; GMSA spec and hostProcess from the effective options."""
+    options = effective_windows_options(pod, container)
+    return ContainerDecision(
+        run_as_username=(
+            options.run_as_user_name if options.run_as_user_name is not None else image_username
+        ),
+        credential_spec=options.gmsa_credential_spec or "",
+        host_process=options.host_process is True,
+    )
+
+
+# Fast constructors of the frozen facts and decisions above (the readers build them per
+# pod event; tests/kubelet/test_rules_fastfacts.py checks they equal the dataclass constructors).
+# Fast constructors for the readers, which build these per pod event. A frozen dataclass's
+# __init__ pays an object.__setattr__ per field; filling the slots of a new instance
+# directly gives an equal, equally immutable object in ~60% of the time. Every field must
+# be passed: the guard below fails at import if a field is added without updating them.
+_new = object.__new__
+
+
+def _slot_setter(cls: type, name: str) -> Any:
+    return cls.__dict__[name].__set__
+
+
+_set_user = _slot_setter(WindowsOptions, "run_as_user_name")
+_set_gmsa_name = _slot_setter(WindowsOptions, "gmsa_credential_spec_name")
+_set_gmsa = _slot_setter(WindowsOptions, "gmsa_credential_spec")
+_set_host_process = _slot_setter(WindowsOptions, "host_process")
+_set_name = _slot_setter(ContainerFacts, "name")
+_set_kind = _slot_setter(ContainerFacts, "kind")
+_set_container_options = _slot_setter(ContainerFacts, "windows_options")
+_set_host_network = _slot_setter(PodFacts, "host_network")
+_set_pod_options = _slot_setter(PodFacts, "windows_options")
+_set_containers = _slot_setter(PodFacts, "containers")
+_decision_setters = tuple(
+    _slot_setter(SandboxDecision, name)
+    for name in ("network", "host_process", "run_as_username", "credential_spec", "error",
+                 "error_rule", "steps")
+)
+for _cls, _names in (
+    (WindowsOptions, ("run_as_user_name", "gmsa_credential_spec_name", "gmsa_credential_spec",
+                      "host_process")),
+    (ContainerFacts, ("name", "kind", "windows_options")),
+    (PodFacts, ("host_network", "windows_options", "containers")),
+    (SandboxDecision, ("network", "host_process", "run_as_username", "credential_spec",
+                       "error", "error_rule", "steps")),
+):
+    if tuple(f.name for f in fields(_cls)) != _names:  # pragma: no cover - a guard
+        raise RuntimeError(f"update the fast constructor of {_cls.__name__}")
+
+
+def make_windows_options(
+    run_as_user_name: str | None,
+    gmsa_credential_spec_name: str | None,
+    gmsa_credential_spec: str | None,
+    host_process: bool | None,
+) -> WindowsOptions:
+    """``WindowsOptions(...)`` with every field given, faster."""
+    options: WindowsOptions = _new(WindowsOptions)
+    _set_user(options, run_as_user_name)
+    _set_gmsa_name(options, gmsa_credential_spec_name)
+    _set_gmsa(options, gmsa_credential_spec)
+    _set_host_process(options, host_process)
+    return options
+
+
+def make_container_facts(
+    name: str, kind: ContainerKind, windows_options: WindowsOptions | None
+) -> ContainerFacts:
+    """``ContainerFacts(...)`` with every field given, faster."""
+    container: ContainerFacts = _new(ContainerFacts)
+    _set_name(container, name)
+    _set_kind(container, kind)
+    _set_container_options(container, windows_options)
+    return container
+
+
+def make_pod_facts(
+    host_network: bool,
+    windows_options: WindowsOptions | None,
+    containers: tuple[ContainerFacts, ...],
+) -> PodFacts:
+    """``PodFacts(...)`` with every field given, faster."""
+    pod: PodFacts = _new(PodFacts)
+    _set_host_network(pod, host_network)
+    _set_pod_options(pod, windows_options)
+    _set_containers(pod, containers)
+    return pod
+
+
+def make_sandbox_decision(
+    network: NetworkMode | None,
+    host_process: bool,
+    run_as_username: str,
+    credential_spec: str,
+    steps: tuple[str, ...],
+) -> SandboxDecision:
+    """``SandboxDecision(...)`` of an accepted pod (no error), faster."""
+    decision: SandboxDecision = _new(SandboxDecision)
+    set_network, set_host_process, set_user, set_spec, set_error, set_rule, set_steps = (
+        _decision_setters
+    )
+    set_network(decision, network)
+    set_host_process(decision, host_process)
+    set_user(decision, run_as_username)
+    set_spec(decision, credential_spec)
+    set_error(decision, None)
+    set_rule(decision, None)
+    set_steps(decision, steps)
+    return decision

@@ -1,0 +1,77 @@
+"""The public translation: pod in, CRI ``runtime.v1`` message out, as one kubelet would.
+
+An adapter around :mod:`kubelet_winnet._kubelet.rules`: resolve the kubelet profile
+(:mod:`~kubelet_winnet._kubelet.profile`), read the pod
+(:mod:`~kubelet_winnet._kubelet.pod`), decide,
+build protobuf (:mod:`~kubelet_winnet._kubelet.messages`).
+"""
+
+from __future__ import annotations
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import quoted, type_name
+from kubelet_winnet._kubelet.messages import (
+    container_security_context_message,
+    sandbox_config_message,
+)
+from kubelet_winnet._kubelet.pod import is_utf8, read_pod
+from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+from kubelet_winnet._kubelet.rules import decide_container, decide_sandbox
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
+
+__all__ = ["windows_container_security_context", "windows_sandbox_config"]
+
+
+def windows_sandbox_config(
+    pod: object,
+    *,
+    kubelet_version: object = DEFAULT_KUBELET_VERSION,
+    feature_gates: object = None,
+) -> api_pb2.WindowsPodSandboxConfig:
+    """The ``WindowsPodSandboxConfig`` that kubelet ``kubelet_version`` sends for ``pod``.
+
+    Raises ``SandboxConfigError`` (the kubelet's text) when the kubelet refuses the pod,
+    ``InvalidPodError`` for malformed input, ``UnsupportedVersionError`` and
+    ``FeatureGateError`` for a kubelet profile that cannot exist, ``InvalidArgumentError``
+    for arguments of the wrong type.
+    """
+    profile = kubelet_profile(kubelet_version, feature_gates)
+    decision = decide_sandbox(read_pod(pod), profile.sets_namespace_options)
+    if decision.error is not None:
+        raise SandboxConfigError(decision.error, decision.error_rule or "")
+    return sandbox_config_message(decision)
+
+
+def windows_container_security_context(
+    pod: object,
+    container_name: str,
+    *,
+    image_username: str = "",
+    kubelet_version: object = DEFAULT_KUBELET_VERSION,
+    feature_gates: object = None,
+) -> api_pb2.WindowsContainerSecurityContext:
+    """The ``WindowsContainerSecurityContext`` for the init, regular or ephemeral container
+    named ``container_name`` (the first one in the kubelet's visiting order).
+
+    ``image_username`` is the user configured in the image; the effective
+    ``runAsUserName`` overrides it. The kubelet version does not change this message
+    (``WindowsNamespaceOption`` was never added to it) but is still validated.
+    """
+    kubelet_profile(kubelet_version, feature_gates)
+    if type(container_name) is not str:
+        raise InvalidArgumentError("container_name", "a string", type_name(container_name))
+    if type(image_username) is not str:
+        raise InvalidArgumentError("image_username", "a string", type_name(image_username))
+    if not is_utf8(image_username):
+        raise InvalidPodError("image_username", "not valid Unicode (contains a lone surrogate)")
+    facts = read_pod(pod)
+    for container in facts.containers:
+        if container.name == container_name:
+            return container_security_context_message(
+                decide_container(facts, container, image_username)
+            )
+    raise InvalidPodError(
+        "spec",
+        f"no container named {quoted(container_name)} in initContainers, containers or "
+        "ephemeralContainers",
+    )

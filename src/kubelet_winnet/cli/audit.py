@@ -1,0 +1,671 @@
+"""``kubelet-winnet audit``: every Windows pod of a cluster, judged by the node it runs on.
+
+For each pod: the node, that node's kubelet version (``status.nodeInfo.kubeletVersion``)
+and runtime (``containerRuntimeVersion``), what that kubelet sends
+(:func:`kubelet_winnet.windows_sandbox_config`), whether the runtime applies a requested
+``hostNetwork`` (containerd: through ``host_process`` only, as
+:func:`kubelet_winnet.runtime.plan_sandbox_config_network` with the ``containerd``
+policy decides; any other runtime: unknown), and the ``check`` findings.
+
+Which pods: those on a Windows node (the node's OS decides what the kubelet builds, not
+``spec.os``); pods not scheduled yet, or whose node is not in the input, when the pod
+targets Windows (``spec.os.name``, node selector or affinity). They are judged against
+``--kubelet-version``.
+
+:class:`Auditor` is the pure part (objects in, :class:`PodAudit` out); the sources live in
+:mod:`kubelet_winnet.cli.cluster`; :func:`run_audit` is the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
+from kubelet_winnet._describe import describe_path
+from kubelet_winnet._lint.rules import (
+    RULES,
+    RULES_BY_ID,
+    Finding,
+    HostNetworkReach,
+    Severity,
+    check_pod,
+    host_network_reach,
+    ignored_rules,
+)
+from kubelet_winnet._lint.targeting import Target, pod_object, target_of
+from kubelet_winnet.cli.cluster import (
+    DEFAULT_PAGE_SIZE,
+    ClusterObject,
+    LiveCluster,
+    Node,
+    dump_objects,
+    node_from,
+)
+from kubelet_winnet.cli.session import Command
+from kubelet_winnet.errors import (
+    ClusterAccessError,
+    FeatureGateError,
+    InvalidPodError,
+    SandboxConfigError,
+    UnsupportedVersionError,
+)
+
+if TYPE_CHECKING:
+    from kubelet_winnet.cli.session import Session
+
+__all__ = [
+    "EFFECTS",
+    "Auditor",
+    "PodAudit",
+    "Totals",
+    "configure_audit",
+    "run_audit",
+    "runtime_name",
+]
+
+# What becomes of spec.hostNetwork on the node.
+EFFECTS = ("not-requested", "applied", "ignored", "unknown", "refused", "not-modelled")
+
+
+def runtime_name(runtime: str) -> str:
+    """``containerd://1.7.20`` -> ``containerd``; ``""`` when the node reports none."""
+    name, sep, _ = runtime.partition("://")
+    return name if sep else ""
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRecord:
+    rule: str
+    severity: str
+    message: str
+    field: str
+    ignored: str | None  # the annotation's reason when ignored
+
+
+@dataclass(frozen=True, slots=True)
+class PodAudit:
+    """One Windows pod, judged by its node's kubelet and runtime."""
+
+    namespace: str
+    name: str
+    node: str  # "" when not scheduled
+    kubelet_version: str  # as the node reports it, or the --kubelet-version used
+    kubelet_source: str  # "node", "--kubelet-version"
+    runtime: str  # as the node reports it; "" when unknown
+    host_network: bool
+    network: str | None  # namespace_options.network sent (None: unset)
+    host_process: bool
+    refused: str | None  # the kubelet's refusal text
+    effect: str  # one of EFFECTS
+    note: str
+    findings: tuple[FindingRecord, ...]
+    where: str
+
+    @property
+    def sent(self) -> str:
+        if self.effect == "not-modelled":
+            return "not modelled"
+        if self.refused is not None:
+            return "refused"
+        text = f"network {self.network}" if self.network else "no namespace_options"
+        return text + (", host_process" if self.host_process else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "node": self.node or None,
+            "kubeletVersion": self.kubelet_version,
+            "kubeletVersionFrom": self.kubelet_source,
+            "runtime": self.runtime or None,
+            "hostNetwork": self.host_network,
+            "sent": None if self.refused is not None or self.effect == "not-modelled" else {
+                "network": self.network, "hostProcess": self.host_process,
+            },
+            "refused": self.refused,
+            "hostNetworkEffect": self.effect,
+            "note": self.note or None,
+            "findings": [
+                {"rule": f.rule, "severity": f.severity, "message": f.message,
+                 "field": f.field, "ignored": f.ignored}
+                for f in self.findings
+            ],
+        }
+
+
+@dataclass
+class Totals:
+    pods: int = 0
+    host_network: int = 0
+    effects: dict[str, int] = field(default_factory=lambda: dict.fromkeys(EFFECTS, 0))
+    severities: dict[str, int] = field(
+        default_factory=lambda: {s.label: 0 for s in Severity}
+    )
+    ignored_by_annotation: int = 0
+
+    def add(self, record: PodAudit) -> None:
+        self.pods += 1
+        self.host_network += record.host_network
+        self.effects[record.effect] += 1
+        for finding in record.findings:
+            if finding.ignored is None:
+                self.severities[finding.severity] += 1
+            else:
+                self.ignored_by_annotation += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pods": self.pods,
+            "hostNetwork": self.host_network,
+            "hostNetworkEffect": dict(self.effects),
+            "findings": dict(self.severities),
+            "ignoredByAnnotation": self.ignored_by_annotation,
+        }
+
+    def text(self) -> str:
+        e = self.effects
+        s = self.severities
+        return (
+            f"{self.pods} pod{'s' * (self.pods != 1)}, {self.host_network} with hostNetwork "
+            f"({e['applied']} applied, {e['ignored']} ignored, {e['unknown']} unknown); "
+            f"{e['refused']} refused, {e['not-modelled']} not modelled; findings: "
+            f"{s['error']} error, {s['warning']} warning, {s['info']} info"
+            + (f", {self.ignored_by_annotation} ignored by annotation"
+               if self.ignored_by_annotation else "")
+        )
+
+
+class Auditor:
+    """Judges pods against the nodes seen so far. Nodes must be given before their pods
+    (``kubectl get nodes,pods`` and the live source do that); :meth:`pod` returns
+    ``None`` for a pod that is not a Windows pod, counting why."""
+
+    def __init__(self, default_kubelet: str, feature_gates: str | None) -> None:
+        self.default_kubelet = default_kubelet
+        self.feature_gates = feature_gates
+        self.nodes: dict[str, Node] = {}
+        self.windows_nodes = 0
+        self.skipped: dict[str, int] = {"linux-node": 0, "not-windows-targeted": 0}
+        self._reach: dict[str, HostNetworkReach | Exception] = {}
+        self._effects: dict[tuple[str | None, bool], bool] = {}
+
+    def node(self, obj: Mapping[str, Any]) -> Node:
+        node = node_from(obj)
+        if node.name in self.nodes and self.nodes[node.name].os == "windows":
+            self.windows_nodes -= 1
+        self.nodes[node.name] = node
+        self.windows_nodes += node.os == "windows"
+        return node
+
+    def pod(self, obj: Mapping[str, Any], where: str) -> PodAudit | None:
+        """Raises :class:`InvalidPodError` for a pod the library cannot read."""
+        spec = obj.get("spec")
+        if isinstance(spec, dict):  # most pods of a mixed cluster: skip Linux ones first
+            node_name = spec.get("nodeName")
+            if isinstance(node_name, str) and node_name:
+                node = self.nodes.get(node_name)
+                if node is not None and node.os and node.os != "windows":
+                    self.skipped["linux-node"] += 1
+                    return None
+        pod = pod_object(obj)
+        if pod is None:
+            return None
+        spec = pod.spec
+        node_name = spec.get("nodeName")
+        node_name = node_name if isinstance(node_name, str) else ""
+        node = self.nodes.get(node_name) if node_name else None
+        note = ""
+        if node is not None and node.os != "windows":
+            if node.os:
+                self.skipped["linux-node"] += 1
+                return None
+            note = f"node {node_name} does not report its OS; "
+        if node is None or not node.os:
+            target, _ = target_of(pod)
+            if target is not Target.WINDOWS:
+                self.skipped["not-windows-targeted"] += 1
+                return None
+            if node_name and node is None:
+                note += f"node {node_name} is not in the input; "
+        if node is not None and node.kubelet_version:
+            kubelet, source = node.kubelet_version, "node"
+        else:
+            kubelet, source = self.default_kubelet, "--kubelet-version"
+        runtime = node.runtime if node is not None else ""
+        metadata = obj.get("metadata")
+        namespace = _text(metadata, "namespace") or "default"
+        name = _text(metadata, "name") or "<unnamed>"
+        host_network = spec.get("hostNetwork") is True
+
+        network: str | None = None
+        host_process = False
+        refused: str | None = None
+        try:
+            config = windows_sandbox_config(
+                obj, kubelet_version=kubelet, feature_gates=self.feature_gates
+            )
+        except SandboxConfigError as exc:
+            refused = str(exc)
+            effect = "refused"
+        except (UnsupportedVersionError, FeatureGateError) as exc:
+            note += f"kubelet {kubelet}: {exc}; "
+            effect = "not-modelled"
+        else:
+            context = config.security_context
+            if context.HasField("namespace_options"):
+                # NamespaceMode NODE = 2 (cri-api runtime.v1)
+                network = "NODE" if context.namespace_options.network == 2 else "POD"
+            host_process = context.host_process
+            effect = self._effect(config, network, host_process, host_network, runtime)
+        findings: tuple[FindingRecord, ...] = ()
+        reach = self._reach_for(kubelet)
+        if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
+            reach = self._reach_for(self.default_kubelet)  # the findings still hold
+        if isinstance(reach, HostNetworkReach):
+            raw = check_pod(pod, Target.WINDOWS, reach)
+            if raw:
+                ignored = ignored_rules(pod)
+                findings = tuple(_record(f, ignored.get(f.rule.id)) for f in raw)
+        return PodAudit(
+            namespace, name, node_name, kubelet, source, runtime, host_network, network,
+            host_process, refused, effect, note.removesuffix("; "), findings, where,
+        )
+
+    def _effect(
+        self, config: Any, network: str | None, host_process: bool, host_network: bool,
+        runtime: str,
+    ) -> str:
+        if not host_network:
+            return "not-requested"
+        if runtime_name(runtime) != "containerd":
+            return "unknown"
+        key = (network, host_process)
+        applied = self._effects.get(key)
+        if applied is None:
+            from cri_api.runtime.v1 import api_pb2
+            from kubelet_winnet.runtime import plan_sandbox_config_network
+
+            request = api_pb2.PodSandboxConfig()
+            request.windows.CopyFrom(config)
+            applied = plan_sandbox_config_network(request, policy="containerd").host_network
+            self._effects[key] = applied
+        return "applied" if applied else "ignored"
+
+    def _reach_for(self, kubelet: str) -> HostNetworkReach | Exception:
+        reach = self._reach.get(kubelet)
+        if reach is None:
+            try:
+                reach = host_network_reach(kubelet, self.feature_gates)
+            except (UnsupportedVersionError, FeatureGateError) as exc:
+                reach = exc
+            if len(self._reach) < 4096:
+                self._reach[kubelet] = reach
+        return reach
+
+
+def _text(node: object, key: str) -> str:
+    value = node.get(key) if isinstance(node, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def _record(finding: Finding, ignored: str | None) -> FindingRecord:
+    return FindingRecord(
+        finding.rule.id, finding.severity.label, finding.message,
+        describe_path(finding.field), ignored,
+    )
+
+
+# --- output --------------------------------------------------------------------------------
+
+_COLUMNS = ("POD", "NODE", "KUBELET", "RUNTIME", "SENT", "HOSTNETWORK", "FINDINGS")
+_EFFECT_TEXT = {
+    "not-requested": "-", "applied": "applied", "ignored": "IGNORED", "unknown": "unknown",
+    "refused": "refused", "not-modelled": "?",
+}
+
+
+def _cell(text: str, size: int = 80) -> str:
+    """One table cell: no line breaks or control characters, bounded."""
+    text = "".join(c if c.isprintable() else " " for c in text)
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def _row(record: PodAudit) -> tuple[str, ...]:
+    kubelet = record.kubelet_version + ("*" if record.kubelet_source != "node" else "")
+    findings = ",".join(
+        f.rule + ("(ignored)" if f.ignored is not None else "") for f in record.findings
+    )
+    return (
+        _cell(record.name), _cell(record.node) or "(unscheduled)", _cell(kubelet),
+        _cell(record.runtime) or "-", record.sent, _EFFECT_TEXT[record.effect],
+        findings or "-",
+    )
+
+
+class _Writer(Protocol):
+    def add(self, record: PodAudit) -> None: ...
+
+    def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None: ...
+
+
+class _TextWriter:
+    """One table per namespace (rows of a namespace buffered until it changes), its
+    totals under it, then the totals of the run."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._namespace: str | None = None
+        self._rows: list[tuple[str, ...]] = []
+        self._totals = Totals()
+        self._notes: list[str] = []
+        self._starred = False
+        self._seen: set[str] = set()
+        self._again = False
+
+    def add(self, record: PodAudit) -> None:
+        self._starred = self._starred or record.kubelet_source != "node"
+        if record.namespace != self._namespace:
+            self._flush()
+            self._namespace = record.namespace
+            # Input not grouped by namespace: a namespace seen before gets another table.
+            self._again = record.namespace in self._seen
+            self._seen.add(record.namespace)
+        self._rows.append(_row(record))
+        self._totals.add(record)
+        if record.note:
+            self._notes.append(_cell(f"{record.name}: {record.note}", 300))
+
+    def _flush(self) -> None:
+        if self._namespace is None:
+            return
+        rows = [_COLUMNS, *self._rows]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+        again = " (continued)" if self._again else ""
+        self._out.write(f"NAMESPACE {_cell(self._namespace)}{again}\n")
+        for row in rows:
+            cells = (c.ljust(w) for c, w in zip(row, widths, strict=True))
+            self._out.write("  ".join(cells).rstrip() + "\n")
+        self._out.write(f"  total: {self._totals.text()}\n")
+        for note in self._notes[:20]:
+            self._out.write(f"  note: {note}\n")
+        if len(self._notes) > 20:
+            self._out.write(f"  note: ... and {len(self._notes) - 20} more\n")
+        self._out.write("\n")
+        self._rows = []
+        self._totals = Totals()
+        self._notes = []
+
+    def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:
+        self._flush()
+        if "error" in summary:
+            self._out.write(f"INCOMPLETE: the cluster could not be read: {summary['error']}\n")
+        self._out.write(f"TOTAL: {totals.text()}\n")
+        linux = summary["skipped"]["linux-node"]
+        other = summary["skipped"]["not-windows-targeted"]
+        self._out.write(
+            f"  {summary['nodes']} nodes ({summary['windowsNodes']} Windows); skipped "
+            f"{linux} pod{'s' * (linux != 1)} on Linux nodes and {other} "
+            f"pod{'s' * (other != 1)} without a Windows node or target\n"
+        )
+        if self._starred:
+            self._out.write(
+                "  KUBELET with *: no node (yet) that reports one; judged as --kubelet-version\n"
+            )
+        if totals.effects["unknown"]:
+            self._out.write(
+                "  HOSTNETWORK unknown: the pod's runtime is not known (no node yet, or not "
+                "containerd), so whether it applies what the kubelet sends is not known\n"
+            )
+        for rule in RULES:
+            if rule.id in rules:
+                self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
+
+
+class _JsonWriter:
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._first = True
+        out.write('{\n"pods": [')
+
+    def add(self, record: PodAudit) -> None:
+        self._out.write("\n" if self._first else ",\n")
+        self._first = False
+        self._out.write(json.dumps(record.to_dict()))
+
+    def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:
+        self._out.write(("" if self._first else "\n") + "],\n")
+        body = json.dumps({**summary, "totals": totals.to_dict()}, indent=2)
+        self._out.write(f'"summary": {body}\n}}\n')
+
+
+_CSV_HEADER = (
+    "namespace", "pod", "node", "kubeletVersion", "kubeletVersionFrom", "runtime",
+    "hostNetwork", "network", "hostProcess", "refused", "hostNetworkEffect", "findings",
+    "ignoredFindings", "note",
+)
+
+
+class _CsvWriter:
+    def __init__(self, out: TextIO) -> None:
+        self._csv = csv.writer(out, lineterminator="\n")
+        self._csv.writerow(_CSV_HEADER)
+
+    def add(self, r: PodAudit) -> None:
+        self._csv.writerow((
+            r.namespace, r.name, r.node, r.kubelet_version, r.kubelet_source, r.runtime,
+            str(r.host_network).lower(), r.network or "", str(r.host_process).lower(),
+            r.refused or "", r.effect,
+            " ".join(f"{f.severity}:{f.rule}" for f in r.findings if f.ignored is None),
+            " ".join(f.rule for f in r.findings if f.ignored is not None), r.note,
+        ))
+
+    def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:
+        pass
+
+
+# --- command line --------------------------------------------------------------------------
+
+
+def configure_audit(parser: argparse.ArgumentParser) -> None:
+    from kubelet_winnet.cli.session import add_limit_arguments, positive_int
+
+    source = parser.add_argument_group("source (live by default; a dump with -f)")
+    source.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
+                        help="read a dump (kubectl get nodes,pods -A -o json) instead of the "
+                        "API server; repeatable, - for stdin, directories searched")
+    source.add_argument("--kubeconfig", default=None,
+                        help="kubeconfig file (default: KUBECONFIG or ~/.kube/config)")
+    source.add_argument("--context", default=None, help="kubeconfig context to use")
+    source.add_argument("-n", "--namespace", default=None,
+                        help="namespace of the pods (default: the context's, else default)")
+    source.add_argument("-A", "--all-namespaces", action="store_true",
+                        help="pods of every namespace")
+    source.add_argument("--page-size", type=positive_int, default=DEFAULT_PAGE_SIZE,
+                        metavar="N", help="objects per list request (default %(default)s)")
+    parser.add_argument(
+        "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
+        help="kubelet release for pods without a node that reports one (default "
+        f"{DEFAULT_KUBELET_VERSION})",
+    )
+    parser.add_argument(
+        "--feature-gates", default=None,
+        help="--feature-gates of every kubelet, e.g. WindowsHostNetwork=false (nodes do "
+        "not publish theirs)",
+    )
+    parser.add_argument("-o", "--output", choices=("text", "json", "csv"), default="text",
+                        help="text: a table per namespace with totals; json: every pod and "
+                        "the totals; csv: one row per pod")
+    parser.add_argument(
+        "--fail-on", choices=("error", "warning", "info"), default="warning",
+        help="exit 1 when a finding has this severity or higher (default %(default)s)",
+    )
+    add_limit_arguments(
+        parser, _DUMP_MAX_BYTES,
+        "bytes read per dump file (default %(default)s: a dump of a large cluster is big; "
+        "memory does not grow with it)",
+    )
+
+
+_DUMP_MAX_BYTES = 4 * 1024**3
+_LARGE_DUMP = 8 * 1024 * 1024  # bytes of dump, or ...
+_LARGE_LIST = 2000  # ... pods announced by the API server, before a progress bar shows
+
+
+class _Progress:
+    """A tqdm bar on stderr, only when stderr is a terminal and the work is large; tqdm
+    is optional (the ``audit`` extra)."""
+
+    def __init__(self, err: TextIO) -> None:
+        self._err = err
+        self._bar: Any = None
+        self._enabled = _isatty(err)
+
+    def start(self, total: int | None, large: bool) -> None:
+        if not self._enabled or not large or self._bar is not None:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            self._enabled = False
+            return
+        self._bar = tqdm(total=total, unit="pod", file=self._err, leave=False,
+                         dynamic_ncols=True)
+
+    def update(self) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def run_audit(args: argparse.Namespace, session: Session) -> int:
+    try:
+        kubelet_profile(args.kubelet_version, args.feature_gates)
+    except (UnsupportedVersionError, FeatureGateError) as exc:
+        session.error(str(exc))
+        return session.status
+    if args.filename and (args.kubeconfig or args.context or args.namespace
+                          or args.all_namespaces):
+        session.error("-f reads a dump: --kubeconfig, --context, -n and -A are for the "
+                      "live API server")
+        return session.status
+    auditor = Auditor(args.kubelet_version, args.feature_gates)
+    writers: dict[str, Callable[[TextIO], _Writer]] = {
+        "text": _TextWriter, "json": _JsonWriter, "csv": _CsvWriter,
+    }
+    writer = writers[args.output](session.out)
+    threshold = {"error": 3, "warning": 2, "info": 1}[args.fail_on]
+    rank = {s.label: s.value for s in Severity}
+    totals = Totals()
+    rules: set[str] = set()
+    progress = _Progress(session.err)
+    live = None
+    error: str | None = None
+    other_kinds: list[object] = []  # objects of a dump that are neither Pods nor Nodes
+    try:
+        if args.filename:
+            size = sum(_size(p) for p in args.filename)
+            progress.start(None, size >= _LARGE_DUMP)
+            objects: Iterator[ClusterObject] = _dump(args, session, other_kinds.append)
+        else:
+            live = LiveCluster(args.kubeconfig, args.context, args.namespace,
+                               args.all_namespaces, args.page_size)
+            objects = live.objects()
+        for item in _ordered(objects, auditor):
+            if live is not None and live.expected_pods is not None:
+                progress.start(live.expected_pods, live.expected_pods >= _LARGE_LIST)
+            progress.update()
+            try:
+                record = auditor.pod(item.value, item.where)
+            except InvalidPodError as exc:
+                session.error(f"{item.where}: {exc}")
+                continue
+            if record is None:
+                continue
+            totals.add(record)
+            for finding in record.findings:
+                rules.add(finding.rule)
+                if finding.ignored is None and rank[finding.severity] >= threshold:
+                    session.fail(1)
+            writer.add(record)
+    except ClusterAccessError as exc:
+        error = str(exc)
+        session.error(error)
+    progress.close()
+    summary = {
+        "source": "dump" if args.filename else "live",
+        "nodes": len(auditor.nodes),
+        "windowsNodes": auditor.windows_nodes,
+        "defaultKubelet": args.kubelet_version,
+        "featureGates": args.feature_gates,
+        "skipped": dict(auditor.skipped),
+        "rules": {rule: RULES_BY_ID[rule].help_uri for rule in sorted(rules)},
+    }
+    if error is not None:  # what was read is still reported, marked incomplete
+        summary["error"] = error
+    writer.close(summary, totals, rules)
+    if other_kinds:
+        count = len(other_kinds)
+        kinds = sorted({k for k in other_kinds if isinstance(k, str)})
+        shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 else "")
+        session.note(
+            f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
+            f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
+            "where they run, kubelet-winnet check lints manifests and workload templates"
+        )
+    return session.status
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size if path != "-" else 0
+    except OSError:
+        return 0
+
+
+def _dump(
+    args: argparse.Namespace, session: Session, others: Callable[[object], None]
+) -> Iterator[ClusterObject]:
+    from kubelet_winnet.cli.session import limits_of
+
+    limits = limits_of(args)
+    return dump_objects(args.filename, session.error, limits, others)
+
+
+def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[ClusterObject]:
+    """Pods, with every node applied before. Nodes normally come first (the live source,
+    ``kubectl get nodes,pods``); when a dump lists pods before any node, those pods wait
+    until the end of the input."""
+    pending: list[ClusterObject] = []
+    for item in objects:
+        if item.kind == "Node":
+            auditor.node(item.value)
+            continue
+        if not auditor.nodes:
+            spec = item.value.get("spec")
+            node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+            if isinstance(node, str) and node:
+                pending.append(item)
+                continue
+        yield item
+    yield from pending
+
+
+COMMAND = Command("audit", configure_audit, run_audit)

@@ -1,0 +1,350 @@
+"""Where ``audit`` reads nodes and pods: a live API server or a dump file.
+
+Live: the official ``kubernetes`` client (imported here, only when a live audit runs),
+lists nodes, then pods, page by page (``limit`` / ``continue``). Each page is fetched
+with ``_preload_content=False`` and decoded with :func:`json.loads`, so the client never
+builds model objects and memory follows one page, not the cluster.
+
+Dump: ``kubectl get nodes,pods -A -o json`` (or YAML, or several files), read one item at
+a time by the shared input layer (:mod:`kubelet_winnet.cli.input`).
+
+Failures of the live path are :class:`~kubelet_winnet.errors.ClusterAccessError`, one line
+each: what was being listed, what went wrong, and which permission is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, expand_paths, read_source
+from kubelet_winnet.errors import ClusterAccessError
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "ClusterObject",
+    "LiveCluster",
+    "Node",
+    "dump_objects",
+    "node_from",
+]
+
+DEFAULT_PAGE_SIZE = 500  # kubectl's --chunk-size default
+# The well-known node label (k8s.io/api/core/v1 well_known_labels.go, LabelOSStable).
+_OS_LABEL = "kubernetes.io/os"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """What audit needs of a node (``status.nodeInfo``): its OS (``""`` when the node
+    says nothing), its kubelet version (``v1.30.4-eks-abc``) and runtime
+    (``containerd://1.7.20``), as reported."""
+
+    name: str
+    os: str
+    kubelet_version: str
+    runtime: str
+
+
+def _get(node: object, *keys: str) -> object:
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def node_from(obj: Mapping[str, Any]) -> Node:
+    """A node object's audit facts; fields of the wrong type count as absent."""
+    info = _get(obj, "status", "nodeInfo")
+    os_name = _text(_get(info, "operatingSystem")) or _text(
+        _get(obj, "metadata", "labels", _OS_LABEL)
+    )
+    return Node(
+        _text(_get(obj, "metadata", "name")),
+        os_name,
+        _text(_get(info, "kubeletVersion")),
+        _text(_get(info, "containerRuntimeVersion")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterObject:
+    """One node or pod of the input; ``where`` locates it for messages."""
+
+    kind: str  # "Node" or "Pod"
+    value: Mapping[str, Any]
+    where: str
+
+
+# --- dump ------------------------------------------------------------------------------
+
+
+def dump_objects(
+    paths: Sequence[str], on_bad: Callable[[str], None], limits: Limits = DEFAULT_LIMITS,
+    on_other: Callable[[object], None] | None = None,
+) -> Iterator[ClusterObject]:
+    """Nodes and pods of dump files, in file order, one at a time; other kinds go to
+    ``on_other`` (their ``kind``), bad input to ``on_bad`` (one line), and reading goes
+    on."""
+    for path in expand_paths(paths):
+        if isinstance(path, BadInput):
+            on_bad(str(path))
+            continue
+        for found in read_source(path, limits):
+            if isinstance(found, BadInput):
+                on_bad(str(found))
+                continue
+            kind = found.value.get("kind")
+            if kind == "Node" or kind == "Pod":
+                yield ClusterObject(kind, found.value, f"{found.source}:{found.line}")
+            elif on_other is not None:
+                on_other(kind)
+
+
+# --- live --------------------------------------------------------------------------------
+
+
+def _clip(text: str, size: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def _describe_exception(exc: BaseException) -> str:
+    """A short reason for a network failure: the OS error's text when there is one."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, TimeoutError) or type(current).__name__.endswith("TimeoutError"):
+            return "timed out"
+        if isinstance(current, OSError) and current.strerror:
+            return current.strerror.lower()
+        reason = getattr(current, "reason", None)
+        current = (
+            reason if isinstance(reason, BaseException)
+            else current.__cause__ or current.__context__
+        )
+    return type(exc).__name__
+
+
+class LiveCluster:
+    """Nodes, then pods, from the API server a kubeconfig context points at.
+
+    ``namespace`` ``None`` means the context's namespace (``default`` when it names
+    none), as kubectl does; ``all_namespaces`` lists pods cluster-wide.
+    ``expected_pods`` is known after the first page of pods (the list's
+    ``remainingItemCount``, when the server sends it).
+    """
+
+    def __init__(
+        self,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        namespace: str | None = None,
+        all_namespaces: bool = False,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        timeout: tuple[float, float] = (10.0, 60.0),
+    ) -> None:
+        self._page_size = page_size
+        self._timeout = timeout
+        self.all_namespaces = all_namespaces
+        self.expected_pods: int | None = None
+        self.pages = 0
+        self._api, self.host, context_namespace = _connect(kubeconfig, context)
+        self.namespace = namespace or context_namespace
+
+    def objects(self) -> Iterator[ClusterObject]:
+        for node in self._list("nodes", "list_node"):
+            yield ClusterObject("Node", node, f"{self.host}: nodes")
+        if self.all_namespaces:
+            pods = self._list("pods", "list_pod_for_all_namespaces")
+        else:
+            pods = self._list("pods", "list_namespaced_pod", namespace=self.namespace)
+        for pod in pods:
+            metadata = pod.get("metadata")
+            name = f"{_text(_get(metadata, 'namespace'))}/{_text(_get(metadata, 'name'))}"
+            yield ClusterObject("Pod", pod, f"{self.host}: pod {_clip(name, 120)}")
+
+    def _scope(self, resource: str) -> str:
+        if resource == "nodes":
+            return " (cluster-scoped)"
+        return " in all namespaces" if self.all_namespaces else f' in namespace "{self.namespace}"'
+
+    def _list(self, resource: str, method: str, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+
+        call = getattr(self._api, method)
+        token: str | None = None
+        page = 0
+        while True:
+            page += 1
+            what = f"listing {resource}{self._scope(resource)}, page {page}"
+            try:
+                response = call(
+                    limit=self._page_size, _continue=token, _preload_content=False,
+                    _request_timeout=self._timeout, **kwargs,
+                )
+                status = getattr(response, "status", 200)
+                data = response.data
+            except ApiException as exc:
+                raise self._status_error(resource, what, exc.status or 0, exc.body) from None
+            except urllib3.exceptions.MaxRetryError as exc:
+                raise ClusterAccessError(
+                    "unreachable",
+                    f"cannot reach the API server at {self.host}: "
+                    f"{_describe_exception(exc)} ({what})",
+                ) from None
+            except (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError) as exc:
+                raise ClusterAccessError(
+                    "malformed",
+                    f"the API server at {self.host} closed the connection before the whole "
+                    f"response arrived ({what}; {type(exc).__name__})",
+                ) from None
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise ClusterAccessError(
+                    "unreachable",
+                    f"cannot talk to the API server at {self.host}: "
+                    f"{_describe_exception(exc)} ({what})",
+                ) from None
+            if not isinstance(status, int) or not 200 <= status <= 299:
+                raise self._status_error(
+                    resource, what, status if isinstance(status, int) else 0, data
+                )
+            self.pages += 1
+            items, token, remaining = self._page(data, what)
+            if resource == "pods" and page == 1:
+                self.expected_pods = len(items) + remaining if remaining is not None else None
+            yield from items
+            if not token:
+                return
+
+    def _page(
+        self, data: object, what: str
+    ) -> tuple[list[Mapping[str, Any]], str | None, int | None]:
+        def bad(reason: str) -> ClusterAccessError:
+            return ClusterAccessError(
+                "malformed", f"the API server at {self.host} sent {reason} ({what})"
+            )
+
+        if not isinstance(data, (bytes, bytearray, str)):
+            raise bad("no body")
+        try:
+            body = json.loads(data)
+        except json.JSONDecodeError as exc:
+            cut = exc.pos >= len(data) - 1 or exc.msg.startswith("Unterminated string")
+            raise bad(
+                "a body cut short" if cut
+                else f"a body that is not JSON ({exc.msg} at byte {exc.pos})"
+            ) from None
+        except (ValueError, RecursionError):
+            raise bad("a body that is not JSON") from None
+        if not isinstance(body, dict):
+            raise bad("a list response that is not an object")
+        items = body.get("items")
+        if items is None:
+            items = []
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise bad("a list whose items are not objects")
+        metadata = body.get("metadata")
+        token = _get(metadata, "continue")
+        remaining = _get(metadata, "remainingItemCount")
+        if token is not None and not isinstance(token, str):
+            raise bad("a continue token that is not a string")
+        return (
+            items,
+            token or None,
+            remaining if type(remaining) is int and remaining >= 0 else None,
+        )
+
+    def _status_error(
+        self, resource: str, what: str, status: int, body: object
+    ) -> ClusterAccessError:
+        said = _server_message(body)
+        said_text = f"; the API server said: {said}" if said else ""
+        if status == 401:
+            return ClusterAccessError(
+                "unauthorized",
+                f"the API server at {self.host} did not accept the kubeconfig's credentials "
+                f"(401 Unauthorized, {what}){said_text}",
+                status=401,
+            )
+        if status == 403:
+            permission = f"list {resource}"
+            return ClusterAccessError(
+                "forbidden",
+                f"forbidden (403): the kubeconfig's user may not {permission}"
+                f"{self._scope(resource)}; grant the RBAC verb \"list\" on \"{resource}\" "
+                f"({what}){said_text}",
+                status=403,
+                permission=permission,
+            )
+        if status == 410:
+            return ClusterAccessError(
+                "server",
+                f"the list's continue token expired (410 Gone, {what}); run again{said_text}",
+                status=410,
+            )
+        return ClusterAccessError(
+            "server",
+            f"the API server at {self.host} answered HTTP {status} ({what}){said_text}",
+            status=status,
+        )
+
+
+def _server_message(body: object) -> str:
+    """The ``message`` of a ``Status`` body, clipped; ``""`` when there is none."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body[:65536]).decode("utf-8", "replace")
+    if not isinstance(body, str):
+        return ""
+    try:
+        status = json.loads(body)
+    except (ValueError, RecursionError):
+        return _clip(body) if body.strip() else ""
+    message = status.get("message") if isinstance(status, dict) else None
+    return _clip(message) if isinstance(message, str) else ""
+
+
+def _connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str, str]:
+    """A ``CoreV1Api`` for the context, the server URL and the context's namespace."""
+    try:
+        from kubernetes import client
+        from kubernetes import config as typed_config
+    except ImportError:
+        raise ClusterAccessError(
+            "kubeconfig",
+            "a live audit needs the kubernetes client: pip install 'kubelet-winnet[audit]' "
+            "(or read a dump with -f)",
+        ) from None
+    import yaml
+
+    config: Any = typed_config  # load_kube_config and friends carry no annotations
+    where = kubeconfig or "the default kubeconfig (KUBECONFIG or ~/.kube/config)"
+    configuration = client.Configuration()
+    try:
+        config.load_kube_config(
+            config_file=kubeconfig, context=context,
+            client_configuration=configuration, persist_config=False,
+        )
+        contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)
+    except (config.ConfigException, OSError, ValueError, TypeError, KeyError,
+            AttributeError, yaml.YAMLError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _clip(
+            str(exc) if isinstance(exc, config.ConfigException) else type(exc).__name__
+        )
+        raise ClusterAccessError("kubeconfig", f"cannot use {where}: {reason}") from None
+    chosen = active
+    if context is not None:
+        chosen = next((c for c in contexts or () if _get(c, "name") == context), active)
+    namespace = _text(_get(chosen, "context", "namespace")) or "default"
+    configuration.retries = 1  # a refused connection is reported, not retried for long
+    api = client.CoreV1Api(client.ApiClient(configuration))
+    return api, str(configuration.host), namespace

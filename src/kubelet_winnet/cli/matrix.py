@@ -1,0 +1,335 @@
+"""The version matrix: pod classes × kubelet minor × ``WindowsHostNetwork`` state.
+
+Every cell is computed by the public translation (:func:`kubelet_winnet.windows_sandbox_config`
+on a representative manifest), so the matrix is the library's answer, not a copy of it:
+what the kubelet sends in ``WindowsPodSandboxConfig.security_context``, or why it sends
+nothing (it refuses the pod, or it refuses to start with that ``--feature-gates`` value).
+
+``kubelet-winnet matrix`` renders it as markdown (runs of versions with the same answer
+merged into one column) or JSON (one record per cell); ``--pod FILE`` puts the pods of a
+file in place of the representative classes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from kubelet_winnet.cli.session import Command
+
+if TYPE_CHECKING:
+    from kubelet_winnet.cli.session import Session
+
+__all__ = [
+    "GATE_STATES",
+    "POD_CLASSES",
+    "Cell",
+    "PodClass",
+    "Row",
+    "configure_matrix",
+    "evaluate",
+    "kubelet_minors",
+    "matrix_rows",
+    "render_json",
+    "render_markdown",
+    "run_matrix",
+]
+
+# (label, --feature-gates value). "default" leaves the gate alone.
+GATE_STATES: tuple[tuple[str, str | None], ...] = (
+    ("default", None),
+    ("on", "WindowsHostNetwork=true"),
+    ("off", "WindowsHostNetwork=false"),
+)
+
+
+@dataclass(frozen=True)
+class PodClass:
+    id: str
+    label: str
+    manifest: Mapping[str, Any]
+
+
+def _pod(host_network: bool, pod_options: dict[str, Any] | None,
+         containers: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
+    spec: dict[str, Any] = {"hostNetwork": host_network, "containers": []}
+    if pod_options is not None:
+        spec["securityContext"] = {"windowsOptions": pod_options}
+    for index, options in enumerate(containers):
+        container: dict[str, Any] = {"name": f"c{index}", "image": "example"}
+        if options is not None:
+            container["securityContext"] = {"windowsOptions": options}
+        spec["containers"].append(container)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "example"}, "spec": spec}
+
+
+_HP = {"hostProcess": True}
+_NOT_HP = {"hostProcess": False}
+# The container layouts that lead to different kubelet answers (two containers each).
+_LAYOUTS: tuple[tuple[str, str, dict[str, Any] | None, tuple[dict[str, Any] | None, ...]], ...] = (
+    ("plain", "no HostProcess", None, (None, None)),
+    ("hostprocess-pod", "HostProcess set on the pod", _HP, (None, None)),
+    ("hostprocess-containers", "HostProcess set on every container", None, (_HP, _HP)),
+    ("hostprocess-mixed", "one of two containers HostProcess", None, (_HP, None)),
+    ("hostprocess-pod-false", "pod hostProcess: false, containers true", _NOT_HP, (_HP, _HP)),
+)
+
+POD_CLASSES: tuple[PodClass, ...] = tuple(
+    PodClass(
+        f"{layout}{'-host-network' if host_network else ''}",
+        f"{label}, hostNetwork: {str(host_network).lower()}",
+        _pod(host_network, pod_options, containers),
+    )
+    for host_network in (False, True)
+    for layout, label, pod_options, containers in _LAYOUTS
+)
+
+Outcome = Literal["sent", "refused", "flag-error"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What one kubelet does with one pod.
+
+    ``outcome``: ``sent`` (``network``: ``"POD"``/``"NODE"``, or ``None`` when
+    ``namespace_options`` is unset; ``host_process``), ``refused`` (the kubelet's
+    ``error`` text and the ``step`` of ``generatePodSandboxWindowsConfig``), or
+    ``flag-error`` (the kubelet does not start with that ``--feature-gates``).
+    """
+
+    kubelet: str
+    gates: str
+    outcome: Outcome
+    network: str | None = None
+    host_process: bool = False
+    error: str | None = None
+    step: str | None = None
+    config: Mapping[str, Any] | None = None  # proto3 JSON of WindowsPodSandboxConfig
+
+    @property
+    def short(self) -> str:
+        if self.outcome == "flag-error":
+            return "kubelet does not start"
+        if self.outcome == "refused":
+            return f"refused (step {self.step})"
+        text = f"network {self.network}" if self.network else "no namespace_options"
+        return text + (", host_process" if self.host_process else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"kubelet": self.kubelet, "gates": self.gates,
+                                  "outcome": self.outcome}
+        if self.outcome == "sent":
+            record["network"] = self.network
+            record["hostProcess"] = self.host_process
+            record["windowsPodSandboxConfig"] = self.config
+        else:
+            record["error"] = self.error
+            if self.step is not None:
+                record["step"] = self.step
+        return record
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    label: str
+    cells: tuple[Cell, ...]  # kubelet minor ascending, then GATE_STATES order
+
+
+def kubelet_minors() -> tuple[int, ...]:
+    """Every kubelet minor the library models, asked of the library itself."""
+    import kubelet_winnet as api
+
+    found = []
+    for minor in range(1, 100):
+        try:
+            api.kubelet_profile(f"1.{minor}")
+        except api.UnsupportedVersionError:
+            continue
+        found.append(minor)
+    return tuple(found)
+
+
+def evaluate(manifest: Mapping[str, Any], kubelet: str, gates_label: str,
+             gates: str | None) -> Cell:
+    """One cell: raises ``InvalidPodError`` when the manifest is malformed."""
+    from google.protobuf import json_format
+
+    import kubelet_winnet as api
+
+    try:
+        api.kubelet_profile(kubelet, gates)
+    except api.FeatureGateError as exc:
+        return Cell(kubelet, gates_label, "flag-error", error=str(exc))
+    try:
+        config = api.windows_sandbox_config(manifest, kubelet_version=kubelet,
+                                            feature_gates=gates)
+    except api.SandboxConfigError as exc:
+        return Cell(kubelet, gates_label, "refused", error=str(exc), step=exc.rule)
+    context = config.security_context
+    network = None
+    if context.HasField("namespace_options"):
+        network = "NODE" if context.namespace_options.network == 2 else "POD"  # NamespaceMode
+    return Cell(kubelet, gates_label, "sent", network, context.host_process,
+                config=json_format.MessageToDict(config))
+
+
+def matrix_rows(pods: Sequence[tuple[str, str, Mapping[str, Any]]] | None = None) -> Iterator[Row]:
+    """Rows for ``pods`` (id, label, manifest), or for :data:`POD_CLASSES`."""
+    classes = pods if pods is not None else [(c.id, c.label, c.manifest) for c in POD_CLASSES]
+    minors = kubelet_minors()
+    for pod_id, label, manifest in classes:
+        cells = tuple(
+            evaluate(manifest, f"1.{minor}", gates_label, gates)
+            for minor in minors
+            for gates_label, gates in GATE_STATES
+        )
+        yield Row(pod_id, label, cells)
+
+
+def render_json(rows: Sequence[Row]) -> str:
+    return json.dumps(
+        {
+            "gateStates": dict(GATE_STATES),
+            "rows": [
+                {"pod": row.id, "label": row.label, "cells": [c.to_dict() for c in row.cells]}
+                for row in rows
+            ],
+        },
+        indent=2,
+    ) + "\n"
+
+
+def _spans(rows: Sequence[Row], gates_label: str) -> list[tuple[str, list[str]]]:
+    """Columns for one gate state: runs of kubelet minors where every row answers the
+    same, as (``"1.26–1.32"``, one cell text per row)."""
+    per_version: list[tuple[str, tuple[str, ...]]] = []
+    for index, cell in enumerate(rows[0].cells):
+        if cell.gates != gates_label:
+            continue
+        per_version.append((cell.kubelet, tuple(row.cells[index].short for row in rows)))
+    columns: list[tuple[str, list[str]]] = []
+    start = 0
+    for index in range(1, len(per_version) + 1):
+        if index == len(per_version) or per_version[index][1] != per_version[start][1]:
+            first, last = per_version[start][0], per_version[index - 1][0]
+            span = first if first == last else f"{first}–{last}"
+            columns.append((span, list(per_version[start][1])))
+            start = index
+    return columns
+
+
+_GATE_TITLES = {
+    "default": "`WindowsHostNetwork` left at its default",
+    "on": "`--feature-gates=WindowsHostNetwork=true`",
+    "off": "`--feature-gates=WindowsHostNetwork=false`",
+}
+
+
+def render_markdown(rows: Sequence[Row]) -> str:
+    if not rows:
+        return ""
+    lines = [
+        "Each cell is what the kubelet puts in `WindowsPodSandboxConfig.security_context`:",
+        "`network POD` / `network NODE` (`namespace_options` present), `no namespace_options`,",
+        "and `host_process` when it is true; `refused (step N)`: the kubelet fails the sandbox",
+        "at that step of `generatePodSandboxWindowsConfig`; `kubelet does not start`: it",
+        "rejects the `--feature-gates` value. Released containerd takes the host network from",
+        "`host_process` alone.",
+        "",
+    ]
+    errors: dict[str, str] = {}
+    for gates_label, _ in GATE_STATES:
+        columns = _spans(rows, gates_label)
+        lines += [f"### {_GATE_TITLES[gates_label]}", ""]
+        lines.append("| pod | " + " | ".join(f"kubelet {span}" for span, _ in columns) + " |")
+        lines.append("|---" * (len(columns) + 1) + "|")
+        for number, row in enumerate(rows):
+            texts = [cells[number] for _, cells in columns]
+            lines.append(f"| {_cell_text(row.label)} | " + " | ".join(texts) + " |")
+        lines.append("")
+    for row in rows:
+        for cell in row.cells:
+            if cell.error is not None:
+                key = "kubelet does not start" if cell.outcome == "flag-error" else (
+                    f"refused (step {cell.step})")
+                errors.setdefault(key, cell.error)
+    if errors:
+        lines += ["Refusals, with the kubelet's text:", ""]
+        lines += [f"- {key}: `{text}`" for key, text in sorted(errors.items())]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _cell_text(text: str) -> str:
+    """A file's pod name inside a markdown table cell: one line, no column breaks."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+# --- command line ------------------------------------------------------------------------
+
+
+def configure_matrix(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pod", action="append", default=[], metavar="FILE",
+        help="rows for the pods (and workloads) in FILE instead of the representative "
+        "pod classes; repeatable, - for stdin",
+    )
+    parser.add_argument("-o", "--output", choices=("markdown", "json"), default="markdown",
+                        help="markdown: one table per gate state, versions with the same "
+                        "answers merged; json: every cell")
+    from kubelet_winnet.cli.session import add_limit_arguments
+
+    add_limit_arguments(parser)
+
+
+def run_matrix(args: argparse.Namespace, session: Session) -> int:
+    pods: list[tuple[str, str, Mapping[str, Any]]] | None = None
+    if args.pod:
+        pods = list(_pods_of(args.pod, session, args))
+        if not pods:
+            if session.status == 0:
+                session.error("no pod in " + ", ".join(args.pod))
+            return session.status
+    rows = list(matrix_rows(pods))  # _pods_of refused malformed pods already
+    text = render_json(rows) if args.output == "json" else render_markdown(rows)
+    session.out.write(text)
+    return session.status
+
+
+def _pods_of(
+    paths: Sequence[str], session: Session, args: argparse.Namespace
+) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    import kubelet_winnet as api
+    from kubelet_winnet._lint.targeting import pod_object
+    from kubelet_winnet.cli.input import BadInput, expand_paths, read_source
+    from kubelet_winnet.cli.session import invalid_pod, limits_of
+
+    for path in expand_paths(paths):
+        if isinstance(path, BadInput):
+            session.error(str(path))
+            continue
+        for found in read_source(path, limits_of(args)):
+            if isinstance(found, BadInput):
+                session.error(str(found))
+                continue
+            try:
+                pod = pod_object(found.value)
+                if pod is not None:
+                    # Malformed pods are bad input here, once, rather than in every cell.
+                    api.windows_sandbox_config(found.value,
+                                               feature_gates="WindowsHostNetwork=false")
+            except api.SandboxConfigError:
+                pass
+            except api.InvalidPodError as exc:
+                invalid_pod(session, found, exc)
+                continue
+            if pod is None:
+                continue
+            yield found.label, f"{pod.identity} ({found.source}:{found.line})", found.value
+
+
+COMMAND = Command("matrix", configure_matrix, run_matrix)

@@ -1,0 +1,373 @@
+"""``kubelet-winnet run``: send a container runtime what the kubelet would send for each
+pod of a manifest file, without a kubelet.
+
+Per pod, in the kubelet's order (kuberuntime_manager.go ``SyncPod``): create the pod log
+directory (when it is an absolute path here), ``RunPodSandbox``, ``PodSandboxStatus``
+(for the pod IP), then for every init container and then every regular container:
+``ImageStatus`` (the kubelet's image ID becomes ``image.image``; this command never pulls),
+``CreateContainer``, ``StartContainer``, ``ContainerStatus``. ConfigMaps and Secrets in the
+same files stand in for the kubelet's API client. ``--cleanup`` stops and removes each
+sandbox it created (with its containers); ``--dry-run`` prints the requests as proto3
+JSON without connecting (container requests then carry an empty ``podSandboxId``).
+
+Exit status: 0 every pod ran (or was built); 1 the kubelet would refuse a pod or a
+container, or the runtime failed a call; 2 bad input, flags or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from kubelet_winnet.cli.session import Command
+from kubelet_winnet.errors import CriError, InvalidPodError, SandboxConfigError, WinnetError
+
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.node import NodeContext
+    from kubelet_winnet.cli.input import Document, Limits
+    from kubelet_winnet.cli.session import Pod, Session
+    from kubelet_winnet.cri import RuntimeClient
+
+__all__ = ["configure_run", "run_command"]
+
+
+
+class _UsageError(Exception):
+    """Bad flags or input files: exit status 2."""
+
+
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``run``: the shared input and profile flags plus the runtime's."""
+    from kubelet_winnet.cli.session import add_input_arguments, add_profile_arguments
+
+    add_input_arguments(parser)
+    add_profile_arguments(parser)
+    parser.add_argument(
+        "--runtime-endpoint", metavar="unix:///PATH",
+        help="the runtime's CRI socket, as crictl takes it (required unless --dry-run)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true",
+        help="print the requests as proto3 JSON (a JSON array) without connecting",
+    )
+    parser.add_argument(
+        "--cleanup", action="store_true",
+        help="stop and remove each sandbox (and its containers) after starting it",
+    )
+    parser.add_argument(
+        "--node-config", metavar="FILE",
+        help="YAML mapping of NodeContext fields (camelCase or snake_case keys): node name, "
+        "cluster DNS, pod log directory, RuntimeClass handlers, ...",
+    )
+
+
+# --- input ---------------------------------------------------------------------------------
+
+
+def _load_node_config(path: str, limits: Limits) -> NodeContext:
+    """The ``NodeContext`` a ``--node-config`` file describes: one YAML or JSON mapping,
+    read by the input layer (encodings, duplicate keys, alias and size limits)."""
+    from kubelet_winnet._kubelet.node import NodeContext
+    from kubelet_winnet.cli.input import BadInput, read_source
+
+    documents = []
+    for found in read_source(path, limits):
+        if isinstance(found, BadInput):
+            raise _UsageError(f"--node-config {found}")
+        documents.append(found)
+    if len(documents) != 1 or documents[0].item is not None:
+        raise _UsageError(
+            f"--node-config {path}: expected one mapping of NodeContext fields, "
+            f"found {len(documents)} objects"
+        )
+    (document,) = documents
+    try:
+        return NodeContext.from_mapping(document.value)
+    except WinnetError as exc:
+        raise _UsageError(f"--node-config {document.source}:{document.line}: {exc}") from None
+    except TypeError:  # a value NodeContext cannot take at all
+        raise _UsageError(
+            f"--node-config {document.source}:{document.line}: a value of the wrong type"
+        ) from None
+
+
+def _namespace(document: Mapping[str, Any]) -> str:
+    metadata = document.get("metadata")
+    namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+    return namespace if isinstance(namespace, str) and namespace else "default"
+
+
+@dataclass
+class _Objects:
+    """ConfigMaps and Secrets of the input files: namespace -> name -> data."""
+
+    config_maps: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    secrets: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+
+    def add(self, document: Any, source: str) -> None:
+        if not isinstance(document, Mapping) or document.get("kind") not in (
+            "ConfigMap", "Secret",
+        ):
+            return
+        metadata = document.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, Mapping) else None
+        if not isinstance(name, str):
+            return
+        data: dict[str, str] = {}
+        raw = document.get("data") or {}
+        plain = document.get("stringData") or {} if document["kind"] == "Secret" else {}
+        if not isinstance(raw, Mapping) or not isinstance(plain, Mapping):
+            raise _UsageError(f"{source}: data: expected a mapping")
+        for key, value in raw.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise _UsageError(f"{source}: data: expected string keys and values")
+            if document["kind"] == "Secret":  # base64, like the API server stores it
+                try:
+                    value = base64.b64decode(value, validate=True).decode("utf-8")
+                except (binascii.Error, UnicodeDecodeError):
+                    raise _UsageError(
+                        f"{source}: data.{key[:100]}: not base64 of UTF-8 text"
+                    ) from None
+            data[key] = value
+        for key, value in plain.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise _UsageError(f"{source}: stringData: expected string keys and values")
+            data[key] = value
+        store = self.config_maps if document["kind"] == "ConfigMap" else self.secrets
+        store.setdefault(_namespace(document), {})[name] = data
+
+
+# --- one pod -------------------------------------------------------------------------------
+
+
+def _containers(pod: Any) -> list[str]:
+    """Init then regular container names, in spec order."""
+    from kubelet_winnet._kubelet.podview import get_objects, get_str, view_pod
+
+    view = view_pod(pod)
+    names = []
+    for key in ("initContainers", "containers"):
+        for index, container in enumerate(get_objects(view.spec, key, view.at("spec."))):
+            names.append(get_str(container, "name", view.at(f"spec.{key}[{index}].")))
+    return names
+
+
+def _image(pod: Any, name: str) -> str:
+    from kubelet_winnet._kubelet.podview import get_objects, get_str, view_pod
+
+    view = view_pod(pod)
+    for key in ("initContainers", "containers"):
+        for container in get_objects(view.spec, key, view.at("spec.")):
+            if container.get("name") == name:
+                return get_str(container, "image", "")
+    return ""
+
+
+@dataclass
+class _Settings:
+    node: NodeContext
+    kubelet_version: str
+    feature_gates: str | None
+    objects: _Objects
+    out: TextIO
+
+
+def _message_json(message: Any) -> dict[str, Any]:
+    from google.protobuf import json_format
+
+    result: dict[str, Any] = json_format.MessageToDict(message)
+    return result
+
+
+def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[str, Any], int]:
+    import kubelet_winnet as api
+
+    record: dict[str, Any] = {}
+    request = api.run_pod_sandbox_request(
+        pod, node=settings.node, kubelet_version=settings.kubelet_version,
+        feature_gates=settings.feature_gates,
+    )
+    record["runPodSandbox"] = _message_json(request)
+    record["createContainer"] = creates = []
+    for name in _containers(pod):
+        try:
+            create = api.create_container_request(
+                pod, name, pod_sandbox_id="", node=settings.node,
+                config_maps=settings.objects.config_maps.get(namespace, {}),
+                secrets=settings.objects.secrets.get(namespace, {}),
+                kubelet_version=settings.kubelet_version, feature_gates=settings.feature_gates,
+            )
+        except SandboxConfigError as exc:
+            record["error"] = f"container {name}: CreateContainerConfigError: {exc}"
+            return record, 1
+        creates.append(_message_json(create))
+    return record, 0
+
+
+def _run_pod(
+    pod: Any, namespace: str, settings: _Settings, runtime: RuntimeClient, cleanup: bool
+) -> int:
+    import kubelet_winnet as api
+    from cri_api.runtime.v1 import api_pb2
+
+    out = settings.out
+    request = api.run_pod_sandbox_request(
+        pod, node=settings.node, kubelet_version=settings.kubelet_version,
+        feature_gates=settings.feature_gates,
+    )
+    names = _containers(pod)
+    log_directory = request.config.log_directory
+    if os.path.isabs(log_directory):  # the kubelet creates it before RunPodSandbox
+        os.makedirs(log_directory, mode=0o755, exist_ok=True)
+    sandbox_id = runtime.run_pod_sandbox(request).pod_sandbox_id
+    try:
+        status = runtime.pod_sandbox_status(sandbox_id).status
+        network = api_pb2.NamespaceMode.Name(status.linux.namespaces.options.network)
+        out.write(
+            f"sandbox {sandbox_id} {api_pb2.PodSandboxState.Name(status.state)} "
+            f"network={network} ip={status.network.ip or '-'}\n"
+        )
+        pod_ips = tuple(
+            ip for ip in [status.network.ip, *(a.ip for a in status.network.additional_ips)] if ip
+        )
+        for name in names:
+            image = runtime.image_status(_image(pod, name)).image
+            if not image.id:
+                out.write(
+                    f"container {name}: image {_image(pod, name)!r} is not on the runtime "
+                    "(kubelet-winnet run does not pull images)\n"
+                )
+                return 1
+            try:
+                create = api.create_container_request(
+                    pod, name, pod_sandbox_id=sandbox_id, node=settings.node,
+                    image_ref=image.id, pod_ips=pod_ips,
+                    config_maps=settings.objects.config_maps.get(namespace, {}),
+                    secrets=settings.objects.secrets.get(namespace, {}),
+                    kubelet_version=settings.kubelet_version,
+                    feature_gates=settings.feature_gates,
+                )
+            except SandboxConfigError as exc:
+                out.write(f"container {name}: CreateContainerConfigError: {exc}\n")
+                return 1
+            container_id = runtime.create_container(create).container_id
+            runtime.start_container(container_id)
+            state = runtime.container_status(container_id).status.state
+            out.write(
+                f"container {name} {container_id} {api_pb2.ContainerState.Name(state)}\n"
+            )
+        return 0
+    finally:
+        if cleanup:
+            runtime.stop_pod_sandbox(sandbox_id)
+            runtime.remove_pod_sandbox(sandbox_id)
+            out.write(f"removed sandbox {sandbox_id}\n")
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+def run_command(args: argparse.Namespace, session: Session) -> int:
+    """``kubelet-winnet run``; returns the exit status."""
+    from kubelet_winnet._kubelet.node import NodeContext
+    from kubelet_winnet.cli.session import (
+        check_profile,
+        invalid_pod,
+        limits_of,
+        pods,
+        report_skipped,
+    )
+
+    out = session.out
+    try:
+        if not args.dry_run and not args.runtime_endpoint:
+            raise _UsageError("run: --runtime-endpoint is required unless --dry-run")
+        if args.dry_run and args.cleanup:
+            raise _UsageError("run: --cleanup needs a runtime; it cannot go with --dry-run")
+        limits = limits_of(args)
+        node = (
+            _load_node_config(args.node_config, limits) if args.node_config else NodeContext()
+        )
+    except _UsageError as exc:
+        session.error(str(exc))
+        return session.status
+    if not check_profile(args, session):
+        return session.status
+    objects = _Objects()
+
+    def keep(document: Document) -> None:
+        try:
+            objects.add(document.value, document.label)
+        except _UsageError as exc:
+            session.error(str(exc))
+
+    # Every pod first: a ConfigMap may come after the pod that reads it.
+    found = list(pods(args, session, keep))
+    report_skipped(session)
+    if session.status:
+        return session.status
+    settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
+    if args.dry_run:
+        return _dry_run(found, settings, session)
+    from kubelet_winnet.cri import RuntimeClient
+
+    try:
+        runtime = RuntimeClient(args.runtime_endpoint)
+    except (WinnetError, ImportError) as exc:
+        session.error(str(exc))
+        return session.status
+    with runtime:
+        for item in found:
+            manifest = item.document.value
+            out.write(f"# {item.pod.identity} ({item.document.label})\n")
+            try:
+                session.fail(_run_pod(
+                    manifest, _namespace(manifest), settings, runtime, args.cleanup,
+                ))
+            except SandboxConfigError as exc:
+                out.write(f"error: Failed to create pod sandbox: {exc}\n")
+                session.fail(1)
+            except CriError as exc:
+                out.write(f"error: {exc}\n")
+                session.fail(1)
+            except InvalidPodError as exc:
+                invalid_pod(session, item.document, exc)
+            except WinnetError as exc:
+                session.error(f"{item.where}: document {item.document.document}: {exc}")
+    return session.status
+
+
+def _dry_run(found: list[Pod], settings: _Settings, session: Session) -> int:
+    from kubelet_winnet.cli.session import JsonArray, invalid_pod
+
+    array = JsonArray(settings.out)
+    for item in found:
+        manifest = item.document.value
+        record: dict[str, Any] = {
+            "source": item.document.label, "line": item.document.line,
+            "pod": item.pod.identity,
+        }
+        try:
+            built, code = _dry_run_pod(manifest, _namespace(manifest), settings)
+            record.update(built)
+            session.fail(code)
+        except SandboxConfigError as exc:
+            record["error"] = f"Failed to create pod sandbox: {exc}"
+            session.fail(1)
+        except InvalidPodError as exc:
+            invalid_pod(session, item.document, exc)
+            record["invalid"] = str(exc)
+        except WinnetError as exc:
+            session.error(f"{item.where}: document {item.document.document}: {exc}")
+            record["invalid"] = str(exc)
+        array.add(record)
+    array.close()
+    return session.status
+
+
+COMMAND = Command("run", configure_run, run_command)

@@ -1,0 +1,287 @@
+"""What every command shares: the session (streams, counts, exit status), the shared
+flags, the pods of the input, and the exit statuses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
+from kubelet_winnet.cli.input import (
+    DEFAULT_LIMITS,
+    BadInput,
+    Document,
+    Limits,
+    expand_paths,
+    read_source,
+)
+from kubelet_winnet.errors import InvalidPodError, WinnetError
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "EXIT_TEXT",
+    "Command",
+    "JsonArray",
+    "Pod",
+    "Session",
+    "add_input_arguments",
+    "add_limit_arguments",
+    "add_profile_arguments",
+    "check_profile",
+    "field_path",
+    "invalid_pod",
+    "limits_of",
+    "pods",
+    "positive_int",
+    "report_skipped",
+]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_BAD_INPUT = 2
+EXIT_BROKEN_PIPE = 141
+
+EXIT_TEXT = """\
+exit status:
+  0    all input read; no refusal (translate, explain) or no finding at or above
+       --fail-on (check)
+  1    the kubelet would refuse a pod, check or audit found problems at or above
+       --fail-on, or the runtime failed a call (run)
+  2    bad input, flags or usage, or output that cannot be written
+  141  stdout was closed early (| head): stopped quietly, not a success
+"""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: ``configure(parser)`` adds its flags, ``run(args, session)`` writes to
+    ``session.out``/``session.err`` and returns the exit status."""
+
+    name: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Session], int]
+
+
+# --- streams and the pods of the input ---------------------------------------------------
+
+
+@dataclass
+class Session:
+    """One run's streams and what it has seen."""
+
+    out: TextIO
+    err: TextIO
+    status: int = EXIT_OK
+    skipped_linux: int = 0
+    skipped_untargeted: int = 0
+    pods: int = 0
+    errors: int = 0  # bad-input lines written
+    verbose: bool = False
+    quiet: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def fail(self, status: int) -> None:
+        self.status = max(self.status, status)
+
+    def error(self, text: str) -> None:
+        """A bad-input line on stderr; exit status 2."""
+        self.err.write(f"kubelet-winnet: error: {_one_line(text)}\n")
+        self.errors += 1
+        self.fail(EXIT_BAD_INPUT)
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            self.err.write(f"kubelet-winnet: note: {_one_line(text)}\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+
+
+@dataclass(frozen=True)
+class Pod:
+    document: Document
+    pod: PodObject
+    target: Target
+
+    @property
+    def where(self) -> str:
+        return f"{self.document.source}:{self.document.line}"
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH",
+        help="YAML or JSON files, directories (searched recursively for .yaml, .yml and "
+        ".json), or - for stdin",
+    )
+    parser.add_argument(
+        "-f", "--filename", action="append", default=[], metavar="PATH",
+        help="as PATH, repeatable (kubectl's flag)",
+    )
+    parser.add_argument(
+        "--windows-only", action="store_true",
+        help="skip pods that no OS field, node selector or node affinity pins to Windows",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list skipped pods on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
+    add_limit_arguments(parser)
+
+
+def add_limit_arguments(
+    parser: argparse.ArgumentParser, max_bytes: int = DEFAULT_LIMITS.max_bytes,
+    bytes_help: str = "bytes read (default %(default)s)",
+) -> None:
+    """The per-file input limits every command that reads files takes (``limits_of``)."""
+    limits = parser.add_argument_group("input limits (per file)")
+    limits.add_argument("--max-bytes", type=positive_int, default=max_bytes,
+                        metavar="N", help=bytes_help)
+    limits.add_argument("--max-depth", type=positive_int, default=DEFAULT_LIMITS.max_depth,
+                        metavar="N", help="nesting of objects and arrays (default %(default)s)")
+    limits.add_argument("--max-alias-nodes", type=positive_int,
+                        default=DEFAULT_LIMITS.max_alias_nodes, metavar="N",
+                        help="YAML nodes reached through aliases in one document "
+                        "(default %(default)s)")
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    return Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
+
+
+def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, MAX_MINOR, MIN_MINOR
+
+    parser.add_argument(
+        "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
+        help=f"kubelet release, 1.{MIN_MINOR} to 1.{MAX_MINOR} (default "
+        f"{DEFAULT_KUBELET_VERSION}, the last that implements KEP-3503)",
+    )
+    parser.add_argument(
+        "--feature-gates", default=None,
+        help="the kubelet's --feature-gates value, e.g. WindowsHostNetwork=false",
+    )
+
+
+def positive_int(text: str) -> int:
+    """argparse type of the count and size flags: a whole number, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def check_profile(args: argparse.Namespace, session: Session) -> bool:
+    """A kubelet version or --feature-gates value the kubelet cannot have is a flag
+    error, reported once even when no file holds a pod."""
+    import kubelet_winnet as api
+
+    try:
+        profile = api.kubelet_profile(args.kubelet_version, args.feature_gates)
+    except WinnetError as exc:
+        session.error(str(exc))
+        return False
+    for name in profile.not_modelled:
+        session.note(
+            f"--feature-gates: {name} is not modelled: assumed not to affect Windows "
+            "sandbox networking (a kubelet refuses a gate it does not know: check the "
+            "spelling)"
+        )
+    return True
+
+
+def field_path(text: str) -> tuple[str | int, ...]:
+    """``spec.containers[1].ports`` -> ``("spec", "containers", 1, "ports")``."""
+    parts: list[str | int] = []
+    for piece in text.split("."):
+        name, _, rest = piece.partition("[")
+        if name:
+            parts.append(name)
+        while rest:
+            index, _, rest = rest.partition("]")
+            parts.append(int(index) if index.isdigit() else index)
+            rest = rest.removeprefix("[")
+    return tuple(parts)
+
+
+def invalid_pod(session: Session, document: Document, exc: InvalidPodError) -> None:
+    line = document.line_of(field_path(exc.field)) if exc.field else document.line
+    session.error(f"{document.source}:{line}: document {document.document}: {exc}")
+
+
+def pods(
+    args: argparse.Namespace, session: Session,
+    others: Callable[[Document], None] | None = None,
+) -> Iterator[Pod]:
+    """Each pod of the input, one at a time; bad input reported on the way. ``others``
+    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets)."""
+    limits = limits_of(args)
+    session.verbose = args.verbose
+    session.quiet = args.quiet
+    for path in expand_paths([*args.paths, *args.filename]):
+        if isinstance(path, BadInput):
+            session.error(str(path))
+            continue
+        for found in read_source(path, limits):
+            if isinstance(found, BadInput):
+                session.error(str(found))
+                continue
+            try:
+                pod = pod_object(found.value)
+                if pod is None:
+                    if others is not None:
+                        others(found)
+                    continue
+                target, _ = target_of(pod)
+            except InvalidPodError as exc:
+                invalid_pod(session, found, exc)
+                continue
+            if target is Target.LINUX or (
+                target is Target.UNTARGETED and args.windows_only
+            ):
+                if target is Target.LINUX:
+                    session.skipped_linux += 1
+                else:
+                    session.skipped_untargeted += 1
+                if session.verbose:
+                    session.err.write(
+                        f"kubelet-winnet: skipped {target.value} pod {pod.identity} "
+                        f"({found.source}:{found.line})\n"
+                    )
+                continue
+            session.pods += 1
+            yield Pod(found, pod, target)
+
+
+def report_skipped(session: Session) -> None:
+    if session.skipped_linux and not session.verbose:
+        count = session.skipped_linux
+        session.note(f"skipped {count} Linux-targeted pod{'s' * (count != 1)} "
+                     "(-v lists them)")
+
+
+class JsonArray:
+    """A JSON array written one element at a time."""
+
+    def __init__(self, out: TextIO, head: str = "[", tail: str = "]\n") -> None:
+        self._out = out
+        self._first = True
+        self._tail = tail
+        out.write(head)
+
+    def add(self, value: Any) -> None:
+        self._out.write("\n" if self._first else ",\n")
+        self._first = False
+        self._out.write(json.dumps(value, indent=2))
+
+    def close(self) -> None:
+        self._out.write(("" if self._first else "\n") + self._tail)

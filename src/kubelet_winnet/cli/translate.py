@@ -1,0 +1,166 @@
+"""``kubelet-winnet translate``: each pod's ``WindowsPodSandboxConfig``, in six formats."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import IO, Any, TextIO
+
+from kubelet_winnet.cli.session import (
+    EXIT_FINDINGS,
+    Command,
+    JsonArray,
+    Pod,
+    Session,
+    add_input_arguments,
+    add_profile_arguments,
+    check_profile,
+    invalid_pod,
+    pods,
+    report_skipped,
+)
+from kubelet_winnet.errors import InvalidPodError, WinnetError
+
+__all__ = ["COMMAND"]
+
+
+_TRANSLATE_FORMATS = ("text", "json", "yaml", "textproto", "hex", "binary")
+
+
+def _configure_translate(parser: argparse.ArgumentParser) -> None:
+    add_input_arguments(parser)
+    add_profile_arguments(parser)
+    parser.add_argument(
+        "-o", "--output", choices=_TRANSLATE_FORMATS, default="text",
+        help="text: a header and the message as JSON with every field shown; json: one "
+        "array of records; yaml: one document per pod; textproto: protobuf text format; "
+        "hex: the serialized bytes, one line per pod (empty for a refused pod); binary: "
+        "length-delimited messages (varint size, then bytes; a refused pod has none)",
+    )
+
+
+def _run_translate(args: argparse.Namespace, session: Session) -> int:
+    import kubelet_winnet as api
+    from kubelet_winnet.errors import SandboxConfigError
+
+    if not check_profile(args, session):
+        return session.status
+    writer = _TranslateWriter(args.output, session.out)
+    for item in pods(args, session):
+        manifest = item.document.value
+        try:
+            config = api.windows_sandbox_config(
+                manifest, kubelet_version=args.kubelet_version,
+                feature_gates=args.feature_gates,
+            )
+        except SandboxConfigError as exc:
+            session.fail(EXIT_FINDINGS)
+            writer.refused(item, f"Failed to create pod sandbox: {exc}")
+            if args.output in ("hex", "binary"):
+                session.err.write(f"kubelet-winnet: {item.where}: {item.pod.identity}: "
+                                  f"Failed to create pod sandbox: {exc}\n")
+            continue
+        except InvalidPodError as exc:
+            invalid_pod(session, item.document, exc)
+            continue
+        except WinnetError as exc:
+            session.error(f"{item.where}: document {item.document.document}: {exc}")
+            continue
+        writer.config(item, config)
+        if item.pod.spec.get("hostNetwork") is True and not config.security_context.host_process:
+            sent = config.security_context.namespace_options.network == 2  # NODE
+            how = (
+                "the kubelet sends namespace_options.network = NODE but no released "
+                "containerd acts on it" if sent
+                else f"kubelet {args.kubelet_version} does not send it"
+            )
+            session.note(
+                f"{item.where}: {item.pod.identity}: hostNetwork: true will not reach the "
+                f"runtime ({how}); the pod gets its own network namespace "
+                "(kubelet-winnet check explains)"
+            )
+    writer.close()
+    report_skipped(session)
+    return session.status
+
+
+class _TranslateWriter:
+    def __init__(self, output: str, out: TextIO) -> None:
+        self._output = output
+        self._out = out
+        self._array = JsonArray(out) if output == "json" else None
+        self._first = True
+
+    def _record(self, item: Pod) -> dict[str, Any]:
+        return {
+            "source": item.document.label,
+            "line": item.document.line,
+            "pod": item.pod.identity,
+        }
+
+    def config(self, item: Pod, config: Any) -> None:
+        from google.protobuf import json_format, text_format
+
+        output = self._output
+        if output == "json" and self._array is not None:
+            record = self._record(item)
+            record["windowsPodSandboxConfig"] = json_format.MessageToDict(config)
+            self._array.add(record)
+        elif output == "yaml":
+            record = self._record(item)
+            record["windowsPodSandboxConfig"] = json_format.MessageToDict(config)
+            self._yaml(record)
+        elif output == "text":
+            shown = json_format.MessageToDict(config, always_print_fields_with_no_presence=True)
+            self._out.write(f"# {item.pod.identity} ({item.document.label}, line "
+                            f"{item.document.line})\n{json.dumps(shown, indent=2)}\n\n")
+        elif output == "textproto":
+            self._out.write(f"# {item.pod.identity} ({item.document.label}, line "
+                            f"{item.document.line})\n{text_format.MessageToString(config)}\n")
+        elif output == "hex":
+            self._out.write(config.SerializeToString().hex() + "\n")
+        else:
+            data = config.SerializeToString()
+            self._out.flush()
+            binary: IO[bytes] | None = getattr(self._out, "buffer", None)
+            if binary is None:  # a text-only stream (tests): show the bytes as hex
+                self._out.write((_varint(len(data)) + data).hex() + "\n")
+                return
+            binary.write(_varint(len(data)) + data)
+            binary.flush()
+
+    def refused(self, item: Pod, error: str) -> None:
+        output = self._output
+        if output == "json" and self._array is not None:
+            self._array.add({**self._record(item), "error": error})
+        elif output == "yaml":
+            self._yaml({**self._record(item), "error": error})
+        elif output in ("text", "textproto"):
+            self._out.write(f"# {item.pod.identity} ({item.document.label}, line "
+                            f"{item.document.line})\nerror: {error}\n\n")
+        elif output == "hex":  # one line per pod; a config is never empty bytes
+            self._out.write("\n")  # (security_context is always present)
+
+    def _yaml(self, record: dict[str, Any]) -> None:
+        import yaml
+
+        self._out.write(yaml.safe_dump(record, sort_keys=False, explicit_start=True))
+
+    def close(self) -> None:
+        if self._array is not None:
+            self._array.close()
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+COMMAND = Command("translate", _configure_translate, _run_translate)

@@ -1,0 +1,479 @@
+"""The input layer (``kubelet_winnet.cli.input``): YAML and JSON read as kubectl reads them,
+one document at a time, every problem a :class:`BadInput` with file, document and line.
+
+Expected values come from the YAML/JSON texts written here (sigs.k8s.io/yaml semantics:
+YAML 1.1 scalars, timestamps kept as strings, keys as JSON strings), never from a run.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubelet_winnet.cli.input import (
+    MAX_INT_DIGITS,
+    BadInput,
+    Document,
+    Limits,
+    expand_paths,
+    read_source,
+)
+
+# Peak RSS of a child, from inside it: VmHWM belongs to the process image, while
+# ru_maxrss also counts the parent's memory at the fork before exec (Linux keeps the max).
+PEAK_KB = (
+    "import resource\n"
+    "def peak_kb():\n"
+    "    try:\n"
+    "        with open('/proc/self/status') as status:\n"
+    "            for line in status:\n"
+    "                if line.startswith('VmHWM:'):\n"
+    "                    return int(line.split()[1])\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+)
+
+
+def read(path: Path, limits: Limits | None = None) -> list[Document | BadInput]:
+    return list(read_source(str(path), limits or Limits()))
+
+
+def docs(found: list[Document | BadInput]) -> list[Any]:
+    return [d.value for d in found if isinstance(d, Document)]
+
+
+def bad(found: list[Document | BadInput]) -> list[BadInput]:
+    return [d for d in found if isinstance(d, BadInput)]
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(text, str):
+        path.write_text(text, encoding="utf-8")
+    else:
+        path.write_bytes(text)
+    return path
+
+
+POD_YAML = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  hostNetwork: true\n"
+POD_VALUE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+             "spec": {"hostNetwork": True}}
+
+
+# --- values ---------------------------------------------------------------------------
+
+
+def test_yaml_scalars_become_json_values(tmp_path: Path) -> None:
+    path = write(tmp_path, "s.yaml", (
+        "a: 2021-02-30\nb: 2001-12-14t21:59:43.10-05:00\nc: yes\nd: off\ne: 0x1F\n"
+        "f: 010\ng: 1_000\nh: ~\ni: 1.5\nj: !!str 12\nk: '12'\n1: int key\ntrue: bool key\n"
+    ))
+    (value,) = docs(read(path))
+    assert value == {
+        "a": "2021-02-30", "b": "2001-12-14t21:59:43.10-05:00", "c": True, "d": False,
+        "e": 31, "f": 8, "g": 1000, "h": None, "i": 1.5, "j": "12", "k": "12",
+        "1": "int key", "true": "bool key",
+    }
+
+
+def test_scalars_kubectl_resolves_where_yaml_1_1_does_not(tmp_path: Path) -> None:
+    """sigs.k8s.io/yaml reads YAML with go-yaml v2, whose resolve.go also turns plain
+    y/Y/n/N into booleans and parses integers with Go's base prefixes (0o17)."""
+    path = write(tmp_path, "g.yaml", (
+        "kind: Pod\nspec:\n  hostNetwork: y\n  a: N\n  b: Y\n  c: n\n  d: 0o17\n"
+        "  e: -0o7\n  f: 'y'\n  g: \"0o17\"\n  h: yy\n  i: 0o8\n  y: key\n"
+    ))
+    (value,) = docs(read(path))
+    assert value["spec"] == {
+        "hostNetwork": True, "a": False, "b": True, "c": False, "d": 15, "e": -7,
+        "f": "y", "g": "0o17", "h": "yy", "i": "0o8", "true": "key",
+    }
+
+
+def test_merge_keys_and_aliases(tmp_path: Path) -> None:
+    path = write(tmp_path, "m.yaml", (
+        "base: &b {u: 1, v: 2}\nspec:\n  <<: *b\n  v: 3\nlist: [*b, *b]\n"
+    ))
+    (value,) = docs(read(path))
+    assert value["spec"] == {"u": 1, "v": 3}
+    assert value["list"] == [{"u": 1, "v": 2}] * 2
+
+
+def test_huge_integer_within_the_limit_is_kept_exactly(tmp_path: Path) -> None:
+    digits = "7" * MAX_INT_DIGITS
+    path = write(tmp_path, "i.yaml", f"kind: ConfigMap\nnumber: {digits}\n")
+    (value,) = docs(read(path))
+    assert value["number"] == int(digits)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("kind: Pod\nn: " + "9" * (MAX_INT_DIGITS + 1) + "\n", 2, "digits"),
+        ("kind: Pod\nspec: {x: !!int abc}\n", 2, "!!int"),
+        ("kind: Pod\nx: !!python/object:os.system ls\n", 2, "tag"),
+        ("kind: Pod\nx: !custom 1\n", 2, "tag"),
+        ("kind: Pod\nx: !!float .inf\n", 2, "JSON"),
+        ("kind: Pod\nx: !!set {a, b}\n", 2, "tag"),
+        ("kind: Pod\nspec:\n  hostNetwork: false\n  hostNetwork: true\n", 4,
+         'duplicate key "hostNetwork"'),
+        ("kind: Pod\n? [a]\n: 1\n", 2, "scalar"),
+        ("kind: Pod\nspec: {containers: [\n", 3, "YAML"),
+    ],
+)
+def test_bad_yaml_values(tmp_path: Path, text: str, line: int, words: str) -> None:
+    path = write(tmp_path, "bad.yaml", text + "---\n" + POD_YAML)
+    found = read(path)
+    (problem,) = bad(found)
+    assert problem.source == str(path)
+    assert problem.document == 1
+    assert problem.line == line
+    assert words in problem.reason
+    if "YAML" not in words:  # a syntax error ends the stream; the others do not
+        assert docs(found) == [POD_VALUE]
+
+
+def test_recursive_alias_is_refused(tmp_path: Path) -> None:
+    (problem,) = bad(read(write(tmp_path, "r.yaml", "a: &a [1, *a]\n")))
+    assert "alias" in problem.reason
+
+
+def test_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
+    """Nine levels of nine aliases: 387 million nodes if expanded."""
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, 9):
+        refs = ", ".join([f"*l{level - 1}"] * 9)
+        lines.append(f"l{level}: &l{level} [{refs}]")
+    lines.append("spec: {hostNetwork: *l8}")
+    path = write(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
+    assert path.stat().st_size < 1000
+    code = PEAK_KB + (
+        "import sys, time\n"
+        "from kubelet_winnet.cli.input import read_source\n"
+        "start = time.perf_counter()\n"
+        "found = list(read_source(sys.argv[1]))\n"
+        "print(time.perf_counter() - start)\n"
+        "print(peak_kb())\n"
+        "print(found[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=60, check=True)
+    seconds, peak_kb, problem = done.stdout.splitlines()
+    assert float(seconds) < 1.0
+    assert int(peak_kb) < 100 * 1024
+    assert "--max-alias-nodes" in problem
+
+
+def test_alias_limit_can_be_raised(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.yaml", "a: &a [1, 2, 3]\nb: [*a, *a, *a]\n")
+    assert bad(read(path, Limits(max_alias_nodes=8)))
+    assert docs(read(path, Limits(max_alias_nodes=12))) == [
+        {"a": [1, 2, 3], "b": [[1, 2, 3]] * 3}
+    ]
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("deep.yaml", "a: " + "[" * 150 + "]" * 150 + "\n"),
+    ("deep.json", '{"a": ' + "[" * 150 + "]" * 150 + "}"),
+    ("deeper.json", '{"a": ' + "[" * 100_000),
+    ("deeper.yaml", "[" * 100_000),
+])
+def test_depth_limit(tmp_path: Path, name: str, text: str) -> None:
+    found = read(write(tmp_path, name, text))
+    (problem,) = bad(found)
+    assert "nest" in problem.reason
+    assert problem.line == 1
+
+
+def test_depth_limit_can_be_raised(tmp_path: Path) -> None:
+    path = write(tmp_path, "deep.yaml", "a: " + "[" * 150 + "]" * 150 + "\n")
+    assert not bad(read(path, Limits(max_depth=200)))
+
+
+# --- encodings --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16"])
+def test_unicode_encodings(tmp_path: Path, encoding: str) -> None:
+    text = POD_YAML.replace("name: p", "name: café")
+    path = write(tmp_path, "e.yaml", text.encode(encoding))  # utf-16 writes a BOM
+    (value,) = docs(read(path))
+    assert value["metadata"]["name"] == "café"
+
+
+@pytest.mark.parametrize("bom", [codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE])
+def test_utf16_json(tmp_path: Path, bom: bytes) -> None:
+    codec = "utf-16-le" if bom == codecs.BOM_UTF16_LE else "utf-16-be"
+    path = write(tmp_path, "e.json", bom + json.dumps(POD_VALUE).encode(codec))
+    assert docs(read(path)) == [POD_VALUE]
+
+
+@pytest.mark.parametrize(("data", "line", "words"), [
+    (b"kind: Pod\nmetadata: {name: caf\xe9}\n", 2, "UTF-8"),  # Latin-1
+    (POD_YAML.encode("utf-16-le"), 1, "UTF-16"),  # no BOM
+    (codecs.BOM_UTF32_LE + "kind: Pod\n".encode("utf-32-le"), 1, "UTF-32"),
+    (bytes(range(256)) * 4, 0, ""),
+    (b"kind: Pod\n\x00\x01", 0, "YAML"),
+])
+def test_other_bytes_are_bad_input(tmp_path: Path, data: bytes, line: int, words: str) -> None:
+    (problem,) = read(write(tmp_path, "x.yaml", data))
+    assert isinstance(problem, BadInput)
+    if line:
+        assert problem.line == line
+    assert words in problem.reason
+
+
+@pytest.mark.parametrize("padding", [0, 3000])
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_a_bad_byte_in_a_later_document_keeps_the_earlier_ones(
+    tmp_path: Path, padding: int, suffix: str
+) -> None:
+    """Documents before the bad byte are read and reported; the bad byte is reported
+    with the document and line that hold it (padding pushes it past the first chunk)."""
+    comment = "".join(f"# {i}\n" for i in range(padding)) if suffix == "yaml" else ""
+    if suffix == "yaml":
+        good = f"{POD_YAML}---\n{comment}{POD_YAML}---\n".encode()
+        line = good.count(b"\n") + 1
+        data = good + b"# caf\xe9\n"
+        expected_document = 3
+    else:
+        one = json.dumps(POD_VALUE)
+        good = (one + "\n" + " " * padding + one + "\n").encode()
+        line = good.count(b"\n") + 1
+        data = good + b'{"kind": "caf\xe9"}\n'
+        expected_document = 3
+    found = read(write(tmp_path, f"x.{suffix}", data))
+    assert docs(found) == [POD_VALUE, POD_VALUE]
+    (problem,) = bad(found)
+    assert (problem.document, problem.line) == (expected_document, line)
+    assert "not valid UTF-8 (byte 0xe9)" in problem.reason
+
+
+# --- documents, Lists, JSON streams -----------------------------------------------------
+
+
+def test_documents_lines_and_lists(tmp_path: Path) -> None:
+    path = write(tmp_path, "l.yaml", (
+        "# comment\n"
+        "kind: ConfigMap\n"  # line 2, document 1
+        "---\n"
+        "---\n"  # an empty document is skipped
+        "kind: List\n"  # document 3
+        "items:\n"
+        "- kind: Pod\n"  # line 7
+        "  spec:\n"
+        "    hostNetwork: true\n"  # line 9
+        "- 5\n"
+        "- kind: Service\n"
+    ))
+    found = read(path)
+    assert [(type(d).__name__, d.document, d.line) for d in found] == [
+        ("Document", 1, 2), ("Document", 3, 7), ("BadInput", 3, 10), ("Document", 3, 11),
+    ]
+    pod = found[1]
+    assert isinstance(pod, Document)
+    assert pod.item == 0
+    assert pod.label == f"{path}#3.items[0]"
+    assert pod.line_of(("spec", "hostNetwork")) == 9
+    assert pod.line_of(("spec", "missing")) == 8
+
+
+def test_json_list_items_stream_with_lines(tmp_path: Path) -> None:
+    items = [
+        '{"kind": "Pod",\n "spec": {\n  "hostNetwork": true}}',
+        '{"kind": "Pod", "a": 1, "a": 2}',
+        '{"kind": "Pod", "n": ' + "1" * (MAX_INT_DIGITS + 1) + "}",
+        '{"kind": "Pod", "x": NaN}',
+        '{"kind": "Pod", "x": 1e999}',
+        '"text"',
+        '{"kind": "Pod"}',
+    ]
+    text = '{"apiVersion": "v1",\n"items": [\n' + ",\n".join(items) + '],\n"kind": "List"}\n'
+    found = read(write(tmp_path, "l.json", text))
+    kinds = [(type(d).__name__, d.line) for d in found]
+    assert kinds == [
+        ("Document", 3), ("BadInput", 6), ("BadInput", 7), ("BadInput", 8), ("BadInput", 9),
+        ("BadInput", 10), ("Document", 11),
+    ]
+    first = found[0]
+    assert isinstance(first, Document)
+    assert first.line_of(("spec", "hostNetwork")) == 5
+    assert 'duplicate key "a"' in str(found[1])
+    assert "digits" in str(found[2])
+    assert all(d.document == 1 for d in found)
+
+
+def test_concatenated_json_values(tmp_path: Path) -> None:
+    path = write(tmp_path, "s.json", '{"kind": "Pod"}\n{"kind": "Pod", "kind": "Pod"}\n'
+                                     '{"kind": "Service"}')
+    found = read(path)
+    assert [(type(d).__name__, d.document, d.line) for d in found] == [
+        ("Document", 1, 1), ("BadInput", 2, 2), ("Document", 3, 3),
+    ]
+
+
+def test_flow_style_yaml_that_looks_like_json(tmp_path: Path) -> None:
+    path = write(tmp_path, "f.yaml", '{\n  kind: "Pod",\n  spec: {hostNetwork: true},\n}\n')
+    assert docs(read(path)) == [{"kind": "Pod", "spec": {"hostNetwork": True}}]
+
+
+def test_truncated_json(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.json", '{"kind": "Pod"}\n{"kind": "Pod", "spec": {\n')
+    found = read(path)
+    assert docs(found) == [{"kind": "Pod"}]
+    (problem,) = bad(found)
+    assert "JSON" in problem.reason
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "---\n---\n"])
+def test_empty_file_is_bad_input(tmp_path: Path, text: str) -> None:
+    (problem,) = read(write(tmp_path, "empty.yaml", text))
+    assert isinstance(problem, BadInput)
+    assert "no objects" in problem.reason
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    (problem,) = read(tmp_path / "nope.yaml")
+    assert isinstance(problem, BadInput)
+    assert "cannot read" in problem.reason
+
+
+def test_byte_limit(tmp_path: Path) -> None:
+    path = write(tmp_path, "big.yaml", POD_YAML + "---\n" + "kind: X\nx: " + "a" * 5000 + "\n")
+    found = read(path, Limits(max_bytes=2000))
+    assert docs(found) == [POD_VALUE]  # the documents before the limit still count
+    (problem,) = bad(found)
+    assert "--max-bytes" in problem.reason
+
+
+def test_dev_zero_stops_at_the_byte_limit() -> None:
+    found = list(read_source("/dev/zero", Limits(max_bytes=1 << 20)))
+    assert len(found) == 1
+    assert isinstance(found[0], BadInput)
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(POD_YAML.encode())))
+    (document,) = read_source("-")
+    assert isinstance(document, Document)
+    assert document.source == "<stdin>"
+    assert document.value == POD_VALUE
+
+
+def test_directories_are_searched_recursively_and_sorted(tmp_path: Path) -> None:
+    for name in ("b/z.yaml", "b/a.JSON", "a.yml", "c/d/e.yaml", "notes.txt", "b/x.yaml.bak"):
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("kind: Pod\n")
+    found = list(expand_paths([str(tmp_path), "-"]))
+    assert found == [
+        str(tmp_path / "a.yml"), str(tmp_path / "b" / "a.JSON"), str(tmp_path / "b" / "z.yaml"),
+        str(tmp_path / "c" / "d" / "e.yaml"), "-",
+    ]
+    (tmp_path / "empty").mkdir()
+    (problem,) = expand_paths([str(tmp_path / "empty")])
+    assert isinstance(problem, BadInput)
+
+
+def test_reading_is_lazy(tmp_path: Path) -> None:
+    """The first document is handed over before the rest of the file is parsed."""
+    path = write(tmp_path, "lazy.yaml", POD_YAML + "---\n" + "kind: X\n" * 1 + "a: [\n")
+    reader = read_source(str(path))
+    first = next(reader)
+    assert isinstance(first, Document)
+    assert isinstance(next(reader), BadInput)
+
+
+def test_large_list_streams_in_bounded_memory(tmp_path: Path) -> None:
+    """Peak memory of reading a ~60 MB JSON List stays far below its size."""
+    path = tmp_path / "big.json"
+    item = json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "n", "labels": {"app": "x" * 200}},
+        "spec": {"hostNetwork": True, "nodeSelector": {"kubernetes.io/os": "windows"},
+                 "containers": [{"name": "c", "image": "i" * 200}]},
+    })
+    count = 100_000
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write('{"apiVersion": "v1", "kind": "List", "items": [\n')
+        for index in range(count):
+            handle.write(("," if index else "") + item + "\n")
+        handle.write("]}\n")
+    size = path.stat().st_size
+    assert size > 50_000_000
+    code = PEAK_KB + (
+        "import sys\n"
+        "from kubelet_winnet.cli.input import read_source\n"
+        "base = peak_kb()\n"
+        "n = sum(1 for d in read_source(sys.argv[1]) if d.value['kind'] == 'Pod')\n"
+        "print(n, base, peak_kb())\n"
+    )
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=600, check=True)
+    del start
+    read_count, base_kb, peak_kb = map(int, done.stdout.split())
+    assert read_count == count
+    assert (peak_kb - base_kb) * 1024 < size / 5, (base_kb, peak_kb, size)
+
+
+def test_yaml_list_items_are_handed_over_as_they_are_read(tmp_path: Path) -> None:
+    """`kubectl get -o yaml` output: items before kind; the first item arrives before the
+    rest of the document is parsed (here: before a syntax error further down)."""
+    path = write(tmp_path, "l.yaml", (
+        "apiVersion: v1\nitems:\n- kind: Pod\n  spec:\n    hostNetwork: true\n"
+        "- kind: Pod\n  spec: {containers: [\n"
+    ))
+    reader = read_source(str(path))
+    first = next(reader)
+    assert isinstance(first, Document)
+    assert (first.item, first.line, first.line_of(("spec", "hostNetwork"))) == (0, 3, 5)
+    assert isinstance(next(reader), BadInput)
+
+
+def test_large_yaml_list_streams_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    count = 8_000
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write("apiVersion: v1\nitems:\n")
+        for index in range(count):
+            handle.write(f"- kind: Pod\n  metadata:\n    name: p{index}\n"
+                         f"    annotations: {{note: {'x' * 3000}}}\n"
+                         "  spec: {hostNetwork: true}\n")
+        handle.write("kind: List\n")
+    size = path.stat().st_size
+    code = PEAK_KB + (
+        "import sys\n"
+        "from kubelet_winnet.cli.input import read_source\n"
+        "base = peak_kb()\n"
+        "n = sum(1 for d in read_source(sys.argv[1]) if d.value.get('kind') == 'Pod')\n"
+        "print(n, base, peak_kb())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=600, check=True)
+    read_count, base_kb, peak_kb = map(int, done.stdout.split())
+    assert read_count == count
+    assert (peak_kb - base_kb) * 1024 < size / 4, (base_kb, peak_kb, size)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the key's text also inside a string value: still the real key's line
+    ('{"kind": "Pod",\n "metadata": {"annotations": {"a": "x \\"hostNetwork\\": true"}},\n'
+     ' "spec": {\n  "hostNetwork": true}}', 4),
+    # the key elsewhere, but not at the path: the nearest present parent
+    ('{"kind": "Pod",\n "metadata": {"labels": {"hostNetwork": "x"}},\n "spec": {}}', 3),
+    # twice at the path's level in different objects
+    ('{"items": [\n{"spec": {"hostNetwork": false}},\n{"spec": {\n"hostNetwork": true}}]}', 4),
+])
+def test_json_field_lines_are_exact(tmp_path: Path, text: str, expected: int) -> None:
+    found = [d for d in read(write(tmp_path, "x.json", text)) if isinstance(d, Document)]
+    assert found[-1].line_of(("spec", "hostNetwork")) == expected

@@ -1,0 +1,210 @@
+"""``kubelet-winnet matrix``: pod classes × kubelet 1.26-1.38 × WindowsHostNetwork state.
+
+Expected cells come from kubelet-rules.md, restated here as an oracle independent of the
+library: the timeline (1.26-1.32 alpha default true, sets namespace_options when enabled;
+1.33-1.37 deprecated, never sets it; 1.38 removed, setting it is
+``unrecognized feature gate: WindowsHostNetwork``) and generatePodSandboxWindowsConfig's
+steps 2, 3a, 3b, 6 in that precedence.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubelet_winnet.cli import main
+from tests.strategies import CORPUS, MINORS
+
+GATES = {"default": None, "on": True, "off": False}
+
+MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
+NEEDS_NETWORK = "hostNetwork is required if Pod contains HostProcess containers"
+POD_FALSE = (
+    "pod must not contain any HostProcess containers if Pod's WindowsOptions.HostProcess "
+    "is set to false"
+)
+UNRECOGNIZED = "unrecognized feature gate: WindowsHostNetwork"
+
+
+def expected_cell(minor: int, gate: bool | None, spec: dict[str, Any]) -> dict[str, Any]:
+    """The rules, restated: what kubelet 1.<minor> with the gate set to ``gate`` (None:
+    default) does with a pod spec."""
+    if minor >= 38 and gate is not None:
+        return {"outcome": "flag-error", "error": UNRECOGNIZED}
+    enabled = (True if gate is None else gate) if minor <= 32 else False
+    host_network = spec.get("hostNetwork") is True
+    pod_hp = spec.get("securityContext", {}).get("windowsOptions", {}).get("hostProcess")
+    flags = []
+    for container in spec.get("initContainers", []) + spec["containers"]:
+        own = container.get("securityContext", {}).get("windowsOptions", {}).get("hostProcess")
+        flags.append(own if own is not None else pod_hp is True)
+    if any(flags):
+        if not all(flags):
+            return {"outcome": "refused", "step": "3a", "error": MIXED}
+        if not host_network:
+            return {"outcome": "refused", "step": "3b", "error": NEEDS_NETWORK}
+        if pod_hp is False:
+            return {"outcome": "refused", "step": "6", "error": POD_FALSE}
+    return {
+        "outcome": "sent",
+        "network": ("NODE" if host_network else "POD") if enabled else None,
+        "hostProcess": any(flags),
+    }
+
+
+def run(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(["matrix", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_json_matrix_matches_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run("-o", "json", capsys=capsys)
+    assert (status, err) == (0, "")
+    document = json.loads(out)
+    from kubelet_winnet.cli.matrix import POD_CLASSES
+
+    assert [row["pod"] for row in document["rows"]] == [c.id for c in POD_CLASSES]
+    classes = {c.id: c for c in POD_CLASSES}
+    checked = 0
+    for row in document["rows"]:
+        spec = dict(classes[row["pod"]].manifest["spec"])
+        assert [(c["kubelet"], c["gates"]) for c in row["cells"]] == [
+            (f"1.{m}", g) for m in MINORS for g in GATES
+        ]
+        for cell in row["cells"]:
+            minor = int(cell["kubelet"].split(".")[1])
+            expected = expected_cell(minor, GATES[cell["gates"]], spec)
+            got = {k: cell.get(k) for k in expected}
+            assert got == expected, (row["pod"], cell["kubelet"], cell["gates"])
+            checked += 1
+    assert checked == 10 * 13 * 3
+
+
+def test_classes_cover_every_outcome(capsys: pytest.CaptureFixture[str]) -> None:
+    """The representative classes reach every step that can refuse and both modes."""
+    _, out, _ = run("-o", "json", capsys=capsys)
+    seen = {
+        (c["outcome"], c.get("step"), c.get("network"), c.get("hostProcess"))
+        for row in json.loads(out)["rows"] for c in row["cells"]
+    }
+    for wanted in [("refused", "3a"), ("refused", "3b"), ("refused", "6")]:
+        assert any(s[:2] == wanted for s in seen)
+    for network in ("POD", "NODE", None):
+        for host_process in (False, True):
+            if network == "POD" and host_process:
+                continue  # HostProcess needs hostNetwork, so never POD
+            assert ("sent", None, network, host_process) in seen
+    assert any(s[0] == "flag-error" for s in seen)
+
+
+def test_json_config_is_the_wire_form(capsys: pytest.CaptureFixture[str]) -> None:
+    """cri-and-hcn.md: namespace_options {network: POD} is present (proto3 JSON ``{}``)."""
+    _, out, _ = run("-o", "json", capsys=capsys)
+    rows = {row["pod"]: row for row in json.loads(out)["rows"]}
+    cells = {(c["kubelet"], c["gates"]): c for c in rows["plain"]["cells"]}
+    assert cells["1.32", "default"]["windowsPodSandboxConfig"] == {
+        "securityContext": {"namespaceOptions": {}}
+    }
+    assert cells["1.33", "on"]["windowsPodSandboxConfig"] == {"securityContext": {}}
+    host = {(c["kubelet"], c["gates"]): c for c in rows["plain-host-network"]["cells"]}
+    assert host["1.26", "on"]["windowsPodSandboxConfig"] == {
+        "securityContext": {"namespaceOptions": {"network": "NODE"}}
+    }
+
+
+def test_markdown_merges_versions_where_the_timeline_changes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys=capsys)
+    assert status == 0
+    headers = [line for line in out.splitlines() if line.startswith("| pod |")]
+    # default: the answer changes only at 1.33 (PR #130250); "on": also at 1.38 where the
+    # gate is unrecognized; "off": only at 1.38.
+    assert headers == [
+        "| pod | kubelet 1.26–1.32 | kubelet 1.33–1.38 |",
+        "| pod | kubelet 1.26–1.32 | kubelet 1.33–1.37 | kubelet 1.38 |",
+        "| pod | kubelet 1.26–1.37 | kubelet 1.38 |",
+    ]
+    assert "| no HostProcess, hostNetwork: true | network NODE | no namespace_options |" in out
+    assert f"`{UNRECOGNIZED}`" in out and f"`{POD_FALSE}`" in out
+
+
+def _corpus_spec(name: str) -> dict[str, Any]:
+    import yaml
+
+    for document in yaml.safe_load_all((CORPUS / name).read_text(encoding="utf-8")):
+        if document and document.get("kind") in ("Pod", "DaemonSet", "Deployment"):
+            spec = document["spec"]
+            return dict(spec["template"]["spec"] if "template" in spec else spec)
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "17-calico-winfv-porter-pod.yaml",
+        "01-swt-calico-node-windows-hostprocess.yaml",
+        "28-kyverno-disallow-host-process-pod-bad.yaml",
+    ],
+)
+def test_pod_file_rows_match_the_rules(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if not (CORPUS / name).exists():
+        pytest.fail(f"corpus file missing: {name}")
+    status, out, err = run("--pod", str(CORPUS / name), "-o", "json", capsys=capsys)
+    assert status == 0, err
+    rows = json.loads(out)["rows"]
+    assert rows
+    spec = _corpus_spec(name)
+    for cell in rows[0]["cells"]:
+        minor = int(cell["kubelet"].split(".")[1])
+        expected = expected_cell(minor, GATES[cell["gates"]], spec)
+        assert {k: cell.get(k) for k in expected} == expected, (cell["kubelet"], cell["gates"])
+
+
+def test_pod_file_markdown_names_the_pod(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(
+        "kind: Pod\nmetadata: {name: 'a|b', namespace: web}\n"
+        "spec: {hostNetwork: true, containers: [{name: c, image: i}]}\n",
+        encoding="utf-8",
+    )
+    status, out, _ = run("--pod", str(manifest), capsys=capsys)
+    assert status == 0
+    assert "| Pod/web/a\\|b (" in out
+    assert "| network NODE | no namespace_options |" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"kind: Pod\nspec: {hostNetwork: 'true', containers: []}\n", "spec.hostNetwork"),
+        (b"kind: Pod\nmetadata: {name: \xc3\x28}\n", "not valid UTF-8"),
+        (b"kind: ConfigMap\ndata: {}\n", "no pod in"),
+    ],
+)
+def test_bad_pod_file_is_one_line_and_status_2(
+    tmp_path: Path, content: bytes, needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(content)
+    status, out, err = run("--pod", str(path), capsys=capsys)
+    assert status == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1 and needle in err, err
+    assert "Traceback" not in err
+
+
+def test_console_script_runs_matrix() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kubelet_winnet.cli", "matrix", "-o", "json"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(result.stdout)["rows"]) == 10

@@ -1,0 +1,351 @@
+"""``kubelet-winnet run --dry-run`` over the corpus and hand-written manifests, flag and
+input errors, and ``run`` against unreachable runtimes. The real run against containerd
+is in tests/cri/test_containerd.py.
+
+Expected values come from the manifests (names, container order, hostNetwork) and the
+kubelet rules (init containers first; hostNetwork: no hostname, NODE), not from running
+the library.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from google.protobuf import json_format
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet.cli import main
+from tests.strategies import CORPUS, WORKLOAD_KINDS, spec_of
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _pod_docs(path: Path) -> list[dict[str, Any]]:
+    return [
+        d for d in yaml.safe_load_all(path.read_text(encoding="utf-8"))
+        if isinstance(d, dict) and (d.get("kind") == "Pod" or d.get("kind") in WORKLOAD_KINDS)
+    ]
+
+
+def _pinned_to_linux(doc: dict[str, Any]) -> bool:
+    spec = spec_of(doc)
+    selector = spec.get("nodeSelector") or {}
+    return selector.get("kubernetes.io/os") == "linux" or (spec.get("os") or {}).get(
+        "name"
+    ) == "linux"
+
+
+def _container_names(doc: dict[str, Any]) -> list[str]:
+    spec = spec_of(doc)
+    return [c["name"] for key in ("initContainers", "containers") for c in spec.get(key) or []]
+
+
+def _write(path: Path, *docs: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump_all(list(docs)), encoding="utf-8")
+    return path
+
+
+def _pod(name: str, *, host_network: bool = False, **extra: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "initContainers": [{"name": "init", "image": "img:1"}],
+        "containers": [{"name": "app", "image": "img:1"}, {"name": "side", "image": "img:1"}],
+        **extra,
+    }
+    if host_network:
+        spec["hostNetwork"] = True
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns1", "uid": f"uid-{name}"}, "spec": spec}
+
+
+# --- --dry-run over the corpus --------------------------------------------------------------
+
+
+def test_dry_run_over_the_whole_corpus(capsys: pytest.CaptureFixture[str]) -> None:
+    files = sorted(CORPUS.glob("*.yaml"))
+    code, out, err = run(capsys, "--dry-run", *map(str, files))
+    records = json.loads(out)
+    # A Linux-pinned pod never reaches a Windows kubelet: run skips it, as translate does.
+    docs = [doc for path in files for doc in _pod_docs(path) if not _pinned_to_linux(doc)]
+    assert len(records) == len(docs) == 60
+    # Five pods the kubelet refuses (test_corpus.REFUSED) and two containers whose
+    # ConfigMap is not in their file: exit 1, everything else built.
+    assert code == 1, err
+    assert sum(r.get("error", "").startswith("Failed to create pod sandbox") for r in records) == 5
+    assert sum("CreateContainerConfigError" in r.get("error", "") for r in records) == 2
+    assert not any("invalid" in r for r in records)
+    for record, doc in zip(records, docs, strict=True):
+        if "runPodSandbox" not in record:
+            continue
+        request = json_format.ParseDict(record["runPodSandbox"], api_pb2.RunPodSandboxRequest())
+        metadata = doc.get("metadata") or {}
+        assert request.config.metadata.name == metadata.get("name")
+        spec = spec_of(doc)
+        if spec.get("hostNetwork") is True:
+            assert request.config.hostname == ""
+            assert request.config.linux.security_context.namespace_options.network == (
+                api_pb2.NODE
+            )
+        creates = [
+            json_format.ParseDict(c, api_pb2.CreateContainerRequest())
+            for c in record["createContainer"]
+        ]
+        names = [c.config.metadata.name for c in creates]
+        if "error" not in record:
+            assert names == _container_names(doc)  # init containers first, spec order
+        for create in creates:
+            assert create.pod_sandbox_id == ""
+            assert create.sandbox_config == request.config
+
+
+def test_dry_run_of_accepted_pods_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    path = CORPUS / "08-k8s-website-run-as-username-container.yaml"
+    code, out, _ = run(capsys, "--dry-run", str(path))
+    assert code == 0
+    assert all("error" not in r for r in json.loads(out))
+
+
+def test_dry_run_of_a_hand_written_pod(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "p.yaml", _pod("web", host_network=True),
+                  {"kind": "ConfigMap", "metadata": {"name": "other"}})
+    code, out, _ = run(capsys, "--dry-run", "--kubelet-version", "1.33", str(path))
+    assert code == 0
+    [record] = json.loads(out)
+    assert record["source"] == f"{path}#1"
+    request = json_format.ParseDict(record["runPodSandbox"], api_pb2.RunPodSandboxRequest())
+    assert request.config.metadata.uid == "uid-web"
+    # 1.33 never sets the Windows namespace option (kubelet-rules.md timeline).
+    assert not request.config.windows.security_context.HasField("namespace_options")
+    assert [c["config"]["metadata"]["name"] for c in record["createContainer"]] == [
+        "init", "app", "side"
+    ]
+
+
+def test_feature_gate_reaches_the_request(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "p.yaml", _pod("web", host_network=True))
+    _, on, _ = run(capsys, "--dry-run", "--kubelet-version", "1.32", str(path))
+    _, off, _ = run(capsys, "--dry-run", "--kubelet-version", "1.32",
+                    "--feature-gates", "WindowsHostNetwork=false", str(path))
+    windows = [json.loads(o)[0]["runPodSandbox"]["config"]["windows"]["securityContext"]
+               for o in (on, off)]
+    assert windows[0].get("namespaceOptions") == {"network": "NODE"}
+    assert "namespaceOptions" not in windows[1]
+
+
+def test_config_maps_and_secrets_of_the_same_file_feed_env(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pod = _pod("web")
+    pod["spec"]["containers"][0]["env"] = [
+        {"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "a"}}},
+        {"name": "B", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "b"}}},
+        {"name": "C", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "c"}}},
+    ]
+    path = _write(
+        tmp_path / "p.yaml", pod,
+        {"kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "ns1"}, "data": {"a": "1"}},
+        {"kind": "Secret", "metadata": {"name": "sec", "namespace": "ns1"},
+         "data": {"b": base64.b64encode("zwei ü".encode()).decode()}, "stringData": {"c": "3"}},
+    )
+    code, out, err = run(capsys, "--dry-run", str(path))
+    assert code == 0, err
+    app = json.loads(out)[0]["createContainer"][1]["config"]
+    assert app["envs"] == [{"key": "A", "value": "1"}, {"key": "B", "value": "zwei ü"},
+                           {"key": "C", "value": "3"}]
+
+
+def test_config_map_of_another_namespace_is_not_found(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pod = _pod("web")
+    pod["spec"]["containers"][0]["env"] = [
+        {"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "a"}}}
+    ]
+    path = _write(tmp_path / "p.yaml", pod,
+                  {"kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"a": "1"}})
+    code, out, _ = run(capsys, "--dry-run", str(path))
+    assert code == 1
+    assert json.loads(out)[0]["error"] == (
+        'container app: CreateContainerConfigError: configmaps "cm" not found'
+    )
+
+
+def test_node_config_applies(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    node = tmp_path / "node.yaml"
+    node.write_text("nodeName: n7\npodLogsDir: D:\\logs\nclusterDns: [10.0.0.10]\n",
+                    encoding="utf-16")
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, out, err = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    assert code == 0, err
+    config = json.loads(out)[0]["runPodSandbox"]["config"]
+    assert config["logDirectory"] == "D:\\logs\\ns1_web_uid-web"
+    assert config["dnsConfig"]["servers"] == ["10.0.0.10"]
+
+
+def test_stdin_is_read_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    text = yaml.safe_dump_all([_pod("a"), _pod("b")])
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, _ = run(capsys, "--dry-run", "-")
+    assert code == 0
+    assert [r["source"] for r in json.loads(out)] == ["<stdin>#1", "<stdin>#2"]
+
+
+# --- usage and input errors: exit 2 ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["p.yaml"], "--runtime-endpoint is required unless --dry-run"),
+        (["--dry-run", "--cleanup", "p.yaml"], "--cleanup needs a runtime"),
+        (["--dry-run", "--kubelet-version", "1.25", "p.yaml"], "kubelet version"),
+        (["--dry-run", "--feature-gates", "WindowsHostNetwork=maybe", "p.yaml"],
+         'strconv.ParseBool: parsing "maybe": invalid syntax'),
+        (["--dry-run", "missing.yaml"], "missing.yaml"),
+        (["--runtime-endpoint", "tcp://127.0.0.1:1", "p.yaml"], "unsupported scheme 'tcp'"),
+        (["--runtime-endpoint", "unix://relative.sock", "p.yaml"], "must be absolute"),
+    ],
+)
+def test_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    argv: list[str], message: str,
+) -> None:
+    _write(tmp_path / "p.yaml", _pod("web"))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err
+    assert err.startswith("kubelet-winnet: ")
+    assert "Traceback" not in err
+
+
+_ALIAS_BOMB = b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n".encode()
+    for i in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "flags", "message"),
+    [
+        (b"nodeName: [1, 2\n", [], "node.yaml:2: document 1: not valid YAML"),
+        (b"- a\n- b\n", [], "document is an array, not an object"),
+        (b"nodeName: a\n---\nnodeName: b\n", [], "expected one mapping of NodeContext "
+         "fields, found 2 objects"),
+        (b"nodeName: a\nnodeName: b\n", [], "duplicate key"),
+        (_ALIAS_BOMB, [], "--max-alias-nodes"),
+        (b"noSuchField: 1\n", [], "node.noSuchField"),
+        (b"clusterDns: [not-an-ip]\n", [], "cluster_dns[0]: expected an IP address"),
+        (b"nodeName: 5\n", [], "node_name: expected a string, got int"),
+        (b"\xff\xfe\x00\xd8", [], "not valid UTF-16"),
+        (b"nodeName: \xff\n", [], "not valid UTF-8 (byte 0xff)"),
+        (b"nodeName: " + b"a" * 2000 + b"\n", ["--max-bytes", "1000"], "--max-bytes"),
+        (b"", [], "node.yaml"),
+    ],
+)
+def test_bad_node_config_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, flags: list[str],
+    message: str,
+) -> None:
+    node = tmp_path / "node.yaml"
+    node.write_bytes(content)
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, out, err = run(capsys, "--dry-run", *flags, "--node-config", str(node), str(path))
+    assert code == 2
+    assert out == ""  # nothing is built from a node that cannot be read
+    (line,) = err.splitlines()
+    assert line.startswith("kubelet-winnet: error: --node-config ")
+    assert message in line
+    assert len(line) < 1000
+
+
+def test_node_config_in_utf16_with_bom(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """What Windows PowerShell 5's `>` writes."""
+    node = tmp_path / "node.yaml"
+    node.write_bytes("nodeName: win-1\nclusterDns: [10.0.0.10]\n".encode("utf-16"))
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, out, _ = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    assert code == 0
+    [record] = json.loads(out)
+    assert record["runPodSandbox"]["config"]["dnsConfig"]["servers"] == ["10.0.0.10"]
+
+
+def test_bad_secret_data_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _write(tmp_path / "p.yaml", _pod("web"),
+                  {"kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "not base64!"}})
+    code, _, err = run(capsys, "--dry-run", str(path))
+    assert code == 2
+    assert f"{path}#2: data.k: not base64 of UTF-8 text" in err
+
+
+def test_malformed_pod_is_reported_invalid(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pod = _pod("web")
+    pod["spec"]["hostNetwork"] = "true"
+    path = _write(tmp_path / "p.yaml", pod, _pod("ok"))
+    code, out, _ = run(capsys, "--dry-run", str(path))
+    assert code == 2
+    records = json.loads(out)
+    assert "spec.hostNetwork" in records[0]["invalid"]
+    assert "runPodSandbox" in records[1]
+
+
+# --- an unreachable runtime ---------------------------------------------------------------------
+
+
+def test_unreachable_runtime_is_reported_per_pod(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, out, _ = run(capsys, "--runtime-endpoint", f"unix://{tmp_path}/none.sock", str(path))
+    assert code == 1
+    assert "error: /runtime.v1.RuntimeService/RunPodSandbox: UNAVAILABLE" in out
+
+
+def test_refused_pod_is_not_sent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pod = _pod("web", securityContext={"windowsOptions": {"hostProcess": True}})
+    path = _write(tmp_path / "p.yaml", pod)
+    # No server behind the socket: a refused pod must not even try to connect.
+    code, out, _ = run(capsys, "--runtime-endpoint", f"unix://{tmp_path}/none.sock", str(path))
+    assert code == 1
+    assert "error: Failed to create pod sandbox: hostNetwork is required if Pod contains " \
+        "HostProcess containers" in out
+    assert "UNAVAILABLE" not in out
+
+
+def test_closed_pipe_is_not_a_traceback() -> None:
+    """`kubelet-winnet run --dry-run corpus/*.yaml | head -c 10`."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run",
+         *map(str, sorted(CORPUS.glob("*.yaml")))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(4) == b"[\n{\n"
+    process.stdout.close()
+    err = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(60) == 141  # 128 + SIGPIPE: stopped quietly, not a success
+    assert b"Traceback" not in err

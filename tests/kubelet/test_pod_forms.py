@@ -1,0 +1,190 @@
+"""One reader for every input form (issue 7 item 2): a pod given as a manifest mapping, as
+attribute objects (``SimpleNamespace``) or as ``kubernetes.client`` objects gives the same
+config, or the same refusal, or ``InvalidPodError`` with the same ``.field``.
+
+Issue 2, input: "All forms give identical results."
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from kubelet_winnet import (
+    InvalidArgumentError,
+    InvalidPodError,
+    SandboxConfigError,
+    windows_container_security_context,
+    windows_sandbox_config,
+)
+from kubelet_winnet._kubelet.pod import (
+    ObjectView,
+    get_bool,
+    get_int,
+    get_object,
+    get_objects,
+    get_str,
+    get_str_map,
+    pod_template,
+)
+from tests.strategies import (
+    WORKLOAD_KINDS,
+    Malformed,
+    as_client_object,
+    as_namespace,
+    json_junk,
+    malformed_manifests,
+    pod_manifests,
+    wrap,
+)
+
+client = pytest.importorskip("kubernetes.client", reason="test extra not installed")
+
+
+def outcome(pod: object, version: str = "1.32") -> tuple[str, object]:
+    try:
+        return ("sent", windows_sandbox_config(pod, kubelet_version=version).SerializeToString())
+    except SandboxConfigError as exc:
+        return ("refused", str(exc))
+    except InvalidPodError as exc:
+        return ("invalid", exc.field)
+    except InvalidArgumentError as exc:
+        return ("argument", exc.argument)
+
+
+def _forms(manifest: Any) -> list[tuple[str, object]]:
+    forms: list[tuple[str, object]] = [("namespace", as_namespace(manifest))]
+    if isinstance(manifest, dict):
+        obj = as_client_object(manifest)
+        if obj is not None:
+            forms.append(("client", obj))
+    return forms
+
+
+@given(manifest=pod_manifests(), kind=st.sampled_from([None, *WORKLOAD_KINDS]),
+       version=st.sampled_from(["1.26", "1.32", "1.33", "1.38"]))
+def test_valid_pods_read_alike_in_every_form(
+    manifest: dict[str, Any], kind: str | None, version: str
+) -> None:
+    document = manifest if kind is None else wrap(kind, manifest)
+    expected = outcome(document, version)
+    assert expected[0] in ("sent", "refused")
+    for label, form in _forms(document):
+        assert outcome(form, version) == expected, label
+
+
+@given(case=malformed_manifests())
+@example(case=Malformed({"kind": "Pod", "spec": "nonsense"}, "spec", "nonsense"))
+@example(case=Malformed({"spec": {"securityContext": 5}}, "spec.securityContext", 5))
+@example(case=Malformed({"spec": {"containers": [b"x"]}}, "spec.containers[0]", b"x"))
+def test_malformed_pods_fail_alike_in_every_form(case: Malformed) -> None:
+    """The same bad value names the same JSON path whichever form carries it (the
+    attribute path once accepted ``spec="nonsense"`` and ``containers=[b"x"]``)."""
+    expected = outcome(case.manifest)
+    assert expected == ("invalid", case.field)
+    for label, form in _forms(case.manifest):
+        assert outcome(form) == expected, label
+
+
+@given(value=json_junk())
+def test_junk_reads_alike_as_mapping_and_namespace(value: Any) -> None:
+    expected = outcome(value)
+    assert outcome(as_namespace(value)) == expected
+
+
+@pytest.mark.parametrize(
+    ("obj", "kind"),
+    [(client.V1Service(), "Service"), (client.V1Node(), "Node"),
+     (client.V1Namespace(), "Namespace"), (client.V1ConfigMap(), "ConfigMap")],
+)
+def test_client_objects_that_are_not_pods_name_their_kind(obj: object, kind: str) -> None:
+    with pytest.raises(InvalidPodError) as info:
+        windows_sandbox_config(obj)
+    assert info.value.field == "kind"
+    assert f'"{kind}"' in str(info.value)
+
+
+def test_pod_template_spec_is_read_as_a_pod() -> None:
+    template = client.V1PodTemplateSpec(
+        spec=client.V1PodSpec(host_network=True, containers=[client.V1Container(name="c")])
+    )
+    assert windows_sandbox_config(template) == windows_sandbox_config(
+        {"spec": {"hostNetwork": True, "containers": [{"name": "c"}]}}
+    )
+
+
+# --- pod_template and the typed getters (the reader other modules build on) --------------
+
+
+@pytest.mark.parametrize("kind", sorted(WORKLOAD_KINDS))
+def test_pod_template_of_every_workload_in_every_form(kind: str) -> None:
+    manifest = wrap(kind, {"spec": {"containers": [{"name": "c"}]}})
+    expected_at = "".join(f"{key}." for key in WORKLOAD_KINDS[kind])
+    for form in (manifest, as_namespace(manifest), as_client_object(manifest)):
+        template, at = pod_template(form)
+        assert at == expected_at
+        spec = get_object(template, "spec", at)
+        assert spec is not None
+        ((container, container_at),) = get_objects(spec, "containers", f"{at}spec.")
+        assert get_str(container, "name", container_at) == "c"
+        assert container_at == f"{at}spec.containers[0]."
+        assert get_str_map(template["metadata"], "labels", f"{at}metadata.") == {"app": "x"}
+
+
+def test_getters_name_full_paths() -> None:
+    spec = {"hostNetwork": "true", "priority": 10**30, "nodeSelector": {"a": 1}}
+    with pytest.raises(InvalidPodError, match=r"^spec\.template\.spec\.hostNetwork: "):
+        get_bool(spec, "hostNetwork", "spec.template.spec.")
+    with pytest.raises(InvalidPodError) as info:
+        get_int(spec, "priority", "spec.", maximum=2**31 - 1)
+    assert info.value.field == "spec.priority"
+    assert len(str(info.value)) < 200
+    with pytest.raises(InvalidPodError) as info:
+        get_str_map(spec, "nodeSelector", "spec.")
+    assert info.value.field == 'spec.nodeSelector["a"]'
+
+
+def test_view_is_a_read_only_camel_case_mapping() -> None:
+    pod = client.V1Pod(spec=client.V1PodSpec(host_network=True, containers=[]))
+    view = ObjectView(pod)
+    assert view["spec"]["hostNetwork"] is True
+    assert "status" not in view  # None is absent
+    assert "spec" in set(view)
+    assert view.get("host_network") is None  # snake_case is not a manifest key
+    assert not hasattr(view, "__setitem__")
+
+
+class _Raises:
+    def __getattr__(self, name: str) -> Any:
+        raise KeyError(name)
+
+
+def test_attribute_that_raises_names_its_path() -> None:
+    pod = SimpleNamespace(spec=SimpleNamespace(security_context=_RaisesOnWindows()))
+    with pytest.raises(InvalidPodError) as info:
+        windows_sandbox_config(pod)
+    assert info.value.field == "spec.securityContext.windowsOptions"
+
+
+class _RaisesOnWindows:
+    @property
+    def windows_options(self) -> Any:
+        raise RuntimeError("boom")
+
+
+def test_object_whose_getattr_raises_key_error() -> None:
+    with pytest.raises(InvalidPodError) as info:
+        windows_sandbox_config(SimpleNamespace(spec=_Raises()))
+    assert info.value.field.startswith("spec.")
+
+
+def test_container_lookup_is_the_same_in_every_form() -> None:
+    manifest = {"spec": {"containers": [{"name": "a", "securityContext": {
+        "windowsOptions": {"runAsUserName": "u"}}}]}}
+    expected = windows_container_security_context(manifest, "a")
+    for _, form in _forms(manifest):
+        assert windows_container_security_context(form, "a") == expected

@@ -90,7 +90,12 @@ def _socket_path(endpoint: object) -> str:
 def _timeout(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidArgumentError("timeout", "seconds as a positive number", type_name(value))
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int past float's range
+        raise InvalidArgumentError(
+            "timeout", "seconds as a positive number", "a number too large for a float"
+        ) from None
     if not (math.isfinite(seconds) and seconds > 0):
         raise InvalidArgumentError("timeout", "seconds as a positive number", "not positive")
     return seconds
@@ -99,6 +104,13 @@ def _timeout(value: object) -> float:
 def _text(argument: str, value: object) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError(argument, "a str", type_name(value))
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a runtime.v1 string must be UTF-8
+            raise InvalidArgumentError(
+                argument, "valid Unicode", "a str with a lone surrogate"
+            ) from None
     return value
 
 
@@ -328,7 +340,7 @@ class RuntimeClient:
         not have it (not an error)."""
         request = api_pb2.ImageStatusRequest(verbose=_flag("verbose", verbose))
         if isinstance(image, str):
-            request.image.image = image
+            request.image.image = _text("image", image)
         else:
             request.image.CopyFrom(_message("image", image, api_pb2.ImageSpec))
         return self._call(_IMAGE + "ImageStatus", request, api_pb2.ImageStatusResponse)

@@ -12,14 +12,15 @@ environment variables) is listed in docs/requests.md.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._kubelet.messages import container_security_context_message
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
-from kubelet_winnet._kubelet.pod import is_utf8
+from kubelet_winnet._kubelet.pod import is_utf8, pod_facts
 from kubelet_winnet._kubelet.podview import (
     PodView,
     get_bool,
@@ -30,9 +31,11 @@ from kubelet_winnet._kubelet.podview import (
     get_str_map,
     get_strings,
     not_utf8_error,
+    view_pod,
 )
 from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._kubelet.quantity import milli_value, parse_quantity, value
+from kubelet_winnet._kubelet.rules import ContainerFacts, PodFacts, decide_container
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
@@ -42,8 +45,8 @@ from kubelet_winnet._kubelet.sandbox_config import (
     check_node,
     echo,
     pod_identity_of,
+    runtime_handler,
 )
-from kubelet_winnet._kubelet.translate import windows_container_security_context
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = [
@@ -68,23 +71,46 @@ TERMINATION_GRACE_ANNOTATION = "io.kubernetes.pod.terminationGracePeriod"
 _KINDS = ("initContainers", "containers", "ephemeralContainers")
 _MAX_ENV = 10_000
 _ERROR_RULE = "container"
+_INT64_MAX = 2**63 - 1
+
+# $(VAR) expansion bounds, in UTF-8 bytes (docs/requests.md, "Environment"). The kubelet
+# has none: 29 variables each "$(V{i-1})$(V{i-1})" would ask it for a 512 MiB value.
+# One value: far beyond the 32,767 characters Windows lets an environment variable hold.
+MAX_EXPANDED_VALUE = 1 << 20
+# One container (every env value, command and args): containerd's default gRPC receive
+# limit (defaults.DefaultMaxRecvMsgSize = 16 << 20), which is also what
+# kubelet_winnet.cri.RuntimeClient sends at most; a larger CreateContainer cannot arrive.
+MAX_EXPANDED_CONTAINER = 16 << 20
 
 
 # --- $(VAR) expansion (third_party/forked/golang/expansion/expand.go) ----------------
 
 
-def expand(text: str, *sources: Mapping[str, str]) -> str:
+class ExpansionTooLarge(Exception):
+    """Internal: an expansion passed its bound (the caller names the field)."""
+
+
+def utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def expand(text: str, *sources: Mapping[str, str], limit: int | None = None) -> str:
     """Replace ``$(NAME)`` by the first source defining it (left as is otherwise);
-    ``$$`` is a literal ``$``; an unterminated ``$(`` is kept."""
+    ``$$`` is a literal ``$``; an unterminated ``$(`` is kept. With ``limit``, raises
+    ``ExpansionTooLarge`` as soon as the result would pass ``limit`` UTF-8 bytes."""
     if "$" not in text:
+        if limit is not None and utf8_len(text) > limit:
+            raise ExpansionTooLarge
         return text
     out: list[str] = []
+    size = 0  # bytes in out, counted only with a limit
     checkpoint = 0
     cursor = 0
     length = len(text)
     while cursor < length:
         if text[cursor] == "$" and cursor + 1 < length:
-            out.append(text[checkpoint:cursor])
+            piece = text[checkpoint:cursor]
+            out.append(piece)
             following = text[cursor + 1]
             if following == "$":
                 out.append("$")
@@ -106,11 +132,62 @@ def expand(text: str, *sources: Mapping[str, str]) -> str:
             else:
                 out.append("$" + following)
                 advance = 1
+            if limit is not None:
+                size += utf8_len(piece) + utf8_len(out[-1])
+                if size > limit:
+                    raise ExpansionTooLarge
             cursor += advance
             checkpoint = cursor + 1
         cursor += 1
     out.append(text[checkpoint:])
+    if limit is not None and size + utf8_len(out[-1]) > limit:
+        raise ExpansionTooLarge
     return "".join(out)
+
+
+class _Budget:
+    """The bytes of expanded values one container may still hold."""
+
+    __slots__ = ("container", "left", "sizes")
+
+    def __init__(self, container: str) -> None:
+        self.container = container
+        self.left = MAX_EXPANDED_CONTAINER
+        self.sizes: dict[str, int] = {}  # env name -> bytes its value holds now
+
+    def limit(self) -> int:
+        return min(MAX_EXPANDED_VALUE, self.left)
+
+    def refuse(self, field: str, what: str) -> InvalidPodError:
+        if self.left < MAX_EXPANDED_VALUE:
+            return InvalidPodError(
+                field,
+                f"{what}: the environment, command and args of container "
+                f"{quoted(self.container)} would pass {MAX_EXPANDED_CONTAINER} bytes after "
+                "$(VAR) expansion; kubelet-winnet refuses such a container (docs/requests.md)",
+            )
+        return InvalidPodError(
+            field,
+            f"{what} expands to more than {MAX_EXPANDED_VALUE} bytes through $(VAR) "
+            "references; kubelet-winnet refuses such a value (docs/requests.md)",
+        )
+
+    def set(self, name: str, value: str, field: str) -> None:
+        """Account for env ``name`` holding ``value`` (replacing its old value)."""
+        size = utf8_len(value)
+        freed = self.sizes.get(name, 0)
+        if size > MAX_EXPANDED_VALUE or size - freed > self.left:
+            raise self.refuse(field, f"variable {quoted(name)}")
+        self.left -= size - freed
+        self.sizes[name] = size
+
+    def expand(self, text: str, env: Mapping[str, str], field: str, what: str) -> str:
+        try:
+            value = expand(text, env, limit=self.limit())
+        except ExpansionTooLarge:
+            raise self.refuse(field, what) from None
+        self.left -= utf8_len(value)
+        return value
 
 
 # --- resources ------------------------------------------------------------------------
@@ -170,7 +247,15 @@ def windows_resources(
         resources.cpu_maximum = calculate_cpu_maximum(milli_value(cpu), node.processor_count)
     memory = limits.get("memory")
     if memory:
-        resources.memory_limit_in_bytes = value(memory)
+        amount = value(memory)
+        if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
+            # memory_limit_in_bytes is an int64, as is the Quantity.Value() it comes from.
+            raise InvalidPodError(
+                f"{at}resources.limits.memory",
+                f"a limit of {amount} bytes does not fit the request's int64 "
+                f"memory_limit_in_bytes (at most {_INT64_MAX})",
+            )
+        resources.memory_limit_in_bytes = amount
     return resources
 
 
@@ -237,12 +322,13 @@ def _field_value(
 
 
 def _resource_value(
-    selector: Mapping[str, Any], where: str, view: PodView, container: Mapping[str, Any],
+    selector: Mapping[str, Any], where: str, container: Mapping[str, Any],
     container_at: str, node: NodeContext,
+    find: Callable[[str], tuple[Mapping[str, Any], str, str] | None],
 ) -> str:
     target = get_str(selector, "containerName", where)
     if target:
-        found = _find_container(view, target)
+        found = find(target)
         if found is None:
             raise SandboxConfigError(
                 f"container {echo(target)} not found", _ERROR_RULE
@@ -317,10 +403,17 @@ def environment(
     config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None,
     pod_ips: tuple[str, ...],
+    budget: _Budget | None = None,
+    find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
 ) -> dict[str, str]:
     """Name -> value in the order the kubelet first defines each name (its own order,
-    a Go map walk, is unspecified). Service variables are not modelled."""
+    a Go map walk, is unspecified). Service variables are not modelled. ``budget``
+    bounds the values' bytes (``InvalidPodError`` naming the variable past it)."""
     _, namespace, _ = pod_identity_of(view)
+    if budget is None:
+        budget = _Budget(get_str(container, "name", at))
+    if find is None:
+        find = ContainerBuilder(view, node, 0).find
     env: dict[str, str] = {}
     for index, source in enumerate(get_objects(container, "envFrom", at)):
         where = f"{at}envFrom[{index}]."
@@ -342,7 +435,9 @@ def environment(
             for data_key in data:
                 if type(data_key) is not str or not is_utf8(data_key):
                     raise InvalidArgumentError(argument, "str keys", type_name(data_key))
-                env[prefix + data_key] = _data_value(data, data_key, argument)
+                item = _data_value(data, data_key, argument)
+                budget.set(prefix + data_key, item, f"{where}{key}")
+                env[prefix + data_key] = item
             break
     for index, variable in enumerate(get_objects(container, "env", at)):
         if index >= _MAX_ENV:
@@ -352,7 +447,10 @@ def environment(
         runtime_value = get_str(variable, "value", where)
         value_from = get_map(variable, "valueFrom", where)
         if runtime_value:
-            runtime_value = expand(runtime_value, env)
+            try:
+                runtime_value = expand(runtime_value, env, limit=budget.limit())
+            except ExpansionTooLarge:
+                raise budget.refuse(f"{where}value", f"variable {quoted(name)}") from None
         elif value_from is not None:
             here = f"{where}valueFrom."
             field = get_map(value_from, "fieldRef", here)
@@ -363,7 +461,7 @@ def environment(
                 runtime_value = _field_value(field, f"{here}fieldRef.", view, node, pod_ips)
             elif resource is not None:
                 runtime_value = _resource_value(
-                    resource, f"{here}resourceFieldRef.", view, container, at, node
+                    resource, f"{here}resourceFieldRef.", container, at, node, find
                 )
             elif cm_ref is not None or secret_ref is not None:
                 kind, ref, key_name, store, argument = (
@@ -391,21 +489,12 @@ def environment(
                         _ERROR_RULE,
                     )
                 runtime_value = _data_value(data, key, argument)
+        budget.set(name, runtime_value, f"{where}value")
         env[name] = runtime_value
     return env
 
 
 # --- the whole config -------------------------------------------------------------------
-
-
-def _find_container(view: PodView, name: str) -> tuple[Mapping[str, Any], str, str] | None:
-    at = view.at("spec.")
-    for kind in _KINDS:
-        for index, container in enumerate(get_objects(view.spec, kind, at)):
-            where = f"{at}{kind}[{index}]."
-            if get_str(container, "name", where) == name:
-                return container, where, kind
-    return None
 
 
 def _go_json(data: Any) -> str:
@@ -503,95 +592,142 @@ def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool)
     return _go_json(ports)
 
 
-def build_container_config(
-    view: PodView, container_name: str, node: NodeContext, attempt: int, minor: int,
-    image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
-    feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
-    secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
-) -> api_pb2.ContainerConfig:
-    try:
-        return _build_container_config(
-            view, container_name, node, attempt, minor, image_ref, image_username, pod,
-            kubelet_version, feature_gates, config_maps, secrets, pod_ips,
-        )
-    except UnicodeEncodeError:  # protobuf strings must be UTF-8
-        raise not_utf8_error(view) from None
+class ContainerBuilder:
+    """The container configs of one pod, its containers located and their rule facts
+    read once: building every container's config costs each container once (``run``
+    builds them all), not once per container."""
 
+    def __init__(self, view: PodView, node: NodeContext, minor: int) -> None:
+        self.view = view
+        self.node = node
+        self.minor = minor
+        self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
+        self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
 
-def _build_container_config(
-    view: PodView, container_name: str, node: NodeContext, attempt: int, minor: int,
-    image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
-    feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
-    secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
-) -> api_pb2.ContainerConfig:
-    found = _find_container(view, container_name)
-    if found is None:
-        raise InvalidPodError(
-            view.at("spec"),
-            f"no container named {quoted(container_name)} in initContainers, containers or "
-            "ephemeralContainers",
+    def names(self) -> list[str]:
+        """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
+        at = self.view.at("spec.")
+        names = []
+        for kind in ("initContainers", "containers"):
+            for index, container in enumerate(get_objects(self.view.spec, kind, at)):
+                names.append(get_str(container, "name", f"{at}{kind}[{index}]."))
+        return names
+
+    def find(self, name: str) -> tuple[Mapping[str, Any], str, str] | None:
+        """The first container named ``name`` in the kubelet's visiting order."""
+        if self._index is None:
+            index: dict[str, tuple[Mapping[str, Any], str, str]] = {}
+            at = self.view.at("spec.")
+            for kind in _KINDS:
+                for position, container in enumerate(get_objects(self.view.spec, kind, at)):
+                    where = f"{at}{kind}[{position}]."
+                    index.setdefault(get_str(container, "name", where), (container, where, kind))
+            self._index = index
+        return self._index.get(name)
+
+    def _security_context(
+        self, name: str, image_username: str
+    ) -> api_pb2.WindowsContainerSecurityContext:
+        # windows_container_security_context's decision, on facts read once per pod.
+        if self._facts is None:
+            facts = pod_facts(self.view.spec, self.view.at("spec."))
+            first: dict[str, ContainerFacts] = {}
+            for container in facts.containers:
+                first.setdefault(container.name, container)
+            self._facts = facts, first
+        facts, first = self._facts
+        return container_security_context_message(
+            decide_container(facts, first[name], image_username)
         )
-    container, at, _kind = found
-    name, namespace, uid = pod_identity_of(view)
-    spec, spec_at = view.spec, view.at("spec.")
-    host_network = get_bool(spec, "hostNetwork", spec_at) is True
-    env = environment(view, container, at, node, config_maps, secrets, pod_ips)
-    config = api_pb2.ContainerConfig()
-    config.metadata.name = container_name
-    config.metadata.attempt = attempt
-    image = get_str(container, "image", at)
-    config.image.image = image if image_ref is None else image_ref
-    if minor >= 30:  # ImageSpec.user_specified_image, sent since 1.30
-        config.image.user_specified_image = image
-    # ExpandContainerCommandAndArgs
-    config.command.extend(expand(part, env) for part in get_strings(container, "command", at))
-    config.args.extend(expand(part, env) for part in get_strings(container, "args", at))
-    config.working_dir = get_str(container, "workingDir", at)
-    for key, item in env.items():
-        config.envs.add(key=key, value=item)
-    config.labels.update({
-        POD_NAME_LABEL: name,
-        POD_NAMESPACE_LABEL: namespace,
-        POD_UID_LABEL: uid,
-        CONTAINER_NAME_LABEL: container_name,
-    })
-    annotations = config.annotations
-    if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
-        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
-    annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
-    annotations[TERMINATION_PATH_ANNOTATION] = get_str(
-        container, "terminationMessagePath", at, "/dev/termination-log"
-    ) or "/dev/termination-log"
-    annotations[TERMINATION_POLICY_ANNOTATION] = get_str(
-        container, "terminationMessagePolicy", at, "File"
-    ) or "File"
-    deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.at("metadata."))
-    if deletion is not None:
-        annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
-    grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
-    annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
-    lifecycle = get_map(container, "lifecycle", at)
-    if lifecycle is not None:
-        pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")
-        if pre_stop is not None:
-            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
-                pre_stop, f"{at}lifecycle.preStop."
+
+    def config(
+        self, container_name: str, attempt: int, image_ref: str | None, image_username: str,
+        config_maps: Mapping[str, Mapping[str, Any]] | None,
+        secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+    ) -> api_pb2.ContainerConfig:
+        try:
+            return self._config(
+                container_name, attempt, image_ref, image_username, config_maps, secrets,
+                pod_ips,
             )
-    if get_objects(container, "ports", at):
-        annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
-    config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows
-    config.stdin = get_bool(container, "stdin", at) is True
-    config.stdin_once = get_bool(container, "stdinOnce", at) is True
-    config.tty = get_bool(container, "tty", at) is True
-    windows = config.windows
-    windows.resources.CopyFrom(windows_resources(container, at, node))
-    windows.security_context.CopyFrom(
-        windows_container_security_context(
-            pod, container_name, image_username=image_username,
-            kubelet_version=kubelet_version, feature_gates=feature_gates,
+        except UnicodeEncodeError:  # protobuf strings must be UTF-8
+            raise not_utf8_error(self.view) from None
+
+    def _config(
+        self, container_name: str, attempt: int, image_ref: str | None, image_username: str,
+        config_maps: Mapping[str, Mapping[str, Any]] | None,
+        secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+    ) -> api_pb2.ContainerConfig:
+        view, node, minor = self.view, self.node, self.minor
+        found = self.find(container_name)
+        if found is None:
+            raise InvalidPodError(
+                view.at("spec"),
+                f"no container named {quoted(container_name)} in initContainers, "
+                "containers or ephemeralContainers",
+            )
+        container, at, _kind = found
+        name, namespace, uid = pod_identity_of(view)
+        spec, spec_at = view.spec, view.at("spec.")
+        host_network = get_bool(spec, "hostNetwork", spec_at) is True
+        budget = _Budget(container_name)
+        env = environment(
+            view, container, at, node, config_maps, secrets, pod_ips, budget, self.find
         )
-    )
-    return config
+        config = api_pb2.ContainerConfig()
+        config.metadata.name = container_name
+        config.metadata.attempt = attempt
+        image = get_str(container, "image", at)
+        config.image.image = image if image_ref is None else image_ref
+        if minor >= 30:  # ImageSpec.user_specified_image, sent since 1.30
+            config.image.user_specified_image = image
+        # ExpandContainerCommandAndArgs
+        for key in ("command", "args"):
+            config_field = config.command if key == "command" else config.args
+            for index, part in enumerate(get_strings(container, key, at)):
+                where = f"{at}{key}[{index}]"
+                config_field.append(budget.expand(part, env, where, f"{key}[{index}]"))
+        config.working_dir = get_str(container, "workingDir", at)
+        for key, item in env.items():
+            config.envs.add(key=key, value=item)
+        config.labels.update({
+            POD_NAME_LABEL: name,
+            POD_NAMESPACE_LABEL: namespace,
+            POD_UID_LABEL: uid,
+            CONTAINER_NAME_LABEL: container_name,
+        })
+        annotations = config.annotations
+        if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
+            annotations[HASH_ANNOTATION] = container_hash(container_name, image)
+        annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
+        annotations[TERMINATION_PATH_ANNOTATION] = get_str(
+            container, "terminationMessagePath", at, "/dev/termination-log"
+        ) or "/dev/termination-log"
+        annotations[TERMINATION_POLICY_ANNOTATION] = get_str(
+            container, "terminationMessagePolicy", at, "File"
+        ) or "File"
+        deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.at("metadata."))
+        if deletion is not None:
+            annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
+        grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
+        annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+        lifecycle = get_map(container, "lifecycle", at)
+        if lifecycle is not None:
+            pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")
+            if pre_stop is not None:
+                annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
+                    pre_stop, f"{at}lifecycle.preStop."
+                )
+        if get_objects(container, "ports", at):
+            annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
+        config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows
+        config.stdin = get_bool(container, "stdin", at) is True
+        config.stdin_once = get_bool(container, "stdinOnce", at) is True
+        config.tty = get_bool(container, "tty", at) is True
+        windows = config.windows
+        windows.resources.CopyFrom(windows_resources(container, at, node))
+        windows.security_context.CopyFrom(self._security_context(container_name, image_username))
+        return config
 
 
 def _check_args(
@@ -645,11 +781,9 @@ def container_config(
     attempt = check_attempt(attempt)
     ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
     profile = kubelet_profile(kubelet_version, feature_gates)
-    from kubelet_winnet._kubelet.podview import view_pod
-
-    return build_container_config(
-        view_pod(pod), container_name, node, attempt, profile.version.minor, image_ref,
-        image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
+    builder = ContainerBuilder(view_pod(pod), node, profile.version.minor)
+    return builder.config(
+        container_name, attempt, image_ref, image_username, config_maps, secrets, ips
     )
 
 
@@ -683,10 +817,60 @@ def create_container_request(
     sandbox, view = build_sandbox_config(
         pod, node, sandbox_attempt, kubelet_version, feature_gates
     )
-    config = build_container_config(
-        view, container_name, node, attempt, profile.version.minor, image_ref,
-        image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
+    config = ContainerBuilder(view, node, profile.version.minor).config(
+        container_name, attempt, image_ref, image_username, config_maps, secrets, ips
     )
     return api_pb2.CreateContainerRequest(
         pod_sandbox_id=pod_sandbox_id, config=config, sandbox_config=sandbox
     )
+
+
+class PodRequests:
+    """What the kubelet sends for one pod, the pod read once (``kubelet-winnet run``):
+    the ``RunPodSandboxRequest``, then each container's config or whole
+    ``CreateContainerRequest``, each built from its own container only, so a pod of n
+    containers costs n container builds, not n sandbox builds and n scans."""
+
+    def __init__(
+        self, pod: object, *, node: NodeContext | None = None,
+        kubelet_version: object = DEFAULT_KUBELET_VERSION, feature_gates: object = None,
+    ) -> None:
+        node = check_node(node)
+        profile = kubelet_profile(kubelet_version, feature_gates)
+        self.sandbox_config, view = build_sandbox_config(
+            pod, node, 0, kubelet_version, feature_gates
+        )
+        self.run_pod_sandbox = api_pb2.RunPodSandboxRequest(
+            config=self.sandbox_config, runtime_handler=runtime_handler(view, node)
+        )
+        self._builder = ContainerBuilder(view, node, profile.version.minor)
+
+    def names(self) -> list[str]:
+        """Init then regular container names, in spec order."""
+        return self._builder.names()
+
+    def image(self, name: str) -> str:
+        found = self._builder.find(name)
+        return "" if found is None else get_str(found[0], "image", found[1])
+
+    def container_config(
+        self, name: str, *, image_ref: str | None = None, pod_ips: tuple[str, ...] = (),
+        config_maps: Mapping[str, Mapping[str, Any]] | None = None,
+        secrets: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> api_pb2.ContainerConfig:
+        ips = _check_args(name, image_ref, "", pod_ips, config_maps, secrets)
+        return self._builder.config(name, 0, image_ref, "", config_maps, secrets, ips)
+
+    def create_container(
+        self, name: str, *, pod_sandbox_id: str, image_ref: str | None = None,
+        pod_ips: tuple[str, ...] = (),
+        config_maps: Mapping[str, Mapping[str, Any]] | None = None,
+        secrets: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> api_pb2.CreateContainerRequest:
+        config = self.container_config(
+            name, image_ref=image_ref, pod_ips=pod_ips, config_maps=config_maps,
+            secrets=secrets,
+        )
+        return api_pb2.CreateContainerRequest(
+            pod_sandbox_id=pod_sandbox_id, config=config, sandbox_config=self.sandbox_config
+        )

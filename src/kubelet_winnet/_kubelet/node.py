@@ -141,6 +141,13 @@ class NodeContext:
             except ValueError:
                 raise InvalidArgumentError(name, "a resource quantity", "str") from None
 
+    def __hash__(self) -> int:
+        # Frozen, so hashable; the generated hash would fail on the read-only mapping.
+        return hash(tuple(
+            frozenset(value.items()) if name == "runtime_handlers" else value
+            for name, value in ((f, getattr(self, f)) for f in self.__dataclass_fields__)
+        ))
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> NodeContext:
         """Build from camelCase or snake_case keys (a YAML node config); unknown keys are

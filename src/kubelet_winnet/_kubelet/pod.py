@@ -17,6 +17,7 @@ into ``(template, at)``; the ``get_*`` helpers read typed fields and raise
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -70,6 +71,12 @@ _POD_KINDS = frozenset({"Pod", "PodTemplateSpec"})  # the latter: a client class
 
 _NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"
 _SCALARS = frozenset({str, bool, int, float, bytes, bytearray, type(None)})
+# Values, not objects, even with an instance __dict__: subclasses of these (a str
+# subclass, an IntEnum) and enum members are refused as values are, never read as
+# attribute objects with no fields.
+_VALUE_BASES = (
+    str, int, float, complex, bytes, bytearray, list, tuple, dict, set, frozenset, enum.Enum,
+)
 
 
 def _bad(field: str, expected: str, value: object) -> InvalidPodError:
@@ -168,8 +175,11 @@ def _is_attribute_object(value: object) -> bool:
     if cls in _SCHEMAS:
         return True
     try:
-        return cls.__dictoffset__ != 0 and not isinstance(value, type) and not _is_mapping(
-            value
+        return (
+            cls.__dictoffset__ != 0
+            and not issubclass(cls, _VALUE_BASES)
+            and not isinstance(value, type)
+            and not _is_mapping(value)
         )
     except Exception:
         return False
@@ -183,8 +193,23 @@ def _wrap(value: Any, parent: ObjectView, key: str | tuple[str, int]) -> Any:
     if schema is not None:
         return ObjectView(value, parent, key, schema)
     if cls is list or cls is tuple:
+        # One level only, so a deeply nested list costs no recursion: no pod field is
+        # an array of arrays, and the readers refuse an inner array as it is.
         name = key if type(key) is str else key[0]
-        return [_wrap(item, parent, (name, index)) for index, item in enumerate(value)]
+        return [_wrap_item(item, parent, (name, index)) for index, item in enumerate(value)]
+    if _is_attribute_object(value):
+        return ObjectView(value, parent, key)
+    return value
+
+
+def _wrap_item(value: Any, parent: ObjectView, key: tuple[str, int]) -> Any:
+    """An array element: a view if it is an object, else as it is (never recursing)."""
+    cls = type(value)
+    if cls in _PLAIN or cls is list or cls is tuple:
+        return value
+    schema = _SCHEMAS.get(cls)
+    if schema is not None:
+        return ObjectView(value, parent, key, schema)
     if _is_attribute_object(value):
         return ObjectView(value, parent, key)
     return value
@@ -263,7 +288,7 @@ class ObjectView(Mapping[str, Any]):
             for index, item in enumerate(value):
                 schema = _SCHEMAS.get(type(item))
                 out.append(
-                    _wrap(item, self, (key, index))
+                    _wrap_item(item, self, (key, index))
                     if schema is None
                     else ObjectView(item, self, (key, index), schema)
                 )
@@ -309,7 +334,8 @@ class _GuardedMapping(Mapping[str, Any]):
         try:
             value = self._mapping.get(key)
         except Exception as exc:
-            raise _unreadable(self._at + key, exc) from None
+            shown = key if type(key) is str else f"[{describe(key)}]"
+            raise _unreadable(self._at + shown, exc) from None
         return default if value is None else value
 
     def __getitem__(self, key: str) -> Any:
@@ -318,15 +344,20 @@ class _GuardedMapping(Mapping[str, Any]):
             raise KeyError(key)
         return value
 
-    def __iter__(self) -> Iterator[str]:
+    def _keys(self) -> list[Any]:
+        # Every key, strings or not: the readers refuse a key that is not a string.
         try:
-            keys = [key for key in self._mapping if type(key) is str]
+            # A comprehension, not list(): that would ask the caller's __len__ too.
+            return [key for key in self._mapping]  # noqa: C416
         except Exception as exc:
             raise _unreadable(self._at.rstrip("."), exc) from None
-        return iter(keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
 
     def __len__(self) -> int:
-        return len(list(self))
+        # Not len(list(self)): list() asks __len__ for a size hint, which recursed.
+        return len(self._keys())
 
 
 # --- typed getters (for every reader of pod fields) ------------------------------------
@@ -410,9 +441,14 @@ def get_str_map(mapping: Mapping[str, Any], key: str, at: str = "") -> dict[str,
         return None
     out = {}
     for name in value:
+        if type(name) is not str:
+            # The key is what is wrong (str() of it may raise or run for seconds).
+            raise InvalidPodError(
+                at + key, f"expected string keys, got a key that is {describe(name)}"
+            )
         item = value.get(name)
-        if type(name) is not str or type(item) is not str:
-            raise _bad(f"{at}{key}[{quoted(str(name))}]", "a string", item)
+        if type(item) is not str:
+            raise _bad(f"{at}{key}[{quoted(name)}]", "a string", item)
         out[name] = item
     return out
 

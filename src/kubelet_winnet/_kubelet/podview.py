@@ -128,8 +128,10 @@ def _first_non_utf8(value: Any, at: str, depth: int = 0) -> str | None:
         return None if _pod.is_utf8(value) else at
     if type(value) is dict or type(value) is _pod.ObjectView:
         for key in value:
-            where = f"{at}.{key}" if at else str(key)
-            if type(key) is str and not _pod.is_utf8(key):
+            if type(key) is not str:
+                continue  # never str() of a caller's key; the readers refuse it anyway
+            where = f"{at}.{key}" if at else key
+            if not _pod.is_utf8(key):
                 return where
             found = _first_non_utf8(value.get(key), where, depth + 1)
             if found is not None:

@@ -137,19 +137,28 @@ def _merge_options(existing: list[str], pod_options: list[tuple[str, str | None]
     return [f"{name}:{value}" if value else name for name, value in merged.items()]
 
 
+def go_len(text: str) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes (a lone surrogate counts as the three
+    bytes of the U+FFFD Go would hold; protobuf refuses it later anyway)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def _fit_searches(searches: list[str], limits: tuple[int, int]) -> list[str]:
+    # formDNSSearchFitsLimits; every length is Go's len(), in bytes.
     max_paths, max_chars = limits
-    if len(searches) <= max_paths and sum(len(s) + 1 for s in searches) <= min(
+    sizes = [go_len(s) for s in searches]
+    if len(searches) <= max_paths and sum(n + 1 for n in sizes) <= min(
         max_chars, MAX_SEARCH_LEN
     ):
         return searches  # within every limit (the common case)
-    searches = searches[:max_paths]
-    searches = [s for s in searches if len(s) <= MAX_SEARCH_LEN]
-    line = len(" ".join(searches))
+    pairs = zip(searches[:max_paths], sizes[:max_paths], strict=True)
+    kept = [(s, n) for s, n in pairs if n <= MAX_SEARCH_LEN]
+    searches = [s for s, _ in kept]
+    line = sum(n for _, n in kept) + max(len(kept) - 1, 0)  # len(strings.Join(s, " "))
     if line > max_chars:
         cut = 0
-        for search in reversed(searches):
-            line -= len(search) + 1
+        for _, size in reversed(kept):
+            line -= size + 1
             cut += 1
             if line <= max_chars:
                 break
@@ -252,7 +261,7 @@ _DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = 
 
 def _label_errors(value: str) -> list[str]:
     errors = []
-    if len(value) > HOSTNAME_MAX_LEN:
+    if go_len(value) > HOSTNAME_MAX_LEN:  # IsDNS1123Label: len() counts bytes
         errors.append(f"must be no more than {HOSTNAME_MAX_LEN} characters")
     if not _LABEL.fullmatch(value):
         errors.append(_LABEL_FORMAT_ERROR)
@@ -281,6 +290,28 @@ def _go_quote(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def _truncate_hostname(hostname: str, view: PodView) -> str:
+    """``truncatePodHostnameIfNeeded``: ``hostname[:63]`` cuts bytes, then ``-`` and
+    ``.`` are trimmed from the end."""
+    if hostname.isascii():
+        return hostname[:HOSTNAME_MAX_LEN].rstrip("-.")
+    cut = hostname.encode("utf-8", "surrogatepass")[:HOSTNAME_MAX_LEN]
+    try:
+        return cut.decode("utf-8").rstrip("-.")
+    except UnicodeDecodeError:
+        # Go keeps the broken sequence, and the runtime.v1 string cannot carry it: the
+        # request would fail to marshal. Only a name the API would refuse gets here.
+        where = "spec.hostname" if get_str(view.spec, "hostname", view.at("spec.")) else (
+            "metadata.name"
+        )
+        raise InvalidPodError(
+            view.at(where),
+            f"longer than {HOSTNAME_MAX_LEN} bytes, and the kubelet's cut at byte "
+            f"{HOSTNAME_MAX_LEN} falls inside a character: the hostname would not be "
+            "valid UTF-8",
+        ) from None
+
+
 def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) -> str:
     spec, at = view.spec, view.at("spec.")
     hostname = name
@@ -294,8 +325,8 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
                 "hostname",
             )
         hostname = wanted
-    if len(hostname) > HOSTNAME_MAX_LEN:
-        truncated = hostname[:HOSTNAME_MAX_LEN].rstrip("-.")
+    if go_len(hostname) > HOSTNAME_MAX_LEN:
+        truncated = _truncate_hostname(hostname, view)
         if not truncated:
             raise SandboxConfigError(
                 f"hostname for pod {_go_quote(name)} was invalid: {_go_quote(hostname)}",
@@ -315,11 +346,11 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
         domain = f"{subdomain}.{namespace}.svc.{node.cluster_domain}"
     if domain and get_bool(spec, "setHostnameAsFQDN", at) is True:
         fqdn = f"{hostname}.{domain}"
-        if len(fqdn) > FQDN_MAX_LEN:
+        if go_len(fqdn) > FQDN_MAX_LEN:
             raise SandboxConfigError(
                 "failed to construct FQDN from pod hostname and cluster domain, FQDN "
                 f"{echo(fqdn)} is too long ({FQDN_MAX_LEN} characters is the max, "
-                f"{len(fqdn)} characters requested)",
+                f"{go_len(fqdn)} characters requested)",
                 "hostname",
             )
         hostname = fqdn

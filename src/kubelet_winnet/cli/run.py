@@ -145,27 +145,13 @@ class _Objects:
 # --- one pod -------------------------------------------------------------------------------
 
 
-def _containers(pod: Any) -> list[str]:
-    """Init then regular container names, in spec order."""
-    from kubelet_winnet._kubelet.podview import get_objects, get_str, view_pod
-
-    view = view_pod(pod)
-    names = []
-    for key in ("initContainers", "containers"):
-        for index, container in enumerate(get_objects(view.spec, key, view.at("spec."))):
-            names.append(get_str(container, "name", view.at(f"spec.{key}[{index}].")))
-    return names
-
-
-def _image(pod: Any, name: str) -> str:
-    from kubelet_winnet._kubelet.podview import get_objects, get_str, view_pod
-
-    view = view_pod(pod)
-    for key in ("initContainers", "containers"):
-        for container in get_objects(view.spec, key, view.at("spec.")):
-            if container.get("name") == name:
-                return get_str(container, "image", "")
-    return ""
+def _enum_name(enum: Any, number: int) -> str:
+    """The value's name, or its number: proto3 enums are open, a runtime may send any."""
+    try:
+        name: str = enum.Name(number)
+    except ValueError:
+        return str(number)
+    return name
 
 
 @dataclass
@@ -185,72 +171,73 @@ def _message_json(message: Any) -> dict[str, Any]:
 
 
 def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[str, Any], int]:
-    import kubelet_winnet as api
+    from kubelet_winnet._kubelet.container_config import PodRequests
 
     record: dict[str, Any] = {}
-    request = api.run_pod_sandbox_request(
+    requests = PodRequests(
         pod, node=settings.node, kubelet_version=settings.kubelet_version,
         feature_gates=settings.feature_gates,
     )
-    record["runPodSandbox"] = _message_json(request)
+    record["runPodSandbox"] = _message_json(requests.run_pod_sandbox)
     record["createContainer"] = creates = []
-    for name in _containers(pod):
+    # Each CreateContainerRequest carries the same sandbox config: convert it once.
+    sandbox = _message_json(requests.sandbox_config)
+    for name in requests.names():
         try:
-            create = api.create_container_request(
-                pod, name, pod_sandbox_id="", node=settings.node,
+            config = requests.container_config(
+                name,
                 config_maps=settings.objects.config_maps.get(namespace, {}),
                 secrets=settings.objects.secrets.get(namespace, {}),
-                kubelet_version=settings.kubelet_version, feature_gates=settings.feature_gates,
             )
         except SandboxConfigError as exc:
             record["error"] = f"container {name}: CreateContainerConfigError: {exc}"
             return record, 1
-        creates.append(_message_json(create))
+        # MessageToDict of the request: an empty podSandboxId is left out.
+        creates.append({"config": _message_json(config), "sandboxConfig": sandbox})
     return record, 0
 
 
 def _run_pod(
     pod: Any, namespace: str, settings: _Settings, runtime: RuntimeClient, cleanup: bool
 ) -> int:
-    import kubelet_winnet as api
     from cri_api.runtime.v1 import api_pb2
+    from kubelet_winnet._kubelet.container_config import PodRequests
 
     out = settings.out
-    request = api.run_pod_sandbox_request(
+    requests = PodRequests(
         pod, node=settings.node, kubelet_version=settings.kubelet_version,
         feature_gates=settings.feature_gates,
     )
-    names = _containers(pod)
+    request = requests.run_pod_sandbox
+    names = requests.names()
     log_directory = request.config.log_directory
     if os.path.isabs(log_directory):  # the kubelet creates it before RunPodSandbox
         os.makedirs(log_directory, mode=0o755, exist_ok=True)
     sandbox_id = runtime.run_pod_sandbox(request).pod_sandbox_id
     try:
         status = runtime.pod_sandbox_status(sandbox_id).status
-        network = api_pb2.NamespaceMode.Name(status.linux.namespaces.options.network)
+        network = _enum_name(api_pb2.NamespaceMode, status.linux.namespaces.options.network)
         out.write(
-            f"sandbox {sandbox_id} {api_pb2.PodSandboxState.Name(status.state)} "
+            f"sandbox {sandbox_id} {_enum_name(api_pb2.PodSandboxState, status.state)} "
             f"network={network} ip={status.network.ip or '-'}\n"
         )
         pod_ips = tuple(
             ip for ip in [status.network.ip, *(a.ip for a in status.network.additional_ips)] if ip
         )
         for name in names:
-            image = runtime.image_status(_image(pod, name)).image
+            wanted = requests.image(name)
+            image = runtime.image_status(wanted).image
             if not image.id:
                 out.write(
-                    f"container {name}: image {_image(pod, name)!r} is not on the runtime "
+                    f"container {name}: image {wanted!r} is not on the runtime "
                     "(kubelet-winnet run does not pull images)\n"
                 )
                 return 1
             try:
-                create = api.create_container_request(
-                    pod, name, pod_sandbox_id=sandbox_id, node=settings.node,
-                    image_ref=image.id, pod_ips=pod_ips,
+                create = requests.create_container(
+                    name, pod_sandbox_id=sandbox_id, image_ref=image.id, pod_ips=pod_ips,
                     config_maps=settings.objects.config_maps.get(namespace, {}),
                     secrets=settings.objects.secrets.get(namespace, {}),
-                    kubelet_version=settings.kubelet_version,
-                    feature_gates=settings.feature_gates,
                 )
             except SandboxConfigError as exc:
                 out.write(f"container {name}: CreateContainerConfigError: {exc}\n")
@@ -259,7 +246,7 @@ def _run_pod(
             runtime.start_container(container_id)
             state = runtime.container_status(container_id).status.state
             out.write(
-                f"container {name} {container_id} {api_pb2.ContainerState.Name(state)}\n"
+                f"container {name} {container_id} {_enum_name(api_pb2.ContainerState, state)}\n"
             )
         return 0
     finally:

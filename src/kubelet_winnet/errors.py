@@ -153,6 +153,17 @@ class HcnError(WinnetError, OSError):
         message: str = "",
         error_record: dict[str, object] | None = None,
     ) -> None:
+        # Checked: runtime.hcn exports this class, and a bad argument must not turn
+        # into a bare TypeError from the formatting below.
+        for name, value, expected, ok in (
+            ("operation", operation, "a str", type(operation) is str),
+            ("hresult", hresult, "an int", type(hresult) is int),
+            ("message", message, "a str", type(message) is str),
+            ("error_record", error_record, "a dict or None",
+             error_record is None or type(error_record) is dict),
+        ):
+            if not ok:
+                raise InvalidArgumentError(name, expected, type_name(value))
         self.operation = operation
         self.hresult = hresult & 0xFFFFFFFF
         self.error_record = error_record

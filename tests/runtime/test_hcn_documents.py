@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kubelet_winnet.errors import HcnError, HcnNotFoundError, WinnetError
+from kubelet_winnet.errors import HcnError, InvalidArgumentError, HcnNotFoundError, WinnetError
 from kubelet_winnet.runtime import hcn
 from kubelet_winnet.runtime.hcn import _documents as documents
 from kubelet_winnet.runtime.hcn import _hresult as hresult
@@ -343,13 +343,16 @@ def test_guid_lists_raise_only_hcn_errors(text: str) -> None:
 
 @pytest.mark.parametrize("value", [None, b'{"ID": 1}', 5])
 def test_parsers_refuse_non_text(value: object) -> None:
+    # The caller's argument, not HCN output: a wrong type is InvalidArgumentError (issue 16).
     for parse in (
         documents.parse_namespace,
         documents.parse_guid_list,
         documents.parse_namespace_list,
     ):
-        with pytest.raises(HcnError, match="expected JSON text"):
+        with pytest.raises(InvalidArgumentError) as caught:
             parse(value)  # type: ignore[arg-type]
+        assert caught.value.argument == "text"
+        assert str(caught.value).startswith("text: expected a str, got ")
 
 
 @pytest.mark.parametrize(

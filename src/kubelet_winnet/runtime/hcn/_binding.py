@@ -23,7 +23,9 @@ import threading
 import uuid
 from typing import Any
 
-from kubelet_winnet.errors import HcnError
+from kubelet_winnet._describe import type_name
+from kubelet_winnet.errors import HcnError, InvalidArgumentError
+from kubelet_winnet.runtime.hcn import _args
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn._client import FUNCTIONS, HcnClient
 
@@ -44,11 +46,25 @@ class GUID(ctypes.Structure):
         ("Data4", ctypes.c_uint8 * 8),
     ]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # ctypes would truncate an out-of-range int silently, or raise a bare TypeError.
+        if kwargs:
+            raise InvalidArgumentError("GUID", "positional fields only", "keyword arguments")
+        if len(args) > 4:
+            raise InvalidArgumentError("GUID", "at most 4 fields", f"{len(args)} arguments")
+        for index, (value, bits) in enumerate(zip(args[:3], (32, 16, 16), strict=False)):
+            _args.integer(f"Data{index + 1}", value, 0, (1 << bits) - 1)
+        if len(args) == 4:
+            data4 = args[3]
+            if not isinstance(data4, ctypes.Array) or len(data4) != 8:
+                raise InvalidArgumentError("Data4", "a c_uint8 * 8 array", type_name(data4))
+        super().__init__(*args)
+
     @classmethod
     def from_uuid(cls, value: uuid.UUID) -> GUID:
         # The fields, not uuid.bytes_le: the struct holds native ints, so this is right
         # on any byte order.
-        raw = value.bytes
+        raw = _args.guid("value", value).bytes
         return cls(
             int.from_bytes(raw[0:4], "big"),
             int.from_bytes(raw[4:6], "big"),
@@ -111,6 +127,9 @@ class ComputeNetwork(HcnClient):
         cotaskmem_library: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__()
+        library = None if library is None else _args.path("library", library)
+        if cotaskmem_library is not None:
+            cotaskmem_library = _args.path("cotaskmem_library", cotaskmem_library)
         if library is None and sys.platform != "win32":
             raise HcnError(
                 "load computenetwork.dll",

@@ -17,16 +17,21 @@ import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from typing import NewType
 
 from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidRequestError
+from kubelet_winnet.runtime.hcn import _args
 from kubelet_winnet.runtime.hcn import _documents as documents
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 
 __all__ = ["FUNCTIONS", "HcnClient", "NamespaceHandle"]
 
-# An opened HCN_NAMESPACE (a void* on the C side).
-NamespaceHandle = NewType("NamespaceHandle", int)
+class NamespaceHandle(int):
+    """An opened HCN_NAMESPACE (a void* on the C side): a positive 64-bit int."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> NamespaceHandle:
+        return super().__new__(cls, _args.handle("handle", value))
 
 # The seven namespace exports of computenetwork.dll, in the order of the reference table.
 FUNCTIONS: tuple[str, ...] = (
@@ -44,9 +49,10 @@ _NO_HOST_DEFAULT = (
 )
 
 
-def _checked_text(field: str, text: str) -> str:
+def _checked_text(field: str, text: object) -> str:
     # A PCWSTR ends at the first NUL, and lone surrogates have no UTF-16 form: refuse
     # both rather than let the C side see a different document than we built.
+    text = _args.text(field, text)
     if "\x00" in text:
         raise InvalidRequestError(field, "contains a NUL character")
     try:
@@ -197,6 +203,7 @@ class HcnClient(abc.ABC):
         self, namespace_id: uuid.UUID, settings: str
     ) -> NamespaceHandle:
         """HcnCreateNamespace: create with the given GUID; returns an open handle."""
+        namespace_id = _args.guid("namespace_id", namespace_id)
         hr, handle, record_ptr = self._raw_create(
             namespace_id, _checked_text("settings", settings)
         )
@@ -204,11 +211,12 @@ class HcnClient(abc.ABC):
 
     def open_namespace(self, namespace_id: uuid.UUID) -> NamespaceHandle:
         """HcnOpenNamespace: an open handle to an existing namespace."""
-        hr, handle, record_ptr = self._raw_open(namespace_id)
+        hr, handle, record_ptr = self._raw_open(_args.guid("namespace_id", namespace_id))
         return self._returned_handle("HcnOpenNamespace", hr, handle, record_ptr)
 
     def modify_namespace(self, handle: NamespaceHandle, settings: str) -> None:
         """HcnModifyNamespace: apply a modify request (e.g. endpoint Add/Remove)."""
+        handle = NamespaceHandle(handle)
         hr, record_ptr = self._raw_modify(handle, _checked_text("settings", settings))
         (record,) = self._take("HcnModifyNamespace", record_ptr)
         hresult.check("HcnModifyNamespace", hr, record)
@@ -217,6 +225,7 @@ class HcnClient(abc.ABC):
         self, handle: NamespaceHandle, query: str | None = None
     ) -> str:
         """HcnQueryNamespaceProperties: the namespace document as JSON text."""
+        handle = NamespaceHandle(handle)
         text = _checked_text(
             "query", query if query is not None else documents.namespace_query()
         )
@@ -233,13 +242,14 @@ class HcnClient(abc.ABC):
 
     def delete_namespace(self, namespace_id: uuid.UUID) -> None:
         """HcnDeleteNamespace by GUID (raises HcnNotFoundError when it is not there)."""
-        hr, record_ptr = self._raw_delete(namespace_id)
+        hr, record_ptr = self._raw_delete(_args.guid("namespace_id", namespace_id))
         (record,) = self._take("HcnDeleteNamespace", record_ptr)
         hresult.check("HcnDeleteNamespace", hr, record)
 
     def close_namespace(self, handle: NamespaceHandle) -> None:
         """HcnCloseNamespace. The handle counts as released even if the call fails:
         closing it a second time could hit a handle the library has reused."""
+        handle = NamespaceHandle(handle)
         with self._counter_lock:
             if handle not in self._open:
                 raise HcnError(
@@ -315,14 +325,12 @@ class HcnClient(abc.ABC):
 
     def attach_endpoint(self, namespace_id: uuid.UUID, endpoint_id: uuid.UUID) -> None:
         """What the Windows CNI plugin does after we create the namespace."""
+        request = documents.endpoint_modify_request(endpoint_id, "Add")
         with self.opened(namespace_id) as handle:
-            self.modify_namespace(
-                handle, documents.endpoint_modify_request(endpoint_id, "Add")
-            )
+            self.modify_namespace(handle, request)
 
     def detach_endpoint(self, namespace_id: uuid.UUID, endpoint_id: uuid.UUID) -> None:
         """The CNI DEL counterpart of :meth:`attach_endpoint`."""
+        request = documents.endpoint_modify_request(endpoint_id, "Remove")
         with self.opened(namespace_id) as handle:
-            self.modify_namespace(
-                handle, documents.endpoint_modify_request(endpoint_id, "Remove")
-            )
+            self.modify_namespace(handle, request)

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from kubelet_winnet.errors import HcnError, InvalidRequestError
+from kubelet_winnet._describe import type_name
+from kubelet_winnet.errors import HcnError, InvalidArgumentError, InvalidRequestError
+from kubelet_winnet.runtime.hcn import _args
 from kubelet_winnet.runtime.hcn._hresult import E_UNEXPECTED
 
 __all__ = [
@@ -38,6 +40,7 @@ SCHEMA_VERSION: Mapping[str, int] = MappingProxyType({"Major": 2, "Minor": 0})
 HOST_DEFAULT = "HostDefault"  # Type of the host's own namespace (compartment 1)
 
 NamespaceType = Literal["Host", "HostDefault", "Guest", "GuestDefault"]
+_NAMESPACE_TYPES = ("Host", "HostDefault", "Guest", "GuestDefault")
 
 
 def _dumps(value: object) -> str:
@@ -62,6 +65,14 @@ def namespace_settings(
     namespaces can be found again after the state directory is lost. The ID is not in
     the document: ``HcnCreateNamespace`` takes it as its GUID argument.
     """
+    owner = _args.text_or_none("owner", owner)
+    name = _args.text_or_none("name", name)
+    if namespace_type is not None:
+        _args.text("namespace_type", namespace_type)
+        if namespace_type not in _NAMESPACE_TYPES:
+            raise InvalidRequestError(
+                "namespace_type", f"must be one of {', '.join(_NAMESPACE_TYPES)}"
+            )
     doc: dict[str, object] = {"SchemaVersion": dict(SCHEMA_VERSION)}
     if owner is not None:
         doc["Owner"] = owner
@@ -77,14 +88,17 @@ def namespace_query(
 ) -> str:
     """A HostComputeQuery: ``Filter`` is itself JSON, carried as a string.
 
-    No filter means no ``Filter`` key (hcsshim omits it when empty).
+    No filter means no ``Filter`` key (hcsshim omits it when empty). Filter values are
+    JSON scalars (``{"Owner": "kubelet-winnet"}``).
     """
+    checked = None if filter is None else _args.json_scalars("filter", filter)
+    detailed = _args.flag("detailed", detailed)
     doc: dict[str, object] = {
         "SchemaVersion": dict(SCHEMA_VERSION),
         "Flags": 1 if detailed else 0,
     }
-    if filter:
-        doc["Filter"] = _dumps(dict(filter))
+    if checked:
+        doc["Filter"] = _dumps(checked)
     return _dumps(doc)
 
 
@@ -96,6 +110,8 @@ def endpoint_modify_request(
     The Windows CNI plugin sends this after we create the namespace; we build it for
     tests and for callers that attach endpoints themselves.
     """
+    endpoint_id = _args.guid("endpoint_id", endpoint_id)
+    _args.text("request", request)
     if request not in ("Add", "Remove"):
         raise InvalidRequestError("request", f"must be 'Add' or 'Remove', not {_shown(request)}")
     return _dumps(
@@ -137,6 +153,7 @@ def _fold(doc: Mapping[str, object], operation: str) -> dict[str, object]:
 
 def parse_guid(value: object, *, operation: str = "parse GUID") -> uuid.UUID:
     """A GUID from HCN text: either case, with or without braces."""
+    operation = _args.text("operation", operation)
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("{") and text.endswith("}"):
@@ -161,8 +178,8 @@ def _shown(value: object) -> str:
 
 
 def _load(text: object, operation: str) -> object:
-    if not isinstance(text, str):
-        raise _malformed(operation, f"expected JSON text, got {type(text).__name__}")
+    # The caller's argument: a wrong type is the caller's mistake, not HCN's.
+    text = _args.text("text", text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -177,7 +194,9 @@ def parse_guid_list(
     text: str, *, operation: str = "HcnEnumerateNamespaces"
 ) -> tuple[uuid.UUID, ...]:
     """The JSON array of GUID strings that an enumeration returns (empty text = none)."""
-    if isinstance(text, str) and not text.strip():
+    text = _args.text("text", text)
+    operation = _args.text("operation", operation)
+    if not text.strip():
         return ()
     value = _load(text, operation)
     if value is None:
@@ -194,6 +213,11 @@ class NamespaceResource:
     type: str
     id: uuid.UUID | None
 
+    def __post_init__(self) -> None:
+        _args.text("type", self.type)
+        if self.id is not None:
+            _args.guid("id", self.id)
+
 
 @dataclass(frozen=True)
 class Namespace:
@@ -209,6 +233,28 @@ class Namespace:
     compartment: int | None = None
     resources: tuple[NamespaceResource, ...] = ()
     raw: Mapping[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _args.guid("id", self.id)
+        for name in ("type", "owner", "name"):
+            _args.text_or_none(name, getattr(self, name))
+        if self.compartment is not None:
+            _args.integer("compartment", self.compartment, 0, 0xFFFFFFFF)
+        if type(self.resources) is not tuple:
+            raise InvalidArgumentError(
+                "resources", "a tuple of NamespaceResource", type_name(self.resources)
+            )
+        for index, resource in enumerate(self.resources):
+            if not isinstance(resource, NamespaceResource):
+                raise InvalidArgumentError(
+                    f"resources[{index}]", "a NamespaceResource", type_name(resource)
+                )
+        try:
+            is_mapping = isinstance(self.raw, Mapping)
+        except Exception:
+            is_mapping = False
+        if not is_mapping:
+            raise InvalidArgumentError("raw", "a mapping", type_name(self.raw))
 
     @property
     def is_host_default(self) -> bool:
@@ -280,6 +326,7 @@ def parse_namespace(
     text: str, *, operation: str = "HcnQueryNamespaceProperties"
 ) -> Namespace:
     """A namespace properties document."""
+    operation = _args.text("operation", operation)
     value = _load(text, operation)
     try:
         return _namespace_from(value, operation)
@@ -291,7 +338,9 @@ def parse_namespace_list(
     text: str, *, operation: str = "HcnEnumerateNamespaces"
 ) -> tuple[Namespace, ...]:
     """The JSON array of full documents that a detailed (``Flags: 1``) query returns."""
-    if isinstance(text, str) and not text.strip():
+    text = _args.text("text", text)
+    operation = _args.text("operation", operation)
+    if not text.strip():
         return ()
     value = _load(text, operation)
     if value is None:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 
 from kubelet_winnet.errors import HcnError, HcnNotFoundError
+from kubelet_winnet.runtime.hcn import _args
 
 __all__ = [
     "ERROR_ALREADY_EXISTS",
@@ -167,6 +168,7 @@ def describe(hresult: int) -> str:
 
 def parse_error_record(text: str | None) -> dict[str, object] | None:
     """The JSON object of an error record, or ``None`` if empty or not a JSON object."""
+    text = _args.text_or_none("text", text)
     if text is None or not text.strip():
         return None
     try:
@@ -194,7 +196,9 @@ def error_for(
     the code (``E_FAIL`` if it has no failure code). The message is the record's ``Error`` text,
     the raw record when it is not JSON, else a description of the code.
     """
-    text = (error_record or "").strip()
+    operation = _args.text("operation", operation)
+    hresult = _args.integer("hresult", hresult, -(1 << 31), 0xFFFFFFFF)
+    text = (_args.text_or_none("error_record", error_record) or "").strip()
     if not is_failure(hresult) and not text:
         return None
     record = parse_error_record(text)

@@ -22,6 +22,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from kubelet_winnet._describe import type_name
+from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
+from kubelet_winnet.runtime.hcn import _args
 from kubelet_winnet.runtime.hcn import _documents as documents
 from kubelet_winnet.runtime.hcn import _hresult as hresult
 from kubelet_winnet.runtime.hcn._client import FUNCTIONS, HcnClient
@@ -105,7 +108,10 @@ class InMemoryHcn(HcnClient):
         hook: CallHook | None = None,
     ) -> None:
         super().__init__()
-        self.hook = hook
+        host_default = _args.flag("host_default", host_default)
+        if host_default_id is not None:
+            _args.guid("host_default_id", host_default_id)
+        self.hook = _args.callable_or_none("hook", hook)
         self._lock = threading.RLock()
         self._namespaces: dict[uuid.UUID, dict[str, object]] = {}
         self._handles: dict[int, uuid.UUID] = {}
@@ -139,12 +145,17 @@ class InMemoryHcn(HcnClient):
         The call returns ``hresult_value`` (a non-negative value with an error record
         also counts as failure, as in HCN) and ``error_record`` as its error record.
         """
+        function = _args.text("function", function)
+        hresult_value = _args.integer("hresult_value", hresult_value, -(1 << 31), 0xFFFFFFFF)
+        error_record = _args.text_or_none("error_record", error_record)
+        nth = _args.integer("nth", nth, -(1 << 63), (1 << 63) - 1)
         if function not in self._faults:
-            raise ValueError(
-                f"unknown HCN function {function!r}; expected one of {FUNCTIONS}"
+            raise InvalidRequestError(
+                "function",
+                f"unknown HCN function {function[:60]!r}; expected one of {', '.join(FUNCTIONS)}",
             )
         if nth < 1:
-            raise ValueError("nth counts from 1 (the next call)")
+            raise InvalidRequestError("nth", "nth counts from 1 (the next call)")
         with self._lock:
             target = self._call_counts[function] + nth
             self._faults[function].append(_Fault(target, hresult_value, error_record))
@@ -155,8 +166,12 @@ class InMemoryHcn(HcnClient):
         """From now on every call fails before any effect with ``probability`` (with a
         JSON error record, except ``HcnCloseNamespace`` which has none). ``seed`` makes
         the pattern repeatable for a given call order; :meth:`clear_faults` stops it."""
-        if not 0.0 <= probability <= 1.0:
-            raise ValueError("probability must be between 0 and 1")
+        if isinstance(probability, bool) or type(probability) not in (int, float):
+            raise InvalidArgumentError("probability", "a float", type_name(probability))
+        seed = _args.integer("seed", seed, -(1 << 63), (1 << 63) - 1)
+        hresult_value = _args.integer("hresult_value", hresult_value, -(1 << 31), 0xFFFFFFFF)
+        if not 0.0 <= probability <= 1.0:  # NaN fails this too
+            raise InvalidRequestError("probability", "probability must be between 0 and 1")
         with self._lock:
             self._random_faults = (probability, random.Random(seed), hresult_value)
 
@@ -168,6 +183,7 @@ class InMemoryHcn(HcnClient):
 
     def has_namespace(self, namespace_id: uuid.UUID) -> bool:
         """Whether the namespace exists (no call is counted, no fault can hit it)."""
+        namespace_id = _args.guid("namespace_id", namespace_id)
         with self._lock:
             return namespace_id in self._namespaces
 
@@ -190,6 +206,10 @@ class InMemoryHcn(HcnClient):
         name: str | None = None,
     ) -> None:
         """Put a namespace in place directly (as if another component had made it)."""
+        namespace_id = _args.guid("namespace_id", namespace_id)
+        namespace_type = _args.text("namespace_type", namespace_type)
+        owner = _args.text_or_none("owner", owner)
+        name = _args.text_or_none("name", name)
         with self._lock:
             doc: dict[str, object] = {"SchemaVersion": dict(documents.SCHEMA_VERSION)}
             if owner is not None:
@@ -198,11 +218,15 @@ class InMemoryHcn(HcnClient):
                 doc["Name"] = name
             doc["Type"] = namespace_type
             if namespace_id in self._namespaces:
-                raise ValueError(f"namespace {namespace_id} already exists")
+                raise InvalidRequestError(
+                    "namespace_id", f"namespace {namespace_id} already exists"
+                )
             try:
                 self._store(namespace_id, doc)
             except _Failure as failure:
-                raise ValueError(f"cannot add namespace: {failure.record}") from None
+                raise InvalidRequestError(
+                    "namespace_type", f"cannot add namespace: {failure.record}"
+                ) from None
 
     def namespaces(self) -> dict[uuid.UUID, documents.Namespace]:
         """A snapshot of every namespace, without going through the API (no counters move)."""

@@ -45,9 +45,10 @@ from kubelet_winnet.errors import (
     StateFileError,
 )
 from kubelet_winnet.runtime._plan import NetworkPlan
+from kubelet_winnet.runtime.hcn import _args
 from kubelet_winnet.runtime.hcn import _documents as documents
 from kubelet_winnet.runtime.hcn._client import HcnClient
-from kubelet_winnet.runtime.hcn._state import Record, StateStore
+from kubelet_winnet.runtime.hcn._state import MAX_RECORD_BYTES, Record, StateStore
 
 __all__ = [
     "DEFAULT_OWNER",
@@ -59,6 +60,10 @@ __all__ = [
 DEFAULT_OWNER = "kubelet-winnet"
 # More live sandboxes than any node runs; a bound so that an endless iterable fails fast.
 _MAX_LIVE_IDS = 1 << 20
+# Sandbox ids are 64 hex digits in containerd and CRI-O. The bound keeps every record
+# (the id JSON-escaped, up to 6 bytes per byte) far inside what the state reader
+# accepts, so setup, get, teardown and reconcile all accept the same ids.
+MAX_SANDBOX_ID_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,13 @@ class SandboxNetwork:
     policy: str
     reason: str
 
+    def __post_init__(self) -> None:
+        _args.text("sandbox_id", self.sandbox_id)
+        _args.guid("namespace_id", self.namespace_id)
+        _args.flag("host_network", self.host_network)
+        _args.text("policy", self.policy)
+        _args.text("reason", self.reason)
+
 
 @dataclass(frozen=True)
 class ReconcileReport:
@@ -82,6 +94,21 @@ class ReconcileReport:
     deleted_orphans: tuple[uuid.UUID, ...] = ()  # our namespaces no record named
     adopted: tuple[str, ...] = ()  # live sandboxes whose record was lost, re-recorded
     state_errors: tuple[StateFileError, ...] = ()  # unreadable records, one per file
+
+    def __post_init__(self) -> None:
+        kinds: tuple[tuple[str, type], ...] = (
+            ("torn_down", str), ("deleted_orphans", uuid.UUID), ("adopted", str),
+            ("state_errors", StateFileError),
+        )
+        for name, kind in kinds:
+            value = getattr(self, name)
+            if type(value) is not tuple:
+                raise InvalidArgumentError(name, f"a tuple of {kind.__name__}", type_name(value))
+            for index, item in enumerate(value):
+                if not isinstance(item, kind):
+                    raise InvalidArgumentError(
+                        f"{name}[{index}]", f"a {kind.__name__}", type_name(item)
+                    )
 
 
 class _KeyedLocks:
@@ -131,9 +158,11 @@ def _sandbox_id_problem(sandbox_id: str) -> str | None:
     if "\x00" in sandbox_id:
         return "contains a NUL character"
     try:
-        sandbox_id.encode("utf-8")
+        size = len(sandbox_id.encode("utf-8"))
     except UnicodeEncodeError:
         return "is not valid Unicode (lone surrogate)"
+    if size > MAX_SANDBOX_ID_BYTES:
+        return f"is {size} bytes long; sandbox ids of at most {MAX_SANDBOX_ID_BYTES} are accepted"
     return None
 
 
@@ -191,8 +220,7 @@ class SandboxNetworks:
             raise InvalidArgumentError(
                 "client", "an HcnClient (ComputeNetwork or InMemoryHcn)", type_name(client)
             )
-        if not isinstance(state_dir, str | os.PathLike):
-            raise InvalidArgumentError("state_dir", "a path", type_name(state_dir))
+        state_dir = _args.path("state_dir", state_dir)
         if type(owner) is not str:
             raise InvalidArgumentError("owner", "str", type_name(owner))
         if _sandbox_id_problem(owner) is not None:
@@ -241,6 +269,15 @@ class SandboxNetworks:
         if not isinstance(plan, NetworkPlan):
             raise InvalidArgumentError(
                 "plan", "a NetworkPlan (from plan_sandbox_network)", type_name(plan)
+            )
+        # Refused before anything is created: a record the reader would refuse could
+        # never be torn down.
+        policy = _args.text("plan.policy", plan.policy)
+        reason = _args.text("plan.reason", plan.reason)
+        probe = Record(checked, "creating", plan.host_network, uuid.UUID(int=0), policy, reason)
+        if len(probe.to_json()) > MAX_RECORD_BYTES:
+            raise InvalidRequestError(
+                "plan", f"its reason and policy make a state record over {MAX_RECORD_BYTES} bytes"
             )
         with self._locks.hold(checked):
             record = self._store.load(checked)

@@ -21,7 +21,7 @@ from typing import Literal
 
 from kubelet_winnet.errors import StateFileError
 
-__all__ = ["FORMAT", "Phase", "Record", "StateStore", "record_path"]
+__all__ = ["FORMAT", "MAX_RECORD_BYTES", "Phase", "Record", "StateStore", "record_path"]
 
 FORMAT = 1
 Phase = Literal["creating", "ready", "removing"]
@@ -137,7 +137,7 @@ def record_path(directory: Path, sandbox_id: str) -> Path:
 
 
 # Far larger than any record we write; a bigger file is not ours, and is not read whole.
-_MAX_RECORD_BYTES = 64 * 1024
+MAX_RECORD_BYTES = 64 * 1024
 # O_NONBLOCK: a FIFO put where a record belongs must not block the open; O_NOFOLLOW: a
 # symlink there is not our record. Neither flag exists on Windows, where neither can occur.
 _OPEN_FLAGS = (
@@ -160,14 +160,14 @@ def _read_record_bytes(path: Path) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise StateFileError(str(path), "not a regular file")
-        if info.st_size > _MAX_RECORD_BYTES:
+        if info.st_size > MAX_RECORD_BYTES:
             raise StateFileError(str(path), f"record file of {info.st_size} bytes is not ours")
         chunks: list[bytes] = []
         size = 0
         while chunk := os.read(fd, 16384):
             chunks.append(chunk)
             size += len(chunk)
-            if size > _MAX_RECORD_BYTES:
+            if size > MAX_RECORD_BYTES:
                 raise StateFileError(str(path), "record file grew past any record we write")
         return b"".join(chunks)
     except OSError as exc:

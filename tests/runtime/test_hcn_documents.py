@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kubelet_winnet.errors import HcnError, InvalidArgumentError, HcnNotFoundError, WinnetError
+from kubelet_winnet.errors import HcnError, HcnNotFoundError, InvalidArgumentError, WinnetError
 from kubelet_winnet.runtime import hcn
 from kubelet_winnet.runtime.hcn import _documents as documents
 from kubelet_winnet.runtime.hcn import _hresult as hresult

@@ -1,0 +1,282 @@
+"""``kubelet-winnet run`` at issue 16's edges: limits past int64 and $(VAR) growth
+(items 1, 3), a runtime sending enum values this version does not name (item 5: proto3
+enums are open), pods with thousands of containers (item 7), and a fuzz of ``run``
+against a fake CRI runtime answering with open enums, errors and garbage.
+
+Time and memory are bounds on a child process (its own VmHWM, benchmarks/peak.py),
+far from what the old behaviour took (12.6 GB and a SIGSEGV for item 3, 31.6 s for 4,000
+containers), never timings of the library.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmarks.peak import CONSOLE_SCRIPT, peak_mb
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._kubelet import container_config, sandbox_config
+from kubelet_winnet._kubelet.container_config import MAX_EXPANDED_VALUE
+from kubelet_winnet.cli import main
+from tests.cri.test_cri import FakeRuntime, serving
+
+_SERVICE = "/runtime.v1.RuntimeService/"
+_IMAGE = "/runtime.v1.ImageService/ImageStatus"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _pod(containers: list[dict[str, Any]], name: str = "web") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
+            "spec": {"containers": containers}}
+
+
+def _write(path: Path, *docs: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump_all(list(docs)), encoding="utf-8")
+    return path
+
+
+def _child(*argv: str, timeout: float = 120) -> tuple[int, bytes, list[str], float, float]:
+    """Run the CLI as the console script does; (status, stdout, stderr lines without the
+    VmHWM report, seconds, peak MB)."""
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", CONSOLE_SCRIPT, *argv],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = child.communicate(timeout=timeout)
+    seconds = time.perf_counter() - start
+    peak = peak_mb(err, resource.getrusage(resource.RUSAGE_CHILDREN))
+    lines = [line for line in err.decode().splitlines() if not line.startswith("VmHWM ")]
+    return child.returncode, out, lines, seconds, peak
+
+
+# --- item 1: a memory limit past int64 ----------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", ["8Ei", "999E", "1e30"])
+def test_issue16_item1_run_dry_run_reports_the_limit_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, limit: str
+) -> None:
+    path = _write(tmp_path / "p.yaml", _pod(
+        [{"name": "c", "image": "i", "resources": {"limits": {"memory": limit}}}]
+    ))
+    code, out, err = run(capsys, "--dry-run", str(path))
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert "spec.containers[0].resources.limits.memory: a limit of" in lines[0]
+    assert "Traceback" not in err
+    (record,) = json.loads(out)  # the array is whole, not a lone "["
+    assert "does not fit the request's int64" in record["invalid"]
+
+
+# --- item 3: $(VAR) growth, bounded -----------------------------------------------------------
+
+
+def test_issue16_item3_doubling_env_is_refused_fast_and_small(tmp_path: Path) -> None:
+    """The issue's 1.3 KB file: 29 variables each "$(V{i-1})$(V{i-1})" (12.6 GB, then
+    SIGSEGV, before). V20 is the first past the 1 MiB value bound."""
+    env = [{"name": "V0", "value": "ab"}]
+    env += [{"name": f"V{i}", "value": f"$(V{i - 1})$(V{i - 1})"} for i in range(1, 29)]
+    path = _write(tmp_path / "grow.yaml", _pod([{"name": "c", "image": "i", "env": env}]))
+    assert path.stat().st_size < 1500
+    code, out, err, seconds, peak = _child("run", "--dry-run", str(path))
+    assert code == 2, err
+    assert len(err) == 1, err
+    assert f'env[20].value: variable "V20" expands to more than {MAX_EXPANDED_VALUE}' in err[0]
+    assert seconds < 20, seconds
+    assert peak < 250, peak
+    (record,) = json.loads(out)
+    assert "V20" in record["invalid"]
+
+
+# --- item 5: open enums from the runtime ------------------------------------------------------
+
+
+def _status(state: int, network: int, ip: str = "") -> bytes:
+    reply = api_pb2.PodSandboxStatusResponse()
+    reply.status.state = state  # type: ignore[assignment]
+    reply.status.linux.namespaces.options.network = network  # type: ignore[assignment]
+    reply.status.network.ip = ip
+    return reply.SerializeToString()
+
+
+def _container_status(state: int) -> bytes:
+    reply = api_pb2.ContainerStatusResponse()
+    reply.status.state = state  # type: ignore[assignment]
+    return reply.SerializeToString()
+
+
+def _answer(fake: FakeRuntime, *, state: int, network: int, container_state: int) -> None:
+    fake.reply.update({
+        _SERVICE + "RunPodSandbox": api_pb2.RunPodSandboxResponse(
+            pod_sandbox_id="s1").SerializeToString(),
+        _SERVICE + "PodSandboxStatus": _status(state, network, "10.1.0.5"),
+        _IMAGE: api_pb2.ImageStatusResponse(image=api_pb2.Image(id="sha256:1")).SerializeToString(),
+        _SERVICE + "CreateContainer": api_pb2.CreateContainerResponse(
+            container_id="c1").SerializeToString(),
+        _SERVICE + "StartContainer": b"",
+        _SERVICE + "ContainerStatus": _container_status(container_state),
+        _SERVICE + "StopPodSandbox": b"",
+        _SERVICE + "RemovePodSandbox": b"",
+    })
+
+
+def test_issue16_item5_unknown_enum_values_print_as_numbers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "p.yaml", _pod([{"name": "app", "image": "img:1"}]))
+    with serving(f"kw-run-enum-{id(tmp_path):x}.sock") as fake:
+        _answer(fake, state=99, network=7, container_state=99)
+        code, out, err = run(capsys, "--runtime-endpoint", fake.endpoint, str(path))
+    assert code == 0, err
+    assert err == ""
+    assert "sandbox s1 99 network=7 ip=10.1.0.5\n" in out
+    assert "container app c1 99\n" in out
+
+
+def test_issue16_item5_known_enum_values_keep_their_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "p.yaml", _pod([{"name": "app", "image": "img:1"}]))
+    with serving(f"kw-run-names-{id(tmp_path):x}.sock") as fake:
+        _answer(fake, state=api_pb2.SANDBOX_READY, network=api_pb2.POD,
+                container_state=api_pb2.CONTAINER_RUNNING)
+        code, out, _ = run(capsys, "--runtime-endpoint", fake.endpoint, str(path))
+    assert code == 0
+    assert "sandbox s1 SANDBOX_READY network=POD ip=10.1.0.5\n" in out
+    assert "container app c1 CONTAINER_RUNNING\n" in out
+
+
+# --- item 7: linear in containers ---------------------------------------------------------------
+
+
+def test_issue16_item7_dry_run_of_4000_containers_is_bounded(tmp_path: Path) -> None:
+    """4,000 containers took 31.6 s (each rebuilt the sandbox and rescanned the pod)."""
+    count = 4000
+    path = tmp_path / "big.json"
+    containers = [{"name": f"c{i}", "image": "img:1"} for i in range(count)]
+    path.write_text(json.dumps(_pod(containers)), encoding="utf-8")
+    code, out, err, seconds, peak = _child("run", "--dry-run", str(path))
+    assert code == 0, err
+    assert err == []
+    (record,) = json.loads(out)
+    names = [c["config"]["metadata"]["name"] for c in record["createContainer"]]
+    assert names == [f"c{i}" for i in range(count)]
+    assert seconds < 15, seconds
+    assert peak < 400, peak
+
+
+def test_issue16_item7_the_sandbox_is_built_once_per_pod(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Work per pod, counted: one sandbox build and one pass over the containers (to
+    index them) however many containers there are."""
+    builds: list[int] = []
+    real = sandbox_config.build_sandbox_config
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        builds.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(container_config, "build_sandbox_config", counting)
+    scans: list[int] = []
+    real_find = container_config.ContainerBuilder.find
+
+    def find(self: Any, name: str) -> Any:
+        if self._index is None:
+            scans.append(1)
+        return real_find(self, name)
+
+    monkeypatch.setattr(container_config.ContainerBuilder, "find", find)
+    containers = [{"name": f"c{i}", "image": "img:1"} for i in range(50)]
+    path = _write(tmp_path / "p.yaml", _pod(containers))
+    code, out, _ = run(capsys, "--dry-run", str(path))
+    assert code == 0
+    assert len(json.loads(out)[0]["createContainer"]) == 50
+    assert (len(builds), len(scans)) == (1, 1)
+
+
+# --- fuzz: run against a fake CRI runtime ----------------------------------------------------
+
+_METHODS = ("RunPodSandbox", "PodSandboxStatus", "ImageStatus", "CreateContainer",
+            "StartContainer", "ContainerStatus", "StopPodSandbox", "RemovePodSandbox")
+_CODES = [grpc.StatusCode.UNKNOWN, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INTERNAL,
+          grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INVALID_ARGUMENT]
+_INT32 = st.integers(-(2**31), 2**31 - 1)
+
+
+@st.composite
+def _replies(draw: st.DrawFn) -> dict[str, Any]:
+    """Per method: a well-formed reply (enums anywhere in int32), garbage bytes, or a
+    gRPC error with arbitrary details."""
+    plan: dict[str, Any] = {}
+    for method in _METHODS:
+        kind = draw(st.sampled_from(["ok", "ok", "ok", "garbage", "error"]))
+        if kind == "garbage":
+            plan[method] = ("garbage", draw(st.binary(max_size=64)))
+        elif kind == "error":
+            plan[method] = ("error", draw(st.sampled_from(_CODES)),
+                            draw(st.text(max_size=80)))
+        else:
+            plan[method] = ("ok", draw(_INT32), draw(_INT32), draw(st.text(max_size=20)))
+    return plan
+
+
+def _ok_reply(method: str, first: int, second: int, text: str) -> bytes:
+    if method == "RunPodSandbox":
+        return api_pb2.RunPodSandboxResponse(pod_sandbox_id=text or "s").SerializeToString()
+    if method == "PodSandboxStatus":
+        return _status(first, second)
+    if method == "ImageStatus":
+        image = api_pb2.Image(id=text) if first % 2 else None
+        return api_pb2.ImageStatusResponse(image=image).SerializeToString()
+    if method == "CreateContainer":
+        return api_pb2.CreateContainerResponse(container_id=text).SerializeToString()
+    if method == "ContainerStatus":
+        return _container_status(first)
+    return b""
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(plan=_replies(), cleanup=st.booleans())
+def test_run_against_a_hostile_runtime_exits_cleanly(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, plan: dict[str, Any], cleanup: bool
+) -> None:
+    """Whatever the runtime answers: exit 0 (it all worked) or 1 (a call failed), one
+    line per failure, never a traceback; an unknown enum value prints as its number."""
+    path = tmp_path / "p.yaml"
+    if not path.exists():
+        _write(path, _pod([{"name": "app", "image": "img:1"}, {"name": "side", "image": "i"}]))
+    with serving(f"kw-run-fuzz-{id(tmp_path):x}.sock") as fake:
+        for method, answer in plan.items():
+            where = _IMAGE if method == "ImageStatus" else _SERVICE + method
+            if answer[0] == "garbage":
+                fake.reply[where] = answer[1]
+            elif answer[0] == "error":
+                fake.abort[where] = (answer[1], answer[2])
+            else:
+                fake.reply[where] = _ok_reply(method, *answer[1:])
+        argv = ["--runtime-endpoint", fake.endpoint, str(path)]
+        code, out, err = run(capsys, *argv, *(["--cleanup"] if cleanup else []))
+    assert code in (0, 1), (code, out, err)
+    assert "Traceback" not in err and "Traceback" not in out
+    assert err == "", err  # runtime failures go to the report on stdout
+    sandbox = plan["PodSandboxStatus"]
+    if code == 0 and sandbox[0] == "ok" and sandbox[1] not in api_pb2.PodSandboxState.values():
+        assert f" {sandbox[1]} network=" in out

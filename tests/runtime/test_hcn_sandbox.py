@@ -584,8 +584,10 @@ def test_reconcile_reads_the_ids_before_acting(networks: SandboxNetworks) -> Non
         yield "other"
         raise RuntimeError("the caller's iterator broke")
 
-    with pytest.raises(RuntimeError):
+    # Typed, like every bad argument (issue 16): the caller's iterator broke midway.
+    with pytest.raises(InvalidArgumentError) as broken:
         networks.reconcile(ids())
+    assert broken.value.argument == "live_sandbox_ids"
     assert networks.sandbox_ids() == ("kept",)  # torn down nothing on the way
     with pytest.raises(InvalidRequestError) as caught:
         networks.reconcile(["kept", ""])

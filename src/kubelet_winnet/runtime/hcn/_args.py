@@ -13,20 +13,36 @@ import math
 import os
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from kubelet_winnet._describe import type_name
 from kubelet_winnet.errors import InvalidArgumentError
 
 __all__ = [
-    "callable_or_none", "flag", "guid", "handle", "integer", "json_scalars", "path", "text",
+    "callable_or_none",
+    "flag",
+    "guid",
+    "handle",
+    "instance",
+    "integer",
+    "json_scalars",
+    "path",
+    "text",
     "text_or_none",
 ]
 
 
+def instance(value: object, cls: type | tuple[type, ...]) -> bool:
+    """``isinstance`` that a raising ``__class__`` cannot break."""
+    try:
+        return isinstance(value, cls)
+    except Exception:
+        return False
+
+
 def text(name: str, value: object) -> str:
     if type(value) is not str:  # a subclass's own methods never run on our side
-        if not isinstance(value, str):
+        if not instance(value, str):
             raise InvalidArgumentError(name, "a str", type_name(value))
         value = str.__str__(value)
     return value
@@ -51,26 +67,27 @@ def integer(name: str, value: object, low: int, high: int) -> int:
 
 
 def guid(name: str, value: object) -> uuid.UUID:
-    if not isinstance(value, uuid.UUID):
+    if type(value) is not uuid.UUID and not instance(value, uuid.UUID):
         raise InvalidArgumentError(name, "a uuid.UUID", type_name(value))
-    return value
+    return cast(uuid.UUID, value)
 
 
 def handle(name: str, value: object) -> int:
     # An HCN_NAMESPACE is a pointer: a positive int that fits 64 bits.
-    if isinstance(value, bool) or not isinstance(value, int):
+    if type(value) is bool or not instance(value, int) or instance(value, bool):
         raise InvalidArgumentError(name, "a NamespaceHandle (int)", type_name(value))
+    value = int.__index__(cast(int, value))  # a plain int; a subclass's methods never run
     if not 0 < value < 1 << 64:
         raise InvalidArgumentError(name, "a handle from open or create", "out of range")
-    return int(value)
+    return value
 
 
 def path(name: str, value: object) -> str:
     """A filesystem path given as ``str`` or ``os.PathLike[str]``, without NUL."""
-    if not isinstance(value, str | os.PathLike):
+    if not instance(value, (str, os.PathLike)):
         raise InvalidArgumentError(name, "a path (str or os.PathLike)", type_name(value))
     try:
-        result = os.fspath(value)
+        result = os.fspath(cast("str | os.PathLike[str]", value))
     except Exception:  # a PathLike whose __fspath__ raises
         raise InvalidArgumentError(name, "a readable os.PathLike", type_name(value)) from None
     if type(result) is not str:
@@ -88,11 +105,7 @@ def callable_or_none(name: str, value: object) -> Callable[..., Any] | None:
 
 def json_scalars(name: str, value: object) -> dict[str, object]:
     """A filter mapping of str keys to JSON scalars (what an HCN query filters on)."""
-    try:
-        is_mapping = isinstance(value, Mapping)
-    except Exception:
-        is_mapping = False
-    if not is_mapping:
+    if not instance(value, Mapping):
         raise InvalidArgumentError(name, "a mapping of str to JSON scalars", type_name(value))
     try:
         items = list(value.items())  # type: ignore[attr-defined]

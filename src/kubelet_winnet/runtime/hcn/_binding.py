@@ -56,7 +56,7 @@ class GUID(ctypes.Structure):
             _args.integer(f"Data{index + 1}", value, 0, (1 << bits) - 1)
         if len(args) == 4:
             data4 = args[3]
-            if not isinstance(data4, ctypes.Array) or len(data4) != 8:
+            if not _args.instance(data4, ctypes.Array) or len(data4) != 8:
                 raise InvalidArgumentError("Data4", "a c_uint8 * 8 array", type_name(data4))
         super().__init__(*args)
 

@@ -245,15 +245,11 @@ class Namespace:
                 "resources", "a tuple of NamespaceResource", type_name(self.resources)
             )
         for index, resource in enumerate(self.resources):
-            if not isinstance(resource, NamespaceResource):
+            if not _args.instance(resource, NamespaceResource):
                 raise InvalidArgumentError(
                     f"resources[{index}]", "a NamespaceResource", type_name(resource)
                 )
-        try:
-            is_mapping = isinstance(self.raw, Mapping)
-        except Exception:
-            is_mapping = False
-        if not is_mapping:
+        if not _args.instance(self.raw, Mapping):
             raise InvalidArgumentError("raw", "a mapping", type_name(self.raw))
 
     @property

@@ -166,7 +166,7 @@ class InMemoryHcn(HcnClient):
         """From now on every call fails before any effect with ``probability`` (with a
         JSON error record, except ``HcnCloseNamespace`` which has none). ``seed`` makes
         the pattern repeatable for a given call order; :meth:`clear_faults` stops it."""
-        if isinstance(probability, bool) or type(probability) not in (int, float):
+        if type(probability) not in (int, float):
             raise InvalidArgumentError("probability", "a float", type_name(probability))
         seed = _args.integer("seed", seed, -(1 << 63), (1 << 63) - 1)
         hresult_value = _args.integer("hresult_value", hresult_value, -(1 << 31), 0xFFFFFFFF)

@@ -105,7 +105,7 @@ class ReconcileReport:
             if type(value) is not tuple:
                 raise InvalidArgumentError(name, f"a tuple of {kind.__name__}", type_name(value))
             for index, item in enumerate(value):
-                if not isinstance(item, kind):
+                if not _args.instance(item, kind):
                     raise InvalidArgumentError(
                         f"{name}[{index}]", f"a {kind.__name__}", type_name(item)
                     )
@@ -167,7 +167,7 @@ def _sandbox_id_problem(sandbox_id: str) -> str | None:
 
 
 def _check_sandbox_id(sandbox_id: object, field: str = "sandbox_id") -> str:
-    if not isinstance(sandbox_id, str):
+    if not _args.instance(sandbox_id, str):
         raise InvalidArgumentError(field, "a sandbox id (str)", type_name(sandbox_id))
     text = str.__str__(sandbox_id)  # a plain str: a subclass's own methods never run
     problem = _sandbox_id_problem(text)
@@ -178,24 +178,34 @@ def _check_sandbox_id(sandbox_id: object, field: str = "sandbox_id") -> str:
 
 def _live_ids(value: object) -> frozenset[str]:
     """The ids ``reconcile`` must leave alone; read completely before anything is done."""
-    if isinstance(value, str | bytes | bytearray | memoryview):
+    if _args.instance(value, (str, bytes, bytearray, memoryview)):
         # A lone id iterates as its characters: every recorded sandbox would look dead.
         raise InvalidArgumentError(
             "live_sandbox_ids", "an iterable of sandbox ids (not a single str)", type_name(value)
         )
     try:
         iterator = iter(value)  # type: ignore[call-overload]
-    except TypeError:
+    except Exception:  # not iterable, or an __iter__ that raises
         raise InvalidArgumentError(
             "live_sandbox_ids", "an iterable of sandbox ids", type_name(value)
         ) from None
     live: set[str] = set()
-    for index, item in enumerate(iterator):
+    index = 0
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            break
+        except Exception:  # the caller's iterator raised midway
+            raise InvalidArgumentError(
+                "live_sandbox_ids", "an iterable that can be read", type_name(value)
+            ) from None
         if index == _MAX_LIVE_IDS:
             raise InvalidRequestError(
                 "live_sandbox_ids", f"more than {_MAX_LIVE_IDS} sandbox ids"
             )
         live.add(_check_sandbox_id(item, f"live_sandbox_ids[{index}]"))
+        index += 1
     return frozenset(live)
 
 
@@ -216,7 +226,7 @@ class SandboxNetworks:
         *,
         owner: str = DEFAULT_OWNER,
     ) -> None:
-        if not isinstance(client, HcnClient):
+        if not _args.instance(client, HcnClient):
             raise InvalidArgumentError(
                 "client", "an HcnClient (ComputeNetwork or InMemoryHcn)", type_name(client)
             )
@@ -266,7 +276,7 @@ class SandboxNetworks:
         :class:`InvalidRequestError` (tear down first).
         """
         checked = _check_sandbox_id(sandbox_id)
-        if not isinstance(plan, NetworkPlan):
+        if not _args.instance(plan, NetworkPlan):
             raise InvalidArgumentError(
                 "plan", "a NetworkPlan (from plan_sandbox_network)", type_name(plan)
             )

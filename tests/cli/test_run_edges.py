@@ -24,12 +24,16 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.peak import CONSOLE_SCRIPT, peak_mb
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet import container_config, sandbox_config
 from kubelet_winnet._kubelet.container_config import MAX_EXPANDED_VALUE
 from kubelet_winnet.cli import main
 from tests.cri.test_cri import FakeRuntime, serving
+from tests.strategies import REPO_ROOT
+
+# The benchmarks' child-process prelude and peak reader (a sibling script there).
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+from peak import CONSOLE_SCRIPT, peak_mb
 
 _SERVICE = "/runtime.v1.RuntimeService/"
 _IMAGE = "/runtime.v1.ImageService/ImageStatus"

@@ -16,7 +16,7 @@ import functools
 import re
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -867,3 +867,51 @@ def sandbox_stress(
     for thread in threads[:reconcilers]:
         thread.join()
     return report
+
+
+# --- Mappings that are not dicts (issue 16 item 2) -------------------------------------------
+
+
+class PlainMapping(Mapping[str, Any]):
+    """A read-only ``collections.abc.Mapping`` over a dict: what a caller's own mapping
+    type looks like to the readers (``get`` is the mixin's, through ``__getitem__``)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class FlakyMapping(PlainMapping):
+    """A :class:`PlainMapping` whose ``method`` ("getitem", "iter" or "len") raises
+    ``RuntimeError`` once it has been called ``after`` times."""
+
+    def __init__(self, data: Mapping[str, Any], method: str, after: int) -> None:
+        super().__init__(data)
+        self._method = method
+        self._left = after
+
+    def _tick(self, method: str) -> None:
+        if method == self._method:
+            if self._left <= 0:
+                raise RuntimeError(f"{method} failed")
+            self._left -= 1
+
+    def __getitem__(self, key: str) -> Any:
+        self._tick("getitem")
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._tick("iter")
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._tick("len")
+        return super().__len__()

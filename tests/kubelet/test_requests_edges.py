@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import types
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -18,28 +17,12 @@ from kubelet_winnet._kubelet.container_config import (
     MAX_EXPANDED_CONTAINER,
     MAX_EXPANDED_VALUE,
 )
-from tests.strategies import deep_list
+from tests.strategies import PlainMapping, deep_list
 
 
 def _pod(container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
     return {"kind": "Pod", "metadata": {"name": "web", "namespace": "ns", "uid": "u"},
             "spec": {"containers": [container or {"name": "c", "image": "i"}], **spec}}
-
-
-class PlainMapping(Mapping[str, Any]):
-    """A read-only Mapping that is not a dict (what ``collections.abc`` users pass)."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
 
 
 # --- item 1: memory limits past int64 ---------------------------------------------------

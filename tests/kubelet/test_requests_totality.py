@@ -11,9 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import kubelet_winnet as kw
-from tests.strategies import HOSTILE
+from tests.strategies import HOSTILE, FlakyMapping, PlainMapping
 
 MAX_MESSAGE = 1000
 
@@ -145,3 +147,95 @@ def test_hostile_value_as_every_argument(name: str) -> None:
     ]
     for call in calls:
         _check(call)
+
+
+# --- non-dict and raising Mappings anywhere (issue 16 item 2) -------------------------------
+
+
+def _object_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Every place in ``value`` that holds an object (the root included)."""
+    found: list[tuple[str | int, ...]] = []
+    if type(value) is dict:
+        found.append(path)
+        for key, item in value.items():
+            found += _object_paths(item, (*path, key))
+    elif type(value) is list:
+        for index, item in enumerate(value):
+            found += _object_paths(item, (*path, index))
+    return found
+
+
+OBJECT_PATHS = _object_paths(BASE)
+
+
+def _json_path(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if type(part) is int else (f".{part}" if out else str(part))
+    return out
+
+
+def _wrapped(paths: set[tuple[str | int, ...]], make: Callable[[Any], Any]) -> Any:
+    """BASE with the object at each of ``paths`` replaced by ``make(object)``, deepest
+    first so a wrapped object can hold wrapped children."""
+    pod: Any = copy.deepcopy(BASE)
+    for path in sorted(paths, key=len, reverse=True):
+        if not path:
+            pod = make(pod)
+            continue
+        parent: Any = pod
+        for key in path[:-1]:
+            parent = parent._data[key] if isinstance(parent, PlainMapping) else parent[key]
+        target = parent._data if isinstance(parent, PlainMapping) else parent
+        target[path[-1]] = make(target[path[-1]])
+    return pod
+
+
+def _requests(pod: Any, stores: dict[str, Any]) -> list[bytes]:
+    return [
+        kw.pod_sandbox_config(pod).SerializeToString(deterministic=True),
+        kw.run_pod_sandbox_request(pod).SerializeToString(deterministic=True),
+        kw.container_config(pod, "c", **stores).SerializeToString(deterministic=True),
+        kw.create_container_request(pod, "c", pod_sandbox_id="x", **stores).SerializeToString(
+            deterministic=True
+        ),
+    ]
+
+
+@given(paths=st.sets(st.sampled_from(OBJECT_PATHS), min_size=1, max_size=6),
+       stores_plain=st.booleans())
+def test_plain_mappings_anywhere_build_the_same_requests(
+    paths: set[tuple[str | int, ...]], stores_plain: bool
+) -> None:
+    """The pod reader: "the same value gives the same result ... in every form". A
+    caller's Mapping in place of any object (metadata, limits, a template's metadata,
+    an env entry, the ConfigMap store) builds the requests the dict builds."""
+    stores = ({name: PlainMapping({k: PlainMapping(v) for k, v in store.items()})
+               for name, store in STORES.items()} if stores_plain else STORES)
+    assert _requests(_wrapped(paths, PlainMapping), stores) == _requests(BASE, STORES)
+
+
+@given(paths=st.sets(st.sampled_from(OBJECT_PATHS), min_size=1, max_size=4),
+       method=st.sampled_from(["getitem", "iter", "len"]), after=st.integers(0, 3))
+def test_raising_mappings_anywhere_give_a_result_or_a_typed_error(
+    paths: set[tuple[str | int, ...]], method: str, after: int
+) -> None:
+    """A Mapping that raises part way: a request, or a WinnetError whose field, when a
+    read failed, is at or under one of the raising objects."""
+    pod = _wrapped(paths, lambda value: FlakyMapping(value, method, after))
+    places = [_json_path(path) for path in paths]
+    for build in (
+        functools.partial(kw.pod_sandbox_config, pod),
+        functools.partial(kw.container_config, pod, "c", **STORES),
+        functools.partial(kw.create_container_request, pod, "c", pod_sandbox_id="x", **STORES),
+        functools.partial(kw.windows_sandbox_config, pod),
+        functools.partial(kw.explain, pod),
+    ):
+        try:
+            build()
+        except kw.InvalidPodError as exc:
+            assert len(str(exc)) < MAX_MESSAGE
+            if "could not be read" in exc.reason:
+                assert any(exc.field.startswith(place) for place in places), (exc, places)
+        except kw.WinnetError as exc:
+            assert len(str(exc)) < MAX_MESSAGE

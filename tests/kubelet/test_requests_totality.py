@@ -185,10 +185,14 @@ def _wrapped(paths: set[tuple[str | int, ...]], make: Callable[[Any], Any]) -> A
             continue
         parent: Any = pod
         for key in path[:-1]:
-            parent = parent._data[key] if isinstance(parent, PlainMapping) else parent[key]
-        target = parent._data if isinstance(parent, PlainMapping) else parent
+            parent = _unwrap(parent)[key]
+        target: Any = _unwrap(parent)
         target[path[-1]] = make(target[path[-1]])
     return pod
+
+
+def _unwrap(value: Any) -> Any:
+    return value._data if isinstance(value, PlainMapping) else value
 
 
 def _requests(pod: Any, stores: dict[str, Any]) -> list[bytes]:

@@ -604,6 +604,52 @@ def test_wrong_argument_types_are_refused_before_any_call(
     assert server.received == []
 
 
+def test_issue16_item15_timeout_beyond_float_is_refused() -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        RuntimeClient("unix:///tmp/x.sock", timeout=10**5000)
+    assert caught.value.argument == "timeout"
+    assert str(caught.value) == (
+        "timeout: expected seconds as a positive number, got a number too large for a float"
+    )
+
+
+_STRING_METHODS = [
+    ("pod_sandbox_status", "pod_sandbox_id"), ("stop_pod_sandbox", "pod_sandbox_id"),
+    ("remove_pod_sandbox", "pod_sandbox_id"), ("start_container", "container_id"),
+    ("container_status", "container_id"), ("stop_container", "container_id"),
+    ("remove_container", "container_id"), ("image_status", "image"), ("version", "version"),
+]
+
+
+@pytest.mark.parametrize(("method", "argument"), _STRING_METHODS)
+def test_issue16_item15_lone_surrogates_are_refused_before_any_call(
+    server: FakeRuntime, method: str, argument: str
+) -> None:
+    """A runtime.v1 string is UTF-8: a lone surrogate has no encoding (it raised
+    UnicodeEncodeError from protobuf)."""
+    with RuntimeClient(server.endpoint) as client, pytest.raises(InvalidArgumentError) as caught:
+        getattr(client, method)("id-\ud800")
+    assert caught.value.argument == argument
+    assert str(caught.value) == f"{argument}: expected valid Unicode, got a str with a lone surrogate"
+    assert server.received == []
+
+
+def test_every_string_taking_method_is_in_the_surrogate_table() -> None:
+    """Methods whose first parameter is annotated ``str`` (or ``str | ImageSpec``)."""
+    import inspect
+
+    found = set()
+    for name, member in vars(RuntimeClient).items():
+        if name.startswith("_") or not callable(member):
+            continue
+        params = list(inspect.signature(member).parameters.values())[1:]
+        if params and params[0].default is inspect.Parameter.empty and (
+            str(params[0].annotation).startswith("str")
+        ):
+            found.add(name)
+    assert found == {method for method, _ in _STRING_METHODS} - {"version"}
+
+
 # --- import cost and the optional extra --------------------------------------------------------
 
 

@@ -630,7 +630,9 @@ def test_issue16_item15_lone_surrogates_are_refused_before_any_call(
     with RuntimeClient(server.endpoint) as client, pytest.raises(InvalidArgumentError) as caught:
         getattr(client, method)("id-\ud800")
     assert caught.value.argument == argument
-    assert str(caught.value) == f"{argument}: expected valid Unicode, got a str with a lone surrogate"
+    assert str(caught.value) == (
+        f"{argument}: expected valid Unicode, got a str with a lone surrogate"
+    )
     assert server.received == []
 
 

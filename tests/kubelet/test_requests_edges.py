@@ -314,3 +314,23 @@ def test_issue16_item18_node_context_hashes_like_it_compares() -> None:
     assert a == b and hash(a) == hash(b)
     assert a != c
     assert len({a, b, c, kw.NodeContext()}) == 3
+
+
+def test_issue16_item3_long_literal_values_are_bounded_by_the_container_only() -> None:
+    """The value bound limits growth through $(VAR): a 2 MB literal (or a 2 MB literal
+    with a short reference) is the manifest's own size and is sent, as the kubelet does."""
+    literal = "x" * 2_000_000
+    env = [{"name": "A", "value": "y"}, {"name": "B", "value": literal},
+           {"name": "C", "value": literal + "$(A)"}]
+    envs = {kv.key: kv.value for kv in kw.container_config(
+        _pod({"name": "c", "image": "i", "env": env}), "c").envs}
+    assert envs["B"] == literal
+    assert envs["C"] == literal + "y"
+
+
+def test_issue16_item3_one_literal_past_the_container_bound_is_refused() -> None:
+    env = [{"name": "BIG", "value": "x" * (MAX_EXPANDED_CONTAINER + 1)}]
+    with pytest.raises(kw.InvalidPodError) as caught:
+        kw.container_config(_pod({"name": "c", "image": "i", "env": env}), "c")
+    assert caught.value.field == "spec.containers[0].env[0].value"
+    assert f'container "c" would pass {MAX_EXPANDED_CONTAINER} bytes' in str(caught.value)

@@ -146,7 +146,8 @@ def expand(text: str, *sources: Mapping[str, str], limit: int | None = None) -> 
 
 
 class _Budget:
-    """The bytes of expanded values one container may still hold."""
+    """The bytes of values one container may still hold, and how far expansion may grow
+    one value."""
 
     __slots__ = ("container", "left", "sizes")
 
@@ -155,11 +156,13 @@ class _Budget:
         self.left = MAX_EXPANDED_CONTAINER
         self.sizes: dict[str, int] = {}  # env name -> bytes its value holds now
 
-    def limit(self) -> int:
-        return min(MAX_EXPANDED_VALUE, self.left)
+    def limit(self, text: str) -> int:
+        # Expansion may not grow a value past MAX_EXPANDED_VALUE; a longer literal is
+        # the manifest's own size, bounded by the container alone.
+        return min(max(MAX_EXPANDED_VALUE, utf8_len(text)), self.left)
 
-    def refuse(self, field: str, what: str) -> InvalidPodError:
-        if self.left < MAX_EXPANDED_VALUE:
+    def refuse(self, field: str, what: str, *, container: bool) -> InvalidPodError:
+        if container:
             return InvalidPodError(
                 field,
                 f"{what}: the environment, command and args of container "
@@ -172,20 +175,27 @@ class _Budget:
             "references; kubelet-winnet refuses such a value (docs/requests.md)",
         )
 
+    def expanded(self, text: str, env: Mapping[str, str], field: str, what: str) -> str:
+        """``text`` with ``$(VAR)`` expanded from ``env``, within both bounds (the
+        container's is charged by :meth:`set` or :meth:`expand`)."""
+        limit = self.limit(text)
+        try:
+            return expand(text, env, limit=limit)
+        except ExpansionTooLarge:
+            raise self.refuse(field, what, container=limit == self.left) from None
+
     def set(self, name: str, value: str, field: str) -> None:
         """Account for env ``name`` holding ``value`` (replacing its old value)."""
         size = utf8_len(value)
         freed = self.sizes.get(name, 0)
-        if size > MAX_EXPANDED_VALUE or size - freed > self.left:
-            raise self.refuse(field, f"variable {quoted(name)}")
+        if size - freed > self.left:
+            raise self.refuse(field, f"variable {quoted(name)}", container=True)
         self.left -= size - freed
         self.sizes[name] = size
 
     def expand(self, text: str, env: Mapping[str, str], field: str, what: str) -> str:
-        try:
-            value = expand(text, env, limit=self.limit())
-        except ExpansionTooLarge:
-            raise self.refuse(field, what) from None
+        """A ``command`` or ``args`` element, expanded and charged to the container."""
+        value = self.expanded(text, env, field, what)
         self.left -= utf8_len(value)
         return value
 
@@ -447,10 +457,9 @@ def environment(
         runtime_value = get_str(variable, "value", where)
         value_from = get_map(variable, "valueFrom", where)
         if runtime_value:
-            try:
-                runtime_value = expand(runtime_value, env, limit=budget.limit())
-            except ExpansionTooLarge:
-                raise budget.refuse(f"{where}value", f"variable {quoted(name)}") from None
+            runtime_value = budget.expanded(
+                runtime_value, env, f"{where}value", f"variable {quoted(name)}"
+            )
         elif value_from is not None:
             here = f"{where}valueFrom."
             field = get_map(value_from, "fieldRef", here)

@@ -11,6 +11,7 @@ environment variables) is listed in docs/requests.md.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Mapping
 from fractions import Fraction
@@ -32,7 +33,14 @@ from kubelet_winnet._kubelet.podview import (
     not_utf8_error,
 )
 from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-from kubelet_winnet._kubelet.quantity import milli_value, parse_quantity, value
+from kubelet_winnet._kubelet.quantity import (
+    go_div,
+    go_milli_value,
+    milli_value,
+    parse_quantity,
+    value,
+    wrap_int64,
+)
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
@@ -43,6 +51,7 @@ from kubelet_winnet._kubelet.sandbox_config import (
     echo,
     pod_identity_of,
 )
+from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
 from kubelet_winnet._kubelet.translate import windows_container_security_context
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
@@ -116,13 +125,33 @@ def expand(text: str, *sources: Mapping[str, str]) -> str:
 # --- resources ------------------------------------------------------------------------
 
 
-def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int) -> int:
-    """``calculateCPUMaximum``: hundredths of a percent of all processors, in [1, 10000]
-    (Go integer division truncates toward zero)."""
-    maximum = int(10 * cpu_limit_milli / processor_count) if cpu_limit_milli < 0 else (
-        10 * cpu_limit_milli // processor_count
-    )
+# The first kubelet whose apimachinery saturates ScaledValue() at the int64 range instead of
+# wrapping: the release of the TestCalculateCPUMaximum table that pins "limit of 2^64 plus
+# 4000 milli" to 1 (kubernetes commit 0411cc70, TODO #141166); earlier tables lack the row.
+SATURATING_MILLI_VALUE_MINOR = 38
+
+
+def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int, minor: int = 38) -> int:
+    """Hundredths of a percent of all processors, clamped to [1, 10000], computed in Go's
+    int64 arithmetic (products wrap; division truncates toward zero), per release:
+
+    * 1.27+: ``calculateCPUMaximum`` (kuberuntime_container_windows.go, PR #114231):
+      ``10 * cpuLimit.MilliValue() / cpuCount``;
+    * 1.26: inline in ``calculateWindowsResources``:
+      ``10000 * cpuLimit.MilliValue() / NumCPU / 1000``, which overflows 1000 times sooner.
+
+    ``cpu_limit_milli`` is the int64 ``MilliValue()`` (:func:`go_milli_value`).
+    """
+    if minor >= 27:
+        maximum = go_div(wrap_int64(10 * cpu_limit_milli), processor_count)
+    else:
+        maximum = go_div(go_div(wrap_int64(10000 * cpu_limit_milli), processor_count), 1000)
     return max(1, min(10000, maximum))
+
+
+def _quantity_text(value: object) -> str:
+    # The text Quantity parses: a string, or a JSON number's digits.
+    return repr(value) if type(value) is float else str(value)
 
 
 def _quantity(value: object, where: str) -> Fraction:
@@ -161,13 +190,21 @@ def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], d
 
 
 def windows_resources(
-    container: Mapping[str, Any], at: str, node: NodeContext
+    container: Mapping[str, Any], at: str, node: NodeContext, minor: int = 38
 ) -> api_pb2.WindowsContainerResources:
+    """``calculateWindowsResources``: ``if !cpuLimit.IsZero()`` sets ``cpu_maximum`` and
+    ``if memLimit != 0`` the memory limit, so a zero CPU or memory limit leaves the field
+    unset (0 on the wire); ``cpu_count`` and ``cpu_shares`` are never set."""
     limits, _ = _resources(container, at)
     resources = api_pb2.WindowsContainerResources()
     cpu = limits.get("cpu")
     if cpu:  # !cpuLimit.IsZero()
-        resources.cpu_maximum = calculate_cpu_maximum(milli_value(cpu), node.processor_count)
+        raw = (get_map(get_map(container, "resources", at) or {}, "limits", f"{at}resources.")
+               or {}).get("cpu")
+        milli = go_milli_value(
+            _quantity_text(raw), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
+        )
+        resources.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
     memory = limits.get("memory")
     if memory:
         resources.memory_limit_in_bytes = value(memory)
@@ -194,6 +231,48 @@ _FIELD_PATHS = (
 )
 
 
+def _parse_ip_sloppy(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``netutils.ParseIPSloppy``: Go 1.16's ``net.ParseIP``, which also takes IPv4
+    octets with leading zeros (as decimal) and no IPv6 zone."""
+    if "%" in text:
+        return None
+    parts = text.split(".")
+    if len(parts) == 4 and ":" not in text and all(p.isdigit() and p.isascii() for p in parts):
+        text = ".".join(str(int(p)) if len(p) <= 3 else p for p in parts)
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _is_ipv4(text: str) -> bool:
+    # utilnet.IsIPv4String: ParseIPSloppy(ip).To4() != nil, so IPv4-mapped IPv6 counts.
+    address = _parse_ip_sloppy(text)
+    if isinstance(address, ipaddress.IPv6Address):
+        return address.ipv4_mapped is not None
+    return address is not None
+
+
+def _is_ipv6(text: str) -> bool:
+    return _parse_ip_sloppy(text) is not None and not _is_ipv4(text)
+
+
+def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[str, ...]:
+    """``sortPodIPs`` (kubelet_pods.go): the first IP of the node's primary family (IPv6
+    when the first node IP is IPv6, else IPv4), then the first IP of the other family;
+    every other entry is dropped."""
+    primary, secondary = (
+        (_is_ipv6, _is_ipv4) if node_ips and _is_ipv6(node_ips[0]) else (_is_ipv4, _is_ipv6)
+    )
+    ips: list[str] = []
+    for family in (primary, secondary):
+        for ip in pod_ips:
+            if family(ip):
+                ips.append(ip)
+                break
+    return tuple(ips)
+
+
 def _field_value(
     selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
     pod_ips: tuple[str, ...],
@@ -211,6 +290,8 @@ def _field_value(
     meta, meta_at = view.metadata, view.at("metadata.")
     spec, spec_at = view.spec, view.at("spec.")
     name, namespace, uid = pod_identity_of(view)
+    # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
+    sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
     if base in ("metadata.annotations", "metadata.labels"):
         items = get_str_map(meta, base.split(".")[1], meta_at)
         if not subscript:
@@ -226,8 +307,8 @@ def _field_value(
         "spec.serviceAccountName": get_str(spec, "serviceAccountName", spec_at),
         "status.hostIP": node.node_ips[0] if node.node_ips else "",
         "status.hostIPs": ",".join(node.node_ips),
-        "status.podIP": pod_ips[0] if pod_ips else "",
-        "status.podIPs": ",".join(pod_ips),
+        "status.podIP": sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else "",
+        "status.podIPs": ",".join(sorted_ips),
     }
     if path in simple:
         return simple[path]
@@ -395,6 +476,72 @@ def environment(
     return env
 
 
+# --- runAsNonRoot (kuberuntime/security_context_windows.go) ----------------------------
+
+WINDOWS_ROOT_USER_NAME = "ContainerAdministrator"  # windowsRootUserName
+
+
+def _effective_non_root(
+    view: PodView, container: Mapping[str, Any], at: str
+) -> tuple[bool | None, str | None]:
+    """(runAsNonRoot, windowsOptions.runAsUserName) of
+    ``securitycontext.DetermineEffectiveSecurityContext``: the container's value of each
+    field when set, else the pod's."""
+    spec_at = view.at("spec.")
+    values: list[tuple[bool | None, str | None]] = []
+    for context, where in (
+        (get_map(view.spec, "securityContext", spec_at), f"{spec_at}securityContext."),
+        (get_map(container, "securityContext", at), f"{at}securityContext."),
+    ):
+        if context is None:
+            continue
+        options = get_map(context, "windowsOptions", where)
+        user = (
+            None if options is None or options.get("runAsUserName") is None
+            else get_str(options, "runAsUserName", f"{where}windowsOptions.")
+        )
+        values.append((get_bool(context, "runAsNonRoot", where), user))
+    non_root: bool | None = None
+    user_name: str | None = None
+    for run_as_non_root, run_as_user_name in values:
+        if run_as_non_root is not None:
+            non_root = run_as_non_root
+        if run_as_user_name is not None:
+            user_name = run_as_user_name
+    return non_root, user_name
+
+
+def verify_run_as_non_root(
+    view: PodView, container: Mapping[str, Any], at: str, image_username: str
+) -> None:
+    """``verifyRunAsNonRoot`` on Windows, called by ``generateContainerConfig`` after the
+    environment is built: with an effective ``runAsNonRoot: true``, the effective
+    ``runAsUserName`` (else the image's user) must not be ``ContainerAdministrator``,
+    compared case-insensitively (``strings.EqualFold``, PR #111009, kubelet 1.25+)."""
+    non_root, user_name = _effective_non_root(view, container, at)
+    if non_root is not True:
+        return
+    name, namespace, uid = pod_identity_of(view)
+    # format.Pod: "<name>_<namespace>(<uid>)", printed with %q.
+    where = f"(pod: {go_percent_q(f'{name}_{namespace}({uid})')}, container: " + echo(
+        get_str(container, "name", at)
+    ) + ")"
+    if user_name is not None:
+        if user_name.casefold() == WINDOWS_ROOT_USER_NAME.casefold():
+            raise SandboxConfigError(
+                f"container's runAsUserName ({echo(user_name)}) which will be regarded as "
+                f"root identity and will break non-root policy {where}",
+                _ERROR_RULE,
+            )
+        return
+    if image_username and image_username.casefold() == WINDOWS_ROOT_USER_NAME.casefold():
+        raise SandboxConfigError(
+            f"container's runAsUser ({echo(image_username)}) which will be regarded as root "
+            f"identity and will break non-root policy {where}",
+            _ERROR_RULE,
+        )
+
+
 # --- the whole config -------------------------------------------------------------------
 
 
@@ -536,6 +683,7 @@ def _build_container_config(
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
     env = environment(view, container, at, node, config_maps, secrets, pod_ips)
+    verify_run_as_non_root(view, container, at, image_username)
     config = api_pb2.ContainerConfig()
     config.metadata.name = container_name
     config.metadata.attempt = attempt
@@ -584,7 +732,7 @@ def _build_container_config(
     config.stdin_once = get_bool(container, "stdinOnce", at) is True
     config.tty = get_bool(container, "tty", at) is True
     windows = config.windows
-    windows.resources.CopyFrom(windows_resources(container, at, node))
+    windows.resources.CopyFrom(windows_resources(container, at, node, minor))
     windows.security_context.CopyFrom(
         windows_container_security_context(
             pod, container_name, image_username=image_username,

@@ -1,0 +1,20 @@
+"""Every transcribed upstream file: its data module, in the order the conformance page
+lists them (scripts/render_docs.py renders docs/conformance.md from this)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from tests.upstream import (
+    kubelet_pods,
+    kuberuntime_container_windows,
+    security_context_windows,
+)
+
+__all__ = ["MODULES"]
+
+MODULES: tuple[ModuleType, ...] = (
+    kuberuntime_container_windows,
+    security_context_windows,
+    kubelet_pods,
+)

@@ -7,6 +7,8 @@ the failures come from the source, security_context_windows.go at the same relea
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.upstream.rows import Row, Source
 
 FILE = "pkg/kubelet/kuberuntime/security_context_windows_test.go"
@@ -43,7 +45,7 @@ ROOT_UPPER = "CONTAINERADMINISTRATOR"
 ANY = "anyone"
 
 # (description, container securityContext or None, image username, fails, which text)
-_TABLE = (
+_TABLE: tuple[tuple[str, dict[str, Any] | None, str, bool], ...] = (
     ("Pass if SecurityContext is not set", None, ROOT, False),
     ("Pass if RunAsNonRoot is not set", {}, ROOT, False),
     ("Pass if RunAsNonRoot is false (image user is root)", {"runAsNonRoot": False}, ROOT, False),
@@ -72,7 +74,7 @@ _TABLE = (
 _OLD = (0, 1, 2, 3, 4, 6, 8)
 
 
-def _want(sc: dict[str, object] | None, username: str, fails: bool) -> dict[str, object]:
+def _want(sc: dict[str, Any] | None, username: str, fails: bool) -> dict[str, object]:
     if not fails:
         return {"fail": False}
     options = (sc or {}).get("windowsOptions")

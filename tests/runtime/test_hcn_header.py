@@ -103,7 +103,7 @@ def test_every_bound_prototype_matches_the_header() -> None:
         result, params = prototypes[name]
         assert result == "HRESULT", name
         assert len(params) == len(argtypes), f"{name}: arity {len(argtypes)} != {len(params)}"
-        for index, (header, argtype) in enumerate(zip(params, argtypes)):
+        for index, (header, argtype) in enumerate(zip(params, argtypes, strict=True)):
             kind, depth = _binding_kind(argtype)
             assert depth == header[1], f"{name} parameter {index}: pointer depth"
             if depth == 1:

@@ -64,8 +64,8 @@ ROWS: tuple[Row, ...] = (
 # Tests of this file not transcribed (yet), with the reason.
 NOT_TRANSCRIBED = (
     ("TestMakeEnvironmentVariables",
-     "service-link variables and the fakes' service lister: needs the service-link model "
-     "of issue 17 item 3, not done on this branch"),
-    ("TestMakeMounts and the volume tests", "mounts are not modelled (issue 17 item 3)"),
+     "service-link variables from the fake service lister: the library does not build "
+     "service-link variables yet"),
+    ("TestMakeMounts and the volume tests", "the library does not build mounts yet"),
 )
 SOURCES = (V_INDEX,)

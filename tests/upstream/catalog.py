@@ -8,6 +8,7 @@ from types import ModuleType
 from tests.upstream import (
     kubelet_pods,
     kuberuntime_container_windows,
+    kuberuntime_util,
     security_context_windows,
 )
 
@@ -16,5 +17,6 @@ __all__ = ["MODULES"]
 MODULES: tuple[ModuleType, ...] = (
     kuberuntime_container_windows,
     security_context_windows,
+    kuberuntime_util,
     kubelet_pods,
 )

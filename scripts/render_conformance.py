@@ -17,7 +17,7 @@ if str(REPO_ROOT) not in sys.path:  # tests.upstream lives beside src/
     sys.path.insert(0, str(REPO_ROOT))
 
 from tests.upstream.catalog import MODULES  # noqa: E402
-from tests.upstream.rows import Row, Source  # noqa: E402
+from tests.upstream.rows import Row, Source, minors_label  # noqa: E402
 
 __all__ = ["render_conformance_page"]
 
@@ -84,6 +84,13 @@ def _module_section(module: ModuleType) -> list[str]:
     if fakes:
         lines += ["Test fakes the expectations depend on:", ""]
         lines += [f"* `{test}`: {_cell(fake)}" for test, fake in fakes]
+        lines.append("")
+    notes = [row for row in rows if row.in_scope and row.note]
+    if notes:
+        lines += ["Run, with a part not checked:", "", "| test | row | version | runs at | note |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| `{row.test}` | {_cell(row.name)} | `{row.source.commit[:12]}` "
+                  f"| {minors_label(row.run_minors)} | {_cell(row.note)} |" for row in notes]
         lines.append("")
     out = [row for row in rows if not row.in_scope]
     if out:

@@ -9,6 +9,7 @@ from tests.upstream import (
     kubelet_pods,
     kuberuntime_container_windows,
     kuberuntime_util,
+    labels,
     security_context_windows,
 )
 
@@ -18,5 +19,6 @@ MODULES: tuple[ModuleType, ...] = (
     kuberuntime_container_windows,
     security_context_windows,
     kuberuntime_util,
+    labels,
     kubelet_pods,
 )

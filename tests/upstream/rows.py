@@ -46,6 +46,7 @@ class Row:
     out_of_scope: str = ""  # the reason, when the row is not run
     fake: str = ""  # the test fake the expectation depends on, and its NodeContext
     minors: tuple[int, ...] = field(default=())  # narrower than the source's, when set
+    note: str = ""  # a part of the row not checked, or why it runs at fewer minors
 
     @property
     def in_scope(self) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from tests.upstream import (
+    container_helpers,
     kubelet_pods,
     kuberuntime_container_windows,
     kuberuntime_util,
@@ -20,5 +21,6 @@ MODULES: tuple[ModuleType, ...] = (
     security_context_windows,
     kuberuntime_util,
     labels,
+    container_helpers,
     kubelet_pods,
 )

@@ -31,7 +31,7 @@ V_OLD = Source(
     "hostIP alone, which kubernetes#94494 changed in 1.20: older than any kubelet modelled",
 )
 
-_EXPAND = (
+_EXPAND: tuple[tuple[str, dict[str, Any], dict[str, str], dict[str, list[str]]], ...] = (
     ("none", {}, {}, {"command": [], "args": []}),
     ("command expanded", {"command": ["foo", "$(VAR_TEST)", "$(VAR_TEST2)"]},
      {"VAR_TEST": "zoo", "VAR_TEST2": "boo"}, {"command": ["foo", "zoo", "boo"], "args": []}),

@@ -9,6 +9,7 @@ from tests.upstream import (
     container_helpers,
     kubelet_pods,
     kuberuntime_container_windows,
+    kuberuntime_sandbox,
     kuberuntime_util,
     labels,
     security_context_windows,
@@ -17,6 +18,7 @@ from tests.upstream import (
 __all__ = ["MODULES"]
 
 MODULES: tuple[ModuleType, ...] = (
+    kuberuntime_sandbox,
     kuberuntime_container_windows,
     security_context_windows,
     kuberuntime_util,

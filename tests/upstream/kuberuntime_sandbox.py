@@ -86,7 +86,7 @@ _HOST_PROCESS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
      {"hostNetwork": True, "containers": [{"name": "container", "securityContext": _HP_T}]},
      {"context": {"host_process": True}}),
 )
-_HOST_NETWORK = (
+_HOST_NETWORK: tuple[tuple[str, bool, bool, dict[str, Any]], ...] = (
     ("feature disabled, hostNetwork=false", False, False, {"context": {}}),
     ("feature disabled, hostNetwork=true", False, True, {"context": {}}),
     ("feature enabled, hostNetwork=false", True, False,

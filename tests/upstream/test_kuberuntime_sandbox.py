@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -71,7 +72,7 @@ def _windows(row: Row, minor: int) -> api_pb2.WindowsPodSandboxConfig:
         feature_gates={"WindowsHostNetwork": row.given["WindowsHostNetwork"]})
 
 
-def _expected(want: dict[str, Any]) -> api_pb2.WindowsPodSandboxConfig:
+def _expected(want: Mapping[str, Any]) -> api_pb2.WindowsPodSandboxConfig:
     context = dict(want["context"])
     options = context.pop("namespace_options", None)
     message = api_pb2.WindowsPodSandboxConfig(

@@ -7,6 +7,7 @@ from types import ModuleType
 
 from tests.upstream import (
     container_helpers,
+    dns,
     kubelet_pods,
     kuberuntime_container_windows,
     kuberuntime_sandbox,
@@ -25,4 +26,5 @@ MODULES: tuple[ModuleType, ...] = (
     labels,
     container_helpers,
     kubelet_pods,
+    dns,
 )

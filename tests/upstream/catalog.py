@@ -9,6 +9,7 @@ from tests.upstream import (
     container_helpers,
     dns,
     kubelet_pods,
+    kubelet_pods_env,
     kuberuntime_container_windows,
     kuberuntime_sandbox,
     kuberuntime_util,
@@ -26,5 +27,6 @@ MODULES: tuple[ModuleType, ...] = (
     labels,
     container_helpers,
     kubelet_pods,
+    kubelet_pods_env,
     dns,
 )

@@ -64,8 +64,7 @@ ROWS: tuple[Row, ...] = (
 # Tests of this file not transcribed (yet), with the reason.
 NOT_TRANSCRIBED = (
     ("TestMakeEnvironmentVariables",
-     "service-link variables from the fake service lister: the library does not build "
-     "service-link variables yet"),
+     "transcribed from the newer version aba588cd (tests/upstream/kubelet_pods_env.py)"),
     ("TestMakeMounts and the volume tests", "the library does not build mounts yet"),
 )
 SOURCES = (V_INDEX,)

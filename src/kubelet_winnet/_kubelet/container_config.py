@@ -5,8 +5,9 @@ environment of ``makeEnvironmentVariables`` (pkg/kubelet/kubelet_pods.go), the
 ``$(VAR)`` expansion of third_party/forked/golang/expansion, labels and annotations of
 labels.go and the Windows part of kuberuntime_container_windows.go
 (``calculateWindowsResources``, ``calculateCPUMaximum``) with the security context from
-the core. What is not modelled (mounts, devices, the container hash annotation, service
-environment variables) is listed in docs/requests.md.
+the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`. What is
+not modelled (mounts, devices, the container hash annotation before 1.31) is listed in
+docs/requests.md.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from kubelet_winnet._kubelet.sandbox_config import (
     pod_identity_of,
 )
 from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
+from kubelet_winnet._kubelet.service_env import Service, read_services, service_env_vars
 from kubelet_winnet._kubelet.translate import windows_container_security_context
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
@@ -398,10 +400,15 @@ def environment(
     config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None,
     pod_ips: tuple[str, ...],
+    services: tuple[Service, ...] = (),
 ) -> dict[str, str]:
     """Name -> value in the order the kubelet first defines each name (its own order,
-    a Go map walk, is unspecified). Service variables are not modelled."""
+    a Go map walk, is unspecified), then the service variables the container's own do
+    not override (makeEnvironmentVariables: "Add remaining service environment vars")."""
     _, namespace, _ = pod_identity_of(view)
+    spec_at = view.at("spec.")
+    links = get_bool(view.spec, "enableServiceLinks", spec_at)
+    service_env = service_env_vars(services, namespace, links is not False)  # default true
     env: dict[str, str] = {}
     for index, source in enumerate(get_objects(container, "envFrom", at)):
         where = f"{at}envFrom[{index}]."
@@ -433,7 +440,8 @@ def environment(
         runtime_value = get_str(variable, "value", where)
         value_from = get_map(variable, "valueFrom", where)
         if runtime_value:
-            runtime_value = expand(runtime_value, env)
+            # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then services'
+            runtime_value = expand(runtime_value, env, service_env)
         elif value_from is not None:
             here = f"{where}valueFrom."
             field = get_map(value_from, "fieldRef", here)
@@ -473,6 +481,8 @@ def environment(
                     )
                 runtime_value = _data_value(data, key, argument)
         env[name] = runtime_value
+    for key, item in service_env.items():
+        env.setdefault(key, item)
     return env
 
 
@@ -655,11 +665,12 @@ def build_container_config(
     image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
     feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+    services: tuple[Service, ...] = (),
 ) -> api_pb2.ContainerConfig:
     try:
         return _build_container_config(
             view, container_name, node, attempt, minor, image_ref, image_username, pod,
-            kubelet_version, feature_gates, config_maps, secrets, pod_ips,
+            kubelet_version, feature_gates, config_maps, secrets, pod_ips, services,
         )
     except UnicodeEncodeError:  # protobuf strings must be UTF-8
         raise not_utf8_error(view) from None
@@ -670,6 +681,7 @@ def _build_container_config(
     image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
     feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+    services: tuple[Service, ...],
 ) -> api_pb2.ContainerConfig:
     found = _find_container(view, container_name)
     if found is None:
@@ -682,7 +694,7 @@ def _build_container_config(
     name, namespace, uid = pod_identity_of(view)
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
-    env = environment(view, container, at, node, config_maps, secrets, pod_ips)
+    env = environment(view, container, at, node, config_maps, secrets, pod_ips, services)
     verify_run_as_non_root(view, container, at, image_username)
     config = api_pb2.ContainerConfig()
     config.metadata.name = container_name
@@ -779,6 +791,7 @@ def container_config(
     pod_ips: tuple[str, ...] = (),
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
+    services: object = None,
 ) -> api_pb2.ContainerConfig:
     """The ``ContainerConfig`` for the init, regular or ephemeral container
     ``container_name`` of ``pod``, restart count ``attempt``.
@@ -787,7 +800,9 @@ def container_config(
     container's ``image``); ``image_username``: the user configured in the image.
     ``config_maps`` / ``secrets``: name -> data of the objects in the pod's namespace
     (``None``: like a kubelet without an API client). ``pod_ips``: the sandbox's IPs,
-    for ``status.podIP`` references.
+    for ``status.podIP`` references. ``services``: the Service manifests the kubelet's
+    service lister holds (any namespace), for the service-link variables; ``None``: like a
+    kubelet without a service lister (none).
     """
     node = check_node(node)
     attempt = check_attempt(attempt)
@@ -798,6 +813,7 @@ def container_config(
     return build_container_config(
         view_pod(pod), container_name, node, attempt, profile.version.minor, image_ref,
         image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
+        read_services(services),
     )
 
 
@@ -816,6 +832,7 @@ def create_container_request(
     pod_ips: tuple[str, ...] = (),
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
+    services: object = None,
 ) -> api_pb2.CreateContainerRequest:
     """``CreateContainerRequest``: :func:`container_config` plus the sandbox's
     ``PodSandboxConfig`` (attempt ``sandbox_attempt``) and ``pod_sandbox_id``."""
@@ -834,6 +851,7 @@ def create_container_request(
     config = build_container_config(
         view, container_name, node, attempt, profile.version.minor, image_ref,
         image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
+        read_services(services),
     )
     return api_pb2.CreateContainerRequest(
         pod_sandbox_id=pod_sandbox_id, config=config, sandbox_config=sandbox

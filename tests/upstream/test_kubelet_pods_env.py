@@ -1,0 +1,38 @@
+"""kubelet_pods_test.go's TestMakeEnvironmentVariables through ``container_config``'s
+``envs``, service links included (issue 17: the library had no service-link variables)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import kubelet_winnet as kw
+from tests.upstream.kubelet_pods_env import HOST_IPS, ROWS, SERVICES
+from tests.upstream.rows import Row, cases
+
+
+def _pod(given: dict[str, Any] | Any) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "env": given["env"], "envFrom": given["envFrom"]}
+    return {"kind": "Pod",
+            "metadata": {"name": "dapi-test-pod-name", "namespace": given["namespace"]},
+            "spec": {"nodeName": "node-name", "serviceAccountName": "special",
+                     "enableServiceLinks": given["enableServiceLinks"],
+                     "containers": [container]}}
+
+
+@pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestMakeEnvironmentVariables"))
+def test_make_environment_variables(row: Row, minor: int) -> None:
+    given = row.given
+    call: dict[str, Any] = {
+        "node": kw.NodeContext(node_ips=HOST_IPS), "pod_ips": tuple(given["podIPs"]),
+        "services": SERVICES if given["lister"] else None, "config_maps": given["configMaps"],
+        "secrets": given["secrets"], "kubelet_version": f"1.{minor}"}
+    if row.want.get("error"):
+        with pytest.raises(kw.SandboxConfigError):
+            kw.container_config(_pod(given), "c", **call)
+        return
+    config = kw.container_config(_pod(given), "c", **call)
+    got = {env.key: env.value for env in config.envs}
+    assert len(got) == len(config.envs)  # each name once
+    assert got == row.want  # upstream sorts both sides by name before comparing

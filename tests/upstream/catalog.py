@@ -14,6 +14,7 @@ from tests.upstream import (
     kuberuntime_sandbox,
     kuberuntime_util,
     labels,
+    not_transcribed,
     security_context_windows,
 )
 
@@ -29,4 +30,5 @@ MODULES: tuple[ModuleType, ...] = (
     kubelet_pods,
     kubelet_pods_env,
     dns,
+    not_transcribed,
 )

@@ -36,3 +36,25 @@ def test_make_environment_variables(row: Row, minor: int) -> None:
     got = {env.key: env.value for env in config.envs}
     assert len(got) == len(config.envs)  # each name once
     assert got == row.want  # upstream sorts both sides by name before comparing
+
+
+# --- regression test (found while transcribing the downward-api rows) -------------------
+
+
+@pytest.mark.parametrize(("minor", "want"), [(26, None), (27, None), (28, ""),
+                                             (29, "127.0.0.1,::1"), (38, "127.0.0.1,::1")])
+def test_status_host_ips_per_release(minor: int, want: str | None) -> None:
+    """status.hostIPs: ConvertDownwardAPIFieldLabel rejects it before 1.28 (KEP-2681);
+    podFieldSelectorRuntimeValue answers "" while PodHostIPs is off (1.28's default)."""
+    pod = {"kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "env": [
+               {"name": "H", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIPs"}}}]}]}}
+    call: dict[str, Any] = {"node": kw.NodeContext(node_ips=HOST_IPS),
+                            "kubelet_version": f"1.{minor}"}
+    if want is None:
+        with pytest.raises(kw.SandboxConfigError) as caught:
+            kw.container_config(pod, "c", **call)
+        assert str(caught.value) == "field label not supported: status.hostIPs"
+        return
+    config = kw.container_config(pod, "c", **call)
+    assert {e.key: e.value for e in config.envs} == {"H": want}

@@ -275,14 +275,20 @@ def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[s
     return tuple(ips)
 
 
+HOST_IPS_MINOR = 28  # status.hostIPs: unknown before, PodHostIPs off by default in it
+
+
 def _field_value(
     selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
-    pod_ips: tuple[str, ...],
+    pod_ips: tuple[str, ...], minor: int = 38,
 ) -> str:
     version = get_str(selector, "apiVersion", where, "v1")
     path = get_str(selector, "fieldPath", where)
     if version != "v1":
         raise SandboxConfigError(f"unsupported pod version: {echo(version)}", _ERROR_RULE)
+    if path == "status.hostIPs" and minor < HOST_IPS_MINOR:
+        # ConvertDownwardAPIFieldLabel knows status.hostIPs from 1.28 (KEP-2681)
+        raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
     base, _, subscript = path.partition("[")
     if subscript:
         if base not in ("metadata.annotations", "metadata.labels"):
@@ -308,7 +314,8 @@ def _field_value(
         "spec.nodeName": get_str(spec, "nodeName", spec_at) or node.node_name,
         "spec.serviceAccountName": get_str(spec, "serviceAccountName", spec_at),
         "status.hostIP": node.node_ips[0] if node.node_ips else "",
-        "status.hostIPs": ",".join(node.node_ips),
+        # podFieldSelectorRuntimeValue: "" while PodHostIPs is off (alpha, default off, 1.28)
+        "status.hostIPs": ",".join(node.node_ips) if minor > HOST_IPS_MINOR else "",
         "status.podIP": sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else "",
         "status.podIPs": ",".join(sorted_ips),
     }
@@ -401,6 +408,7 @@ def environment(
     secrets: Mapping[str, Mapping[str, Any]] | None,
     pod_ips: tuple[str, ...],
     services: tuple[Service, ...] = (),
+    minor: int = 38,
 ) -> dict[str, str]:
     """Name -> value in the order the kubelet first defines each name (its own order,
     a Go map walk, is unspecified), then the service variables the container's own do
@@ -449,7 +457,9 @@ def environment(
             cm_ref = get_map(value_from, "configMapKeyRef", here)
             secret_ref = get_map(value_from, "secretKeyRef", here)
             if field is not None:
-                runtime_value = _field_value(field, f"{here}fieldRef.", view, node, pod_ips)
+                runtime_value = _field_value(
+                    field, f"{here}fieldRef.", view, node, pod_ips, minor
+                )
             elif resource is not None:
                 runtime_value = _resource_value(
                     resource, f"{here}resourceFieldRef.", view, container, at, node
@@ -694,7 +704,9 @@ def _build_container_config(
     name, namespace, uid = pod_identity_of(view)
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
-    env = environment(view, container, at, node, config_maps, secrets, pod_ips, services)
+    env = environment(
+        view, container, at, node, config_maps, secrets, pod_ips, services, minor
+    )
     verify_run_as_non_root(view, container, at, image_username)
     config = api_pb2.ContainerConfig()
     config.metadata.name = container_name

@@ -9,10 +9,11 @@ FILE = "(files not transcribed)"
 
 FILES: tuple[tuple[str, str], ...] = (
     ("pkg/kubelet/kuberuntime/kuberuntime_container_test.go",
-     "its tests drive the fake runtime (create, start, kill, remove, lifecycle hooks, log "
-     "paths of running containers); the ContainerConfig they build is tested through "
-     "kuberuntime_container_windows_test.go, labels_test.go and helpers_test.go here. Not "
-     "read row by row before the deadline"),
+     "the version the index returns by commit (37dc74fa) is from CRI v1alpha1, years "
+     "before 1.26, and holds only TestRemoveContainer (the fake runtime's removals); no "
+     "1.26+ version was located before the deadline. Its later tests drive the fake "
+     "runtime (start, kill, lifecycle hooks); the ContainerConfig is checked here through "
+     "kuberuntime_container_windows_test.go, labels_test.go and helpers_test.go"),
     ("pkg/apis/core/validation/validation_test.go (Windows and HostProcess rows)",
      "the stored version (b1ce15c5) has 888,393 characters, beyond the index's text "
      "search; its Windows rows could not be located before the deadline. The texts the "

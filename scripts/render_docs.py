@@ -6,7 +6,9 @@
   markers, from ``kubelet_winnet.runtime`` (the planner and its HCN call tables) and the
   kubelet profile;
 * ``docs/versions.md``'s version matrix and ``docs/cli.md`` (real command-line output),
-  from ``scripts/render_cli_reference.py``.
+  from ``scripts/render_cli_reference.py``;
+* ``docs/conformance.md``, whole, from the upstream conformance suite's data
+  (``tests/upstream/``), by ``scripts/render_conformance.py``.
 
 ``python scripts/render_docs.py`` rewrites the pages; ``--check`` rewrites nothing and
 exits 1 naming every stale page (CI runs it; ``tests/test_render_docs.py`` too).
@@ -20,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from render_cli_reference import render_cli_page, render_versions_page
+from render_conformance import render_conformance_page
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet.profile import KEP_WITHDRAWN_MINOR, TIMELINE, GateStage, bands
@@ -216,6 +219,7 @@ PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/runtime.md", render_runtime_page),
     ("docs/versions.md", render_versions_page),  # the version matrix
     ("docs/cli.md", render_cli_page),  # real command-line output
+    ("docs/conformance.md", lambda _current: render_conformance_page()),  # tests/upstream
 )
 
 

@@ -340,7 +340,7 @@ def test_modify_attaches_and_detaches_endpoints(client: ComputeNetwork, double: 
     assert client.get_namespace(namespace_id).endpoint_ids == (endpoint,)
     with pytest.raises(HcnError) as caught:
         client.attach_endpoint(namespace_id, endpoint)
-    assert caught.value.hresult == hresult.HCN_E_ENDPOINT_ALREADY_ATTACHED
+    assert caught.value.hresult == hresult.HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS
     client.detach_endpoint(namespace_id, endpoint)
     with pytest.raises(HcnNotFoundError) as missing:
         client.detach_endpoint(namespace_id, endpoint)

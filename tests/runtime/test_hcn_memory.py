@@ -177,7 +177,7 @@ def test_modify_rules() -> None:
     hcn.attach_endpoint(first, endpoint)
     with pytest.raises(HcnError) as caught:
         hcn.attach_endpoint(second, endpoint)  # one namespace per endpoint
-    assert caught.value.hresult == hresult.HCN_E_ENDPOINT_ALREADY_ATTACHED
+    assert caught.value.hresult == hresult.HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS
     assert hcn.get_namespace(first).endpoint_ids == (endpoint,)
     with hcn.opened(first) as handle, pytest.raises(HcnError) as bad:
         hcn.modify_namespace(handle, '{"ResourceType": "Endpoint", "RequestType": "Add"}')

@@ -5,12 +5,14 @@ environment of ``makeEnvironmentVariables`` (pkg/kubelet/kubelet_pods.go), the
 ``$(VAR)`` expansion of third_party/forked/golang/expansion, labels and annotations of
 labels.go and the Windows part of kuberuntime_container_windows.go
 (``calculateWindowsResources``, ``calculateCPUMaximum``) with the security context from
-the core. What is not modelled (mounts, devices, the container hash annotation, service
-environment variables) is listed in docs/requests.md.
+the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`. What is
+not modelled (mounts, devices, the container hash annotation before 1.31) is listed in
+docs/requests.md.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -34,7 +36,14 @@ from kubelet_winnet._kubelet.podview import (
     view_pod,
 )
 from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-from kubelet_winnet._kubelet.quantity import milli_value, parse_quantity, value
+from kubelet_winnet._kubelet.quantity import (
+    go_div,
+    go_milli_value,
+    milli_value,
+    parse_quantity,
+    value,
+    wrap_int64,
+)
 from kubelet_winnet._kubelet.rules import ContainerFacts, PodFacts, decide_container
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
@@ -47,6 +56,8 @@ from kubelet_winnet._kubelet.sandbox_config import (
     pod_identity_of,
     runtime_handler,
 )
+from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
+from kubelet_winnet._kubelet.service_env import Service, read_services, service_env_vars
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = [
@@ -175,12 +186,15 @@ class _Budget:
             "references; kubelet-winnet refuses such a value (docs/requests.md)",
         )
 
-    def expanded(self, text: str, env: Mapping[str, str], field: str, what: str) -> str:
-        """``text`` with ``$(VAR)`` expanded from ``env``, within both bounds (the
-        container's is charged by :meth:`set` or :meth:`expand`)."""
+    def expanded(
+        self, text: str, env: Mapping[str, str], field: str, what: str,
+        *more: Mapping[str, str],
+    ) -> str:
+        """``text`` with ``$(VAR)`` expanded from ``env`` (then ``more``), within both
+        bounds (the container's is charged by :meth:`set` or :meth:`expand`)."""
         limit = self.limit(text)
         try:
-            return expand(text, env, limit=limit)
+            return expand(text, env, *more, limit=limit)
         except ExpansionTooLarge:
             raise self.refuse(field, what, container=limit == self.left) from None
 
@@ -203,13 +217,33 @@ class _Budget:
 # --- resources ------------------------------------------------------------------------
 
 
-def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int) -> int:
-    """``calculateCPUMaximum``: hundredths of a percent of all processors, in [1, 10000]
-    (Go integer division truncates toward zero)."""
-    maximum = int(10 * cpu_limit_milli / processor_count) if cpu_limit_milli < 0 else (
-        10 * cpu_limit_milli // processor_count
-    )
+# The first kubelet whose apimachinery saturates ScaledValue() at the int64 range instead of
+# wrapping: the release of the TestCalculateCPUMaximum table that pins "limit of 2^64 plus
+# 4000 milli" to 1 (kubernetes commit 0411cc70, TODO #141166); earlier tables lack the row.
+SATURATING_MILLI_VALUE_MINOR = 38
+
+
+def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int, minor: int = 38) -> int:
+    """Hundredths of a percent of all processors, clamped to [1, 10000], computed in Go's
+    int64 arithmetic (products wrap; division truncates toward zero), per release:
+
+    * 1.27+: ``calculateCPUMaximum`` (kuberuntime_container_windows.go, PR #114231):
+      ``10 * cpuLimit.MilliValue() / cpuCount``;
+    * 1.26: inline in ``calculateWindowsResources``:
+      ``10000 * cpuLimit.MilliValue() / NumCPU / 1000``, which overflows 1000 times sooner.
+
+    ``cpu_limit_milli`` is the int64 ``MilliValue()`` (:func:`go_milli_value`).
+    """
+    if minor >= 27:
+        maximum = go_div(wrap_int64(10 * cpu_limit_milli), processor_count)
+    else:
+        maximum = go_div(go_div(wrap_int64(10000 * cpu_limit_milli), processor_count), 1000)
     return max(1, min(10000, maximum))
+
+
+def _quantity_text(value: object) -> str:
+    # The text Quantity parses: a string, or a JSON number's digits.
+    return repr(value) if type(value) is float else str(value)
 
 
 def _quantity(value: object, where: str) -> Fraction:
@@ -248,13 +282,21 @@ def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], d
 
 
 def windows_resources(
-    container: Mapping[str, Any], at: str, node: NodeContext
+    container: Mapping[str, Any], at: str, node: NodeContext, minor: int = 38
 ) -> api_pb2.WindowsContainerResources:
+    """``calculateWindowsResources``: ``if !cpuLimit.IsZero()`` sets ``cpu_maximum`` and
+    ``if memLimit != 0`` the memory limit, so a zero CPU or memory limit leaves the field
+    unset (0 on the wire); ``cpu_count`` and ``cpu_shares`` are never set."""
     limits, _ = _resources(container, at)
     resources = api_pb2.WindowsContainerResources()
     cpu = limits.get("cpu")
     if cpu:  # !cpuLimit.IsZero()
-        resources.cpu_maximum = calculate_cpu_maximum(milli_value(cpu), node.processor_count)
+        raw = (get_map(get_map(container, "resources", at) or {}, "limits", f"{at}resources.")
+               or {}).get("cpu")
+        milli = go_milli_value(
+            _quantity_text(raw), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
+        )
+        resources.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
     memory = limits.get("memory")
     if memory:
         amount = value(memory)
@@ -289,14 +331,62 @@ _FIELD_PATHS = (
 )
 
 
+def _parse_ip_sloppy(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``netutils.ParseIPSloppy``: Go 1.16's ``net.ParseIP``, which also takes IPv4
+    octets with leading zeros (as decimal) and no IPv6 zone."""
+    if "%" in text:
+        return None
+    parts = text.split(".")
+    if len(parts) == 4 and ":" not in text and all(p.isdigit() and p.isascii() for p in parts):
+        text = ".".join(str(int(p)) if len(p) <= 3 else p for p in parts)
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _is_ipv4(text: str) -> bool:
+    # utilnet.IsIPv4String: ParseIPSloppy(ip).To4() != nil, so IPv4-mapped IPv6 counts.
+    address = _parse_ip_sloppy(text)
+    if isinstance(address, ipaddress.IPv6Address):
+        return address.ipv4_mapped is not None
+    return address is not None
+
+
+def _is_ipv6(text: str) -> bool:
+    return _parse_ip_sloppy(text) is not None and not _is_ipv4(text)
+
+
+def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[str, ...]:
+    """``sortPodIPs`` (kubelet_pods.go): the first IP of the node's primary family (IPv6
+    when the first node IP is IPv6, else IPv4), then the first IP of the other family;
+    every other entry is dropped."""
+    primary, secondary = (
+        (_is_ipv6, _is_ipv4) if node_ips and _is_ipv6(node_ips[0]) else (_is_ipv4, _is_ipv6)
+    )
+    ips: list[str] = []
+    for family in (primary, secondary):
+        for ip in pod_ips:
+            if family(ip):
+                ips.append(ip)
+                break
+    return tuple(ips)
+
+
+HOST_IPS_MINOR = 28  # status.hostIPs: unknown before, PodHostIPs off by default in it
+
+
 def _field_value(
     selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
-    pod_ips: tuple[str, ...],
+    pod_ips: tuple[str, ...], minor: int = 38,
 ) -> str:
     version = get_str(selector, "apiVersion", where, "v1")
     path = get_str(selector, "fieldPath", where)
     if version != "v1":
         raise SandboxConfigError(f"unsupported pod version: {echo(version)}", _ERROR_RULE)
+    if path == "status.hostIPs" and minor < HOST_IPS_MINOR:
+        # ConvertDownwardAPIFieldLabel knows status.hostIPs from 1.28 (KEP-2681)
+        raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
     base, _, subscript = path.partition("[")
     if subscript:
         if base not in ("metadata.annotations", "metadata.labels"):
@@ -306,6 +396,8 @@ def _field_value(
     meta, meta_at = view.metadata, view.at("metadata.")
     spec, spec_at = view.spec, view.at("spec.")
     name, namespace, uid = pod_identity_of(view)
+    # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
+    sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
     if base in ("metadata.annotations", "metadata.labels"):
         items = get_str_map(meta, base.split(".")[1], meta_at)
         if not subscript:
@@ -320,9 +412,10 @@ def _field_value(
         "spec.nodeName": get_str(spec, "nodeName", spec_at) or node.node_name,
         "spec.serviceAccountName": get_str(spec, "serviceAccountName", spec_at),
         "status.hostIP": node.node_ips[0] if node.node_ips else "",
-        "status.hostIPs": ",".join(node.node_ips),
-        "status.podIP": pod_ips[0] if pod_ips else "",
-        "status.podIPs": ",".join(pod_ips),
+        # podFieldSelectorRuntimeValue: "" while PodHostIPs is off (alpha, default off, 1.28)
+        "status.hostIPs": ",".join(node.node_ips) if minor > HOST_IPS_MINOR else "",
+        "status.podIP": sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else "",
+        "status.podIPs": ",".join(sorted_ips),
     }
     if path in simple:
         return simple[path]
@@ -413,17 +506,23 @@ def environment(
     config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None,
     pod_ips: tuple[str, ...],
+    services: tuple[Service, ...] = (),
+    minor: int = 38,
     budget: _Budget | None = None,
     find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
 ) -> dict[str, str]:
     """Name -> value in the order the kubelet first defines each name (its own order,
-    a Go map walk, is unspecified). Service variables are not modelled. ``budget``
-    bounds the values' bytes (``InvalidPodError`` naming the variable past it)."""
+    a Go map walk, is unspecified), then the service variables the container's own do
+    not override (makeEnvironmentVariables: "Add remaining service environment vars").
+    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it)."""
     _, namespace, _ = pod_identity_of(view)
     if budget is None:
         budget = _Budget(get_str(container, "name", at))
     if find is None:
-        find = ContainerBuilder(view, node, 0).find
+        find = ContainerBuilder(view, node, minor).find
+    spec_at = view.at("spec.")
+    links = get_bool(view.spec, "enableServiceLinks", spec_at)
+    service_env = service_env_vars(services, namespace, links is not False)  # default true
     env: dict[str, str] = {}
     for index, source in enumerate(get_objects(container, "envFrom", at)):
         where = f"{at}envFrom[{index}]."
@@ -457,8 +556,9 @@ def environment(
         runtime_value = get_str(variable, "value", where)
         value_from = get_map(variable, "valueFrom", where)
         if runtime_value:
+            # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then services'
             runtime_value = budget.expanded(
-                runtime_value, env, f"{where}value", f"variable {quoted(name)}"
+                runtime_value, env, f"{where}value", f"variable {quoted(name)}", service_env
             )
         elif value_from is not None:
             here = f"{where}valueFrom."
@@ -467,7 +567,9 @@ def environment(
             cm_ref = get_map(value_from, "configMapKeyRef", here)
             secret_ref = get_map(value_from, "secretKeyRef", here)
             if field is not None:
-                runtime_value = _field_value(field, f"{here}fieldRef.", view, node, pod_ips)
+                runtime_value = _field_value(
+                    field, f"{here}fieldRef.", view, node, pod_ips, minor
+                )
             elif resource is not None:
                 runtime_value = _resource_value(
                     resource, f"{here}resourceFieldRef.", container, at, node, find
@@ -500,7 +602,75 @@ def environment(
                 runtime_value = _data_value(data, key, argument)
         budget.set(name, runtime_value, f"{where}value")
         env[name] = runtime_value
+    for key, item in service_env.items():
+        env.setdefault(key, item)
     return env
+
+
+# --- runAsNonRoot (kuberuntime/security_context_windows.go) ----------------------------
+
+WINDOWS_ROOT_USER_NAME = "ContainerAdministrator"  # windowsRootUserName
+
+
+def _effective_non_root(
+    view: PodView, container: Mapping[str, Any], at: str
+) -> tuple[bool | None, str | None]:
+    """(runAsNonRoot, windowsOptions.runAsUserName) of
+    ``securitycontext.DetermineEffectiveSecurityContext``: the container's value of each
+    field when set, else the pod's."""
+    spec_at = view.at("spec.")
+    values: list[tuple[bool | None, str | None]] = []
+    for context, where in (
+        (get_map(view.spec, "securityContext", spec_at), f"{spec_at}securityContext."),
+        (get_map(container, "securityContext", at), f"{at}securityContext."),
+    ):
+        if context is None:
+            continue
+        options = get_map(context, "windowsOptions", where)
+        user = (
+            None if options is None or options.get("runAsUserName") is None
+            else get_str(options, "runAsUserName", f"{where}windowsOptions.")
+        )
+        values.append((get_bool(context, "runAsNonRoot", where), user))
+    non_root: bool | None = None
+    user_name: str | None = None
+    for run_as_non_root, run_as_user_name in values:
+        if run_as_non_root is not None:
+            non_root = run_as_non_root
+        if run_as_user_name is not None:
+            user_name = run_as_user_name
+    return non_root, user_name
+
+
+def verify_run_as_non_root(
+    view: PodView, container: Mapping[str, Any], at: str, image_username: str
+) -> None:
+    """``verifyRunAsNonRoot`` on Windows, called by ``generateContainerConfig`` after the
+    environment is built: with an effective ``runAsNonRoot: true``, the effective
+    ``runAsUserName`` (else the image's user) must not be ``ContainerAdministrator``,
+    compared case-insensitively (``strings.EqualFold``, PR #111009, kubelet 1.25+)."""
+    non_root, user_name = _effective_non_root(view, container, at)
+    if non_root is not True:
+        return
+    name, namespace, uid = pod_identity_of(view)
+    # format.Pod: "<name>_<namespace>(<uid>)", printed with %q.
+    where = f"(pod: {go_percent_q(f'{name}_{namespace}({uid})')}, container: " + echo(
+        get_str(container, "name", at)
+    ) + ")"
+    if user_name is not None:
+        if user_name.casefold() == WINDOWS_ROOT_USER_NAME.casefold():
+            raise SandboxConfigError(
+                f"container's runAsUserName ({echo(user_name)}) which will be regarded as "
+                f"root identity and will break non-root policy {where}",
+                _ERROR_RULE,
+            )
+        return
+    if image_username and image_username.casefold() == WINDOWS_ROOT_USER_NAME.casefold():
+        raise SandboxConfigError(
+            f"container's runAsUser ({echo(image_username)}) which will be regarded as root "
+            f"identity and will break non-root policy {where}",
+            _ERROR_RULE,
+        )
 
 
 # --- the whole config -------------------------------------------------------------------
@@ -606,10 +776,13 @@ class ContainerBuilder:
     read once: building every container's config costs each container once (``run``
     builds them all), not once per container."""
 
-    def __init__(self, view: PodView, node: NodeContext, minor: int) -> None:
+    def __init__(
+        self, view: PodView, node: NodeContext, minor: int, services: tuple[Service, ...] = ()
+    ) -> None:
         self.view = view
         self.node = node
         self.minor = minor
+        self.services = services  # what the kubelet's service lister holds
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
 
@@ -681,8 +854,10 @@ class ContainerBuilder:
         host_network = get_bool(spec, "hostNetwork", spec_at) is True
         budget = _Budget(container_name)
         env = environment(
-            view, container, at, node, config_maps, secrets, pod_ips, budget, self.find
+            view, container, at, node, config_maps, secrets, pod_ips, self.services, minor,
+            budget, self.find,
         )
+        verify_run_as_non_root(view, container, at, image_username)
         config = api_pb2.ContainerConfig()
         config.metadata.name = container_name
         config.metadata.attempt = attempt
@@ -734,7 +909,7 @@ class ContainerBuilder:
         config.stdin_once = get_bool(container, "stdinOnce", at) is True
         config.tty = get_bool(container, "tty", at) is True
         windows = config.windows
-        windows.resources.CopyFrom(windows_resources(container, at, node))
+        windows.resources.CopyFrom(windows_resources(container, at, node, minor))
         windows.security_context.CopyFrom(self._security_context(container_name, image_username))
         return config
 
@@ -776,6 +951,7 @@ def container_config(
     pod_ips: tuple[str, ...] = (),
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
+    services: object = None,
 ) -> api_pb2.ContainerConfig:
     """The ``ContainerConfig`` for the init, regular or ephemeral container
     ``container_name`` of ``pod``, restart count ``attempt``.
@@ -784,13 +960,17 @@ def container_config(
     container's ``image``); ``image_username``: the user configured in the image.
     ``config_maps`` / ``secrets``: name -> data of the objects in the pod's namespace
     (``None``: like a kubelet without an API client). ``pod_ips``: the sandbox's IPs,
-    for ``status.podIP`` references.
+    for ``status.podIP`` references. ``services``: the Service manifests the kubelet's
+    service lister holds (any namespace), for the service-link variables; ``None``: like a
+    kubelet without a service lister (none).
     """
     node = check_node(node)
     attempt = check_attempt(attempt)
     ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
     profile = kubelet_profile(kubelet_version, feature_gates)
-    builder = ContainerBuilder(view_pod(pod), node, profile.version.minor)
+    builder = ContainerBuilder(
+        view_pod(pod), node, profile.version.minor, read_services(services)
+    )
     return builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips
     )
@@ -811,6 +991,7 @@ def create_container_request(
     pod_ips: tuple[str, ...] = (),
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
+    services: object = None,
 ) -> api_pb2.CreateContainerRequest:
     """``CreateContainerRequest``: :func:`container_config` plus the sandbox's
     ``PodSandboxConfig`` (attempt ``sandbox_attempt``) and ``pod_sandbox_id``."""
@@ -826,7 +1007,8 @@ def create_container_request(
     sandbox, view = build_sandbox_config(
         pod, node, sandbox_attempt, kubelet_version, feature_gates
     )
-    config = ContainerBuilder(view, node, profile.version.minor).config(
+    builder = ContainerBuilder(view, node, profile.version.minor, read_services(services))
+    config = builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips
     )
     return api_pb2.CreateContainerRequest(

@@ -11,7 +11,7 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["milli_value", "parse_quantity", "value"]
+__all__ = ["go_div", "go_milli_value", "milli_value", "parse_quantity", "value", "wrap_int64"]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -61,3 +61,111 @@ def value(amount: Fraction) -> int:
 def milli_value(amount: Fraction) -> int:
     """``Quantity.MilliValue()``: thousandths, rounded up."""
     return math.ceil(amount * 1000)
+
+
+# --- MilliValue() as Go's int64 computes it ------------------------------------------
+# Exact fractions answer every realistic quantity; at the int64 edge the kubelet's answer
+# depends on how apimachinery stores the quantity (int64Amount, or inf.Dec past 18 digits)
+# and on ScaledValue's overflow: it wraps (the low 64 bits), or, in the newest
+# apimachinery, saturates (scale_int.go ``scaledValue``: "the result saturates").
+
+_INT64_MAX = 2**63 - 1
+_INT64_MIN = -(2**63)
+_DECIMAL_EXPONENT = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12,
+                     "P": 15, "E": 18}
+_BINARY_EXPONENT = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+
+
+def wrap_int64(number: int) -> int:
+    """Two's-complement int64 overflow, as Go's ``*`` and ``big.Int.Int64()`` give it."""
+    number &= 2**64 - 1
+    return number - 2**64 if number > _INT64_MAX else number
+
+
+def go_div(dividend: int, divisor: int) -> int:
+    """Go's integer division: truncates toward zero."""
+    quotient = abs(dividend) // abs(divisor)
+    return quotient if (dividend < 0) == (divisor < 0) else -quotient
+
+
+def _int64_multiply(a: int, b: int) -> tuple[int, bool]:
+    # amount.go int64Multiply: the wrapped product and whether it fit.
+    if a in (0, 1) or b in (0, 1):
+        return a * b, True
+    if _INT64_MIN in (a, b):
+        return 0, False
+    product = wrap_int64(a * b)
+    return product, go_div(product, b) == a
+
+
+def _positive_scale(base: int, scale: int) -> tuple[int, bool]:
+    # amount.go positiveScaleInt64: scales 1, 2, 3, 6 and 9 return the wrapped product of
+    # one multiplication; any other scale multiplies by 10 in a loop and gives 0 on overflow.
+    if scale == 0:
+        return base, True
+    if scale in (1, 2, 3, 6, 9):
+        return _int64_multiply(base, 10**scale)
+    current = base
+    for _ in range(scale):
+        current, fits = _int64_multiply(current, 10)
+        if not fits:
+            return 0, False
+    return current, True
+
+
+def _saturate(number: int) -> int:
+    return max(_INT64_MIN, min(_INT64_MAX, number))
+
+
+def go_milli_value(text: str, *, saturating: bool = False) -> int:
+    """``Quantity.MilliValue()`` of ``ParseQuantity(text)`` in Go's int64 arithmetic
+    (quantity.go, amount.go, scale_int.go). ``saturating``: the newest apimachinery,
+    whose ScaledValue clamps to the int64 range instead of wrapping."""
+    exact = parse_quantity(text)  # validates, and bounds the exponent and the length
+    match = _SYNTAX.fullmatch(text)
+    assert match is not None
+    sign, number, exp_mark, exponent_text, suffix = match.groups()
+    negative = sign == "-"
+    whole, _, fraction = number.partition(".")
+    whole = whole.lstrip("0")
+    binary = not exp_mark and suffix in _BINARY_EXPONENT
+    exponent = (int(exponent_text) if exp_mark else
+                _BINARY_EXPONENT[suffix] if binary else _DECIMAL_EXPONENT[suffix or ""])
+    digits = int((whole + fraction) or "0")
+    # ParseQuantity's int64 fast path.
+    if binary:
+        precision = -1
+        if not fraction:
+            precision = 15 - len(whole) - int(exponent * 3 / 10) - 1
+        scale, mantissa = 0, 1 << exponent
+    else:
+        precision = 18 - (len(whole) + len(fraction))
+        scale, mantissa = exponent - len(fraction), 1
+    if precision >= 0 and scale >= -9:
+        amount, fits = _int64_multiply(digits, mantissa)
+        if fits:
+            return _int64_amount_milli(-amount if negative else amount, scale, saturating)
+    # inf.Dec: the exact value rounded up (away from zero) to nanos; BinarySI capped.
+    magnitude = abs(exact)
+    if binary and magnitude > _INT64_MAX:
+        magnitude = Fraction(_INT64_MAX)
+    nanos = math.ceil(magnitude * 10**9)
+    milli, remainder = divmod(nanos, 10**6)
+    if remainder:
+        milli += 1
+    result = -milli if negative else milli
+    return _saturate(result) if saturating else wrap_int64(result)
+
+
+def _int64_amount_milli(amount: int, scale: int, saturating: bool) -> int:
+    # int64Amount.AsScaledInt64(Milli); ScaledValue ignores its "ok".
+    if scale < -3:
+        divisor = 10 ** (-3 - scale)
+        quotient = go_div(amount, divisor)
+        if amount - quotient * divisor > 0:  # rounds up
+            quotient += 1
+        return quotient
+    scaled, fits = _positive_scale(amount, scale + 3)
+    if not fits and saturating:
+        return _INT64_MAX if amount > 0 else _INT64_MIN
+    return scaled

@@ -44,7 +44,7 @@ typedef struct {
 #define HCN_E_GUID_CONVERSION_FAILURE HR(0x803B0019)
 #define HCN_E_INVALID_JSON HR(0x803B001B)
 #define HCN_E_DEFAULT_NAMESPACE_EXISTS HR(0x803B0029)
-#define HCN_E_ENDPOINT_ALREADY_ATTACHED HR(0x803B002B)
+#define HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS HR(0x803B002B)
 
 #define MAX_ENDPOINTS 16
 #define MAX_FAULTS 64
@@ -600,7 +600,7 @@ EXPORT HRESULT HcnModifyNamespace(void *namespace_handle, const wchar_t *setting
         for (ns *o = namespaces; o; o = o->next) {
             for (int i = 0; i < o->n_endpoints; i++) {
                 if (guid_eq(&o->endpoints[i], &endpoint)) {
-                    hr = HCN_E_ENDPOINT_ALREADY_ATTACHED;
+                    hr = HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS;
                     set_record(error_record, hr, L"endpoint already attached to a namespace");
                     goto out;
                 }

@@ -423,7 +423,7 @@ class InMemoryHcn(HcnClient):
                     held = doc["Resources"]
                     if isinstance(held, list) and entry in held:
                         raise _natural(
-                            hresult.HCN_E_ENDPOINT_ALREADY_ATTACHED, "endpoint attached"
+                            hresult.HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS, "endpoint attached"
                         )
                 resources.append(entry)
             else:

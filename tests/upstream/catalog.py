@@ -1,0 +1,34 @@
+"""Every transcribed upstream file: its data module, in the order the conformance page
+lists them (scripts/render_docs.py renders docs/conformance.md from this)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from tests.upstream import (
+    container_helpers,
+    dns,
+    kubelet_pods,
+    kubelet_pods_env,
+    kuberuntime_container_windows,
+    kuberuntime_sandbox,
+    kuberuntime_util,
+    labels,
+    not_transcribed,
+    security_context_windows,
+)
+
+__all__ = ["MODULES"]
+
+MODULES: tuple[ModuleType, ...] = (
+    kuberuntime_sandbox,
+    kuberuntime_container_windows,
+    security_context_windows,
+    kuberuntime_util,
+    labels,
+    container_helpers,
+    kubelet_pods,
+    kubelet_pods_env,
+    dns,
+    not_transcribed,
+)

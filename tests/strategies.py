@@ -13,15 +13,18 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import json
 import re
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+import yaml
 from hypothesis import strategies as st
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "ERR_HOST_NETWORK_REQUIRED",
     "ERR_MIXED",
     "ERR_POD_HOST_PROCESS_FALSE",
+    "FIXTURES",
     "HOSTILE",
     "MINORS",
     "WORKLOAD_KINDS",
@@ -39,11 +43,14 @@ __all__ = [
     "as_client_object",
     "as_namespace",
     "container_context_bytes",
+    "corpus_params",
     "crash_at",
     "deep_dict",
     "deep_list",
     "deserialize",
     "feature_gate_values",
+    "fixture_documents",
+    "fixture_files",
     "gate_effective",
     "host_process_pods",
     "hostile_values",
@@ -64,9 +71,12 @@ __all__ = [
 
 JSON = Any
 
-# The 40 real manifests, read-only, beside the clone (common.md).
+# The 40 real manifests, read-only, beside the clone (common.md) when there is one: tests
+# over them are marked `corpus` (tests/conftest.py skips them where it is absent).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+# The project's own manifests (tests/data/manifests/README.md), in every clone.
+FIXTURES = REPO_ROOT / "tests" / "data" / "manifests"
 
 # Exact kubelet texts, restated from kubelet-rules.md (not imported from the library).
 ERR_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
@@ -89,6 +99,32 @@ WORKLOAD_KINDS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
     "PodTemplate": ("template",),
 }
+
+
+def fixture_files() -> list[Path]:
+    return sorted(p for p in FIXTURES.iterdir() if p.suffix in (".yaml", ".json"))
+
+
+def fixture_documents() -> list[tuple[str, dict[str, JSON]]]:
+    """("<file stem>:<name>", manifest) for every Pod and workload in FIXTURES, read with
+    PyYAML and json (not our input layer), the items of a ``kind: List`` one by one."""
+    found = []
+    for path in fixture_files():
+        text = path.read_text(encoding="utf-8")
+        docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.safe_load_all(text))
+        for doc in docs:
+            for item in doc.get("items", []) if doc.get("kind") == "List" else [doc]:
+                if item.get("kind") == "Pod" or item.get("kind") in WORKLOAD_KINDS:
+                    found.append((f"{path.stem}:{item['metadata']['name']}", item))
+    return found
+
+
+def corpus_params(cases: Callable[[], Iterable[tuple[str, Any]]]) -> list[Any]:
+    """Parameters for a test marked ``corpus``: one per (id, case) of ``cases()``, or one
+    stand-in where the corpus is absent (the test skips before it runs: tests/conftest.py)."""
+    if not CORPUS.is_dir():
+        return [pytest.param(None, id="corpus-absent")]
+    return [pytest.param(case, id=name) for name, case in cases()]
 
 # --- valid manifests ------------------------------------------------------------------
 

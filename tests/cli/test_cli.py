@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -665,3 +666,27 @@ def test_every_limit_an_error_suggests_is_a_flag_of_that_command(
     assert "nested deeper than 100 levels (raise the limit with --max-depth)" in err
     main([*command[:1], "--max-depth", "400", *command[1:], str(deep)])
     assert "nested deeper" not in capsys.readouterr().err
+
+
+# --- README's console examples are real runs on files in the repository -----------------
+
+
+def test_readme_console_examples(capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``$ kubelet-winnet ...`` of README.md, run from the repository's root, prints
+    the lines shown there (a shown line may elide its middle with `` ... ``)."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```console\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL)
+    assert blocks
+    monkeypatch.chdir(REPO_ROOT)
+    for block in blocks:
+        command, *shown = block.splitlines()
+        assert command.startswith("$ kubelet-winnet "), command
+        argv = command.removeprefix("$ kubelet-winnet ").split()
+        assert all(Path(arg).exists() for arg in argv[1:] if not arg.startswith("-")), argv
+        main(argv)
+        printed = capsys.readouterr().out.splitlines()
+        assert len(printed) == len(shown), command
+        for got, line in zip(printed, shown, strict=True):
+            head, _, tail = line.partition(" ... ")
+            assert got.startswith(head) and got.endswith(tail), (got, line)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import importlib
 import json
+import os
 import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -62,6 +64,7 @@ __all__ = [
     "oracle_sandbox",
     "pod_manifests",
     "pod_specs",
+    "require",
     "sandbox_plan",
     "sandbox_stress",
     "spec_of",
@@ -116,6 +119,18 @@ def fixture_documents() -> list[tuple[str, dict[str, JSON]]]:
             for item in doc.get("items", []) if doc.get("kind") == "List" else [doc]:
                 if item.get("kind") == "Pod" or item.get("kind") in WORKLOAD_KINDS:
                     found.append((f"{path.stem}:{item['metadata']['name']}", item))
+    return found
+
+
+def require(module: str) -> ModuleType:
+    """``module`` from the ``ci`` extra (the ``kubernetes`` client: slow to install, so
+    not in ``test``). Outside CI its tests skip with this reason; under CI (CI set) it must
+    be there: .ci/run and tox install the extra."""
+    if os.environ.get("CI"):
+        return importlib.import_module(module)
+    found: ModuleType = pytest.importorskip(
+        module, reason=f"{module} is not installed: pip install -e '.[test,ci]' to run these"
+    )
     return found
 
 
@@ -619,16 +634,14 @@ def _construct(client: Any, cls: Any, value: dict[str, JSON]) -> Any:
 def deserialize(manifest: Mapping[str, JSON], klass: str) -> Any:
     """The ``kubernetes.client`` object the client's own deserializer builds (what a user
     holds after a list/watch); the manifest is copied first."""
-    from kubernetes.client import ApiClient
-
-    api: Any = ApiClient()
+    api: Any = require("kubernetes.client").ApiClient()
     return api._ApiClient__deserialize(copy.deepcopy(dict(manifest)), klass)
 
 
 def as_client_object(manifest: Mapping[str, JSON]) -> Any:
     """``manifest`` as the ``kubernetes.client`` object of its kind (``V1Pod`` when it has
     none), or None when its kind names no client class."""
-    from kubernetes import client
+    client = require("kubernetes.client")
 
     kind = manifest.get("kind", "Pod")
     cls = getattr(client, f"V1{kind}", None) if isinstance(kind, str) else None

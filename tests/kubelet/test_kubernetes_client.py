@@ -17,9 +17,9 @@ import yaml
 
 import kubelet_winnet as kw
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
-from tests.strategies import CORPUS, REPO_ROOT, deserialize, fixture_files
+from tests.strategies import CORPUS, REPO_ROOT, deserialize, fixture_files, require
 
-kubernetes = pytest.importorskip("kubernetes", reason="test extra not installed")
+kubernetes = require("kubernetes")
 from kubernetes import client  # noqa: E402
 
 EXAMPLES = REPO_ROOT / "examples"

@@ -13,7 +13,7 @@ import yaml
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from tests.strategies import CORPUS, corpus_params, fixture_documents
+from tests.strategies import CORPUS, corpus_params, fixture_documents, require
 
 TEMPLATES = {
     "Deployment": ("spec", "template"), "DaemonSet": ("spec", "template"),
@@ -158,14 +158,11 @@ def check_requests(label: str, doc: dict[str, Any]) -> None:
             )
 
 
-kubernetes = pytest.importorskip("kubernetes", reason="test extra not installed")
-
-
 def test_kubernetes_client_objects_give_the_same_requests() -> None:
-    from kubernetes import client
+    client: Any = require("kubernetes.client")
 
     # The client's own deserializer: what `kubernetes` users hold after a list/watch.
-    deserialize = client.ApiClient()._ApiClient__deserialize  # type: ignore[attr-defined]
+    deserialize = client.ApiClient()._ApiClient__deserialize
     checked = 0
     for label, doc in DOCUMENTS:
         kind = doc["kind"]

@@ -37,6 +37,7 @@ from tests.strategies import (
     oracle_container,
     oracle_sandbox,
     pod_manifests,
+    require,
     wrap,
 )
 
@@ -383,7 +384,7 @@ def explain_dict(pod: object, **kwargs: Any) -> dict[str, Any]:
 
 
 def test_v1pod_built_from_models() -> None:
-    from kubernetes import client
+    client = require("kubernetes.client")
 
     options = client.V1WindowsSecurityContextOptions(host_process=True, run_as_user_name="SYS")
     v1 = client.V1Pod(
@@ -401,7 +402,7 @@ def test_v1pod_built_from_models() -> None:
 
 
 def test_v1pod_wrong_attribute_type_is_invalid_pod_error() -> None:
-    from kubernetes import client
+    client = require("kubernetes.client")
 
     options = client.V1WindowsSecurityContextOptions.model_construct(host_process="true")
     v1 = client.V1Pod(

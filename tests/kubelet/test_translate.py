@@ -323,6 +323,12 @@ def test_serialize_parse_round_trip(manifest: Manifest, profile: Profile) -> Non
 
 
 
+@pytest.fixture(scope="module")
+def kubernetes_client() -> Any:
+    """Outside hypothesis, so a missing client skips the test once, before any example."""
+    return require("kubernetes.client")
+
+
 def _forms(manifest: Manifest) -> list[tuple[str, object]]:
     from kubelet_winnet import Pod
 
@@ -337,6 +343,7 @@ def _forms(manifest: Manifest) -> list[tuple[str, object]]:
     return forms
 
 
+@pytest.mark.usefixtures("kubernetes_client")
 @_pin_tables
 @given(manifest=pod_manifests(), profile=kubelet_profiles())
 @settings(max_examples=40)
@@ -351,6 +358,7 @@ def test_equality_across_input_forms(manifest: Manifest, profile: Profile) -> No
         assert translate(form, profile) == expected, name
 
 
+@pytest.mark.usefixtures("kubernetes_client")
 @given(manifest=pod_manifests(), profile=kubelet_profiles())
 @example(
     manifest=pod({"hostNetwork": True, "containers": [{"name": "c"}],
@@ -450,6 +458,7 @@ def test_container_context_unknown_name() -> None:
         windows_container_security_context(one_container(), "nope")
 
 
+@pytest.mark.usefixtures("kubernetes_client")
 def test_container_context_in_workload_and_v1pod() -> None:
     manifest = pod({
         "hostNetwork": True,

@@ -35,6 +35,7 @@ from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+FALLBACK_CORPUS = REPO / "tests" / "data" / "manifests"  # in every clone
 TARGET = 3.0
 
 Values = tuple[Any, ...]
@@ -143,12 +144,14 @@ def _time_batch(operation: Callable[[Any], bytes], inputs: Sequence[Any], repeat
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="few rounds (CI)")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path, default=None,
+                        help="default: ../shared/corpus, else tests/data/manifests")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
-    pods = load_pods(args.corpus)
+    corpus = args.corpus or (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else FALLBACK_CORPUS)
+    pods = load_pods(corpus)
     if not pods:
-        print(f"no accepted pods in {args.corpus}", file=sys.stderr)
+        print(f"no accepted pods in {corpus}", file=sys.stderr)
         return 1
     docs = [doc for _, doc in pods]
     values = [precompute(kw.pod_sandbox_config(doc)) for doc in docs]

@@ -1,7 +1,7 @@
 """Render the pages whose content is the command line's own output.
 
-* ``docs/cli.md``: every subcommand's ``--help`` and real runs over manifests of the
-  shared corpus and ``examples/`` (output and exit status captured in-process);
+* ``docs/cli.md``: every subcommand's ``--help`` and real runs over the repository's
+  ``tests/data/manifests/`` and ``examples/`` (output and exit status captured in-process);
 * ``docs/versions.md``: the version matrix between its ``BEGIN matrix`` / ``END matrix``
   markers, rendered by ``kubelet_winnet.cli.matrix``.
 
@@ -18,25 +18,25 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["CORPUS", "EXAMPLES", "render_cli_page", "render_versions_page"]
+__all__ = ["EXAMPLES", "MANIFESTS", "render_cli_page", "render_versions_page"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 EXAMPLES = REPO_ROOT / "examples"
+MANIFESTS = "tests/data/manifests"  # run from the repository's root, as a user types it
 
 # (what the example shows, directory it runs in, arguments after `kubelet-winnet`)
 _RUNS: tuple[tuple[str, Path, tuple[str, ...]], ...] = (
-    ("What kubelet 1.32 (the default) sends for a plain Windows pod", CORPUS,
-     ("translate", "17-calico-winfv-porter-pod.yaml")),
-    ("The same pod on kubelet 1.33: `namespace_options` is gone", CORPUS,
-     ("translate", "--kubelet-version", "1.33", "17-calico-winfv-porter-pod.yaml")),
-    ("Each step of the kubelet's decision for a HostProcess DaemonSet", CORPUS,
-     ("explain", "04-swt-csi-proxy-hostprocess.yaml")),
+    ("What kubelet 1.32 (the default) sends for a plain Windows Deployment", REPO_ROOT,
+     ("translate", f"{MANIFESTS}/iis-deployment.yaml")),
+    ("The same pod on kubelet 1.33: `namespace_options` is gone", REPO_ROOT,
+     ("translate", "--kubelet-version", "1.33", f"{MANIFESTS}/iis-deployment.yaml")),
+    ("Each step of the kubelet's decision for a HostProcess DaemonSet", REPO_ROOT,
+     ("explain", f"{MANIFESTS}/cni-flannel-hostprocess.yaml")),
     ("Linting: a hostNetwork DaemonSet that is not HostProcess, and pods the kubelet refuses",
-     CORPUS, ("check", "06-swt-kubeadm-flannel-overlay-wins-legacy.yaml",
-              "28-kyverno-disallow-host-process-pod-bad.yaml")),
-    ("One pod across every kubelet version and gate state", CORPUS,
-     ("matrix", "--pod", "06-swt-kubeadm-flannel-overlay-wins-legacy.yaml")),
+     REPO_ROOT, ("check", f"{MANIFESTS}/cni-wins-legacy.yaml",
+                 f"{MANIFESTS}/hostprocess-refused.yaml")),
+    ("One pod across every kubelet version and gate state", REPO_ROOT,
+     ("matrix", "--pod", f"{MANIFESTS}/cni-wins-legacy.yaml")),
     ("Auditing a cluster from a dump (`kubectl get nodes,pods -A -o json`)", EXAMPLES,
      ("audit", "-f", "cluster-dump.json")),
     ("The same audit as CSV", EXAMPLES, ("audit", "-f", "cluster-dump.json", "-o", "csv")),
@@ -91,7 +91,8 @@ def render_cli_page(_current: str = "") -> str:
         "",
         "## Examples",
         "",
-        "Real runs over manifests of the test corpus and the repository's `examples/`.",
+        "Real runs, from the repository's root, over its `tests/data/manifests/` (the",
+        "project's own Windows workloads) and, in `examples/`, its cluster dump.",
         "",
     ]
     for title, directory, argv in _RUNS:

@@ -13,15 +13,20 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import importlib
+import json
+import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
+import pytest
+import yaml
 from hypothesis import strategies as st
 
 __all__ = [
@@ -29,6 +34,7 @@ __all__ = [
     "ERR_HOST_NETWORK_REQUIRED",
     "ERR_MIXED",
     "ERR_POD_HOST_PROCESS_FALSE",
+    "FIXTURES",
     "HOSTILE",
     "MINORS",
     "WORKLOAD_KINDS",
@@ -39,11 +45,14 @@ __all__ = [
     "as_client_object",
     "as_namespace",
     "container_context_bytes",
+    "corpus_params",
     "crash_at",
     "deep_dict",
     "deep_list",
     "deserialize",
     "feature_gate_values",
+    "fixture_documents",
+    "fixture_files",
     "gate_effective",
     "host_process_pods",
     "hostile_values",
@@ -55,6 +64,7 @@ __all__ = [
     "oracle_sandbox",
     "pod_manifests",
     "pod_specs",
+    "require",
     "sandbox_plan",
     "sandbox_stress",
     "spec_of",
@@ -64,9 +74,12 @@ __all__ = [
 
 JSON = Any
 
-# The 40 real manifests, read-only, beside the clone (common.md).
+# The 40 real manifests, read-only, beside the clone (common.md) when there is one: tests
+# over them are marked `corpus` (tests/conftest.py skips them where it is absent).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+# The project's own manifests (tests/data/manifests/README.md), in every clone.
+FIXTURES = REPO_ROOT / "tests" / "data" / "manifests"
 
 # Exact kubelet texts, restated from kubelet-rules.md (not imported from the library).
 ERR_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
@@ -89,6 +102,44 @@ WORKLOAD_KINDS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
     "PodTemplate": ("template",),
 }
+
+
+def fixture_files() -> list[Path]:
+    return sorted(p for p in FIXTURES.iterdir() if p.suffix in (".yaml", ".json"))
+
+
+def fixture_documents() -> list[tuple[str, dict[str, JSON]]]:
+    """("<file stem>:<name>", manifest) for every Pod and workload in FIXTURES, read with
+    PyYAML and json (not our input layer), the items of a ``kind: List`` one by one."""
+    found = []
+    for path in fixture_files():
+        text = path.read_text(encoding="utf-8")
+        docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.safe_load_all(text))
+        for doc in docs:
+            for item in doc.get("items", []) if doc.get("kind") == "List" else [doc]:
+                if item.get("kind") == "Pod" or item.get("kind") in WORKLOAD_KINDS:
+                    found.append((f"{path.stem}:{item['metadata']['name']}", item))
+    return found
+
+
+def require(module: str) -> ModuleType:
+    """``module`` from the ``ci`` extra (the ``kubernetes`` client: slow to install, so
+    not in ``test``). Outside CI its tests skip with this reason; under CI (CI set) it must
+    be there: .ci/run and tox install the extra."""
+    if os.environ.get("CI"):
+        return importlib.import_module(module)
+    found: ModuleType = pytest.importorskip(
+        module, reason=f"{module} is not installed: pip install -e '.[test,ci]' to run these"
+    )
+    return found
+
+
+def corpus_params(cases: Callable[[], Iterable[tuple[str, Any]]]) -> list[Any]:
+    """Parameters for a test marked ``corpus``: one per (id, case) of ``cases()``, or one
+    stand-in where the corpus is absent (the test skips before it runs: tests/conftest.py)."""
+    if not CORPUS.is_dir():
+        return [pytest.param(None, id="corpus-absent")]
+    return [pytest.param(case, id=name) for name, case in cases()]
 
 # --- valid manifests ------------------------------------------------------------------
 
@@ -583,16 +634,14 @@ def _construct(client: Any, cls: Any, value: dict[str, JSON]) -> Any:
 def deserialize(manifest: Mapping[str, JSON], klass: str) -> Any:
     """The ``kubernetes.client`` object the client's own deserializer builds (what a user
     holds after a list/watch); the manifest is copied first."""
-    from kubernetes.client import ApiClient
-
-    api: Any = ApiClient()
+    api: Any = require("kubernetes.client").ApiClient()
     return api._ApiClient__deserialize(copy.deepcopy(dict(manifest)), klass)
 
 
 def as_client_object(manifest: Mapping[str, JSON]) -> Any:
     """``manifest`` as the ``kubernetes.client`` object of its kind (``V1Pod`` when it has
     none), or None when its kind names no client class."""
-    from kubernetes import client
+    client = require("kubernetes.client")
 
     kind = manifest.get("kind", "Pod")
     cls = getattr(client, f"V1{kind}", None) if isinstance(kind, str) else None

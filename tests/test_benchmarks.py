@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.strategies import require
+
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARK = REPO / "benchmarks" / "run.py"
 
-pytest.importorskip("kubernetes", reason="the benchmark builds kubernetes.client V1Pods")
+require("kubernetes")  # the benchmark builds kubernetes.client V1Pods
 
 
 def _run(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

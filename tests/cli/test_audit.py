@@ -17,7 +17,6 @@ from __future__ import annotations
 import codecs
 import csv
 import http.server
-import importlib
 import io
 import json
 import os
@@ -33,16 +32,7 @@ from typing import Any
 import pytest
 
 from kubelet_winnet.cli import main
-
-
-def require(module: str) -> None:
-    """Skip without the ``test`` extra's ``module``, except under CI, where it must be
-    there (the README test command installs it)."""
-    if os.environ.get("CI"):
-        importlib.import_module(module)
-    else:
-        pytest.importorskip(module, reason=f"{module} (test extra) is not installed")
-
+from tests.strategies import require
 
 # --- the recorded cluster -------------------------------------------------------------------
 

@@ -1,5 +1,7 @@
-"""``kubelet-winnet check``: the rules on the corpus and on small pods, the ignore
-annotation, the three output formats (SARIF validated against the SARIF 2.1.0 schema).
+"""``kubelet-winnet check``: the rules on the project's manifests (tests/data/manifests),
+on the published corpus (marked ``corpus``: skipped where it is absent) and on small pods,
+the ignore annotation, every input encoding, the three output formats (SARIF validated
+against the SARIF 2.1.0 schema).
 
 Expected findings are derived here from the YAML and the rules as kubelet-rules.md states
 them (an independent reading with PyYAML, not our input layer), never recorded from a run.
@@ -23,7 +25,7 @@ from kubelet_winnet._lint.rules import RULES, check_pod, host_network_reach
 from kubelet_winnet._lint.targeting import Target, pod_object
 from kubelet_winnet.cli import main
 from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
-from tests.strategies import CORPUS, REPO_ROOT, pod_manifests
+from tests.strategies import CORPUS, FIXTURES, REPO_ROOT, fixture_files, pod_manifests
 
 REPO = REPO_ROOT
 SCHEMA = REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
@@ -73,7 +75,9 @@ def os_of(spec: dict[str, Any]) -> str:
 def oracle(path: Path) -> Counter[tuple[str, str, str]]:
     """(file, object name, rule) for every finding the rules predict in ``path``."""
     expected: Counter[tuple[str, str, str]] = Counter()
-    for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+    docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    for doc in [i for d in docs
+                for i in (d["items"] if isinstance(d, dict) and d.get("kind") == "List" else [d])]:
         if not isinstance(doc, dict) or doc.get("kind") not in TEMPLATES:
             continue
         spec = dig(doc, *TEMPLATES[doc["kind"]], "spec")
@@ -81,9 +85,16 @@ def oracle(path: Path) -> Counter[tuple[str, str, str]]:
         if target == "linux":
             continue
         name = doc["metadata"]["name"]
+        # README: ignore-check.kubelet-winnet.io/<rule-id> on the object or its pod template.
+        template = dig(doc, *TEMPLATES[doc["kind"]]) if TEMPLATES[doc["kind"]] else doc
+        ignored = {key.removeprefix("ignore-check.kubelet-winnet.io/")
+                   for meta in (doc.get("metadata"), dig(template, "metadata"))
+                   for key in dig(meta, "annotations") or {}}
 
-        def add(rule: str, count: int = 1, name: str = name) -> None:
-            expected[(path.name, name, rule)] += count
+        def add(rule: str, count: int = 1, name: str = name,
+                ignored: set[str] = ignored) -> None:
+            if rule not in ignored:
+                expected[(path.name, name, rule)] += count
 
         pod_hp = dig(spec, "securityContext", "windowsOptions", "hostProcess")
         containers = [c for kind in ("initContainers", "containers", "ephemeralContainers")
@@ -135,19 +146,76 @@ def corpus_files() -> list[Path]:
     return files
 
 
-@pytest.fixture(scope="module")
-def corpus_json() -> dict[str, Any]:
+def check_directory(directory: Path) -> dict[str, Any]:
     import contextlib
     import io
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        status = main(["check", str(CORPUS), "-o", "json"])
+        status = main(["check", str(directory), "-o", "json"])
     result: dict[str, Any] = json.loads(out.getvalue())
     result["status"] = status
     return result
 
 
+@pytest.fixture(scope="module")
+def corpus_json() -> dict[str, Any]:
+    return check_directory(CORPUS)
+
+
+@pytest.fixture(scope="module")
+def fixtures_json() -> dict[str, Any]:
+    return check_directory(FIXTURES)
+
+
+def test_every_rule_on_the_fixtures(fixtures_json: dict[str, Any]) -> None:
+    """The project's own manifests set off every rule (tests/data/manifests/README.md)."""
+    expected: Counter[tuple[str, str, str]] = Counter()
+    for path in fixture_files():
+        expected += oracle(path)
+    got = Counter(
+        (Path(f["file"]).name, f["object"]["name"], f["rule"])
+        for f in fixtures_json["findings"]
+    )
+    assert got == expected
+    assert {rule for _, _, rule in expected} == {rule.id for rule in RULES}
+    # windows-forbidden-field at both severities: with and without spec.os.name.
+    assert {(f["rule"], f["severity"]) for f in fixtures_json["findings"]} >= {
+        ("windows-forbidden-field", "error"), ("windows-forbidden-field", "info"),
+    }
+    assert fixtures_json["status"] == 1
+    summary = fixtures_json["summary"]
+    assert summary["linuxPodsSkipped"] == 1  # node-agent, pinned to Linux
+    assert summary["ignored"] == 1  # node-agent-windows-hostnet's annotation
+    assert summary["inputErrors"] == 0
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16-le", "utf-16-be"])
+def test_every_encoding_gives_the_same_findings(
+    tmp_path: Path, encoding: str, fixtures_json: dict[str, Any]
+) -> None:
+    """README, input: UTF-8 with or without BOM, UTF-16 LE/BE with BOM. Each fixture is
+    re-encoded here (with its BOM), and check finds what the rules predict, on the same
+    lines as in the UTF-8 files."""
+    bom = {"utf-8-sig": b"", "utf-16-le": "\ufeff".encode("utf-16-le"),
+           "utf-16-be": "\ufeff".encode("utf-16-be")}[encoding]
+    expected: Counter[tuple[str, str, str]] = Counter()
+    for path in fixture_files():
+        (tmp_path / path.name).write_bytes(bom + path.read_text(encoding="utf-8").encode(encoding))
+        expected += oracle(path)
+    assert (tmp_path / "run-as-username-flow.yaml").read_bytes()[:2] in (
+        b"\xef\xbb", b"\xff\xfe", b"\xfe\xff")
+    result = check_directory(tmp_path)
+    got = Counter((Path(f["file"]).name, f["object"]["name"], f["rule"])
+                  for f in result["findings"])
+    assert got == expected
+    assert [(Path(f["file"]).name, f["line"]) for f in result["findings"]] == [
+        (Path(f["file"]).name, f["line"]) for f in fixtures_json["findings"]
+    ]
+    assert result["summary"] == fixtures_json["summary"]
+
+
+@pytest.mark.corpus
 def test_every_rule_on_the_corpus(corpus_json: dict[str, Any]) -> None:
     expected: Counter[tuple[str, str, str]] = Counter()
     for path in corpus_files():
@@ -164,6 +232,7 @@ def test_every_rule_on_the_corpus(corpus_json: dict[str, Any]) -> None:
     assert corpus_json["summary"]["linuxPodsSkipped"] == 1  # 15's Linux DaemonSet
 
 
+@pytest.mark.corpus
 def test_corpus_rows_from_sources_md(corpus_json: dict[str, Any]) -> None:
     """Pinned from SOURCES.md: 06 is the one pre-HostProcess hostNetwork DaemonSet whose
     hostNetwork is lost; 28's badpod01-new mixes an init HostProcess container with
@@ -189,19 +258,23 @@ def line_of(path: Path, pattern: str, after: int = 0) -> int:
     raise AssertionError(f"{pattern} not in {path}")
 
 
-def test_lines_point_at_the_field(corpus_json: dict[str, Any]) -> None:
-    path = CORPUS / "06-swt-kubeadm-flannel-overlay-wins-legacy.yaml"
-    (finding,) = [f for f in corpus_json["findings"] if f["file"] == str(path)]
+def test_lines_point_at_the_field(fixtures_json: dict[str, Any]) -> None:
+    path = FIXTURES / "cni-wins-legacy.yaml"
+    (finding,) = [f for f in fixtures_json["findings"] if f["file"] == str(path)]
     assert finding["line"] == line_of(path, r"^\s+hostNetwork: true")
     assert finding["field"] == "spec.template.spec.hostNetwork"
     assert finding["object"] == {"kind": "DaemonSet", "namespace": "kube-system",
-                                 "name": "kube-flannel-ds-windows-amd64"}
+                                 "name": "flannel-wins"}
 
 
-def test_host_network_message_names_the_versions(corpus_json: dict[str, Any]) -> None:
+@pytest.mark.parametrize("name", ["cni-wins-legacy.yaml", "legacy-controllers.yaml"])
+def test_host_network_message_names_the_versions(
+    fixtures_json: dict[str, Any], name: str
+) -> None:
     """kubelet-rules.md timeline: 1.26-1.32 send NODE while the gate (default on) is on;
     1.33-1.37 never; 1.38 has no gate and never does."""
-    (finding,) = [f for f in corpus_json["findings"] if f["rule"] == "host-network-ignored"]
+    (finding,) = [f for f in fixtures_json["findings"]
+                  if f["rule"] == "host-network-ignored" and f["file"] == str(FIXTURES / name)]
     message = finding["message"]
     assert "1.26-1.32 unless WindowsHostNetwork=false" in message
     assert "never on 1.33-1.38" in message
@@ -340,7 +413,7 @@ def test_refusal_rules_follow_the_kubelet_version(
 
 
 def test_text_format(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "check", str(CORPUS), "-q")
+    status, out, _ = run(capsys, "check", str(FIXTURES), "-q")
     assert status == 1
     pattern = re.compile(
         r"^(?P<file>[^:]+):(?P<line>\d+): (?P<severity>error|warning|info) "
@@ -356,9 +429,9 @@ def test_text_format(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_sarif_is_valid_sarif_2_1_0(capsys: pytest.CaptureFixture[str],
-                                    corpus_json: dict[str, Any]) -> None:
+                                    fixtures_json: dict[str, Any]) -> None:
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    status, out, _ = run(capsys, "check", str(CORPUS), "-o", "sarif")
+    status, out, _ = run(capsys, "check", str(FIXTURES), "-o", "sarif")
     assert status == 1
     log = json.loads(out)
     jsonschema.validate(log, schema)
@@ -369,8 +442,12 @@ def test_sarif_is_valid_sarif_2_1_0(capsys: pytest.CaptureFixture[str],
         assert rule["helpUri"].endswith(f"docs/rules/{rule['id']}.md")
         assert (REPO / "docs" / "rules" / f"{rule['id']}.md").is_file()
     results = run_["results"]
-    assert len(results) == len(corpus_json["findings"])
-    for result, finding in zip(results, corpus_json["findings"], strict=True):
+    # An ignored finding stays in SARIF, suppressed (test_sarif_marks_ignored_...).
+    suppressed = [r for r in results if r.get("suppressions")]
+    assert len(suppressed) == fixtures_json["summary"]["ignored"] == 1
+    results = [r for r in results if not r.get("suppressions")]
+    assert len(results) == len(fixtures_json["findings"])
+    for result, finding in zip(results, fixtures_json["findings"], strict=True):
         assert result["ruleId"] == finding["rule"]
         assert rules[result["ruleIndex"]]["id"] == finding["rule"]
         assert result["level"] == {"error": "error", "warning": "warning",
@@ -447,7 +524,7 @@ def test_every_kubelet_refusal_has_its_finding(manifest: dict[str, Any]) -> None
 
 def test_findings_of_an_object_come_in_line_order(capsys: pytest.CaptureFixture[str]) -> None:
     """A reader going down the file meets the findings in the order they are printed."""
-    _, out, _ = run(capsys, "check", "-o", "json", str(CORPUS))
+    _, out, _ = run(capsys, "check", "-o", "json", str(FIXTURES))
     findings = json.loads(out)["findings"]
     assert findings
     per_object: dict[tuple[str, int, object], list[int]] = {}

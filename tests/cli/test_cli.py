@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ import yaml
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cli import main
-from tests.strategies import CORPUS, REPO_ROOT
+from tests.strategies import CORPUS, FIXTURES, REPO_ROOT, fixture_files
 
 MIXED_ERROR = "pod must not contain both HostProcess and non-HostProcess containers"
 POD_SC: dict[str, Any] = {"securityContext": {"namespaceOptions": {}}}
@@ -459,18 +460,16 @@ def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
             assert f"  {status}" in out, argv
 
 
-# --- real manifests from the shared corpus (read-only) ---------------------------------
+# --- the project's manifests (tests/data/manifests), and the published corpus ------------
 
 
-def corpus(name: str) -> str:
-    path = CORPUS / name
-    assert path.is_file(), f"shared corpus file missing: {path}"
-    return str(path)
+def fixture(name: str) -> str:
+    return str(FIXTURES / name)
 
 
-def test_corpus_hostnetwork_daemonset(capsys: pytest.CaptureFixture[str]) -> None:
-    # 06: ConfigMap + DaemonSet with hostNetwork: true and no HostProcess (pre-HostProcess era).
-    path = corpus("06-swt-kubeadm-flannel-overlay-wins-legacy.yaml")
+def test_hostnetwork_daemonset_without_host_process(capsys: pytest.CaptureFixture[str]) -> None:
+    # ConfigMap + DaemonSet with hostNetwork: true and no HostProcess (the wins pipe era).
+    path = fixture("cni-wins-legacy.yaml")
     status, records = run_json(capsys, "translate", path)
     assert status == 0
     assert configs(records) == [NODE_SC]
@@ -478,34 +477,43 @@ def test_corpus_hostnetwork_daemonset(capsys: pytest.CaptureFixture[str]) -> Non
     assert (status, configs(records)) == (0, [NO_NS_SC])
 
 
-def test_corpus_linux_twin_is_skipped(capsys: pytest.CaptureFixture[str]) -> None:
-    # 15: the Linux DaemonSet (nodeSelector linux, hostNetwork) and its Windows twin.
-    path = corpus("15-cloud-provider-azure-cloud-node-manager-linux-and-windows.yaml")
-    status, records = run_json(capsys, "translate", path)
+def test_linux_twin_is_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    # The Linux DaemonSet (nodeSelector linux, hostNetwork) and its two Windows twins.
+    status, records = run_json(capsys, "translate", fixture("node-agent-linux-and-windows.yaml"))
     assert status == 0
-    assert [r["pod"] for r in records] == ["DaemonSet/kube-system/cloud-node-manager-windows"]
-    assert configs(records) == [POD_SC]
+    assert [r["pod"] for r in records] == ["DaemonSet/observability/node-agent-windows",
+                                           "DaemonSet/observability/node-agent-windows-hostnet"]
+    assert configs(records) == [POD_SC, NODE_SC]
 
 
-def test_corpus_flow_style(capsys: pytest.CaptureFixture[str]) -> None:
-    status, records = run_json(
-        capsys, "translate", corpus("09-k8s-website-run-as-username-pod-flowstyle.yaml")
-    )
+def test_flow_style(capsys: pytest.CaptureFixture[str]) -> None:
+    status, records = run_json(capsys, "translate", fixture("run-as-username-flow.yaml"))
     assert status == 0
     assert len(records) == 1
-    assert records[0]["windowsPodSandboxConfig"]["securityContext"]["namespaceOptions"] == {}
+    assert records[0]["windowsPodSandboxConfig"]["securityContext"] == {
+        "runAsUsername": "NT-AUTORITÄT\\Lokaler Dienst", "namespaceOptions": {}}
 
 
-def test_corpus_refused_pods(capsys: pytest.CaptureFixture[str]) -> None:
-    # 28: eight Pods; the first mixes an init HostProcess container with a non-HostProcess one.
-    status, records = run_json(
-        capsys, "translate", corpus("28-kyverno-disallow-host-process-pod-bad.yaml")
-    )
+def test_refused_pods(capsys: pytest.CaptureFixture[str]) -> None:
+    # Four Pods; the first mixes an init HostProcess container with a non-HostProcess one.
+    status, records = run_json(capsys, "translate", fixture("hostprocess-refused.yaml"))
     assert status == 1
-    assert len(records) == 8
+    assert len(records) == 4
     assert records[0]["error"] == f"Failed to create pod sandbox: {MIXED_ERROR}"
 
 
+def test_whole_fixture_directory(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "translate", str(FIXTURES), "-o", "json", "-q")
+    assert status == 1  # hostprocess-refused.yaml holds pods the kubelet refuses
+    assert err == ""
+    records = json.loads(out)
+    files = {r["source"].split("#")[0] for r in records}
+    # Every file holds a pod not pinned to Linux; only node-agent is, of the 29.
+    assert files == {str(path) for path in fixture_files()}
+    assert len(records) == 28
+
+
+@pytest.mark.corpus
 def test_whole_corpus_directory(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "translate", str(CORPUS), "-o", "json", "-q")
     assert status == 1  # 28 and 29 hold pods the kubelet refuses
@@ -527,7 +535,7 @@ def test_console_script(tmp_path: Path) -> None:
     script = console_script()
     stdin = yaml.safe_dump_all([CONFIG_MAP, pod("h", host_network=True), pod("p")])
     done = subprocess.run(
-        [script, "translate", "-", corpus("06-swt-kubeadm-flannel-overlay-wins-legacy.yaml"),
+        [script, "translate", "-", fixture("cni-wins-legacy.yaml"),
          "-o", "json", "-q"],
         input=stdin, capture_output=True, text=True, timeout=60, check=False,
     )
@@ -658,3 +666,27 @@ def test_every_limit_an_error_suggests_is_a_flag_of_that_command(
     assert "nested deeper than 100 levels (raise the limit with --max-depth)" in err
     main([*command[:1], "--max-depth", "400", *command[1:], str(deep)])
     assert "nested deeper" not in capsys.readouterr().err
+
+
+# --- README's console examples are real runs on files in the repository -----------------
+
+
+def test_readme_console_examples(capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``$ kubelet-winnet ...`` of README.md, run from the repository's root, prints
+    the lines shown there (a shown line may elide its middle with `` ... ``)."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```console\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL)
+    assert blocks
+    monkeypatch.chdir(REPO_ROOT)
+    for block in blocks:
+        command, *shown = block.splitlines()
+        assert command.startswith("$ kubelet-winnet "), command
+        argv = command.removeprefix("$ kubelet-winnet ").split()
+        assert all(Path(arg).exists() for arg in argv[1:] if not arg.startswith("-")), argv
+        main(argv)
+        printed = capsys.readouterr().out.splitlines()
+        assert len(printed) == len(shown), command
+        for got, line in zip(printed, shown, strict=True):
+            head, _, tail = line.partition(" ... ")
+            assert got.startswith(head) and got.endswith(tail), (got, line)

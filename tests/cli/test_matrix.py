@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kubelet_winnet.cli import main
-from tests.strategies import CORPUS, MINORS
+from tests.strategies import FIXTURES, MINORS
 
 GATES = {"default": None, "on": True, "off": False}
 
@@ -135,10 +135,10 @@ def test_markdown_merges_versions_where_the_timeline_changes(
     assert f"`{UNRECOGNIZED}`" in out and f"`{POD_FALSE}`" in out
 
 
-def _corpus_spec(name: str) -> dict[str, Any]:
+def _fixture_spec(name: str) -> dict[str, Any]:
     import yaml
 
-    for document in yaml.safe_load_all((CORPUS / name).read_text(encoding="utf-8")):
+    for document in yaml.safe_load_all((FIXTURES / name).read_text(encoding="utf-8")):
         if document and document.get("kind") in ("Pod", "DaemonSet", "Deployment"):
             spec = document["spec"]
             return dict(spec["template"]["spec"] if "template" in spec else spec)
@@ -148,19 +148,18 @@ def _corpus_spec(name: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     "name",
     [
-        "17-calico-winfv-porter-pod.yaml",
-        "01-swt-calico-node-windows-hostprocess.yaml",
-        "28-kyverno-disallow-host-process-pod-bad.yaml",
+        "iis-deployment.yaml",  # a plain Deployment
+        "cni-flannel-hostprocess.yaml",  # a HostProcess DaemonSet after two other objects
+        "cni-wins-legacy.yaml",  # hostNetwork without HostProcess
+        "hostprocess-refused.yaml",  # mixed HostProcess: refused on every kubelet
     ],
 )
 def test_pod_file_rows_match_the_rules(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    if not (CORPUS / name).exists():
-        pytest.fail(f"corpus file missing: {name}")
-    status, out, err = run("--pod", str(CORPUS / name), "-o", "json", capsys=capsys)
+    status, out, err = run("--pod", str(FIXTURES / name), "-o", "json", capsys=capsys)
     assert status == 0, err
     rows = json.loads(out)["rows"]
     assert rows
-    spec = _corpus_spec(name)
+    spec = _fixture_spec(name)
     for cell in rows[0]["cells"]:
         minor = int(cell["kubelet"].split(".")[1])
         expected = expected_cell(minor, GATES[cell["gates"]], spec)

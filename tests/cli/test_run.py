@@ -1,6 +1,6 @@
-"""``kubelet-winnet run --dry-run`` over the corpus and hand-written manifests, flag and
-input errors, and ``run`` against unreachable runtimes. The real run against containerd
-is in tests/cri/test_containerd.py.
+"""``kubelet-winnet run --dry-run`` over tests/data/manifests, the corpus (marked
+``corpus``) and hand-written manifests, flag and input errors, and ``run`` against
+unreachable runtimes. The real run against containerd is in tests/cri/test_containerd.py.
 
 Expected values come from the manifests (names, container order, hostNetwork) and the
 kubelet rules (init containers first; hostNetwork: no hostname, NODE), not from running
@@ -20,7 +20,7 @@ from google.protobuf import json_format
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cli import main
-from tests.strategies import CORPUS, WORKLOAD_KINDS, spec_of
+from tests.strategies import CORPUS, FIXTURES, WORKLOAD_KINDS, fixture_files, spec_of
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -30,9 +30,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def _pod_docs(path: Path) -> list[dict[str, Any]]:
+    docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict)]
     return [
-        d for d in yaml.safe_load_all(path.read_text(encoding="utf-8"))
-        if isinstance(d, dict) and (d.get("kind") == "Pod" or d.get("kind") in WORKLOAD_KINDS)
+        d for d in [i for d in docs for i in (d["items"] if d.get("kind") == "List" else [d])]
+        if d.get("kind") == "Pod" or d.get("kind") in WORKLOAD_KINDS
     ]
 
 
@@ -66,21 +67,35 @@ def _pod(name: str, *, host_network: bool = False, **extra: Any) -> dict[str, An
             "metadata": {"name": name, "namespace": "ns1", "uid": f"uid-{name}"}, "spec": spec}
 
 
-# --- --dry-run over the corpus --------------------------------------------------------------
+# --- --dry-run over the project's manifests and the corpus ------------------------------------
 
 
+def test_dry_run_over_the_fixtures(capsys: pytest.CaptureFixture[str]) -> None:
+    # 28 pods not pinned to Linux; four the kubelet refuses (hostprocess-refused.yaml) and
+    # one container whose ConfigMap is not in its file (csi-node-csiproxy.yaml's nfs).
+    dry_run_over(capsys, fixture_files(), pods=28, refused=4, not_created=1)
+
+
+@pytest.mark.corpus
 def test_dry_run_over_the_whole_corpus(capsys: pytest.CaptureFixture[str]) -> None:
-    files = sorted(CORPUS.glob("*.yaml"))
+    # Five pods the kubelet refuses (test_corpus.REFUSED) and two containers whose
+    # ConfigMap is not in their file.
+    dry_run_over(capsys, sorted(CORPUS.glob("*.yaml")), pods=60, refused=5, not_created=2)
+
+
+def dry_run_over(capsys: pytest.CaptureFixture[str], files: list[Path], *, pods: int,
+                 refused: int, not_created: int) -> None:
     code, out, err = run(capsys, "--dry-run", *map(str, files))
     records = json.loads(out)
     # A Linux-pinned pod never reaches a Windows kubelet: run skips it, as translate does.
     docs = [doc for path in files for doc in _pod_docs(path) if not _pinned_to_linux(doc)]
-    assert len(records) == len(docs) == 60
-    # Five pods the kubelet refuses (test_corpus.REFUSED) and two containers whose
-    # ConfigMap is not in their file: exit 1, everything else built.
+    assert len(records) == len(docs) == pods
+    # Refused pods and containers whose ConfigMap is missing: exit 1, everything else built.
     assert code == 1, err
-    assert sum(r.get("error", "").startswith("Failed to create pod sandbox") for r in records) == 5
-    assert sum("CreateContainerConfigError" in r.get("error", "") for r in records) == 2
+    assert sum(
+        r.get("error", "").startswith("Failed to create pod sandbox") for r in records
+    ) == refused
+    assert sum("CreateContainerConfigError" in r.get("error", "") for r in records) == not_created
     assert not any("invalid" in r for r in records)
     for record, doc in zip(records, docs, strict=True):
         if "runPodSandbox" not in record:
@@ -107,7 +122,7 @@ def test_dry_run_over_the_whole_corpus(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_dry_run_of_accepted_pods_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    path = CORPUS / "08-k8s-website-run-as-username-container.yaml"
+    path = FIXTURES / "run-as-username.yaml"
     code, out, _ = run(capsys, "--dry-run", str(path))
     assert code == 0
     assert all("error" not in r for r in json.loads(out))
@@ -333,13 +348,14 @@ def test_refused_pod_is_not_sent(capsys: pytest.CaptureFixture[str], tmp_path: P
 
 
 def test_closed_pipe_is_not_a_traceback() -> None:
-    """`kubelet-winnet run --dry-run corpus/*.yaml | head -c 10`."""
+    """`kubelet-winnet run --dry-run tests/data/manifests/*.yaml | head -c 10`."""
     import subprocess
     import sys
 
     process = subprocess.Popen(
         [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run",
-         *map(str, sorted(CORPUS.glob("*.yaml")))],
+         # Three times over: about 300 KB, well past any pipe buffer.
+         *map(str, fixture_files() * 3)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     assert process.stdout is not None and process.stderr is not None

@@ -44,7 +44,7 @@ from kubelet_winnet.cli import main
 from kubelet_winnet.cri import RuntimeClient
 from tests.cri import containerd_fixture
 from tests.cri.containerd_fixture import IMAGE, SUBNET, Containerd
-from tests.strategies import REPO_ROOT, WORKLOAD_KINDS, spec_of
+from tests.strategies import REPO_ROOT, WORKLOAD_KINDS, corpus_params, spec_of
 
 REPO = REPO_ROOT
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -199,6 +199,7 @@ def test_an_unknown_sandbox_is_a_typed_not_found(runtime: RuntimeClient) -> None
 # --- every runnable corpus pod ---------------------------------------------------------------
 
 
+@pytest.mark.corpus
 def test_the_corpus_has_56_runnable_pods_and_5_refused() -> None:
     pods, refused, not_created = corpus()
     assert len(refused) == REFUSED_COUNT
@@ -210,8 +211,9 @@ def test_the_corpus_has_56_runnable_pods_and_5_refused() -> None:
     assert sum(1 for pod in pods if pod.containers) >= 5
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("kubelet_version", KUBELET_VERSIONS)
-@pytest.mark.parametrize("pod", corpus()[0], ids=[pod.label for pod in corpus()[0]])
+@pytest.mark.parametrize("pod", corpus_params(lambda: ((pod.label, pod) for pod in corpus()[0])))
 def test_corpus_pod_runs_with_its_containers(
     runtime: RuntimeClient, daemon: Containerd, pod: CorpusPod, kubelet_version: str
 ) -> None:
@@ -265,6 +267,7 @@ def test_corpus_pod_runs_with_its_containers(
     assert _wait_until_clean(daemon) == []
 
 
+@pytest.mark.corpus
 def test_stop_and_remove_are_idempotent(runtime: RuntimeClient, daemon: Containerd) -> None:
     request = kubelet_winnet.run_pod_sandbox_request(corpus()[0][0].doc, node=NODE)
     sandbox_id = runtime.run_pod_sandbox(request).pod_sandbox_id
@@ -427,6 +430,7 @@ def test_the_cri_benchmark_runs(daemon: Containerd, tmp_path: Path) -> None:
     assert results["results"]["ratio RunPodSandbox / Version"] > 0
 
 
+@pytest.mark.corpus
 def test_stopping_containerd_leaves_nothing_behind(daemon: Containerd) -> None:
     with RuntimeClient(daemon.endpoint, timeout=60) as runtime:
         for pod in corpus()[0][:3]:

@@ -39,10 +39,11 @@ from tests.strategies import (
     json_junk,
     malformed_manifests,
     pod_manifests,
+    require,
     wrap,
 )
 
-client = pytest.importorskip("kubernetes.client", reason="test extra not installed")
+client = require("kubernetes.client")
 
 
 def outcome(pod: object, version: str = "1.32") -> tuple[str, object]:

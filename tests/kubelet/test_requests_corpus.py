@@ -1,4 +1,5 @@
-"""The whole corpus end to end: every pod (and workload template) -> RunPodSandboxRequest,
+"""tests/data/manifests and the whole corpus (marked ``corpus``: skipped where it is absent)
+end to end: every pod (and workload template) -> RunPodSandboxRequest,
 every init and regular container -> CreateContainerRequest; serialized, parsed back,
 and checked field by field against what the YAML says (rules restated here, not
 imported). Also the same through kubernetes.client objects."""
@@ -12,7 +13,7 @@ import yaml
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from tests.strategies import CORPUS
+from tests.strategies import CORPUS, corpus_params, fixture_documents, require
 
 TEMPLATES = {
     "Deployment": ("spec", "template"), "DaemonSet": ("spec", "template"),
@@ -26,7 +27,7 @@ NODE = kw.NodeContext()
 def _documents() -> list[tuple[str, dict[str, Any]]]:
     files = sorted(CORPUS.glob("*.yaml"))
     assert len(files) >= 40, f"corpus missing at {CORPUS}"
-    found = []
+    found: list[tuple[str, dict[str, Any]]] = []
     for path in files:
         for number, doc in enumerate(yaml.safe_load_all(path.read_text(encoding="utf-8"))):
             if isinstance(doc, dict) and (doc.get("kind") == "Pod" or doc.get("kind") in TEMPLATES):
@@ -34,7 +35,10 @@ def _documents() -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-DOCUMENTS = _documents()
+# The project's own manifests always; the published corpus where it sits beside the clone.
+FIXTURE_DOCUMENTS = fixture_documents()
+CORPUS_DOCUMENTS = _documents() if CORPUS.is_dir() else []
+DOCUMENTS = FIXTURE_DOCUMENTS + CORPUS_DOCUMENTS
 
 
 def _template(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -71,8 +75,19 @@ def _stores(spec: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
     return config_maps, secrets
 
 
-@pytest.mark.parametrize(("label", "doc"), DOCUMENTS, ids=[label for label, _ in DOCUMENTS])
-def test_corpus_requests(label: str, doc: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("label", "doc"), FIXTURE_DOCUMENTS,
+                         ids=[label for label, _ in FIXTURE_DOCUMENTS])
+def test_fixture_requests(label: str, doc: dict[str, Any]) -> None:
+    check_requests(label, doc)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("case", corpus_params(lambda: ((c[0], c) for c in CORPUS_DOCUMENTS)))
+def test_corpus_requests(case: tuple[str, dict[str, Any]]) -> None:
+    check_requests(*case)
+
+
+def check_requests(label: str, doc: dict[str, Any]) -> None:
     meta, spec = _template(doc)
     refusal = ""
     try:
@@ -143,14 +158,11 @@ def test_corpus_requests(label: str, doc: dict[str, Any]) -> None:
             )
 
 
-kubernetes = pytest.importorskip("kubernetes", reason="test extra not installed")
-
-
 def test_kubernetes_client_objects_give_the_same_requests() -> None:
-    from kubernetes import client
+    client: Any = require("kubernetes.client")
 
     # The client's own deserializer: what `kubernetes` users hold after a list/watch.
-    deserialize = client.ApiClient()._ApiClient__deserialize  # type: ignore[attr-defined]
+    deserialize = client.ApiClient()._ApiClient__deserialize
     checked = 0
     for label, doc in DOCUMENTS:
         kind = doc["kind"]

@@ -37,6 +37,7 @@ from tests.strategies import (
     oracle_container,
     oracle_sandbox,
     pod_manifests,
+    require,
     wrap,
 )
 
@@ -322,6 +323,12 @@ def test_serialize_parse_round_trip(manifest: Manifest, profile: Profile) -> Non
 
 
 
+@pytest.fixture(scope="module")
+def kubernetes_client() -> Any:
+    """Outside hypothesis, so a missing client skips the test once, before any example."""
+    return require("kubernetes.client")
+
+
 def _forms(manifest: Manifest) -> list[tuple[str, object]]:
     from kubelet_winnet import Pod
 
@@ -336,6 +343,7 @@ def _forms(manifest: Manifest) -> list[tuple[str, object]]:
     return forms
 
 
+@pytest.mark.usefixtures("kubernetes_client")
 @_pin_tables
 @given(manifest=pod_manifests(), profile=kubelet_profiles())
 @settings(max_examples=40)
@@ -350,6 +358,7 @@ def test_equality_across_input_forms(manifest: Manifest, profile: Profile) -> No
         assert translate(form, profile) == expected, name
 
 
+@pytest.mark.usefixtures("kubernetes_client")
 @given(manifest=pod_manifests(), profile=kubelet_profiles())
 @example(
     manifest=pod({"hostNetwork": True, "containers": [{"name": "c"}],
@@ -383,7 +392,7 @@ def explain_dict(pod: object, **kwargs: Any) -> dict[str, Any]:
 
 
 def test_v1pod_built_from_models() -> None:
-    from kubernetes import client
+    client = require("kubernetes.client")
 
     options = client.V1WindowsSecurityContextOptions(host_process=True, run_as_user_name="SYS")
     v1 = client.V1Pod(
@@ -401,7 +410,7 @@ def test_v1pod_built_from_models() -> None:
 
 
 def test_v1pod_wrong_attribute_type_is_invalid_pod_error() -> None:
-    from kubernetes import client
+    client = require("kubernetes.client")
 
     options = client.V1WindowsSecurityContextOptions.model_construct(host_process="true")
     v1 = client.V1Pod(
@@ -449,6 +458,7 @@ def test_container_context_unknown_name() -> None:
         windows_container_security_context(one_container(), "nope")
 
 
+@pytest.mark.usefixtures("kubernetes_client")
 def test_container_context_in_workload_and_v1pod() -> None:
     manifest = pod({
         "hostNetwork": True,

@@ -1,4 +1,5 @@
-"""End to end over the shared corpus, under both runtime policies (issue 3, "Tests").
+"""End to end over tests/data/manifests and the shared corpus, under both runtime
+policies (issue 3, "Tests").
 
 manifest -> ``kubelet_winnet.windows_sandbox_config`` -> ``RunPodSandboxRequest`` bytes ->
 ``plan_sandbox_network`` -> ``SandboxNetworks`` on ``InMemoryHcn``.
@@ -15,8 +16,9 @@ The expected outcome of each step is computed here from the kubelet rules as res
 * containerd: host network iff HostProcess. kep: host network iff hostNetwork with
   ``namespace_options`` sent (1.26-1.32, gate on), or HostProcess.
 
-The corpus (``../shared/corpus`` beside the clone) is only read. It is required: a
-missing corpus fails, it does not skip.
+The project's manifests are in every clone; the corpus (``../shared/corpus`` beside the
+clone) is only read, and its cases are marked ``corpus``: they skip with one reason where
+it is absent, and fail under CI.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.errors import SandboxConfigError
 from kubelet_winnet.runtime import POLICIES, Policy, plan_sandbox_network
 from kubelet_winnet.runtime.hcn import DEFAULT_OWNER, InMemoryHcn, SandboxNetworks
-from tests.strategies import CORPUS, WORKLOAD_KINDS
+from tests.strategies import CORPUS, FIXTURES, WORKLOAD_KINDS
 
 # Where each kind keeps its pod template (a Pod is its own template).
 TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {"Pod": (), **WORKLOAD_KINDS}
@@ -82,11 +84,15 @@ class CorpusPod:
         return f"{self.file}#{self.index}:{self.kind}/{self.name}"
 
 
-def load_corpus() -> list[CorpusPod]:
+def load_pods(directory: Path) -> list[CorpusPod]:
     pods: list[CorpusPod] = []
-    for path in sorted(CORPUS.glob("*.yaml")):
-        with path.open(encoding="utf-8") as stream:  # read-only
+    for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.json")):
+        with path.open(encoding="utf-8") as stream:  # read-only; JSON is YAML too
             documents = list(yaml.safe_load_all(stream))
+        if len(documents) == 1 and isinstance(documents[0], dict) and (
+            documents[0].get("kind") == "List"
+        ):
+            documents = documents[0]["items"]  # the index is then the item's
         for index, doc in enumerate(documents):
             if isinstance(doc, dict) and doc.get("kind") in TEMPLATE_PATHS:
                 name = str((doc.get("metadata") or {}).get("name", "?"))
@@ -94,16 +100,24 @@ def load_corpus() -> list[CorpusPod]:
     return pods
 
 
-PODS = load_corpus() if CORPUS.is_dir() else []
+SOURCES = {
+    "fixtures": load_pods(FIXTURES),
+    "corpus": load_pods(CORPUS) if CORPUS.is_dir() else [],
+}
+CORPUS_MARK = pytest.mark.corpus
+# The corpus cases, or one stand-in that skips (tests/conftest.py) where it is absent.
+PODS = [pytest.param(p, id=p.id) for p in SOURCES["fixtures"]] + (
+    [pytest.param(p, id=p.id, marks=CORPUS_MARK) for p in SOURCES["corpus"]]
+    or [pytest.param(None, id="corpus-absent", marks=CORPUS_MARK)]
+)
+BOTH = ["fixtures", pytest.param("corpus", marks=CORPUS_MARK)]
 
 
+@pytest.mark.corpus
 def test_the_corpus_is_there() -> None:
-    # Parametrizing over an empty list would skip silently; fail instead.
-    assert CORPUS.is_dir(), (
-        f"{CORPUS} is missing: the end-to-end test needs the shared corpus beside the clone"
-    )
+    pods = SOURCES["corpus"]
     assert len(list(CORPUS.glob("*.yaml"))) >= 40
-    assert len(PODS) >= 60, f"only {len(PODS)} pod documents found in {CORPUS}"
+    assert len(pods) >= 60, f"only {len(pods)} pod documents found in {CORPUS}"
 
 
 # --- the oracle: kubelet rules and runtime rules, restated -----------------------------
@@ -177,7 +191,7 @@ def owned(hcn: InMemoryHcn) -> set[uuid.UUID]:
     return {i for i, n in hcn.namespaces().items() if n.owner == DEFAULT_OWNER}
 
 
-@pytest.mark.parametrize("pod", PODS, ids=[p.id for p in PODS])
+@pytest.mark.parametrize("pod", PODS)
 def test_manifest_to_hcn(pod: CorpusPod, tmp_path: Path) -> None:
     hcn = InMemoryHcn()
     host_default = hcn.find_host_default().id
@@ -229,14 +243,15 @@ def test_manifest_to_hcn(pod: CorpusPod, tmp_path: Path) -> None:
     assert hcn.bad_frees == 0 and hcn.bad_closes == 0
 
 
+@pytest.mark.parametrize("source", BOTH)
 @pytest.mark.parametrize("policy", POLICIES)
-def test_whole_corpus_on_one_node(policy: Policy, tmp_path: Path) -> None:
-    """Every sandbox of the corpus up at once on one host, then reconciled away."""
+def test_whole_corpus_on_one_node(policy: Policy, source: str, tmp_path: Path) -> None:
+    """Every sandbox of the manifests up at once on one host, then reconciled away."""
     kubelet = KUBELETS[1]  # 1.32 with the gate on: the only profile where policies differ
     hcn = InMemoryHcn()
     networks = SandboxNetworks(hcn, tmp_path / "state")
     sandboxes, pod_networks = 0, 0
-    for pod in PODS:
+    for pod in SOURCES[source]:
         expected = expected_for(pod, kubelet)
         if expected.error is not None:
             continue
@@ -252,10 +267,12 @@ def test_whole_corpus_on_one_node(policy: Policy, tmp_path: Path) -> None:
     assert hcn.open_handles == 0 and hcn.unfreed_strings == 0
 
 
-def test_the_corpus_exercises_every_outcome() -> None:
-    """Guards against a vacuous run: the corpus must reach each branch of the rules."""
+@pytest.mark.parametrize("source", BOTH)
+def test_the_corpus_exercises_every_outcome(source: str) -> None:
+    """Guards against a vacuous run: the manifests must reach each branch of the rules
+    (the project's own, every refusal: tests/data/manifests/hostprocess-refused.yaml)."""
     outcomes: set[str] = set()
-    for pod in PODS:
+    for pod in SOURCES[source]:
         gate_on = expected_for(pod, KUBELETS[1])
         if gate_on.error is not None:
             outcomes.add(f"refused: {gate_on.error}")
@@ -272,3 +289,5 @@ def test_the_corpus_exercises_every_outcome() -> None:
         f"refused: {MIXED}",
         f"refused: {NEEDS_HOST_NETWORK}",
     } <= outcomes
+    if source == "fixtures":
+        assert f"refused: {POD_FALSE}" in outcomes

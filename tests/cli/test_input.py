@@ -477,3 +477,38 @@ def test_large_yaml_list_streams_in_bounded_memory(tmp_path: Path) -> None:
 def test_json_field_lines_are_exact(tmp_path: Path, text: str, expected: int) -> None:
     found = [d for d in read(write(tmp_path, "x.json", text)) if isinstance(d, Document)]
     assert found[-1].line_of(("spec", "hostNetwork")) == expected
+
+
+def test_json_lines_of_many_findings_in_one_document_are_linear(tmp_path: Path) -> None:
+    """Issue 16 item 7: ``check`` on one JSON document with 8,000 findings looked each
+    line up by walking the text from its start (43.5 s). Every finding's line is right,
+    and the run stays within a bound on time and peak memory in a child process."""
+    count = 8_000
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "many"},
+           "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                    "containers": [{"name": f"c{i}", "image": "img",
+                                    "securityContext": {"privileged": True}}
+                                   for i in range(count)]}}
+    text = json.dumps(pod, indent=2)
+    path = write(tmp_path, "many.json", text)
+    # The line of each container's "privileged" key, from the text itself.
+    want = [n for n, line in enumerate(text.splitlines(), 1) if '"privileged"' in line]
+    assert len(want) == count
+    code = PEAK_KB + (
+        "import sys, io, contextlib\n"
+        "from kubelet_winnet.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    status = main(['check', sys.argv[1], '-o', 'json', '-q', '--fail-on', 'error'])\n"
+        "sys.stderr.write(f'{status} {peak_kb()}\\n')\n"
+        "print(out.getvalue())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    status, peak_kb = map(int, done.stderr.split())
+    assert status == 0
+    assert peak_kb < 150 * 1024, peak_kb  # the document is 1.1 MB of text
+    findings = json.loads(done.stdout)["findings"]
+    got = sorted(f["line"] for f in findings
+                 if f["field"].endswith("securityContext.privileged"))
+    assert got == want

@@ -852,15 +852,12 @@ def _line_in(text: str, first_line: int, limits: Limits) -> int:
 
 def _json_locator(text: str, first_line: int, value: Any) -> Callable[[Path], int]:
     """Lines inside a JSON value's text, found only when a finding asks."""
-
-    def locate(path: Path) -> int:
-        return first_line + text.count("\n", 0, _json_offset(text, path, value))
-
-    return locate
+    return _JsonLines(text, first_line, value)
 
 
 _SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
 _SPACE = re.compile(r"[ \t\n\r]*")
+_BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 
 
 def _has_path(value: Any, path: Path) -> bool:
@@ -882,58 +879,95 @@ def _skip_space(text: str, pos: int) -> int:
     return pos if match is None else match.end()
 
 
-def _json_offset(text: str, path: Path, value: Any = None) -> int:
-    """Where the deepest key of ``path`` present in ``text`` starts (0: the value itself).
+class _JsonLines:
+    """The line of the field at a path inside one JSON value's text (called as a
+    locator), where the deepest key of the path present starts.
 
-    When the whole path is present in ``value`` (the decoded text) and its last key's
-    JSON string occurs once in the text, that occurrence is the key. Otherwise walks
-    only along the path; every sibling value is skipped by the C scanner."""
-    if path and type(path[-1]) is str and _has_path(value, path):
-        needle = json.dumps(path[-1])
-        at = text.find(needle)
-        if at >= 0 and text.find(needle, at + 1) < 0:
-            return at
-    space = _skip_space
-    scan = _SCAN
-    pos = space(text, 0)
-    found = 0
-    for part in path:
-        if pos >= len(text):
-            return found
-        opener = text[pos]
+    Linear in the findings of a document: each container on a path asked for is
+    scanned once (its members' offsets kept), each key's text searched for once, and a
+    line is counted from the start of its 4 KiB block, whose line is counted once."""
+
+    def __init__(self, text: str, first_line: int, value: Any) -> None:
+        self._text = text
+        self._value = value
+        self._members: dict[int, dict[str | int, tuple[int, int]]] = {}
+        self._unique: dict[str, int] = {}  # a key's JSON text -> its only offset, or -1
+        self._blocks = [first_line]  # the line at the start of each block
+
+    def __call__(self, path: Path) -> int:
+        return self._line(self._offset(path))
+
+    def _offset(self, path: Path) -> int:
+        """Where the deepest key of ``path`` present starts (0: the value itself).
+
+        When the whole path is present in the decoded value and its last key's JSON
+        string occurs once in the text, that occurrence is the key. Otherwise walks
+        along the path through the containers' members."""
+        text = self._text
+        if path and type(path[-1]) is str and _has_path(self._value, path):
+            needle = json.dumps(path[-1])
+            at = self._unique.get(needle)
+            if at is None:
+                at = text.find(needle)
+                if at >= 0 and text.find(needle, at + 1) >= 0:
+                    at = -1
+                self._unique[needle] = at
+            if at >= 0:
+                return at
+        pos = _skip_space(text, 0)
+        found = 0
+        for part in path:
+            members = self._members.get(pos)
+            if members is None:
+                members = self._members[pos] = self._scan(pos)
+            entry = members.get(part)
+            if entry is None:
+                break
+            found, pos = entry
+        return found
+
+    def _scan(self, pos: int) -> dict[str | int, tuple[int, int]]:
+        """The members of the container at ``pos``: key or index -> (where the key or
+        the element starts, where the value starts); each sibling value is skipped by
+        the C scanner."""
+        text = self._text
+        scan = _SCAN
+        space = _skip_space
+        members: dict[str | int, tuple[int, int]] = {}
+        opener = text[pos:pos + 1]
         pos = space(text, pos + 1)
-        if isinstance(part, str):
-            if opener != "{":
-                return found
-            while pos < len(text) and text[pos] == '"':
-                key_at = pos
-                key, pos = scan(text, pos)
-                pos = space(text, pos) + 1  # ":"
-                pos = space(text, pos)
-                if key == part:
-                    found = key_at
-                    break
-                _, pos = scan(text, pos)
-                pos = space(text, pos)
-                if text[pos:pos + 1] == ",":
+        try:
+            if opener == "{":
+                while text.startswith('"', pos):
+                    key_at = pos
+                    key, pos = scan(text, pos)
+                    pos = space(text, space(text, pos) + 1)  # past ":"
+                    members.setdefault(key, (key_at, pos))
+                    _, pos = scan(text, pos)
+                    pos = space(text, pos)
+                    if not text.startswith(",", pos):
+                        break
                     pos = space(text, pos + 1)
-            else:
-                return found
-        else:
-            if opener != "[":
-                return found
-            for _ in range(part):
-                if text[pos:pos + 1] == "]":
-                    return found
-                _, pos = scan(text, pos)
-                pos = space(text, pos)
-                if text[pos:pos + 1] != ",":
-                    return found
-                pos = space(text, pos + 1)
-            if text[pos:pos + 1] in ("]", ""):
-                return found
-            found = pos
-    return found
+            elif opener == "[":
+                while pos < len(text) and text[pos] != "]":
+                    members[len(members)] = (pos, pos)
+                    _, pos = scan(text, pos)
+                    pos = space(text, pos)
+                    if not text.startswith(",", pos):
+                        break
+                    pos = space(text, pos + 1)
+        except (StopIteration, ValueError, RecursionError):  # text the decoder refused
+            pass
+        return members
+
+    def _line(self, offset: int) -> int:
+        text = self._text
+        blocks = self._blocks
+        block = offset >> _BLOCK
+        while len(blocks) <= block:
+            start = (len(blocks) - 1) << _BLOCK
+            blocks.append(blocks[-1] + text.count("\n", start, start + (1 << _BLOCK)))
+        return blocks[block] + text.count("\n", block << _BLOCK, offset)
 
 
 # --- one source -------------------------------------------------------------------------

@@ -887,14 +887,19 @@ class _JsonLines:
     scanned once (its members' offsets kept), each key's text searched for once, and a
     line is counted from the start of its 4 KiB block, whose line is counted once."""
 
+    __slots__ = ("_blocks", "_members", "_text", "_unique", "_value")
+
     def __init__(self, text: str, first_line: int, value: Any) -> None:
+        # Most documents are never asked: the tables are made by the first question.
         self._text = text
         self._value = value
-        self._members: dict[int, dict[str | int, tuple[int, int]]] = {}
-        self._unique: dict[str, int] = {}  # a key's JSON text -> its only offset, or -1
-        self._blocks = [first_line]  # the line at the start of each block
+        self._blocks: list[int] | int = first_line  # then the line at each block's start
 
     def __call__(self, path: Path) -> int:
+        if isinstance(self._blocks, int):
+            self._blocks = [self._blocks]
+            self._members: dict[int, dict[str | int, tuple[int, int]]] = {}
+            self._unique: dict[str, int] = {}  # a key's JSON text -> its only offset, or -1
         return self._line(self._offset(path))
 
     def _offset(self, path: Path) -> int:
@@ -963,6 +968,7 @@ class _JsonLines:
     def _line(self, offset: int) -> int:
         text = self._text
         blocks = self._blocks
+        assert isinstance(blocks, list)
         block = offset >> _BLOCK
         while len(blocks) <= block:
             start = (len(blocks) - 1) << _BLOCK

@@ -352,7 +352,7 @@ def test_hash_cache_keeps_the_upstream_value_and_stays_bounded() -> None:
 
     assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
     assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"  # cached
-    others = {container_hash(f"c{i}", "foo/image:v1") for i in range(300)}
+    for i in range(300):
+        container_hash(f"c{i}", "foo/image:v1")
     assert len(module._HASHES) <= 256
-    assert "8e45cbd0" not in others  # FNV-32a of other names differs
     assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"

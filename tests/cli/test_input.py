@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubelet_winnet.cli.input import (
     MAX_INT_DIGITS,
@@ -512,3 +514,60 @@ def test_json_lines_of_many_findings_in_one_document_are_linear(tmp_path: Path) 
     got = sorted(f["line"] for f in findings
                  if f["field"].endswith("securityContext.privileged"))
     assert got == want
+
+
+def _lines_of(value: Any, line: int, path: tuple[Any, ...], out: dict[Any, int]) -> None:
+    """The line of every key and element in ``json.dumps(value, indent=2)``: each member
+    starts a line, and takes as many lines as its own dump."""
+    if isinstance(value, dict):
+        members: list[tuple[Any, Any]] = list(value.items())
+    elif isinstance(value, list):
+        members = list(enumerate(value))
+    else:
+        return
+    at = line + 1
+    for key, child in members:
+        out[path + (key,)] = at
+        _lines_of(child, at, path + (key,), out)
+        at += json.dumps(child, indent=2).count("\n") + 1
+
+
+_JSON_TREES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["a", "b", "spec", "x:y", 'q"'] ), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(_JSON_TREES, st.randoms(use_true_random=False))
+@settings(max_examples=150, deadline=None)
+def test_json_field_lines_match_the_text_in_any_order(tree: Any, rnd: Any) -> None:
+    """Every key's and element's line, asked in any order and twice (the locator keeps
+    what it scanned), is its line in the text; a missing path gives its deepest present
+    parent's line."""
+    document = {"kind": "Pod", "spec": tree}
+    text = json.dumps(document, indent=2)
+    want: dict[Any, int] = {}
+    _lines_of(document, 1, (), want)
+    found = [d for d in read_source_text(text) if isinstance(d, Document)]
+    assert len(found) == 1
+    paths = list(want) * 2
+    rnd.shuffle(paths)
+    for path in paths:
+        assert found[0].line_of(path) == want[path], path
+    for path in list(want)[:5]:
+        assert found[0].line_of(path + ("absent-key", 7)) == want[path]
+
+
+def read_source_text(text: str) -> list[Document | BadInput]:
+    import os
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False,
+                                     encoding="utf-8") as handle:
+        handle.write(text)
+    try:
+        return list(read_source(handle.name))
+    finally:
+        os.unlink(handle.name)

@@ -898,7 +898,7 @@ class _JsonLines:
     def __call__(self, path: Path) -> int:
         if isinstance(self._blocks, int):
             self._blocks = [self._blocks]
-            self._members: dict[int, dict[str | int, tuple[int, int]]] = {}
+            self._members: dict[int, list[Any]] = {}
             self._unique: dict[str, int] = {}  # a key's JSON text -> its only offset, or -1
         return self._line(self._offset(path))
 
@@ -922,48 +922,59 @@ class _JsonLines:
         pos = _skip_space(text, 0)
         found = 0
         for part in path:
-            members = self._members.get(pos)
-            if members is None:
-                members = self._members[pos] = self._scan(pos)
-            entry = members.get(part)
+            entry = self._member(pos, part)
             if entry is None:
                 break
             found, pos = entry
         return found
 
-    def _scan(self, pos: int) -> dict[str | int, tuple[int, int]]:
-        """The members of the container at ``pos``: key or index -> (where the key or
-        the element starts, where the value starts); each sibling value is skipped by
-        the C scanner."""
+    def _member(self, pos: int, part: str | int) -> tuple[int, int] | None:
+        """(where the key or element ``part`` of the container at ``pos`` starts, where
+        its value starts), or None. The container is scanned from where the last question
+        stopped, only as far as ``part``: every sibling value is skipped once, by the C
+        scanner."""
         text = self._text
+        state = self._members.get(pos)
+        if state is None:  # [members, where to go on (-1: the end), opener, skip first]
+            opener = text[pos:pos + 1]
+            go_on = _skip_space(text, pos + 1) if opener in ("{", "[") else -1
+            state = self._members[pos] = [{}, go_on, opener, False]
+        members: dict[str | int, tuple[int, int]] = state[0]
+        go_on, opener, skip = state[1], state[2], state[3]
+        entry = members.get(part)
+        if entry is not None or go_on < 0:
+            return entry
         scan = _SCAN
         space = _skip_space
-        members: dict[str | int, tuple[int, int]] = {}
-        opener = text[pos:pos + 1]
-        pos = space(text, pos + 1)
         try:
-            if opener == "{":
-                while text.startswith('"', pos):
-                    key_at = pos
-                    key, pos = scan(text, pos)
-                    pos = space(text, space(text, pos) + 1)  # past ":"
-                    members.setdefault(key, (key_at, pos))
-                    _, pos = scan(text, pos)
-                    pos = space(text, pos)
-                    if not text.startswith(",", pos):
+            while go_on >= 0:
+                if skip:  # the value of the member found last time
+                    _, at = scan(text, go_on)
+                    at = space(text, at)
+                    go_on = space(text, at + 1) if text.startswith(",", at) else -1
+                    skip = False
+                    continue
+                if opener == "{":
+                    if not text.startswith('"', go_on):
+                        go_on = -1
                         break
-                    pos = space(text, pos + 1)
-            elif opener == "[":
-                while pos < len(text) and text[pos] != "]":
-                    members[len(members)] = (pos, pos)
-                    _, pos = scan(text, pos)
-                    pos = space(text, pos)
-                    if not text.startswith(",", pos):
+                    key_at = go_on
+                    key, at = scan(text, go_on)
+                    at = space(text, space(text, at) + 1)  # past ":"
+                    members.setdefault(key, (key_at, at))
+                else:
+                    if go_on >= len(text) or text[go_on] == "]":
+                        go_on = -1
                         break
-                    pos = space(text, pos + 1)
+                    key, at = len(members), go_on
+                    members[key] = (at, at)
+                go_on, skip = at, True
+                if key == part:
+                    break
         except (StopIteration, ValueError, RecursionError):  # text the decoder refused
-            pass
-        return members
+            go_on = -1
+        state[1], state[3] = go_on, skip
+        return members.get(part)
 
     def _line(self, offset: int) -> int:
         text = self._text

@@ -527,8 +527,9 @@ def _lines_of(value: Any, line: int, path: tuple[Any, ...], out: dict[Any, int])
         return
     at = line + 1
     for key, child in members:
-        out[path + (key,)] = at
-        _lines_of(child, at, path + (key,), out)
+        where = (*path, key)
+        out[where] = at
+        _lines_of(child, at, where, out)
         at += json.dumps(child, indent=2).count("\n") + 1
 
 
@@ -557,7 +558,7 @@ def test_json_field_lines_match_the_text_in_any_order(tree: Any, rnd: Any) -> No
     for path in paths:
         assert found[0].line_of(path) == want[path], path
     for path in list(want)[:5]:
-        assert found[0].line_of(path + ("absent-key", 7)) == want[path]
+        assert found[0].line_of((*path, "absent-key", 7)) == want[path]
 
 
 def read_source_text(text: str) -> list[Document | BadInput]:

@@ -164,9 +164,8 @@ def _runs(
 def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNetworkReach:
     """Evaluate every kubelet of ``TIMELINE`` under each gate state with the decision
     the public translation serializes (no protobuf: ``check`` starts without it)."""
-    from kubelet_winnet import kubelet_profile
     from kubelet_winnet._kubelet.pod import read_pod
-    from kubelet_winnet._kubelet.profile import MIN_MINOR
+    from kubelet_winnet._kubelet.profile import MIN_MINOR, kubelet_profile
     from kubelet_winnet._kubelet.rules import decide_sandbox
     from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
 

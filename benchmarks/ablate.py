@@ -2,7 +2,8 @@
 
 Each one is switched off and on in alternating rounds on the benchmark row it serves
 (``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, or
-``pod_sandbox_config`` of ``benchmarks/cri_requests.py``; same corpus); the
+``pod_sandbox_config`` or ``container_config`` of ``benchmarks/cri_requests.py``; same
+corpus); the
 table gives the median over rounds of time(off) / time(on). A row under 1.10 means the
 code should go. Usage: ``python benchmarks/ablate.py [--corpus DIR] [--rounds N]``.
 """
@@ -22,9 +23,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+import cri_requests
 import run
 
 import kubelet_winnet as kw
+from kubelet_winnet._kubelet import container_config as _container_config
 from kubelet_winnet._kubelet import messages as _messages
 from kubelet_winnet._kubelet import pod as _pod
 from kubelet_winnet._kubelet import profile as _profile
@@ -86,6 +89,13 @@ def _sandbox(pod: object) -> None:
         kw.pod_sandbox_config(pod)
 
 
+def _container(pod: object) -> None:
+    name = cri_requests.first_container(pod)  # type: ignore[arg-type]
+    with contextlib.suppress(kw.SandboxConfigError):
+        if name is not None:
+            kw.container_config(pod, name)
+
+
 def _swap(module: Any, name: str, off: Any) -> tuple[Callable[[], None], Callable[[], None]]:
     on = getattr(module, name)
     return (lambda: setattr(module, name, on)), (lambda: setattr(module, name, off))
@@ -144,13 +154,16 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_sandbox_config, "_LINUX_SHAPES", _NoCache())),
         ("log-root cache (_sandbox_config._CLEAN_ROOTS)", "pod_sandbox_config", accepted,
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
+        ("container-hash cache (_container_config._HASHES)", "container_config", accepted,
+         _swap(_container_config, "_HASHES", _NoCache())),
     ]
     print("| cache or fast path | row | time off / on (median) |")
     print("|---|---|---:|")
     for label, row, items, (on, off) in cases:
         ratios = []
         rounds = args.rounds if row != "V1Pod" else max(args.rounds // 4, 3)
-        function = _sandbox if row == "pod_sandbox_config" else _translate
+        function = {"pod_sandbox_config": _sandbox, "container_config": _container}.get(
+            row, _translate)
         for _ in range(rounds):
             on()
             with_it = _time(function, items)

@@ -17,12 +17,14 @@ def test_quick_run_audits_every_windows_pod() -> None:
     )
     assert result.returncode == 0, result.stderr
     rows = {row["row"]: row for row in json.loads(result.stdout)}
-    assert set(rows) == {"audit -o json", "audit -o csv", "reference: json.load"}
+    assert set(rows) == {"audit -o json", "audit -o csv", "audit -o text",
+                         "reference: json.load"}
     # The generator puts pod i on node i % 20 and makes 2 nodes in 5 Windows; unscheduled
     # pods target the OS of the node they would have had.
     windows = sum(1 for i in range(2_000) if (i % 20) % 5 < 2)
     assert rows["audit -o json"]["windowsPods"] == windows
     assert rows["audit -o csv"]["windowsPods"] == windows
+    assert rows["audit -o text"]["windowsPods"] == windows
     for row in rows.values():
         assert row["pods"] == 2_000
         assert row["seconds"] > 0 and row["peakMB"] > 0

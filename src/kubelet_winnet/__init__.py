@@ -1,8 +1,9 @@
 """kubelet-winnet: what the kubelet tells the container runtime about networking for a
 Windows pod (KEP-3503), version by version, and how a runtime applies it through HCN.
 
-Importing this package loads only what translation needs (protobuf and the generated
-``runtime.v1`` module); ``kubernetes``, pydantic, YAML and HCN load on first use.
+Importing this package loads only the errors; each public name loads its module on first
+use (translation: protobuf and the generated ``runtime.v1`` module); ``kubernetes``,
+pydantic, YAML and HCN only when a call needs them.
 """
 
 from __future__ import annotations
@@ -10,23 +11,6 @@ from __future__ import annotations
 # Private alias: `TYPE_CHECKING` / `Any` must not become public names of the package.
 import typing as _typing
 
-from kubelet_winnet._kubelet.container_config import container_config, create_container_request
-from kubelet_winnet._kubelet.explain import ExplainStep, Explanation, Finding, WarningCode, explain
-from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.profile import (
-    DEFAULT_KUBELET_VERSION,
-    FeatureGates,
-    GateResolution,
-    KubeletVersion,
-    kubelet_profile,
-    parse_feature_gates,
-    parse_kubelet_version,
-)
-from kubelet_winnet._kubelet.sandbox_config import pod_sandbox_config, run_pod_sandbox_request
-from kubelet_winnet._kubelet.translate import (
-    windows_container_security_context,
-    windows_sandbox_config,
-)
 from kubelet_winnet._version import __version__
 from kubelet_winnet.errors import (
     ClusterAccessError,
@@ -45,7 +29,55 @@ from kubelet_winnet.errors import (
 )
 
 if _typing.TYPE_CHECKING:
+    from kubelet_winnet._kubelet.container_config import container_config, create_container_request
+    from kubelet_winnet._kubelet.explain import (
+        ExplainStep,
+        Explanation,
+        Finding,
+        WarningCode,
+        explain,
+    )
     from kubelet_winnet._kubelet.model import Pod
+    from kubelet_winnet._kubelet.node import NodeContext
+    from kubelet_winnet._kubelet.profile import (
+        DEFAULT_KUBELET_VERSION,
+        FeatureGates,
+        GateResolution,
+        KubeletVersion,
+        kubelet_profile,
+        parse_feature_gates,
+        parse_kubelet_version,
+    )
+    from kubelet_winnet._kubelet.sandbox_config import pod_sandbox_config, run_pod_sandbox_request
+    from kubelet_winnet._kubelet.translate import (
+        windows_container_security_context,
+        windows_sandbox_config,
+    )
+
+# Each name's module, imported when the name is first used: a command that needs no
+# protobuf message (``kubelet-winnet check``) starts without loading protobuf.
+_LAZY = {
+    "container_config": "container_config",
+    "create_container_request": "container_config",
+    "ExplainStep": "explain",
+    "Explanation": "explain",
+    "Finding": "explain",
+    "WarningCode": "explain",
+    "explain": "explain",
+    "NodeContext": "node",
+    "DEFAULT_KUBELET_VERSION": "profile",
+    "FeatureGates": "profile",
+    "GateResolution": "profile",
+    "KubeletVersion": "profile",
+    "kubelet_profile": "profile",
+    "parse_feature_gates": "profile",
+    "parse_kubelet_version": "profile",
+    "pod_sandbox_config": "sandbox_config",
+    "run_pod_sandbox_request": "sandbox_config",
+    "windows_container_security_context": "translate",
+    "windows_sandbox_config": "translate",
+    "Pod": "model",  # pydantic: loaded only when asked for
+}
 
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
@@ -86,9 +118,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> _typing.Any:
-    # The pydantic model costs an import of pydantic: load it only when asked for.
-    if name == "Pod":
-        from kubelet_winnet._kubelet.model import Pod
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kubelet_winnet' has no attribute {name!r}")
+    import importlib
 
-        return Pod
-    raise AttributeError(f"module 'kubelet_winnet' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"kubelet_winnet._kubelet.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

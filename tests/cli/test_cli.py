@@ -690,3 +690,32 @@ def test_readme_console_examples(capsys: pytest.CaptureFixture[str],
         for got, line in zip(printed, shown, strict=True):
             head, _, tail = line.partition(" ... ")
             assert got.startswith(head) and got.endswith(tail), (got, line)
+
+
+def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) -> None:
+    """Issue 20: pre-commit runs ``check`` on every commit, so it imports no module it
+    does not use: the linter needs the kubelet's decisions, not CRI messages."""
+    path = tmp_path / "one.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                    "  nodeSelector: {kubernetes.io/os: windows}\n  hostNetwork: true\n"
+                    "  containers: [{name: c, image: i}]\n", encoding="utf-8")
+    code = (
+        "import io, sys, contextlib\n"
+        "from kubelet_winnet.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    status = main(sys.argv[1:])\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('google.protobuf',"
+        " 'cri_api.runtime.v1.api_pb2', 'kubelet_winnet.cli.')))\n"
+        "print(status, out.getvalue().count('host-network-ignored'), *loaded)\n"
+    )
+    loaded = {}
+    for command in ("check", "translate"):
+        done = subprocess.run([sys.executable, "-c", code, command, str(path)],
+                              capture_output=True, text=True, timeout=120, check=True)
+        loaded[command] = done.stdout.split()
+    status, warnings, *modules = loaded["check"]
+    assert (status, warnings) == ("1", "1")  # the check ran and found the ignored field
+    assert not [m for m in modules if m.startswith(("google.protobuf", "cri_api"))], modules
+    assert {m for m in modules if m.startswith("kubelet_winnet.cli.")} <= {
+        "kubelet_winnet.cli.check", "kubelet_winnet.cli.input", "kubelet_winnet.cli.session"}
+    assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]

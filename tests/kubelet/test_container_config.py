@@ -343,3 +343,16 @@ def test_lone_surrogates_are_typed_errors() -> None:
     with pytest.raises(kw.InvalidArgumentError):
         kw.container_config(pod([{"name": "c", "envFrom": [{"configMapRef": {"name": "m"}}]}]),
                             "c", config_maps={"m": {"\ud800": "v"}})
+
+
+def test_hash_cache_keeps_the_upstream_value_and_stays_bounded() -> None:
+    """The (name, image) -> hash cache (docs/performance.md) gives the upstream row's
+    value from a warm cache and after it was cleared by 300 other containers."""
+    from kubelet_winnet._kubelet import container_config as module
+
+    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
+    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"  # cached
+    for i in range(300):
+        container_hash(f"c{i}", "foo/image:v1")
+    assert len(module._HASHES) <= 256
+    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"

@@ -162,32 +162,32 @@ def _runs(
 
 
 def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNetworkReach:
-    """Evaluate every kubelet of ``TIMELINE`` under each gate state with the public API."""
-    import kubelet_winnet as api
-    from kubelet_winnet._kubelet.profile import MIN_MINOR
+    """Evaluate every kubelet of ``TIMELINE`` under each gate state with the decision
+    the public translation serializes (no protobuf: ``check`` starts without it)."""
+    from kubelet_winnet._kubelet.pod import read_pod
+    from kubelet_winnet._kubelet.profile import MIN_MINOR, kubelet_profile
+    from kubelet_winnet._kubelet.rules import decide_sandbox
     from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
 
+    probe = read_pod(_PROBE)
+
     def carries_node(version: object, gates: object) -> bool:
-        config = api.windows_sandbox_config(
-            _PROBE, kubelet_version=version, feature_gates=gates
-        )
-        context = config.security_context
-        # NamespaceMode NODE = 2 (cri-api runtime.v1 api.proto)
-        return context.HasField("namespace_options") and context.namespace_options.network == 2
+        profile = kubelet_profile(version, gates)
+        return decide_sandbox(probe, profile.sets_namespace_options).network == "NODE"
 
     rows = []
     minor = MIN_MINOR
     while True:
         version = f"1.{minor}"
         try:
-            api.kubelet_profile(version)
+            kubelet_profile(version)
         except UnsupportedVersionError:
             break
         node: set[str] = set()
         valid: set[str] = set()
         for label, gates in GATE_STATES:
             try:
-                api.kubelet_profile(version, gates)
+                kubelet_profile(version, gates)
             except FeatureGateError:
                 continue
             valid.add(label)
@@ -195,7 +195,7 @@ def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNe
                 node.add(label)
         rows.append((minor, frozenset(node), frozenset(valid)))
         minor += 1
-    profile = api.kubelet_profile(kubelet_version, feature_gates)
+    profile = kubelet_profile(kubelet_version, feature_gates)
     selected = f"kubelet {profile.version}" + (f" with {feature_gates}" if feature_gates else "")
     return HostNetworkReach(tuple(rows), selected, carries_node(kubelet_version, feature_gates))
 

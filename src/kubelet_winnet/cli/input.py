@@ -852,15 +852,12 @@ def _line_in(text: str, first_line: int, limits: Limits) -> int:
 
 def _json_locator(text: str, first_line: int, value: Any) -> Callable[[Path], int]:
     """Lines inside a JSON value's text, found only when a finding asks."""
-
-    def locate(path: Path) -> int:
-        return first_line + text.count("\n", 0, _json_offset(text, path, value))
-
-    return locate
+    return _JsonLines(text, first_line, value)
 
 
 _SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
 _SPACE = re.compile(r"[ \t\n\r]*")
+_BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 
 
 def _has_path(value: Any, path: Path) -> bool:
@@ -882,58 +879,112 @@ def _skip_space(text: str, pos: int) -> int:
     return pos if match is None else match.end()
 
 
-def _json_offset(text: str, path: Path, value: Any = None) -> int:
-    """Where the deepest key of ``path`` present in ``text`` starts (0: the value itself).
+class _JsonLines:
+    """The line of the field at a path inside one JSON value's text (called as a
+    locator), where the deepest key of the path present starts.
 
-    When the whole path is present in ``value`` (the decoded text) and its last key's
-    JSON string occurs once in the text, that occurrence is the key. Otherwise walks
-    only along the path; every sibling value is skipped by the C scanner."""
-    if path and type(path[-1]) is str and _has_path(value, path):
-        needle = json.dumps(path[-1])
-        at = text.find(needle)
-        if at >= 0 and text.find(needle, at + 1) < 0:
-            return at
-    space = _skip_space
-    scan = _SCAN
-    pos = space(text, 0)
-    found = 0
-    for part in path:
-        if pos >= len(text):
-            return found
-        opener = text[pos]
-        pos = space(text, pos + 1)
-        if isinstance(part, str):
-            if opener != "{":
-                return found
-            while pos < len(text) and text[pos] == '"':
-                key_at = pos
-                key, pos = scan(text, pos)
-                pos = space(text, pos) + 1  # ":"
-                pos = space(text, pos)
+    Linear in the findings of a document: each container on a path asked for is
+    scanned once (its members' offsets kept), each key's text searched for once, and a
+    line is counted from the start of its 4 KiB block, whose line is counted once."""
+
+    __slots__ = ("_blocks", "_members", "_text", "_unique", "_value")
+
+    def __init__(self, text: str, first_line: int, value: Any) -> None:
+        # Most documents are never asked: the tables are made by the first question.
+        self._text = text
+        self._value = value
+        self._blocks: list[int] | int = first_line  # then the line at each block's start
+
+    def __call__(self, path: Path) -> int:
+        if isinstance(self._blocks, int):
+            self._blocks = [self._blocks]
+            self._members: dict[int, list[Any]] = {}
+            self._unique: dict[str, int] = {}  # a key's JSON text -> its only offset, or -1
+        return self._line(self._offset(path))
+
+    def _offset(self, path: Path) -> int:
+        """Where the deepest key of ``path`` present starts (0: the value itself).
+
+        When the whole path is present in the decoded value and its last key's JSON
+        string occurs once in the text, that occurrence is the key. Otherwise walks
+        along the path through the containers' members."""
+        text = self._text
+        if path and type(path[-1]) is str and _has_path(self._value, path):
+            needle = json.dumps(path[-1])
+            at = self._unique.get(needle)
+            if at is None:
+                at = text.find(needle)
+                if at >= 0 and text.find(needle, at + 1) >= 0:
+                    at = -1
+                self._unique[needle] = at
+            if at >= 0:
+                return at
+        pos = _skip_space(text, 0)
+        found = 0
+        for part in path:
+            entry = self._member(pos, part)
+            if entry is None:
+                break
+            found, pos = entry
+        return found
+
+    def _member(self, pos: int, part: str | int) -> tuple[int, int] | None:
+        """(where the key or element ``part`` of the container at ``pos`` starts, where
+        its value starts), or None. The container is scanned from where the last question
+        stopped, only as far as ``part``: every sibling value is skipped once, by the C
+        scanner."""
+        text = self._text
+        state = self._members.get(pos)
+        if state is None:  # [members, where to go on (-1: the end), opener, skip first]
+            opener = text[pos:pos + 1]
+            go_on = _skip_space(text, pos + 1) if opener in ("{", "[") else -1
+            state = self._members[pos] = [{}, go_on, opener, False]
+        members: dict[str | int, tuple[int, int]] = state[0]
+        go_on, opener, skip = state[1], state[2], state[3]
+        entry = members.get(part)
+        if entry is not None or go_on < 0:
+            return entry
+        scan = _SCAN
+        space = _skip_space
+        try:
+            while go_on >= 0:
+                if skip:  # the value of the member found last time
+                    _, at = scan(text, go_on)
+                    at = space(text, at)
+                    go_on = space(text, at + 1) if text.startswith(",", at) else -1
+                    skip = False
+                    continue
+                if opener == "{":
+                    if not text.startswith('"', go_on):
+                        go_on = -1
+                        break
+                    key_at = go_on
+                    key, at = scan(text, go_on)
+                    at = space(text, space(text, at) + 1)  # past ":"
+                    members.setdefault(key, (key_at, at))
+                else:
+                    if go_on >= len(text) or text[go_on] == "]":
+                        go_on = -1
+                        break
+                    key, at = len(members), go_on
+                    members[key] = (at, at)
+                go_on, skip = at, True
                 if key == part:
-                    found = key_at
                     break
-                _, pos = scan(text, pos)
-                pos = space(text, pos)
-                if text[pos:pos + 1] == ",":
-                    pos = space(text, pos + 1)
-            else:
-                return found
-        else:
-            if opener != "[":
-                return found
-            for _ in range(part):
-                if text[pos:pos + 1] == "]":
-                    return found
-                _, pos = scan(text, pos)
-                pos = space(text, pos)
-                if text[pos:pos + 1] != ",":
-                    return found
-                pos = space(text, pos + 1)
-            if text[pos:pos + 1] in ("]", ""):
-                return found
-            found = pos
-    return found
+        except (StopIteration, ValueError, RecursionError):  # text the decoder refused
+            go_on = -1
+        state[1], state[3] = go_on, skip
+        return members.get(part)
+
+    def _line(self, offset: int) -> int:
+        text = self._text
+        blocks = self._blocks
+        assert isinstance(blocks, list)
+        block = offset >> _BLOCK
+        while len(blocks) <= block:
+            start = (len(blocks) - 1) << _BLOCK
+            blocks.append(blocks[-1] + text.count("\n", start, start + (1 << _BLOCK)))
+        return blocks[block] + text.count("\n", block << _BLOCK, offset)
 
 
 # --- one source -------------------------------------------------------------------------

@@ -25,7 +25,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 __all__ = [
+    "ADMISSION_ROUTES",
     "CORPUS",
+    "AdmissionPolicy",
     "ERR_HOST_NETWORK_REQUIRED",
     "ERR_MIXED",
     "ERR_POD_HOST_PROCESS_FALSE",
@@ -36,6 +38,8 @@ __all__ = [
     "Malformed",
     "Profile",
     "StressReport",
+    "admitted_objects",
+    "admitted_specs",
     "as_client_object",
     "as_namespace",
     "container_context_bytes",
@@ -55,10 +59,12 @@ __all__ = [
     "oracle_sandbox",
     "pod_manifests",
     "pod_specs",
+    "require",
     "sandbox_plan",
     "sandbox_stress",
     "spec_of",
     "windows_options",
+    "without_nulls",
     "wrap",
 ]
 
@@ -867,3 +873,252 @@ def sandbox_stress(
     for thread in threads[:reconcilers]:
         thread.join()
     return report
+
+
+# --- objects as an API server admits them (issue 19: the admission policy) --------------
+#
+# After decoding, the object a ValidatingAdmissionPolicy sees has the schema's types and
+# no nulls (unset pointers are omitted); any optional field may be missing, and a test
+# must show the CEL reads every one of them safely.
+
+ADMISSION_ROUTES = ("none", "os", "nodeSelector", "betaNodeSelector", "affinity", "mixed")
+_OS_VALUES = st.sampled_from(["windows", "linux", "", "Windows", "plan9"])
+_OS_KEYS = ("kubernetes.io/os", "beta.kubernetes.io/os")
+# Linux-only fields a Windows pod cannot use (validateWindows), restated, a few values each.
+_POD_LINUX_FIELDS: dict[str, st.SearchStrategy[JSON]] = {
+    "runAsUser": st.integers(0, 1000), "runAsGroup": st.integers(0, 1000),
+    "fsGroup": st.integers(0, 1000), "seLinuxOptions": st.just({"level": "s0"}),
+    "seccompProfile": st.just({"type": "RuntimeDefault"}), "sysctls": st.just([]),
+    "supplementalGroups": st.just([1]), "fsGroupChangePolicy": st.just("Always"),
+    "appArmorProfile": st.just({"type": "Unconfined"}),
+    "supplementalGroupsPolicy": st.just("Merge"),
+}
+_CONTAINER_LINUX_FIELDS: dict[str, st.SearchStrategy[JSON]] = {
+    "privileged": st.booleans(), "capabilities": st.just({"drop": ["ALL"]}),
+    "readOnlyRootFilesystem": st.booleans(), "allowPrivilegeEscalation": st.booleans(),
+    "runAsUser": st.integers(0, 1000), "procMount": st.just("Default"),
+    "seccompProfile": st.just({"type": "RuntimeDefault"}),
+}
+_RULE_IDS = (
+    "host-network-ignored", "windows-forbidden-field", "host-process-mixed", "gmsa-spec-missing",
+)
+
+
+def _admitted_windows_options() -> st.SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({}, optional={
+        "hostProcess": st.booleans(), "runAsUserName": st.just("ContainerUser"),
+    })
+
+
+def _admitted_context(linux: Mapping[str, st.SearchStrategy[JSON]]) -> st.SearchStrategy[JSON]:
+    # Linux-only fields are rare: most objects should reach the hostNetwork rule alone.
+    return st.fixed_dictionaries({}, optional={
+        "windowsOptions": _admitted_windows_options(),
+        "runAsNonRoot": st.booleans(),
+        **{name: value for name, value in linux.items() if name in ("runAsUser", "privileged")},
+    }) | st.fixed_dictionaries({}, optional=dict(linux))
+
+
+_admitted_container = st.fixed_dictionaries({}, optional={
+    "securityContext": _admitted_context(_CONTAINER_LINUX_FIELDS),
+    "image": st.just("mcr.microsoft.com/windows/nanoserver:ltsc2022"),
+    "ports": st.just([{"containerPort": 80}]),
+})
+
+_match_expression = st.fixed_dictionaries({}, optional={
+    "key": st.sampled_from([*_OS_KEYS, "kubernetes.io/arch", "node.kubernetes.io/windows-build"]),
+    "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+    "values": st.lists(st.sampled_from(["windows", "linux", "amd64"]), max_size=3),
+})
+_node_affinity = st.fixed_dictionaries({}, optional={
+    "requiredDuringSchedulingIgnoredDuringExecution": st.fixed_dictionaries({}, optional={
+        "nodeSelectorTerms": st.lists(st.fixed_dictionaries({}, optional={
+            "matchExpressions": st.lists(_match_expression, max_size=3),
+            "matchFields": st.just([{"key": "metadata.name", "operator": "In",
+                                     "values": ["n1"]}]),
+        }), max_size=3),
+    }),
+    "preferredDuringSchedulingIgnoredDuringExecution": st.just([{"weight": 1, "preference": {
+        "matchExpressions": [{"key": "kubernetes.io/os", "operator": "In",
+                              "values": ["windows"]}]}}]),
+})
+
+
+def _selector(keys: tuple[str, ...]) -> st.SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        {key: _OS_VALUES for key in keys}, optional={"pool": st.just("win")}
+    )
+
+
+def _targeting(route: str) -> st.SearchStrategy[dict[str, JSON]]:
+    os_field = st.fixed_dictionaries({}, optional={"name": _OS_VALUES})
+    affinity = st.fixed_dictionaries({}, optional={"nodeAffinity": _node_affinity})
+    if route == "none":
+        return st.just({})
+    if route == "os":
+        return st.fixed_dictionaries({"os": os_field})
+    if route == "nodeSelector":
+        return st.fixed_dictionaries({"nodeSelector": _selector(_OS_KEYS[:1])})
+    if route == "betaNodeSelector":
+        return st.fixed_dictionaries({"nodeSelector": _selector(_OS_KEYS[1:])})
+    if route == "affinity":
+        return st.fixed_dictionaries({"affinity": affinity})
+    return st.fixed_dictionaries({}, optional={
+        "os": os_field, "affinity": affinity,
+        "nodeSelector": st.fixed_dictionaries({}, optional={k: _OS_VALUES for k in _OS_KEYS}),
+    })
+
+
+def _annotations() -> st.SearchStrategy[dict[str, JSON]]:
+    keys = st.sampled_from([
+        *(f"ignore-check.kubelet-winnet.io/{rule}" for rule in _RULE_IDS),
+        "ignore-check.kube-linter.io/host-network", "example.com/owner",
+    ])
+    return st.dictionaries(keys, st.sampled_from(["", "the CNI handles it"]), max_size=2)
+
+
+@st.composite
+def admitted_specs(draw: st.DrawFn, route: str = "mixed") -> dict[str, JSON]:
+    """A pod spec the API server could admit (or reject for its own reasons): targeting
+    by ``route``, containers of the three kinds with HostProcess set anywhere or nowhere."""
+    spec: dict[str, JSON] = dict(draw(_targeting(route)))
+    for kind, most in zip(CONTAINER_KINDS, (2, 3, 1), strict=True):
+        if draw(st.integers(0, 3)):
+            spec[kind] = [{"name": f"{kind[0]}{i}", **c}
+                          for i, c in enumerate(draw(st.lists(_admitted_container, max_size=most)))]
+    if draw(st.integers(0, 3)):
+        spec["hostNetwork"] = draw(st.booleans())
+    if draw(st.booleans()):
+        spec["securityContext"] = draw(_admitted_context(_POD_LINUX_FIELDS))
+    if draw(st.booleans()):  # a pod-level HostProcess that containers may override
+        every = draw(st.booleans())
+        context = spec.setdefault("securityContext", {})
+        context["windowsOptions"] = {**context.get("windowsOptions", {}), "hostProcess": every}
+    if not draw(st.integers(0, 7)):
+        name = draw(st.sampled_from(["hostPID", "hostIPC", "shareProcessNamespace", "hostUsers"]))
+        spec[name] = draw(st.booleans())
+    return spec
+
+
+@st.composite
+def admitted_objects(draw: st.DrawFn, route: str = "mixed") -> dict[str, JSON]:
+    """A Pod or a workload around :func:`admitted_specs`; annotations (ignore ones
+    included) on the object and its template, and pieces of the path sometimes missing."""
+    kind = draw(st.sampled_from(["Pod", *WORKLOAD_KINDS]))
+    spec = draw(admitted_specs(route))
+    metadata: dict[str, JSON] = {"name": "x"}
+    if draw(st.booleans()):
+        metadata["annotations"] = draw(_annotations())
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": kind, "metadata": metadata,
+                **({"spec": spec} if spec or draw(st.booleans()) else {})}
+    template: dict[str, JSON] = {"spec": spec} if spec or draw(st.booleans()) else {}
+    if draw(st.booleans()):
+        template["metadata"] = {"annotations": draw(_annotations())}
+    path = WORKLOAD_KINDS[kind]
+    if draw(st.integers(0, 9)):
+        node = _prefix(path, template)
+    else:  # the template is missing from some key of its path on
+        node = _prefix(path[: draw(st.integers(0, len(path) - 1))], {})
+    return {"apiVersion": "v1", "kind": kind, "metadata": metadata, **node}
+
+
+def _prefix(path: tuple[str, ...], node: dict[str, JSON]) -> dict[str, JSON]:
+    for key in reversed(path):
+        node = {key: node}
+    return node
+
+
+def require(module: str, extra: str) -> Any:
+    """``module`` imported; skipped with the reason when missing, except under CI, where
+    .ci/run installs the ``extra`` and a missing module fails the test."""
+    import importlib
+    import os
+
+    import pytest
+
+    if os.environ.get("CI"):
+        return importlib.import_module(module)
+    return pytest.importorskip(module, reason=f"{module} ({extra} extra) is not installed")
+
+
+# Which kind each (API group, resource) of a resourceRule admits, restated from the API
+# reference (not imported from the policy module).
+_KIND_OF_RESOURCE = {
+    ("", "pods"): "Pod", ("", "replicationcontrollers"): "ReplicationController",
+    ("", "podtemplates"): "PodTemplate", ("apps", "deployments"): "Deployment",
+    ("apps", "daemonsets"): "DaemonSet", ("apps", "statefulsets"): "StatefulSet",
+    ("apps", "replicasets"): "ReplicaSet", ("batch", "jobs"): "Job",
+    ("batch", "cronjobs"): "CronJob",
+}
+
+
+class AdmissionPolicy:
+    """A ValidatingAdmissionPolicy run as the API server runs it, with a real CEL
+    implementation (cel-expr-python, cel-cpp): the CEL environment the API server has from
+    1.28 (optional types, ext strings), variables in order, then each validation; a
+    failed one yields its message. An evaluation error or a non-boolean result fails the
+    test: on an API server it would trip failurePolicy instead of giving a verdict."""
+
+    def __init__(self, policy: Mapping[str, JSON]) -> None:
+        import sys
+
+        import pytest
+
+        if sys.version_info < (3, 11):  # even under CI: no wheel for 3.10
+            pytest.skip("cel-expr-python needs Python 3.11 or newer")
+        cel = require("cel_expr_python.cel", "ci")
+        ext_optional = require("cel_expr_python.ext.ext_optional", "ci")
+        ext_strings = require("cel_expr_python.ext.ext_strings", "ci")
+        self._cel = cel
+        env = cel.NewEnv(
+            variables={"object": cel.Type.DYN, "variables": cel.Type.DYN},
+            extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings()],
+        )
+        spec = policy["spec"]
+        self.kinds = self.kinds_of(policy)
+        self.variables = [(v["name"], env.compile(v["expression"])) for v in spec["variables"]]
+        self.validations = [(v["message"], env.compile(v["expression"]))
+                            for v in spec["validations"]]
+
+    @staticmethod
+    def kinds_of(policy: Mapping[str, JSON]) -> set[str]:
+        """The kinds whose CREATE and UPDATE at v1 the policy's resourceRules match."""
+        return {
+            _KIND_OF_RESOURCE[group, resource]
+            for rule in policy["spec"]["matchConstraints"]["resourceRules"]
+            if set(rule["operations"]) >= {"CREATE", "UPDATE"} and rule["apiVersions"] == ["v1"]
+            for group in rule["apiGroups"] for resource in rule["resources"]
+        }
+
+    def _value(self, name: str, expression: Any, data: Mapping[str, JSON]) -> Any:
+        value = expression.eval(data=data)
+        if value.type() == self._cel.Type.ERROR:
+            raise AssertionError(f"{name}: evaluation error {value.plain_value()!r}")
+        return value
+
+    def failures(self, obj: Mapping[str, JSON]) -> list[str]:
+        """The messages of the validations ``obj`` fails (none when not matched)."""
+        if obj.get("kind") not in self.kinds:
+            return []
+        values: dict[str, Any] = {}
+        data = {"object": obj, "variables": values}
+        for name, expression in self.variables:
+            values[name] = self._value(name, expression, data).plain_value()
+        failed = []
+        for message, expression in self.validations:
+            value = self._value(message, expression, data)
+            if value.type() != self._cel.Type.BOOL:
+                raise AssertionError(f"{message}: not a boolean: {value.plain_value()!r}")
+            if not value.value():
+                failed.append(message)
+        return failed
+
+
+def without_nulls(value: JSON) -> JSON:
+    """``value`` as the API server hands it to admission: explicit nulls are unset."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value

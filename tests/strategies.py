@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 
 __all__ = [
     "ADMISSION_ROUTES",
+    "CONTAINER_LINUX_FIELDS",
+    "POD_LINUX_FIELDS",
     "CORPUS",
     "AdmissionPolicy",
     "ERR_HOST_NETWORK_REQUIRED",
@@ -882,22 +884,22 @@ def sandbox_stress(
 # must show the CEL reads every one of them safely.
 
 ADMISSION_ROUTES = ("none", "os", "nodeSelector", "betaNodeSelector", "affinity", "mixed")
-_OS_VALUES = st.sampled_from(["windows", "linux", "", "Windows", "plan9"])
+# Weighted towards Windows: the rules only speak about Windows-targeted pods.
+_OS_VALUES = st.sampled_from(["windows", "windows", "windows", "linux", "", "Windows", "plan9"])
 _OS_KEYS = ("kubernetes.io/os", "beta.kubernetes.io/os")
-# Linux-only fields a Windows pod cannot use (validateWindows), restated, a few values each.
-_POD_LINUX_FIELDS: dict[str, st.SearchStrategy[JSON]] = {
-    "runAsUser": st.integers(0, 1000), "runAsGroup": st.integers(0, 1000),
-    "fsGroup": st.integers(0, 1000), "seLinuxOptions": st.just({"level": "s0"}),
-    "seccompProfile": st.just({"type": "RuntimeDefault"}), "sysctls": st.just([]),
-    "supplementalGroups": st.just([1]), "fsGroupChangePolicy": st.just("Always"),
-    "appArmorProfile": st.just({"type": "Unconfined"}),
-    "supplementalGroupsPolicy": st.just("Merge"),
+# Linux-only fields a Windows pod cannot use, restated from validateWindows
+# (pkg/apis/core/validation/validation.go), with a value each.
+POD_LINUX_FIELDS: dict[str, JSON] = {
+    "runAsUser": 1000, "runAsGroup": 0, "fsGroup": 2000, "seLinuxOptions": {"level": "s0"},
+    "seccompProfile": {"type": "RuntimeDefault"}, "sysctls": [], "supplementalGroups": [1],
+    "fsGroupChangePolicy": "Always", "appArmorProfile": {"type": "Unconfined"},
+    "supplementalGroupsPolicy": "Merge",
 }
-_CONTAINER_LINUX_FIELDS: dict[str, st.SearchStrategy[JSON]] = {
-    "privileged": st.booleans(), "capabilities": st.just({"drop": ["ALL"]}),
-    "readOnlyRootFilesystem": st.booleans(), "allowPrivilegeEscalation": st.booleans(),
-    "runAsUser": st.integers(0, 1000), "procMount": st.just("Default"),
-    "seccompProfile": st.just({"type": "RuntimeDefault"}),
+CONTAINER_LINUX_FIELDS: dict[str, JSON] = {
+    "privileged": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True,
+    "allowPrivilegeEscalation": False, "runAsUser": 1000, "runAsGroup": 0,
+    "procMount": "Default", "seLinuxOptions": {"level": "s0"},
+    "seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "Unconfined"},
 }
 _RULE_IDS = (
     "host-network-ignored", "windows-forbidden-field", "host-process-mixed", "gmsa-spec-missing",
@@ -910,25 +912,30 @@ def _admitted_windows_options() -> st.SearchStrategy[dict[str, JSON]]:
     })
 
 
-def _admitted_context(linux: Mapping[str, st.SearchStrategy[JSON]]) -> st.SearchStrategy[JSON]:
-    # Linux-only fields are rare: most objects should reach the hostNetwork rule alone.
-    return st.fixed_dictionaries({}, optional={
-        "windowsOptions": _admitted_windows_options(),
-        "runAsNonRoot": st.booleans(),
-        **{name: value for name, value in linux.items() if name in ("runAsUser", "privileged")},
-    }) | st.fixed_dictionaries({}, optional=dict(linux))
+@st.composite
+def _admitted_context(
+    draw: st.DrawFn, linux: Mapping[str, JSON]
+) -> dict[str, JSON]:
+    # At most one Linux-only field, mostly none: each must decide the rule on its own.
+    context: dict[str, JSON] = draw(st.fixed_dictionaries({}, optional={
+        "windowsOptions": _admitted_windows_options(), "runAsNonRoot": st.booleans(),
+    }))
+    if not draw(st.integers(0, 2)):
+        name = draw(st.sampled_from(sorted(linux)))
+        context[name] = copy.deepcopy(linux[name])
+    return context
 
 
 _admitted_container = st.fixed_dictionaries({}, optional={
-    "securityContext": _admitted_context(_CONTAINER_LINUX_FIELDS),
+    "securityContext": _admitted_context(CONTAINER_LINUX_FIELDS),
     "image": st.just("mcr.microsoft.com/windows/nanoserver:ltsc2022"),
     "ports": st.just([{"containerPort": 80}]),
 })
 
 _match_expression = st.fixed_dictionaries({}, optional={
-    "key": st.sampled_from([*_OS_KEYS, "kubernetes.io/arch", "node.kubernetes.io/windows-build"]),
-    "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
-    "values": st.lists(st.sampled_from(["windows", "linux", "amd64"]), max_size=3),
+    "key": st.sampled_from([*_OS_KEYS, *_OS_KEYS, "kubernetes.io/arch"]),
+    "operator": st.sampled_from(["In", "In", "NotIn", "NotIn", "Exists"]),
+    "values": st.lists(st.sampled_from(["windows", "windows", "linux", "amd64"]), max_size=3),
 })
 _node_affinity = st.fixed_dictionaries({}, optional={
     "requiredDuringSchedulingIgnoredDuringExecution": st.fixed_dictionaries({}, optional={
@@ -961,8 +968,16 @@ def _targeting(route: str) -> st.SearchStrategy[dict[str, JSON]]:
         return st.fixed_dictionaries({"nodeSelector": _selector(_OS_KEYS[:1])})
     if route == "betaNodeSelector":
         return st.fixed_dictionaries({"nodeSelector": _selector(_OS_KEYS[1:])})
-    if route == "affinity":
-        return st.fixed_dictionaries({"affinity": affinity})
+    if route == "affinity":  # every level there: the terms decide
+        terms = st.lists(st.fixed_dictionaries(
+            {"matchExpressions": st.lists(_match_expression, min_size=1, max_size=3)}
+        ), min_size=1, max_size=3)
+        return st.fixed_dictionaries({"affinity": st.fixed_dictionaries({
+            "nodeAffinity": st.fixed_dictionaries({
+                "requiredDuringSchedulingIgnoredDuringExecution":
+                    st.fixed_dictionaries({"nodeSelectorTerms": terms}),
+            }),
+        })})
     return st.fixed_dictionaries({}, optional={
         "os": os_field, "affinity": affinity,
         "nodeSelector": st.fixed_dictionaries({}, optional={k: _OS_VALUES for k in _OS_KEYS}),
@@ -987,16 +1002,17 @@ def admitted_specs(draw: st.DrawFn, route: str = "mixed") -> dict[str, JSON]:
             spec[kind] = [{"name": f"{kind[0]}{i}", **c}
                           for i, c in enumerate(draw(st.lists(_admitted_container, max_size=most)))]
     if draw(st.integers(0, 3)):
-        spec["hostNetwork"] = draw(st.booleans())
+        spec["hostNetwork"] = draw(st.sampled_from([True, True, False]))
     if draw(st.booleans()):
-        spec["securityContext"] = draw(_admitted_context(_POD_LINUX_FIELDS))
+        spec["securityContext"] = draw(_admitted_context(POD_LINUX_FIELDS))
     if draw(st.booleans()):  # a pod-level HostProcess that containers may override
         every = draw(st.booleans())
         context = spec.setdefault("securityContext", {})
         context["windowsOptions"] = {**context.get("windowsOptions", {}), "hostProcess": every}
-    if not draw(st.integers(0, 7)):
-        name = draw(st.sampled_from(["hostPID", "hostIPC", "shareProcessNamespace", "hostUsers"]))
-        spec[name] = draw(st.booleans())
+    if not draw(st.integers(0, 2)):
+        for name in draw(st.lists(st.sampled_from(
+            ["hostPID", "hostIPC", "shareProcessNamespace", "hostUsers"]), max_size=2)):
+            spec[name] = draw(st.booleans())
     return spec
 
 

@@ -43,7 +43,9 @@ from kubelet_winnet.cli.input import DEFAULT_LIMITS, Document, read_source
 from kubelet_winnet.errors import InvalidPodError
 from tests.strategies import (
     ADMISSION_ROUTES,
+    CONTAINER_LINUX_FIELDS,
     CORPUS,
+    POD_LINUX_FIELDS,
     REPO_ROOT,
     AdmissionPolicy,
     admitted_objects,
@@ -231,7 +233,7 @@ def test_the_policy_agrees_with_check_on_generated_objects(
     evaluator: AdmissionPolicy, route: str, data: st.DataObject,
 ) -> None:
     # Several objects per example: the bounded profiles' examples go further.
-    for obj in data.draw(st.lists(admitted_objects(route), min_size=1, max_size=6)):
+    for obj in data.draw(st.lists(admitted_objects(route), min_size=1, max_size=10)):
         assert policy_verdict(evaluator, obj) == check_verdict(obj, tuple(POLICY_RULES)), obj
 
 
@@ -239,7 +241,7 @@ def test_the_policy_agrees_with_check_on_generated_objects(
 def test_a_policy_of_some_rules_warns_about_those_alone(data: st.DataObject) -> None:
     rules = data.draw(st.sampled_from([(rule,) for rule in POLICY_RULES]))
     evaluator = _evaluators(rules)
-    for obj in data.draw(st.lists(admitted_objects(), min_size=1, max_size=6)):
+    for obj in data.draw(st.lists(admitted_objects(), min_size=1, max_size=10)):
         assert policy_verdict(evaluator, obj) == check_verdict(obj, rules), obj
 
 
@@ -250,3 +252,99 @@ def _evaluators(rules: tuple[str, ...]) -> AdmissionPolicy:
     if rules not in _CACHE:
         _CACHE[rules] = AdmissionPolicy(objects(PolicyOptions(rules=rules))[0])
     return _CACHE[rules]
+
+
+# Targeting cases by route, with the target the targeting rules give (targeting.py's
+# docstring: os.name first, then each OS label of the nodeSelector, then required node
+# affinity when every term pins the same OS; in a term, In with only one OS pins it,
+# NotIn with an OS pins the other, and the last expression that pins decides).
+def _terms(*terms: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": k, "operator": o, "values": v} for k, o, v in term]}
+            for term in terms
+        ]}}}}
+
+
+OS = "kubernetes.io/os"
+BETA = "beta.kubernetes.io/os"
+TARGETING = [
+    ({"os": {"name": "windows"}}, True),
+    ({"os": {"name": "linux"}, "nodeSelector": {OS: "windows"}}, False),
+    ({"os": {"name": "plan9"}, "nodeSelector": {OS: "windows"}}, True),
+    ({"os": {}}, False),
+    ({"nodeSelector": {OS: "windows"}}, True),
+    ({"nodeSelector": {BETA: "windows"}}, True),
+    ({"nodeSelector": {OS: "Windows", BETA: "windows"}}, True),
+    ({"nodeSelector": {OS: "linux", BETA: "windows"}}, False),
+    ({"nodeSelector": {"pool": "windows"}}, False),
+    (_terms([(OS, "In", ["windows"])]), True),
+    (_terms([(BETA, "In", ["windows"])], [(OS, "NotIn", ["linux"])]), True),
+    (_terms([(OS, "In", ["windows"])], [(OS, "In", ["linux"])]), False),
+    (_terms([(OS, "In", ["windows"])], [("kubernetes.io/arch", "In", ["amd64"])]), False),
+    (_terms([(OS, "In", ["windows", "linux"])]), False),
+    (_terms([(OS, "NotIn", ["windows"])]), False),
+    (_terms([(OS, "In", ["linux"]), (OS, "NotIn", ["linux"])]), True),  # the last decides
+    (_terms([(OS, "In", ["windows"]), (OS, "In", ["linux"])]), False),
+    (_terms([(OS, "Exists", [])]), False),
+    (_terms(), False),
+]
+
+
+@pytest.mark.parametrize(("targeting", "windows"), TARGETING)
+@pytest.mark.parametrize("kind", ["Pod", "CronJob"])
+def test_targeting_routes(evaluator: AdmissionPolicy, targeting: dict[str, Any],
+                          windows: bool, kind: str) -> None:
+    spec = {**targeting, "hostNetwork": True, "containers": [{"name": "c"}]}
+    obj = _object(kind, spec)
+    expected = ["host-network-ignored"] if windows else []
+    assert check_verdict(obj, tuple(POLICY_RULES)) == expected
+    assert policy_verdict(evaluator, obj) == expected
+
+
+def _object(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+    node: dict[str, Any] = {"spec": spec}
+    for key in reversed(WORKLOAD_TEMPLATE_PATHS[kind]):
+        node = {key: node}
+    return {"apiVersion": "v1", "kind": kind, "metadata": {"name": "w"}, **node}
+
+
+LINUX_FIELDS = [("pod", name) for name in POD_LINUX_FIELDS] + [
+    (where, name) for name in CONTAINER_LINUX_FIELDS
+    for where in ("initContainers", "containers", "ephemeralContainers")
+] + [("spec", name) for name in ("hostPID", "hostIPC", "shareProcessNamespace", "hostUsers")]
+
+
+@pytest.mark.parametrize(("where", "name"), LINUX_FIELDS)
+def test_each_linux_only_field_alone_is_reported(evaluator: AdmissionPolicy, where: str,
+                                                 name: str) -> None:
+    spec: dict[str, Any] = {"nodeSelector": {OS: "windows"}, "containers": [{"name": "c"}]}
+    if where == "pod":
+        spec["securityContext"] = {name: POD_LINUX_FIELDS[name]}
+    elif where == "spec":
+        spec[name] = True
+    else:
+        spec.setdefault(where, [{"name": "c"}])[0]["securityContext"] = {
+            name: CONTAINER_LINUX_FIELDS[name]}
+    obj = _object("Deployment", spec)
+    assert check_verdict(obj, tuple(POLICY_RULES)) == ["windows-forbidden-field"]
+    assert policy_verdict(evaluator, obj) == ["windows-forbidden-field"]
+
+
+@pytest.mark.parametrize("where", ["annotations", "template"])
+@pytest.mark.parametrize("rule", list(POLICY_RULES))
+def test_the_ignore_annotation_silences_its_rule_alone(evaluator: AdmissionPolicy, where: str,
+                                                      rule: str) -> None:
+    spec = {"os": {"name": "windows"}, "hostNetwork": True, "hostPID": True,
+            "containers": [{"name": "c"}]}
+    obj = _object("Deployment", spec)
+    annotations = {f"ignore-check.kubelet-winnet.io/{rule}": "reviewed"}
+    if where == "annotations":
+        obj["metadata"]["annotations"] = annotations
+    else:
+        obj["spec"]["template"]["metadata"] = {"annotations": annotations}
+    others = [r for r in POLICY_RULES if r != rule]
+    assert check_verdict(obj, tuple(POLICY_RULES)) == others
+    assert policy_verdict(evaluator, obj) == others

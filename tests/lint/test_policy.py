@@ -287,6 +287,7 @@ TARGETING = [
     (_terms([(OS, "In", ["linux"]), (OS, "NotIn", ["linux"])]), True),  # the last decides
     (_terms([(OS, "In", ["windows"]), (OS, "In", ["linux"])]), False),
     (_terms([(OS, "Exists", [])]), False),
+    (_terms([(OS, "In", [])]), False),  # In nothing pins nothing
     (_terms(), False),
 ]
 

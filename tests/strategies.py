@@ -27,15 +27,15 @@ from hypothesis import strategies as st
 __all__ = [
     "ADMISSION_ROUTES",
     "CONTAINER_LINUX_FIELDS",
-    "POD_LINUX_FIELDS",
     "CORPUS",
-    "AdmissionPolicy",
     "ERR_HOST_NETWORK_REQUIRED",
     "ERR_MIXED",
     "ERR_POD_HOST_PROCESS_FALSE",
     "HOSTILE",
     "MINORS",
+    "POD_LINUX_FIELDS",
     "WORKLOAD_KINDS",
+    "AdmissionPolicy",
     "Crash",
     "Malformed",
     "Profile",
@@ -953,7 +953,7 @@ _node_affinity = st.fixed_dictionaries({}, optional={
 
 def _selector(keys: tuple[str, ...]) -> st.SearchStrategy[dict[str, JSON]]:
     return st.fixed_dictionaries(
-        {key: _OS_VALUES for key in keys}, optional={"pool": st.just("win")}
+        dict.fromkeys(keys, _OS_VALUES), optional={"pool": st.just("win")}
     )
 
 
@@ -980,7 +980,7 @@ def _targeting(route: str) -> st.SearchStrategy[dict[str, JSON]]:
         })})
     return st.fixed_dictionaries({}, optional={
         "os": os_field, "affinity": affinity,
-        "nodeSelector": st.fixed_dictionaries({}, optional={k: _OS_VALUES for k in _OS_KEYS}),
+        "nodeSelector": st.fixed_dictionaries({}, optional=dict.fromkeys(_OS_KEYS, _OS_VALUES)),
     })
 
 
@@ -1025,10 +1025,11 @@ def admitted_objects(draw: st.DrawFn, route: str = "mixed") -> dict[str, JSON]:
     metadata: dict[str, JSON] = {"name": "x"}
     if draw(st.booleans()):
         metadata["annotations"] = draw(_annotations())
+    keep_empty = draw(st.booleans())  # an empty spec, or none at all
     if kind == "Pod":
         return {"apiVersion": "v1", "kind": kind, "metadata": metadata,
-                **({"spec": spec} if spec or draw(st.booleans()) else {})}
-    template: dict[str, JSON] = {"spec": spec} if spec or draw(st.booleans()) else {}
+                **({"spec": spec} if spec or keep_empty else {})}
+    template: dict[str, JSON] = {"spec": spec} if spec or keep_empty else {}
     if draw(st.booleans()):
         template["metadata"] = {"annotations": draw(_annotations())}
     path = WORKLOAD_KINDS[kind]
@@ -1086,16 +1087,19 @@ class AdmissionPolicy:
         cel = require("cel_expr_python.cel", "ci")
         ext_optional = require("cel_expr_python.ext.ext_optional", "ci")
         ext_strings = require("cel_expr_python.ext.ext_strings", "ci")
-        self._cel = cel
+        self._cel: Any = cel
         env = cel.NewEnv(
             variables={"object": cel.Type.DYN, "variables": cel.Type.DYN},
             extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings()],
         )
         spec = policy["spec"]
-        self.kinds = self.kinds_of(policy)
-        self.variables = [(v["name"], env.compile(v["expression"])) for v in spec["variables"]]
-        self.validations = [(v["message"], env.compile(v["expression"]))
-                            for v in spec["validations"]]
+        self.kinds: set[str] = self.kinds_of(policy)
+        self.variables: list[tuple[str, Any]] = [
+            (v["name"], env.compile(v["expression"])) for v in spec["variables"]
+        ]
+        self.validations: list[tuple[str, Any]] = [
+            (v["message"], env.compile(v["expression"])) for v in spec["validations"]
+        ]
 
     @staticmethod
     def kinds_of(policy: Mapping[str, JSON]) -> set[str]:

@@ -12,7 +12,6 @@ opts out.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,8 +60,8 @@ OLDEST_SCHEMA = "1.30"
 WARNING_PREFIX = "Validation failed for ValidatingAdmissionPolicy '{0}' with binding '{0}': "
 
 
-def objects(options: PolicyOptions = PolicyOptions()) -> tuple[dict[str, Any], dict[str, Any]]:
-    return policy_objects(options, REACH)
+def objects(options: PolicyOptions | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    return policy_objects(options or PolicyOptions(), REACH)
 
 
 VARIANTS = (

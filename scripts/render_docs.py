@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from render_cli_reference import render_cli_page, render_versions_page
+from render_cli_reference import render_cli_page, render_policy_page, render_versions_page
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet.profile import KEP_WITHDRAWN_MINOR, TIMELINE, GateStage, bands
@@ -216,6 +216,7 @@ PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/runtime.md", render_runtime_page),
     ("docs/versions.md", render_versions_page),  # the version matrix
     ("docs/cli.md", render_cli_page),  # real command-line output
+    ("docs/policy.md", render_policy_page),  # `kubelet-winnet policy` and its warning
 )
 
 

@@ -1056,7 +1056,8 @@ def require(module: str, extra: str) -> Any:
 
     if os.environ.get("CI"):
         return importlib.import_module(module)
-    return pytest.importorskip(module, reason=f"{module} ({extra} extra) is not installed")
+    reason = f"{module} is not installed (pip install -e '.[{extra}]')"
+    return pytest.importorskip(module, reason=reason)
 
 
 # Which kind each (API group, resource) of a resourceRule admits, restated from the API

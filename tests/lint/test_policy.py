@@ -39,7 +39,7 @@ from kubelet_winnet._lint.rules import (
 )
 from kubelet_winnet._lint.targeting import Target, pod_object, target_of
 from kubelet_winnet.cli.input import DEFAULT_LIMITS, Document, read_source
-from kubelet_winnet.errors import InvalidPodError
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 from tests.strategies import (
     ADMISSION_ROUTES,
     CONTAINER_LINUX_FIELDS,
@@ -131,6 +131,13 @@ def test_an_evaluation_error_never_rejects_a_request() -> None:
                               (("Audit",), "Fail")):
         policy, _ = objects(PolicyOptions(actions=actions))
         assert policy["spec"]["failurePolicy"] == expected
+
+
+def test_a_rule_outside_the_policy_is_refused() -> None:
+    with pytest.raises(InvalidArgumentError) as raised:
+        objects(PolicyOptions(rules=("host-process-mixed",)))
+    assert str(raised.value) == ("rules: expected rules of the policy (host-network-ignored, "
+                                 "windows-forbidden-field), got host-process-mixed")
 
 
 def test_binding_scope() -> None:

@@ -30,6 +30,7 @@ from kubelet_winnet._lint.rules import (
     HostNetworkReach,
 )
 from kubelet_winnet._lint.targeting import OS_LABELS
+from kubelet_winnet.errors import InvalidArgumentError
 
 __all__ = [
     "ACTIONS",
@@ -223,9 +224,11 @@ def policy_objects(
     options: PolicyOptions, reach: HostNetworkReach
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The ValidatingAdmissionPolicy and its ValidatingAdmissionPolicyBinding."""
-    for rule_id in options.rules:
-        if rule_id not in POLICY_RULES:  # pragma: no cover - the CLI checks first
-            raise KeyError(rule_id)
+    unknown = [rule for rule in options.rules if rule not in POLICY_RULES]
+    if unknown:  # the CLI says why first; a caller of this function gets this
+        raise InvalidArgumentError(
+            "rules", f"rules of the policy ({', '.join(POLICY_RULES)})", ", ".join(unknown)
+        )
     groups: dict[str, list[str]] = {}
     for group, resource in RESOURCES.values():
         groups.setdefault(group, []).append(resource)

@@ -109,7 +109,7 @@ def _by_kind(tail: Sequence[str], pod: str) -> str:
     for path, kinds in reversed(list(groups.items())):
         test = (f"object.kind == {_cel_string(kinds[0])}" if len(kinds) == 1
                 else f"object.kind in {_cel_list(kinds)}")
-        text = f"{test} ? dyn(object){_select((*path, *tail))} :\n  {text}"
+        text = f"{test} ?\n    dyn(object){_select((*path, *tail))} :\n  {text}"
     return text
 
 
@@ -126,8 +126,8 @@ def _expression_target() -> str:
         (f"{operator} == 'NotIn' && '{name}' in {values}", other)
         for name, other in zip(_OS_NAMES, reversed(_OS_NAMES), strict=True)
     ]
-    chain = "".join(f"\n      {test} ? '{target}' :" for test, target in cases)
-    return f"!(e.?key.orValue('') in {_cel_list(OS_LABELS)}) ? '' :{chain} ''"
+    chain = "".join(f"\n    {test} ?\n      '{target}' :" for test, target in cases)
+    return f"!(e.?key.orValue('') in {_cel_list(OS_LABELS)}) ? '' :{chain}\n    ''"
 
 
 def _variables() -> list[tuple[str, str]]:
@@ -144,32 +144,34 @@ def _variables() -> list[tuple[str, str]]:
         ("osName",
          f"{spec}.?os.?name.orValue('') in {_cel_list(_OS_NAMES)} ? {spec}.os.name : ''"),
         ("selectorOS",
-         f"{_cel_list(OS_LABELS)}.map(l, {spec}.?nodeSelector[?l].orValue(''))"
-         f".filter(v, v in {_cel_list(_OS_NAMES)})"),
+         f"{_cel_list(OS_LABELS)}\n  .map(l, {spec}.?nodeSelector[?l].orValue(''))\n"
+         f"  .filter(v, v in {_cel_list(_OS_NAMES)})"),
         ("termOS",
-         f"{spec}.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution"
-         ".?nodeSelectorTerms.orValue([]).map(t,\n"
-         f"  t.?matchExpressions.orValue([]).map(e, {_expression_target()})\n"
-         "  .filter(x, x != '')).map(ts, size(ts) > 0 ? ts[size(ts) - 1] : '')"),
+         f"{spec}.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution\n"
+         "  .?nodeSelectorTerms.orValue([])\n"
+         f"  .map(t, t.?matchExpressions.orValue([]).map(e,\n    {_expression_target()})\n"
+         "  .filter(x, x != ''))\n"
+         "  .map(ts, size(ts) > 0 ? ts[size(ts) - 1] : '')"),
         ("target",
          "variables.osName != '' ? variables.osName :\n"
          "  size(variables.selectorOS) > 0 ? variables.selectorOS[0] :\n"
-         "  size(variables.termOS) > 0 && variables.termOS[0] != ''"
-         " && variables.termOS.all(x, x == variables.termOS[0]) ? variables.termOS[0] : ''"),
+         "  size(variables.termOS) > 0 && variables.termOS[0] != '' &&\n"
+         "    variables.termOS.all(x, x == variables.termOS[0]) ? variables.termOS[0] :\n"
+         "  ''"),
         # Effective HostProcess: the container's own setting, else the pod's; over init,
         # regular and ephemeral containers (the kubelet's visiting order).
         ("containers",
-         " + ".join(f"{spec}.?{kind}.orValue([])"
-                    for kind in ("initContainers", "containers", "ephemeralContainers"))),
+         " +\n".join(f"{spec}.?{kind}.orValue([])"
+                     for kind in ("initContainers", "containers", "ephemeralContainers"))),
+        ("podHostProcess", f"{spec}.{windows_options}.orValue(false)"),
         ("hostProcess",
-         f"variables.containers.map(c, c.{windows_options}.orValue("
-         f"{spec}.{windows_options}.orValue(false)))"),
+         f"variables.containers.map(c,\n  c.{windows_options}.orValue(variables.podHostProcess))"),
     ]
 
 
 def _ignored(rule_id: str) -> str:
     key = _cel_string(IGNORE_PREFIX + rule_id)
-    return f"{key} in variables.annotations || {key} in variables.templateAnnotations"
+    return f"{key} in variables.annotations ||\n{key} in variables.templateAnnotations"
 
 
 def _forbidden_fields() -> str:
@@ -237,7 +239,7 @@ def policy_objects(
         if rule_id not in options.rules:
             continue
         validations.append({
-            "expression": f"variables.target != 'windows' || {_ignored(rule_id)} ||\n"
+            "expression": f"variables.target != 'windows' ||\n{_ignored(rule_id)} ||\n"
                           f"!({POLICY_RULES[rule_id]})",
             "message": _message(rule_id, reach),
         })

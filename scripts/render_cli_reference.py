@@ -3,7 +3,9 @@
 * ``docs/cli.md``: every subcommand's ``--help`` and real runs over the repository's
   ``tests/data/manifests/`` and ``examples/`` (output and exit status captured in-process);
 * ``docs/versions.md``: the version matrix between its ``BEGIN matrix`` / ``END matrix``
-  markers, rendered by ``kubelet_winnet.cli.matrix``.
+  markers, rendered by ``kubelet_winnet.cli.matrix``;
+* ``docs/policy.md``: ``kubelet-winnet policy``'s output, the warning it makes the API
+  server send, and which rules it holds, each between its ``BEGIN policy-*`` markers.
 
 Both are registered in ``scripts/render_docs.py``'s ``PAGES``, so its ``--check`` (CI and
 ``tests/test_render_docs.py``) fails when they drift from the code.
@@ -18,7 +20,9 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["EXAMPLES", "MANIFESTS", "render_cli_page", "render_versions_page"]
+__all__ = [
+    "EXAMPLES", "MANIFESTS", "render_cli_page", "render_policy_page", "render_versions_page",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO_ROOT / "examples"
@@ -122,6 +126,46 @@ def render_versions_page(current: str) -> str:
     start = current.index(BEGIN_MATRIX) + len(BEGIN_MATRIX)
     end = current.index(END_MATRIX, start)
     return current[:start] + "\n" + render_markdown(list(matrix_rows())) + current[end:]
+
+
+def _between(current: str, name: str, text: str) -> str:
+    begin = f"<!-- BEGIN policy-{name}: python scripts/render_docs.py -->\n"
+    start = current.index(begin) + len(begin)
+    end = current.index(f"<!-- END policy-{name} -->", start)
+    return current[:start] + text + current[end:]
+
+
+def render_policy_page(current: str) -> str:
+    """``docs/policy.md`` with the default policy, the warning it gives for a plain
+    Windows pod (the API server's format) and the rule table replaced between markers."""
+    import yaml
+
+    from kubelet_winnet._lint.policy import NOT_IN_POLICY, POLICY_RULES
+    from kubelet_winnet._lint.rules import RULES
+
+    out, err, status = _run(REPO_ROOT, ["policy"])
+    if status or err:  # pragma: no cover - the command's own tests catch this first
+        raise RuntimeError(f"kubelet-winnet policy failed: {err}")
+    current = _between(current, "yaml", "\n".join(["```yaml", out.rstrip("\n"), "```", ""]))
+    policy = next(iter(yaml.safe_load_all(out)))
+    name = policy["metadata"]["name"]
+    message = policy["spec"]["validations"][0]["message"]
+    warning = (f"Warning: Validation failed for ValidatingAdmissionPolicy '{name}' with "
+               f"binding '{name}': {message}")
+    current = _between(current, "warning", "\n".join([
+        "```console", "$ kubectl apply --dry-run=server -f hostnetwork-check.yaml", warning,
+        "pod/hostnetwork-check created (server dry run)", "```", ""]))
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet._lint.rules import host_network_reach
+
+    reach = host_network_reach(DEFAULT_KUBELET_VERSION, None).text
+    current = _between(current, "reach", f"A kubelet sends `network = NODE` {reach}.\n")
+    rows = ["| rule | in the policy |", "| --- | --- |"]
+    for rule in RULES:
+        why = "yes" if rule.id in POLICY_RULES else f"no: {NOT_IN_POLICY[rule.id]}"
+        why = why.replace("|", "\\|")  # a table cell
+        rows.append(f"| [`{rule.id}`](rules/{rule.id}.md) | {why} |")
+    return _between(current, "rules", "\n".join([*rows, ""]))
 
 
 if __name__ == "__main__":

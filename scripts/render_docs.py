@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from render_cli_reference import render_cli_page, render_versions_page
+from render_cli_reference import render_cli_page, render_policy_page, render_versions_page
 from render_conformance import render_conformance_page
 
 from cri_api.runtime.v1 import api_pb2
@@ -220,6 +220,7 @@ PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/versions.md", render_versions_page),  # the version matrix
     ("docs/cli.md", render_cli_page),  # real command-line output
     ("docs/conformance.md", lambda _current: render_conformance_page()),  # tests/upstream
+    ("docs/policy.md", render_policy_page),  # `kubelet-winnet policy` and its warning
 )
 
 

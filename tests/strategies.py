@@ -30,6 +30,8 @@ import yaml
 from hypothesis import strategies as st
 
 __all__ = [
+    "ADMISSION_ROUTES",
+    "CONTAINER_LINUX_FIELDS",
     "CORPUS",
     "ERR_HOST_NETWORK_REQUIRED",
     "ERR_MIXED",
@@ -37,11 +39,15 @@ __all__ = [
     "FIXTURES",
     "HOSTILE",
     "MINORS",
+    "POD_LINUX_FIELDS",
     "WORKLOAD_KINDS",
+    "AdmissionPolicy",
     "Crash",
     "Malformed",
     "Profile",
     "StressReport",
+    "admitted_objects",
+    "admitted_specs",
     "as_client_object",
     "as_namespace",
     "container_context_bytes",
@@ -69,6 +75,7 @@ __all__ = [
     "sandbox_stress",
     "spec_of",
     "windows_options",
+    "without_nulls",
     "wrap",
 ]
 
@@ -122,14 +129,14 @@ def fixture_documents() -> list[tuple[str, dict[str, JSON]]]:
     return found
 
 
-def require(module: str) -> ModuleType:
-    """``module`` from the ``ci`` extra (the ``kubernetes`` client: slow to install, so
-    not in ``test``). Outside CI its tests skip with this reason; under CI (CI set) it must
-    be there: .ci/run and tox install the extra."""
+def require(module: str, extra: str = "ci") -> ModuleType:
+    """``module``, from the ``extra`` that .ci/run and tox install (``ci``: the slow or
+    heavy ones, kept out of ``test``). Outside CI its tests skip with this reason; under CI
+    (CI set) a missing module fails them."""
     if os.environ.get("CI"):
         return importlib.import_module(module)
     found: ModuleType = pytest.importorskip(
-        module, reason=f"{module} is not installed: pip install -e '.[test,ci]' to run these"
+        module, reason=f"{module} is not installed: pip install -e '.[test,{extra}]' to run these"
     )
     return found
 
@@ -964,3 +971,257 @@ class FlakyMapping(PlainMapping):
     def __len__(self) -> int:
         self._tick("len")
         return super().__len__()
+
+
+# --- objects as an API server admits them (issue 19: the admission policy) --------------
+#
+# After decoding, the object a ValidatingAdmissionPolicy sees has the schema's types and
+# no nulls (unset pointers are omitted); any optional field may be missing, and a test
+# must show the CEL reads every one of them safely.
+
+ADMISSION_ROUTES = ("none", "os", "nodeSelector", "betaNodeSelector", "affinity", "mixed")
+# Weighted towards Windows: the rules only speak about Windows-targeted pods.
+_OS_VALUES = st.sampled_from(["windows", "windows", "windows", "linux", "", "Windows", "plan9"])
+_OS_KEYS = ("kubernetes.io/os", "beta.kubernetes.io/os")
+# Linux-only fields a Windows pod cannot use, restated from validateWindows
+# (pkg/apis/core/validation/validation.go), with a value each.
+POD_LINUX_FIELDS: dict[str, JSON] = {
+    "runAsUser": 1000, "runAsGroup": 0, "fsGroup": 2000, "seLinuxOptions": {"level": "s0"},
+    "seccompProfile": {"type": "RuntimeDefault"}, "sysctls": [], "supplementalGroups": [1],
+    "fsGroupChangePolicy": "Always", "appArmorProfile": {"type": "Unconfined"},
+    "supplementalGroupsPolicy": "Merge",
+}
+CONTAINER_LINUX_FIELDS: dict[str, JSON] = {
+    "privileged": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True,
+    "allowPrivilegeEscalation": False, "runAsUser": 1000, "runAsGroup": 0,
+    "procMount": "Default", "seLinuxOptions": {"level": "s0"},
+    "seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "Unconfined"},
+}
+_RULE_IDS = (
+    "host-network-ignored", "windows-forbidden-field", "host-process-mixed", "gmsa-spec-missing",
+)
+
+
+def _admitted_windows_options() -> st.SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries({}, optional={
+        "hostProcess": st.booleans(), "runAsUserName": st.just("ContainerUser"),
+    })
+
+
+@st.composite
+def _admitted_context(
+    draw: st.DrawFn, linux: Mapping[str, JSON]
+) -> dict[str, JSON]:
+    # At most one Linux-only field, mostly none: each must decide the rule on its own.
+    context: dict[str, JSON] = draw(st.fixed_dictionaries({}, optional={
+        "windowsOptions": _admitted_windows_options(), "runAsNonRoot": st.booleans(),
+    }))
+    if not draw(st.integers(0, 2)):
+        name = draw(st.sampled_from(sorted(linux)))
+        context[name] = copy.deepcopy(linux[name])
+    return context
+
+
+_admitted_container = st.fixed_dictionaries({}, optional={
+    "securityContext": _admitted_context(CONTAINER_LINUX_FIELDS),
+    "image": st.just("mcr.microsoft.com/windows/nanoserver:ltsc2022"),
+    "ports": st.just([{"containerPort": 80}]),
+})
+
+_match_expression = st.fixed_dictionaries({}, optional={
+    "key": st.sampled_from([*_OS_KEYS, *_OS_KEYS, "kubernetes.io/arch"]),
+    "operator": st.sampled_from(["In", "In", "NotIn", "NotIn", "Exists"]),
+    "values": st.lists(st.sampled_from(["windows", "windows", "linux", "amd64"]), max_size=3),
+})
+_node_affinity = st.fixed_dictionaries({}, optional={
+    "requiredDuringSchedulingIgnoredDuringExecution": st.fixed_dictionaries({}, optional={
+        "nodeSelectorTerms": st.lists(st.fixed_dictionaries({}, optional={
+            "matchExpressions": st.lists(_match_expression, max_size=3),
+            "matchFields": st.just([{"key": "metadata.name", "operator": "In",
+                                     "values": ["n1"]}]),
+        }), max_size=3),
+    }),
+    "preferredDuringSchedulingIgnoredDuringExecution": st.just([{"weight": 1, "preference": {
+        "matchExpressions": [{"key": "kubernetes.io/os", "operator": "In",
+                              "values": ["windows"]}]}}]),
+})
+
+
+def _selector(keys: tuple[str, ...]) -> st.SearchStrategy[dict[str, JSON]]:
+    return st.fixed_dictionaries(
+        dict.fromkeys(keys, _OS_VALUES), optional={"pool": st.just("win")}
+    )
+
+
+def _targeting(route: str) -> st.SearchStrategy[dict[str, JSON]]:
+    os_field = st.fixed_dictionaries({}, optional={"name": _OS_VALUES})
+    affinity = st.fixed_dictionaries({}, optional={"nodeAffinity": _node_affinity})
+    if route == "none":
+        return st.just({})
+    if route == "os":
+        return st.fixed_dictionaries({"os": os_field})
+    if route == "nodeSelector":
+        return st.fixed_dictionaries({"nodeSelector": _selector(_OS_KEYS[:1])})
+    if route == "betaNodeSelector":
+        return st.fixed_dictionaries({"nodeSelector": _selector(_OS_KEYS[1:])})
+    if route == "affinity":  # every level there: the terms decide
+        terms = st.lists(st.fixed_dictionaries(
+            {"matchExpressions": st.lists(_match_expression, min_size=1, max_size=3)}
+        ), min_size=1, max_size=3)
+        return st.fixed_dictionaries({"affinity": st.fixed_dictionaries({
+            "nodeAffinity": st.fixed_dictionaries({
+                "requiredDuringSchedulingIgnoredDuringExecution":
+                    st.fixed_dictionaries({"nodeSelectorTerms": terms}),
+            }),
+        })})
+    return st.fixed_dictionaries({}, optional={
+        "os": os_field, "affinity": affinity,
+        "nodeSelector": st.fixed_dictionaries({}, optional=dict.fromkeys(_OS_KEYS, _OS_VALUES)),
+    })
+
+
+def _annotations() -> st.SearchStrategy[dict[str, JSON]]:
+    keys = st.sampled_from([
+        *(f"ignore-check.kubelet-winnet.io/{rule}" for rule in _RULE_IDS),
+        "ignore-check.kube-linter.io/host-network", "example.com/owner",
+    ])
+    return st.dictionaries(keys, st.sampled_from(["", "the CNI handles it"]), max_size=2)
+
+
+@st.composite
+def admitted_specs(draw: st.DrawFn, route: str = "mixed") -> dict[str, JSON]:
+    """A pod spec the API server could admit (or reject for its own reasons): targeting
+    by ``route``, containers of the three kinds with HostProcess set anywhere or nowhere."""
+    spec: dict[str, JSON] = dict(draw(_targeting(route)))
+    for kind, most in zip(CONTAINER_KINDS, (2, 3, 1), strict=True):
+        if draw(st.integers(0, 3)):
+            spec[kind] = [{"name": f"{kind[0]}{i}", **c}
+                          for i, c in enumerate(draw(st.lists(_admitted_container, max_size=most)))]
+    if draw(st.integers(0, 3)):
+        spec["hostNetwork"] = draw(st.sampled_from([True, True, False]))
+    if draw(st.booleans()):
+        spec["securityContext"] = draw(_admitted_context(POD_LINUX_FIELDS))
+    if draw(st.booleans()):  # a pod-level HostProcess that containers may override
+        every = draw(st.booleans())
+        context = spec.setdefault("securityContext", {})
+        context["windowsOptions"] = {**context.get("windowsOptions", {}), "hostProcess": every}
+    if not draw(st.integers(0, 2)):
+        for name in draw(st.lists(st.sampled_from(
+            ["hostPID", "hostIPC", "shareProcessNamespace", "hostUsers"]), max_size=2)):
+            spec[name] = draw(st.booleans())
+    return spec
+
+
+@st.composite
+def admitted_objects(draw: st.DrawFn, route: str = "mixed") -> dict[str, JSON]:
+    """A Pod or a workload around :func:`admitted_specs`; annotations (ignore ones
+    included) on the object and its template, and pieces of the path sometimes missing."""
+    kind = draw(st.sampled_from(["Pod", *WORKLOAD_KINDS]))
+    spec = draw(admitted_specs(route))
+    metadata: dict[str, JSON] = {"name": "x"}
+    if draw(st.booleans()):
+        metadata["annotations"] = draw(_annotations())
+    keep_empty = draw(st.booleans())  # an empty spec, or none at all
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": kind, "metadata": metadata,
+                **({"spec": spec} if spec or keep_empty else {})}
+    template: dict[str, JSON] = {"spec": spec} if spec or keep_empty else {}
+    if draw(st.booleans()):
+        template["metadata"] = {"annotations": draw(_annotations())}
+    path = WORKLOAD_KINDS[kind]
+    if draw(st.integers(0, 9)):
+        node = _prefix(path, template)
+    else:  # the template is missing from some key of its path on
+        node = _prefix(path[: draw(st.integers(0, len(path) - 1))], {})
+    return {"apiVersion": "v1", "kind": kind, "metadata": metadata, **node}
+
+
+def _prefix(path: tuple[str, ...], node: dict[str, JSON]) -> dict[str, JSON]:
+    for key in reversed(path):
+        node = {key: node}
+    return node
+
+
+# Which kind each (API group, resource) of a resourceRule admits, restated from the API
+# reference (not imported from the policy module).
+_KIND_OF_RESOURCE = {
+    ("", "pods"): "Pod", ("", "replicationcontrollers"): "ReplicationController",
+    ("", "podtemplates"): "PodTemplate", ("apps", "deployments"): "Deployment",
+    ("apps", "daemonsets"): "DaemonSet", ("apps", "statefulsets"): "StatefulSet",
+    ("apps", "replicasets"): "ReplicaSet", ("batch", "jobs"): "Job",
+    ("batch", "cronjobs"): "CronJob",
+}
+
+
+class AdmissionPolicy:
+    """A ValidatingAdmissionPolicy run as the API server runs it, with a real CEL
+    implementation (cel-expr-python, cel-cpp): the CEL environment the API server has from
+    1.28 (optional types, ext strings), variables in order, then each validation; a
+    failed one yields its message. An evaluation error or a non-boolean result fails the
+    test: on an API server it would trip failurePolicy instead of giving a verdict."""
+
+    def __init__(self, policy: Mapping[str, JSON]) -> None:
+        import sys
+
+        import pytest
+
+        if sys.version_info < (3, 11):  # even under CI: no wheel for 3.10
+            pytest.skip("cel-expr-python needs Python 3.11 or newer")
+        cel = require("cel_expr_python.cel", "ci")
+        ext_optional = require("cel_expr_python.ext.ext_optional", "ci")
+        ext_strings = require("cel_expr_python.ext.ext_strings", "ci")
+        self._cel: Any = cel
+        env = cel.NewEnv(
+            variables={"object": cel.Type.DYN, "variables": cel.Type.DYN},
+            extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings()],
+        )
+        spec = policy["spec"]
+        self.kinds: set[str] = self.kinds_of(policy)
+        self.variables: list[tuple[str, Any]] = [
+            (v["name"], env.compile(v["expression"])) for v in spec["variables"]
+        ]
+        self.validations: list[tuple[str, Any]] = [
+            (v["message"], env.compile(v["expression"])) for v in spec["validations"]
+        ]
+
+    @staticmethod
+    def kinds_of(policy: Mapping[str, JSON]) -> set[str]:
+        """The kinds whose CREATE and UPDATE at v1 the policy's resourceRules match."""
+        return {
+            _KIND_OF_RESOURCE[group, resource]
+            for rule in policy["spec"]["matchConstraints"]["resourceRules"]
+            if set(rule["operations"]) >= {"CREATE", "UPDATE"} and rule["apiVersions"] == ["v1"]
+            for group in rule["apiGroups"] for resource in rule["resources"]
+        }
+
+    def _value(self, name: str, expression: Any, data: Mapping[str, JSON]) -> Any:
+        value = expression.eval(data=data)
+        if value.type() == self._cel.Type.ERROR:
+            raise AssertionError(f"{name}: evaluation error {value.plain_value()!r}")
+        return value
+
+    def failures(self, obj: Mapping[str, JSON]) -> list[str]:
+        """The messages of the validations ``obj`` fails (none when not matched)."""
+        if obj.get("kind") not in self.kinds:
+            return []
+        values: dict[str, Any] = {}
+        data = {"object": obj, "variables": values}
+        for name, expression in self.variables:
+            values[name] = self._value(name, expression, data).plain_value()
+        failed = []
+        for message, expression in self.validations:
+            value = self._value(message, expression, data)
+            if value.type() != self._cel.Type.BOOL:
+                raise AssertionError(f"{message}: not a boolean: {value.plain_value()!r}")
+            if not value.value():
+                failed.append(message)
+        return failed
+
+
+def without_nulls(value: JSON) -> JSON:
+    """``value`` as the API server hands it to admission: explicit nulls are unset."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value

@@ -474,4 +474,4 @@ def test_summary_counts_bad_input_apart_from_checked_pods(
     assert status == 2
     summary = json.loads(out)["summary"]
     assert (summary["podsChecked"], summary["inputErrors"]) == (2, 2)
-    assert "2 pods checked:" in err and "2 input errors" in err
+    assert "2 pods in 1 file checked:" in err and "2 input errors" in err

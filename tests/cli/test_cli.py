@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -384,7 +385,7 @@ def test_bad_input_is_one_line_and_exit_2(
     path.write_bytes(data + (good if follows else b""))
     status, out, err = run(capsys, command, str(path), "-o", "json")
     assert status == 2
-    (message,) = err.splitlines()
+    (message,) = without_summary(err)
     assert message.startswith(f"kubelet-winnet: error: {path}")
     if line:
         assert message.startswith(f"kubelet-winnet: error: {path}:{line}:")
@@ -392,6 +393,14 @@ def test_bad_input_is_one_line_and_exit_2(
         assert f"document {document}:" in message
     if follows and command != "check":
         assert [r["pod"] for r in json.loads(out)] == ["Pod/good"]
+
+
+def without_summary(err: str) -> list[str]:
+    """stderr's lines without check's closing summary line (`N pods in M files ...`)."""
+    lines = err.splitlines()
+    if lines and re.match(r"kubelet-winnet: \d+ pods? in \d+ files? checked: ", lines[-1]):
+        lines.pop()
+    return lines
 
 
 def test_missing_file_does_not_stop_the_others(
@@ -441,7 +450,7 @@ def test_invalid_feature_gates(
 @pytest.mark.parametrize(
     "argv",
     [[], ["translate"], ["frobnicate", "x.yaml"], ["translate", "x.yaml", "-o", "xml"],
-     ["check", "x.yaml", "--fail-on", "never"], ["check", "x.yaml", "--max-bytes", "0"]],
+     ["check", "x.yaml", "--fail-on", "sometimes"], ["check", "x.yaml", "--max-bytes", "0"]],
 )
 def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
@@ -562,7 +571,7 @@ def test_write_error_is_one_line(tmp_path: Path, command: str) -> None:
         done = subprocess.run([console_script(), command, path, "-q"], stdout=full,
                               stderr=subprocess.PIPE, text=True, timeout=60, check=False)
     assert done.returncode == 2
-    (line,) = done.stderr.splitlines()
+    (line,) = without_summary(done.stderr)
     assert "cannot write output" in line
     assert "No space left on device" in line
 
@@ -571,7 +580,7 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
     done = subprocess.run([console_script(), "check", "/dev/zero"], capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 2
-    assert len(done.stderr.splitlines()) == 1
+    assert len(without_summary(done.stderr)) == 1
     endless = subprocess.Popen(["yes", "--", "- kind: Pod"], stdout=subprocess.PIPE)
     try:
         done = subprocess.run(
@@ -584,7 +593,7 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
         assert endless.stdout is not None
         endless.stdout.close()
     assert done.returncode == 2
-    (line,) = done.stderr.splitlines()
+    (line,) = without_summary(done.stderr)
     assert "--max-bytes" in line
 
 
@@ -598,7 +607,7 @@ def test_lone_surrogates_and_odd_names_never_raise(tmp_path: Path) -> None:
                  ["check", "-o", "text"], ["check", "-o", "sarif"]):
         done = subprocess.run([console_script(), *argv, str(path)], capture_output=True,
                               timeout=60, check=False)
-        assert done.returncode == (1 if argv[0] == "check" else 0), (argv, done.stderr)
+        assert done.returncode == 0, (argv, done.stderr)  # no OS marker: info for check
         assert b"Traceback" not in done.stderr
 
 
@@ -606,7 +615,7 @@ def test_closed_stdin_is_bad_input() -> None:
     done = subprocess.run(f"'{console_script()}' check - <&-", shell=True, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 2
-    (line,) = done.stderr.splitlines()
+    (line,) = without_summary(done.stderr)
     assert "stdin" in line
 
 

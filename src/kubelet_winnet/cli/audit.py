@@ -191,7 +191,8 @@ class Auditor:
         self.feature_gates = feature_gates
         self.nodes: dict[str, Node] = {}
         self.windows_nodes = 0
-        self.skipped: dict[str, int] = {"linux-node": 0, "not-windows-targeted": 0}
+        self.skipped: dict[str, int] = {"linux-node": 0, "not-windows-targeted": 0,
+                                        "finished": 0}
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self._effects: dict[tuple[str | None, bool], bool] = {}
 
@@ -215,6 +216,11 @@ class Auditor:
                     return None
         pod = pod_object(obj)
         if pod is None:
+            return None
+        status = obj.get("status")
+        if isinstance(status, dict) and status.get("phase") in ("Succeeded", "Failed"):
+            # Finished: the kubelet has stopped its sandbox; nothing is sent any more.
+            self.skipped["finished"] += 1
             return None
         spec = pod.spec
         node_name = spec.get("nodeName")
@@ -254,7 +260,7 @@ class Auditor:
             refused = str(exc)
             effect = "refused"
         except (UnsupportedVersionError, FeatureGateError) as exc:
-            note += f"kubelet {kubelet}: {exc}; "
+            note += f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; "
             effect = "not-modelled"
         else:
             context = config.security_context
@@ -340,7 +346,7 @@ def _cell(text: str, size: int = 80) -> str:
 def _row(record: PodAudit) -> tuple[str, ...]:
     kubelet = record.kubelet_version + ("*" if record.kubelet_source != "node" else "")
     findings = ",".join(
-        f.rule + ("(ignored)" if f.ignored is not None else "") for f in record.findings
+        f.rule + ("(silenced)" if f.ignored is not None else "") for f in record.findings
     )
     return (
         _cell(record.name), _cell(record.node) or "(unscheduled)", _cell(kubelet),
@@ -412,11 +418,25 @@ class _TextWriter:
         self._out.write(
             f"  {summary['nodes']} nodes ({summary['windowsNodes']} Windows); skipped "
             f"{linux} pod{'s' * (linux != 1)} on Linux nodes and {other} "
-            f"pod{'s' * (other != 1)} without a Windows node or target\n"
+            f"pod{'s' * (other != 1)} without a Windows node or target"
+            + (f"; {summary['skipped']['finished']} finished (Succeeded or Failed) "
+               f"pod{'s' * (summary['skipped']['finished'] != 1)}"
+               if summary["skipped"].get("finished") else "")
+            + "\n"
         )
         if self._starred:
             self._out.write(
                 "  KUBELET with *: no node (yet) that reports one; judged as --kubelet-version\n"
+            )
+        if totals.effects["not-modelled"]:
+            self._out.write(
+                "  HOSTNETWORK ?: the node's kubelet is a release the library does not model, "
+                "so what it sends is not known\n"
+            )
+        if totals.ignored_by_annotation:
+            self._out.write(
+                "  FINDINGS (silenced): turned off for the object by an "
+                "ignore-check.kubelet-winnet.io annotation\n"
             )
         if totals.effects["unknown"]:
             self._out.write(

@@ -33,6 +33,7 @@ __all__ = [
     "host_network_reach",
     "ignored_rules",
     "nearest_rule",
+    "rule_page",
     "unknown_ignores",
 ]
 
@@ -511,6 +512,18 @@ def _on_windows(target: Target, conditional: str, finding: Finding) -> Finding:
 
 def _clip(text: str) -> str:
     return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
+
+
+def rule_page(rule_id: str) -> str:
+    """The documentation of a rule (markdown), as ``check --explain`` prints it and the
+    docs site shows it (docs/rules/ is generated from these pages)."""
+    from importlib import resources
+
+    if rule_id not in RULES_BY_ID:
+        raise KeyError(rule_id)
+    return (resources.files("kubelet_winnet._lint") / "pages" / f"{rule_id}.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def nearest_rule(name: str) -> str | None:

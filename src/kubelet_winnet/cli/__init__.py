@@ -143,6 +143,8 @@ def _parsers(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argu
 
 
 def _usage_needs_paths(args: argparse.Namespace) -> bool:
+    if getattr(args, "list_rules", False) or getattr(args, "explain", None) is not None:
+        return False  # check --list-rules, check --explain RULE
     return hasattr(args, "paths") and not args.paths and not args.filename
 
 

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Mapping
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from kubelet_winnet.cli.input import BadInput, Document
+from kubelet_winnet.cli.config import CONFIG_NAME, Config, ConfigError, find_config, load_config
+from kubelet_winnet.cli.input import BadInput, Document, expand_paths
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
     Command,
@@ -22,6 +24,9 @@ from kubelet_winnet.cli.session import (
     report_skipped,
 )
 from kubelet_winnet.errors import InvalidPodError, WinnetError
+
+if TYPE_CHECKING:
+    from kubelet_winnet._lint.rules import Finding
 
 __all__ = ["COMMAND"]
 
@@ -59,6 +64,16 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
         help="check pods that no OS field, node selector or affinity pins as Windows pods "
         "(by default their findings are conditional and one severity level lower)",
     )
+    parser.add_argument(
+        "--config", metavar="FILE",
+        help=f"settings file (default: {CONFIG_NAME} in the working directory or the "
+        "nearest one above it): rules to include or exclude, per-rule severity, kubelet "
+        "version, feature gates, windowsOnly, assumeWindows, paths to skip",
+    )
+    parser.add_argument("--list-rules", action="store_true",
+                        help="list the rules (-o json: as JSON) and exit")
+    parser.add_argument("--explain", metavar="RULE",
+                        help="print the documentation of one rule and exit")
     parser.epilog = (
         "rules: " + ", ".join(
             f"{r.id} ({r.severity.label}"
@@ -164,6 +179,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION
     from kubelet_winnet._lint.report import Options, report_writer
     from kubelet_winnet._lint.rules import (
+        RULES_BY_ID,
         Severity,
         check_pod,
         host_network_reach,
@@ -171,10 +187,29 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         unknown_ignores,
     )
     from kubelet_winnet._lint.targeting import Target
+    from kubelet_winnet.cli.session import limits_of
 
+    if args.list_rules or args.explain is not None:
+        return _rules_help(args, session)
+    path = args.config if args.config is not None else find_config()
+    config = Config()
+    if path is not None:
+        try:
+            config = load_config(path, limits_of(args), RULES_BY_ID, session.note)
+        except ConfigError as exc:
+            session.error(str(exc))
+            return session.status
+    if args.kubelet_version is None:
+        args.kubelet_version = config.kubelet_version
+    if args.feature_gates is None:
+        args.feature_gates = config.feature_gates
+    args.windows_only = args.windows_only or config.windows_only
+    args.assume_windows = args.assume_windows or config.assume_windows
     given = args.kubelet_version is not None
     if not given:
         args.kubelet_version = DEFAULT_KUBELET_VERSION
+    if config.skip and not _apply_skip(args, session, config):
+        return session.status
     if not check_profile(args, session):
         return session.status
     from kubelet_winnet._kubelet.pod import read_pod
@@ -205,7 +240,8 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                 f"{_clip(name)} names no rule, so it silences nothing"
                 + (f" (did you mean {nearest}?)" if nearest else "")
             )
-        findings = check_pod(item.pod, target, reach)
+        findings = [_configured(f, config) for f in check_pod(item.pod, target, reach)
+                    if config.checks(f.rule.id)]
         if not findings:
             continue
         ignored = ignored_rules(item.pod)
@@ -226,6 +262,65 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         session.err.write(f"kubelet-winnet: {writer.summary(session, len(inputs.files))}\n")
     if args.output == "text" and not args.verbose:
         report_skipped(session)
+    return session.status
+
+
+def _configured(finding: Finding, config: Config) -> Finding:
+    """The finding at the severity the configuration gives its rule, lowered as the rule
+    lowers it (a pod pinned to no OS, no spec.os.name)."""
+    from kubelet_winnet._lint.rules import Severity
+
+    level = config.severity.get(finding.rule.id)
+    if level is None:
+        return finding
+    lowered = finding.rule.severity - finding.severity
+    severity = Severity(max(Severity.INFO, Severity[level.upper()] - lowered))
+    return dataclasses.replace(finding, severity=severity)
+
+
+def _apply_skip(args: argparse.Namespace, session: Session, config: Config) -> bool:
+    """Drop the files that match a skip pattern from the input (directories expanded
+    here); False when nothing is left to read."""
+    kept: list[str] = []
+    for path in expand_paths(input_paths(args)):
+        if isinstance(path, BadInput):
+            session.error(str(path))
+        elif not config.skips(path):
+            kept.append(path)
+    args.inputs = kept
+    if not kept and not session.errors:
+        session.note(f"every file of the input matches a skip pattern of {config.source}")
+    return bool(kept)
+
+
+def _rules_help(args: argparse.Namespace, session: Session) -> int:
+    """``--list-rules`` and ``--explain RULE``."""
+    import json
+
+    from kubelet_winnet._lint.rules import RULES, RULES_BY_ID, nearest_rule, rule_page
+
+    if args.explain is not None:
+        rule = RULES_BY_ID.get(args.explain)
+        if rule is None:
+            nearest = nearest_rule(args.explain)
+            session.error(f"--explain: {_clip(args.explain)} is not a rule"
+                          + (f" (did you mean {nearest}?)" if nearest else "")
+                          + "; --list-rules lists them")
+            return session.status
+        session.out.write(rule_page(rule.id))
+        return session.status
+    if args.output == "json":
+        session.out.write(json.dumps([
+            {"id": r.id, "severity": r.severity.label, "summary": r.summary,
+             "severityWithoutOsName": r.severity_without_os.label
+             if r.severity_without_os else None,
+             "lowerWhenPinnedToNoOs": r.windows_nodes_only, "helpUri": r.help_uri}
+            for r in RULES
+        ], indent=2) + "\n")
+        return session.status
+    width = max(len(r.id) for r in RULES)
+    for r in RULES:
+        session.out.write(f"{r.id.ljust(width)}  {r.severity.label.ljust(7)}  {r.summary}\n")
     return session.status
 
 

@@ -241,6 +241,10 @@ CASES: dict[str, dict[str, Any]] = {
         **WINDOWS,
         "securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "webapp1"}},
     },
+    "host-process-hyperv-no-network": {  # containerd's default Hyper-V handler's name
+        **WINDOWS, "hostNetwork": True, "runtimeClassName": "runhcs-wcow-hypervisor",
+        "securityContext": {"windowsOptions": {"hostProcess": True}},
+    },
 }
 
 

@@ -101,6 +101,10 @@ CASES: dict[str, dict[str, Any]] = {  # one Windows pod per rule
     "gmsa-spec-missing": {
         "securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "webapp1"}},
     },
+    "host-process-hyperv-no-network": {
+        "hostNetwork": True, "runtimeClassName": "runhcs-wcow-hypervisor",
+        "securityContext": {"windowsOptions": {"hostProcess": True}},
+    },
 }
 
 

@@ -21,6 +21,7 @@ from kubelet_winnet._lint.targeting import PodObject, Target
 
 __all__ = [
     "DOCS_URL",
+    "HYPERV_HANDLERS",
     "IGNORE_PREFIX",
     "PROJECT_URL",
     "RULES",
@@ -94,7 +95,15 @@ RULES: tuple[Rule, ...] = (
          severity_without_os=Severity.INFO),
     Rule("gmsa-spec-missing", Severity.INFO,
          "gmsaCredentialSpecName without gmsaCredentialSpec: needs the GMSA webhook"),
+    Rule("host-process-hyperv-no-network", Severity.WARNING,
+         "a HostProcess pod with a Hyper-V RuntimeClass: hcsshim v0.15 runs it in a utility "
+         "VM with no network at all"),
 )
+
+# containerd's default Windows configuration names its Hyper-V handler so
+# (internal/cri/config/config_windows.go: "runhcs-wcow-hypervisor", SandboxIsolation 1).
+HYPERV_HANDLERS = frozenset({"runhcs-wcow-hypervisor"})
+PROCESS_HANDLERS = frozenset({"runhcs-wcow-process"})  # the default, process-isolated
 RULES_BY_ID: Mapping[str, Rule] = {rule.id: rule for rule in RULES}
 
 Path = tuple[str | int, ...]
@@ -333,8 +342,13 @@ def _names(containers: Sequence[_Container]) -> str:
     return shown + (f" and {len(containers) - 5} more" if len(containers) > 5 else "")
 
 
-def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[Finding]:
-    """Every finding for one pod (ignore annotations not applied yet)."""
+def check_pod(
+    pod: PodObject, target: Target, reach: HostNetworkReach,
+    runtime_classes: Mapping[str, str] | None = None,
+) -> list[Finding]:
+    """Every finding for one pod (ignore annotations not applied yet). ``runtime_classes``:
+    RuntimeClass name to handler, for the ones the input holds."""
+    runtime_classes = runtime_classes or {}
     spec = pod.spec
     at = pod.spec_path
     found: list[Finding] = []
@@ -415,7 +429,47 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
                         ))
     found += _forbidden(pod, target, containers)
     found += _gmsa(pod, pod_options, containers)
+    if host_process and not plain:
+        found += _hyperv(pod, runtime_classes)
     return found
+
+
+def _hyperv(pod: PodObject, runtime_classes: Mapping[str, str]) -> list[Finding]:
+    """hcsshim PR #2531 (commit b07af140d, v0.15.0-rc.2+): a HostProcess pod whose
+    runtime handler sets SandboxIsolation = 1 gets a utility VM (pod.go createPod checks
+    IsIsolated before IsJobContainer), and containerd gives a HostProcess pod no network
+    namespace (helpers.go hostNetwork reads host_process alone), so the VM has no network
+    (pod.go: ConfigureNetworking only for a non-empty namespace)."""
+    name = pod.spec.get("runtimeClassName")
+    if not isinstance(name, str) or not name:
+        return []
+    rule = RULES_BY_ID["host-process-hyperv-no-network"]
+    handler = runtime_classes.get(name, name if name in HYPERV_HANDLERS else None)
+    detail = (
+        "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
+        "2.4.0-beta.0) run HostProcess containers under Hyper-V isolation inside the utility "
+        "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
+        "hostNetwork: true does not change that."
+    )
+    path = (*pod.spec_path, "runtimeClassName")
+    if handler in PROCESS_HANDLERS:
+        return []
+    if handler in HYPERV_HANDLERS:
+        return [Finding(
+            rule, rule.severity,
+            "HostProcess under Hyper-V isolation: the pod gets no network at all; drop "
+            "runtimeClassName.",
+            path, None, f"RuntimeClass {_clip(name)} has handler {handler!r}. {detail}",
+        )]
+    known = f"handler {handler!r}" if handler is not None else "a handler not in the input"
+    return [Finding(
+        rule, Severity.INFO,
+        "HostProcess with a RuntimeClass: if its handler is Hyper-V isolated, the pod gets "
+        "no network; check the handler.",
+        path, None,
+        f"RuntimeClass {_clip(name)} has {known}; a handler whose runhcs options set "
+        f"SandboxIsolation = 1 is Hyper-V isolated. {detail}",
+    )]
 
 
 def _forbidden(

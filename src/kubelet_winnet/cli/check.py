@@ -112,6 +112,7 @@ class _Inputs:
         self.files: set[str] = set()
         self.with_objects: set[str] = set()
         self.explained: set[str] = set()  # templates and kustomizations: said already
+        self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
 
     def document(self, document: Document) -> None:
         self.files.add(document.source)
@@ -120,6 +121,12 @@ class _Inputs:
             return
         if isinstance(value.get("kind"), str) and isinstance(value.get("apiVersion"), str):
             self.with_objects.add(document.source)
+        if value.get("kind") == "RuntimeClass" and len(self.runtime_classes) < 10_000:
+            metadata = value.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, dict) else None
+            handler = value.get("handler")
+            if isinstance(name, str) and isinstance(handler, str):
+                self.runtime_classes[name] = handler
         name = os.path.basename(document.source)
         kustomization = value.get("kind") == "Kustomization" or name in (
             "kustomization.yaml", "kustomization.yml", "Kustomization"
@@ -240,8 +247,8 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                 f"{_clip(name)} names no rule, so it silences nothing"
                 + (f" (did you mean {nearest}?)" if nearest else "")
             )
-        findings = [_configured(f, config) for f in check_pod(item.pod, target, reach)
-                    if config.checks(f.rule.id)]
+        raw = check_pod(item.pod, target, reach, inputs.runtime_classes)
+        findings = [_configured(f, config) for f in raw if config.checks(f.rule.id)]
         if not findings:
             continue
         ignored = ignored_rules(item.pod)

@@ -103,7 +103,7 @@ def dump_objects(
                 on_bad(str(found))
                 continue
             kind = found.value.get("kind")
-            if kind == "Node" or kind == "Pod":
+            if kind in ("Node", "Pod", "RuntimeClass"):
                 yield ClusterObject(kind, found.value, f"{found.source}:{found.line}")
             elif on_other is not None:
                 on_other(kind)

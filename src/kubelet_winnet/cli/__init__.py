@@ -119,8 +119,10 @@ def _parsers(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argu
     """The top-level parser and the chosen command's."""
     from kubelet_winnet import __version__
 
+    # Run as the kubectl plugin (the kubectl-winnet script), usage says `kubectl winnet`.
+    plugin = os.path.basename(sys.argv[0] or "").startswith("kubectl-winnet")
     parser = _Parser(
-        prog="kubelet-winnet",
+        prog="kubectl winnet" if plugin else "kubelet-winnet",
         description="What the kubelet tells the container runtime about networking for "
         "Windows pods (CRI runtime.v1), by kubelet version and feature gates.",
         epilog=EXIT_TEXT,

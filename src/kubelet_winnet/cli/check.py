@@ -21,7 +21,6 @@ from kubelet_winnet.cli.session import (
     input_paths,
     invalid_pod,
     pods,
-    report_skipped,
 )
 from kubelet_winnet.errors import InvalidPodError, WinnetError
 
@@ -265,10 +264,8 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     writer.close(session)
     for path in inputs.empty_paths(input_paths(args)):
         session.note(f"no Kubernetes objects in {path}")
-    if args.verbose or not args.quiet:
+    if args.verbose or not args.quiet:  # it counts the skipped pods too (-v lists them)
         session.err.write(f"kubelet-winnet: {writer.summary(session, len(inputs.files))}\n")
-    if args.output == "text" and not args.verbose:
-        report_skipped(session)
     return session.status
 
 

@@ -348,3 +348,42 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out == f"kubelet-winnet {__version__}\n"
+
+
+def test_colours_on_a_real_terminal(tmp_path: Path) -> None:
+    """stdout a pseudo-terminal: coloured, unless NO_COLOR is set."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "kubelet-winnet"
+    if not script.exists():
+        pytest.skip("the kubelet-winnet script is not installed next to this interpreter")
+    path = write(tmp_path / "p.yaml", windows({"hostNetwork": True}))
+    for extra, coloured in (({}, True), ({"NO_COLOR": "1"}, False)):
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        leader, follower = pty.openpty()
+        try:
+            done = subprocess.run([str(script), "check", path], stdout=follower,
+                                  stderr=subprocess.PIPE, env={**env, **extra}, timeout=60,
+                                  check=False)
+            os.close(follower)
+            follower = -1
+            shown = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal is closed: all read
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+        finally:
+            if follower >= 0:
+                os.close(follower)
+            os.close(leader)
+        assert done.returncode == 1
+        assert b"host-network-ignored" in shown
+        assert (b"\033[33m" in shown) is coloured, extra
+        assert b"\033[" not in done.stderr

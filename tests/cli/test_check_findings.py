@@ -184,6 +184,9 @@ def test_sarif_carries_the_full_text_and_input_errors(
     (result,) = run_["results"]
     assert "containerd takes host networking on Windows from host_process alone" in \
         result["message"]["text"]
+    rules = {r["id"]: r for r in run_["tool"]["driver"]["rules"]}
+    assert rules["host-network-ignored"]["help"]["markdown"].startswith(
+        "# host-network-ignored\n")  # the rule's page, shown by code scanning
     (invocation,) = run_["invocations"]
     assert invocation["executionSuccessful"] is False
     (notification,) = invocation["toolExecutionNotifications"]

@@ -11,7 +11,7 @@ from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from kubelet_winnet._describe import describe_path
-from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity
+from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity, rule_page
 from kubelet_winnet._lint.targeting import PodObject
 
 __all__ = ["FORMATS", "Options", "ReportWriter", "report_writer"]
@@ -211,6 +211,7 @@ class _Sarif(_Base):
                 {
                     "id": rule.id,
                     "shortDescription": {"text": rule.summary},
+                    "help": {"text": rule.summary, "markdown": rule_page(rule.id)},
                     "helpUri": rule.help_uri,
                     "defaultConfiguration": {"level": rule.severity.sarif_level},
                 }

@@ -34,6 +34,7 @@ from kubelet_winnet._kubelet.rules import (
     WindowsOptions,
     decide_sandbox,
 )
+from kubelet_winnet._lint.rules import RULES, rule_page
 from kubelet_winnet.errors import InvalidRequestError
 from kubelet_winnet.runtime import (
     SETUP_CALLS,
@@ -213,6 +214,12 @@ def render_runtime_page(current: str) -> str:
     return current[:start] + render_runtime_tables() + current[end:]
 
 
+def render_rule_page(rule_id: str) -> str:
+    """A check rule's page as the docs site shows it: the package's page, marked."""
+    return (f"<!-- Generated from src/kubelet_winnet/_lint/pages/{rule_id}.md by "
+            "scripts/render_docs.py: edit that file. -->\n" + rule_page(rule_id))
+
+
 # Every generated page: (path from the repository root, new text from the current text).
 PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/decision-table.md", lambda _current: render_decision_table()),
@@ -221,6 +228,9 @@ PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/cli.md", render_cli_page),  # real command-line output
     ("docs/conformance.md", lambda _current: render_conformance_page()),  # tests/upstream
     ("docs/policy.md", render_policy_page),  # `kubelet-winnet policy` and its warning
+    # The check rules' pages: kept in the package (`check --explain RULE` prints them).
+    *((f"docs/rules/{rule.id}.md", lambda _current, rule_id=rule.id: render_rule_page(rule_id))
+      for rule in RULES),
 )
 
 

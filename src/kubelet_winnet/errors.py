@@ -1,6 +1,7 @@
 """Every exception kubelet-winnet raises on purpose.
 
-One root, :class:`WinnetError`; each leaf also subclasses the stdlib type a caller
+One root, [`WinnetError`][kubelet_winnet.errors.WinnetError]; each leaf also subclasses the
+stdlib type a caller
 would naturally catch (``TypeError`` for a wrong argument type, ``ValueError`` for bad
 input, ``OSError`` for HCN and state-file failures) and carries the facts as attributes,
 so callers never parse messages. Each class says which upstream text it mirrors. No
@@ -35,7 +36,8 @@ class WinnetError(Exception):
 
 class InvalidArgumentError(WinnetError, TypeError):
     """A public function was called with an argument of the wrong type (not bad pod
-    content: that is :class:`InvalidPodError`). ``argument`` names the parameter,
+    content: that is [`InvalidPodError`][kubelet_winnet.errors.InvalidPodError]). ``argument``
+    names the parameter,
     ``expected`` what it takes, ``got`` the type name that was passed.
 
     No upstream text: the kubelet takes typed Go values; this is Python's ``TypeError``

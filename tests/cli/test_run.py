@@ -327,13 +327,14 @@ def test_malformed_pod_is_reported_invalid(
 # --- an unreachable runtime ---------------------------------------------------------------------
 
 
-def test_unreachable_runtime_is_reported_per_pod(
+def test_unreachable_runtime_is_one_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = _write(tmp_path / "p.yaml", _pod("web"))
-    code, out, _ = run(capsys, "--runtime-endpoint", f"unix://{tmp_path}/none.sock", str(path))
-    assert code == 1
-    assert "error: /runtime.v1.RuntimeService/RunPodSandbox: UNAVAILABLE" in out
+    code, out, err = run(capsys, "--runtime-endpoint", f"unix://{tmp_path}/none.sock", str(path))
+    assert code == 2
+    assert "UNAVAILABLE" not in out
+    assert err.startswith(f"kubelet-winnet: error: cannot reach the runtime at unix://{tmp_path}")
 
 
 def test_refused_pod_is_not_sent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

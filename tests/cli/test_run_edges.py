@@ -262,8 +262,8 @@ def _ok_reply(method: str, first: int, second: int, text: str) -> bytes:
 def test_run_against_a_hostile_runtime_exits_cleanly(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, plan: dict[str, Any], cleanup: bool
 ) -> None:
-    """Whatever the runtime answers: exit 0 (it all worked) or 1 (a call failed), one
-    line per failure, never a traceback; an unknown enum value prints as its number."""
+    """Whatever the runtime answers: exit 0 (it all worked), 1 (a call failed) or 2 (it
+    cannot be reached), one line per failure, never a traceback; an unknown enum value prints as its number."""
     path = tmp_path / "p.yaml"
     if not path.exists():
         _write(path, _pod([{"name": "app", "image": "img:1"}, {"name": "side", "image": "i"}]))
@@ -278,9 +278,15 @@ def test_run_against_a_hostile_runtime_exits_cleanly(
                 fake.reply[where] = _ok_reply(method, *answer[1:])
         argv = ["--runtime-endpoint", fake.endpoint, str(path)]
         code, out, err = run(capsys, *argv, *(["--cleanup"] if cleanup else []))
-    assert code in (0, 1), (code, out, err)
+    assert code in (0, 1, 2), (code, out, err)
+    if code == 2:  # UNAVAILABLE reads as an unreachable runtime: one error, the run stops
+        assert err.startswith("kubelet-winnet: error: cannot reach the runtime at ")
+        assert err.count("\n") == 1, err
+        return
     assert "Traceback" not in err and "Traceback" not in out
-    assert err == "", err  # runtime failures go to the report on stdout
+    # Runtime failures go to the report on stdout, and each as one line on stderr.
+    assert all(line.startswith("kubelet-winnet: ") and "the runtime failed: " in line
+               for line in err.splitlines()), err
     sandbox = plan["PodSandboxStatus"]
     if code == 0 and sandbox[0] == "ok" and sandbox[1] not in api_pb2.PodSandboxState.values():
         assert f" {sandbox[1]} network=" in out

@@ -1004,7 +1004,8 @@ def create_container_request(
     feature_gates: object = None,
     services: object = None,
 ) -> api_pb2.CreateContainerRequest:
-    """``CreateContainerRequest``: :func:`container_config` plus the sandbox's
+    """``CreateContainerRequest``: [`container_config`][kubelet_winnet.container_config] plus the
+    sandbox's
     ``PodSandboxConfig`` (attempt ``sandbox_attempt``) and ``pod_sandbox_id``."""
     if type(pod_sandbox_id) is not str:
         raise InvalidArgumentError("pod_sandbox_id", "a string", type_name(pod_sandbox_id))

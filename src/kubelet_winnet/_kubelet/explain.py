@@ -26,7 +26,8 @@ __all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explain"]
 
 
 class WarningCode(str, enum.Enum):
-    """Stable identifiers of :class:`Finding` kinds (for filtering and the CLI); each is
+    """Stable identifiers of [`Finding`][kubelet_winnet.Finding] kinds (for filtering and the
+    CLI); each is
     a ``str`` equal to its value."""
 
     def __str__(self) -> str:
@@ -45,23 +46,37 @@ class Finding:
     """Something the pod asks for and will not get (or a flag worth a look)."""
 
     code: WarningCode
+    """What kind of finding it is."""
     message: str
+    """One sentence for a person."""
     field: str = ""
+    """The pod field it is about (``spec.hostNetwork``), or empty."""
 
 
 @dataclass(frozen=True)
 class ExplainStep:
-    rule: str  # "gates", or the id of a step in _rules.STEPS ("1", "2.off", "3a", ...)
+    """One decision of the kubelet, in its order."""
+
+    rule: str
+    """``gates``, or the id of a step of the decision table (``1``, ``2.off``, ``3a``, ...)."""
     text: str
+    """What the kubelet decided at that step, and why."""
 
 
 @dataclass(frozen=True)
 class Explanation:
+    """What [`explain`][kubelet_winnet.explain] returns: the result and how it came about."""
+
     config: api_pb2.WindowsPodSandboxConfig | None
+    """What the kubelet sends, or ``None`` when it refuses the pod."""
     error: SandboxConfigError | None
+    """The kubelet's refusal, or ``None``."""
     steps: tuple[ExplainStep, ...]
+    """Each decision, in the kubelet's order."""
     warnings: tuple[Finding, ...]
+    """What the pod asks for and will not get."""
     profile: GateResolution = field(repr=False, compare=False)
+    """The kubelet profile the pod was judged by."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the config as proto3 JSON (presence kept), steps and warnings."""
@@ -192,7 +207,8 @@ def explain(
     """Every decision for ``pod`` in order, the result, and what the pod will not get.
 
     Input errors (``InvalidPodError``, ``FeatureGateError``, ``UnsupportedVersionError``)
-    are raised as by :func:`windows_sandbox_config`; a kubelet refusal is returned in
+    are raised as by [`windows_sandbox_config`][kubelet_winnet.windows_sandbox_config]; a kubelet
+    refusal is returned in
     ``.error`` with ``.config`` None.
     """
     profile = kubelet_profile(kubelet_version, feature_gates)

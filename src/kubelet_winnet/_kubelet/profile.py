@@ -151,8 +151,14 @@ def release(minor: int) -> Release:
 
 @dataclass(frozen=True, order=True)
 class KubeletVersion:
+    """A kubelet release, 1.MINOR[.PATCH] (Kubernetes 1.x only); ``str()`` gives it back,
+    ordered by minor then patch. Build with
+    [`parse_kubelet_version`][kubelet_winnet.parse_kubelet_version]."""
+
     minor: int
+    """The minor version: 32 for 1.32."""
     patch: int | None = None
+    """The patch release, or ``None`` when only 1.MINOR was given."""
 
     def __str__(self) -> str:
         return f"1.{self.minor}" + ("" if self.patch is None else f".{self.patch}")
@@ -263,7 +269,8 @@ def _items_of(settings: object) -> list[tuple[object, object]]:
 
 
 class FeatureGates(Mapping[str, bool]):
-    """Explicitly set gates, immutable and hashable. Build with :func:`parse_feature_gates`."""
+    """Explicitly set gates, immutable and hashable. Build with
+    [`parse_feature_gates`][kubelet_winnet.parse_feature_gates]."""
 
     __slots__ = ("_hash", "_items")
 
@@ -337,7 +344,8 @@ _NO_GATES = FeatureGates()
 
 
 def parse_feature_gates(value: object) -> FeatureGates:
-    """Accept ``None``, a flag string, a mapping of name to bool, or :class:`FeatureGates`."""
+    """Accept ``None``, a flag string, a mapping of name to bool, or
+    [`FeatureGates`][kubelet_winnet.FeatureGates]."""
     if value is None:
         return _NO_GATES
     if type(value) is FeatureGates:
@@ -352,15 +360,20 @@ class GateResolution:
     """``WindowsHostNetwork`` as one kubelet sees it: the kubelet profile."""
 
     version: KubeletVersion
+    """The kubelet release."""
     stage: GateStage
-    # The gate's value (default, or set); None when the gate does not exist.
+    """The gate's stage in that release (alpha, beta, deprecated, removed, ...)."""
     enabled: bool | None
+    """The gate's value (its default, or as set); ``None`` when the gate does not exist."""
     explicitly_set: bool
-    # What matters for the sandbox config: the kubelet sets namespace_options.
+    """Whether ``--feature-gates`` set it."""
     sets_namespace_options: bool
+    """What matters for the sandbox config: whether the kubelet sets
+    ``namespace_options`` for a ``hostNetwork`` pod."""
     not_modelled: tuple[str, ...]
-    # What the kubelet logs while parsing the flag.
+    """Gates of the flag the library does not model (assumed not to matter)."""
     log_lines: tuple[str, ...]
+    """What the kubelet logs while parsing the flag."""
 
     @property
     def release(self) -> Release:

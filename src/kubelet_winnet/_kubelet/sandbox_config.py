@@ -630,7 +630,8 @@ def run_pod_sandbox_request(
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
 ) -> api_pb2.RunPodSandboxRequest:
-    """``RunPodSandboxRequest``: :func:`pod_sandbox_config` plus the runtime handler of
+    """``RunPodSandboxRequest``: [`pod_sandbox_config`][kubelet_winnet.pod_sandbox_config] plus
+    the runtime handler of
     ``spec.runtimeClassName`` from ``node.runtime_handlers`` (unknown class:
     ``SandboxConfigError``)."""
     node = check_node(node)

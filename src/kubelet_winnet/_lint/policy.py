@@ -76,6 +76,8 @@ NOT_IN_POLICY: Mapping[str, str] = {
         f'the API server already rejects such objects ("hostPort {_API_HOST_PORT}")',
     "gmsa-spec-missing": "the GMSA webhook fills in gmsaCredentialSpec on pods only, never on "
         "pod templates, so the object alone does not decide it",
+    "host-process-hyperv-no-network": "the handler of the pod's RuntimeClass and the node's "
+        "containerd release decide it, and a policy on the pod reads neither",
 }
 
 

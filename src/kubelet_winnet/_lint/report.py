@@ -1,4 +1,5 @@
-"""``check`` findings as text, JSON or SARIF 2.1.0, written as they are found."""
+"""``check`` findings as text, JSON, SARIF 2.1.0 or JUnit XML, written as they are found
+(JUnit at the end: its counts come first)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ import json
 import os
 import urllib.parse
 from typing import Any, Protocol, TextIO
+from xml.sax.saxutils import escape as xml_escape
+from xml.sax.saxutils import quoteattr
 
 from kubelet_winnet._describe import describe_path
-from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity
+from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity, rule_page
 from kubelet_winnet._lint.targeting import PodObject
 
-__all__ = ["ReportWriter", "report_writer"]
+__all__ = ["FORMATS", "Options", "ReportWriter", "report_writer"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _RULE_INDEX = {rule.id: index for index, rule in enumerate(RULES)}
@@ -36,6 +39,7 @@ class Session(Protocol):
     skipped_untargeted: int
     errors: int
     status: int
+    diagnostics: list[str]  # the input errors' texts (bounded)
 
 
 class ReportWriter(Protocol):
@@ -44,9 +48,11 @@ class ReportWriter(Protocol):
         line: int,
     ) -> None: ...
 
+    def pod(self, document: Document, pod: PodObject) -> None: ...
+
     def close(self, session: Session) -> None: ...
 
-    def summary(self, session: Session) -> str: ...
+    def summary(self, session: Session, files: int | None = None) -> str: ...
 
 
 def _count(number: int, noun: str) -> str:
@@ -54,10 +60,14 @@ def _count(number: int, noun: str) -> str:
 
 
 class _Base:
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, options: Options | None = None) -> None:
         self._out = out
+        self._options = options or Options()
         self.counts = dict.fromkeys(Severity, 0)
         self.ignored = 0
+
+    def pod(self, document: Document, pod: PodObject) -> None:
+        """A pod that was checked (JUnit lists the ones without findings)."""
 
     def _count(self, finding: Finding, ignored: str | None) -> None:
         if ignored is None:
@@ -65,9 +75,10 @@ class _Base:
         else:
             self.ignored += 1
 
-    def summary(self, session: Session) -> str:
+    def summary(self, session: Session, files: int | None = None) -> str:
+        where = "" if files is None else f" in {_count(files, 'file')}"
         return (
-            f"{_count(session.pods, 'pod')} checked: "
+            f"{_count(session.pods, 'pod')}{where} checked: "
             f"{_count(self.counts[Severity.ERROR], 'error')}, "
             f"{_count(self.counts[Severity.WARNING], 'warning')}, "
             f"{self.counts[Severity.INFO]} info, {self.ignored} ignored by annotation; "
@@ -107,6 +118,21 @@ def _subject(pod: PodObject, finding: Finding) -> str:
     return text
 
 
+class Options:
+    """How findings are written: ``threshold`` (the --fail-on severity, None: never),
+    ``details`` (text: the detail under each finding), ``colour`` (text: ANSI colours)."""
+
+    def __init__(self, threshold: Severity | None = Severity.WARNING, details: bool = False,
+                 colour: bool = False) -> None:
+        self.threshold = threshold
+        self.details = details
+        self.colour = colour
+
+
+_COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m",
+            Severity.INFO: "\033[36m"}
+
+
 class _Text(_Base):
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
@@ -115,18 +141,23 @@ class _Text(_Base):
         self._count(finding, ignored)
         if ignored is not None:
             return
+        label = finding.severity.label
+        if self._options.colour:
+            label = f"{_COLOURS[finding.severity]}\033[1m{label}\033[0m"
         self._out.write(
-            f"{document.source}:{line}: {finding.severity.label} {finding.rule.id}: "
+            f"{document.source}:{line}: {label} {finding.rule.id}: "
             f"{_subject(pod, finding)}: {finding.message} [{describe_path(finding.field)}]\n"
         )
+        if self._options.details and finding.detail:
+            self._out.write(f"    {finding.detail}\n")
 
     def close(self, session: Session) -> None:
         pass
 
 
 class _Json(_Base):
-    def __init__(self, out: TextIO) -> None:
-        super().__init__(out)
+    def __init__(self, out: TextIO, options: Options | None = None) -> None:
+        super().__init__(out, options)
         out.write('{\n"findings": [')
         self._first = True
 
@@ -140,7 +171,8 @@ class _Json(_Base):
         record: dict[str, Any] = {
             "rule": finding.rule.id,
             "severity": finding.severity.label,
-            "message": finding.message,
+            "message": finding.text,
+            "headline": finding.message,
             "file": document.source,
             "line": line,
             "document": document.document,
@@ -167,8 +199,8 @@ def _uri(source: str) -> str:
 
 
 class _Sarif(_Base):
-    def __init__(self, out: TextIO) -> None:
-        super().__init__(out)
+    def __init__(self, out: TextIO, options: Options | None = None) -> None:
+        super().__init__(out, options)
         from kubelet_winnet import __version__
 
         driver = {
@@ -179,6 +211,7 @@ class _Sarif(_Base):
                 {
                     "id": rule.id,
                     "shortDescription": {"text": rule.summary},
+                    "help": {"text": rule.summary, "markdown": rule_page(rule.id)},
                     "helpUri": rule.help_uri,
                     "defaultConfiguration": {"level": rule.severity.sarif_level},
                 }
@@ -204,7 +237,7 @@ class _Sarif(_Base):
             "ruleId": finding.rule.id,
             "ruleIndex": _RULE_INDEX[finding.rule.id],
             "level": finding.severity.sarif_level,
-            "message": {"text": f"{_subject(pod, finding)}: {finding.message}"},
+            "message": {"text": f"{_subject(pod, finding)}: {finding.text}"},
             "locations": [{
                 "physicalLocation": physical,
                 "logicalLocations": [{
@@ -224,16 +257,78 @@ class _Sarif(_Base):
         self._first = False
 
     def close(self, session: Session) -> None:
-        tail = {
-            "invocations": [{"executionSuccessful": session.status != 2}],
-            "properties": self._summary_dict(session),
-        }
+        invocation: dict[str, Any] = {"executionSuccessful": session.status != 2}
+        if session.diagnostics:  # input errors reach code scanning as notifications
+            invocation["toolExecutionNotifications"] = [
+                {"level": "error", "message": {"text": text}, "descriptor": {"id": "input"}}
+                for text in session.diagnostics
+            ]
+        tail = {"invocations": [invocation], "properties": self._summary_dict(session)}
         self._out.write(f"], {json.dumps(tail)[1:-1]}}}]}}\n")
 
 
-def report_writer(output: str, out: TextIO) -> ReportWriter:
-    if output == "json":
-        return _Json(out)
-    if output == "sarif":
-        return _Sarif(out)
-    return _Text(out)
+class _Junit(_Base):
+    """JUnit XML: one test case per finding (failed at or above the threshold, skipped
+    when an annotation ignores it, passed below), one per pod without findings, one
+    error case per input error. Buffered: the suite's counts come before its cases."""
+
+    def __init__(self, out: TextIO, options: Options | None = None) -> None:
+        super().__init__(out, options)
+        self._cases: list[tuple[str, str, str]] = []  # (kind, opening tag, body)
+        self._pods: dict[tuple[str, int, int | None], tuple[str, str]] = {}
+
+    def pod(self, document: Document, pod: PodObject) -> None:
+        self._pods.setdefault((document.source, document.document, document.item),
+                              (document.source, pod.identity))
+
+    def finding(
+        self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
+        line: int,
+    ) -> None:
+        self._count(finding, ignored)
+        self._pods[(document.source, document.document, document.item)] = ("", "")
+        name = f"{finding.rule.id} {_subject(pod, finding)} {describe_path(finding.field)}"
+        head = (f"<testcase classname={quoteattr(document.source)} name={quoteattr(name)} "
+                f"file={quoteattr(document.source)} line=\"{line}\"")
+        text = f"{document.source}:{line}: {finding.severity.label}: {finding.text}"
+        threshold = self._options.threshold
+        if ignored is not None:
+            self._cases.append(("skipped", head, f"<skipped message={quoteattr(ignored)}/>"))
+        elif threshold is not None and finding.severity >= threshold:
+            self._cases.append((
+                "failure", head,
+                f"<failure message={quoteattr(finding.message)} "
+                f"type={quoteattr(finding.severity.label)}>{xml_escape(text)}</failure>",
+            ))
+        else:
+            self._cases.append(("passed", head, f"<system-out>{xml_escape(text)}</system-out>"))
+
+    def close(self, session: Session) -> None:
+        cases = list(self._cases)
+        for source, identity in self._pods.values():
+            if identity:
+                cases.append(("passed", f"<testcase classname={quoteattr(source)} "
+                              f"name={quoteattr(identity)} file={quoteattr(source)}", ""))
+        for text in session.diagnostics:
+            cases.append(("error", '<testcase classname="input" name="input error"',
+                          f"<error message={quoteattr(text)} type=\"input\"/>"))
+        counts = {kind: sum(1 for c in cases if c[0] == kind)
+                  for kind in ("failure", "error", "skipped")}
+        out = self._out
+        out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        attributes = (f'tests="{len(cases)}" failures="{counts["failure"]}" '
+                      f'errors="{counts["error"]}" skipped="{counts["skipped"]}"')
+        out.write(f'<testsuites name="kubelet-winnet" {attributes}>\n')
+        out.write(f'<testsuite name="kubelet-winnet check" {attributes}>\n')
+        for _, head, body in cases:
+            out.write(f"{head}>{body}</testcase>\n" if body else f"{head}/>\n")
+        out.write("</testsuite>\n</testsuites>\n")
+
+
+FORMATS = ("text", "json", "sarif", "junit")
+
+
+def report_writer(output: str, out: TextIO, options: Options | None = None) -> ReportWriter:
+    writers: dict[str, type[_Base]] = {"json": _Json, "sarif": _Sarif, "junit": _Junit}
+    writer: ReportWriter = writers.get(output, _Text)(out, options)  # type: ignore[assignment]
+    return writer

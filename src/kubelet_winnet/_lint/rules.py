@@ -9,6 +9,8 @@ texts are quoted from upstream (kubelet: pkg/kubelet/kuberuntime/kuberuntime_san
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import enum
 import functools
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,6 +21,7 @@ from kubelet_winnet._lint.targeting import PodObject, Target
 
 __all__ = [
     "DOCS_URL",
+    "HYPERV_HANDLERS",
     "IGNORE_PREFIX",
     "PROJECT_URL",
     "RULES",
@@ -30,6 +33,9 @@ __all__ = [
     "check_pod",
     "host_network_reach",
     "ignored_rules",
+    "nearest_rule",
+    "rule_page",
+    "unknown_ignores",
 ]
 
 # The project's home and where docs/rules/<rule-id>.md is published (SARIF helpUri).
@@ -61,6 +67,10 @@ class Rule:
     # The severity when the pod does not declare spec.os.name: windows (only targets it),
     # for rules whose upstream check applies to declared Windows pods alone.
     severity_without_os: Severity | None = None
+    # What the rule warns of happens on Windows nodes only: for a pod that no OS field,
+    # selector or affinity pins, the text says "if this pod runs on a Windows node" and
+    # the severity is one level lower (a Linux workload in the same repository is fine).
+    windows_nodes_only: bool = False
 
     @property
     def help_uri(self) -> str:
@@ -69,7 +79,8 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule("host-network-ignored", Severity.WARNING,
-         "hostNetwork: true on a Windows pod that is not HostProcess is silently ignored"),
+         "hostNetwork: true on a Windows pod that is not HostProcess is silently ignored",
+         windows_nodes_only=True),
     Rule("host-process-mixed", Severity.ERROR,
          "some but not all containers are HostProcess: the kubelet refuses the pod"),
     Rule("host-process-needs-host-network", Severity.ERROR,
@@ -84,7 +95,15 @@ RULES: tuple[Rule, ...] = (
          severity_without_os=Severity.INFO),
     Rule("gmsa-spec-missing", Severity.INFO,
          "gmsaCredentialSpecName without gmsaCredentialSpec: needs the GMSA webhook"),
+    Rule("host-process-hyperv-no-network", Severity.WARNING,
+         "a HostProcess pod with a Hyper-V RuntimeClass: hcsshim v0.15 runs it in a utility "
+         "VM with no network at all"),
 )
+
+# containerd's default Windows configuration names its Hyper-V handler so
+# (internal/cri/config/config_windows.go: "runhcs-wcow-hypervisor", SandboxIsolation 1).
+HYPERV_HANDLERS = frozenset({"runhcs-wcow-hypervisor"})
+PROCESS_HANDLERS = frozenset({"runhcs-wcow-process"})  # the default, process-isolated
 RULES_BY_ID: Mapping[str, Rule] = {rule.id: rule for rule in RULES}
 
 Path = tuple[str | int, ...]
@@ -93,10 +112,16 @@ Path = tuple[str | int, ...]
 @dataclass(frozen=True)
 class Finding:
     rule: Rule
-    severity: Severity  # the rule's, or lower (windows-forbidden-field without os.name)
-    message: str
+    severity: Severity  # the rule's, or lower (no os.name, or a pod pinned to no OS)
+    message: str  # one sentence under 120 characters: what happens and what to do
     field: Path  # from the manifest root
     container: str | None = None
+    detail: str = ""  # the versions, upstream's words, other ways out
+
+    @property
+    def text(self) -> str:
+        """The whole finding: the sentence, then the detail."""
+        return f"{self.message} {self.detail}" if self.detail else self.message
 
 
 # --- where hostNetwork reaches the runtime, from the library's own decisions ----------
@@ -118,17 +143,34 @@ class HostNetworkReach:
     by_minor: tuple[tuple[int, frozenset[str], frozenset[str]], ...]  # minor, NODE, valid
     selected: str
     selected_carries_node: bool
+    given: bool = True  # the user named the kubelet version (else: every release is told)
+
+    message = (
+        "hostNetwork: true is ignored: the pod gets its own network namespace; for the "
+        "node's network make it HostProcess."
+    )
+    conditional = (
+        "if this pod runs on a Windows node, hostNetwork: true is ignored there; pin it with "
+        "spec.os.name."
+    )
 
     @functools.cached_property
-    def message(self) -> str:
-        here = "does" if self.selected_carries_node else "does not"
+    def detail(self) -> str:
+        if self.given:
+            sent = (
+                f"{self.selected} sends network NODE in the sandbox request, but no released "
+                "containerd acts on it"
+                if self.selected_carries_node
+                else f"{self.selected} does not send network NODE in the sandbox request"
+            )
+        else:
+            sent = (
+                f"The kubelet sends network NODE in the sandbox request {self.text} "
+                "(--kubelet-version names yours), but no released containerd acts on it"
+            )
         return (
-            "hostNetwork: true is not applied to this Windows pod: the kubelet's sandbox "
-            f"request carries network NODE {self.text} ({self.selected}: it {here}), "
-            "and no released containerd acts on it (containerd takes host networking on "
-            "Windows from host_process alone), so the pod gets its own network namespace. "
-            "For the node's network make every container HostProcess; to reach the pod "
-            "on the node's address use a hostPort or a NodePort Service"
+            f"{sent}: containerd takes host networking on Windows from host_process alone. "
+            "To reach the pod on the node's address use a hostPort or a NodePort Service."
         )
 
     @functools.cached_property
@@ -161,9 +203,13 @@ def _runs(
             start = index
 
 
-def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNetworkReach:
+def host_network_reach(
+    kubelet_version: object, feature_gates: object, given: bool = True
+) -> HostNetworkReach:
     """Evaluate every kubelet of ``TIMELINE`` under each gate state with the decision
-    the public translation serializes (no protobuf: ``check`` starts without it)."""
+    the public translation serializes (no protobuf: ``check`` starts without it).
+    ``given``: the user named ``kubelet_version``; otherwise the finding names the
+    releases, not the default version."""
     from kubelet_winnet._kubelet.pod import read_pod
     from kubelet_winnet._kubelet.profile import MIN_MINOR, kubelet_profile
     from kubelet_winnet._kubelet.rules import decide_sandbox
@@ -197,7 +243,9 @@ def host_network_reach(kubelet_version: object, feature_gates: object) -> HostNe
         minor += 1
     profile = kubelet_profile(kubelet_version, feature_gates)
     selected = f"kubelet {profile.version}" + (f" with {feature_gates}" if feature_gates else "")
-    return HostNetworkReach(tuple(rows), selected, carries_node(kubelet_version, feature_gates))
+    return HostNetworkReach(
+        tuple(rows), selected, carries_node(kubelet_version, feature_gates), given
+    )
 
 
 # --- the pod's containers, as the kubelet visits them --------------------------------
@@ -294,8 +342,13 @@ def _names(containers: Sequence[_Container]) -> str:
     return shown + (f" and {len(containers) - 5} more" if len(containers) > 5 else "")
 
 
-def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[Finding]:
-    """Every finding for one pod (ignore annotations not applied yet)."""
+def check_pod(
+    pod: PodObject, target: Target, reach: HostNetworkReach,
+    runtime_classes: Mapping[str, str] | None = None,
+) -> list[Finding]:
+    """Every finding for one pod (ignore annotations not applied yet). ``runtime_classes``:
+    RuntimeClass name to handler, for the ones the input holds."""
+    runtime_classes = runtime_classes or {}
     spec = pod.spec
     at = pod.spec_path
     found: list[Finding] = []
@@ -311,21 +364,24 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
         first = plain[0]
         found.append(Finding(
             rule, rule.severity,
-            f"HostProcess: {_names(host_process)}; not HostProcess: {_names(plain)}: the kubelet "
-            f"refuses the pod (\"{_KUBELET_MIXED}\") and the API server rejects it "
-            f"(\"{_API_MIXED}\")",
+            "HostProcess and non-HostProcess containers in one pod: the kubelet refuses it; "
+            "make all or none HostProcess.",
             (*first.path, "securityContext", "windowsOptions", "hostProcess")
             if first.host_process is not None else first.path,
             first.name,
+            f"HostProcess: {_names(host_process)}; not HostProcess: {_names(plain)}. Kubelet: "
+            f"\"{_KUBELET_MIXED}\"; API server: \"{_API_MIXED}\".",
         ))
     if host_process and not host_network:
         rule = RULES_BY_ID["host-process-needs-host-network"]
         found.append(Finding(
             rule, rule.severity,
-            f"HostProcess containers ({_names(host_process)}) without hostNetwork: true: the "
-            f"kubelet refuses the pod (\"{_KUBELET_NEEDS_NETWORK}\") and the API server rejects it "
-            f"(\"{_API_NEEDS_NETWORK}\"); set spec.hostNetwork: true",
+            "HostProcess containers without hostNetwork: true: the kubelet refuses the pod; "
+            "set spec.hostNetwork: true.",
             (*at, "hostNetwork"),
+            None,
+            f"HostProcess: {_names(host_process)}. Kubelet: \"{_KUBELET_NEEDS_NETWORK}\"; "
+            f"API server: \"{_API_NEEDS_NETWORK}\".",
         ))
     if pod_host_process is False:
         rule = RULES_BY_ID["host-process-pod-false"]
@@ -333,15 +389,17 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
             if container.host_process is True:
                 found.append(Finding(
                     rule, rule.severity,
-                    f"container {container.name} is HostProcess but the pod sets "
-                    f"hostProcess: false: the kubelet refuses the pod (\"{_KUBELET_POD_FALSE}\") "
-                    f"and the API server rejects it (\"{_API_IDENTICAL}\")",
+                    "a HostProcess container in a pod with hostProcess: false: the kubelet "
+                    "refuses the pod; make the two agree.",
                     (*container.path, "securityContext", "windowsOptions", "hostProcess"),
                     container.name,
+                    f"Kubelet: \"{_KUBELET_POD_FALSE}\"; API server: \"{_API_IDENTICAL}\".",
                 ))
     if host_network and not host_process:
         rule = RULES_BY_ID["host-network-ignored"]
-        found.append(Finding(rule, rule.severity, reach.message, (*at, "hostNetwork")))
+        found.append(_on_windows(target, reach.conditional, Finding(
+            rule, rule.severity, reach.message, (*at, "hostNetwork"), None, reach.detail,
+        )))
     if host_network:
         rule = RULES_BY_ID["host-port-mismatch"]
         for kind in ("initContainers", "containers"):
@@ -362,14 +420,56 @@ def check_pod(pod: PodObject, target: Target, reach: HostNetworkReach) -> list[F
                         found.append(Finding(
                             rule, rule.severity,
                             f"hostPort {host_port} with containerPort {container_port} under "
-                            f"hostNetwork: the API server rejects it (\"{_API_HOST_PORT}\"); "
-                            "the pod listens on the node's port containerPort",
+                            "hostNetwork: the API server rejects the pod; set hostPort to "
+                            f"{container_port}.",
                             (*at, kind, index, "ports", number, "hostPort"),
                             name if isinstance(name, str) else None,
+                            f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
+                            f"listens on the node's port {container_port}.",
                         ))
     found += _forbidden(pod, target, containers)
     found += _gmsa(pod, pod_options, containers)
+    if host_process and not plain:
+        found += _hyperv(pod, runtime_classes)
     return found
+
+
+def _hyperv(pod: PodObject, runtime_classes: Mapping[str, str]) -> list[Finding]:
+    """hcsshim PR #2531 (commit b07af140d, v0.15.0-rc.2+): a HostProcess pod whose
+    runtime handler sets SandboxIsolation = 1 gets a utility VM (pod.go createPod checks
+    IsIsolated before IsJobContainer), and containerd gives a HostProcess pod no network
+    namespace (helpers.go hostNetwork reads host_process alone), so the VM has no network
+    (pod.go: ConfigureNetworking only for a non-empty namespace)."""
+    name = pod.spec.get("runtimeClassName")
+    if not isinstance(name, str) or not name:
+        return []
+    rule = RULES_BY_ID["host-process-hyperv-no-network"]
+    handler = runtime_classes.get(name, name if name in HYPERV_HANDLERS else None)
+    detail = (
+        "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
+        "2.4.0-beta.0) run HostProcess containers under Hyper-V isolation inside the utility "
+        "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
+        "hostNetwork: true does not change that."
+    )
+    path = (*pod.spec_path, "runtimeClassName")
+    if handler in PROCESS_HANDLERS:
+        return []
+    if handler in HYPERV_HANDLERS:
+        return [Finding(
+            rule, rule.severity,
+            "HostProcess under Hyper-V isolation: the pod gets no network at all; drop "
+            "runtimeClassName.",
+            path, None, f"RuntimeClass {_clip(name)} has handler {handler!r}. {detail}",
+        )]
+    known = f"handler {handler!r}" if handler is not None else "a handler not in the input"
+    return [Finding(
+        rule, Severity.INFO,
+        "HostProcess with a RuntimeClass: if its handler is Hyper-V isolated, the pod gets "
+        "no network; check the handler.",
+        path, None,
+        f"RuntimeClass {_clip(name)} has {known}; a handler whose runhcs options set "
+        f"SandboxIsolation = 1 is Hyper-V isolated. {detail}",
+    )]
 
 
 def _forbidden(
@@ -383,35 +483,39 @@ def _forbidden(
     rule = RULES_BY_ID["windows-forbidden-field"]
     declared = os_name == "windows"
     severity = rule.severity if declared else (rule.severity_without_os or rule.severity)
-    tail = (
-        f"the API server rejects it (\"{_API_WINDOWS}\")"
-        if declared
-        else "ignored on Windows nodes; the API server rejects it "
-        f"(\"{_API_WINDOWS}\") once spec.os.name is windows"
-    )
-    found = []
+    if declared:
+        tail = "cannot be set on a Windows pod: the API server rejects the pod; remove it."
+        detail = f"API server: \"{_API_WINDOWS}\" (spec.os.name is windows)."
+    else:
+        tail = "does nothing on Windows nodes; remove it before setting spec.os.name: windows."
+        detail = (
+            f"The API server rejects it (\"{_API_WINDOWS}\") once spec.os.name is windows; "
+            "without it the pod is only pinned to Windows nodes."
+        )
+
+    def add(what: str, path: Path, container: str | None = None) -> None:
+        found.append(Finding(rule, severity, f"{what} {tail}", path, container, detail))
+
+    found: list[Finding] = []
     for name in _WINDOWS_SPEC_TRUE:
         if spec.get(name) is True:
-            found.append(Finding(rule, severity, f"{name}: true is {tail}", (*at, name)))
+            add(f"{name}: true", (*at, name))
     for name in _WINDOWS_SPEC_SET:
         if spec.get(name) is not None:
-            found.append(Finding(rule, severity, f"{name} is {tail}", (*at, name)))
+            add(name, (*at, name))
     context = spec.get("securityContext")
     if type(context) is dict:
         for name in _WINDOWS_POD_CONTEXT:
             if context.get(name) is not None:
-                found.append(Finding(rule, severity, f"securityContext.{name} is {tail}",
-                                     (*at, "securityContext", name)))
+                add(f"securityContext.{name}", (*at, "securityContext", name))
     for container in containers:
         context = container.context
         if context is None:
             continue
         for name in _WINDOWS_CONTAINER_CONTEXT:
             if context.get(name) is not None:
-                found.append(Finding(
-                    rule, severity, f"container securityContext.{name} is {tail}",
-                    (*container.path, "securityContext", name), container.name,
-                ))
+                add(f"securityContext.{name}", (*container.path, "securityContext", name),
+                    container.name)
     return found
 
 
@@ -434,16 +538,59 @@ def _gmsa(
         if isinstance(spec_name, str) and options.get("gmsaCredentialSpec") is None:
             found.append(Finding(
                 rule, rule.severity,
-                f"gmsaCredentialSpecName {_clip(spec_name)} without gmsaCredentialSpec: the "
-                "kubelet sends only the spec contents, which the GMSA admission webhook fills "
-                "in; without the webhook the container gets no GMSA identity",
+                "gmsaCredentialSpecName without gmsaCredentialSpec: only the GMSA webhook fills "
+                "it in; check the webhook runs.",
                 (*path, "gmsaCredentialSpecName"), name,
+                f"gmsaCredentialSpecName {_clip(spec_name)}: the kubelet sends only the spec "
+                "contents (gmsaCredentialSpec), which the GMSA admission webhook fills in; "
+                "without the webhook the container gets no GMSA identity.",
             ))
     return found
 
 
+def _on_windows(target: Target, conditional: str, finding: Finding) -> Finding:
+    """A windows_nodes_only finding for a pod pinned to no OS: said conditionally ("if
+    this pod runs on a Windows node, ..."), one severity level lower."""
+    if target is not Target.UNTARGETED or not finding.rule.windows_nodes_only:
+        return finding
+    lower = Severity(max(Severity.INFO, finding.severity - 1))
+    return dataclasses.replace(
+        finding, severity=lower,
+        message=conditional,
+        detail=finding.detail + (" " if finding.detail else "") + (
+            "No OS field, node selector or affinity pins this pod to an OS; --assume-windows "
+            "checks such pods as Windows pods."
+        ),
+    )
+
+
 def _clip(text: str) -> str:
     return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
+
+
+def rule_page(rule_id: str) -> str:
+    """The documentation of a rule (markdown), as ``check --explain`` prints it and the
+    docs site shows it (docs/rules/ is generated from these pages)."""
+    from importlib import resources
+
+    if rule_id not in RULES_BY_ID:
+        raise KeyError(rule_id)
+    return (resources.files("kubelet_winnet._lint") / "pages" / f"{rule_id}.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def nearest_rule(name: str) -> str | None:
+    """The rule id closest to a misspelt one, if any is close."""
+    close = difflib.get_close_matches(name, RULES_BY_ID, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_ignores(pod: PodObject) -> list[tuple[str, str | None]]:
+    """Ignore annotations naming no rule: (the id as written, the nearest rule id)."""
+    return [
+        (name, nearest_rule(name)) for name in ignored_rules(pod) if name not in RULES_BY_ID
+    ]
 
 
 def ignored_rules(pod: PodObject) -> dict[str, str]:

@@ -20,11 +20,13 @@ line there.
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from typing import NoReturn
 
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
@@ -91,15 +93,47 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with "did you mean" for a mistyped flag."""
+
+    command: argparse.ArgumentParser | None = None  # the command's parser says it
+
+    def error(self, message: str) -> NoReturn:
+        prefix = "unrecognized arguments: "
+        if self.command is not None and message.startswith(prefix):
+            self.command.error(message)  # its usage, its flags
+        if message.startswith(prefix):
+            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            for word in message[len(prefix):].split():
+                flag = word.partition("=")[0]
+                close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+                if flag.startswith("--") and close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+        super().error(message)
+
+
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="kubelet-winnet",
+    return _parsers(chosen)[0]
+
+
+def _parsers(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:
+    """The top-level parser and the chosen command's."""
+    from kubelet_winnet import __version__
+
+    # Run as the kubectl plugin (the kubectl-winnet script), usage says `kubectl winnet`.
+    plugin = os.path.basename(sys.argv[0] or "").startswith("kubectl-winnet")
+    parser = _Parser(
+        prog="kubectl winnet" if plugin else "kubelet-winnet",
         description="What the kubelet tells the container runtime about networking for "
         "Windows pods (CRI runtime.v1), by kubelet version and feature gates.",
         epilog=EXIT_TEXT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_Parser)
+    chosen_parser = None
     for name, (_, help_text) in COMMAND_MODULES.items():
         sub = commands.add_parser(
             name, help=help_text, description=help_text,
@@ -107,10 +141,14 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
         )
         if name == chosen:  # only the command that runs configures (and imports) itself
             load_command(name).configure(sub)
-    return parser
+            chosen_parser = sub
+    parser.command = chosen_parser
+    return parser, chosen_parser
 
 
 def _usage_needs_paths(args: argparse.Namespace) -> bool:
+    if getattr(args, "list_rules", False) or getattr(args, "explain", None) is not None:
+        return False  # check --list-rules, check --explain RULE
     return hasattr(args, "paths") and not args.paths and not args.filename
 
 
@@ -131,10 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = _parser(_chosen(words))
+    parser, command_parser = _parsers(_chosen(words))
     args = parser.parse_args(words)
     if _usage_needs_paths(args):
-        parser.error(f"{args.command}: no PATH given (use - for stdin)")
+        (command_parser or parser).error("no PATH given (use - for stdin)")
     session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),
                       quiet=getattr(args, "quiet", False))
     try:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._lint.rules import (
+    HYPERV_HANDLERS,
     RULES,
     RULES_BY_ID,
     Finding,
@@ -70,7 +71,8 @@ __all__ = [
 ]
 
 # What becomes of spec.hostNetwork on the node.
-EFFECTS = ("not-requested", "applied", "ignored", "unknown", "refused", "not-modelled")
+EFFECTS = ("not-requested", "applied", "ignored", "unknown", "refused", "not-modelled",
+           "no-network")
 
 
 def runtime_name(runtime: str) -> str:
@@ -173,7 +175,8 @@ class Totals:
         s = self.severities
         return (
             f"{self.pods} pod{'s' * (self.pods != 1)}, {self.host_network} with hostNetwork "
-            f"({e['applied']} applied, {e['ignored']} ignored, {e['unknown']} unknown); "
+            f"({e['applied']} applied, {e['ignored']} ignored, {e['unknown']} unknown"
+            + (f", {e['no-network']} with no network" if e["no-network"] else "") + "); "
             f"{e['refused']} refused, {e['not-modelled']} not modelled; findings: "
             f"{s['error']} error, {s['warning']} warning, {s['info']} info"
             + (f", {self.ignored_by_annotation} ignored by annotation"
@@ -191,8 +194,10 @@ class Auditor:
         self.feature_gates = feature_gates
         self.nodes: dict[str, Node] = {}
         self.windows_nodes = 0
-        self.skipped: dict[str, int] = {"linux-node": 0, "not-windows-targeted": 0}
+        self.skipped: dict[str, int] = {"linux-node": 0, "not-windows-targeted": 0,
+                                        "finished": 0}
         self._reach: dict[str, HostNetworkReach | Exception] = {}
+        self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self._effects: dict[tuple[str | None, bool], bool] = {}
 
     def node(self, obj: Mapping[str, Any]) -> Node:
@@ -215,6 +220,11 @@ class Auditor:
                     return None
         pod = pod_object(obj)
         if pod is None:
+            return None
+        status = obj.get("status")
+        if isinstance(status, dict) and status.get("phase") in ("Succeeded", "Failed"):
+            # Finished: the kubelet has stopped its sandbox; nothing is sent any more.
+            self.skipped["finished"] += 1
             return None
         spec = pod.spec
         node_name = spec.get("nodeName")
@@ -254,7 +264,7 @@ class Auditor:
             refused = str(exc)
             effect = "refused"
         except (UnsupportedVersionError, FeatureGateError) as exc:
-            note += f"kubelet {kubelet}: {exc}; "
+            note += f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; "
             effect = "not-modelled"
         else:
             context = config.security_context
@@ -263,12 +273,15 @@ class Auditor:
                 network = "NODE" if context.namespace_options.network == 2 else "POD"
             host_process = context.host_process
             effect = self._effect(config, network, host_process, host_network, runtime)
+            if effect == "applied" and host_process:
+                effect, why = self._hyperv(spec.get("runtimeClassName"), runtime)
+                note += why
         findings: tuple[FindingRecord, ...] = ()
         reach = self._reach_for(kubelet)
         if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
             reach = self._reach_for(self.default_kubelet)  # the findings still hold
         if isinstance(reach, HostNetworkReach):
-            raw = check_pod(pod, Target.WINDOWS, reach)
+            raw = check_pod(pod, Target.WINDOWS, reach, self.runtime_classes)
             if raw:
                 ignored = ignored_rules(pod)
                 findings = tuple(_record(f, ignored.get(f.rule.id)) for f in raw)
@@ -276,6 +289,33 @@ class Auditor:
             namespace, name, node_name, kubelet, source, runtime, host_network, network,
             host_process, refused, effect, note.removesuffix("; "), findings, where,
         )
+
+    def runtime_class(self, obj: Mapping[str, Any]) -> None:
+        """A RuntimeClass of the input: its handler tells Hyper-V isolation apart."""
+        name = _text(obj.get("metadata"), "name")
+        handler = obj.get("handler")
+        if name and isinstance(handler, str) and len(self.runtime_classes) < 10_000:
+            self.runtime_classes[name] = handler
+
+    def _hyperv(self, runtime_class: object, runtime: str) -> tuple[str, str]:
+        """A HostProcess pod on containerd: applied, unless its RuntimeClass may be
+        Hyper-V isolated (hcsshim PR #2531: no network at all; rule page
+        host-process-hyperv-no-network)."""
+        if not isinstance(runtime_class, str) or not runtime_class:
+            return "applied", ""
+        handler = self.runtime_classes.get(
+            runtime_class, runtime_class if runtime_class in HYPERV_HANDLERS else None
+        )
+        if handler is None:
+            return "unknown", (f"RuntimeClass {_cell(runtime_class, 60)} is not in the input: "
+                               "under a Hyper-V handler the pod has no network; ")
+        if handler not in HYPERV_HANDLERS:
+            return "applied", ""
+        if _shim_has_hyperv_host_process(runtime):
+            return "no-network", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)} with the "
+                                  "hcsshim of this containerd: no network at all; ")
+        return "unknown", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)}: no network with "
+                           "hcsshim v0.15.0-rc.2+, this containerd's own shim is older; ")
 
     def _effect(
         self, config: Any, network: str | None, host_process: bool, host_network: bool,
@@ -309,6 +349,20 @@ class Auditor:
         return reach
 
 
+def _shim_has_hyperv_host_process(runtime: str) -> bool:
+    """Whether containerd ``runtime`` ships a shim with hcsshim PR #2531: containerd builds
+    containerd-shim-runhcs-v1.exe from script/setup/runhcs-version, v0.15.0-rc.3 from
+    2.3.3 and 2.4.0-beta.0 on (2.3.0-2.3.2: rc.1; 2.2: v0.14)."""
+    import re
+
+    name, _, version = runtime.partition("://")
+    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", version)
+    if name != "containerd" or match is None:
+        return False
+    major, minor, patch = (int(part) for part in match.groups())
+    return (major, minor) >= (2, 4) or ((major, minor) == (2, 3) and patch >= 3)
+
+
 def _text(node: object, key: str) -> str:
     value = node.get(key) if isinstance(node, Mapping) else None
     return value if isinstance(value, str) else ""
@@ -326,7 +380,7 @@ def _record(finding: Finding, ignored: str | None) -> FindingRecord:
 _COLUMNS = ("POD", "NODE", "KUBELET", "RUNTIME", "SENT", "HOSTNETWORK", "FINDINGS")
 _EFFECT_TEXT = {
     "not-requested": "-", "applied": "applied", "ignored": "IGNORED", "unknown": "unknown",
-    "refused": "refused", "not-modelled": "?",
+    "refused": "refused", "not-modelled": "?", "no-network": "NO-NETWORK",
 }
 
 
@@ -340,7 +394,7 @@ def _cell(text: str, size: int = 80) -> str:
 def _row(record: PodAudit) -> tuple[str, ...]:
     kubelet = record.kubelet_version + ("*" if record.kubelet_source != "node" else "")
     findings = ",".join(
-        f.rule + ("(ignored)" if f.ignored is not None else "") for f in record.findings
+        f.rule + ("(silenced)" if f.ignored is not None else "") for f in record.findings
     )
     return (
         _cell(record.name), _cell(record.node) or "(unscheduled)", _cell(kubelet),
@@ -412,16 +466,37 @@ class _TextWriter:
         self._out.write(
             f"  {summary['nodes']} nodes ({summary['windowsNodes']} Windows); skipped "
             f"{linux} pod{'s' * (linux != 1)} on Linux nodes and {other} "
-            f"pod{'s' * (other != 1)} without a Windows node or target\n"
+            f"pod{'s' * (other != 1)} without a Windows node or target"
+            + (f"; {summary['skipped']['finished']} finished (Succeeded or Failed) "
+               f"pod{'s' * (summary['skipped']['finished'] != 1)}"
+               if summary["skipped"].get("finished") else "")
+            + "\n"
         )
         if self._starred:
             self._out.write(
                 "  KUBELET with *: no node (yet) that reports one; judged as --kubelet-version\n"
             )
+        if totals.effects["no-network"]:
+            self._out.write(
+                "  HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V RuntimeClass: "
+                "hcsshim v0.15 runs it in a utility VM with no network "
+                "(host-process-hyperv-no-network)\n"
+            )
+        if totals.effects["not-modelled"]:
+            self._out.write(
+                "  HOSTNETWORK ?: the node's kubelet is a release the library does not model, "
+                "so what it sends is not known\n"
+            )
+        if totals.ignored_by_annotation:
+            self._out.write(
+                "  FINDINGS (silenced): turned off for the object by an "
+                "ignore-check.kubelet-winnet.io annotation\n"
+            )
         if totals.effects["unknown"]:
             self._out.write(
                 "  HOSTNETWORK unknown: the pod's runtime is not known (no node yet, or not "
-                "containerd), so whether it applies what the kubelet sends is not known\n"
+                "containerd), or its RuntimeClass may be Hyper-V isolated (see the note), so "
+                "whether it applies what the kubelet sends is not known\n"
             )
         for rule in RULES:
             if rule.id in rules:
@@ -657,6 +732,9 @@ def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[Clu
     for item in objects:
         if item.kind == "Node":
             auditor.node(item.value)
+            continue
+        if item.kind == "RuntimeClass":  # before the pods: kubectl get runtimeclasses,...
+            auditor.runtime_class(item.value)
             continue
         if not auditor.nodes:
             spec = item.value.get("spec")

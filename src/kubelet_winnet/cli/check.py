@@ -4,44 +4,81 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TextIO
 
+from kubelet_winnet.cli.config import CONFIG_NAME, Config, ConfigError, find_config, load_config
+from kubelet_winnet.cli.input import BadInput, Document, expand_paths
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
-    EXIT_TEXT,
     Command,
     Session,
     add_input_arguments,
     add_profile_arguments,
     check_profile,
+    input_paths,
     invalid_pod,
     pods,
-    report_skipped,
 )
 from kubelet_winnet.errors import InvalidPodError, WinnetError
 
+if TYPE_CHECKING:
+    from kubelet_winnet._lint.rules import Finding
+
 __all__ = ["COMMAND"]
 
+_FAIL_ON = ("error", "warning", "info", "never")
+
+EXIT_TEXT = """\
+exit status:
+  0    every file read; no finding at or above --fail-on (always with --fail-on never)
+  1    a finding at or above --fail-on that no ignore annotation silences
+  2    bad input (a file, document or field that cannot be read), bad flags or usage,
+       or output that cannot be written
+  141  stdout was closed early (| head): stopped quietly, not a success
+"""
 
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:
+    from kubelet_winnet._lint.report import FORMATS
     from kubelet_winnet._lint.rules import RULES
 
     add_input_arguments(parser)
     add_profile_arguments(parser)
+    parser.set_defaults(kubelet_version=None)  # unset: findings name every release
     parser.add_argument(
-        "-o", "--output", choices=("text", "json", "sarif"), default="text",
-        help="text: file:line: severity rule-id: message [field]; json: findings and a "
-        "summary; sarif: SARIF 2.1.0",
+        "-o", "--output", choices=FORMATS, default="text",
+        help="text: file:line: severity rule-id: message [field] (-v adds the detail); "
+        "json: findings and a summary; sarif: SARIF 2.1.0; junit: JUnit XML",
     )
     parser.add_argument(
-        "--fail-on", choices=("error", "warning", "info"), default="warning",
-        help="exit 1 when a finding has this severity or higher (default %(default)s)",
+        "--fail-on", choices=_FAIL_ON, default="warning",
+        help="exit 1 when a finding has this severity or higher; never: report only "
+        "(default %(default)s)",
     )
+    parser.add_argument(
+        "--assume-windows", action="store_true",
+        help="check pods that no OS field, node selector or affinity pins as Windows pods "
+        "(by default their findings are conditional and one severity level lower)",
+    )
+    parser.add_argument(
+        "--config", metavar="FILE",
+        help=f"settings file (default: {CONFIG_NAME} in the working directory or the "
+        "nearest one above it): rules to include or exclude, per-rule severity, kubelet "
+        "version, feature gates, windowsOnly, assumeWindows, paths to skip",
+    )
+    parser.add_argument("--list-rules", action="store_true",
+                        help="list the rules (-o json: as JSON) and exit")
+    parser.add_argument("--explain", metavar="RULE",
+                        help="print the documentation of one rule and exit")
     parser.epilog = (
         "rules: " + ", ".join(
             f"{r.id} ({r.severity.label}"
             + (f", {r.severity_without_os.label} without spec.os.name: windows"
                if r.severity_without_os is not None else "")
+            + (", one level lower for a pod pinned to no OS" if r.windows_nodes_only else "")
             + ")"
             for r in RULES
         )
@@ -51,18 +88,145 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _run_check(args: argparse.Namespace, session: Session) -> int:
-    from kubelet_winnet._lint.report import report_writer
-    from kubelet_winnet._lint.rules import check_pod, host_network_reach
+def colour_wanted(stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
+    """Colours on a terminal only; NO_COLOR (any value) turns them off, FORCE_COLOR on
+    (no-color.org; NO_COLOR wins, as in CPython's own colouring)."""
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
+
+class _Inputs:
+    """What the input held, for the notes at the end: which files held Kubernetes
+    objects, which were Helm templates or kustomizations."""
+
+    def __init__(self, session: Session, max_bytes: int) -> None:
+        self._session = session
+        self._max_bytes = max_bytes
+        self.files: set[str] = set()
+        self.with_objects: set[str] = set()
+        self.explained: set[str] = set()  # templates and kustomizations: said already
+        self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
+
+    def document(self, document: Document) -> None:
+        self.files.add(document.source)
+        value = document.value
+        if not isinstance(value, dict):
+            return
+        if isinstance(value.get("kind"), str) and isinstance(value.get("apiVersion"), str):
+            self.with_objects.add(document.source)
+        if value.get("kind") == "RuntimeClass" and len(self.runtime_classes) < 10_000:
+            metadata = value.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, dict) else None
+            handler = value.get("handler")
+            if isinstance(name, str) and isinstance(handler, str):
+                self.runtime_classes[name] = handler
+        name = os.path.basename(document.source)
+        kustomization = value.get("kind") == "Kustomization" or name in (
+            "kustomization.yaml", "kustomization.yml", "Kustomization"
+        )
+        if kustomization and document.source not in self.explained:
+            self.explained.add(document.source)
+            directory = os.path.dirname(document.source) or "."
+            self._session.note(
+                f"{document.source} is a kustomization: check what it builds with "
+                f"kubectl kustomize {directory} | kubelet-winnet check -"
+            )
+
+    def bad(self, found: BadInput) -> bool:
+        """A file that fails to parse because it is a Helm template: one note instead."""
+        self.files.add(found.source)
+        if found.source in self.explained:
+            return True
+        line = _template_line(found.source, self._max_bytes)
+        self.explained.add(found.source)  # its error, or the note below, says enough
+        if line is None:
+            return False
+        self._session.note(
+            f"{found.source}:{line}: a Helm template ({{{{ ... }}}}), not a manifest: check "
+            "what it renders with helm template CHART | kubelet-winnet check -"
+        )
+        return True
+
+    def empty_paths(self, paths: list[str]) -> list[str]:
+        """Arguments under which no file held a Kubernetes object (or was explained)."""
+        found = self.with_objects | self.explained
+        empty = []
+        for path in paths:
+            if path == "-":
+                path = "<stdin>"
+            prefix = path.rstrip(os.sep) + os.sep
+            if not any(f == path or f.startswith(prefix) for f in found):
+                empty.append(path)
+        return empty
+
+
+def _template_line(source: str, max_bytes: int) -> int | None:
+    """The first line holding ``{{`` (Go template syntax) of a file, if any."""
+    if source == "<stdin>":
+        return None
+    try:
+        with open(source, "rb") as file:
+            head = file.read(max_bytes)
+    except OSError:
+        return None
+    at = head.find(b"{{")
+    if at < 0 or head.find(b"}}", at) < 0:
+        return None
+    return head.count(b"\n", 0, at) + 1
+
+
+def _run_check(args: argparse.Namespace, session: Session) -> int:
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet._lint.report import Options, report_writer
+    from kubelet_winnet._lint.rules import (
+        RULES_BY_ID,
+        Severity,
+        check_pod,
+        host_network_reach,
+        ignored_rules,
+        unknown_ignores,
+    )
+    from kubelet_winnet._lint.targeting import Target
+    from kubelet_winnet.cli.session import limits_of
+
+    if args.list_rules or args.explain is not None:
+        return _rules_help(args, session)
+    path = args.config if args.config is not None else find_config()
+    config = Config()
+    if path is not None:
+        try:
+            config = load_config(path, limits_of(args), RULES_BY_ID, session.note)
+        except ConfigError as exc:
+            session.error(str(exc))
+            return session.status
+    if args.kubelet_version is None:
+        args.kubelet_version = config.kubelet_version
+    if args.feature_gates is None:
+        args.feature_gates = config.feature_gates
+    args.windows_only = args.windows_only or config.windows_only
+    args.assume_windows = args.assume_windows or config.assume_windows
+    given = args.kubelet_version is not None
+    if not given:
+        args.kubelet_version = DEFAULT_KUBELET_VERSION
+    if config.skip and not _apply_skip(args, session, config):
+        return session.status
     if not check_profile(args, session):
         return session.status
     from kubelet_winnet._kubelet.pod import read_pod
 
-    reach = host_network_reach(args.kubelet_version, args.feature_gates)
-    threshold = {"error": 3, "warning": 2, "info": 1}[args.fail_on]
-    writer = report_writer(args.output, session.out)
-    for item in pods(args, session):
+    reach = host_network_reach(args.kubelet_version, args.feature_gates, given)
+    threshold = None if args.fail_on == "never" else Severity[args.fail_on.upper()]
+    colour = args.output == "text" and colour_wanted(session.out)
+    writer = report_writer(args.output, session.out, Options(threshold, args.verbose, colour))
+    inputs = _Inputs(session, args.max_bytes)
+    for item in pods(args, session, inputs.document, inputs.bad):
+        inputs.document(item.document)
         try:  # the library's reading: "true" is not true, wrong types are bad input
             read_pod(item.document.value)
         except InvalidPodError as exc:
@@ -72,11 +236,20 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         except WinnetError as exc:
             session.error(f"{item.where}: document {item.document.document}: {exc}")
             continue
-        findings = check_pod(item.pod, item.target, reach)
+        writer.pod(item.document, item.pod)
+        target = item.target
+        if args.assume_windows and target is Target.UNTARGETED:
+            target = Target.WINDOWS
+        for name, nearest in unknown_ignores(item.pod):
+            session.note(
+                f"{item.where}: {item.pod.identity}: ignore-check.kubelet-winnet.io/"
+                f"{_clip(name)} names no rule, so it silences nothing"
+                + (f" (did you mean {nearest}?)" if nearest else "")
+            )
+        raw = check_pod(item.pod, target, reach, inputs.runtime_classes)
+        findings = [_configured(f, config) for f in raw if config.checks(f.rule.id)]
         if not findings:
             continue
-        from kubelet_winnet._lint.rules import ignored_rules
-
         ignored = ignored_rules(item.pod)
         # In line order within the object, as a reader of the file meets them.
         located = sorted(
@@ -85,15 +258,78 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         )
         for line, _, finding in located:
             reason = ignored.get(finding.rule.id)
-            if reason is None and finding.severity >= threshold:
+            if reason is None and threshold is not None and finding.severity >= threshold:
                 session.fail(EXIT_FINDINGS)
             writer.finding(item.document, item.pod, finding, reason, line)
     writer.close(session)
-    if args.verbose:
-        session.err.write(f"kubelet-winnet: {writer.summary(session)}\n")
-    elif args.output == "text":
-        report_skipped(session)
+    for path in inputs.empty_paths(input_paths(args)):
+        session.note(f"no Kubernetes objects in {path}")
+    if args.verbose or not args.quiet:  # it counts the skipped pods too (-v lists them)
+        session.err.write(f"kubelet-winnet: {writer.summary(session, len(inputs.files))}\n")
     return session.status
+
+
+def _configured(finding: Finding, config: Config) -> Finding:
+    """The finding at the severity the configuration gives its rule, lowered as the rule
+    lowers it (a pod pinned to no OS, no spec.os.name)."""
+    from kubelet_winnet._lint.rules import Severity
+
+    level = config.severity.get(finding.rule.id)
+    if level is None:
+        return finding
+    lowered = finding.rule.severity - finding.severity
+    severity = Severity(max(Severity.INFO, Severity[level.upper()] - lowered))
+    return dataclasses.replace(finding, severity=severity)
+
+
+def _apply_skip(args: argparse.Namespace, session: Session, config: Config) -> bool:
+    """Drop the files that match a skip pattern from the input (directories expanded
+    here); False when nothing is left to read."""
+    kept: list[str] = []
+    for path in expand_paths(input_paths(args)):
+        if isinstance(path, BadInput):
+            session.error(str(path))
+        elif not config.skips(path):
+            kept.append(path)
+    args.inputs = kept
+    if not kept and not session.errors:
+        session.note(f"every file of the input matches a skip pattern of {config.source}")
+    return bool(kept)
+
+
+def _rules_help(args: argparse.Namespace, session: Session) -> int:
+    """``--list-rules`` and ``--explain RULE``."""
+    import json
+
+    from kubelet_winnet._lint.rules import RULES, RULES_BY_ID, nearest_rule, rule_page
+
+    if args.explain is not None:
+        rule = RULES_BY_ID.get(args.explain)
+        if rule is None:
+            nearest = nearest_rule(args.explain)
+            session.error(f"--explain: {_clip(args.explain)} is not a rule"
+                          + (f" (did you mean {nearest}?)" if nearest else "")
+                          + "; --list-rules lists them")
+            return session.status
+        session.out.write(rule_page(rule.id))
+        return session.status
+    if args.output == "json":
+        session.out.write(json.dumps([
+            {"id": r.id, "severity": r.severity.label, "summary": r.summary,
+             "severityWithoutOsName": r.severity_without_os.label
+             if r.severity_without_os else None,
+             "lowerWhenPinnedToNoOs": r.windows_nodes_only, "helpUri": r.help_uri}
+            for r in RULES
+        ], indent=2) + "\n")
+        return session.status
+    width = max(len(r.id) for r in RULES)
+    for r in RULES:
+        session.out.write(f"{r.id.ljust(width)}  {r.severity.label.ljust(7)}  {r.summary}\n")
+    return session.status
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 COMMAND = Command("check", _configure_check, _run_check)

@@ -15,6 +15,7 @@ each: what was being listed, what went wrong, and which permission is missing.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -102,7 +103,7 @@ def dump_objects(
                 on_bad(str(found))
                 continue
             kind = found.value.get("kind")
-            if kind == "Node" or kind == "Pod":
+            if kind in ("Node", "Pod", "RuntimeClass"):
                 yield ClusterObject(kind, found.value, f"{found.source}:{found.line}")
             elif on_other is not None:
                 on_other(kind)
@@ -328,6 +329,11 @@ def _connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str, str
 
     config: Any = typed_config  # load_kube_config and friends carry no annotations
     where = kubeconfig or "the default kubeconfig (KUBECONFIG or ~/.kube/config)"
+    if kubeconfig is not None and not os.path.isfile(kubeconfig):
+        state = "is not a file" if os.path.exists(kubeconfig) else "does not exist"
+        raise ClusterAccessError(
+            "kubeconfig", f"the kubeconfig {kubeconfig} {state} (or read a dump with -f)"
+        )
     configuration = client.Configuration()
     try:
         config.load_kube_config(
@@ -340,6 +346,8 @@ def _connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str, str
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _clip(
             str(exc) if isinstance(exc, config.ConfigException) else type(exc).__name__
         )
+        if "No configuration found" in reason:  # the client's words for "no file"
+            reason = "there is no kubeconfig there (pass --kubeconfig, or read a dump with -f)"
         raise ClusterAccessError("kubeconfig", f"cannot use {where}: {reason}") from None
     chosen = active
     if context is not None:

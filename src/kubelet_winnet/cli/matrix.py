@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GATE_STATES",
+    "HYPERV_NOTE",
     "POD_CLASSES",
     "Cell",
     "PodClass",
@@ -261,7 +262,19 @@ def render_markdown(rows: Sequence[Row]) -> str:
         lines += ["Refusals, with the kubelet's text:", ""]
         lines += [f"- {key}: `{text}`" for key, text in sorted(errors.items())]
         lines.append("")
+    lines += [HYPERV_NOTE, ""]
     return "\n".join(lines)
+
+
+# What no cell shows: the runtime handler changes what a HostProcess request gets.
+HYPERV_NOTE = (
+    "HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` request "
+    "whatever the pod's RuntimeClass, but a handler with `SandboxIsolation = 1` (containerd's "
+    "`runhcs-wcow-hypervisor`) and hcsshim v0.15.0-rc.2 or later (the shim of containerd "
+    "2.3.3+ and 2.4.0-beta.0; hcsshim PR #2531, merged as b07af140d) run the pod in a utility "
+    "VM with no network at all, since containerd gives a HostProcess pod no network "
+    "namespace. `kubelet-winnet check` reports it as host-process-hyperv-no-network."
+)
 
 
 def _cell_text(text: str) -> str:

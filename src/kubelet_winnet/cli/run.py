@@ -309,7 +309,7 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         session.error(str(exc))
         return session.status
     with runtime:
-        for item in found:
+        for index, item in enumerate(found):
             manifest = item.document.value
             out.write(f"# {item.pod.identity} ({item.document.label})\n")
             try:
@@ -318,15 +318,31 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
                 ))
             except SandboxConfigError as exc:
                 out.write(f"error: Failed to create pod sandbox: {exc}\n")
+                _refused(session, item, f"Failed to create pod sandbox: {exc}")
                 session.fail(1)
             except CriError as exc:
+                if exc.code == "UNAVAILABLE":  # no runtime there: once, not once per pod
+                    left = len(found) - index
+                    session.error(
+                        f"cannot reach the runtime at {args.runtime_endpoint}: "
+                        f"{exc.details or exc.code}; {left} pod{'s' * (left != 1)} not run"
+                    )
+                    break
                 out.write(f"error: {exc}\n")
+                session.err.write(f"kubelet-winnet: {item.where}: {item.pod.identity}: "
+                                  f"the runtime failed: {exc}\n")
                 session.fail(1)
             except InvalidPodError as exc:
                 invalid_pod(session, item.document, exc)
             except WinnetError as exc:
                 session.error(f"{item.where}: document {item.document.document}: {exc}")
     return session.status
+
+
+def _refused(session: Session, item: Pod, text: str) -> None:
+    """A pod the kubelet would refuse, on stderr (the exit status is 1 for it)."""
+    session.err.write(f"kubelet-winnet: {item.where}: {item.pod.identity}: the kubelet "
+                      f"refuses it: {text}\n")
 
 
 def _dry_run(found: list[Pod], settings: _Settings, session: Session) -> int:
@@ -352,6 +368,8 @@ def _dry_run(found: list[Pod], settings: _Settings, session: Session) -> int:
         except WinnetError as exc:
             session.error(f"{item.where}: document {item.document.document}: {exc}")
             record["invalid"] = str(exc)
+        if "error" in record:  # the exit status says 1: stderr says why
+            _refused(session, item, record["error"])
         array.add(record)
     array.close()
     return session.status

@@ -35,6 +35,7 @@ __all__ = [
     "add_profile_arguments",
     "check_profile",
     "field_path",
+    "input_paths",
     "invalid_pod",
     "limits_of",
     "pods",
@@ -85,6 +86,7 @@ class Session:
     verbose: bool = False
     quiet: bool = False
     notes: list[str] = field(default_factory=list)
+    diagnostics: list[str] = field(default_factory=list)  # error texts, for SARIF/JUnit
 
     def fail(self, status: int) -> None:
         self.status = max(self.status, status)
@@ -92,6 +94,8 @@ class Session:
     def error(self, text: str) -> None:
         """A bad-input line on stderr; exit status 2."""
         self.err.write(f"kubelet-winnet: error: {_one_line(text)}\n")
+        if len(self.diagnostics) < 1000:  # bounded: a report carries the first ones
+            self.diagnostics.append(_one_line(text))
         self.errors += 1
         self.fail(EXIT_BAD_INPUT)
 
@@ -117,12 +121,12 @@ class Pod:
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH",
+        "paths", nargs="*", metavar="PATH", action=_InOrder,
         help="YAML or JSON files, directories (searched recursively for .yaml, .yml and "
         ".json), or - for stdin",
     )
     parser.add_argument(
-        "-f", "--filename", action="append", default=[], metavar="PATH",
+        "-f", "--filename", action=_InOrder, default=[], metavar="PATH",
         help="as PATH, repeatable (kubectl's flag)",
     )
     parser.add_argument(
@@ -133,6 +137,27 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list skipped pods on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
     add_limit_arguments(parser)
+
+
+class _InOrder(argparse.Action):
+    """PATH and -f PATH: each kept in its own list and, in command-line order, in
+    ``inputs`` (``-f A -f B C`` reads A, B, then C)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        given = [values] if isinstance(values, str) else list(values)
+        if self.dest == "filename":
+            namespace.filename = [*getattr(namespace, "filename", []), *given]
+        else:
+            setattr(namespace, self.dest, given)
+        inputs = getattr(namespace, "inputs", None) or []
+        namespace.inputs = [*inputs, *given]
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """PATH and -f arguments in the order given."""
+    inputs = getattr(args, "inputs", None)
+    return list(inputs) if inputs else [*args.paths, *args.filename]
 
 
 def add_limit_arguments(
@@ -221,19 +246,23 @@ def invalid_pod(session: Session, document: Document, exc: InvalidPodError) -> N
 def pods(
     args: argparse.Namespace, session: Session,
     others: Callable[[Document], None] | None = None,
+    bad: Callable[[BadInput], bool] | None = None,
 ) -> Iterator[Pod]:
     """Each pod of the input, one at a time; bad input reported on the way. ``others``
-    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets)."""
+    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets); ``bad``
+    sees bad input first and returns True when it has said what is wrong (``check``:
+    a Helm template)."""
     limits = limits_of(args)
     session.verbose = args.verbose
     session.quiet = args.quiet
-    for path in expand_paths([*args.paths, *args.filename]):
+    for path in expand_paths(input_paths(args)):
         if isinstance(path, BadInput):
             session.error(str(path))
             continue
         for found in read_source(path, limits):
             if isinstance(found, BadInput):
-                session.error(str(found))
+                if bad is None or not bad(found):
+                    session.error(str(found))
                 continue
             try:
                 pod = pod_object(found.value)

@@ -208,12 +208,14 @@ def plan_sandbox_network(
     """Plan the network of the sandbox a ``RunPodSandboxRequest`` asks for.
 
     ``request`` is the message or its serialized bytes; bytes are always decoded as a
-    ``RunPodSandboxRequest`` (use :func:`plan_sandbox_config_network` for a
-    ``PodSandboxConfig``). Raises :class:`~kubelet_winnet.errors.InvalidRequestError` for
+    ``RunPodSandboxRequest`` (use
+    [`plan_sandbox_config_network`][kubelet_winnet.runtime.plan_sandbox_config_network] for a
+    ``PodSandboxConfig``). Raises
+    [`InvalidRequestError`][kubelet_winnet.errors.InvalidRequestError] for
     malformed bytes or an unknown policy, and, under ``kep``, for requests Windows cannot
     honour or that contradict themselves; ``.field`` is the proto path
     (``config.windows...``). Other argument types raise
-    :class:`~kubelet_winnet.errors.InvalidArgumentError`.
+    [`InvalidArgumentError`][kubelet_winnet.errors.InvalidArgumentError].
     """
     checked = _check_policy(policy)
     return _plan_config(_request_of(request).config, "config.", checked)
@@ -224,7 +226,8 @@ def plan_sandbox_config_network(
     *,
     policy: Policy = "kep",
 ) -> NetworkPlan:
-    """:func:`plan_sandbox_network` for a ``PodSandboxConfig`` (message or bytes, decoded
+    """[`plan_sandbox_network`][kubelet_winnet.runtime.plan_sandbox_network] for a
+    ``PodSandboxConfig`` (message or bytes, decoded
     as a ``PodSandboxConfig``); field paths start at the config (``windows...``)."""
     checked = _check_policy(policy)
     return _plan_config(_config_of(config), "", checked)

@@ -1,0 +1,119 @@
+"""HostProcess under Hyper-V isolation (issue 18, item 5): ``check`` finds it, ``audit``
+says the pod has no network instead of "applied", ``matrix`` notes it.
+
+Facts, verified at the sources (rule page host-process-hyperv-no-network): hcsshim PR
+#2531 (commit b07af140d02cab92528831e52aad12ee99078d20, tags v0.15.0-rc.2 on) runs a
+HostProcess pod whose handler sets SandboxIsolation = 1 in a utility VM without network;
+containerd's default config calls that handler runhcs-wcow-hypervisor and the process one
+runhcs-wcow-process; containerd builds its shim from hcsshim v0.15.0-rc.3 from 2.3.3 and
+2.4.0-beta.0 on, v0.15.0-rc.1 in 2.3.0-2.3.2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubelet_winnet.cli import main
+
+RULE = "host-process-hyperv-no-network"
+
+
+def command(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def runtime_class(name: str, handler: str) -> dict[str, Any]:
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
+            "handler": handler}
+
+
+def host_process(name: str, runtime_class: str | None, node: str | None = None,
+                 ) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "hostNetwork": True, "nodeSelector": {"kubernetes.io/os": "windows"},
+        "securityContext": {"windowsOptions": {"hostProcess": True}},
+        "containers": [{"name": "agent", "image": "i"}],
+    }
+    if runtime_class is not None:
+        spec["runtimeClassName"] = runtime_class
+    if node is not None:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "kube-system"}, "spec": spec}
+
+
+def write(path: Path, *docs: Any) -> str:
+    path.write_text(yaml.safe_dump_all(list(docs)), encoding="utf-8")
+    return str(path)
+
+
+def test_check_finds_host_process_under_a_hyperv_runtime_class(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(
+        tmp_path / "m.yaml",
+        runtime_class("isolated", "runhcs-wcow-hypervisor"),
+        runtime_class("process", "runhcs-wcow-process"),
+        host_process("hyperv", "isolated"), host_process("plain", None),
+        host_process("process", "process"), host_process("custom", "gpu"),
+        host_process("named", "runhcs-wcow-hypervisor"),  # class named after the handler
+    )
+    status, out, _ = command(capsys, "check", path, "-o", "json")
+    assert status == 1
+    found = {f["object"]["name"]: f for f in json.loads(out)["findings"] if f["rule"] == RULE}
+    assert set(found) == {"hyperv", "custom", "named"}
+    for name in ("hyperv", "named"):
+        assert found[name]["severity"] == "warning"
+        assert found[name]["headline"] == ("HostProcess under Hyper-V isolation: the pod gets "
+                                           "no network at all; drop runtimeClassName.")
+        assert found[name]["field"] == "spec.runtimeClassName"
+        assert "PR #2531" in found[name]["message"]
+    assert found["custom"]["severity"] == "info"  # handler gpu: its options are not known
+    assert "if its handler is Hyper-V isolated" in found["custom"]["headline"]
+    assert "a handler not in the input" in found["custom"]["message"]
+
+
+def node(name: str, runtime: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/os": "windows"}},
+            "status": {"nodeInfo": {"kubeletVersion": "v1.33.1", "operatingSystem": "windows",
+                                    "containerRuntimeVersion": runtime}}}
+
+
+def test_audit_says_no_network_where_the_shim_has_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    dump = {"apiVersion": "v1", "kind": "List", "items": [
+        runtime_class("isolated", "runhcs-wcow-hypervisor"),
+        node("n233", "containerd://2.3.3"), node("n240", "containerd://2.4.0-beta.0"),
+        node("n232", "containerd://2.3.2"), node("n22", "containerd://2.2.7"),
+        *(host_process(f"on-{n}", "isolated", n) for n in ("n233", "n240", "n232", "n22")),
+        host_process("plain", None, "n233"), host_process("elsewhere", "missing", "n233"),
+    ]}
+    status, out, _ = command(capsys, "audit", "-f", write(tmp_path / "dump.yaml", dump),
+                             "-o", "json")
+    assert status == 1
+    effects = {p["name"]: p["hostNetworkEffect"] for p in json.loads(out)["pods"]}
+    assert effects == {"on-n233": "no-network", "on-n240": "no-network",
+                       "on-n232": "unknown", "on-n22": "unknown",
+                       "plain": "applied", "elsewhere": "unknown"}
+    status, out, _ = command(capsys, "audit", "-f", write(tmp_path / "dump.yaml", dump))
+    assert "2 with no network" in out
+    assert "HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V RuntimeClass" in out
+    row = next(line for line in out.splitlines() if line.startswith("on-n233 "))
+    assert "NO-NETWORK" in row.split()
+
+
+def test_matrix_notes_it(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = command(capsys, "matrix")
+    assert status == 0
+    assert "HostProcess under Hyper-V isolation" in out
+    assert "hcsshim PR #2531" in out and "no network at all" in out

@@ -1,0 +1,159 @@
+"""Ways to install and run the linter where people work (issue 18, item 4), each run for
+real: the pre-commit hook through ``pre-commit try-repo`` against a fixture repository,
+the ``kubectl-winnet`` plugin script, and the GitHub Action and its documented workflow
+against GitHub's schemas (check-jsonschema's vendored ones: offline).
+
+pre-commit and check-jsonschema are the ``ci`` extra: without them the tests skip with
+the reason, except under CI (``.ci/run`` installs the extra), where they must run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubelet_winnet.cli import COMMAND_MODULES
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def need(module: str) -> None:
+    """The ``ci`` extra's ``module``: a skip outside CI, a failure under CI."""
+    if importlib.util.find_spec(module) is not None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{module} is missing under CI: .ci/run installs the ci extra")
+    pytest.skip(f"{module} (the ci extra) is not installed")
+
+
+def git(cwd: Path, *argv: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com",
+                    "-c", "commit.gpgsign=false", *argv], cwd=cwd, check=True,
+                   capture_output=True, timeout=60)
+
+
+WINDOWS_HOST_NETWORK = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "iis"},
+    "spec": {"os": {"name": "windows"}, "hostNetwork": True,
+             "containers": [{"name": "iis", "image": "mcr.microsoft.com/windows/servercore/iis"}]},
+}
+FINE = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "fine"},
+    "spec": {"os": {"name": "windows"}, "containers": [{"name": "c", "image": "i"}]},
+}
+
+
+def test_pre_commit_hook_through_try_repo(tmp_path: Path) -> None:
+    need("pre_commit")
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    # The hook repository: this checkout's package and hook file, committed (try-repo
+    # clones it; the package is pip-installed from the clone, as pre-commit users get it).
+    tool = tmp_path / "tool"
+    for name in ("src", "cri_api"):
+        shutil.copytree(REPO / name, tool / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml"):
+        shutil.copy2(REPO / name, tool / name)
+    git(tool, "init", "-q")
+    git(tool, "add", "-A")
+    git(tool, "commit", "-q", "-m", "hook")
+    fixture = tmp_path / "fixture"
+    (fixture / "deploy").mkdir(parents=True)
+    (fixture / "deploy" / "iis.yaml").write_text(yaml.safe_dump(WINDOWS_HOST_NETWORK),
+                                                 encoding="utf-8")
+    (fixture / "deploy" / "fine.json").write_text(yaml.safe_dump(FINE), encoding="utf-8")
+    (fixture / "README.md").write_text("not a manifest\n", encoding="utf-8")
+    git(fixture, "init", "-q")
+    git(fixture, "add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+
+    def try_repo(*files: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "try-repo", str(tool), "kubelet-winnet-check",
+             "--files", *files],
+            cwd=fixture, env=env, capture_output=True, text=True, timeout=600, check=False,
+        )
+
+    failed = try_repo("deploy/iis.yaml", "deploy/fine.json", "README.md")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "kubelet-winnet check" in failed.stdout and "Failed" in failed.stdout
+    assert "deploy/iis.yaml:" in failed.stdout
+    assert "warning host-network-ignored: Pod/iis: hostNetwork: true is ignored" in failed.stdout
+    assert "README.md" not in failed.stdout.split("kubelet-winnet check")[-1]  # types_or
+    passed = try_repo("deploy/fine.json")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "Passed" in passed.stdout
+
+
+def test_kubectl_plugin_script_dispatches_every_command(tmp_path: Path) -> None:
+    script = BIN / "kubectl-winnet"
+    if not script.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{script} is missing: the package is not installed with its scripts")
+        pytest.skip(f"{script} is not installed (pip install the package)")
+    for name in COMMAND_MODULES:
+        done = subprocess.run([str(script), name, "--help"], capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert done.returncode == 0, (name, done.stderr)
+        assert done.stdout.startswith(f"usage: kubectl winnet {name} "), name
+    manifest = tmp_path / "iis.yaml"
+    manifest.write_text(yaml.safe_dump(WINDOWS_HOST_NETWORK), encoding="utf-8")
+    done = subprocess.run([str(script), "check", str(manifest)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 1
+    assert f"{manifest}:" in done.stdout and "host-network-ignored" in done.stdout
+    done = subprocess.run([str(script), "translate", str(manifest), "-o", "json"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and '"windowsPodSandboxConfig"' in done.stdout
+
+
+@pytest.mark.parametrize(("path", "schema"), [
+    ("action.yml", "vendor.github-actions"),
+    ("examples/github/kubelet-winnet.yml", "vendor.github-workflows"),
+])
+def test_action_and_workflow_match_githubs_schemas(path: str, schema: str) -> None:
+    need("check_jsonschema")
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(REPO / path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok -- validation done" in done.stdout
+
+
+def test_schema_check_is_not_vacuous(tmp_path: Path) -> None:
+    """The same check rejects an action missing its runs.steps' shell."""
+    need("check_jsonschema")
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    del action["runs"]["steps"][0]["shell"]
+    broken = tmp_path / "action.yml"
+    broken.write_text(yaml.safe_dump(action), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions",
+         str(broken)], capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 1
+
+
+def test_action_runs_check_with_sarif_and_the_workflow_uploads_it() -> None:
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    steps = action["runs"]["steps"]
+    assert action["runs"]["using"] == "composite"
+    assert "--output sarif" in steps[-1]["run"]
+    assert "${{" not in steps[-1]["run"]  # inputs reach the script as variables only
+    workflow = yaml.safe_load(
+        (REPO / "examples/github/kubelet-winnet.yml").read_text(encoding="utf-8"))
+    uses = [s.get("uses", "") for s in workflow["jobs"]["check"]["steps"]]
+    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses)
+    assert workflow["permissions"]["security-events"] == "write"
+    docs = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert (REPO / "examples/github/kubelet-winnet.yml").read_text(encoding="utf-8") in docs

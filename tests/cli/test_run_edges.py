@@ -263,7 +263,8 @@ def test_run_against_a_hostile_runtime_exits_cleanly(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, plan: dict[str, Any], cleanup: bool
 ) -> None:
     """Whatever the runtime answers: exit 0 (it all worked), 1 (a call failed) or 2 (it
-    cannot be reached), one line per failure, never a traceback; an unknown enum value prints as its number."""
+    cannot be reached), one line per failure, never a traceback; an unknown enum value
+    prints as its number."""
     path = tmp_path / "p.yaml"
     if not path.exists():
         _write(path, _pod([{"name": "app", "image": "img:1"}, {"name": "side", "image": "i"}]))

@@ -10,6 +10,7 @@ from typing import Any, Protocol, TextIO
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity
 from kubelet_winnet._lint.targeting import PodObject
+from kubelet_winnet._printable import printable
 
 __all__ = ["ReportWriter", "report_writer"]
 
@@ -115,10 +116,10 @@ class _Text(_Base):
         self._count(finding, ignored)
         if ignored is not None:
             return
-        self._out.write(
+        self._out.write(printable(
             f"{document.source}:{line}: {finding.severity.label} {finding.rule.id}: "
-            f"{_subject(pod, finding)}: {finding.message} [{describe_path(finding.field)}]\n"
-        )
+            f"{_subject(pod, finding)}: {finding.message} [{describe_path(finding.field)}]"
+        ) + "\n")
 
     def close(self, session: Session) -> None:
         pass
@@ -159,11 +160,14 @@ class _Json(_Base):
 
 
 def _uri(source: str) -> str:
+    """An RFC 3986 URI reference for a file name: its bytes percent-encoded, so a name
+    that is not UTF-8 (lone surrogates from the file system) names the same bytes."""
     if source == "<stdin>":
         return "stdin"
+    raw = os.fsencode(source.replace(os.sep, "/"))
     if os.path.isabs(source):
-        return "file://" + urllib.parse.quote(source.replace(os.sep, "/"))
-    return urllib.parse.quote(source.replace(os.sep, "/"))
+        return "file://" + urllib.parse.quote(raw)
+    return urllib.parse.quote(raw)
 
 
 class _Sarif(_Base):

@@ -25,7 +25,9 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from typing import NoReturn
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -89,8 +91,24 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _parser(chosen: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a flag error is one line like every other error (argparse prints
+    the usage first); ``--help`` still shows the usage. ``command``: the command named
+    on the command line, which the top parser reports some errors for."""
+
+    command: str | None = None
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("kubelet-winnet").strip() or self.command
+        where = f"{command}: " if command else ""
+        self.exit(EXIT_BAD_INPUT, printable(
+            f"kubelet-winnet: error: {where}{message}; see kubelet-winnet"
+            f"{f' {command}' if command else ''} --help"
+        ) + "\n")
+
+
+def _parser(chosen: str | None) -> _Parser:
+    parser = _Parser(
         prog="kubelet-winnet",
         description="What the kubelet tells the container runtime about networking for "
         "Windows pods (CRI runtime.v1), by kubelet version and feature gates.",
@@ -105,6 +123,7 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
         )
         if name == chosen:  # only the command that runs configures (and imports) itself
             load_command(name).configure(sub)
+    parser.command = chosen
     return parser
 
 
@@ -132,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser(_chosen(words))
     args = parser.parse_args(words)
     if _usage_needs_paths(args):
-        parser.error(f"{args.command}: no PATH given (use - for stdin)")
+        parser.error("no PATH given (use - for stdin)")
     session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),
                       quiet=getattr(args, "quiet", False))
     try:

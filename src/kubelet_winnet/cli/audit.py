@@ -23,7 +23,7 @@ import csv
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
@@ -40,12 +40,15 @@ from kubelet_winnet._lint.rules import (
 )
 from kubelet_winnet._lint.targeting import Target, pod_object, target_of
 from kubelet_winnet.cli.cluster import (
+    DEFAULT_PAGE_BYTES,
     DEFAULT_PAGE_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
     ClusterObject,
     LiveCluster,
     Node,
     dump_objects,
     node_from,
+    parse_timeout,
 )
 from kubelet_winnet.cli.session import Command
 from kubelet_winnet.errors import (
@@ -489,6 +492,11 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
                         help="pods of every namespace")
     source.add_argument("--page-size", type=positive_int, default=DEFAULT_PAGE_SIZE,
                         metavar="N", help="objects per list request (default %(default)s)")
+    source.add_argument("--request-timeout", type=_timeout, default=DEFAULT_REQUEST_TIMEOUT,
+                        metavar="DURATION",
+                        help="the longest one list request may take, body included, "
+                        "spelled as kubectl spells it: whole seconds, or 1s, 2m, 3h; 0 for "
+                        f"no limit (default {DEFAULT_REQUEST_TIMEOUT:g}s; kubectl's is 0)")
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
         help="kubelet release for pods without a node that reports one (default "
@@ -508,9 +516,18 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
     )
     add_limit_arguments(
         parser, _DUMP_MAX_BYTES,
-        "bytes read per dump file (default %(default)s: a dump of a large cluster is big; "
-        "memory does not grow with it)",
+        f"bytes read per dump file (default {_DUMP_MAX_BYTES}: a dump of a large cluster "
+        "is big; memory does not grow with it), or per page of a live list (default "
+        f"{DEFAULT_PAGE_BYTES})",
     )
+    parser.set_defaults(max_bytes=None)  # each source has its own default
+
+
+def _timeout(text: str) -> float:
+    try:
+        return parse_timeout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _DUMP_MAX_BYTES = 4 * 1024**3
@@ -586,7 +603,9 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
             objects: Iterator[ClusterObject] = _dump(args, session, other_kinds.append)
         else:
             live = LiveCluster(args.kubeconfig, args.context, args.namespace,
-                               args.all_namespaces, args.page_size)
+                               args.all_namespaces, args.page_size,
+                               request_timeout=args.request_timeout,
+                               max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
             objects = live.objects()
         for item in _ordered(objects, auditor):
             if live is not None and live.expected_pods is not None:
@@ -645,8 +664,8 @@ def _dump(
 ) -> Iterator[ClusterObject]:
     from kubelet_winnet.cli.session import limits_of
 
-    limits = limits_of(args)
-    return dump_objects(args.filename, session.error, limits, others)
+    limits = replace(limits_of(args), max_bytes=args.max_bytes or _DUMP_MAX_BYTES)
+    return dump_objects(args.filename, session.error, limits, others, session.note)
 
 
 def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[ClusterObject]:

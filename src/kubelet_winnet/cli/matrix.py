@@ -308,9 +308,9 @@ def _pods_of(
     from kubelet_winnet.cli.input import BadInput, expand_paths, read_source
     from kubelet_winnet.cli.session import invalid_pod, limits_of
 
-    for path in expand_paths(paths):
-        if isinstance(path, BadInput):
-            session.error(str(path))
+    for entry in expand_paths(paths):
+        path = session.source(entry)
+        if path is None:
             continue
         for found in read_source(path, limits_of(args)):
             if isinstance(found, BadInput):

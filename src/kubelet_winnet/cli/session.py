@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.input import (
     DEFAULT_LIMITS,
     BadInput,
     Document,
     Limits,
+    Skipped,
     expand_paths,
     read_source,
 )
@@ -91,17 +93,24 @@ class Session:
 
     def error(self, text: str) -> None:
         """A bad-input line on stderr; exit status 2."""
-        self.err.write(f"kubelet-winnet: error: {_one_line(text)}\n")
+        self.err.write(f"kubelet-winnet: error: {printable(text)}\n")
         self.errors += 1
         self.fail(EXIT_BAD_INPUT)
 
     def note(self, text: str) -> None:
         if not self.quiet:
-            self.err.write(f"kubelet-winnet: note: {_one_line(text)}\n")
+            self.err.write(f"kubelet-winnet: note: {printable(text)}\n")
 
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+    def source(self, path: str | BadInput | Skipped) -> str | None:
+        """A path of :func:`expand_paths` to read; bad input and skipped files are
+        reported here instead (``None``)."""
+        if isinstance(path, BadInput):
+            self.error(str(path))
+        elif isinstance(path, Skipped):
+            self.note(str(path))
+        else:
+            return path
+        return None
 
 
 @dataclass(frozen=True)
@@ -227,9 +236,9 @@ def pods(
     limits = limits_of(args)
     session.verbose = args.verbose
     session.quiet = args.quiet
-    for path in expand_paths([*args.paths, *args.filename]):
-        if isinstance(path, BadInput):
-            session.error(str(path))
+    for entry in expand_paths([*args.paths, *args.filename]):
+        path = session.source(entry)
+        if path is None:
             continue
         for found in read_source(path, limits):
             if isinstance(found, BadInput):
@@ -253,10 +262,10 @@ def pods(
                 else:
                     session.skipped_untargeted += 1
                 if session.verbose:
-                    session.err.write(
+                    session.err.write(printable(
                         f"kubelet-winnet: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.line})\n"
-                    )
+                        f"({found.source}:{found.line})"
+                    ) + "\n")
                 continue
             session.pods += 1
             yield Pod(found, pod, target)

@@ -260,7 +260,7 @@ def test_a_forged_file_name_in_a_diagnostic_is_one_line(
 ) -> None:
     name = tmp_path / "evil\x1b]0;t\x07\u2028.yaml"
     name.write_text("kind: Pod\nspec: [\n", encoding="utf-8")
-    status, out, err = run(capsys, "check", str(name))
+    status, _, err = run(capsys, "check", str(name))
     assert status == 2 and len(err) == 1, err
     assert err[0].isprintable() and "evil\\x1b]0;t\\x07\\u2028.yaml" in err[0]
 
@@ -279,7 +279,7 @@ def test_fuzz_every_text_output_keeps_each_value_on_its_line(text: str) -> None:
         path.write_text(json.dumps(doc), encoding="utf-8")
         for argv in (["check"], ["check", "--fail-on", "info", "-v"], ["translate"],
                      ["explain"], ["translate", "-o", "textproto"]):
-            out, err = _capture(argv + [str(path)])
+            out, err = _capture([*argv, str(path)])
             for line in (out + err).splitlines():
                 assert line.isprintable(), (argv, line)
             assert not any(line.startswith("kubelet-winnet: error") for line in

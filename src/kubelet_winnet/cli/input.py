@@ -35,6 +35,7 @@ __all__ = [
     "describe_path",
     "expand_paths",
     "read_source",
+    "replayable",
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -146,6 +147,12 @@ def _not_regular(path: str) -> str | None:
     if stat.S_ISREG(mode):
         return None
     return next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+
+
+def replayable(path: str) -> bool:
+    """Whether ``path`` can be read twice: a regular file, or a name that is not there
+    (reading it fails the same way twice). Stdin, FIFOs and devices cannot."""
+    return path != "-" and _not_regular(path) is None
 
 
 def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]:
@@ -1004,9 +1011,12 @@ def _list_items(value: dict[str, Any]) -> list[Any] | None:
     return None
 
 
-def read_source(path: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[Document | BadInput]:
-    """Every object of one file (``-``: stdin), in order, one at a time."""
-    source = "<stdin>" if path == "-" else path
+def read_source(
+    path: str, limits: Limits = DEFAULT_LIMITS, *, label: str | None = None,
+) -> Iterator[Document | BadInput]:
+    """Every object of one file (``-``: stdin), in order, one at a time; ``label`` names
+    the file in documents and messages when ``path`` is a copy of it."""
+    source = label if label is not None else "<stdin>" if path == "-" else path
     try:
         raw = _open(path)
     except OSError as exc:

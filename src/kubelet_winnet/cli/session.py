@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -230,9 +230,11 @@ def invalid_pod(session: Session, document: Document, exc: InvalidPodError) -> N
 def pods(
     args: argparse.Namespace, session: Session,
     others: Callable[[Document], None] | None = None,
+    copies: Mapping[str, str] | None = None,
 ) -> Iterator[Pod]:
     """Each pod of the input, one at a time; bad input reported on the way. ``others``
-    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets)."""
+    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets);
+    ``copies`` reads some arguments (stdin) from a copy, under their own name."""
     limits = limits_of(args)
     session.verbose = args.verbose
     session.quiet = args.quiet
@@ -240,7 +242,9 @@ def pods(
         path = session.source(entry)
         if path is None:
             continue
-        for found in read_source(path, limits):
+        copy = copies.get(path) if copies is not None else None
+        label = None if copy is None else "<stdin>" if path == "-" else path
+        for found in read_source(copy or path, limits, label=label):
             if isinstance(found, BadInput):
                 session.error(str(found))
                 continue

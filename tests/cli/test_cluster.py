@@ -126,6 +126,9 @@ class HostileApiServer:
                 body = json.dumps({"kind": "PodList", "apiVersion": "v1",
                                    "metadata": {"continue": token} if token else {},
                                    "items": page.items}).encode()
+                if page.status != 200:  # a Status whose message forges lines
+                    body = json.dumps({"kind": "Status", "status": "Failure", "message":
+                                       FORGED_MESSAGE, "code": page.status}).encode()
                 start = time.monotonic()
                 if page.framing == "length":
                     self._plain(page.status, body)
@@ -179,6 +182,8 @@ class HostileApiServer:
 
 # 64 MiB of spaces inside a JSON list, 64 KiB compressed (made once).
 _BOMB = gzip.compress(b'{"kind":"PodList","items":[' + b" " * (64 * 1024 * 1024) + b"]}", 9)
+
+FORGED_MESSAGE = "boom\x1b]0;retitled\x07\r\nkubelet-winnet: error: forged\u2028\x85x"
 
 WINDOWS_NODE = {
     "metadata": {"name": "win-1", "labels": {"kubernetes.io/os": "windows"}},
@@ -285,6 +290,18 @@ def test_a_list_that_never_ends_stops_at_the_page_cap(
     assert "did not end the list after 30 pages" in err[0]
     assert "raise --page-size if the cluster holds more than 210 pods" in err[0]
     assert hostile.pod_requests == 30
+
+
+def test_a_server_message_cannot_forge_a_line(
+    hostile: HostileApiServer, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile.play(Page(status=500))
+    status, out, err = audit(kubeconfig, capsys)
+    assert status == 2 and len(err) == 1, err
+    assert err[0].isprintable() and "HTTP 500" in err[0]
+    assert "boom\\x1b]0;retitled\\x07" in err[0] and "forged\\u2028\\x85x" in err[0]
+    status, out, err = audit(kubeconfig, capsys, "-o", "text")
+    assert all(line.isprintable() for line in out.splitlines()), out
 
 
 def test_page_cap_is_far_above_what_kubernetes_is_tested_with() -> None:

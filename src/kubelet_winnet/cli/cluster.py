@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubelet_winnet._printable import clip
 from kubelet_winnet.cli.input import (
     DEFAULT_LIMITS,
     BadInput,
@@ -173,8 +174,7 @@ def dump_objects(
 
 
 def _clip(text: str, size: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= size else text[: size - 3] + "..."
+    return clip(text, size)  # the shared escaping rule, bounded
 
 
 def _describe_exception(exc: BaseException) -> str:

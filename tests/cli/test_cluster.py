@@ -29,7 +29,7 @@ from kubelet_winnet.cli import main
 from kubelet_winnet.cli.cluster import MAX_PAGES, parse_timeout
 from tests.strategies import cli_child
 
-_SERVER_SECONDS = 30.0  # no handler loop of this server runs longer than this
+_SERVER_SECONDS = 150.0  # no handler loop of this server runs longer than this
 
 
 def require_kubernetes() -> None:
@@ -410,7 +410,9 @@ def test_fuzz_hostile_server_ends_typed_and_bounded(
     start = time.monotonic()
     status, out, err = audit(kubeconfig, capsys, "--request-timeout", "1s",
                              "--max-bytes", "300000", "--page-size", "2")
-    assert time.monotonic() - start < 12 * 1.5 + 5
+    # 13 requests of at most 1s each; generous for a loaded machine, far below what a
+    # client without bounds spends here (the server holds on for _SERVER_SECONDS).
+    assert time.monotonic() - start < 75
     assert status in (0, 1, 2)
     document = json.loads(out)  # stdout is one JSON document, whatever happened
     live_errors = [line for line in err if "API server" in line or "continue" in line]

@@ -321,3 +321,41 @@ def test_flag_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: list
 def test_help_still_shows_the_usage(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "check", "--help")
     assert status == 0 and out.startswith("usage: kubelet-winnet check")
+
+
+def test_run_escapes_what_a_runtime_sends(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A runtime's ids and error details reach run's text output escaped: no escape
+    sequence reaches the terminal, no line is forged."""
+    if not os.environ.get("CI"):  # under CI grpcio must be there
+        pytest.importorskip("grpc", reason="grpcio (cri extra) is not installed")
+    from cri_api.runtime.v1 import api_pb2
+    from tests.cri.test_cri import serving
+
+    service = "/runtime.v1.RuntimeService/"
+    forged = "id\x1b]0;t\x07\r\nkubelet-winnet: error: forged\u2028x"
+    pod = json.loads(json.dumps(POD))
+    pod["spec"].pop("hostNetwork")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(pod), encoding="utf-8")
+    with serving(f"kw-h16b-{os.getpid()}.sock") as fake:
+        fake.reply[service + "RunPodSandbox"] = api_pb2.RunPodSandboxResponse(
+            pod_sandbox_id=forged).SerializeToString()
+        fake.reply[service + "PodSandboxStatus"] = api_pb2.PodSandboxStatusResponse(
+            status=api_pb2.PodSandboxStatus(id=forged, state=0)).SerializeToString()
+        fake.reply["/runtime.v1.ImageService/ImageStatus"] = api_pb2.ImageStatusResponse(
+            image=api_pb2.Image(id="sha256:" + forged)).SerializeToString()
+        fake.reply[service + "CreateContainer"] = api_pb2.CreateContainerResponse(
+            container_id=forged).SerializeToString()
+        fake.reply[service + "ContainerStatus"] = api_pb2.ContainerStatusResponse(
+            status=api_pb2.ContainerStatus(id=forged, state=1)).SerializeToString()
+        from grpc import StatusCode
+
+        fake.abort[service + "StartContainer"] = (StatusCode.UNKNOWN, forged)
+        status, out, err = run(capsys, "run", "--runtime-endpoint", fake.endpoint, str(path))
+    assert status == 1 and err == [], err
+    lines = out.splitlines()
+    assert len(lines) == 3, lines  # the pod's header, the sandbox, the failed call
+    assert all(line.isprintable() for line in lines), lines
+    assert lines[1].startswith("sandbox id\\x1b]0;t\\x07\\r\\nkubelet-winnet: error: forged")
+    assert lines[2].startswith("error: /runtime.v1.RuntimeService/StartContainer: UNKNOWN")

@@ -342,13 +342,15 @@ def test_run_escapes_what_a_runtime_sends(tmp_path: Path,
         fake.reply[service + "RunPodSandbox"] = api_pb2.RunPodSandboxResponse(
             pod_sandbox_id=forged).SerializeToString()
         fake.reply[service + "PodSandboxStatus"] = api_pb2.PodSandboxStatusResponse(
-            status=api_pb2.PodSandboxStatus(id=forged, state=api_pb2.SANDBOX_READY)).SerializeToString()
+            status=api_pb2.PodSandboxStatus(id=forged, state=api_pb2.SANDBOX_READY),
+        ).SerializeToString()
         fake.reply["/runtime.v1.ImageService/ImageStatus"] = api_pb2.ImageStatusResponse(
             image=api_pb2.Image(id="sha256:" + forged)).SerializeToString()
         fake.reply[service + "CreateContainer"] = api_pb2.CreateContainerResponse(
             container_id=forged).SerializeToString()
         fake.reply[service + "ContainerStatus"] = api_pb2.ContainerStatusResponse(
-            status=api_pb2.ContainerStatus(id=forged, state=api_pb2.CONTAINER_RUNNING)).SerializeToString()
+            status=api_pb2.ContainerStatus(id=forged, state=api_pb2.CONTAINER_RUNNING),
+        ).SerializeToString()
         from grpc import StatusCode
 
         fake.abort[service + "StartContainer"] = (StatusCode.UNKNOWN, forged)

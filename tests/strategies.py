@@ -42,6 +42,7 @@ __all__ = [
     "POD_LINUX_FIELDS",
     "WORKLOAD_KINDS",
     "AdmissionPolicy",
+    "ChildRun",
     "Crash",
     "Malformed",
     "Profile",
@@ -50,6 +51,7 @@ __all__ = [
     "admitted_specs",
     "as_client_object",
     "as_namespace",
+    "cli_child",
     "container_context_bytes",
     "corpus_params",
     "crash_at",
@@ -1225,3 +1227,80 @@ def without_nulls(value: JSON) -> JSON:
     if isinstance(value, list):
         return [without_nulls(v) for v in value]
     return value
+
+
+# --- the command line in a child process: exit status, stderr lines, time, peak RSS ------
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """One ``kubelet-winnet`` run in a child process, started as the console script is
+    (``benchmarks/peak.py``): ``err_lines`` without the child's own peak-RSS line."""
+
+    status: int
+    out: bytes
+    err_lines: list[str]
+    seconds: float
+    peak_mb: float
+
+
+def cli_child(args: list[str], *, stdin: bytes | None = None, timeout: float = 300,
+              cwd: Path | None = None) -> ChildRun:
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "peak.py"
+    spec = importlib.util.spec_from_file_location("_benchmark_peak", path)
+    assert spec is not None and spec.loader is not None
+    peak = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peak)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        child = subprocess.Popen(
+            [sys.executable, "-c", peak.CONSOLE_SCRIPT, *args], cwd=cwd,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=out, stderr=err,
+        )
+        try:
+            if stdin is not None:
+                assert child.stdin is not None
+                try:
+                    child.stdin.write(stdin)
+                    child.stdin.close()
+                except BrokenPipeError:
+                    pass
+            usage = None
+            if _wait(child, timeout):
+                _, status, usage = os.wait4(child.pid, 0)
+                child.returncode = os.waitstatus_to_exitcode(status)
+        finally:
+            if child.returncode is None:
+                child.kill()
+                child.wait()
+        seconds = time.monotonic() - start
+        if usage is None:
+            raise AssertionError(f"kubelet-winnet {' '.join(args)[:200]} ran past {timeout}s")
+        out.seek(0)
+        err.seek(0)
+        raw_err = err.read()
+        lines = [line for line in raw_err.decode("utf-8", "replace").splitlines()
+                 if not line.startswith("VmHWM ")]
+        return ChildRun(child.returncode, out.read(), lines, seconds,
+                        peak.peak_mb(raw_err, usage))
+
+
+def _wait(child: Any, timeout: float) -> bool:
+    """Whether the child ends within ``timeout`` seconds (it is not reaped here)."""
+    import os
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
+        time.sleep(0.02)
+    return False

@@ -216,7 +216,9 @@ class ClusterAccessError(WinnetError, OSError):
     ``kind`` says how: ``kubeconfig``, ``unreachable``, ``unauthorized`` (401),
     ``forbidden`` (403; ``permission`` names what is missing, e.g. ``list pods``),
     ``server`` (5xx or another status), ``malformed`` (a body that is not the list
-    the API promises, or is cut short); ``status`` is the HTTP status or 0.
+    the API promises, or is cut short; also a page over the byte bound, a repeated
+    ``continue`` token, or a list that does not end), ``timeout`` (a request that took
+    longer than ``--request-timeout``); ``status`` is the HTTP status or 0.
     """
 
     def __init__(self, kind: str, message: str, *, status: int = 0, permission: str = "") -> None:

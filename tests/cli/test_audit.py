@@ -473,7 +473,8 @@ def test_text_cells_hold_no_line_breaks(tmp_path: Path,
     assert status == 1
     assert re.findall(r"^NAMESPACE .*$", out, re.M) == ["NAMESPACE web"]
     assert "\x1b" not in out
-    assert any(line.startswith("evil NAMESPACE fake") for line in out.splitlines())
+    # The shared escaping rule (kubelet_winnet._printable): the name, escaped, on its row.
+    assert any(line.startswith("evil\\nNAMESPACE fake\\x1b[31m") for line in out.splitlines())
 
 
 @pytest.mark.parametrize("output", ["text", "json", "csv"])

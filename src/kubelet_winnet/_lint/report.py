@@ -13,6 +13,7 @@ from xml.sax.saxutils import quoteattr
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity, rule_page
 from kubelet_winnet._lint.targeting import PodObject
+from kubelet_winnet._printable import printable
 
 __all__ = ["FORMATS", "Options", "ReportWriter", "report_writer"]
 
@@ -142,14 +143,16 @@ class _Text(_Base):
         if ignored is not None:
             return
         label = finding.severity.label
-        if self._options.colour:
+        if self._options.colour:  # after escaping: the colour codes are ours
             label = f"{_COLOURS[finding.severity]}\033[1m{label}\033[0m"
         self._out.write(
-            f"{document.source}:{line}: {label} {finding.rule.id}: "
-            f"{_subject(pod, finding)}: {finding.message} [{describe_path(finding.field)}]\n"
+            printable(f"{document.source}:{line}:") + f" {label} " + printable(
+                f"{finding.rule.id}: {_subject(pod, finding)}: {finding.message} "
+                f"[{describe_path(finding.field)}]"
+            ) + "\n"
         )
         if self._options.details and finding.detail:
-            self._out.write(f"    {finding.detail}\n")
+            self._out.write(f"    {printable(finding.detail)}\n")
 
     def close(self, session: Session) -> None:
         pass
@@ -191,11 +194,14 @@ class _Json(_Base):
 
 
 def _uri(source: str) -> str:
+    """An RFC 3986 URI reference for a file name: its bytes percent-encoded, so a name
+    that is not UTF-8 (lone surrogates from the file system) names the same bytes."""
     if source == "<stdin>":
         return "stdin"
+    raw = os.fsencode(source.replace(os.sep, "/"))
     if os.path.isabs(source):
-        return "file://" + urllib.parse.quote(source.replace(os.sep, "/"))
-    return urllib.parse.quote(source.replace(os.sep, "/"))
+        return "file://" + urllib.parse.quote(raw)
+    return urllib.parse.quote(raw)
 
 
 class _Sarif(_Base):

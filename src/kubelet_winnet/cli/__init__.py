@@ -28,6 +28,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import NoReturn
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -94,14 +95,17 @@ def _chosen(argv: Sequence[str]) -> str | None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with "did you mean" for a mistyped flag."""
+    """argparse, but a flag error is one line like every other error (argparse prints the
+    usage first), naming the command and, for a mistyped flag, the nearest one ("did you
+    mean"); ``--help`` still shows the usage. ``command``: the chosen command's parser,
+    which reports unrecognized arguments against its own flags."""
 
-    command: argparse.ArgumentParser | None = None  # the command's parser says it
+    command: argparse.ArgumentParser | None = None
 
     def error(self, message: str) -> NoReturn:
         prefix = "unrecognized arguments: "
         if self.command is not None and message.startswith(prefix):
-            self.command.error(message)  # its usage, its flags
+            self.command.error(message)  # its flags, its name
         if message.startswith(prefix):
             known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
             for word in message[len(prefix):].split():
@@ -110,7 +114,13 @@ class _Parser(argparse.ArgumentParser):
                 if flag.startswith("--") and close:
                     message += f" (did you mean {close[0]}?)"
                     break
-        super().error(message)
+        top = "kubectl winnet" if self.prog.startswith("kubectl winnet") else "kubelet-winnet"
+        command = self.prog.removeprefix(top).strip()
+        where = f"{command}: " if command else ""
+        self.exit(EXIT_BAD_INPUT, printable(
+            f"kubelet-winnet: error: {where}{message}; see {top}"
+            f"{f' {command}' if command else ''} --help"
+        ) + "\n")
 
 
 def _parser(chosen: str | None) -> argparse.ArgumentParser:

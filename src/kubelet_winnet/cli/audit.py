@@ -22,8 +22,9 @@ import argparse
 import csv
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
@@ -40,13 +41,17 @@ from kubelet_winnet._lint.rules import (
     ignored_rules,
 )
 from kubelet_winnet._lint.targeting import Target, pod_object, target_of
+from kubelet_winnet._printable import clip, printable
 from kubelet_winnet.cli.cluster import (
+    DEFAULT_PAGE_BYTES,
     DEFAULT_PAGE_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
     ClusterObject,
     LiveCluster,
     Node,
     dump_objects,
     node_from,
+    parse_timeout,
 )
 from kubelet_winnet.cli.session import Command
 from kubelet_winnet.errors import (
@@ -385,10 +390,8 @@ _EFFECT_TEXT = {
 
 
 def _cell(text: str, size: int = 80) -> str:
-    """One table cell: no line breaks or control characters, bounded."""
-    text = "".join(c if c.isprintable() else " " for c in text)
-    text = " ".join(text.split())
-    return text if len(text) <= size else text[: size - 3] + "..."
+    """One table cell: one line (the shared escaping rule), bounded."""
+    return clip(text, size)
 
 
 def _row(record: PodAudit) -> tuple[str, ...]:
@@ -409,16 +412,25 @@ class _Writer(Protocol):
     def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None: ...
 
 
+_GROUP = 500  # rows of a table held before they are written (kubectl's chunk size)
+_SEEN = 65_536  # namespaces remembered to mark a table "(continued)"
+_NOTES = 20  # notes shown under a namespace's table
+
+
 class _TextWriter:
-    """One table per namespace (rows of a namespace buffered until it changes), its
-    totals under it, then the totals of the run."""
+    """One table per namespace, its totals under it, then the totals of the run. Rows
+    are written in groups of 500, each group's columns as wide as its widest cell and
+    never narrower than the group before, so memory does not grow with a namespace."""
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
         self._namespace: str | None = None
         self._rows: list[tuple[str, ...]] = []
+        self._widths = [len(column) for column in _COLUMNS]
+        self._headed = False  # the namespace's title and column names are written
         self._totals = Totals()
         self._notes: list[str] = []
+        self._more_notes = 0
         self._starred = False
         self._seen: set[str] = set()
         self._again = False
@@ -430,36 +442,53 @@ class _TextWriter:
             self._namespace = record.namespace
             # Input not grouped by namespace: a namespace seen before gets another table.
             self._again = record.namespace in self._seen
-            self._seen.add(record.namespace)
+            if len(self._seen) < _SEEN:
+                self._seen.add(record.namespace)
         self._rows.append(_row(record))
+        if len(self._rows) == _GROUP:
+            self._write_rows()
         self._totals.add(record)
         if record.note:
-            self._notes.append(_cell(f"{record.name}: {record.note}", 300))
+            if len(self._notes) < _NOTES:
+                self._notes.append(_cell(f"{record.name}: {record.note}", 300))
+            else:
+                self._more_notes += 1
+
+    def _write_rows(self) -> None:
+        rows = self._rows if self._headed else [_COLUMNS, *self._rows]
+        if not self._headed:
+            again = " (continued)" if self._again else ""
+            self._out.write(f"NAMESPACE {_cell(self._namespace or '')}{again}\n")
+            self._headed = True
+        self._widths = [max(self._widths[i], *(len(row[i]) for row in rows))
+                        for i in range(len(_COLUMNS))]
+        for row in rows:
+            cells = (c.ljust(w) for c, w in zip(row, self._widths, strict=True))
+            self._out.write("  ".join(cells).rstrip() + "\n")
+        self._rows = []
 
     def _flush(self) -> None:
         if self._namespace is None:
             return
-        rows = [_COLUMNS, *self._rows]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-        again = " (continued)" if self._again else ""
-        self._out.write(f"NAMESPACE {_cell(self._namespace)}{again}\n")
-        for row in rows:
-            cells = (c.ljust(w) for c, w in zip(row, widths, strict=True))
-            self._out.write("  ".join(cells).rstrip() + "\n")
+        if self._rows or not self._headed:
+            self._write_rows()
         self._out.write(f"  total: {self._totals.text()}\n")
-        for note in self._notes[:20]:
+        for note in self._notes:
             self._out.write(f"  note: {note}\n")
-        if len(self._notes) > 20:
-            self._out.write(f"  note: ... and {len(self._notes) - 20} more\n")
+        if self._more_notes:
+            self._out.write(f"  note: ... and {self._more_notes} more\n")
         self._out.write("\n")
-        self._rows = []
+        self._widths = [len(column) for column in _COLUMNS]
+        self._headed = False
         self._totals = Totals()
         self._notes = []
+        self._more_notes = 0
 
     def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:
         self._flush()
         if "error" in summary:
-            self._out.write(f"INCOMPLETE: the cluster could not be read: {summary['error']}\n")
+            self._out.write(printable(
+                f"INCOMPLETE: the cluster could not be read: {summary['error']}") + "\n")
         self._out.write(f"TOTAL: {totals.text()}\n")
         linux = summary["skipped"]["linux-node"]
         other = summary["skipped"]["not-windows-targeted"]
@@ -533,7 +562,7 @@ class _CsvWriter:
         self._csv.writerow(_CSV_HEADER)
 
     def add(self, r: PodAudit) -> None:
-        self._csv.writerow((
+        self._csv.writerow(printable(cell) for cell in (  # one record a line, as the rest
             r.namespace, r.name, r.node, r.kubelet_version, r.kubelet_source, r.runtime,
             str(r.host_network).lower(), r.network or "", str(r.host_process).lower(),
             r.refused or "", r.effect,
@@ -564,6 +593,11 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
                         help="pods of every namespace")
     source.add_argument("--page-size", type=positive_int, default=DEFAULT_PAGE_SIZE,
                         metavar="N", help="objects per list request (default %(default)s)")
+    source.add_argument("--request-timeout", type=_timeout, default=DEFAULT_REQUEST_TIMEOUT,
+                        metavar="DURATION",
+                        help="the longest one list request may take, body included, "
+                        "spelled as kubectl spells it: whole seconds, or 1s, 2m, 3h; 0 for "
+                        f"no limit (default {DEFAULT_REQUEST_TIMEOUT:g}s; kubectl's is 0)")
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
         help="kubelet release for pods without a node that reports one (default "
@@ -583,9 +617,18 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
     )
     add_limit_arguments(
         parser, _DUMP_MAX_BYTES,
-        "bytes read per dump file (default %(default)s: a dump of a large cluster is big; "
-        "memory does not grow with it)",
+        f"bytes read per dump file (default {_DUMP_MAX_BYTES}: a dump of a large cluster "
+        "is big; memory does not grow with it), or per page of a live list (default "
+        f"{DEFAULT_PAGE_BYTES})",
     )
+    parser.set_defaults(max_bytes=None)  # each source has its own default
+
+
+def _timeout(text: str) -> float:
+    try:
+        return parse_timeout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _DUMP_MAX_BYTES = 4 * 1024**3
@@ -653,15 +696,17 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     progress = _Progress(session.err)
     live = None
     error: str | None = None
-    other_kinds: list[object] = []  # objects of a dump that are neither Pods nor Nodes
+    other_kinds = _Kinds()  # objects of a dump that are neither Pods nor Nodes
     try:
         if args.filename:
             size = sum(_size(p) for p in args.filename)
             progress.start(None, size >= _LARGE_DUMP)
-            objects: Iterator[ClusterObject] = _dump(args, session, other_kinds.append)
+            objects: Iterator[ClusterObject] = _dump(args, session, other_kinds.add)
         else:
             live = LiveCluster(args.kubeconfig, args.context, args.namespace,
-                               args.all_namespaces, args.page_size)
+                               args.all_namespaces, args.page_size,
+                               request_timeout=args.request_timeout,
+                               max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
             objects = live.objects()
         for item in _ordered(objects, auditor):
             if live is not None and live.expected_pods is not None:
@@ -696,10 +741,10 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error
     writer.close(summary, totals, rules)
-    if other_kinds:
-        count = len(other_kinds)
-        kinds = sorted({k for k in other_kinds if isinstance(k, str)})
-        shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 else "")
+    if other_kinds.count:
+        count = other_kinds.count
+        kinds = sorted(other_kinds.kinds)
+        shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 or other_kinds.more else "")
         session.note(
             f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
             f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
@@ -720,30 +765,58 @@ def _dump(
 ) -> Iterator[ClusterObject]:
     from kubelet_winnet.cli.session import limits_of
 
-    limits = limits_of(args)
-    return dump_objects(args.filename, session.error, limits, others)
+    limits = replace(limits_of(args), max_bytes=args.max_bytes or _DUMP_MAX_BYTES)
+    return dump_objects(args.filename, session.error, limits, others, session.note)
+
+
+@dataclass
+class _Kinds:
+    """How many objects of other kinds, and the first of their kinds in sorted order:
+    a count, not a list, so a dump of a million ConfigMaps costs nothing."""
+
+    count: int = 0
+    kinds: set[str] = field(default_factory=set)  # at most 6, each clipped
+    more: bool = False  # kinds were dropped
+
+    def add(self, kind: object) -> None:
+        self.count += 1
+        if isinstance(kind, str):
+            kind = kind[:60]
+            if kind not in self.kinds:
+                self.kinds.add(kind)
+                if len(self.kinds) > 6:
+                    self.kinds.remove(max(self.kinds))
+                    self.more = True
 
 
 def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[ClusterObject]:
     """Pods, with every node applied before. Nodes normally come first (the live source,
-    ``kubectl get nodes,pods``); when a dump lists pods before any node, those pods wait
-    until the end of the input."""
-    pending: list[ClusterObject] = []
-    for item in objects:
-        if item.kind == "Node":
-            auditor.node(item.value)
-            continue
-        if item.kind == "RuntimeClass":  # before the pods: kubectl get runtimeclasses,...
-            auditor.runtime_class(item.value)
-            continue
-        if not auditor.nodes:
-            spec = item.value.get("spec")
-            node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-            if isinstance(node, str) and node:
-                pending.append(item)
+    ``kubectl get nodes,pods``); when a dump lists scheduled pods before any node, those
+    pods wait in a temporary file (one JSON line each) until the input ends, so memory
+    does not grow with them; disk holds them meanwhile."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as pending:
+        waiting = 0
+        for item in objects:
+            if item.kind == "Node":
+                auditor.node(item.value)
                 continue
-        yield item
-    yield from pending
+            if item.kind == "RuntimeClass":  # before the pods: kubectl get runtimeclasses,...
+                auditor.runtime_class(item.value)
+                continue
+            if not auditor.nodes:
+                spec = item.value.get("spec")
+                node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+                if isinstance(node, str) and node:
+                    pending.write(json.dumps([item.where, item.value]) + "\n")
+                    waiting += 1
+                    continue
+            yield item
+        if not waiting:
+            return
+        pending.seek(0)
+        for line in pending:
+            where, value = json.loads(line)
+            yield ClusterObject("Pod", value, where)
 
 
 COMMAND = Command("audit", configure_audit, run_audit)

@@ -14,25 +14,48 @@ each: what was being listed, what went wrong, and which permission is missing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, expand_paths, read_source
+from kubelet_winnet._printable import clip
+from kubelet_winnet.cli.input import (
+    DEFAULT_LIMITS,
+    BadInput,
+    Limits,
+    Skipped,
+    expand_paths,
+    read_source,
+)
 from kubelet_winnet.errors import ClusterAccessError
 
 __all__ = [
+    "DEFAULT_PAGE_BYTES",
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "MAX_PAGES",
     "ClusterObject",
     "LiveCluster",
     "Node",
     "dump_objects",
     "node_from",
+    "parse_timeout",
 ]
 
 DEFAULT_PAGE_SIZE = 500  # kubectl's --chunk-size default
+# What one list response may take. kubectl's --request-timeout defaults to 0 (no limit);
+# audit must end, so it waits at most a minute for each page unless told otherwise.
+DEFAULT_REQUEST_TIMEOUT = 60.0
+DEFAULT_PAGE_BYTES = 128 * 1024 * 1024  # one page's body; 500 pods are a few MB
+# Pages of one list: 5 million objects at the default page size, 33 times the 150,000
+# pods Kubernetes is tested with (sig-scalability thresholds).
+MAX_PAGES = 10_000
+_READ = 1 << 16
 # The well-known node label (k8s.io/api/core/v1 well_known_labels.go, LabelOSStable).
 _OS_LABEL = "kubernetes.io/os"
 
@@ -84,19 +107,58 @@ class ClusterObject:
     where: str
 
 
+# Go's time.ParseDuration units (src/time/format.go unitMap), in seconds.
+_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0,
+          "m": 60.0, "h": 3600.0}
+_PIECE = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_MAX_SECONDS = (2**63 - 1) / 1e9  # a Go time.Duration is int64 nanoseconds
+
+
+def parse_timeout(text: str) -> float:
+    """kubectl's ``--request-timeout`` value in seconds: a whole number of seconds, or a
+    Go duration (``1m30s``, ``1.5h``, ``500ms``); 0 means no limit
+    (k8s.io/client-go/tools/clientcmd/helpers.go ``ParseTimeout``). Raises
+    :class:`ValueError`; negative values too, which kubectl reads as no limit."""
+    if text.isascii() and text.isdigit():
+        seconds = float(int(text)) if len(text) <= 19 else float("inf")
+    else:
+        body = text.removeprefix("+")
+        if body.startswith("-"):
+            raise ValueError("must not be negative (0 means no limit)")
+        pos, seconds = 0, 0.0
+        while pos < len(body):
+            match = _PIECE.match(body, pos)
+            if match is None:
+                break
+            seconds += float(match[1]) * _UNITS[match[2]]
+            pos = match.end()
+        if not body or pos != len(body):
+            raise ValueError(
+                "not a timeout: give whole seconds, or a number with a unit (1s, 2m, 3h)"
+            )
+    if seconds > _MAX_SECONDS:
+        raise ValueError("longer than a Go duration can be (about 292 years)")
+    return seconds
+
+
 # --- dump ------------------------------------------------------------------------------
 
 
 def dump_objects(
     paths: Sequence[str], on_bad: Callable[[str], None], limits: Limits = DEFAULT_LIMITS,
     on_other: Callable[[object], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> Iterator[ClusterObject]:
     """Nodes and pods of dump files, in file order, one at a time; other kinds go to
-    ``on_other`` (their ``kind``), bad input to ``on_bad`` (one line), and reading goes
-    on."""
+    ``on_other`` (their ``kind``), bad input to ``on_bad`` (one line), files a directory
+    search skips to ``on_note``, and reading goes on."""
     for path in expand_paths(paths):
         if isinstance(path, BadInput):
             on_bad(str(path))
+            continue
+        if isinstance(path, Skipped):
+            if on_note is not None:
+                on_note(str(path))
             continue
         for found in read_source(path, limits):
             if isinstance(found, BadInput):
@@ -113,8 +175,7 @@ def dump_objects(
 
 
 def _clip(text: str, size: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= size else text[: size - 3] + "..."
+    return clip(text, size)  # the shared escaping rule, bounded
 
 
 def _describe_exception(exc: BaseException) -> str:
@@ -152,9 +213,15 @@ class LiveCluster:
         all_namespaces: bool = False,
         page_size: int = DEFAULT_PAGE_SIZE,
         timeout: tuple[float, float] = (10.0, 60.0),
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        max_page_bytes: int = DEFAULT_PAGE_BYTES,
     ) -> None:
         self._page_size = page_size
+        # (connect, each read) for urllib3; request_timeout bounds a whole request
+        # (connect, headers and body), as kubectl's --request-timeout does; 0: none.
         self._timeout = timeout
+        self._request_timeout = request_timeout
+        self._max_page_bytes = max_page_bytes
         self.all_namespaces = all_namespaces
         self.expected_pods: int | None = None
         self.pages = 0
@@ -179,46 +246,21 @@ class LiveCluster:
         return " in all namespaces" if self.all_namespaces else f' in namespace "{self.namespace}"'
 
     def _list(self, resource: str, method: str, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
-        import urllib3
-        from kubernetes.client.exceptions import ApiException
-
         call = getattr(self._api, method)
         token: str | None = None
-        page = 0
-        while True:
-            page += 1
+        sent: set[bytes] = set()  # digests of the continue tokens of this list
+        for page in range(1, MAX_PAGES + 2):
             what = f"listing {resource}{self._scope(resource)}, page {page}"
-            try:
-                response = call(
-                    limit=self._page_size, _continue=token, _preload_content=False,
-                    _request_timeout=self._timeout, **kwargs,
-                )
-                status = getattr(response, "status", 200)
-                data = response.data
-            except ApiException as exc:
-                raise self._status_error(resource, what, exc.status or 0, exc.body) from None
-            except urllib3.exceptions.MaxRetryError as exc:
-                raise ClusterAccessError(
-                    "unreachable",
-                    f"cannot reach the API server at {self.host}: "
-                    f"{_describe_exception(exc)} ({what})",
-                ) from None
-            except (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError) as exc:
+            if page > MAX_PAGES:
                 raise ClusterAccessError(
                     "malformed",
-                    f"the API server at {self.host} closed the connection before the whole "
-                    f"response arrived ({what}; {type(exc).__name__})",
-                ) from None
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise ClusterAccessError(
-                    "unreachable",
-                    f"cannot talk to the API server at {self.host}: "
-                    f"{_describe_exception(exc)} ({what})",
-                ) from None
-            if not isinstance(status, int) or not 200 <= status <= 299:
-                raise self._status_error(
-                    resource, what, status if isinstance(status, int) else 0, data
+                    f"the API server at {self.host} did not end the list after {MAX_PAGES} "
+                    f"pages ({what}); raise --page-size if the cluster holds more than "
+                    f"{MAX_PAGES * self._page_size} {resource}",
                 )
+            status, data = self._request(call, what, resource, token, kwargs)
+            if not 200 <= status <= 299:
+                raise self._status_error(resource, what, status, data)
             self.pages += 1
             items, token, remaining = self._page(data, what)
             if resource == "pods" and page == 1:
@@ -226,6 +268,109 @@ class LiveCluster:
             yield from items
             if not token:
                 return
+            digest = hashlib.blake2b(token.encode("utf-8", "surrogatepass"),
+                                     digest_size=16).digest()
+            if digest in sent:
+                raise ClusterAccessError(
+                    "malformed",
+                    f"the API server at {self.host} sent a continue token it had sent "
+                    f"before ({what}): the list would never end",
+                )
+            sent.add(digest)
+
+    def _request(
+        self, call: Callable[..., Any], what: str, resource: str, token: str | None,
+        kwargs: dict[str, Any],
+    ) -> tuple[int, bytes | bytearray]:
+        """One page: the status and the body, read in a worker thread so that the whole
+        request (connect, headers, body) ends within ``request_timeout`` even when the
+        server trickles bytes (urllib3's read timeout is per read)."""
+        limit = self._request_timeout
+        read_timeout = min(self._timeout[1], limit) if limit > 0 else self._timeout[1]
+        timeout = (min(self._timeout[0], read_timeout), read_timeout)
+        stop = threading.Event()
+        outcome: list[tuple[int, bytes | bytearray] | BaseException] = []
+
+        def work() -> None:
+            try:
+                outcome.append(self._fetch(call, what, resource, token, kwargs, timeout, stop))
+            except BaseException as exc:  # handed to the waiting thread
+                outcome.append(exc)
+
+        worker = threading.Thread(target=work, name="kubelet-winnet-list", daemon=True)
+        worker.start()
+        worker.join(limit if limit > 0 else None)
+        if worker.is_alive():
+            stop.set()  # the worker drops the connection at its next read
+            raise ClusterAccessError(
+                "timeout",
+                f"the API server at {self.host} did not send the whole response within "
+                f"--request-timeout {limit:g}s ({what})",
+            )
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _fetch(
+        self, call: Callable[..., Any], what: str, resource: str, token: str | None,
+        kwargs: dict[str, Any], timeout: tuple[float, float], stop: threading.Event,
+    ) -> tuple[int, bytes | bytearray]:
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            response = call(
+                limit=self._page_size, _continue=token, _preload_content=False,
+                _request_timeout=timeout, **kwargs,
+            )
+        except ApiException as exc:
+            raise self._status_error(resource, what, exc.status or 0, exc.body) from None
+        except urllib3.exceptions.MaxRetryError as exc:
+            raise ClusterAccessError(
+                "unreachable",
+                f"cannot reach the API server at {self.host}: "
+                f"{_describe_exception(exc)} ({what})",
+            ) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._read_error(exc, what) from None
+        try:
+            status = response.status
+            body = bytearray()
+            while not stop.is_set():
+                piece = response.read1(_READ)  # what one read brings, at most _READ
+                if not piece:
+                    break
+                body += piece
+                if len(body) > self._max_page_bytes:
+                    raise ClusterAccessError(
+                        "malformed",
+                        f"the API server at {self.host} sent more than "
+                        f"{self._max_page_bytes} bytes for one page ({what}); lower "
+                        "--page-size, or raise --max-bytes",
+                    )
+            return status if isinstance(status, int) else 0, body
+        except ClusterAccessError:
+            raise
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._read_error(exc, what) from None
+        finally:
+            response.close()  # never back to the pool: it may be half read
+
+    def _read_error(self, exc: BaseException, what: str) -> ClusterAccessError:
+        import urllib3
+
+        if isinstance(exc, (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError)):
+            return ClusterAccessError(
+                "malformed",
+                f"the API server at {self.host} closed the connection before the whole "
+                f"response arrived ({what}; {type(exc).__name__})",
+            )
+        return ClusterAccessError(
+            "unreachable",
+            f"cannot talk to the API server at {self.host}: "
+            f"{_describe_exception(exc)} ({what})",
+        )
 
     def _page(
         self, data: object, what: str

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any, TextIO
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
     Command,
@@ -99,17 +100,20 @@ def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> di
 
 
 def _explain_text(record: dict[str, Any], out: TextIO) -> None:
-    out.write(f"# {record['pod']} ({record['source']}, line {record['line']}; "
-              f"{record['target']})\n")
+    def line(text: str) -> None:
+        out.write(printable(text) + "\n")
+
+    line(f"# {record['pod']} ({record['source']}, line {record['line']}; "
+         f"{record['target']})")
     for step in record["steps"]:
-        out.write(f"  step {step['rule']}: {step['text']}\n")
+        line(f"  step {step['rule']}: {step['text']}")
     config = record.get("windowsPodSandboxConfig")
     if config is not None:
-        out.write(json.dumps(config, indent=2) + "\n")
+        out.write(json.dumps(config, indent=2) + "\n")  # JSON escapes what it must
     if record.get("error"):
-        out.write(f"error: Failed to create pod sandbox: {record['error']}\n")
+        line(f"error: Failed to create pod sandbox: {record['error']}")
     for warning in record["warnings"]:
-        out.write(f"warning [{warning['code']}] {warning['field']}: {warning['message']}\n")
+        line(f"warning [{warning['code']}] {warning['field']}: {warning['message']}")
     out.write("\n")
 
 

@@ -18,6 +18,7 @@ import json
 import json.scanner
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,9 +31,11 @@ __all__ = [
     "BadInput",
     "Document",
     "Limits",
+    "Skipped",
     "describe_path",
     "expand_paths",
     "read_source",
+    "replayable",
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -117,22 +120,74 @@ class _Refused(Exception):
 # --- paths ------------------------------------------------------------------------------
 
 
-def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput]:
+@dataclass(frozen=True)
+class Skipped:
+    """A file found by searching a directory that is not read, and why (a note)."""
+
+    source: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.reason}"
+
+
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_regular(path: str) -> str | None:
+    """What ``path`` is when it is not a regular file (``None``: regular, or not there:
+    reading it then says why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+
+
+def replayable(path: str) -> bool:
+    """Whether ``path`` can be read twice: a regular file, or a name that is not there
+    (reading it fails the same way twice). Stdin, FIFOs and devices cannot."""
+    return path != "-" and _not_regular(path) is None
+
+
+def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]:
     """Files in argument order; a directory's ``.yaml``/``.yml``/``.json`` files,
-    recursively, sorted by path; ``-`` is stdin."""
+    recursively, sorted by path; ``-`` is stdin. A directory that cannot be listed is
+    bad input ("cannot read", as a file); a FIFO, socket or device found in a directory
+    is skipped with a note (reading one could block forever; named as an argument, it
+    is read)."""
     for argument in arguments:
         if argument != "-" and os.path.isdir(argument):
-            found: list[str] = []
-            for root, dirs, files in os.walk(argument):
+            found: list[tuple[str, str | BadInput | Skipped]] = []
+
+            def unreadable(
+                exc: OSError, top: str = argument,
+                found: list[tuple[str, str | BadInput | Skipped]] = found,
+            ) -> None:
+                where = exc.filename if isinstance(exc.filename, str) else top
+                reason = f"cannot read: {exc.strerror or type(exc).__name__}"
+                found.append((where, BadInput(where, 0, 0, reason)))
+
+            for root, dirs, files in os.walk(argument, onerror=unreadable):
                 dirs.sort()
-                found += [
-                    os.path.join(root, name)
-                    for name in files
-                    if name.lower().endswith(MANIFEST_SUFFIXES)
-                ]
+                for name in files:
+                    if not name.lower().endswith(MANIFEST_SUFFIXES):
+                        continue
+                    path = os.path.join(root, name)
+                    kind = _not_regular(path)
+                    found.append((path, path if kind is None else Skipped(
+                        path, f"skipped: {kind}, not a regular file (a directory search "
+                        "reads regular files only; name it as an argument to read it)",
+                    )))
             if not found:
                 yield BadInput(argument, 0, 0, "directory holds no .yaml, .yml or .json file")
-            yield from sorted(found)
+            found.sort(key=lambda entry: entry[0])
+            yield from (entry for _, entry in found)
         else:
             yield argument
 
@@ -1007,9 +1062,12 @@ def _list_items(value: dict[str, Any]) -> list[Any] | None:
     return None
 
 
-def read_source(path: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[Document | BadInput]:
-    """Every object of one file (``-``: stdin), in order, one at a time."""
-    source = "<stdin>" if path == "-" else path
+def read_source(
+    path: str, limits: Limits = DEFAULT_LIMITS, *, label: str | None = None,
+) -> Iterator[Document | BadInput]:
+    """Every object of one file (``-``: stdin), in order, one at a time; ``label`` names
+    the file in documents and messages when ``path`` is a copy of it."""
+    source = label if label is not None else "<stdin>" if path == "-" else path
     try:
         raw = _open(path)
     except OSError as exc:

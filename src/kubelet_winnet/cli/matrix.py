@@ -13,11 +13,15 @@ file in place of the representative classes.
 from __future__ import annotations
 
 import argparse
+import io
 import json
-from collections.abc import Iterator, Mapping, Sequence
+import tempfile
+import textwrap
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import Command
 
 if TYPE_CHECKING:
@@ -37,6 +41,8 @@ __all__ = [
     "render_json",
     "render_markdown",
     "run_matrix",
+    "write_json",
+    "write_markdown",
 ]
 
 # (label, --feature-gates value). "default" leaves the gate alone.
@@ -178,7 +184,7 @@ def evaluate(manifest: Mapping[str, Any], kubelet: str, gates_label: str,
                 config=json_format.MessageToDict(config))
 
 
-def matrix_rows(pods: Sequence[tuple[str, str, Mapping[str, Any]]] | None = None) -> Iterator[Row]:
+def matrix_rows(pods: Iterable[tuple[str, str, Mapping[str, Any]]] | None = None) -> Iterator[Row]:
     """Rows for ``pods`` (id, label, manifest), or for :data:`POD_CLASSES`."""
     classes = pods if pods is not None else [(c.id, c.label, c.manifest) for c in POD_CLASSES]
     minors = kubelet_minors()
@@ -191,36 +197,33 @@ def matrix_rows(pods: Sequence[tuple[str, str, Mapping[str, Any]]] | None = None
         yield Row(pod_id, label, cells)
 
 
+def _row_dict(row: Row) -> dict[str, Any]:
+    return {"pod": row.id, "label": row.label, "cells": [c.to_dict() for c in row.cells]}
+
+
+def write_json(rows: Iterable[Row], out: TextIO) -> int:
+    """:func:`render_json`'s text, written a row at a time (nothing for no row); the
+    number of rows."""
+    count = 0
+    for row in rows:
+        if count == 0:
+            head = json.dumps({"gateStates": dict(GATE_STATES)}, indent=2)[:-2]
+            out.write(head + ',\n  "rows": [\n')
+        else:
+            out.write(",\n")
+        out.write(textwrap.indent(json.dumps(_row_dict(row), indent=2), "    "))
+        count += 1
+    if count:
+        out.write("\n  ]\n}\n")
+    return count
+
+
 def render_json(rows: Sequence[Row]) -> str:
-    return json.dumps(
-        {
-            "gateStates": dict(GATE_STATES),
-            "rows": [
-                {"pod": row.id, "label": row.label, "cells": [c.to_dict() for c in row.cells]}
-                for row in rows
-            ],
-        },
-        indent=2,
-    ) + "\n"
-
-
-def _spans(rows: Sequence[Row], gates_label: str) -> list[tuple[str, list[str]]]:
-    """Columns for one gate state: runs of kubelet minors where every row answers the
-    same, as (``"1.26–1.32"``, one cell text per row)."""
-    per_version: list[tuple[str, tuple[str, ...]]] = []
-    for index, cell in enumerate(rows[0].cells):
-        if cell.gates != gates_label:
-            continue
-        per_version.append((cell.kubelet, tuple(row.cells[index].short for row in rows)))
-    columns: list[tuple[str, list[str]]] = []
-    start = 0
-    for index in range(1, len(per_version) + 1):
-        if index == len(per_version) or per_version[index][1] != per_version[start][1]:
-            first, last = per_version[start][0], per_version[index - 1][0]
-            span = first if first == last else f"{first}–{last}"
-            columns.append((span, list(per_version[start][1])))
-            start = index
-    return columns
+    if not rows:
+        return json.dumps({"gateStates": dict(GATE_STATES), "rows": []}, indent=2) + "\n"
+    text = io.StringIO()
+    write_json(rows, text)
+    return text.getvalue()
 
 
 _GATE_TITLES = {
@@ -228,42 +231,81 @@ _GATE_TITLES = {
     "on": "`--feature-gates=WindowsHostNetwork=true`",
     "off": "`--feature-gates=WindowsHostNetwork=false`",
 }
+_LEGEND = (
+    "Each cell is what the kubelet puts in `WindowsPodSandboxConfig.security_context`:",
+    "`network POD` / `network NODE` (`namespace_options` present), `no namespace_options`,",
+    "and `host_process` when it is true; `refused (step N)`: the kubelet fails the sandbox",
+    "at that step of `generatePodSandboxWindowsConfig`; `kubelet does not start`: it",
+    "rejects the `--feature-gates` value. Released containerd takes the host network from",
+    "`host_process` alone.",
+    "",
+)
+
+
+def write_markdown(rows: Iterable[Row], out: TextIO) -> int:
+    """:func:`render_markdown`'s text for any number of rows in bounded memory; the
+    number of rows. A column is a run of kubelet minors where every row answers the
+    same, so the columns are known only after the last row: the first pass keeps, per
+    gate state, where the runs break, and each row's cell texts go to a temporary file
+    (one JSON line), which the tables are then written from."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        versions: list[tuple[str, str]] = []  # (kubelet, gates) of each cell
+        breaks: set[int] = set()  # cell indexes where a run of versions ends
+        errors: dict[str, str] = {}
+        count = 0
+        for row in rows:
+            if not versions:
+                versions = [(cell.kubelet, cell.gates) for cell in row.cells]
+            shorts = [cell.short for cell in row.cells]
+            for gates_label, _ in GATE_STATES:
+                previous: int | None = None
+                for index, (_, gates) in enumerate(versions):
+                    if gates != gates_label:
+                        continue
+                    if previous is not None and shorts[index] != shorts[previous]:
+                        breaks.add(index)
+                    previous = index
+            for cell in row.cells:
+                if cell.error is not None:
+                    key = "kubelet does not start" if cell.outcome == "flag-error" else (
+                        f"refused (step {cell.step})")
+                    errors.setdefault(key, cell.error)
+            spool.write(json.dumps([row.label, shorts]) + "\n")
+            count += 1
+        if not count:
+            return 0
+        out.write("\n".join(_LEGEND))
+        for gates_label, _ in GATE_STATES:
+            indexes = [i for i, (_, gates) in enumerate(versions) if gates == gates_label]
+            runs: list[list[int]] = []
+            for index in indexes:
+                if not runs or index in breaks:
+                    runs.append([])
+                runs[-1].append(index)
+            spans = [versions[run[0]][0] if len(run) == 1
+                     else f"{versions[run[0]][0]}–{versions[run[-1]][0]}" for run in runs]
+            out.write(f"\n### {_GATE_TITLES[gates_label]}\n\n")
+            out.write("| pod | " + " | ".join(f"kubelet {span}" for span in spans) + " |\n")
+            out.write("|---" * (len(runs) + 1) + "|")
+            spool.seek(0)
+            for line in spool:
+                label, shorts = json.loads(line)
+                texts = [shorts[run[0]] for run in runs]
+                out.write(f"\n| {_cell_text(label)} | " + " | ".join(texts) + " |")
+            out.write("\n")
+        if errors:
+            out.write("\nRefusals, with the kubelet's text:\n")
+            for key, text in sorted(errors.items()):
+                out.write("\n" + printable(f"- {key}: `{text}`"))
+            out.write("\n")
+        out.write(f"\n{HYPERV_NOTE}\n")
+        return count
 
 
 def render_markdown(rows: Sequence[Row]) -> str:
-    if not rows:
-        return ""
-    lines = [
-        "Each cell is what the kubelet puts in `WindowsPodSandboxConfig.security_context`:",
-        "`network POD` / `network NODE` (`namespace_options` present), `no namespace_options`,",
-        "and `host_process` when it is true; `refused (step N)`: the kubelet fails the sandbox",
-        "at that step of `generatePodSandboxWindowsConfig`; `kubelet does not start`: it",
-        "rejects the `--feature-gates` value. Released containerd takes the host network from",
-        "`host_process` alone.",
-        "",
-    ]
-    errors: dict[str, str] = {}
-    for gates_label, _ in GATE_STATES:
-        columns = _spans(rows, gates_label)
-        lines += [f"### {_GATE_TITLES[gates_label]}", ""]
-        lines.append("| pod | " + " | ".join(f"kubelet {span}" for span, _ in columns) + " |")
-        lines.append("|---" * (len(columns) + 1) + "|")
-        for number, row in enumerate(rows):
-            texts = [cells[number] for _, cells in columns]
-            lines.append(f"| {_cell_text(row.label)} | " + " | ".join(texts) + " |")
-        lines.append("")
-    for row in rows:
-        for cell in row.cells:
-            if cell.error is not None:
-                key = "kubelet does not start" if cell.outcome == "flag-error" else (
-                    f"refused (step {cell.step})")
-                errors.setdefault(key, cell.error)
-    if errors:
-        lines += ["Refusals, with the kubelet's text:", ""]
-        lines += [f"- {key}: `{text}`" for key, text in sorted(errors.items())]
-        lines.append("")
-    lines += [HYPERV_NOTE, ""]
-    return "\n".join(lines)
+    text = io.StringIO()
+    write_markdown(rows, text)
+    return text.getvalue()
 
 
 # What no cell shows: the runtime handler changes what a HostProcess request gets.
@@ -278,8 +320,9 @@ HYPERV_NOTE = (
 
 
 def _cell_text(text: str) -> str:
-    """A file's pod name inside a markdown table cell: one line, no column breaks."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """A file's pod name inside a markdown table cell: one line (the shared escaping
+    rule), no column breaks."""
+    return printable(text).replace("|", "\\|")
 
 
 # --- command line ------------------------------------------------------------------------
@@ -300,16 +343,16 @@ def configure_matrix(parser: argparse.ArgumentParser) -> None:
 
 
 def run_matrix(args: argparse.Namespace, session: Session) -> int:
-    pods: list[tuple[str, str, Mapping[str, Any]]] | None = None
-    if args.pod:
-        pods = list(_pods_of(args.pod, session, args))
-        if not pods:
-            if session.status == 0:
-                session.error("no pod in " + ", ".join(args.pod))
-            return session.status
-    rows = list(matrix_rows(pods))  # _pods_of refused malformed pods already
-    text = render_json(rows) if args.output == "json" else render_markdown(rows)
-    session.out.write(text)
+    """One pod of ``--pod`` at a time: JSON is written row by row, markdown from a
+    temporary file once the columns are known (:func:`write_markdown`)."""
+    pods = _pods_of(args.pod, session, args) if args.pod else None
+    rows = matrix_rows(pods)  # _pods_of refuses malformed pods first
+    if args.output == "json":
+        count = write_json(rows, session.out)
+    else:
+        count = write_markdown(rows, session.out)
+    if not count and pods is not None and session.status == 0:
+        session.error("no pod in " + ", ".join(args.pod))
     return session.status
 
 
@@ -321,9 +364,9 @@ def _pods_of(
     from kubelet_winnet.cli.input import BadInput, expand_paths, read_source
     from kubelet_winnet.cli.session import invalid_pod, limits_of
 
-    for path in expand_paths(paths):
-        if isinstance(path, BadInput):
-            session.error(str(path))
+    for entry in expand_paths(paths):
+        path = session.source(entry)
+        if path is None:
             continue
         for found in read_source(path, limits_of(args)):
             if isinstance(found, BadInput):

@@ -19,18 +19,22 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import contextlib
 import os
-from collections.abc import Mapping
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kubelet_winnet.cli.session import Command
+from kubelet_winnet._printable import printable
+from kubelet_winnet.cli.session import Command, Session
 from kubelet_winnet.errors import CriError, InvalidPodError, SandboxConfigError, WinnetError
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.node import NodeContext
     from kubelet_winnet.cli.input import Document, Limits
-    from kubelet_winnet.cli.session import Pod, Session
+    from kubelet_winnet.cli.session import Pod
     from kubelet_winnet.cri import RuntimeClient
 
 __all__ = ["configure_run", "run_command"]
@@ -217,10 +221,8 @@ def _run_pod(
     try:
         status = runtime.pod_sandbox_status(sandbox_id).status
         network = _enum_name(api_pb2.NamespaceMode, status.linux.namespaces.options.network)
-        out.write(
-            f"sandbox {sandbox_id} {_enum_name(api_pb2.PodSandboxState, status.state)} "
-            f"network={network} ip={status.network.ip or '-'}\n"
-        )
+        _say(out, f"sandbox {sandbox_id} {_enum_name(api_pb2.PodSandboxState, status.state)} "
+                  f"network={network} ip={status.network.ip or '-'}")
         pod_ips = tuple(
             ip for ip in [status.network.ip, *(a.ip for a in status.network.additional_ips)] if ip
         )
@@ -228,10 +230,8 @@ def _run_pod(
             wanted = requests.image(name)
             image = runtime.image_status(wanted).image
             if not image.id:
-                out.write(
-                    f"container {name}: image {wanted!r} is not on the runtime "
-                    "(kubelet-winnet run does not pull images)\n"
-                )
+                _say(out, f"container {name}: image {wanted!r} is not on the runtime "
+                          "(kubelet-winnet run does not pull images)")
                 return 1
             try:
                 create = requests.create_container(
@@ -240,20 +240,19 @@ def _run_pod(
                     secrets=settings.objects.secrets.get(namespace, {}),
                 )
             except SandboxConfigError as exc:
-                out.write(f"container {name}: CreateContainerConfigError: {exc}\n")
+                _say(out, f"container {name}: CreateContainerConfigError: {exc}")
                 return 1
             container_id = runtime.create_container(create).container_id
             runtime.start_container(container_id)
             state = runtime.container_status(container_id).status.state
-            out.write(
-                f"container {name} {container_id} {_enum_name(api_pb2.ContainerState, state)}\n"
-            )
+            _say(out, f"container {name} {container_id} "
+                      f"{_enum_name(api_pb2.ContainerState, state)}")
         return 0
     finally:
         if cleanup:
             runtime.stop_pod_sandbox(sandbox_id)
             runtime.remove_pod_sandbox(sandbox_id)
-            out.write(f"removed sandbox {sandbox_id}\n")
+            _say(out, f"removed sandbox {sandbox_id}")
 
 
 # --- the command ---------------------------------------------------------------------------
@@ -262,13 +261,7 @@ def _run_pod(
 def run_command(args: argparse.Namespace, session: Session) -> int:
     """``kubelet-winnet run``; returns the exit status."""
     from kubelet_winnet._kubelet.node import NodeContext
-    from kubelet_winnet.cli.session import (
-        check_profile,
-        invalid_pod,
-        limits_of,
-        pods,
-        report_skipped,
-    )
+    from kubelet_winnet.cli.session import check_profile, limits_of, pods, report_skipped
 
     out = session.out
     try:
@@ -293,16 +286,35 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         except _UsageError as exc:
             session.error(str(exc))
 
-    # Every pod first: a ConfigMap may come after the pod that reads it.
-    found = list(pods(args, session, keep))
-    report_skipped(session)
-    if session.status:
-        return session.status
-    settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
-    if args.dry_run:
-        return _dry_run(found, settings, session)
+    with _copies([*args.paths, *args.filename], limits.max_bytes) as copies:
+        # Pass 1: every ConfigMap and Secret (a pod may come before the ConfigMap it
+        # reads) and every input error, before anything is sent or printed; no pod is
+        # kept. Pass 2 reads the pods again, one at a time, so memory follows the
+        # largest document and the ConfigMaps, not the file.
+        for _ in pods(args, session, keep, copies):
+            pass
+        report_skipped(session)
+        if session.status:
+            return session.status
+        again = argparse.Namespace(**{**vars(args), "verbose": False, "quiet": True})
+        second = Session(session.out, session.err)  # counts and notes were pass 1's
+        found = pods(again, second, None, copies)
+        settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
+        if args.dry_run:
+            status = _dry_run(found, settings, session)
+        else:
+            status = _run_all(found, settings, session, args)
+        session.fail(second.status)
+        return max(status, session.status)
+
+
+def _run_all(
+    found: Iterator[Pod], settings: _Settings, session: Session, args: argparse.Namespace
+) -> int:
+    from kubelet_winnet.cli.session import invalid_pod
     from kubelet_winnet.cri import RuntimeClient
 
+    out = settings.out
     try:
         runtime = RuntimeClient(args.runtime_endpoint)
     except (WinnetError, ImportError) as exc:
@@ -311,26 +323,28 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
     with runtime:
         for index, item in enumerate(found):
             manifest = item.document.value
-            out.write(f"# {item.pod.identity} ({item.document.label})\n")
+            _say(out, f"# {item.pod.identity} ({item.document.label})")
             try:
                 session.fail(_run_pod(
                     manifest, _namespace(manifest), settings, runtime, args.cleanup,
                 ))
             except SandboxConfigError as exc:
-                out.write(f"error: Failed to create pod sandbox: {exc}\n")
+                _say(out, f"error: Failed to create pod sandbox: {exc}")
                 _refused(session, item, f"Failed to create pod sandbox: {exc}")
                 session.fail(1)
             except CriError as exc:
                 if exc.code == "UNAVAILABLE":  # no runtime there: once, not once per pod
-                    left = len(found) - index
+                    left = session.pods - index  # pass 1 counted them
                     session.error(
                         f"cannot reach the runtime at {args.runtime_endpoint}: "
                         f"{exc.details or exc.code}; {left} pod{'s' * (left != 1)} not run"
                     )
                     break
-                out.write(f"error: {exc}\n")
-                session.err.write(f"kubelet-winnet: {item.where}: {item.pod.identity}: "
-                                  f"the runtime failed: {exc}\n")
+                _say(out, f"error: {exc}")
+                session.err.write(printable(
+                    f"kubelet-winnet: {item.where}: {item.pod.identity}: the runtime "
+                    f"failed: {exc}"
+                ) + "\n")
                 session.fail(1)
             except InvalidPodError as exc:
                 invalid_pod(session, item.document, exc)
@@ -341,11 +355,52 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
 
 def _refused(session: Session, item: Pod, text: str) -> None:
     """A pod the kubelet would refuse, on stderr (the exit status is 1 for it)."""
-    session.err.write(f"kubelet-winnet: {item.where}: {item.pod.identity}: the kubelet "
-                      f"refuses it: {text}\n")
+    session.err.write(printable(
+        f"kubelet-winnet: {item.where}: {item.pod.identity}: the kubelet refuses it: {text}"
+    ) + "\n")
 
 
-def _dry_run(found: list[Pod], settings: _Settings, session: Session) -> int:
+def _say(out: TextIO, text: str) -> None:
+    """One line of run's text output: what a runtime sends is escaped (one rule for
+    every text output, :mod:`kubelet_winnet._printable`)."""
+    out.write(printable(text) + "\n")
+
+
+@contextlib.contextmanager
+def _copies(arguments: list[str], max_bytes: int) -> Iterator[dict[str, str]]:
+    """Arguments that cannot be read twice (stdin, FIFOs, devices), each copied to a
+    temporary file, at most ``max_bytes`` + 1 bytes (the reader reports the excess)."""
+    from kubelet_winnet.cli.input import replayable
+
+    copies: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="kubelet-winnet-run-") as directory:
+        for index, argument in enumerate(dict.fromkeys(arguments)):
+            if replayable(argument):
+                continue
+            target = os.path.join(directory, str(index))
+            try:
+                source = sys.stdin.buffer if argument == "-" else open(argument, "rb")  # noqa: SIM115
+            except (OSError, AttributeError):
+                continue  # pass 1 reports it
+            try:
+                with open(target, "wb") as copy:
+                    left = max_bytes + 1
+                    while left > 0:
+                        chunk = source.read(min(left, 1 << 20))
+                        if not chunk:
+                            break
+                        copy.write(chunk)
+                        left -= len(chunk)
+            except OSError:
+                continue  # pass 1 reads the original and reports it
+            finally:
+                if argument != "-":
+                    source.close()
+            copies[argument] = target
+        yield copies
+
+
+def _dry_run(found: Iterator[Pod], settings: _Settings, session: Session) -> int:
     from kubelet_winnet.cli.session import JsonArray, invalid_pod
 
     array = JsonArray(settings.out)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.input import (
     DEFAULT_LIMITS,
     BadInput,
     Document,
     Limits,
+    Skipped,
     expand_paths,
     read_source,
 )
@@ -93,19 +95,26 @@ class Session:
 
     def error(self, text: str) -> None:
         """A bad-input line on stderr; exit status 2."""
-        self.err.write(f"kubelet-winnet: error: {_one_line(text)}\n")
+        self.err.write(f"kubelet-winnet: error: {printable(text)}\n")
         if len(self.diagnostics) < 1000:  # bounded: a report carries the first ones
-            self.diagnostics.append(_one_line(text))
+            self.diagnostics.append(printable(text))
         self.errors += 1
         self.fail(EXIT_BAD_INPUT)
 
     def note(self, text: str) -> None:
         if not self.quiet:
-            self.err.write(f"kubelet-winnet: note: {_one_line(text)}\n")
+            self.err.write(f"kubelet-winnet: note: {printable(text)}\n")
 
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+    def source(self, path: str | BadInput | Skipped) -> str | None:
+        """A path of :func:`expand_paths` to read; bad input and skipped files are
+        reported here instead (``None``)."""
+        if isinstance(path, BadInput):
+            self.error(str(path))
+        elif isinstance(path, Skipped):
+            self.note(str(path))
+        else:
+            return path
+        return None
 
 
 @dataclass(frozen=True)
@@ -247,19 +256,23 @@ def pods(
     args: argparse.Namespace, session: Session,
     others: Callable[[Document], None] | None = None,
     bad: Callable[[BadInput], bool] | None = None,
+    copies: Mapping[str, str] | None = None,
 ) -> Iterator[Pod]:
     """Each pod of the input, one at a time; bad input reported on the way. ``others``
     sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets); ``bad``
     sees bad input first and returns True when it has said what is wrong (``check``:
-    a Helm template)."""
+    a Helm template); ``copies`` reads some arguments (stdin) from a copy, under their
+    own name."""
     limits = limits_of(args)
     session.verbose = args.verbose
     session.quiet = args.quiet
-    for path in expand_paths(input_paths(args)):
-        if isinstance(path, BadInput):
-            session.error(str(path))
+    for entry in expand_paths(input_paths(args)):
+        path = session.source(entry)
+        if path is None:
             continue
-        for found in read_source(path, limits):
+        copy = copies.get(path) if copies is not None else None
+        label = None if copy is None else "<stdin>" if path == "-" else path
+        for found in read_source(copy or path, limits, label=label):
             if isinstance(found, BadInput):
                 if bad is None or not bad(found):
                     session.error(str(found))
@@ -282,10 +295,10 @@ def pods(
                 else:
                     session.skipped_untargeted += 1
                 if session.verbose:
-                    session.err.write(
+                    session.err.write(printable(
                         f"kubelet-winnet: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.line})\n"
-                    )
+                        f"({found.source}:{found.line})"
+                    ) + "\n")
                 continue
             session.pods += 1
             yield Pod(found, pod, target)

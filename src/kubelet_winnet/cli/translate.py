@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import IO, Any, TextIO
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
     Command,
@@ -57,8 +58,9 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.fail(EXIT_FINDINGS)
             writer.refused(item, f"Failed to create pod sandbox: {exc}")
             if args.output in ("hex", "binary"):
-                session.err.write(f"kubelet-winnet: {item.where}: {item.pod.identity}: "
-                                  f"Failed to create pod sandbox: {exc}\n")
+                session.err.write(printable(f"kubelet-winnet: {item.where}: "
+                                            f"{item.pod.identity}: Failed to create pod "
+                                            f"sandbox: {exc}") + "\n")
             continue
         except InvalidPodError as exc:
             invalid_pod(session, item.document, exc)
@@ -112,11 +114,9 @@ class _TranslateWriter:
             self._yaml(record)
         elif output == "text":
             shown = json_format.MessageToDict(config, always_print_fields_with_no_presence=True)
-            self._out.write(f"# {item.pod.identity} ({item.document.label}, line "
-                            f"{item.document.line})\n{json.dumps(shown, indent=2)}\n\n")
+            self._out.write(f"{self._header(item)}\n{json.dumps(shown, indent=2)}\n\n")
         elif output == "textproto":
-            self._out.write(f"# {item.pod.identity} ({item.document.label}, line "
-                            f"{item.document.line})\n{text_format.MessageToString(config)}\n")
+            self._out.write(f"{self._header(item)}\n{text_format.MessageToString(config)}\n")
         elif output == "hex":
             self._out.write(config.SerializeToString().hex() + "\n")
         else:
@@ -136,10 +136,14 @@ class _TranslateWriter:
         elif output == "yaml":
             self._yaml({**self._record(item), "error": error})
         elif output in ("text", "textproto"):
-            self._out.write(f"# {item.pod.identity} ({item.document.label}, line "
-                            f"{item.document.line})\nerror: {error}\n\n")
+            self._out.write(f"{self._header(item)}\n{printable(f'error: {error}')}\n\n")
         elif output == "hex":  # one line per pod; a config is never empty bytes
             self._out.write("\n")  # (security_context is always present)
+
+    def _header(self, item: Pod) -> str:
+        return printable(
+            f"# {item.pod.identity} ({item.document.label}, line {item.document.line})"
+        )
 
     def _yaml(self, record: dict[str, Any]) -> None:
         import yaml

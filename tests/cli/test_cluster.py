@@ -304,6 +304,19 @@ def test_a_server_message_cannot_forge_a_line(
     assert all(line.isprintable() for line in out.splitlines()), out
 
 
+def test_error_status_with_an_endless_body_is_one_line(
+    hostile: HostileApiServer, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kubernetes client reads an error status's whole body before it raises; the
+    body it may read is bounded (64 KiB), so this ends at once, not when memory does."""
+    hostile.play(Page(status=500, framing="endless"))
+    start = time.monotonic()
+    status, _, err = audit(kubeconfig, capsys)
+    assert time.monotonic() - start < 30
+    assert status == 2 and len(err) == 1, err
+    assert "answered HTTP 500" in err[0] and err[0].isprintable()
+
+
 def test_page_cap_is_far_above_what_kubernetes_is_tested_with() -> None:
     # sig-scalability: 150,000 pods per cluster; at kubectl's chunk size of 500.
     assert MAX_PAGES * 500 >= 30 * 150_000
@@ -337,7 +350,8 @@ def test_endless_body_child_bounds(hostile: HostileApiServer, kubeconfig: Path) 
 
 @pytest.mark.parametrize("page", [Page(token="same"),
                                   Page(items=[windows_pod("a")], framing="trickle",
-                                       delay=1.0)])
+                                       delay=1.0),
+                                  Page(status=500, framing="endless")])
 def test_repeat_and_trickle_child_bounds(hostile: HostileApiServer, kubeconfig: Path,
                                          page: Page) -> None:
     hostile.play(Page(token="first"), page)

@@ -107,33 +107,24 @@ def test_expand_paths_names_what_it_skips(tmp_path: Path) -> None:
 # --- 10: a subdirectory that cannot be read ------------------------------------------------
 
 
-def _check_as_nobody(*argv: str) -> tuple[int, str, list[str]]:
-    """``main(argv)`` in a forked child that gives up root first (root reads every
-    directory); the parent has imported what the command needs, so the child reads no
-    file of the interpreter's."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        code = 1
-        try:
-            os.close(read)
-            if os.geteuid() == 0:
-                os.setgid(65534)
-                os.setuid(65534)
-            out, err = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                status = main(list(argv))
-            os.write(write, json.dumps([status, out.getvalue(), err.getvalue()]).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        data = pipe.read()
-    _, wait_status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(wait_status) == 0, data
-    status, out, err = json.loads(data)
-    return status, out, err.splitlines()
+_AS_NOBODY = """\
+import contextlib, io, os, sys
+from kubelet_winnet.cli import main
+with contextlib.redirect_stdout(io.StringIO()):  # imports what check needs, as root
+    main(["check", sys.argv[1]])
+if os.geteuid() == 0:  # root reads every directory: give that up
+    os.setgid(65534)
+    os.setuid(65534)
+sys.exit(main(["check", sys.argv[2]]))
+"""
+
+
+def _check_as_nobody(warm: Path, target: Path) -> tuple[int, str, list[str]]:
+    """``check target`` in a fresh interpreter that gives up root after its imports (the
+    interpreter's own files may be private to root)."""
+    done = subprocess.run([sys.executable, "-c", _AS_NOBODY, str(warm), str(target)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    return done.returncode, done.stdout, done.stderr.splitlines()
 
 
 @pytest.fixture
@@ -150,16 +141,14 @@ def world_tmp() -> Iterator[Path]:
         shutil.rmtree(path)
 
 
-def test_unreadable_subdirectory_is_cannot_read_exit_2(
-    world_tmp: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unreadable_subdirectory_is_cannot_read_exit_2(world_tmp: Path, tmp_path: Path) -> None:
     """Was skipped silently (os.walk without onerror): exit 0, nothing on stderr."""
     pod_file(world_tmp / "a.yaml").chmod(0o644)
     locked = world_tmp / "locked"
     pod_file(locked / "b.yaml").chmod(0o644)
-    assert run(capsys, "check", str(world_tmp))[0] == 1  # imports done, as root
+    warm = pod_file(tmp_path / "w.yaml")  # read as root, before the locked directory
     locked.chmod(0)
-    status, out, err = _check_as_nobody("check", str(world_tmp))
+    status, out, err = _check_as_nobody(warm, world_tmp)
     assert status == 2
     assert err == [f"kubelet-winnet: error: {locked}: cannot read: Permission denied"]
     assert out.count("host-network-ignored") == 1  # a.yaml is still checked

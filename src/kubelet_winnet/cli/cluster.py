@@ -499,5 +499,51 @@ def _connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str, str
         chosen = next((c for c in contexts or () if _get(c, "name") == context), active)
     namespace = _text(_get(chosen, "context", "namespace")) or "default"
     configuration.retries = 1  # a refused connection is reported, not retried for long
-    api = client.CoreV1Api(client.ApiClient(configuration))
+    api_client = client.ApiClient(configuration)
+    rest = getattr(api_client, "rest_client", None)
+    manager = getattr(rest, "pool_manager", None)
+    if manager is not None:  # error bodies are read by the client itself: bound them
+        rest.pool_manager = _BoundedBodies(manager)  # type: ignore[union-attr]
+    api = client.CoreV1Api(api_client)
     return api, str(configuration.host), namespace
+
+
+_ERROR_BODY = 65536  # bytes of a body the client reads itself (a Status message)
+
+
+class _BoundedBodies:
+    """The client's urllib3 pool manager, whose responses' ``data`` (read whole by the
+    ``kubernetes`` client for an error status, before it raises) stops after
+    ``_ERROR_BODY`` bytes: a 500 with a body that never ends costs 64 KiB, not memory
+    without bound. Everything else is the pool manager's own."""
+
+    def __init__(self, manager: Any) -> None:
+        self._manager = manager
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        return _BoundedResponse(self._manager.request(*args, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._manager, name)
+
+
+class _BoundedResponse:
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self._data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            body = bytearray()
+            while len(body) < _ERROR_BODY:
+                piece = self._response.read1(_ERROR_BODY - len(body))
+                if not piece:
+                    break
+                body += piece
+            self._data = bytes(body)
+            self._response.close()  # the rest is dropped with the connection
+        return self._data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._response, name)

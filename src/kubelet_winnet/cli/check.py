@@ -286,10 +286,9 @@ def _apply_skip(args: argparse.Namespace, session: Session, config: Config) -> b
     """Drop the files that match a skip pattern from the input (directories expanded
     here); False when nothing is left to read."""
     kept: list[str] = []
-    for path in expand_paths(input_paths(args)):
-        if isinstance(path, BadInput):
-            session.error(str(path))
-        elif not config.skips(path):
+    for entry in expand_paths(input_paths(args)):
+        path = session.source(entry)  # bad input and skipped files reported here
+        if path is not None and not config.skips(path):
             kept.append(path)
     args.inputs = kept
     if not kept and not session.errors:

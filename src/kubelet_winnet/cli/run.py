@@ -291,14 +291,14 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         # reads) and every input error, before anything is sent or printed; no pod is
         # kept. Pass 2 reads the pods again, one at a time, so memory follows the
         # largest document and the ConfigMaps, not the file.
-        for _ in pods(args, session, keep, copies):
+        for _ in pods(args, session, keep, copies=copies):
             pass
         report_skipped(session)
         if session.status:
             return session.status
         again = argparse.Namespace(**{**vars(args), "verbose": False, "quiet": True})
         second = Session(session.out, session.err)  # counts and notes were pass 1's
-        found = pods(again, second, None, copies)
+        found = pods(again, second, None, copies=copies)
         settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
         if args.dry_run:
             status = _dry_run(found, settings, session)

@@ -5,9 +5,9 @@ environment of ``makeEnvironmentVariables`` (pkg/kubelet/kubelet_pods.go), the
 ``$(VAR)`` expansion of third_party/forked/golang/expansion, labels and annotations of
 labels.go and the Windows part of kuberuntime_container_windows.go
 (``calculateWindowsResources``, ``calculateCPUMaximum``) with the security context from
-the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`. What is
-not modelled (mounts, devices, the container hash annotation before 1.31) is listed in
-docs/requests.md.
+the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`,
+mounts from :mod:`~kubelet_winnet._kubelet.mounts`. What is not modelled (devices, the
+container hash annotation before 1.31) is listed in docs/requests.md.
 """
 
 from __future__ import annotations
@@ -20,6 +20,12 @@ from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._kubelet.expansion import expand
+from kubelet_winnet._kubelet.mounts import (
+    check_termination_log_id,
+    check_volume_paths,
+    container_mounts,
+)
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
 from kubelet_winnet._kubelet.pod import is_utf8
 from kubelet_winnet._kubelet.podview import (
@@ -77,51 +83,10 @@ DELETION_GRACE_ANNOTATION = "io.kubernetes.pod.deletionGracePeriod"
 TERMINATION_GRACE_ANNOTATION = "io.kubernetes.pod.terminationGracePeriod"
 
 _KINDS = ("initContainers", "containers", "ephemeralContainers")
+# makeUID draws the termination log's name from rand.Uint32(); a fixed stand-in by default.
+DEFAULT_TERMINATION_LOG_ID = "00000000"
 _MAX_ENV = 10_000
 _ERROR_RULE = "container"
-
-
-# --- $(VAR) expansion (third_party/forked/golang/expansion/expand.go) ----------------
-
-
-def expand(text: str, *sources: Mapping[str, str]) -> str:
-    """Replace ``$(NAME)`` by the first source defining it (left as is otherwise);
-    ``$$`` is a literal ``$``; an unterminated ``$(`` is kept."""
-    if "$" not in text:
-        return text
-    out: list[str] = []
-    checkpoint = 0
-    cursor = 0
-    length = len(text)
-    while cursor < length:
-        if text[cursor] == "$" and cursor + 1 < length:
-            out.append(text[checkpoint:cursor])
-            following = text[cursor + 1]
-            if following == "$":
-                out.append("$")
-                advance = 1
-            elif following == "(":
-                close = text.find(")", cursor + 2)
-                if close == -1:
-                    out.append("$(")
-                    advance = 1
-                else:
-                    name = text[cursor + 2 : close]
-                    for source in sources:
-                        if name in source:
-                            out.append(source[name])
-                            break
-                    else:
-                        out.append(f"$({name})")
-                    advance = close - cursor
-            else:
-                out.append("$" + following)
-                advance = 1
-            cursor += advance
-            checkpoint = cursor + 1
-        cursor += 1
-    out.append(text[checkpoint:])
-    return "".join(out)
 
 
 # --- resources ------------------------------------------------------------------------
@@ -676,11 +641,14 @@ def build_container_config(
     feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
     services: tuple[Service, ...] = (),
+    volume_paths: Mapping[str, str] | None = None,
+    termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
 ) -> api_pb2.ContainerConfig:
     try:
         return _build_container_config(
             view, container_name, node, attempt, minor, image_ref, image_username, pod,
             kubelet_version, feature_gates, config_maps, secrets, pod_ips, services,
+            volume_paths or {}, termination_log_id,
         )
     except UnicodeEncodeError:  # protobuf strings must be UTF-8
         raise not_utf8_error(view) from None
@@ -691,7 +659,8 @@ def _build_container_config(
     image_ref: str | None, image_username: str, pod: object, kubelet_version: object,
     feature_gates: object, config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
-    services: tuple[Service, ...],
+    services: tuple[Service, ...], volume_paths: Mapping[str, str],
+    termination_log_id: str,
 ) -> api_pb2.ContainerConfig:
     found = _find_container(view, container_name)
     if found is None:
@@ -751,6 +720,11 @@ def _build_container_config(
             )
     if get_objects(container, "ports", at):
         annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
+    config.mounts.extend(container_mounts(
+        view, container, at, root=node.kubelet_root, uid=uid, container_name=container_name,
+        env=env, pod_ips=pod_ips, minor=minor, volume_paths=volume_paths,
+        termination_log_id=termination_log_id,
+    ))
     config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows
     config.stdin = get_bool(container, "stdin", at) is True
     config.stdin_once = get_bool(container, "stdinOnce", at) is True
@@ -804,6 +778,8 @@ def container_config(
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
     services: object = None,
+    volume_paths: Mapping[str, str] | None = None,
+    termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
 ) -> api_pb2.ContainerConfig:
     """The ``ContainerConfig`` for the init, regular or ephemeral container
     ``container_name`` of ``pod``, restart count ``attempt``.
@@ -814,7 +790,11 @@ def container_config(
     (``None``: like a kubelet without an API client). ``pod_ips``: the sandbox's IPs,
     for ``status.podIP`` references. ``services``: the Service manifests the kubelet's
     service lister holds (any namespace), for the service-link variables; ``None``: like a
-    kubelet without a service lister (none).
+    kubelet without a service lister (none). ``volume_paths``: volume name -> the host
+    path its volume plugin mounted it at, for volumes whose path the library cannot derive
+    (PersistentVolumeClaims, CSI, ...; overrides the derived path of any other).
+    ``termination_log_id``: the termination log's file name, which the kubelet draws at
+    random (``makeUID``); see docs/requests.md.
     """
     node = check_node(node)
     attempt = check_attempt(attempt)
@@ -825,7 +805,8 @@ def container_config(
     return build_container_config(
         view_pod(pod), container_name, node, attempt, profile.version.minor, image_ref,
         image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
-        read_services(services),
+        read_services(services), check_volume_paths(volume_paths),
+        check_termination_log_id(termination_log_id),
     )
 
 
@@ -845,6 +826,8 @@ def create_container_request(
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
     services: object = None,
+    volume_paths: Mapping[str, str] | None = None,
+    termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
 ) -> api_pb2.CreateContainerRequest:
     """``CreateContainerRequest``: :func:`container_config` plus the sandbox's
     ``PodSandboxConfig`` (attempt ``sandbox_attempt``) and ``pod_sandbox_id``."""
@@ -863,7 +846,8 @@ def create_container_request(
     config = build_container_config(
         view, container_name, node, attempt, profile.version.minor, image_ref,
         image_username, pod, kubelet_version, feature_gates, config_maps, secrets, ips,
-        read_services(services),
+        read_services(services), check_volume_paths(volume_paths),
+        check_termination_log_id(termination_log_id),
     )
     return api_pb2.CreateContainerRequest(
         pod_sandbox_id=pod_sandbox_id, config=config, sandbox_config=sandbox

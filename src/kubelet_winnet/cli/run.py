@@ -8,7 +8,10 @@ directory (when it is an absolute path here), ``RunPodSandbox``, ``PodSandboxSta
 ``CreateContainer``, ``StartContainer``, ``ContainerStatus``. ConfigMaps and Secrets in the
 same files stand in for the kubelet's API client. ``--cleanup`` stops and removes each
 sandbox it created (with its containers); ``--dry-run`` prints the requests as proto3
-JSON without connecting (container requests then carry an empty ``podSandboxId``).
+JSON without connecting (container requests then carry an empty ``podSandboxId``, and
+their mounts; a volume whose host path the volume manager picks shows a stand-in).
+Against a runtime, containers are created without mounts: nothing here prepares what
+they would point at.
 
 Exit status: 0 every pod ran (or was built); 1 the kubelet would refuse a pod or a
 container, or the runtime failed a call; 2 bad input, flags or usage.
@@ -177,6 +180,23 @@ class _Settings:
     out: TextIO
 
 
+def _volume_paths(pod: Any) -> dict[str, str]:
+    """A visible stand-in for the host path of every volume whose path the kubelet's
+    volume manager picks (PVC, CSI, ...), which this command cannot know."""
+    from kubelet_winnet._kubelet.mounts import PLUGIN_DIRS
+    from kubelet_winnet._kubelet.podview import get_objects, get_str, view_pod
+
+    view = view_pod(pod)
+    at = view.at("spec.")
+    paths = {}
+    for index, volume in enumerate(get_objects(view.spec, "volumes", at)):
+        kinds = [key for key in volume if key != "name"]
+        if kinds and kinds[0] not in PLUGIN_DIRS and kinds[0] != "hostPath":
+            name = get_str(volume, "name", f"{at}volumes[{index}].")
+            paths[name] = f"<the {kinds[0]} volume {name} as its plugin mounts it>"
+    return paths
+
+
 def _message_json(message: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
@@ -198,6 +218,7 @@ def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[st
         try:
             create = api.create_container_request(
                 pod, name, pod_sandbox_id="", node=settings.node,
+                volume_paths=_volume_paths(pod),
                 config_maps=settings.objects.config_maps.get(namespace, {}),
                 secrets=settings.objects.secrets.get(namespace, {}),
                 kubelet_version=settings.kubelet_version, feature_gates=settings.feature_gates,
@@ -250,11 +271,14 @@ def _run_pod(
                     config_maps=settings.objects.config_maps.get(namespace, {}),
                     secrets=settings.objects.secrets.get(namespace, {}),
                     kubelet_version=settings.kubelet_version,
-                    feature_gates=settings.feature_gates,
+                    feature_gates=settings.feature_gates, volume_paths=_volume_paths(pod),
                 )
             except SandboxConfigError as exc:
                 out.write(f"container {name}: CreateContainerConfigError: {exc}\n")
                 return 1
+            # No volume manager here prepares the volumes, hosts file and termination
+            # log the mounts point at, so the runtime gets none (--dry-run shows them).
+            del create.config.mounts[:]
             container_id = runtime.create_container(create).container_id
             runtime.start_container(container_id)
             state = runtime.container_status(container_id).status.state

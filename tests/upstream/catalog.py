@@ -10,6 +10,7 @@ from tests.upstream import (
     dns,
     kubelet_pods,
     kubelet_pods_env,
+    kubelet_pods_windows,
     kuberuntime_container_windows,
     kuberuntime_sandbox,
     kuberuntime_util,
@@ -29,6 +30,7 @@ MODULES: tuple[ModuleType, ...] = (
     container_helpers,
     kubelet_pods,
     kubelet_pods_env,
+    kubelet_pods_windows,
     dns,
     not_transcribed,
 )

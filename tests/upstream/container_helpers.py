@@ -133,7 +133,7 @@ _HOST_PROCESS: tuple[tuple[str, dict[str, Any], bool, str], ...] = (
 # TestExpandVolumeMountsWithSubpath: (name, mountPath, subPathExpr, envs, expected
 # subPath, expected mountPath, ok). The mountPath column is ExpandContainerVolumeMountPath's,
 # which makeMounts does not call (it mounts at mountPath as written): not checked.
-_SUBPATH = (
+_SUBPATH: tuple[tuple[str, str, str, dict[str, str], str, str, bool], ...] = (
     ("subpath with no expansion", "", "foo", {}, "foo", "", True),
     ("volumes with expanded subpath", "", "foo/$(POD_NAME)", {"POD_NAME": "bar"},
      "foo/bar", "", True),

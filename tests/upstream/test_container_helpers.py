@@ -90,3 +90,16 @@ def test_expand_volume_mounts_with_subpath(row: Row, minor: int) -> None:
     sub_path = row.want["subPath"]
     expected = base + ("\\" + sub_path.replace("/", "\\") if sub_path else "")
     assert config.mounts[0].host_path == expected
+
+
+@pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestHasWindowsHostProcessContainer"))
+def test_host_process_container_decides_the_hosts_mount(row: Row, minor: int) -> None:
+    """shouldMountHostsFile on Windows: pod IPs known and not HasWindowsHostProcessContainer."""
+    config = kw.container_config(_pod(row.given["spec"]), _first(row.given["spec"]),
+                                 pod_ips=("10.244.0.9",), kubelet_version=f"1.{minor}")
+    paths = [mount.container_path for mount in config.mounts]
+    assert ("C:\\Windows\\System32\\drivers\\etc\\hosts" in paths) is not row.want["host_process"]
+
+
+def _first(spec: dict[str, Any]) -> str:
+    return str(spec["containers"][0]["name"])

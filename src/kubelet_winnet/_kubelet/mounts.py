@@ -150,14 +150,15 @@ def _no_backsteps(path: str) -> bool:
 
 
 def has_host_process_container(view: PodView) -> bool:
-    """``HasWindowsHostProcessContainer``: some init or regular container's effective
+    """``HasWindowsHostProcessContainer``: some container's (``VisitContainers`` with
+    ``AllFeatureEnabledContainers``: init, regular, ephemeral) effective
     ``windowsOptions.hostProcess`` (the container's, else the pod's) is true."""
     spec, spec_at = view.spec, view.at("spec.")
     pod_options = get_map(get_map(spec, "securityContext", spec_at) or {}, "windowsOptions",
                           f"{spec_at}securityContext.") or {}
     pod_value = get_bool(pod_options, "hostProcess",
                          f"{spec_at}securityContext.windowsOptions.")
-    for kind in ("initContainers", "containers"):
+    for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, spec_at)):
             at = f"{spec_at}{kind}[{index}]."
             context = get_map(container, "securityContext", at) or {}

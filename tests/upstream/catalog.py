@@ -17,6 +17,7 @@ from tests.upstream import (
     labels,
     not_transcribed,
     security_context_windows,
+    validation_windows,
 )
 
 __all__ = ["MODULES"]
@@ -32,5 +33,6 @@ MODULES: tuple[ModuleType, ...] = (
     kubelet_pods_env,
     kubelet_pods_windows,
     dns,
+    validation_windows,
     not_transcribed,
 )

@@ -299,3 +299,9 @@ def test_volume_paths_are_checked(bad: object) -> None:
     with pytest.raises(kw.InvalidArgumentError) as info:
         _mounts(_pod([], []), volume_paths=bad)
     assert "volume_paths" in str(info.value)
+
+
+def test_volume_paths_are_bounded() -> None:
+    with pytest.raises(kw.InvalidArgumentError) as info:
+        _mounts(_pod([], []), volume_paths={f"v{i}": "C:\\x" for i in range(10_001)})
+    assert "at most 10000 entries" in str(info.value)

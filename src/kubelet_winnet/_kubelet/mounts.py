@@ -65,6 +65,7 @@ HOSTS_HOST_NETWORK_MINOR = 32
 SLASH_IS_ABSOLUTE_MINOR = 31
 
 _HEX8 = re.compile(r"[0-9a-f]{8}")
+_MAX_VOLUME_PATHS = 10_000  # far above any pod's volumes; bounds the copy
 
 
 def make_absolute_path(path: str) -> str:
@@ -328,8 +329,12 @@ def check_volume_paths(value: object) -> dict[str, str]:
     if not is_mapping(value):
         raise InvalidArgumentError("volume_paths", "a mapping or None", type_name(value))
     assert isinstance(value, Mapping)
+    if len(value) > _MAX_VOLUME_PATHS:
+        raise InvalidArgumentError(
+            "volume_paths", f"at most {_MAX_VOLUME_PATHS} entries", f"{len(value)} entries"
+        )
     out: dict[str, str] = {}
-    for key, path in list(value.items())[:100_001]:
+    for key, path in value.items():
         if type(key) is not str or type(path) is not str:
             raise InvalidArgumentError(
                 "volume_paths", "a mapping of str to str",

@@ -305,3 +305,10 @@ def test_volume_paths_are_bounded() -> None:
     with pytest.raises(kw.InvalidArgumentError) as info:
         _mounts(_pod([], []), volume_paths={f"v{i}": "C:\\x" for i in range(10_001)})
     assert "at most 10000 entries" in str(info.value)
+
+
+def test_empty_termination_message_path_is_defaulted() -> None:
+    """SetDefaults_Container turns an empty terminationMessagePath into
+    /dev/termination-log before the kubelet sees the pod."""
+    pod = _pod([], [], container={"terminationMessagePath": ""})
+    assert [m.container_path for m in _mounts(pod)] == ["c:/dev/termination-log"]

@@ -216,10 +216,10 @@ def _volume_host_path(
 
 def _termination_mount(
     container: Mapping[str, Any], at: str, root: str, uid: str, name: str, log_id: str
-) -> api_pb2.Mount | None:
-    path = get_str(container, "terminationMessagePath", at, "/dev/termination-log")
-    if not path:  # API defaulting fills it; the kubelet skips an empty one
-        return None
+) -> api_pb2.Mount:
+    # API defaulting (SetDefaults_Container) replaces an empty path, so the kubelet's
+    # `len(container.TerminationMessagePath) != 0` always holds for an API pod.
+    path = get_str(container, "terminationMessagePath", at) or "/dev/termination-log"
     # GenerateRunContainerOptions: getPodContainerDir(uid, name) = <pod dir>\containers\<name>
     host = _join(root, "pods", uid, "containers", name, log_id)
     return api_pb2.Mount(
@@ -296,10 +296,8 @@ def container_mounts(
             container_path=WINDOWS_ETC_HOSTS_PATH,
             host_path=make_absolute_path(_join(root, "pods", uid, "etc-hosts")),
         ))
-    termination = _termination_mount(container, at, root, uid, container_name,
-                                     termination_log_id)
-    if termination is not None:
-        mounts.append(termination)
+    mounts.append(_termination_mount(container, at, root, uid, container_name,
+                                     termination_log_id))
     return mounts
 
 

@@ -114,7 +114,8 @@ def corpus() -> tuple[tuple[CorpusPod, ...], tuple[str, ...], tuple[str, ...]]:
             for name in _names(spec, "initContainers") + _names(spec, "containers"):
                 try:
                     kubelet_winnet.container_config(
-                        doc, name, node=NODE, config_maps=config_maps, secrets=secrets
+                        doc, name, node=NODE, config_maps=config_maps, secrets=secrets,
+                        volume_paths=_volume_paths(spec),
                     )
                 except kubelet_winnet.SandboxConfigError:
                     not_created.append(f"{label}/{name}")
@@ -122,6 +123,13 @@ def corpus() -> tuple[tuple[CorpusPod, ...], tuple[str, ...], tuple[str, ...]]:
                 containers.append(name)
             pods.append(CorpusPod(label, doc, config_maps, secrets, tuple(containers)))
     return tuple(pods), tuple(refused), tuple(not_created)
+
+
+def _volume_paths(spec: Any) -> dict[str, str]:
+    """A stand-in host path for each volume the volume manager would place (PVC, CSI)."""
+    placed = ("emptyDir", "configMap", "secret", "projected", "downwardAPI", "hostPath")
+    return {v["name"]: f"C:\\mnt\\{v['name']}" for v in (spec.get("volumes") or [])
+            if not any(kind in v for kind in placed)}
 
 
 OPT_IN = "KUBELET_WINNET_CONTAINERD"
@@ -246,9 +254,10 @@ def test_corpus_pod_runs_with_its_containers(
                 doc, name, pod_sandbox_id=sandbox_id, node=NODE, image_ref=IMAGE,
                 config_maps=pod.config_maps, secrets=pod.secrets,
                 pod_ips=(status.network.ip,) if status.network.ip else (),
-                kubelet_version=kubelet_version,
+                kubelet_version=kubelet_version, volume_paths=_volume_paths(spec_of(doc)),
             )
-            for windows_only in ("command", "args", "working_dir"):
+            # mounts: Windows host paths under C:\var\lib\kubelet that nothing prepares here
+            for windows_only in ("command", "args", "working_dir", "mounts"):
                 create.config.ClearField(windows_only)
             container_id = runtime.create_container(create).container_id
             runtime.start_container(container_id)

@@ -107,3 +107,13 @@ def test_lone_surrogates_are_rejected() -> None:
     assert info.value.argument == "cluster_domain"
     with pytest.raises(kw.InvalidArgumentError):
         kw.NodeContext(runtime_handlers={"x": "\udc80"})
+
+
+def test_kubelet_root_default_and_validation() -> None:
+    """--root-dir: C:\\var\\lib\\kubelet by default on Windows; a string, non-empty."""
+    assert kw.NodeContext().kubelet_root == "C:\\var\\lib\\kubelet"
+    assert kw.NodeContext.from_mapping({"kubeletRoot": "D:\\k"}).kubelet_root == "D:\\k"
+    for bad, reason in ((3, "a string"), ("", "a non-empty path"), ("\ud800", "valid Unicode")):
+        with pytest.raises(kw.InvalidArgumentError) as info:
+            kw.NodeContext(kubelet_root=bad)  # type: ignore[arg-type]
+        assert "kubelet_root" in str(info.value) and reason in str(info.value)

@@ -130,11 +130,12 @@ def check_requests(label: str, doc: dict[str, Any]) -> None:
     assert config.windows == expected_windows
     assert request.runtime_handler == ""
     config_maps, secrets = _stores(spec)
+    volume_paths = _volume_paths(spec)
     for kind in ("initContainers", "containers"):
         for container in spec.get(kind) or []:
             create = kw.create_container_request(
                 doc, container["name"], pod_sandbox_id="sandbox", config_maps=config_maps,
-                secrets=secrets,
+                secrets=secrets, volume_paths=volume_paths,
             )
             back = api_pb2.CreateContainerRequest.FromString(create.SerializeToString())
             assert back == create and back.sandbox_config == config
@@ -156,6 +157,49 @@ def check_requests(label: str, doc: dict[str, Any]) -> None:
             assert cc.windows.security_context == kw.windows_container_security_context(
                 doc, container["name"]
             )
+            _check_mounts(cc, container, spec, meta.get("uid") or "", volume_paths)
+
+
+# The plugin directories of GetPodVolumeDir (pkg/volume/<plugin>): kind -> (dir, read-only).
+_PLUGINS = {"emptyDir": ("empty-dir", False), "configMap": ("configmap", True),
+            "secret": ("secret", True), "projected": ("projected", True),
+            "downwardAPI": ("downward-api", True)}
+
+
+def _kind(volume: dict[str, Any]) -> str:
+    return next(key for key in volume if key != "name")
+
+
+def _volume_paths(spec: dict[str, Any]) -> dict[str, str]:
+    """A host path for every volume whose path the volume manager picks (PVC, CSI, ...)."""
+    return {v["name"]: f"C:\\mnt\\{v['name']}" for v in spec.get("volumes") or []
+            if _kind(v) not in _PLUGINS and _kind(v) != "hostPath"}
+
+
+def _check_mounts(cc: Any, container: dict[str, Any], spec: dict[str, Any], uid: str,
+                  volume_paths: dict[str, str]) -> None:
+    """makeMounts: one mount per volumeMount in order, the termination log last."""
+    volumes = {v["name"]: v for v in spec.get("volumes") or []}
+    wanted = container.get("volumeMounts") or []
+    mounts = list(cc.mounts)
+    assert mounts[-1].container_path == "c:/dev/termination-log" or mounts[-1].container_path \
+        == container.get("terminationMessagePath")
+    # filepath.Join drops an empty uid
+    root = "C:\\var\\lib\\kubelet\\pods\\" + (f"{uid}\\" if uid else "")
+    assert mounts[-1].host_path == f"{root}containers\\{container['name']}\\00000000"
+    assert len(mounts) >= len(wanted) + 1
+    for mount, want in zip(mounts[: len(wanted)], wanted, strict=True):
+        volume = volumes[want["name"]]
+        kind = _kind(volume)
+        assert mount.propagation == api_pb2.PROPAGATION_PRIVATE
+        if want.get("subPath") or want.get("subPathExpr"):
+            continue
+        if kind in _PLUGINS:
+            plugin, read_only = _PLUGINS[kind]
+            assert mount.host_path == f"{root}volumes\\kubernetes.io~{plugin}\\{want['name']}"
+            assert mount.readonly is (read_only or want.get("readOnly") is True)
+        elif kind != "hostPath":
+            assert mount.host_path == volume_paths[want["name"]]
 
 
 def test_kubernetes_client_objects_give_the_same_requests() -> None:
@@ -182,8 +226,11 @@ def test_kubernetes_client_objects_give_the_same_requests() -> None:
         _, spec = _template(doc)
         first = (spec.get("containers") or [{}])[0].get("name")
         config_maps, secrets = _stores(spec)
-        assert kw.container_config(obj, first, config_maps=config_maps, secrets=secrets) == (
-            kw.container_config(doc, first, config_maps=config_maps, secrets=secrets)
+        paths = _volume_paths(spec)
+        assert kw.container_config(obj, first, config_maps=config_maps, secrets=secrets,
+                                   volume_paths=paths) == (
+            kw.container_config(doc, first, config_maps=config_maps, secrets=secrets,
+                                volume_paths=paths)
         ), label
         checked += 1
     assert checked >= 20

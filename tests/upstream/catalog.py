@@ -10,12 +10,14 @@ from tests.upstream import (
     dns,
     kubelet_pods,
     kubelet_pods_env,
+    kubelet_pods_windows,
     kuberuntime_container_windows,
     kuberuntime_sandbox,
     kuberuntime_util,
     labels,
     not_transcribed,
     security_context_windows,
+    validation_windows,
 )
 
 __all__ = ["MODULES"]
@@ -29,6 +31,8 @@ MODULES: tuple[ModuleType, ...] = (
     container_helpers,
     kubelet_pods,
     kubelet_pods_env,
+    kubelet_pods_windows,
     dns,
+    validation_windows,
     not_transcribed,
 )

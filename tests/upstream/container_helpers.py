@@ -130,13 +130,41 @@ _HOST_PROCESS: tuple[tuple[str, dict[str, Any], bool, str], ...] = (
      _REFUSED.format(_MIXED)),
 )
 
-_SUBPATH = (
-    "subpath with no expansion", "volumes with expanded subpath",
-    "volumes expanded with empty subpath", "volumes expanded with no envs subpath",
-    "volumes expanded with leading environment variable", "volumes with volume and subpath",
-    "volumes with volume and no subpath", "subpaths with empty environment variable",
-    "subpaths with missing env variables", "subpaths with empty expansion",
-    "subpaths with nested expandable envs",
+# TestExpandVolumeMountsWithSubpath: (name, mountPath, subPathExpr, envs, expected
+# subPath, expected mountPath, ok). The mountPath column is ExpandContainerVolumeMountPath's,
+# which makeMounts does not call (it mounts at mountPath as written): not checked.
+_SUBPATH: tuple[tuple[str, str, str, dict[str, str], str, str, bool], ...] = (
+    ("subpath with no expansion", "", "foo", {}, "foo", "", True),
+    ("volumes with expanded subpath", "", "foo/$(POD_NAME)", {"POD_NAME": "bar"},
+     "foo/bar", "", True),
+    ("volumes expanded with empty subpath", "", "", {"POD_NAME": "bar"}, "", "", True),
+    ("volumes expanded with no envs subpath", "", "/foo/$(POD_NAME)", {},
+     "/foo/$(POD_NAME)", "", False),
+    ("volumes expanded with leading environment variable", "", "$(POD_NAME)/bar",
+     {"POD_NAME": "foo"}, "foo/bar", "", True),
+    ("volumes with volume and subpath", "/foo", "$(POD_NAME)/bar", {"POD_NAME": "foo"},
+     "foo/bar", "/foo", True),
+    ("volumes with volume and no subpath", "/foo", "", {"POD_NAME": "foo"}, "", "/foo", True),
+    ("subpaths with empty environment variable", "", "foo/$(POD_NAME)/$(ANNOTATION)",
+     {"ANNOTATION": ""}, "foo/$(POD_NAME)/$(ANNOTATION)", "", False),
+    ("subpaths with missing env variables", "", "foo/$(ODD_NAME)/$(POD_NAME)",
+     {"ODD_NAME": "bar"}, "foo/$(ODD_NAME)/$(POD_NAME)", "", False),
+    ("subpaths with empty expansion", "", "$()", {}, "$()", "", False),
+    ("subpaths with nested expandable envs", "", "$(POD_NAME$(ANNOTATION))",
+     {"POD_NAME": "foo", "ANNOTATION": "bar"}, "$(POD_NAME$(ANNOTATION))", "", False),
+    ("mountPath with nested expandable envs", "$(POD_NAME$(ANNOTATION))",
+     "$(POD_NAME$(ANNOTATION))", {"POD_NAME": "foo", "ANNOTATION": "bar"},
+     "$(POD_NAME$(ANNOTATION))", "$(POD_NAME$(ANNOTATION))", False),
+    ("mountpath and subpath with no expansion", "bar", "bar", {"POD_NAME": "foo"}, "bar",
+     "bar", True),
+    ("volumes with volume and mountpath", "$(POD_NAME)/bar", "$(POD_NAME)/bar",
+     {"POD_NAME": "foo"}, "foo/bar", "foo/bar", True),
+    ("mouthpath with missing env variables", "foo/$(ODD_NAME)/$(POD_NAME)", "$(POD_NAME)",
+     {"ODD_NAME": "bar"}, "$(POD_NAME)", "foo/$(ODD_NAME)/$(POD_NAME)", False),
+    # The table repeats this row, name included; kept once more under a marked name.
+    ("mountPath with nested expandable envs (repeated)", "$(POD_NAME$(ANNOTATION))",
+     "$(POD_NAME$(ANNOTATION))", {"POD_NAME": "foo", "ANNOTATION": "bar"},
+     "$(POD_NAME$(ANNOTATION))", "$(POD_NAME$(ANNOTATION))", False),
 )
 
 ROWS: tuple[Row, ...] = (
@@ -156,9 +184,11 @@ ROWS: tuple[Row, ...] = (
     *(Row(V_NEW, "TestHasWindowsHostProcessContainer", name, {"spec": spec},
           {"host_process": want}, out_of_scope=reason)
       for name, spec, want, reason in _HOST_PROCESS),
-    *(Row(V_NEW, "TestExpandVolumeMountsWithSubpath", name, {}, {},
-          out_of_scope="subPathExpr expansion belongs to the container's mounts, which the "
-          "library does not build yet") for name in _SUBPATH),
+    *(Row(V_NEW, "TestExpandVolumeMountsWithSubpath", name,
+          {"mountPath": mount_path, "subPathExpr": expression, "envs": envs},
+          {"subPath": sub_path, "ok": ok}, note=f"expected mountPath {mount_path_want!r}: "
+          "ExpandContainerVolumeMountPath, not called by makeMounts; not checked")
+      for name, mount_path, expression, envs, sub_path, mount_path_want, ok in _SUBPATH),
     Row(V_NEW, "TestShouldContainerBeRestarted", "(whole table)", {}, {},
         out_of_scope="restart decisions from the runtime's container statuses: no request"),
     Row(V_NEW, "TestShouldRecordEvent", "(whole test)", {}, {},

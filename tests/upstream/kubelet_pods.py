@@ -65,6 +65,10 @@ ROWS: tuple[Row, ...] = (
 NOT_TRANSCRIBED = (
     ("TestMakeEnvironmentVariables",
      "transcribed from the newer version aba588cd (tests/upstream/kubelet_pods_env.py)"),
-    ("TestMakeMounts and the volume tests", "the library does not build mounts yet"),
+    ("TestMakeMounts and the volume tests",
+     "TestMakeMounts drives Linux paths (bind propagation, /etc/hosts, SELinux) through a "
+     "fake host util, in the version the index cannot read whole (aba588cd); the Windows "
+     "table is transcribed from kubelet_pods_windows_test.go "
+     "(tests/upstream/kubelet_pods_windows.py)"),
 )
 SOURCES = (V_INDEX,)

@@ -14,10 +14,6 @@ FILES: tuple[tuple[str, str], ...] = (
      "1.26+ version was located before the deadline. Its later tests drive the fake "
      "runtime (start, kill, lifecycle hooks); the ContainerConfig is checked here through "
      "kuberuntime_container_windows_test.go, labels_test.go and helpers_test.go"),
-    ("pkg/apis/core/validation/validation_test.go (Windows and HostProcess rows)",
-     "the stored version (b1ce15c5) has 888,393 characters, beyond the index's text "
-     "search; its Windows rows could not be located before the deadline. The texts the "
-     "check rules quote come from validation.go (tests/lint)"),
 )
 ROWS: tuple[Row, ...] = ()
 SOURCES: tuple[Source, ...] = ()

@@ -66,3 +66,40 @@ def test_hash_container(row: Row, minor: int) -> None:
 def test_has_windows_host_process_container(row: Row, minor: int) -> None:
     windows = kw.windows_sandbox_config(_pod(row.given["spec"]), kubelet_version=f"1.{minor}")
     assert windows.security_context.host_process is row.want["host_process"]
+
+
+@pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestExpandVolumeMountsWithSubpath"))
+def test_expand_volume_mounts_with_subpath(row: Row, minor: int) -> None:
+    """ExpandContainerVolumeMounts through makeMounts: the expanded subPath joins the
+    volume's host path (filepath.Join on Windows: backslashes); a name without a non-empty
+    value is the kubelet's "missing value for" error."""
+    given = row.given
+    env = [{"name": k, "value": v} for k, v in given["envs"].items()]
+    mount = {"name": "v", "mountPath": given["mountPath"] or "C:\\data",
+             "subPathExpr": given["subPathExpr"]}
+    spec = {"volumes": [{"name": "v", "emptyDir": {}}],
+            "containers": [{"name": "c", "env": env, "volumeMounts": [mount]}]}
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+           "spec": spec}
+    base = "C:\\var\\lib\\kubelet\\pods\\u\\volumes\\kubernetes.io~empty-dir\\v"
+    if not row.want["ok"]:
+        with pytest.raises(kw.SandboxConfigError, match=r"^missing value for "):
+            kw.container_config(pod, "c", kubelet_version=f"1.{minor}")
+        return
+    config = kw.container_config(pod, "c", kubelet_version=f"1.{minor}")
+    sub_path = row.want["subPath"]
+    expected = base + ("\\" + sub_path.replace("/", "\\") if sub_path else "")
+    assert config.mounts[0].host_path == expected
+
+
+@pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestHasWindowsHostProcessContainer"))
+def test_host_process_container_decides_the_hosts_mount(row: Row, minor: int) -> None:
+    """shouldMountHostsFile on Windows: pod IPs known and not HasWindowsHostProcessContainer."""
+    config = kw.container_config(_pod(row.given["spec"]), _first(row.given["spec"]),
+                                 pod_ips=("10.244.0.9",), kubelet_version=f"1.{minor}")
+    paths = [mount.container_path for mount in config.mounts]
+    assert ("C:\\Windows\\System32\\drivers\\etc\\hosts" in paths) is not row.want["host_process"]
+
+
+def _first(spec: dict[str, Any]) -> str:
+    return str(spec["containers"][0]["name"])

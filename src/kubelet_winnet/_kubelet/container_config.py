@@ -5,9 +5,9 @@ environment of ``makeEnvironmentVariables`` (pkg/kubelet/kubelet_pods.go), the
 ``$(VAR)`` expansion of third_party/forked/golang/expansion, labels and annotations of
 labels.go and the Windows part of kuberuntime_container_windows.go
 (``calculateWindowsResources``, ``calculateCPUMaximum``) with the security context from
-the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`. What is
-not modelled (mounts, devices, the container hash annotation before 1.31) is listed in
-docs/requests.md.
+the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`,
+mounts from :mod:`~kubelet_winnet._kubelet.mounts`. What is not modelled (devices, the
+container hash annotation before 1.31) is listed in docs/requests.md.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
 from kubelet_winnet._kubelet.messages import container_security_context_message
+from kubelet_winnet._kubelet.mounts import (
+    check_termination_log_id,
+    check_volume_paths,
+    container_mounts,
+)
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
 from kubelet_winnet._kubelet.pod import is_utf8, pod_facts
 from kubelet_winnet._kubelet.podview import (
@@ -80,6 +86,8 @@ DELETION_GRACE_ANNOTATION = "io.kubernetes.pod.deletionGracePeriod"
 TERMINATION_GRACE_ANNOTATION = "io.kubernetes.pod.terminationGracePeriod"
 
 _KINDS = ("initContainers", "containers", "ephemeralContainers")
+# makeUID draws the termination log's name from rand.Uint32(); a fixed stand-in by default.
+DEFAULT_TERMINATION_LOG_ID = "00000000"
 _MAX_ENV = 10_000
 _ERROR_RULE = "container"
 _INT64_MAX = 2**63 - 1
@@ -94,66 +102,7 @@ MAX_EXPANDED_VALUE = 1 << 20
 MAX_EXPANDED_CONTAINER = 16 << 20
 
 
-# --- $(VAR) expansion (third_party/forked/golang/expansion/expand.go) ----------------
-
-
-class ExpansionTooLarge(Exception):
-    """Internal: an expansion passed its bound (the caller names the field)."""
-
-
-def utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def expand(text: str, *sources: Mapping[str, str], limit: int | None = None) -> str:
-    """Replace ``$(NAME)`` by the first source defining it (left as is otherwise);
-    ``$$`` is a literal ``$``; an unterminated ``$(`` is kept. With ``limit``, raises
-    ``ExpansionTooLarge`` as soon as the result would pass ``limit`` UTF-8 bytes."""
-    if "$" not in text:
-        if limit is not None and utf8_len(text) > limit:
-            raise ExpansionTooLarge
-        return text
-    out: list[str] = []
-    size = 0  # bytes in out, counted only with a limit
-    checkpoint = 0
-    cursor = 0
-    length = len(text)
-    while cursor < length:
-        if text[cursor] == "$" and cursor + 1 < length:
-            piece = text[checkpoint:cursor]
-            out.append(piece)
-            following = text[cursor + 1]
-            if following == "$":
-                out.append("$")
-                advance = 1
-            elif following == "(":
-                close = text.find(")", cursor + 2)
-                if close == -1:
-                    out.append("$(")
-                    advance = 1
-                else:
-                    name = text[cursor + 2 : close]
-                    for source in sources:
-                        if name in source:
-                            out.append(source[name])
-                            break
-                    else:
-                        out.append(f"$({name})")
-                    advance = close - cursor
-            else:
-                out.append("$" + following)
-                advance = 1
-            if limit is not None:
-                size += utf8_len(piece) + utf8_len(out[-1])
-                if size > limit:
-                    raise ExpansionTooLarge
-            cursor += advance
-            checkpoint = cursor + 1
-        cursor += 1
-    out.append(text[checkpoint:])
-    if limit is not None and size + utf8_len(out[-1]) > limit:
-        raise ExpansionTooLarge
-    return "".join(out)
+# --- $(VAR) expansion's bounds (the expansion itself: _kubelet/expansion.py) -----------
 
 
 class _Budget:
@@ -837,11 +786,13 @@ class ContainerBuilder:
         self, container_name: str, attempt: int, image_ref: str | None, image_username: str,
         config_maps: Mapping[str, Mapping[str, Any]] | None,
         secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+        volume_paths: Mapping[str, str] | None = None,
+        termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
     ) -> api_pb2.ContainerConfig:
         try:
             return self._config(
                 container_name, attempt, image_ref, image_username, config_maps, secrets,
-                pod_ips,
+                pod_ips, volume_paths or {}, termination_log_id,
             )
         except UnicodeEncodeError:  # protobuf strings must be UTF-8
             raise not_utf8_error(self.view) from None
@@ -850,6 +801,7 @@ class ContainerBuilder:
         self, container_name: str, attempt: int, image_ref: str | None, image_username: str,
         config_maps: Mapping[str, Mapping[str, Any]] | None,
         secrets: Mapping[str, Mapping[str, Any]] | None, pod_ips: tuple[str, ...],
+        volume_paths: Mapping[str, str], termination_log_id: str,
     ) -> api_pb2.ContainerConfig:
         view, node, minor = self.view, self.node, self.minor
         found = self.find(container_name)
@@ -915,6 +867,11 @@ class ContainerBuilder:
                 )
         if get_objects(container, "ports", at):
             annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
+        config.mounts.extend(container_mounts(
+            view, container, at, root=node.kubelet_root, uid=uid,
+            container_name=container_name, env=env, pod_ips=pod_ips, minor=minor,
+            volume_paths=volume_paths, termination_log_id=termination_log_id,
+        ))
         config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows
         config.stdin = get_bool(container, "stdin", at) is True
         config.stdin_once = get_bool(container, "stdinOnce", at) is True
@@ -963,6 +920,8 @@ def container_config(
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
     services: object = None,
+    volume_paths: Mapping[str, str] | None = None,
+    termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
 ) -> api_pb2.ContainerConfig:
     """The ``ContainerConfig`` for the init, regular or ephemeral container
     ``container_name`` of ``pod``, restart count ``attempt``.
@@ -973,7 +932,11 @@ def container_config(
     (``None``: like a kubelet without an API client). ``pod_ips``: the sandbox's IPs,
     for ``status.podIP`` references. ``services``: the Service manifests the kubelet's
     service lister holds (any namespace), for the service-link variables; ``None``: like a
-    kubelet without a service lister (none).
+    kubelet without a service lister (none). ``volume_paths``: volume name -> the host
+    path its volume plugin mounted it at, for volumes whose path the library cannot derive
+    (PersistentVolumeClaims, CSI, ...; overrides the derived path of any other).
+    ``termination_log_id``: the termination log's file name, which the kubelet draws at
+    random (``makeUID``); see docs/requests.md.
     """
     node = check_node(node)
     attempt = check_attempt(attempt)
@@ -983,7 +946,8 @@ def container_config(
         view_pod(pod), node, profile.version.minor, read_services(services)
     )
     return builder.config(
-        container_name, attempt, image_ref, image_username, config_maps, secrets, ips
+        container_name, attempt, image_ref, image_username, config_maps, secrets, ips,
+        check_volume_paths(volume_paths), check_termination_log_id(termination_log_id),
     )
 
 
@@ -1003,6 +967,8 @@ def create_container_request(
     kubelet_version: object = DEFAULT_KUBELET_VERSION,
     feature_gates: object = None,
     services: object = None,
+    volume_paths: Mapping[str, str] | None = None,
+    termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
 ) -> api_pb2.CreateContainerRequest:
     """``CreateContainerRequest``: [`container_config`][kubelet_winnet.container_config] plus the
     sandbox's
@@ -1021,7 +987,8 @@ def create_container_request(
     )
     builder = ContainerBuilder(view, node, profile.version.minor, read_services(services))
     config = builder.config(
-        container_name, attempt, image_ref, image_username, config_maps, secrets, ips
+        container_name, attempt, image_ref, image_username, config_maps, secrets, ips,
+        check_volume_paths(volume_paths), check_termination_log_id(termination_log_id),
     )
     return api_pb2.CreateContainerRequest(
         pod_sandbox_id=pod_sandbox_id, config=config, sandbox_config=sandbox
@@ -1060,19 +1027,23 @@ class PodRequests:
         self, name: str, *, image_ref: str | None = None, pod_ips: tuple[str, ...] = (),
         config_maps: Mapping[str, Mapping[str, Any]] | None = None,
         secrets: Mapping[str, Mapping[str, Any]] | None = None,
+        volume_paths: Mapping[str, str] | None = None,
     ) -> api_pb2.ContainerConfig:
         ips = _check_args(name, image_ref, "", pod_ips, config_maps, secrets)
-        return self._builder.config(name, 0, image_ref, "", config_maps, secrets, ips)
+        return self._builder.config(
+            name, 0, image_ref, "", config_maps, secrets, ips, check_volume_paths(volume_paths)
+        )
 
     def create_container(
         self, name: str, *, pod_sandbox_id: str, image_ref: str | None = None,
         pod_ips: tuple[str, ...] = (),
         config_maps: Mapping[str, Mapping[str, Any]] | None = None,
         secrets: Mapping[str, Mapping[str, Any]] | None = None,
+        volume_paths: Mapping[str, str] | None = None,
     ) -> api_pb2.CreateContainerRequest:
         config = self.container_config(
             name, image_ref=image_ref, pod_ips=pod_ips, config_maps=config_maps,
-            secrets=secrets,
+            secrets=secrets, volume_paths=volume_paths,
         )
         return api_pb2.CreateContainerRequest(
             pod_sandbox_id=pod_sandbox_id, config=config, sandbox_config=self.sandbox_config

@@ -72,7 +72,9 @@ class NodeContext:
     ``pod_logs_dir``: root of the pod log directories. ``runtime_handlers``: RuntimeClass
     name to handler. ``processor_count``: logical CPUs the kubelet sees (Windows CPU
     maximum). ``allocatable_cpu`` / ``allocatable_memory``: node allocatable quantities,
-    used for ``resourceFieldRef`` of containers without limits.
+    used for ``resourceFieldRef`` of containers without limits. ``kubelet_root``:
+    ``--root-dir``, under which the pod directories (``<root>\\pods\\<uid>``) hold the
+    volumes, the hosts file and the termination logs the container mounts come from.
     """
 
     node_name: str = "win-node-1"
@@ -89,12 +91,15 @@ class NodeContext:
     processor_count: int = 4
     allocatable_cpu: str = "4"
     allocatable_memory: str = "16Gi"
+    kubelet_root: str = "C:\\var\\lib\\kubelet"
 
     def __post_init__(self) -> None:
         for name in ("node_name", "hostname", "cluster_domain", "pod_logs_dir"):
             _string(name, getattr(self, name))
         for name in ("allocatable_cpu", "allocatable_memory"):
             _string(name, getattr(self, name))
+        if not _string("kubelet_root", self.kubelet_root):
+            raise InvalidArgumentError("kubelet_root", "a non-empty path", "an empty string")
         for name in (
             "node_ips", "cluster_dns", "resolver_servers", "resolver_searches",
             "resolver_options",

@@ -8,7 +8,10 @@ directory (when it is an absolute path here), ``RunPodSandbox``, ``PodSandboxSta
 ``CreateContainer``, ``StartContainer``, ``ContainerStatus``. ConfigMaps and Secrets in the
 same files stand in for the kubelet's API client. ``--cleanup`` stops and removes each
 sandbox it created (with its containers); ``--dry-run`` prints the requests as proto3
-JSON without connecting (container requests then carry an empty ``podSandboxId``).
+JSON without connecting (container requests then carry an empty ``podSandboxId``, and
+their mounts; a volume whose host path the volume manager picks shows a stand-in).
+Against a runtime, containers are created without mounts: nothing here prepares what
+they would point at.
 
 Exit status: 0 every pod ran (or was built); 1 the kubelet would refuse a pod or a
 container, or the runtime failed a call; 2 bad input, flags or usage.
@@ -167,6 +170,23 @@ class _Settings:
     out: TextIO
 
 
+def _volume_paths(pod: Any) -> dict[str, str]:
+    """A visible stand-in for the host path of every volume whose path the kubelet's
+    volume manager picks (PVC, CSI, ...), which this command cannot know."""
+    from kubelet_winnet._kubelet.mounts import PLUGIN_DIRS
+    from kubelet_winnet._kubelet.podview import get_objects, get_str, view_pod
+
+    view = view_pod(pod)
+    at = view.at("spec.")
+    paths = {}
+    for index, volume in enumerate(get_objects(view.spec, "volumes", at)):
+        kinds = [key for key in volume if key != "name"]
+        if kinds and kinds[0] not in PLUGIN_DIRS and kinds[0] != "hostPath":
+            name = get_str(volume, "name", f"{at}volumes[{index}].")
+            paths[name] = f"<the {kinds[0]} volume {name} as its plugin mounts it>"
+    return paths
+
+
 def _message_json(message: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
@@ -186,10 +206,11 @@ def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[st
     record["createContainer"] = creates = []
     # Each CreateContainerRequest carries the same sandbox config: convert it once.
     sandbox = _message_json(requests.sandbox_config)
+    volume_paths = _volume_paths(pod)
     for name in requests.names():
         try:
             config = requests.container_config(
-                name,
+                name, volume_paths=volume_paths,
                 config_maps=settings.objects.config_maps.get(namespace, {}),
                 secrets=settings.objects.secrets.get(namespace, {}),
             )
@@ -226,6 +247,7 @@ def _run_pod(
         pod_ips = tuple(
             ip for ip in [status.network.ip, *(a.ip for a in status.network.additional_ips)] if ip
         )
+        volume_paths = _volume_paths(pod)
         for name in names:
             wanted = requests.image(name)
             image = runtime.image_status(wanted).image
@@ -238,10 +260,14 @@ def _run_pod(
                     name, pod_sandbox_id=sandbox_id, image_ref=image.id, pod_ips=pod_ips,
                     config_maps=settings.objects.config_maps.get(namespace, {}),
                     secrets=settings.objects.secrets.get(namespace, {}),
+                    volume_paths=volume_paths,
                 )
             except SandboxConfigError as exc:
                 _say(out, f"container {name}: CreateContainerConfigError: {exc}")
                 return 1
+            # No volume manager here prepares the volumes, hosts file and termination
+            # log the mounts point at, so the runtime gets none (--dry-run shows them).
+            del create.config.mounts[:]
             container_id = runtime.create_container(create).container_id
             runtime.start_container(container_id)
             state = runtime.container_status(container_id).status.state

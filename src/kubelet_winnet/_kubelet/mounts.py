@@ -1,0 +1,344 @@
+"""The ``mounts`` of a Windows ``ContainerConfig``, as the kubelet builds them.
+
+Sources (kubernetes/kubernetes): ``makeMounts`` and ``shouldMountHostsFile`` in
+pkg/kubelet/kubelet_pods.go (volume mounts, ``subPath`` / ``subPathExpr``, the managed hosts
+file), ``translateMountPropagation`` (Windows: always ``PROPAGATION_PRIVATE``),
+``GenerateRunContainerOptions`` (the container directory of the termination log) and
+``makeMounts`` in pkg/kubelet/kuberuntime/kuberuntime_container.go (the termination-log
+mount), ``MakeAbsolutePath`` / ``IsWindowsLocalPath`` / ``IsWindowsUNCPath`` in
+pkg/volume/util/util.go, ``IsAbs`` in pkg/util/filesystem/util_windows.go,
+``ExpandContainerVolumeMounts`` in pkg/kubelet/container/helpers.go and the volume plugins'
+``GetPath`` (``<root>\\pods\\<uid>\\volumes\\kubernetes.io~<plugin>\\<volume>``, via
+``GetPodVolumeDir``). Paths are joined as Go's ``filepath.Join`` does on Windows.
+
+The volume manager's state is not modelled: the host path of a volume the library cannot
+place (a PersistentVolumeClaim, CSI, ...) is an explicit input (``volume_paths``), and the
+termination log's random file name (``makeUID``: ``%08x`` of ``rand.Uint32()``) is too.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._kubelet.expansion import expand
+from kubelet_winnet._kubelet.podview import (
+    PodView,
+    get_bool,
+    get_map,
+    get_objects,
+    get_str,
+)
+from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
+from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
+
+__all__ = ["PLUGIN_DIRS", "container_mounts", "make_absolute_path"]
+
+_ERROR_RULE = "container"
+
+# The in-tree plugins whose host path GetPath derives from the pod alone: the API field,
+# the escaped plugin name (utilstrings.EscapeQualifiedName) and the mounter's
+# GetAttributes().ReadOnly (the atomic-writer volumes are always mounted read-only).
+PLUGIN_DIRS: Mapping[str, tuple[str, bool]] = {
+    "emptyDir": ("kubernetes.io~empty-dir", False),
+    "configMap": ("kubernetes.io~configmap", True),
+    "secret": ("kubernetes.io~secret", True),
+    "projected": ("kubernetes.io~projected", True),
+    "downwardAPI": ("kubernetes.io~downward-api", True),
+}
+
+# The path in Windows containers where the kubelet mounts the pod's hosts file
+# (windowsEtcHostsPath, pkg/kubelet/kubelet.go).
+WINDOWS_ETC_HOSTS_PATH = "C:\\Windows\\System32\\drivers\\etc\\hosts"
+
+# kubernetes#126460 ("hostNetwork pods mount /etc/hosts without network", merged
+# 2024-07-30, after 1.31's code freeze): from then on a hostNetwork pod gets the hosts
+# mount before its pod IPs are known. The stored 1.30 kubelet_pods.go lacks it.
+HOSTS_HOST_NETWORK_MINOR = 32
+
+# makeMounts tests the container path with utilfs.IsAbs, which on Windows also takes a
+# path that starts with a slash; the stored 1.30 TestMakeMountsWindows table still pins
+# `\mnt\path6` -> `c:\mnt\path6` (filepath.IsAbs), so the slash rule is placed after it.
+SLASH_IS_ABSOLUTE_MINOR = 31
+
+_HEX8 = re.compile(r"[0-9a-f]{8}")
+_MAX_VOLUME_PATHS = 10_000  # far above any pod's volumes; bounds the copy
+
+
+def make_absolute_path(path: str) -> str:
+    """``MakeAbsolutePath("windows", path)``: unchanged with a colon, ``c:`` before a
+    leading slash or backslash, ``c:\\`` before anything else."""
+    if ":" in path:
+        return path
+    if path.startswith(("/", "\\")):
+        return "c:" + path
+    return "c:\\" + path
+
+
+def _is_unc(path: str) -> bool:
+    return path.startswith("\\\\")
+
+
+def _is_local(path: str) -> bool:
+    # IsWindowsLocalPath: a slash-rooted path without drive or UNC prefix.
+    return not _is_unc(path) and ":" not in path and path.startswith(("/", "\\"))
+
+
+def _filepath_is_abs(path: str) -> bool:
+    # Go's filepath.IsAbs on Windows: a drive or UNC volume followed by a separator.
+    if _is_unc(path) or path.startswith("//"):
+        return True
+    return len(path) >= 3 and path[1] == ":" and path[0].isalpha() and path[2] in "\\/"
+
+
+def _is_abs(path: str, minor: int) -> bool:
+    """``utilfs.IsAbs`` (1.31+ here: slash-rooted paths count) or ``filepath.IsAbs``."""
+    if minor >= SLASH_IS_ABSOLUTE_MINOR and path.startswith(("\\", "/")):
+        return True
+    return _filepath_is_abs(path)
+
+
+def _join(*parts: str) -> str:
+    """``filepath.Join`` on Windows: empty elements dropped, the rest cleaned."""
+    kept = [part for part in parts if part]
+    if not kept:
+        return ""
+    return ntpath.normpath("\\".join(kept))
+
+
+class _Missing(Mapping[str, str]):
+    """The mapping ``ExpandContainerVolumeMounts`` expands with: every name resolves,
+    to its value, and a name without a non-empty value is recorded as missing."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.missing: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> str:
+        value = self.env.get(key, "")
+        if not value:
+            self.missing.add(key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.env)
+
+    def __len__(self) -> int:
+        return len(self.env)
+
+
+def expand_sub_path(expression: str, env: Mapping[str, str]) -> str:
+    """``ExpandContainerVolumeMounts``: ``$(NAME)`` by the container's variables; a
+    name without a non-empty value fails the container."""
+    lookup = _Missing(env)
+    expanded = expand(expression, lookup)
+    if lookup.missing:
+        raise SandboxConfigError(
+            "missing value for " + ", ".join(sorted(lookup.missing)), _ERROR_RULE
+        )
+    return expanded
+
+
+def _no_backsteps(path: str) -> bool:
+    # volumevalidation.ValidatePathNoBacksteps, after filepath.ToSlash on Windows.
+    return ".." not in path.replace("\\", "/").split("/")
+
+
+def has_host_process_container(view: PodView) -> bool:
+    """``HasWindowsHostProcessContainer``: some container's (``VisitContainers`` with
+    ``AllFeatureEnabledContainers``: init, regular, ephemeral) effective
+    ``windowsOptions.hostProcess`` (the container's, else the pod's) is true."""
+    spec, spec_at = view.spec, view.at("spec.")
+    pod_options = get_map(get_map(spec, "securityContext", spec_at) or {}, "windowsOptions",
+                          f"{spec_at}securityContext.") or {}
+    pod_value = get_bool(pod_options, "hostProcess",
+                         f"{spec_at}securityContext.windowsOptions.")
+    for kind in ("initContainers", "containers", "ephemeralContainers"):
+        for index, container in enumerate(get_objects(spec, kind, spec_at)):
+            at = f"{spec_at}{kind}[{index}]."
+            context = get_map(container, "securityContext", at) or {}
+            options = get_map(context, "windowsOptions", f"{at}securityContext.") or {}
+            value = get_bool(options, "hostProcess", f"{at}securityContext.windowsOptions.")
+            if (pod_value if value is None else value) is True:
+                return True
+    return False
+
+
+def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
+    """name -> (source kind, source, field path) of the pod's volumes."""
+    spec_at = view.at("spec.")
+    found: dict[str, tuple[str, Mapping[str, Any], str]] = {}
+    for index, volume in enumerate(get_objects(view.spec, "volumes", spec_at)):
+        at = f"{spec_at}volumes[{index}]."
+        name = get_str(volume, "name", at)
+        kinds = [key for key in volume if key != "name" and volume.get(key) is not None]
+        if len(kinds) != 1:
+            raise InvalidPodError(
+                f"{spec_at}volumes[{index}]",
+                "expected exactly one volume source, got "
+                + (", ".join(sorted(str(kind) for kind in kinds)) or "none"),
+            )
+        kind = str(kinds[0])
+        source = get_map(volume, kind, at) or {}
+        found.setdefault(name, (kind, source, f"{at}{kind}"))
+    return found
+
+
+def _volume_host_path(
+    kind: str, source: Mapping[str, Any], where: str, name: str, root: str, uid: str,
+    volume_paths: Mapping[str, str],
+) -> tuple[str, bool]:
+    """(``GetPath``, ``GetAttributes().ReadOnly``) of one volume."""
+    if kind in PLUGIN_DIRS:
+        plugin, read_only = PLUGIN_DIRS[kind]
+        if name in volume_paths:
+            return volume_paths[name], read_only
+        return _join(root, "pods", uid, "volumes", plugin, name), read_only
+    if kind == "hostPath":
+        # hostPath's GetPath is the path as written; an inline volume is not read-only.
+        path = get_str(source, "path", f"{where}.")
+        return volume_paths.get(name, path), False
+    if name in volume_paths:
+        # Most plugins report the volume source's readOnly as the mount's attribute.
+        return volume_paths[name], get_bool(source, "readOnly", f"{where}.") is True
+    raise InvalidPodError(
+        where,
+        f"the host path of a {kind} volume is chosen by its volume plugin and the volume "
+        f"manager, which the library does not model; pass it as volume_paths[{name!r}]",
+    )
+
+
+def _termination_mount(
+    container: Mapping[str, Any], at: str, root: str, uid: str, name: str, log_id: str
+) -> api_pb2.Mount:
+    # API defaulting (SetDefaults_Container) replaces an empty path, so the kubelet's
+    # `len(container.TerminationMessagePath) != 0` always holds for an API pod.
+    path = get_str(container, "terminationMessagePath", at) or "/dev/termination-log"
+    # GenerateRunContainerOptions: getPodContainerDir(uid, name) = <pod dir>\containers\<name>
+    host = _join(root, "pods", uid, "containers", name, log_id)
+    return api_pb2.Mount(
+        host_path=make_absolute_path(host), container_path=make_absolute_path(path)
+    )
+
+
+def container_mounts(
+    view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
+    container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
+    volume_paths: Mapping[str, str], termination_log_id: str,
+) -> list[api_pb2.Mount]:
+    """``ContainerConfig.mounts``: the volume mounts in order, the managed hosts file,
+    then the termination log."""
+    spec, spec_at = view.spec, view.at("spec.")
+    host_network = get_bool(spec, "hostNetwork", spec_at) is True
+    should_mount = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
+    mount_hosts = should_mount and not has_host_process_container(view)
+    volumes = _volumes(view)
+    mounts: list[api_pb2.Mount] = []
+    for index, mount in enumerate(get_objects(container, "volumeMounts", at)):
+        where = f"{at}volumeMounts[{index}]."
+        name = get_str(mount, "name", where)
+        mount_path = get_str(mount, "mountPath", where)
+        mount_hosts = mount_hosts and mount_path != WINDOWS_ETC_HOSTS_PATH
+        if name not in volumes:
+            raise SandboxConfigError(
+                f"cannot find volume {go_percent_q(name)} to mount into container "
+                f"{go_percent_q(container_name)}",
+                _ERROR_RULE,
+            )
+        kind, source, volume_at = volumes[name]
+        host_path, must_read_only = _volume_host_path(
+            kind, source, volume_at, name, root, uid, volume_paths
+        )
+        sub_path = get_str(mount, "subPath", where)
+        expression = get_str(mount, "subPathExpr", where)
+        if expression:
+            sub_path = expand_sub_path(expression, env)
+        if sub_path:
+            if _is_abs(sub_path, minor):
+                raise SandboxConfigError(
+                    f"error SubPath `{sub_path}` must not be an absolute path", _ERROR_RULE
+                )
+            if not _no_backsteps(sub_path):
+                raise SandboxConfigError(
+                    f"unable to provision SubPath `{sub_path}`: must not contain '..'",
+                    _ERROR_RULE,
+                )
+            host_path = _join(host_path, sub_path)
+        if host_path and _is_local(host_path):
+            host_path = make_absolute_path(host_path)
+        container_path = mount_path
+        if not _is_unc(container_path) and not _is_abs(container_path, minor):
+            container_path = make_absolute_path(container_path)
+        rro = get_str(mount, "recursiveReadOnly", where)
+        if minor >= 30 and rro not in ("", "Disabled"):
+            raise InvalidPodError(
+                f"{where}recursiveReadOnly",
+                "recursive read-only mounts depend on the runtime handler's reported "
+                "features, which the library does not model",
+            )
+        read_only = get_bool(mount, "readOnly", where) is True
+        # translateMountPropagation returns PROPAGATION_PRIVATE on Windows, whatever
+        # mountPropagation says; selinux.GetEnabled() is false there.
+        mounts.append(api_pb2.Mount(
+            container_path=container_path, host_path=host_path,
+            readonly=read_only or must_read_only,
+            propagation=api_pb2.PROPAGATION_PRIVATE,
+        ))
+    if mount_hosts:
+        # makeHostsMount: getEtcHostsPath(podDir) = <pod dir>\etc-hosts
+        mounts.append(api_pb2.Mount(
+            container_path=WINDOWS_ETC_HOSTS_PATH,
+            host_path=make_absolute_path(_join(root, "pods", uid, "etc-hosts")),
+        ))
+    mounts.append(_termination_mount(container, at, root, uid, container_name,
+                                     termination_log_id))
+    return mounts
+
+
+def check_termination_log_id(value: object) -> str:
+    """The termination log's file name: eight lowercase hex digits, as ``makeUID``."""
+    from kubelet_winnet._describe import type_name
+    from kubelet_winnet.errors import InvalidArgumentError
+
+    if type(value) is not str:
+        raise InvalidArgumentError("termination_log_id", "a string", type_name(value))
+    if not _HEX8.fullmatch(value):
+        raise InvalidArgumentError(
+            "termination_log_id", "eight lowercase hex digits (makeUID's %08x)",
+            f"{len(value)} characters" if len(value) != 8 else "other characters",
+        )
+    return value
+
+
+def check_volume_paths(value: object) -> dict[str, str]:
+    from kubelet_winnet._describe import type_name
+    from kubelet_winnet._kubelet.node import is_mapping
+    from kubelet_winnet._kubelet.pod import is_utf8
+    from kubelet_winnet.errors import InvalidArgumentError
+
+    if value is None:
+        return {}
+    if not is_mapping(value):
+        raise InvalidArgumentError("volume_paths", "a mapping or None", type_name(value))
+    assert isinstance(value, Mapping)
+    if len(value) > _MAX_VOLUME_PATHS:
+        raise InvalidArgumentError(
+            "volume_paths", f"at most {_MAX_VOLUME_PATHS} entries", f"{len(value)} entries"
+        )
+    out: dict[str, str] = {}
+    for key, path in value.items():
+        if type(key) is not str or type(path) is not str:
+            raise InvalidArgumentError(
+                "volume_paths", "a mapping of str to str",
+                f"{type_name(key)} -> {type_name(path)}",
+            )
+        if not is_utf8(key) or not is_utf8(path):
+            raise InvalidArgumentError("volume_paths", "valid Unicode", "a lone surrogate")
+        out[key] = path
+    return out

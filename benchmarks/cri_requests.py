@@ -151,6 +151,7 @@ def precompute_container(config: api_pb2.ContainerConfig) -> Values:
         dict(config.annotations), config.log_path, config.stdin, config.stdin_once,
         config.tty, resources.cpu_maximum, resources.memory_limit_in_bytes,
         security.run_as_username, security.credential_spec, security.host_process,
+        [(m.container_path, m.host_path, m.readonly, m.propagation) for m in config.mounts],
     )
 
 
@@ -158,7 +159,7 @@ def container_floor(values: Values) -> bytes:
     """Build and serialize the ``ContainerConfig`` from precomputed values."""
     (name, attempt, image, user_image, command, arguments, working_dir, envs, labels,
      annotations, log_path, stdin, stdin_once, tty, cpu_maximum, memory, user,
-     credential_spec, host_process) = values
+     credential_spec, host_process, mounts) = values
     config = api_pb2.ContainerConfig()
     config.metadata.name = name
     config.metadata.attempt = attempt
@@ -171,6 +172,9 @@ def container_floor(values: Values) -> bytes:
         config.envs.add(key=key, value=item)
     config.labels.update(labels)
     config.annotations.update(annotations)
+    for container_path, host_path, readonly, propagation in mounts:
+        config.mounts.add(container_path=container_path, host_path=host_path,
+                          readonly=readonly, propagation=propagation)
     config.log_path = log_path
     config.stdin = stdin
     config.stdin_once = stdin_once
@@ -255,8 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if name is not None:
                 kw.container_config(doc, name)
                 cases.append((doc, name))
-        except kw.SandboxConfigError:
-            continue  # needs a ConfigMap or Secret the benchmark does not supply
+        except (kw.SandboxConfigError, kw.InvalidPodError):
+            continue  # needs a ConfigMap, Secret or volume path the benchmark does not supply
     container_values = [precompute_container(kw.container_config(*case)) for case in cases]
     if any(container_library(case) != container_floor(vals)
            for case, vals in zip(cases, container_values, strict=True)):

@@ -78,6 +78,7 @@ __all__ = [
     "spec_of",
     "windows_options",
     "without_nulls",
+    "without_summary",
     "wrap",
 ]
 
@@ -1304,3 +1305,9 @@ def _wait(child: Any, timeout: float) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def without_summary(err: str) -> list[str]:
+    """stderr's lines without check's summary lines (`N pods in M files checked: ...`)."""
+    return [line for line in err.splitlines()
+            if not re.match(r"kubelet-winnet: \d+ pods? in \d+ files? checked: ", line)]

@@ -333,14 +333,14 @@ def test_help_and_usage_speak_of_check(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit) as info:
         main(["check"])
     assert info.value.code == 2
-    err = capsys.readouterr().err
-    assert err.startswith("usage: kubelet-winnet check ")
-    assert err.rstrip().endswith("kubelet-winnet check: error: no PATH given (use - for stdin)")
+    err = capsys.readouterr().err  # one line (issue 16 item 21), naming check and its help
+    assert err == ("kubelet-winnet: error: check: no PATH given (use - for stdin); see "
+                   "kubelet-winnet check --help\n")
     with pytest.raises(SystemExit) as info:
         main(["check", "--fail-om", "error", "x.yaml"])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: kubelet-winnet check ")
+    assert err.count("\n") == 1 and err.startswith("kubelet-winnet: error: check: ")
     assert "unrecognized arguments: --fail-om (did you mean --fail-on?)" in err
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ import yaml
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cli import main
-from tests.strategies import CORPUS, FIXTURES, REPO_ROOT, fixture_files
+from tests.strategies import CORPUS, FIXTURES, REPO_ROOT, fixture_files, without_summary
 
 MIXED_ERROR = "pod must not contain both HostProcess and non-HostProcess containers"
 POD_SC: dict[str, Any] = {"securityContext": {"namespaceOptions": {}}}
@@ -393,14 +392,6 @@ def test_bad_input_is_one_line_and_exit_2(
         assert f"document {document}:" in message
     if follows and command != "check":
         assert [r["pod"] for r in json.loads(out)] == ["Pod/good"]
-
-
-def without_summary(err: str) -> list[str]:
-    """stderr's lines without check's closing summary line (`N pods in M files ...`)."""
-    lines = err.splitlines()
-    if lines and re.match(r"kubelet-winnet: \d+ pods? in \d+ files? checked: ", lines[-1]):
-        lines.pop()
-    return lines
 
 
 def test_missing_file_does_not_stop_the_others(

@@ -130,7 +130,7 @@ def check_requests(label: str, doc: dict[str, Any]) -> None:
     assert config.windows == expected_windows
     assert request.runtime_handler == ""
     config_maps, secrets = _stores(spec)
-    volume_paths = _volume_paths(spec)
+    volume_paths = _volume_paths(spec, doc)
     for kind in ("initContainers", "containers"):
         for container in spec.get(kind) or []:
             create = kw.create_container_request(
@@ -157,7 +157,7 @@ def check_requests(label: str, doc: dict[str, Any]) -> None:
             assert cc.windows.security_context == kw.windows_container_security_context(
                 doc, container["name"]
             )
-            _check_mounts(cc, container, spec, meta.get("uid") or "", volume_paths)
+            _check_mounts(cc, container, spec, meta.get("uid") or "", volume_paths, doc)
 
 
 # The plugin directories of GetPodVolumeDir (pkg/volume/<plugin>): kind -> (dir, read-only).
@@ -170,16 +170,25 @@ def _kind(volume: dict[str, Any]) -> str:
     return next(key for key in volume if key != "name")
 
 
-def _volume_paths(spec: dict[str, Any]) -> dict[str, str]:
+def _claim_volumes(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The volumes a StatefulSet's controller adds to its pods, one per claim template."""
+    if doc.get("kind") != "StatefulSet":
+        return {}
+    return {t["metadata"]["name"]: {"name": t["metadata"]["name"], "persistentVolumeClaim": {}}
+            for t in doc["spec"].get("volumeClaimTemplates") or []}
+
+
+def _volume_paths(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str, str]:
     """A host path for every volume whose path the volume manager picks (PVC, CSI, ...)."""
-    return {v["name"]: f"C:\\mnt\\{v['name']}" for v in spec.get("volumes") or []
+    volumes = [*(spec.get("volumes") or []), *_claim_volumes(doc).values()]
+    return {v["name"]: f"C:\\mnt\\{v['name']}" for v in volumes
             if _kind(v) not in _PLUGINS and _kind(v) != "hostPath"}
 
 
 def _check_mounts(cc: Any, container: dict[str, Any], spec: dict[str, Any], uid: str,
-                  volume_paths: dict[str, str]) -> None:
+                  volume_paths: dict[str, str], doc: dict[str, Any]) -> None:
     """makeMounts: one mount per volumeMount in order, the termination log last."""
-    volumes = {v["name"]: v for v in spec.get("volumes") or []}
+    volumes = {v["name"]: v for v in spec.get("volumes") or []} | _claim_volumes(doc)
     wanted = container.get("volumeMounts") or []
     mounts = list(cc.mounts)
     assert mounts[-1].container_path == "c:/dev/termination-log" or mounts[-1].container_path \
@@ -226,7 +235,7 @@ def test_kubernetes_client_objects_give_the_same_requests() -> None:
         _, spec = _template(doc)
         first = (spec.get("containers") or [{}])[0].get("name")
         config_maps, secrets = _stores(spec)
-        paths = _volume_paths(spec)
+        paths = _volume_paths(spec, doc)
         assert kw.container_config(obj, first, config_maps=config_maps, secrets=secrets,
                                    volume_paths=paths) == (
             kw.container_config(doc, first, config_maps=config_maps, secrets=secrets,

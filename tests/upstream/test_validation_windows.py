@@ -23,4 +23,4 @@ def test_validate_windows_host_process_pod(row: Row, minor: int) -> None:
     errors = [f for f in findings if f.rule.id in _RULES and f.severity is Severity.ERROR]
     assert bool(errors) is row.want["expectError"], [f.message for f in errors]
     for finding in errors:  # the API server's text, quoted from validation.go
-        assert "the API server rejects it" in finding.message
+        assert 'API server: "' in (finding.detail or ""), finding

@@ -187,6 +187,10 @@ def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
         kind = str(kinds[0])
         source = get_map(volume, kind, at) or {}
         found.setdefault(name, (kind, source, f"{at}{kind}"))
+    # updateStorage: each claim template becomes a persistentVolumeClaim volume of that
+    # name, in place of a template volume of the same name.
+    for name, where in view.claims:
+        found[name] = ("persistentVolumeClaim", {}, where)
     return found
 
 

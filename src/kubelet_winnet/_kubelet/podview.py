@@ -34,12 +34,18 @@ __all__ = [
 class PodView:
     """The pod's ``metadata`` and ``spec`` with the JSON path prefix of its root."""
 
-    __slots__ = ("metadata", "prefix", "spec")
+    __slots__ = ("claims", "metadata", "prefix", "spec")
 
-    def __init__(self, metadata: Mapping[str, Any], spec: Mapping[str, Any], prefix: str):
+    def __init__(
+        self, metadata: Mapping[str, Any], spec: Mapping[str, Any], prefix: str,
+        claims: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         self.metadata = metadata
         self.spec = spec
         self.prefix = prefix  # "" for a Pod, "spec.template." for a Deployment, ...
+        # A StatefulSet's volumeClaimTemplates as (volume name, JSON path): its controller
+        # adds each to the pod as a persistentVolumeClaim volume (updateStorage).
+        self.claims = claims
 
     def at(self, path: str) -> str:
         return self.prefix + path
@@ -55,14 +61,27 @@ def view_pod(pod: object) -> PodView:
     if prefix:
         # A template has no name or namespace of its own; its controller derives them
         # from the workload (the generated name suffix is unknowable here).
-        root, _ = _pod._root(pod)  # the workload itself, as the reader sees it
+        root, kind = _pod._root(pod)  # the workload itself, as the reader sees it
         workload = _pod.get_object(root, "metadata") or {}
         merged = dict(metadata)
         for key in ("name", "namespace"):
             if merged.get(key) is None and workload.get(key) is not None:
                 merged[key] = workload.get(key)
         metadata = merged
+        if (kind or root.get("kind")) == "StatefulSet":
+            return PodView(metadata, spec, prefix, _claims(root))
     return PodView(metadata, spec, prefix)
+
+
+def _claims(root: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(name, path) of each of a StatefulSet's ``volumeClaimTemplates``
+    (pkg/controller/statefulset/stateful_set_utils.go ``updateStorage``)."""
+    spec = _pod.get_object(root, "spec") or {}
+    claims = []
+    for claim, at in _pod.get_objects(spec, "volumeClaimTemplates", "spec."):
+        metadata = _pod.get_object(claim, "metadata", at) or {}
+        claims.append((get_str(metadata, "name", f"{at}metadata."), at.rstrip(".")))
+    return tuple(claims)
 
 
 def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:

@@ -184,6 +184,8 @@ def _volume_paths(pod: Any) -> dict[str, str]:
         if kinds and kinds[0] not in PLUGIN_DIRS and kinds[0] != "hostPath":
             name = get_str(volume, "name", f"{at}volumes[{index}].")
             paths[name] = f"<the {kinds[0]} volume {name} as its plugin mounts it>"
+    for name, _ in view.claims:  # a StatefulSet's claim templates: PVC volumes
+        paths[name] = f"<the persistentVolumeClaim volume {name} as its plugin mounts it>"
     return paths
 
 

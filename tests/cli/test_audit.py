@@ -162,6 +162,11 @@ def expected(manifest: dict[str, Any], default_kubelet: str = "1.32") -> dict[st
         for c in spec["containers"]
     ):
         rules.append("host-process-pod-false")
+    if pod_hp is True and any(
+        c.get("securityContext", {}).get("windowsOptions", {}).get("hostProcess") is False
+        for c in spec["containers"]
+    ):
+        rules.append("host-process-override")
     if host_network and not any(flags):
         rules.append("host-network-ignored")
     ignored = [

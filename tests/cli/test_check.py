@@ -110,6 +110,8 @@ def oracle(path: Path) -> Counter[tuple[str, str, str]]:
             add("host-process-needs-host-network")
         if pod_hp is False:
             add("host-process-pod-false", own.count(True))
+        if pod_hp is True:  # validation.go: a container's value must equal the pod's
+            add("host-process-override", own.count(False))
         if host_network and not any(effective):
             add("host-network-ignored")
         # hcsshim PR #2531: a HostProcess pod on a Hyper-V handler gets no network; only the
@@ -308,11 +310,11 @@ def test_host_network_message_names_the_versions(
 WINDOWS = {"nodeSelector": {"kubernetes.io/os": "windows"}}
 CASES: dict[str, dict[str, Any]] = {
     "host-network-ignored": {**WINDOWS, "hostNetwork": True},
-    "host-process-mixed": {
+    "host-process-mixed": {  # HostProcess set on one container only: no override
         **WINDOWS, "hostNetwork": True,
-        "securityContext": {"windowsOptions": {"hostProcess": True}},
-        "initContainers": [{"name": "plain", "image": "i",
-                            "securityContext": {"windowsOptions": {"hostProcess": False}}}],
+        "containers": [{"name": "c", "image": "i",
+                        "securityContext": {"windowsOptions": {"hostProcess": True}}}],
+        "initContainers": [{"name": "plain", "image": "i"}],
     },
     "host-process-needs-host-network": {
         **WINDOWS, "securityContext": {"windowsOptions": {"hostProcess": True}},
@@ -322,6 +324,11 @@ CASES: dict[str, dict[str, Any]] = {
         "securityContext": {"windowsOptions": {"hostProcess": False}},
         "containers": [{"name": "c", "image": "i",
                         "securityContext": {"windowsOptions": {"hostProcess": True}}}],
+    },
+    "host-process-override": {
+        **WINDOWS, "securityContext": {"windowsOptions": {"hostProcess": True}},
+        "containers": [{"name": "c", "image": "i",
+                        "securityContext": {"windowsOptions": {"hostProcess": False}}}],
     },
     "host-port-mismatch": {
         **WINDOWS, "hostNetwork": True,

@@ -92,6 +92,11 @@ CASES: dict[str, dict[str, Any]] = {  # one Windows pod per rule
         "containers": [{"name": "c", "image": "i",
                         "securityContext": {"windowsOptions": {"hostProcess": True}}}],
     },
+    "host-process-override": {
+        "securityContext": {"windowsOptions": {"hostProcess": True}},
+        "containers": [{"name": "c", "image": "i",
+                        "securityContext": {"windowsOptions": {"hostProcess": False}}}],
+    },
     "host-port-mismatch": {
         "hostNetwork": True, "securityContext": {"windowsOptions": {"hostProcess": True}},
         "containers": [{"name": "c", "image": "i",

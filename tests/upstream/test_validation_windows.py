@@ -10,7 +10,8 @@ from kubelet_winnet._lint.targeting import Target, pod_object
 from tests.upstream.rows import Row, cases
 from tests.upstream.validation_windows import ROWS
 
-_RULES = {"host-process-mixed", "host-process-needs-host-network", "host-process-pod-false"}
+_RULES = {"host-process-mixed", "host-process-needs-host-network", "host-process-pod-false",
+          "host-process-override"}
 
 
 @pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestValidateWindowsHostProcessPod"))

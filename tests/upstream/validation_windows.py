@@ -1,7 +1,7 @@
 """pkg/apis/core/validation/validation_test.go, as data: TestValidateWindowsHostProcessPod
 (the API server's HostProcess rules, which the ``check`` rules host-process-mixed,
-host-process-needs-host-network and host-process-pod-false quote from validation.go's
-``validateWindowsHostProcessPod``).
+host-process-needs-host-network, host-process-pod-false and host-process-override quote
+from validation.go's ``validateWindowsHostProcessPod``).
 
 Read at 000f2605 (888,659 characters; the table sits at characters 805,000-817,000). The
 rows give ``expectError`` only, no texts: a row agrees when ``check`` reports an error
@@ -50,12 +50,6 @@ def _spec(pod: dict[str, Any] | None, network: bool, containers: list[dict[str, 
 
 _ALLOW = ("capabilities.AllowPrivileged is the API server's --allow-privileged flag, not "
           "part of the pod; check assumes the default (true)")
-_GAP = ("DISAGREES (found by this row, not fixed yet): the API server requires every "
-        "container hostProcess that is set to equal the pod's, so pod hostProcess: true "
-        "with all containers false is rejected (\"pod hostProcess value must be identical if "
-        "both are specified, was true\"); check only has host-process-pod-false for the "
-        "pod-false case and reports no error here")
-
 # (name as upstream, expectError, spec, out_of_scope)
 _ROWS: tuple[tuple[str, bool, dict[str, Any], str], ...] = (
     ("Spec with feature enabled, pod-wide HostProcess=true, and HostNetwork unset should not "
@@ -85,7 +79,7 @@ _ROWS: tuple[tuple[str, bool, dict[str, Any], str], ...] = (
     ("Spec with feature enabled, pod-wide HostProcess=false, some contaienrs setting "
      "HostProccess=true should not validate", True, _spec(_F, True, [_c(_T)], [_c()]), ""),
     ("Pod's HostProcess set to true but all containers override to false should not "
-     "validate", True, _spec(_T, True, [_c(_F)]), _GAP),
+     "validate", True, _spec(_T, True, [_c(_F)]), ""),
     ("Valid HostProcess pod should spec should not validate if allowPrivileged is not set",
      True, _spec(None, True, [_c(_T)]), _ALLOW),
     ("Non-HostProcess ephemeral container in HostProcess pod should not validate", True,

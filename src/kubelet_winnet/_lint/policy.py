@@ -19,6 +19,7 @@ from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 from kubelet_winnet._lint.rules import (
     _API_HOST_PORT,
     _API_IDENTICAL,
+    _API_IDENTICAL_TRUE,
     _API_MIXED,
     _API_NEEDS_NETWORK,
     _WINDOWS_CONTAINER_CONTEXT,
@@ -72,6 +73,8 @@ NOT_IN_POLICY: Mapping[str, str] = {
     "host-process-needs-host-network":
         f'the API server already rejects such objects ("{_API_NEEDS_NETWORK}")',
     "host-process-pod-false": f'the API server already rejects such objects ("{_API_IDENTICAL}")',
+    "host-process-override":
+        f'the API server already rejects such objects ("{_API_IDENTICAL_TRUE}")',
     "host-port-mismatch":
         f'the API server already rejects such objects ("hostPort {_API_HOST_PORT}")',
     "gmsa-spec-missing": "the GMSA webhook fills in gmsaCredentialSpec on pods only, never on "

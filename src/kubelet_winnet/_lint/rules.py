@@ -88,6 +88,9 @@ RULES: tuple[Rule, ...] = (
     Rule("host-process-pod-false", Severity.ERROR,
          "a HostProcess container in a pod whose hostProcess is false: the kubelet refuses "
          "the pod"),
+    Rule("host-process-override", Severity.ERROR,
+         "hostProcess: false on a container of a pod whose hostProcess is true: the API "
+         "server rejects the pod"),
     Rule("host-port-mismatch", Severity.ERROR,
          "under hostNetwork a hostPort must equal its containerPort"),
     Rule("windows-forbidden-field", Severity.ERROR,
@@ -319,6 +322,7 @@ _KUBELET_POD_FALSE = (
     "is set to false"
 )
 _API_IDENTICAL = "pod hostProcess value must be identical if both are specified, was false"
+_API_IDENTICAL_TRUE = "pod hostProcess value must be identical if both are specified, was true"
 _API_HOST_PORT = "must match `containerPort` when `hostNetwork` is true"
 _API_WINDOWS = "cannot be set for a windows pod"
 
@@ -394,6 +398,19 @@ def check_pod(
                     (*container.path, "securityContext", "windowsOptions", "hostProcess"),
                     container.name,
                     f"Kubelet: \"{_KUBELET_POD_FALSE}\"; API server: \"{_API_IDENTICAL}\".",
+                ))
+    if pod_host_process is True:
+        # validateWindowsHostProcessPod (pkg/apis/core/validation/validation.go): a
+        # container's hostProcess, when set, must equal the pod's.
+        rule = RULES_BY_ID["host-process-override"]
+        for container in containers:
+            if container.host_process is False:
+                found.append(Finding(
+                    rule, rule.severity,
+                    "hostProcess: false on a container of a pod with hostProcess: true: the "
+                    "API server rejects the pod; make them agree.",
+                    (*container.path, "securityContext", "windowsOptions", "hostProcess"),
+                    container.name, f"API server: \"{_API_IDENTICAL_TRUE}\".",
                 ))
     if host_network and not host_process:
         rule = RULES_BY_ID["host-network-ignored"]

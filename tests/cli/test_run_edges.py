@@ -291,3 +291,43 @@ def test_run_against_a_hostile_runtime_exits_cleanly(
     sandbox = plan["PodSandboxStatus"]
     if code == 0 and sandbox[0] == "ok" and sandbox[1] not in api_pb2.PodSandboxState.values():
         assert f" {sandbox[1]} network=" in out
+
+
+def test_issue16_a_runtime_that_hangs_ends_at_the_request_timeout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A runtime that never answers RunPodSandbox (it sleeps past the deadline): the call
+    fails at --runtime-request-timeout (the kubelet's flag name) with one line on stderr
+    and exit 1, instead of waiting for the runtime."""
+    import time
+
+    path = tmp_path / "p.yaml"
+    _write(path, _pod([{"name": "app", "image": "img:1"}]))
+    with serving(f"kw-run-hang-{id(tmp_path):x}.sock") as fake:
+        fake.delay = 8.0
+        start = time.monotonic()
+        code, _out, err = run(capsys, "--runtime-endpoint", fake.endpoint,
+                              "--runtime-request-timeout", "500ms", str(path))
+        elapsed = time.monotonic() - start
+    assert code == 1, err
+    assert elapsed < 6.0  # the deadline, not the runtime's 8 s, ended the call
+    lines = err.splitlines()
+    assert len(lines) == 1, lines
+    assert "the runtime failed: /runtime.v1.RuntimeService/RunPodSandbox: DEADLINE_EXCEEDED" \
+        in lines[0]
+
+
+@pytest.mark.parametrize(("value", "reason"), [
+    ("0", "must be more than 0"), ("-1s", "must not be negative"), ("soon", "not a timeout"),
+])
+def test_issue16_a_bad_runtime_request_timeout_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str, reason: str
+) -> None:
+    path = tmp_path / "p.yaml"
+    _write(path, _pod([{"name": "app", "image": "img:1"}]))
+    with pytest.raises(SystemExit) as exit_:  # a flag error leaves through argparse
+        main(["run", "--runtime-endpoint", "unix:///nonexistent.sock",
+              f"--runtime-request-timeout={value}", str(path)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    assert err.count("\n") == 1 and reason in err and "--runtime-request-timeout" in err, err

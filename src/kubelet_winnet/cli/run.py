@@ -67,10 +67,28 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
         help="stop and remove each sandbox (and its containers) after starting it",
     )
     parser.add_argument(
+        "--runtime-request-timeout", type=_request_timeout, default=None, metavar="DURATION",
+        help="how long one CRI call may take before it fails (DEADLINE_EXCEEDED), as the "
+        "kubelet's flag of that name: whole seconds or a Go duration such as 500ms, 1m30s "
+        "(default 30s; the kubelet's is 2m)",
+    )
+    parser.add_argument(
         "--node-config", metavar="FILE",
         help="YAML mapping of NodeContext fields (camelCase or snake_case keys): node name, "
         "cluster DNS, pod log directory, RuntimeClass handlers, ...",
     )
+
+
+def _request_timeout(text: str) -> float:
+    from kubelet_winnet.cli.cluster import parse_timeout
+
+    try:
+        seconds = parse_timeout(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if seconds <= 0:  # a CRI call always has a deadline here
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return seconds
 
 
 # --- input ---------------------------------------------------------------------------------
@@ -344,7 +362,10 @@ def _run_all(
 
     out = settings.out
     try:
-        runtime = RuntimeClient(args.runtime_endpoint)
+        runtime = (
+            RuntimeClient(args.runtime_endpoint) if args.runtime_request_timeout is None
+            else RuntimeClient(args.runtime_endpoint, timeout=args.runtime_request_timeout)
+        )
     except (WinnetError, ImportError) as exc:
         session.error(str(exc))
         return session.status

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import http.server
 import json
-import os
 import re
 import threading
 import time
@@ -27,18 +26,15 @@ from hypothesis import strategies as st
 
 from kubelet_winnet.cli import main
 from kubelet_winnet.cli.cluster import MAX_PAGES, parse_timeout
-from tests.strategies import cli_child
+from tests.strategies import cli_child, require
 
 _SERVER_SECONDS = 150.0  # no handler loop of this server runs longer than this
 
 
 def require_kubernetes() -> None:
-    """The live path needs the ``kubernetes`` client (test extra); under CI it must be
-    installed, elsewhere its absence skips with this reason."""
-    if os.environ.get("CI"):
-        import kubernetes  # noqa: F401
-    else:
-        pytest.importorskip("kubernetes", reason="kubernetes (test extra) is not installed")
+    """The live path needs the ``kubernetes`` client (the ci extra): tests/strategies.py
+    ``require`` skips with the reason outside CI and fails under it."""
+    require("kubernetes")
 
 
 @dataclass

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, TextIO
 
 from kubelet_winnet.cli.config import CONFIG_NAME, Config, ConfigError, find_config, load_config
-from kubelet_winnet.cli.input import BadInput, Document, expand_paths
+from kubelet_winnet.cli.input import expand_paths
+from kubelet_winnet.cli.notes import InputNotes
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
     Command,
@@ -101,86 +102,6 @@ def colour_wanted(stream: TextIO, environ: Mapping[str, str] = os.environ) -> bo
         return False
 
 
-class _Inputs:
-    """What the input held, for the notes at the end: which files held Kubernetes
-    objects, which were Helm templates or kustomizations."""
-
-    def __init__(self, session: Session, max_bytes: int) -> None:
-        self._session = session
-        self._max_bytes = max_bytes
-        self.files: set[str] = set()
-        self.with_objects: set[str] = set()
-        self.explained: set[str] = set()  # templates and kustomizations: said already
-        self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
-
-    def document(self, document: Document) -> None:
-        self.files.add(document.source)
-        value = document.value
-        if not isinstance(value, dict):
-            return
-        if isinstance(value.get("kind"), str) and isinstance(value.get("apiVersion"), str):
-            self.with_objects.add(document.source)
-        if value.get("kind") == "RuntimeClass" and len(self.runtime_classes) < 10_000:
-            metadata = value.get("metadata")
-            name = metadata.get("name") if isinstance(metadata, dict) else None
-            handler = value.get("handler")
-            if isinstance(name, str) and isinstance(handler, str):
-                self.runtime_classes[name] = handler
-        name = os.path.basename(document.source)
-        kustomization = value.get("kind") == "Kustomization" or name in (
-            "kustomization.yaml", "kustomization.yml", "Kustomization"
-        )
-        if kustomization and document.source not in self.explained:
-            self.explained.add(document.source)
-            directory = os.path.dirname(document.source) or "."
-            self._session.note(
-                f"{document.source} is a kustomization: check what it builds with "
-                f"kubectl kustomize {directory} | kubelet-winnet check -"
-            )
-
-    def bad(self, found: BadInput) -> bool:
-        """A file that fails to parse because it is a Helm template: one note instead."""
-        self.files.add(found.source)
-        if found.source in self.explained:
-            return True
-        line = _template_line(found.source, self._max_bytes)
-        self.explained.add(found.source)  # its error, or the note below, says enough
-        if line is None:
-            return False
-        self._session.note(
-            f"{found.source}:{line}: a Helm template ({{{{ ... }}}}), not a manifest: check "
-            "what it renders with helm template CHART | kubelet-winnet check -"
-        )
-        return True
-
-    def empty_paths(self, paths: list[str]) -> list[str]:
-        """Arguments under which no file held a Kubernetes object (or was explained)."""
-        found = self.with_objects | self.explained
-        empty = []
-        for path in paths:
-            if path == "-":
-                path = "<stdin>"
-            prefix = path.rstrip(os.sep) + os.sep
-            if not any(f == path or f.startswith(prefix) for f in found):
-                empty.append(path)
-        return empty
-
-
-def _template_line(source: str, max_bytes: int) -> int | None:
-    """The first line holding ``{{`` (Go template syntax) of a file, if any."""
-    if source == "<stdin>":
-        return None
-    try:
-        with open(source, "rb") as file:
-            head = file.read(max_bytes)
-    except OSError:
-        return None
-    at = head.find(b"{{")
-    if at < 0 or head.find(b"}}", at) < 0:
-        return None
-    return head.count(b"\n", 0, at) + 1
-
-
 def _run_check(args: argparse.Namespace, session: Session) -> int:
     from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION
     from kubelet_winnet._lint.report import Options, report_writer
@@ -224,7 +145,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     threshold = None if args.fail_on == "never" else Severity[args.fail_on.upper()]
     colour = args.output == "text" and colour_wanted(session.out)
     writer = report_writer(args.output, session.out, Options(threshold, args.verbose, colour))
-    inputs = _Inputs(session, args.max_bytes)
+    inputs = InputNotes(session, args.max_bytes, "check")
     for item in pods(args, session, inputs.document, inputs.bad):
         inputs.document(item.document)
         try:  # the library's reading: "true" is not true, wrong types are bad input
@@ -262,8 +183,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                 session.fail(EXIT_FINDINGS)
             writer.finding(item.document, item.pod, finding, reason, line)
     writer.close(session)
-    for path in inputs.empty_paths(input_paths(args)):
-        session.note(f"no Kubernetes objects in {path}")
+    inputs.note_empty(input_paths(args))
     if args.verbose or not args.quiet:  # it counts the skipped pods too (-v lists them)
         session.err.write(f"kubelet-winnet: {writer.summary(session, len(inputs.files))}\n")
     return session.status

@@ -7,6 +7,7 @@ import json
 from typing import Any, TextIO
 
 from kubelet_winnet._printable import printable
+from kubelet_winnet.cli.notes import InputNotes
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
     Command,
@@ -16,6 +17,7 @@ from kubelet_winnet.cli.session import (
     add_input_arguments,
     add_profile_arguments,
     check_profile,
+    input_paths,
     invalid_pod,
     pods,
     report_skipped,
@@ -42,7 +44,9 @@ def _run_explain(args: argparse.Namespace, session: Session) -> int:
     if not check_profile(args, session):
         return session.status
     array = JsonArray(session.out) if args.output == "json" else None
-    for item in pods(args, session):
+    inputs = InputNotes(session, args.max_bytes, "explain")
+    for item in pods(args, session, inputs.document, inputs.bad):
+        inputs.document(item.document)
         try:
             explanation = api.explain(
                 item.document.value, kubelet_version=args.kubelet_version,
@@ -67,6 +71,7 @@ def _run_explain(args: argparse.Namespace, session: Session) -> int:
             _explain_text(record, session.out)
     if array is not None:
         array.close()
+    inputs.note_empty(input_paths(args))
     report_skipped(session)
     return session.status
 

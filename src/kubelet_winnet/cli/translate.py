@@ -7,6 +7,7 @@ import json
 from typing import IO, Any, TextIO
 
 from kubelet_winnet._printable import printable
+from kubelet_winnet.cli.notes import InputNotes
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
     Command,
@@ -16,6 +17,7 @@ from kubelet_winnet.cli.session import (
     add_input_arguments,
     add_profile_arguments,
     check_profile,
+    input_paths,
     invalid_pod,
     pods,
     report_skipped,
@@ -47,7 +49,9 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
     if not check_profile(args, session):
         return session.status
     writer = _TranslateWriter(args.output, session.out)
-    for item in pods(args, session):
+    inputs = InputNotes(session, args.max_bytes, "translate")
+    for item in pods(args, session, inputs.document, inputs.bad):
+        inputs.document(item.document)
         manifest = item.document.value
         try:
             config = api.windows_sandbox_config(
@@ -82,6 +86,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
                 "(kubelet-winnet check explains)"
             )
     writer.close()
+    inputs.note_empty(input_paths(args))
     report_skipped(session)
     return session.status
 

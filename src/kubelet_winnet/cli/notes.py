@@ -1,0 +1,98 @@
+"""What the input of a command held, and the notes a user pointed at the wrong files
+needs: a Helm template or a kustomization instead of manifests, or a path that holds no
+Kubernetes objects at all (a CI step aimed at the wrong directory must not pass quietly)."""
+
+from __future__ import annotations
+
+import os
+
+from kubelet_winnet.cli.input import BadInput, Document
+from kubelet_winnet.cli.session import Session
+
+__all__ = ["InputNotes"]
+
+
+class InputNotes:
+    """What the input held, for the notes at the end: which files held Kubernetes
+    objects, which were Helm templates or kustomizations."""
+
+    def __init__(self, session: Session, max_bytes: int, command: str) -> None:
+        self._session = session
+        self._max_bytes = max_bytes
+        self._command = command  # the command the notes suggest piping into
+        self.files: set[str] = set()
+        self.with_objects: set[str] = set()
+        self.explained: set[str] = set()  # templates and kustomizations: said already
+        self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
+
+    def document(self, document: Document) -> None:
+        self.files.add(document.source)
+        value = document.value
+        if not isinstance(value, dict):
+            return
+        if isinstance(value.get("kind"), str) and isinstance(value.get("apiVersion"), str):
+            self.with_objects.add(document.source)
+        if value.get("kind") == "RuntimeClass" and len(self.runtime_classes) < 10_000:
+            metadata = value.get("metadata")
+            name = metadata.get("name") if isinstance(metadata, dict) else None
+            handler = value.get("handler")
+            if isinstance(name, str) and isinstance(handler, str):
+                self.runtime_classes[name] = handler
+        name = os.path.basename(document.source)
+        kustomization = value.get("kind") == "Kustomization" or name in (
+            "kustomization.yaml", "kustomization.yml", "Kustomization"
+        )
+        if kustomization and document.source not in self.explained:
+            self.explained.add(document.source)
+            directory = os.path.dirname(document.source) or "."
+            self._session.note(
+                f"{document.source} is a kustomization: check what it builds with "
+                f"kubectl kustomize {directory} | kubelet-winnet {self._command} -"
+            )
+
+    def bad(self, found: BadInput) -> bool:
+        """A file that fails to parse because it is a Helm template: one note instead."""
+        self.files.add(found.source)
+        if found.source in self.explained:
+            return True
+        line = _template_line(found.source, self._max_bytes)
+        self.explained.add(found.source)  # its error, or the note below, says enough
+        if line is None:
+            return False
+        self._session.note(
+            f"{found.source}:{line}: a Helm template ({{{{ ... }}}}), not a manifest: check "
+            f"what it renders with helm template CHART | kubelet-winnet {self._command} -"
+        )
+        return True
+
+    def empty_paths(self, paths: list[str]) -> list[str]:
+        """Arguments under which no file held a Kubernetes object (or was explained)."""
+        found = self.with_objects | self.explained
+        empty = []
+        for path in paths:
+            if path == "-":
+                path = "<stdin>"
+            prefix = path.rstrip(os.sep) + os.sep
+            if not any(f == path or f.startswith(prefix) for f in found):
+                empty.append(path)
+        return empty
+
+    def note_empty(self, paths: list[str]) -> None:
+        """``no Kubernetes objects in PATH`` for each argument that held none."""
+        for path in self.empty_paths(paths):
+            self._session.note(f"no Kubernetes objects in {path}")
+
+
+def _template_line(source: str, max_bytes: int) -> int | None:
+    """The first line holding ``{{`` (Go template syntax) of a file, if any."""
+    if source == "<stdin>":
+        return None
+    try:
+        with open(source, "rb") as file:
+            head = file.read(max_bytes)
+    except OSError:
+        return None
+    at = head.find(b"{{")
+    if at < 0 or head.find(b"}}", at) < 0:
+        return None
+    return head.count(b"\n", 0, at) + 1

@@ -1,0 +1,54 @@
+"""``cli/notes.py``: every command that reads manifests (check, translate, explain) says so
+when it was pointed at a Helm template, a kustomization or files without Kubernetes
+objects, instead of passing quietly with exit 0 (issue 18: a CI step aimed at the wrong
+directory must not go green unnoticed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubelet_winnet.cli import main
+
+
+def _inputs(tmp_path: Path) -> tuple[Path, Path, Path, Path, Path]:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    template = chart / "templates" / "pod.yaml"
+    template.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n",
+                        encoding="utf-8")
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    kustomization = overlay / "kustomization.yaml"
+    kustomization.write_text("resources:\n- deployment.yaml\n", encoding="utf-8")
+    values = tmp_path / "values.yaml"
+    values.write_text("replicaCount: 1\n", encoding="utf-8")
+    return chart, template, overlay, kustomization, values
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_templates_kustomizations_and_empty_paths_get_notes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    chart, template, overlay, kustomization, values = _inputs(tmp_path)
+    status = main([command, str(chart), str(overlay), str(values)])
+    out, err = capsys.readouterr()
+    assert (status, out.strip("[]\n")) == (0, "")  # nothing to print, nothing wrong
+    lines = err.splitlines()
+    assert f"kubelet-winnet: note: {template}:4: a Helm template ({{{{ ... }}}}), not a " \
+        f"manifest: check what it renders with helm template CHART | kubelet-winnet " \
+        f"{command} -" in lines
+    assert f"kubelet-winnet: note: {kustomization} is a kustomization: check what it builds " \
+        f"with kubectl kustomize {overlay} | kubelet-winnet {command} -" in lines
+    assert f"kubelet-winnet: note: no Kubernetes objects in {values}" in lines
+    assert "kubelet-winnet: error" not in err  # no YAML-parser error for the template
+
+
+@pytest.mark.parametrize("command", ["translate", "explain"])
+def test_quiet_silences_the_notes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    _, _, overlay, _, values = _inputs(tmp_path)
+    assert main([command, "-q", str(overlay), str(values)]) == 0
+    assert capsys.readouterr().err == ""

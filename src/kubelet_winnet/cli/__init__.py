@@ -123,10 +123,6 @@ class _Parser(argparse.ArgumentParser):
         ) + "\n")
 
 
-def _parser(chosen: str | None) -> argparse.ArgumentParser:
-    return _parsers(chosen)[0]
-
-
 def _parsers(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:
     """The top-level parser and the chosen command's."""
     from kubelet_winnet import __version__

@@ -663,6 +663,7 @@ _DECODER = json.JSONDecoder(
     parse_constant=_json_constant,
 )
 _WHITESPACE = " \t\n\r"
+_NOT_SPACE = re.compile(r"[^ \t\n\r]")
 
 
 class _NotJson(Exception):
@@ -695,15 +696,18 @@ class _JsonReader:
         self._eof = False
         self._limits = limits
         self.consumed = False  # a value was yielded: no going back to YAML
+        self._fast_failures = 0  # items the fast path could not read (see _fast_item)
 
     def _more(self, at_least: int = _CHUNK) -> bool:
         if self._eof:
             return False
         if self._pos > _CHUNK and self.consumed:  # keep all text until it is surely JSON
-            self._mark_line = self._line_at(self._pos)
+            # Cut at the start of the line (when near), so an item's indentation stays.
+            cut = self.buffer.rfind("\n", self._pos - _INDENT_KEPT, self._pos) + 1 or self._pos
+            self._mark_line = self._line_at(cut)
             self._mark = 0
-            self.buffer = self.buffer[self._pos:]
-            self._pos = 0
+            self.buffer = self.buffer[cut:]
+            self._pos -= cut
         chunk = self._text.read(at_least)
         if not chunk:
             self._eof = True
@@ -728,13 +732,11 @@ class _JsonReader:
     def _peek(self) -> str:
         while True:
             buffer = self.buffer
-            pos = self._pos
-            size = len(buffer)
-            while pos < size and buffer[pos] in _WHITESPACE:
-                pos += 1
-            self._advance(pos)
-            if pos < size:
+            found = _NOT_SPACE.search(buffer, self._pos)
+            if found is not None:
+                pos = self._pos = found.start()
                 return buffer[pos]
+            self._pos = len(buffer)
             if not self._more():
                 return ""
 
@@ -857,8 +859,14 @@ class _JsonReader:
             self._advance(self._pos + 1)
             return
         index = 0
+        fast = _fast_decoder()
         while True:
-            found = self._value()
+            found: tuple[Any, int, str] | _Refused | None = (
+                None if fast is None or self._fast_failures >= _FAST_GIVE_UP
+                else self._fast_item(*fast)
+            )
+            if found is None:
+                found = self._value()
             if isinstance(found, _Refused):
                 found.reason = f"items[{index}]: {found.reason}"
                 yield found
@@ -873,6 +881,72 @@ class _JsonReader:
             if char != ",":
                 raise self._fail("expected ',' or ']'")
             self._advance(self._pos + 1)
+
+
+    def _fast_item(
+        self, decode: Callable[[str], Any], encode: Callable[[Any], bytes], failure: Any,
+    ) -> tuple[Any, int, str] | None:
+        """The next item by the fast path, or None to read it the careful way (and, when
+        the layout does not suit the fast path, read every later item that way too).
+
+        An item alone on its line ends at the first later line that holds its
+        indentation and "}" (JSON strings hold no newline). The guess is proved by
+        decoding exactly that window: one value and nothing after it. The decoder keeps
+        the last of repeated keys, so the text's colons are counted against those of
+        the value written back compactly: each dropped member takes at least one colon
+        with it. Text with a \\u escape (which can spell a colon or a lone surrogate)
+        or a digit run longer than the integer limit goes the careful way."""
+        self._peek()
+        buffer = self.buffer
+        pos = self._pos
+        line_start = buffer.rfind("\n", 0, pos) + 1
+        indent = buffer[line_start:pos]
+        if not buffer.startswith("{", pos) or indent.strip(" \t"):
+            self._fast_failures = _FAST_GIVE_UP  # not one item per line: never again
+            return None
+        close = "\n" + indent + "}"
+        searched = pos
+        while True:
+            end = buffer.find(close, searched)
+            if end >= 0:
+                break
+            searched = max(pos, len(buffer) - len(close))
+            if len(buffer) - pos > _FAST_WINDOW or not self._more():
+                return None
+            searched += self._pos - pos
+            buffer = self.buffer
+            pos = self._pos
+        end += len(close)
+        text = buffer[pos:end]
+        if "\\u" in text or (len(text) > MAX_INT_DIGITS and _LONG_DIGITS.search(text)):
+            return None
+        try:
+            value = decode(text)
+        except failure:
+            self._fast_failures += 1
+            return None
+        if text.count(":") != encode(value).count(b":"):
+            return None  # a repeated key: the careful way names it and its line
+        line = self._line
+        self._advance(end)
+        return value, line, text
+
+
+_INDENT_KEPT = 256
+_FAST_WINDOW = 4 << 20  # a longer item goes the careful way
+_FAST_GIVE_UP = 16  # failed decodes before the fast path stops being tried
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
+def _fast_decoder() -> tuple[Callable[[str], Any], Callable[[Any], bytes], Any] | None:
+    """msgspec's decoder and encoder, and the errors its decoder raises (None when it
+    cannot be imported: every item is read the careful way)."""
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - a dependency
+        return None
+    failure = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+    return msgspec.json.Decoder().decode, msgspec.json.Encoder().encode, failure
 
 
 def _spans_locator(

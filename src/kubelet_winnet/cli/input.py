@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
+import json.encoder
 import json.scanner
 import os
 import re
@@ -985,22 +986,25 @@ def _json_locator(text: str, first_line: int, value: Any) -> Callable[[Path], in
 
 
 _SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
+# json.dumps of a string, without the encoder's Python layers (the same C function).
+_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
 _SPACE = re.compile(r"[ \t\n\r]*")
 _BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 
 
-def _has_path(value: Any, path: Path) -> bool:
-    for part in path:
+def _present(value: Any, path: Path) -> int:
+    """How many leading parts of ``path`` are present in ``value``."""
+    for depth, part in enumerate(path):
         if type(value) is dict:
             if type(part) is not str or part not in value:
-                return False
+                return depth
         elif type(value) is list:
             if type(part) is not int or not 0 <= part < len(value):
-                return False
+                return depth
         else:
-            return False
+            return depth
         value = value[part]
-    return True
+    return len(path)
 
 
 def _skip_space(text: str, pos: int) -> int:
@@ -1028,33 +1032,56 @@ class _JsonLines:
         if isinstance(self._blocks, int):
             self._blocks = [self._blocks]
             self._members: dict[int, list[Any]] = {}
-            self._unique: dict[str, int] = {}  # a key's JSON text -> its only offset, or -1
+            # (a key's JSON text, from where) -> (its only offset from there, its
+            # value's offset), or (-1, -1)
+            self._unique: dict[tuple[str, int], tuple[int, int]] = {}
         return self._line(self._offset(path))
 
     def _offset(self, path: Path) -> int:
         """Where the deepest key of ``path`` present starts (0: the value itself).
 
-        When the whole path is present in the decoded value and its last key's JSON
-        string occurs once in the text, that occurrence is the key. Otherwise walks
-        along the path through the containers' members."""
+        From the value reached so far (at first the whole text), a key of the rest of
+        the present path whose JSON string occurs once from there on (followed by a
+        colon) is that key: its value lies inside the one reached, and so does every
+        other occurrence it could be. The deepest such key is jumped to; when there is
+        none, one step of the walk through the containers' members is taken."""
         text = self._text
-        if path and type(path[-1]) is str and _has_path(self._value, path):
-            needle = json.dumps(path[-1])
-            at = self._unique.get(needle)
-            if at is None:
-                at = text.find(needle)
-                if at >= 0 and text.find(needle, at + 1) >= 0:
-                    at = -1
-                self._unique[needle] = at
-            if at >= 0:
-                return at
-        pos = _skip_space(text, 0)
-        found = 0
-        for part in path:
-            entry = self._member(pos, part)
-            if entry is None:
-                break
-            found, pos = entry
+        present = _present(self._value, path)
+        begin, pos, found = 0, -1, 0  # parts resolved, where the value reached starts
+        while begin < present:
+            for index in range(present - 1, begin - 1, -1):
+                part = path[index]
+                if type(part) is str:
+                    at, value_at = self._unique_key(part, max(pos, 0))
+                    if at >= 0:
+                        begin, pos, found = index + 1, value_at, at
+                        break
+            else:
+                if pos < 0:
+                    pos = _skip_space(text, 0)
+                entry = self._member(pos, path[begin])
+                if entry is None:
+                    break
+                found, pos = entry
+                begin += 1
+        return found
+
+    def _unique_key(self, key: str, start: int) -> tuple[int, int]:
+        """(where the key's JSON string starts, where its value starts) when it occurs
+        once in the text from ``start`` on, as a key; (-1, -1) otherwise."""
+        needle = _quote(key)
+        known = self._unique.get((needle, start))
+        if known is not None:
+            return known
+        text = self._text
+        at = text.find(needle, start)
+        value_at = -1
+        if at >= 0 and text.find(needle, at + 1) < 0:
+            colon = _skip_space(text, at + len(needle))
+            if text.startswith(":", colon):
+                value_at = _skip_space(text, colon + 1)
+        found = (at, value_at) if value_at >= 0 else (-1, -1)
+        self._unique[needle, start] = found
         return found
 
     def _member(self, pos: int, part: str | int) -> tuple[int, int] | None:

@@ -603,11 +603,10 @@ def nearest_rule(name: str) -> str | None:
     return close[0] if close else None
 
 
-def unknown_ignores(pod: PodObject) -> list[tuple[str, str | None]]:
-    """Ignore annotations naming no rule: (the id as written, the nearest rule id)."""
-    return [
-        (name, nearest_rule(name)) for name in ignored_rules(pod) if name not in RULES_BY_ID
-    ]
+def unknown_ignores(ignored: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The ids of :func:`ignored_rules` that name no rule, each with the nearest rule
+    id."""
+    return [(name, nearest_rule(name)) for name in ignored if name not in RULES_BY_ID]
 
 
 def ignored_rules(pod: PodObject) -> dict[str, str]:

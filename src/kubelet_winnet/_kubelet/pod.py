@@ -7,7 +7,9 @@ attribute object such as ``SimpleNamespace`` with snake_case attributes, or
 :class:`kubelet_winnet.Pod`. Objects are read through :class:`ObjectView`, a lazy read-only
 ``Mapping`` that answers camelCase keys from snake_case attributes, so the reader below
 is written once, against the ``Mapping`` protocol, and the same value gives the same result
-or the same ``InvalidPodError.field`` in every form.
+or the same ``InvalidPodError.field`` in every form. (:func:`read_pod` first tries a compiled
+reader, plain ``getattr`` on objects of classes already met, which never reports: anything
+unusual goes to the general reader.)
 
 For other readers of pod fields (requests, linters): :func:`pod_template` turns any form
 into ``(template, at)``; the ``get_*`` helpers read typed fields and raise

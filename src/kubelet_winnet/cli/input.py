@@ -79,7 +79,7 @@ class BadInput:
         return f"{where}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass pays a setattr per field
 class Document:
     """One object: a document of a file, or an item of a ``List`` document."""
 
@@ -698,6 +698,8 @@ class _JsonReader:
         self._limits = limits
         self.consumed = False  # a value was yielded: no going back to YAML
         self._fast_failures = 0  # items the fast path could not read (see _fast_item)
+        self._fast_indent: str | None = None  # the items' indentation, and the line
+        self._fast_close = ""  # that closes one
 
     def _more(self, at_least: int = _CHUNK) -> bool:
         if self._eof:
@@ -902,10 +904,16 @@ class _JsonReader:
         pos = self._pos
         line_start = buffer.rfind("\n", 0, pos) + 1
         indent = buffer[line_start:pos]
-        if not buffer.startswith("{", pos) or indent.strip(" \t"):
-            self._fast_failures = _FAST_GIVE_UP  # not one item per line: never again
+        if indent != self._fast_indent:
+            if not buffer.startswith("{", pos) or indent.strip(" \t"):
+                self._fast_failures = _FAST_GIVE_UP  # not one item per line: never again
+                return None
+            self._fast_indent = indent
+            self._fast_close = "\n" + indent + "}"
+        elif not buffer.startswith("{", pos):
+            self._fast_failures = _FAST_GIVE_UP
             return None
-        close = "\n" + indent + "}"
+        close = self._fast_close
         searched = pos
         while True:
             end = buffer.find(close, searched)

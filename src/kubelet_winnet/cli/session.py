@@ -117,7 +117,7 @@ class Session:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Pod:
     document: Document
     pod: PodObject

@@ -118,21 +118,24 @@ class _TranslateWriter:
                 f'{quote(key)}: {value}\n}}')
 
     def config(self, item: Pod, config: Any) -> None:
-        from google.protobuf import json_format, text_format
-
         output = self._output
         if output == "json" and self._array is not None:
             # The few sandbox configs of a run recur on every pod: each is written once.
             data = config.SerializeToString(deterministic=True)
             text = _CONFIG_JSON.get(data)
             if text is None:
+                from google.protobuf import json_format
+
                 text = json.dumps(json_format.MessageToDict(config), indent=2)
                 text = text.replace("\n", "\n  ")
                 if len(_CONFIG_JSON) >= 256:
                     _CONFIG_JSON.clear()
                 _CONFIG_JSON[data] = text
             self._array.add_text(self._record_text(item, "windowsPodSandboxConfig", text))
-        elif output == "yaml":
+            return
+        from google.protobuf import json_format, text_format
+
+        if output == "yaml":
             record = self._record(item)
             record["windowsPodSandboxConfig"] = json_format.MessageToDict(config)
             self._yaml(record)

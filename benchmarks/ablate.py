@@ -3,7 +3,8 @@
 Each one is switched off and on in alternating rounds on the benchmark row it serves
 (``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, or
 ``pod_sandbox_config`` or ``container_config`` of ``benchmarks/cri_requests.py``; same
-corpus); the
+corpus; or, for the command line's, reading or translating a generated 2,000-pod List
+in kubectl's layout, in this process); the
 table gives the median over rounds of time(off) / time(on). A row under 1.10 means the
 code should go. Usage: ``python benchmarks/ablate.py [--corpus DIR] [--rounds N]``.
 """
@@ -11,10 +12,14 @@ code should go. Usage: ``python benchmarks/ablate.py [--corpus DIR] [--rounds N]
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import gc
+import io
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 import cri_requests
+import gen_manifests
 import run
 
 import kubelet_winnet as kw
@@ -39,6 +45,9 @@ from kubelet_winnet._kubelet.rules import (
     SandboxDecision,
     WindowsOptions,
 )
+from kubelet_winnet.cli import input as _input
+from kubelet_winnet.cli import main as cli_main
+from kubelet_winnet.cli import translate as _translate_module
 
 
 class _NoCache(dict[Any, Any]):
@@ -125,11 +134,34 @@ def _fast_constructors() -> tuple[Callable[[], None], Callable[[], None]]:
     return on, off
 
 
+def _list_file(pods: int) -> str:
+    """A generated ``kind: List`` in kubectl's layout (benchmarks/gen_manifests.py),
+    written once into a temporary directory."""
+    directory = tempfile.mkdtemp(prefix="kubelet-winnet-ablate-")
+    atexit.register(shutil.rmtree, directory, True)
+    path = Path(directory) / "list.json"
+    gen_manifests.write_list(path, pods)
+    return str(path)
+
+
+def _read_list(path: str) -> None:
+    for _ in _input.read_source(path):
+        pass
+
+
+def _translate_list(path: str) -> None:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        cli_main(["translate", path, "-o", "json"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--corpus", type=Path, default=run.DEFAULT_CORPUS)
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--list-pods", type=int, default=2_000,
+                        help="pods in the generated List of the command-line rows")
     args = parser.parse_args(argv)
+    listed = _list_file(args.list_pods)
     accepted, refused, v1pods = [], [], []
     for pod in run.load_corpus(args.corpus):
         try:
@@ -163,19 +195,25 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
         ("container-hash cache (_container_config._HASHES)", "container_config", accepted,
          _swap(_container_config, "_HASHES", _NoCache())),
+        ("List item fast path (cli.input._fast_decoder)", "read List", [listed],
+         _swap(_input, "_fast_decoder", lambda: None)),
+        ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],
+         _swap(_translate_module, "_CONFIG_JSON", _NoCache())),
     ]
     print("| cache or fast path | row | time off / on (median) |")
     print("|---|---|---:|")
     for label, row, items, (on, off) in cases:
         ratios = []
         rounds = args.rounds if row != "V1Pod" else max(args.rounds // 4, 3)
-        function = {"pod_sandbox_config": _sandbox, "container_config": _container}.get(
+        function = {"pod_sandbox_config": _sandbox, "container_config": _container,
+                    "read List": _read_list, "translate -o json": _translate_list}.get(
             row, _translate)
-        for _ in range(rounds):
+        loops = 1 if items is not accepted and items is not refused else 3
+        for _ in range(rounds if loops == 3 else max(args.rounds // 8, 3)):
             on()
-            with_it = _time(function, items)
+            with_it = _time(function, items, loops)
             off()
-            without = _time(function, items)
+            without = _time(function, items, loops)
             on()
             ratios.append(without / with_it)
         print(f"| {label} | {row} | {statistics.median(ratios):.2f} |")

@@ -5,7 +5,11 @@ from __future__ import annotations
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet.rules import ContainerDecision, SandboxDecision
 
-__all__ = ["container_security_context_message", "sandbox_config_message"]
+__all__ = [
+    "container_security_context_message",
+    "fill_container_security_context",
+    "sandbox_config_message",
+]
 
 _MODES = {"POD": api_pb2.POD, "NODE": api_pb2.NODE}
 _Config = api_pb2.WindowsPodSandboxConfig
@@ -69,3 +73,17 @@ def container_security_context_message(
         credential_spec=decision.credential_spec,
         host_process=decision.host_process,
     )
+
+
+def fill_container_security_context(
+    target: api_pb2.WindowsContainerSecurityContext, decision: ContainerDecision
+) -> None:
+    """:func:`container_security_context_message` into ``target`` (marked present), in
+    place: no message to build and copy."""
+    target.SetInParent()
+    if decision.run_as_username:
+        target.run_as_username = decision.run_as_username
+    if decision.credential_spec:
+        target.credential_spec = decision.credential_spec
+    if decision.host_process:
+        target.host_process = True

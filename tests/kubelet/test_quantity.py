@@ -39,9 +39,11 @@ def test_quantity_rounding_and_errors() -> None:
 
 
 _SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
-_FACTORS = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
-            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_FACTORS = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
+            "": Fraction(1), "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
+            "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
+            "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30),
+            "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60)}
 
 
 @st.composite

@@ -27,40 +27,39 @@ def expand(text: str, *sources: Mapping[str, str], limit: int | None = None) -> 
     out: list[str] = []
     size = 0  # bytes in out, counted only with a limit
     checkpoint = 0
-    cursor = 0
     length = len(text)
-    while cursor < length:
-        if text[cursor] == "$" and cursor + 1 < length:
-            piece = text[checkpoint:cursor]
-            out.append(piece)
-            following = text[cursor + 1]
-            if following == "$":
-                out.append("$")
+    cursor = text.find("$")
+    # From one "$" to the next (a "$" that ends the text is kept as is).
+    while cursor != -1 and cursor + 1 < length:
+        piece = text[checkpoint:cursor]
+        out.append(piece)
+        following = text[cursor + 1]
+        if following == "$":
+            out.append("$")
+            advance = 1
+        elif following == "(":
+            close = text.find(")", cursor + 2)
+            if close == -1:
+                out.append("$(")
                 advance = 1
-            elif following == "(":
-                close = text.find(")", cursor + 2)
-                if close == -1:
-                    out.append("$(")
-                    advance = 1
-                else:
-                    name = text[cursor + 2 : close]
-                    for source in sources:
-                        if name in source:
-                            out.append(source[name])
-                            break
-                    else:
-                        out.append(f"$({name})")
-                    advance = close - cursor
             else:
-                out.append("$" + following)
-                advance = 1
-            if limit is not None:
-                size += utf8_len(piece) + utf8_len(out[-1])
-                if size > limit:
-                    raise ExpansionTooLarge
-            cursor += advance
-            checkpoint = cursor + 1
-        cursor += 1
+                name = text[cursor + 2 : close]
+                for source in sources:
+                    if name in source:
+                        out.append(source[name])
+                        break
+                else:
+                    out.append(f"$({name})")
+                advance = close - cursor
+        else:
+            out.append("$" + following)
+            advance = 1
+        if limit is not None:
+            size += utf8_len(piece) + utf8_len(out[-1])
+            if size > limit:
+                raise ExpansionTooLarge
+        checkpoint = cursor + advance + 1
+        cursor = text.find("$", checkpoint)
     out.append(text[checkpoint:])
     if limit is not None and size + utf8_len(out[-1]) > limit:
         raise ExpansionTooLarge

@@ -811,18 +811,36 @@ class ContainerBuilder:
             self._index = index
         return self._index.get(name)
 
-    def _security_context(
-        self, target: api_pb2.WindowsContainerSecurityContext, name: str,
-        image_username: str,
-    ) -> None:
-        # windows_container_security_context's decision, on facts read once per pod.
+    def _read_facts(self) -> tuple[PodFacts, dict[str, ContainerFacts]]:
+        # The rule facts of the pod, read once: the security context and the hosts
+        # mount's HasWindowsHostProcessContainer both come from them.
         if self._facts is None:
             facts = pod_facts(self.view.spec, self.view.at("spec."))
             first: dict[str, ContainerFacts] = {}
             for container in facts.containers:
                 first.setdefault(container.name, container)
             self._facts = facts, first
-        facts, first = self._facts
+        return self._facts
+
+    def _has_host_process(self) -> bool:
+        """``HasWindowsHostProcessContainer``: some container's effective
+        ``hostProcess`` (its own, else the pod's) is true."""
+        facts, _ = self._read_facts()
+        pod = facts.windows_options
+        pod_value = None if pod is None else pod.host_process
+        for container in facts.containers:
+            own = container.windows_options
+            value = None if own is None else own.host_process
+            if (pod_value if value is None else value) is True:
+                return True
+        return False
+
+    def _security_context(
+        self, target: api_pb2.WindowsContainerSecurityContext, name: str,
+        image_username: str,
+    ) -> None:
+        # windows_container_security_context's decision, on facts read once per pod.
+        facts, first = self._read_facts()
         fill_container_security_context(
             target, decide_container(facts, first[name], image_username)
         )
@@ -925,6 +943,7 @@ class ContainerBuilder:
             view, container, at, root=node.kubelet_root, uid=uid,
             container_name=container_name, env=env, pod_ips=pod_ips, minor=minor,
             volume_paths=volume_paths, termination_log_id=termination_log_id,
+            host_process=self._has_host_process,
         ):
             mount = mounts.add()
             mount.container_path = container_path

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ntpath
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubelet_winnet._describe import type_name
@@ -108,7 +108,15 @@ def _join(*parts: str) -> str:
     kept = [part for part in parts if part]
     if not kept:
         return ""
-    return ntpath.normpath("\\".join(kept))
+    joined = "\\".join(kept)
+    if "\\." not in joined and _NORMAL.fullmatch(joined):
+        return joined  # already clean: what normpath would return
+    return ntpath.normpath(joined)
+
+
+# A path ntpath.normpath leaves as it is: a drive, then non-empty elements after single
+# backslashes, none "." or ".." (no element starts with a dot), no "/" and no ":".
+_NORMAL = re.compile(r"[A-Za-z]:(?:\\[^\\/:]+)+")
 
 
 class _Missing(Mapping[str, str]):
@@ -235,15 +243,22 @@ def container_mounts(
     view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
     container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
     volume_paths: Mapping[str, str], termination_log_id: str,
+    host_process: Callable[[], bool] | None = None,
 ) -> list[tuple[str, str, bool]]:
     """``ContainerConfig.mounts`` as (container path, host path, read-only): the volume
     mounts in order, the managed hosts file, then the termination log. Every one has
     ``propagation`` ``PROPAGATION_PRIVATE`` (0): ``translateMountPropagation`` returns it on
-    Windows, whatever ``mountPropagation`` says; ``selinux.GetEnabled()`` is false there."""
+    Windows, whatever ``mountPropagation`` says; ``selinux.GetEnabled()`` is false there.
+    ``host_process``: :func:`has_host_process_container` of the pod, from facts the
+    caller has read (asked only when the hosts file would be mounted)."""
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
     should_mount = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
-    mount_hosts = should_mount and not has_host_process_container(view)
+    if should_mount:
+        should_mount = not (
+            has_host_process_container(view) if host_process is None else host_process()
+        )
+    mount_hosts = should_mount
     volumes = _volumes(view)
     mounts: list[tuple[str, str, bool]] = []
     for index, mount in enumerate(get_objects(container, "volumeMounts", at)):

@@ -103,8 +103,12 @@ def floor(values: Values) -> bytes:
     for protocol, container_port, host_port, host_ip in ports:
         config.port_mappings.add(protocol=protocol, container_port=container_port,
                                  host_port=host_port, host_ip=host_ip)
-    config.labels.update(labels)
-    config.annotations.update(annotations)
+    config_labels = config.labels  # entry by entry: what upb does fastest
+    for key, item in labels.items():
+        config_labels[key] = item
+    config_annotations = config.annotations
+    for key, item in annotations.items():
+        config_annotations[key] = item
     linux = config.linux
     security = linux.security_context
     security.privileged = privileged

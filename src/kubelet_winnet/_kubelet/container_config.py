@@ -513,7 +513,8 @@ def environment(
         find = ContainerBuilder(view, node, minor).find
     spec_at = view.at("spec.")
     links = get_bool(view.spec, "enableServiceLinks", spec_at)
-    service_env = service_env_vars(services, namespace, links is not False)  # default true
+    # enableServiceLinks defaults to true
+    service_env = service_env_vars(services, namespace, links is not False) if services else {}
     env: dict[str, str] = {}
     for index, source in enumerate(get_objects(container, "envFrom", at)):
         where = f"{at}envFrom[{index}]."
@@ -547,10 +548,17 @@ def environment(
         runtime_value = get_str(variable, "value", where)
         value_from = get_map(variable, "valueFrom", where)
         if runtime_value:
-            # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then services'
-            runtime_value = budget.expanded(
-                runtime_value, env, f"{where}value", f"variable {quoted(name)}", service_env
-            )
+            if "$" in runtime_value:
+                # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then
+                # services'
+                runtime_value = budget.expanded(
+                    runtime_value, env, f"{where}value", f"variable {quoted(name)}",
+                    service_env,
+                )
+            elif utf8_len(runtime_value) > budget.left:  # expanded()'s bound, unexpanded
+                raise budget.refuse(
+                    f"{where}value", f"variable {quoted(name)}", container=True
+                )
         elif value_from is not None:
             here = f"{where}valueFrom."
             field = get_map(value_from, "fieldRef", here)
@@ -609,27 +617,21 @@ def _effective_non_root(
     """(runAsNonRoot, windowsOptions.runAsUserName) of
     ``securitycontext.DetermineEffectiveSecurityContext``: the container's value of each
     field when set, else the pod's."""
-    spec_at = view.at("spec.")
-    values: list[tuple[bool | None, str | None]] = []
-    for context, where in (
-        (get_map(view.spec, "securityContext", spec_at), f"{spec_at}securityContext."),
-        (get_map(container, "securityContext", at), f"{at}securityContext."),
-    ):
-        if context is None:
-            continue
-        options = get_map(context, "windowsOptions", where)
-        user = (
-            None if options is None or options.get("runAsUserName") is None
-            else get_str(options, "runAsUserName", f"{where}windowsOptions.")
-        )
-        values.append((get_bool(context, "runAsNonRoot", where), user))
     non_root: bool | None = None
     user_name: str | None = None
-    for run_as_non_root, run_as_user_name in values:
+    # The pod's context, then the container's: each field set in the latter wins.
+    for owner, where in ((view.spec, view.prefix + "spec."), (container, at)):
+        if owner.get("securityContext") is None:
+            continue
+        context = get_map(owner, "securityContext", where)
+        assert context is not None
+        here = f"{where}securityContext."
+        options = get_map(context, "windowsOptions", here)
+        if options is not None and options.get("runAsUserName") is not None:
+            user_name = get_str(options, "runAsUserName", f"{here}windowsOptions.")
+        run_as_non_root = get_bool(context, "runAsNonRoot", here)
         if run_as_non_root is not None:
             non_root = run_as_non_root
-        if run_as_user_name is not None:
-            user_name = run_as_user_name
     return non_root, user_name
 
 
@@ -970,18 +972,24 @@ def _check_args(
         raise InvalidArgumentError("image_ref", "a string or None", type_name(image_ref))
     if type(image_username) is not str:
         raise InvalidArgumentError("image_username", "a string", type_name(image_username))
-    for name, given in (("image_ref", image_ref), ("image_username", image_username)):
-        if type(given) is str and not is_utf8(given):
-            raise InvalidArgumentError(name, "valid Unicode", "a lone surrogate")
-    for name, store in (("config_maps", config_maps), ("secrets", secrets)):
-        if store is not None and not is_mapping(store):
-            raise InvalidArgumentError(name, "a mapping or None", type_name(store))
-    if type(pod_ips) is not list and type(pod_ips) is not tuple:
+    if type(image_ref) is str and not is_utf8(image_ref):
+        raise InvalidArgumentError("image_ref", "valid Unicode", "a lone surrogate")
+    if not is_utf8(image_username):
+        raise InvalidArgumentError("image_username", "valid Unicode", "a lone surrogate")
+    if config_maps is not None and not is_mapping(config_maps):
+        raise InvalidArgumentError("config_maps", "a mapping or None", type_name(config_maps))
+    if secrets is not None and not is_mapping(secrets):
+        raise InvalidArgumentError("secrets", "a mapping or None", type_name(secrets))
+    if type(pod_ips) is tuple:
+        ips: tuple[Any, ...] = pod_ips
+    elif type(pod_ips) is list:
+        ips = tuple(pod_ips)
+    else:
         raise InvalidArgumentError("pod_ips", "a tuple of strings", type_name(pod_ips))
-    for index, ip in enumerate(pod_ips):
+    for index, ip in enumerate(ips):
         if type(ip) is not str:
             raise InvalidArgumentError(f"pod_ips[{index}]", "a string", type_name(ip))
-    return tuple(pod_ips)
+    return ips
 
 
 def container_config(

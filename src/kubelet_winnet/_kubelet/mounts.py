@@ -108,15 +108,7 @@ def _join(*parts: str) -> str:
     kept = [part for part in parts if part]
     if not kept:
         return ""
-    joined = "\\".join(kept)
-    if "\\." not in joined and _NORMAL.fullmatch(joined):
-        return joined  # already clean: what normpath would return
-    return ntpath.normpath(joined)
-
-
-# A path ntpath.normpath leaves as it is: a drive, then non-empty elements after single
-# backslashes, none "." or ".." (no element starts with a dot), no "/" and no ":".
-_NORMAL = re.compile(r"[A-Za-z]:(?:\\[^\\/:]+)+")
+    return ntpath.normpath("\\".join(kept))
 
 
 class _Missing(Mapping[str, str]):

@@ -165,19 +165,9 @@ class _Budget:
         self, parts: list[str], env: Mapping[str, str], at: str, key: str
     ) -> list[str]:
         """``ExpandContainerCommandAndArgs`` of ``command`` or ``args``, charged to the
-        container (field paths built only for an element that has a reference)."""
-        out = []
-        for index, part in enumerate(parts):
-            if "$" in part:
-                out.append(self.expand(part, env, f"{at}{key}[{index}]", f"{key}[{index}]"))
-                continue
-            # Nothing to expand: the element itself, which must fit the container.
-            size = utf8_len(part)
-            if size > self.left:
-                raise self.refuse(f"{at}{key}[{index}]", f"{key}[{index}]", container=True)
-            self.left -= size
-            out.append(part)
-        return out
+        container."""
+        return [self.expand(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
+                for index, part in enumerate(parts)]
 
 
 # --- resources ------------------------------------------------------------------------
@@ -548,17 +538,10 @@ def environment(
         runtime_value = get_str(variable, "value", where)
         value_from = get_map(variable, "valueFrom", where)
         if runtime_value:
-            if "$" in runtime_value:
-                # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then
-                # services'
-                runtime_value = budget.expanded(
-                    runtime_value, env, f"{where}value", f"variable {quoted(name)}",
-                    service_env,
-                )
-            elif utf8_len(runtime_value) > budget.left:  # expanded()'s bound, unexpanded
-                raise budget.refuse(
-                    f"{where}value", f"variable {quoted(name)}", container=True
-                )
+            # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then services'
+            runtime_value = budget.expanded(
+                runtime_value, env, f"{where}value", f"variable {quoted(name)}", service_env
+            )
         elif value_from is not None:
             here = f"{where}valueFrom."
             field = get_map(value_from, "fieldRef", here)

@@ -411,15 +411,8 @@ def _security_context(spec: Mapping[str, Any], at: str) -> Mapping[str, Any]:
 def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, at)):
-            context = container.get("securityContext")
-            if context is None:
+            if container.get("securityContext") is None:
                 continue
-            if type(context) is dict:  # the common case, without building field paths
-                privileged = context.get("privileged")
-                if privileged is True:
-                    return True
-                if privileged is None or privileged is False:
-                    continue
             where = f"{at}{kind}[{index}]."
             context = get_map(container, "securityContext", where)
             if context is not None and get_bool(
@@ -568,19 +561,7 @@ def build_sandbox_config(
 def _fill_str_map(
     target: MutableMapping[str, str], obj: Mapping[str, Any], key: str, at: str
 ) -> None:
-    """``get_str_map(obj, key, at)`` into ``target``, without the copy in between for a
-    plain dict of strings (anything else goes through the checked reader)."""
-    value = obj.get(key)
-    if value is None:
-        return
-    if type(value) is dict:
-        for name, item in value.items():
-            if type(name) is not str or type(item) is not str:
-                break
-        else:
-            for name, item in value.items():
-                target[name] = item
-            return
+    """``get_str_map(obj, key, at)`` into ``target``, entry by entry."""
     for name, item in get_str_map(obj, key, at).items():
         target[name] = item
 

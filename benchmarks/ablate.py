@@ -103,6 +103,11 @@ def _swap(module: Any, name: str, off: Any) -> tuple[Callable[[], None], Callabl
     return (lambda: setattr(module, name, on)), (lambda: setattr(module, name, off))
 
 
+def _general_reader_only(spec: object) -> Any:
+    """The compiled reader, always leaving the pod to the general reader."""
+    raise _pod._Unusual
+
+
 def _fast_constructors() -> tuple[Callable[[], None], Callable[[], None]]:
     pod: Any = _pod
     rules: Any = _rules
@@ -146,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("encoded-message cache (_messages._ENCODED)", "dict", accepted,
          _swap(_messages, "_ENCODED", _NoCache())),
         ("schema cache (_pod._SCHEMAS)", "V1Pod", v1pods, _swap(_pod, "_SCHEMAS", _NoCache())),
+        ("compiled reader (_pod._quick_facts)", "V1Pod", v1pods,
+         _swap(_pod, "_quick_facts", _general_reader_only)),
         ("prebuilt decisions (_rules._PLAIN_DECISIONS)", "dict", accepted,
          _swap(_rules, "_PLAIN_DECISIONS", _Rebuilt(_rules._PLAIN_DECISIONS))),
         ("prebuilt refusals (_rules._REFUSALS)", "dict refused", refused,

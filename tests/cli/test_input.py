@@ -572,3 +572,166 @@ def read_source_text(text: str) -> list[Document | BadInput]:
         return list(read_source(handle.name))
     finally:
         os.unlink(handle.name)
+
+
+# --- the fast path for List items (cli/input.py: _JsonReader._fast_item) ---------------
+
+
+def _kubectl_list(items: list[str], indent: str = "        ", newline: str = "\n") -> str:
+    """A List laid out as ``kubectl get -o json`` writes one: each item's lines indented,
+    its braces alone at the item's indentation."""
+    body = ("," + newline).join(
+        indent + newline.join(indent + line if n else line
+                              for n, line in enumerate(item.split("\n")))
+        for item in items
+    )
+    return (f'{{{newline}    "apiVersion": "v1",{newline}    "items": [{newline}{body}'
+            f'{newline}    ],{newline}    "kind": "List"{newline}}}{newline}')
+
+
+def _item_lines(text: str, count: int, indent: str = "        ") -> list[int]:
+    """1-based lines where the items of a :func:`_kubectl_list` text start."""
+    lines = text.split("\n")
+    return [n + 1 for n, line in enumerate(lines)
+            if line.rstrip("\r") == indent + "{"][:count]
+
+
+def _careful(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubelet_winnet.cli.input as module
+
+    monkeypatch.setattr(module, "_fast_decoder", lambda: None)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6)
+    | st.sampled_from(["a:b", ":", "}", "\n}", '"', "\\", "\u2028", "é:ü"]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["a", "b:c", "}", "spec", "é", ""]), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["kind", "spec", "x", "a:b"]), _JSON_VALUES,
+                                min_size=1, max_size=4), min_size=1, max_size=5),
+       st.booleans(), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_list_items_in_kubectl_layout_read_as_the_stdlib_decoder_reads_them(
+    items: list[dict[str, Any]], ascii_only: bool, crlf: bool,
+) -> None:
+    """Every item of a List in kubectl's layout (LF or CRLF, escaped or raw Unicode) is
+    the value CPython's decoder gives for its text (types included: 1, 1.0 and true
+    stay apart), at the line where the item starts."""
+    texts = [json.dumps(item, indent=4, ensure_ascii=ascii_only) for item in items]
+    newline = "\r\n" if crlf else "\n"
+    text = _kubectl_list(texts, newline=newline)
+    found = read_source_text(text)
+    assert [type(d).__name__ for d in found] == ["Document"] * len(items)
+    assert [json.dumps(d.value) for d in found if isinstance(d, Document)] == [
+        json.dumps(json.loads(t)) for t in texts
+    ]
+    assert [d.line for d in found] == _item_lines(text, len(items))
+
+
+@pytest.mark.parametrize(("item", "line", "words"), [
+    # A repeated key deep inside an item: refused with the repeated key's line.
+    ('{\n    "kind": "Pod",\n    "spec": {\n        "a": 1,\n        "a": 2\n    }\n}', 5,
+     'duplicate key "a"'),
+    # \u003a spells a colon: the colon count cannot see the repeated key, the careful
+    # path does.
+    ('{\n    "kind": "Pod",\n    "a": 1,\n    "a": 2,\n    "b": "\\u003a"\n}', 4,
+     'duplicate key "a"'),
+    ('{\n    "kind": "Pod",\n    "n": ' + "7" * (MAX_INT_DIGITS + 1) + "\n}", 0, "digits"),
+    ('{\n    "kind": "Pod",\n    "x": 1e999\n}', 0, "out of range"),
+    ('{\n    "kind": "Pod",\n    "x": NaN\n}', 0, "NaN is not JSON"),
+])
+def test_bad_list_items_in_kubectl_layout(
+    tmp_path: Path, item: str, line: int, words: str
+) -> None:
+    """What the fast path cannot take is refused as the careful path refuses it: the
+    item named, the later items still read."""
+    good = '{\n    "kind": "Pod"\n}'
+    text = _kubectl_list([good, item, good])
+    found = read(write(tmp_path, "l.json", text))
+    starts = _item_lines(text, 3)
+    assert [type(d).__name__ for d in found] == ["Document", "BadInput", "Document"]
+    problem = found[1]
+    assert isinstance(problem, BadInput)
+    assert "items[1]" in problem.reason and words in problem.reason
+    assert problem.line == (starts[1] + line - 1 if line else starts[1])
+    assert found[2].line == starts[2]
+
+
+def test_list_item_with_a_lone_surrogate_escape_reads_as_the_stdlib_reads_it(
+    tmp_path: Path,
+) -> None:
+    item = '{\n    "kind": "Pod",\n    "x": "\\ud800"\n}'
+    found = read(write(tmp_path, "l.json", _kubectl_list([item])))
+    assert docs(found) == [json.loads(item)]
+
+
+@pytest.mark.parametrize("layout", ["inner brace at the item's indentation", "compact",
+                                    "tabs", "item after the bracket"])
+def test_list_items_in_other_layouts(tmp_path: Path, layout: str) -> None:
+    """Layouts the fast path cannot prove read the careful way, item by item."""
+    items = [{"kind": "Pod", "spec": {"n": n, "list": [{"a": 1}]}} for n in range(3)]
+    if layout == "compact":
+        text = json.dumps({"kind": "List", "items": items})
+    elif layout == "tabs":
+        text = _kubectl_list([json.dumps(i, indent="\t") for i in items], indent="\t")
+    elif layout == "item after the bracket":
+        text = '{"kind": "List", "items": [' + json.dumps(items[0], indent=4) + ",\n" + \
+            ",\n".join(json.dumps(i, indent=4) for i in items[1:]) + "]}"
+    else:  # an inner object closed on a line of its own at the item's indentation
+        texts = ['{\n"kind": "Pod",\n"spec": {\n"n": ' + str(n)
+                 + ',\n"list": [\n{\n"a": 1\n}\n]\n}\n}' for n in range(3)]
+        text = _kubectl_list(texts, indent="")
+    found = read(write(tmp_path, "l.json", text))
+    assert docs(found) == items
+
+
+def test_list_items_without_msgspec_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = [json.dumps({"kind": "Pod", "spec": {"n": n, "s": "a:b"}}, indent=4)
+             for n in range(4)]
+    path = write(tmp_path, "l.json", _kubectl_list(texts))
+    fast = read(path)
+    _careful(monkeypatch)
+    careful = read(path)
+    assert [(d.value, d.line) for d in fast if isinstance(d, Document)] == [
+        (d.value, d.line) for d in careful if isinstance(d, Document)
+    ]
+    assert docs(careful) == [json.loads(t) for t in texts]
+
+
+def test_the_fast_path_reads_kubectl_layout_and_stops_trying_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fast path is what reads kubectl's layout (one decode per item); a compact
+    List is tried once, then read the careful way."""
+    import kubelet_winnet.cli.input as module
+
+    calls: list[str] = []
+    real = module._fast_decoder
+
+    def counting() -> Any:
+        found = real()
+        assert found is not None
+        decode, encode, failure = found
+
+        def decode_counted(text: str) -> Any:
+            calls.append(text)
+            return decode(text)
+
+        return decode_counted, encode, failure
+
+    monkeypatch.setattr(module, "_fast_decoder", counting)
+    items = [{"kind": "Pod", "spec": {"n": n}} for n in range(5)]
+    read(write(tmp_path, "k.json", _kubectl_list([json.dumps(i, indent=4) for i in items])))
+    assert [json.loads(c) for c in calls] == items
+    calls.clear()
+    assert docs(read(write(tmp_path, "c.json", json.dumps({"kind": "List", "items": items})))
+                ) == items
+    assert calls == []

@@ -7,6 +7,7 @@ Issue 2, input: "All forms give identical results."
 
 from __future__ import annotations
 
+import enum
 from types import SimpleNamespace
 from typing import Any
 
@@ -23,6 +24,8 @@ from kubelet_winnet import (
 )
 from kubelet_winnet._kubelet.pod import (
     ObjectView,
+    _quick_facts,
+    _Unusual,
     get_bool,
     get_int,
     get_object,
@@ -30,6 +33,7 @@ from kubelet_winnet._kubelet.pod import (
     get_str,
     get_str_map,
     pod_template,
+    read_pod,
 )
 from tests.strategies import (
     WORKLOAD_KINDS,
@@ -189,3 +193,143 @@ def test_container_lookup_is_the_same_in_every_form() -> None:
     expected = windows_container_security_context(manifest, "a")
     for _, form in _forms(manifest):
         assert windows_container_security_context(form, "a") == expected
+
+
+# --- the compiled reader (read_pod's getattr path for objects of known classes) ----------
+#
+# Issue 2, input: "All forms give identical results." The compiled reader answers for a
+# pod of classes the reader has met, and must give the general reader's facts or leave
+# the pod to it; these tests read each object twice, so the second read meets known
+# classes.
+
+
+def _spec_object(form: object) -> Any:
+    return form.spec if not isinstance(form, dict) else None  # type: ignore[attr-defined]
+
+
+@given(manifest=pod_manifests())
+def test_compiled_reader_gives_the_facts_of_the_manifest(manifest: dict[str, Any]) -> None:
+    expected = read_pod(manifest)
+    for label, form in _forms(manifest):
+        read_pod(form)  # meets the form's classes
+        assert _quick_facts(_spec_object(form)) == expected, label
+        assert read_pod(form) == expected, label
+
+
+@given(case=malformed_manifests(workloads=False))
+def test_compiled_reader_leaves_malformed_pods_to_the_general_reader(case: Malformed) -> None:
+    """Only the general reader reports: the same field on the first and the second read."""
+    for label, form in _forms(case.manifest):
+        assert outcome(form) == ("invalid", case.field), label
+        with pytest.raises((_Unusual, KeyError)):  # KeyError: a class it has no schema of
+            _quick_facts(_spec_object(form))
+        assert outcome(form) == ("invalid", case.field), label
+
+
+class _Name(str):
+    pass
+
+
+class _Flag(enum.IntEnum):
+    ON = 1
+
+
+_NAMESPACE_ONLY = [
+    # A dict or a tuple inside objects, read as the general reader reads them.
+    (SimpleNamespace(spec=SimpleNamespace(
+        security_context={"windowsOptions": {"runAsUserName": "u"}}, containers=[])),
+     {"securityContext": {"windowsOptions": {"runAsUserName": "u"}}, "containers": []}),
+    (SimpleNamespace(spec=SimpleNamespace(containers=(
+        SimpleNamespace(name="a"), SimpleNamespace(name="b")))),
+     {"containers": [{"name": "a"}, {"name": "b"}]}),
+    (SimpleNamespace(spec=SimpleNamespace(containers=[{"name": "a", "securityContext": {
+        "windowsOptions": {"hostProcess": False}}}])),
+     {"containers": [{"name": "a", "securityContext": {"windowsOptions": {
+         "hostProcess": False}}}]}),
+    (SimpleNamespace(spec={"hostNetwork": True, "containers": []}),
+     {"hostNetwork": True, "containers": []}),
+]
+
+
+@pytest.mark.parametrize(("pod", "spec"), _NAMESPACE_ONLY)
+def test_dicts_and_tuples_inside_objects_read_as_the_manifest(
+    pod: object, spec: dict[str, Any]
+) -> None:
+    expected = outcome({"spec": spec})
+    assert expected[0] == "sent"
+    assert outcome(pod) == expected
+    assert outcome(pod) == expected  # its classes known
+
+
+def _pod_options(**options: Any) -> dict[str, Any]:
+    return {"securityContext": {"windowsOptions": options}, "containers": []}
+
+
+def _container_options(**options: Any) -> dict[str, Any]:
+    return {"containers": [{"name": "c", "securityContext": {"windowsOptions": options}}]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ({"hostNetwork": _Flag.ON, "containers": []}, "spec.hostNetwork"),
+        ({"hostNetwork": 1, "containers": []}, "spec.hostNetwork"),
+        ({"containers": [{"name": _Name("c")}]}, "spec.containers[0].name"),
+        ({"containers": [None]}, "spec.containers[0]"),
+        ({"containers": "c"}, "spec.containers"),
+        ({"containers": [{"name": "c"}], "initContainers": [{"name": 5}]},
+         "spec.initContainers[0].name"),
+        (_pod_options(runAsUserName="\udc80"), "spec.securityContext.windowsOptions.runAsUserName"),
+        (_pod_options(hostProcess="true"), "spec.securityContext.windowsOptions.hostProcess"),
+        (_pod_options(gmsaCredentialSpecName=_Name("g")),
+         "spec.securityContext.windowsOptions.gmsaCredentialSpecName"),
+        (_container_options(gmsaCredentialSpec=b"x"),
+         "spec.containers[0].securityContext.windowsOptions.gmsaCredentialSpec"),
+        (_container_options(runAsUserName=["u"]),
+         "spec.containers[0].securityContext.windowsOptions.runAsUserName"),
+    ],
+)
+def test_refused_values_on_known_classes_name_the_manifest_field(
+    spec: dict[str, Any], field: str
+) -> None:
+    manifest = {"spec": spec}
+    assert outcome(manifest) == ("invalid", field)
+    for label, form in _forms(manifest):
+        assert outcome(form) == ("invalid", field), label
+        assert outcome(form) == ("invalid", field), label  # its classes known
+
+
+def test_an_iterable_of_known_objects_is_not_an_array() -> None:
+    pod = SimpleNamespace(spec=SimpleNamespace(containers=iter([SimpleNamespace(name="c")])))
+    windows_sandbox_config(SimpleNamespace(spec=SimpleNamespace(containers=[
+        SimpleNamespace(name="c")])))  # the classes known
+    assert outcome(pod) == ("invalid", "spec.containers")
+    assert outcome({"spec": {"containers": iter([{"name": "c"}])}}) == outcome(pod)
+
+
+class _RaisingContainer(SimpleNamespace):
+    @property
+    def security_context(self) -> Any:
+        raise RuntimeError("boom")
+
+
+def test_attribute_that_raises_on_a_known_class_names_its_path() -> None:
+    pod = SimpleNamespace(spec=SimpleNamespace(containers=[_RaisingContainer(name="a")]))
+    for _ in range(2):  # the second time, _RaisingContainer is a known class
+        with pytest.raises(InvalidPodError) as info:
+            windows_sandbox_config(pod)
+        assert info.value.field == "spec.containers[0].securityContext"
+        assert "RuntimeError was raised" in str(info.value)
+
+
+def test_views_a_caller_builds_over_values_leave_the_reader_alone() -> None:
+    """``ObjectView`` over a list or a string subclass (a caller may build one) does not
+    make the reader read lists or such strings as objects."""
+    ObjectView([])
+    ObjectView(_Name("x"))
+    manifest = {"spec": {"containers": [{"name": "a"}]}}
+    assert outcome(as_client_object(manifest)) == outcome(manifest)
+    bad = {"spec": {"containers": [{"name": _Name("a")}]}}
+    for label, form in _forms(bad):
+        assert outcome(form) == ("invalid", "spec.containers[0].name"), label
+        assert outcome(form) == ("invalid", "spec.containers[0].name"), label

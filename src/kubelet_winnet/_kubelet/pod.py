@@ -7,7 +7,9 @@ attribute object such as ``SimpleNamespace`` with snake_case attributes, or
 :class:`kubelet_winnet.Pod`. Objects are read through :class:`ObjectView`, a lazy read-only
 ``Mapping`` that answers camelCase keys from snake_case attributes, so the reader below
 is written once, against the ``Mapping`` protocol, and the same value gives the same result
-or the same ``InvalidPodError.field`` in every form.
+or the same ``InvalidPodError.field`` in every form. (:func:`read_pod` first tries a compiled
+reader, plain ``getattr`` on objects of classes already met, which never reports: anything
+unusual goes to the general reader.)
 
 For other readers of pod fields (requests, linters): :func:`pod_template` turns any form
 into ``(template, at)``; the ``get_*`` helpers read typed fields and raise
@@ -114,21 +116,33 @@ _CLIENT_CLASS = re.compile(r"V[0-9]+(?:(?:alpha|beta)[0-9]+)?([A-Z][A-Za-z0-9]*)
 class _Schema:
     """How one class spells camelCase keys as attributes."""
 
-    __slots__ = ("attributes", "kind")
+    __slots__ = ("attributes", "kind", "names")
 
     def __init__(self, attributes: Mapping[str, str] | None, kind: str | None) -> None:
         self.attributes = attributes  # camelCase -> attribute; None: derive snake_case
         self.kind = kind  # the API kind a client class stands for, else None
+        # For the compiled reader: the attribute of each key it reads (a key missing
+        # here sends it to the general reader).
+        self.names: Mapping[str, str] = _SNAKE_NAMES if attributes is None else attributes
 
 
 def _schema_of(cls: type) -> _Schema:
     found = _SCHEMAS.get(cls)  # (a metaclass whose __hash__ raises is not defended against)
     if found is None:
         found = _derive_schema(cls)
-        if len(_SCHEMAS) >= 256:  # bounded: a caller can make types
-            _SCHEMAS.clear()
-        _SCHEMAS[cls] = found
+        if not _is_value_class(cls):  # (an ObjectView built over a value by a caller)
+            if len(_SCHEMAS) >= 256:  # bounded: a caller can make types
+                _SCHEMAS.clear()
+            # Only object classes, so a class found here is one the reader views.
+            _SCHEMAS[cls] = found
     return found
+
+
+def _is_value_class(cls: type) -> bool:
+    try:
+        return cls in _PLAIN or cls is list or cls is tuple or issubclass(cls, _VALUE_BASES)
+    except Exception:
+        return True
 
 
 # Per class: computing a schema costs ~20 us; V1Pod input meets ~6 classes per pod.
@@ -164,6 +178,17 @@ def _snake(key: str) -> str:
     if type(key) is not str:
         raise TypeError(key)
     return _CAMEL_BOUNDARY.sub("_", key).lower()
+
+
+# The keys the compiled reader reads, spelt for objects without a schema (SimpleNamespace).
+_SNAKE_NAMES: Mapping[str, str] = {
+    key: _snake(key)
+    for key in (
+        "spec", "kind", "hostNetwork", "securityContext", *CONTAINER_KINDS, "name",
+        "windowsOptions", "runAsUserName", "gmsaCredentialSpecName", "gmsaCredentialSpec",
+        "hostProcess",
+    )
+}
 
 
 def _is_attribute_object(value: object) -> bool:
@@ -552,6 +577,12 @@ def _windows_options_in(
         raise InvalidPodError(_path(at, container, _OPTIONS + "runAsUserName"), _NOT_UTF8)
     if gmsa is not None and not gmsa.isascii() and not is_utf8(gmsa):
         raise InvalidPodError(_path(at, container, _OPTIONS + "gmsaCredentialSpec"), _NOT_UTF8)
+    return _option_set(user, gmsa_name, gmsa, host_process)
+
+
+def _option_set(
+    user: str | None, gmsa_name: str | None, gmsa: str | None, host_process: bool | None
+) -> WindowsOptions:
     # Validated values only: the same few option sets recur on every pod of a workload,
     # and looking one up is cheaper than building it.
     key = (user, gmsa_name, gmsa, host_process)
@@ -607,9 +638,85 @@ def pod_facts(spec: object, at: str) -> PodFacts:
     return make_pod_facts(host_network, pod_options, tuple(containers))
 
 
+# --- the compiled reader: the same facts from objects, without views --------------------
+#
+# Views cost a Python-level get per field and an object per node; for a pod of objects
+# whose classes the reader has met (in _SCHEMAS, so each is one the general reader views),
+# the facts are read with plain getattr through each class's attribute names. Anything
+# the general reader would report or convert (a value of another type, a dict or tuple
+# in the object, a missing schema key, an attribute that raises) makes this reader give
+# up, and the general reader reads the pod again: it alone produces errors, so both
+# forms keep the same result or the same error. The depth read is fixed (no recursion).
+
+
+class _Unusual(Exception):
+    """The compiled reader met something only the general reader handles."""
+
+
+def _quick_options(context: object) -> WindowsOptions | None:
+    """``windowsOptions`` of a ``securityContext`` object, valid values only."""
+    options = getattr(context, _SCHEMAS[type(context)].names["windowsOptions"], None)
+    if options is None:
+        return None
+    names = _SCHEMAS[type(options)].names
+    user = getattr(options, names["runAsUserName"], None)
+    gmsa_name = getattr(options, names["gmsaCredentialSpecName"], None)
+    gmsa = getattr(options, names["gmsaCredentialSpec"], None)
+    host_process = getattr(options, names["hostProcess"], None)
+    if (
+        (user is not None and (type(user) is not str or not is_utf8(user)))
+        or (gmsa_name is not None and type(gmsa_name) is not str)
+        or (gmsa is not None and (type(gmsa) is not str or not is_utf8(gmsa)))
+        or (host_process is not None and host_process is not True and host_process is not False)
+    ):
+        raise _Unusual
+    return _option_set(user, gmsa_name, gmsa, host_process)
+
+
+def _quick_facts(spec: object) -> PodFacts:
+    """:func:`pod_facts` of a pod spec object, or ``_Unusual`` (or whatever an attribute
+    raises) where the general reader must look."""
+    names = _SCHEMAS[type(spec)].names
+    host_network = getattr(spec, names["hostNetwork"], None)
+    if host_network is None:
+        host_network = False
+    elif host_network is not True and host_network is not False:
+        raise _Unusual
+    context = getattr(spec, names["securityContext"], None)
+    pod_options = None if context is None else _quick_options(context)
+    containers: list[ContainerFacts] = []
+    for kind in CONTAINER_KINDS:
+        entries = getattr(spec, names[kind], None)
+        if entries is None:
+            continue
+        if type(entries) is not list:
+            raise _Unusual
+        for entry in entries:
+            entry_names = _SCHEMAS[type(entry)].names
+            name = getattr(entry, entry_names["name"], None)
+            if name is None:
+                name = ""
+            elif type(name) is not str:
+                raise _Unusual
+            context = getattr(entry, entry_names["securityContext"], None)
+            options = None if context is None else _quick_options(context)
+            containers.append(make_container_facts(name, kind, options))
+    return make_pod_facts(host_network, pod_options, tuple(containers))
+
+
 def read_pod(pod: object) -> PodFacts:
     """The rule inputs of ``pod`` in any accepted form; raises ``InvalidPodError`` (or
     ``InvalidArgumentError`` for something that is no pod form at all)."""
+    schema = None if type(pod) is dict else _SCHEMAS.get(type(pod))
+    if schema is not None:
+        try:
+            kind = schema.kind  # V1Pod, V1PodTemplateSpec; None: the object's own field
+            if kind is None:
+                kind = getattr(pod, schema.names["kind"], None)
+            if kind is None or (type(kind) is str and kind in _POD_KINDS):
+                return _quick_facts(getattr(pod, schema.names["spec"], None))
+        except Exception:  # the general reader below reads it again (and reports)
+            pass
     template, at = pod_template(pod)
     spec = template.get("spec")
     if spec is None:

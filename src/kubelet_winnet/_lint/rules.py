@@ -341,6 +341,11 @@ _WINDOWS_CONTAINER_CONTEXT = (
 )
 
 
+_SPEC_FIELDS = frozenset(_WINDOWS_SPEC_TRUE + _WINDOWS_SPEC_SET)
+_POD_CONTEXT_FIELDS = frozenset(_WINDOWS_POD_CONTEXT)
+_CONTAINER_CONTEXT_FIELDS = frozenset(_WINDOWS_CONTAINER_CONTEXT)
+
+
 def _names(containers: Sequence[_Container]) -> str:
     shown = ", ".join(c.name for c in containers[:5])
     return shown + (f" and {len(containers) - 5} more" if len(containers) > 5 else "")
@@ -497,6 +502,32 @@ def _forbidden(
     os_name = _dig(spec, "os", "name")
     if os_name != "windows" and target is not Target.WINDOWS:
         return []
+    # (what, path, container) of each field set; most pods set none of them, which a
+    # key-set test finds in C.
+    present: list[tuple[str, Path, str | None]] = []
+    if not _SPEC_FIELDS.isdisjoint(spec):
+        for name in _WINDOWS_SPEC_TRUE:
+            if spec.get(name) is True:
+                present.append((f"{name}: true", (*at, name), None))
+        for name in _WINDOWS_SPEC_SET:
+            if spec.get(name) is not None:
+                present.append((name, (*at, name), None))
+    context = spec.get("securityContext")
+    if type(context) is dict and not _POD_CONTEXT_FIELDS.isdisjoint(context):
+        for name in _WINDOWS_POD_CONTEXT:
+            if context.get(name) is not None:
+                present.append((f"securityContext.{name}", (*at, "securityContext", name),
+                                None))
+    for container in containers:
+        context = container.context
+        if context is None or _CONTAINER_CONTEXT_FIELDS.isdisjoint(context):
+            continue
+        for name in _WINDOWS_CONTAINER_CONTEXT:
+            if context.get(name) is not None:
+                present.append((f"securityContext.{name}",
+                                (*container.path, "securityContext", name), container.name))
+    if not present:
+        return []
     rule = RULES_BY_ID["windows-forbidden-field"]
     declared = os_name == "windows"
     severity = rule.severity if declared else (rule.severity_without_os or rule.severity)
@@ -509,59 +540,33 @@ def _forbidden(
             f"The API server rejects it (\"{_API_WINDOWS}\") once spec.os.name is windows; "
             "without it the pod is only pinned to Windows nodes."
         )
-
-    def add(what: str, path: Path, container: str | None = None) -> None:
-        found.append(Finding(rule, severity, f"{what} {tail}", path, container, detail))
-
-    found: list[Finding] = []
-    for name in _WINDOWS_SPEC_TRUE:
-        if spec.get(name) is True:
-            add(f"{name}: true", (*at, name))
-    for name in _WINDOWS_SPEC_SET:
-        if spec.get(name) is not None:
-            add(name, (*at, name))
-    context = spec.get("securityContext")
-    if type(context) is dict:
-        for name in _WINDOWS_POD_CONTEXT:
-            if context.get(name) is not None:
-                add(f"securityContext.{name}", (*at, "securityContext", name))
-    for container in containers:
-        context = container.context
-        if context is None:
-            continue
-        for name in _WINDOWS_CONTAINER_CONTEXT:
-            if context.get(name) is not None:
-                add(f"securityContext.{name}", (*container.path, "securityContext", name),
-                    container.name)
-    return found
+    return [Finding(rule, severity, f"{what} {tail}", path, container, detail)
+            for what, path, container in present]
 
 
 def _gmsa(
     pod: PodObject, pod_options: object, containers: Sequence[_Container]
 ) -> list[Finding]:
-    rule = RULES_BY_ID["gmsa-spec-missing"]
-    sources: list[tuple[Path, object, str | None]] = [
-        ((*pod.spec_path, "securityContext", "windowsOptions"), pod_options, None)
-    ]
-    sources += [
-        ((*c.path, "securityContext", "windowsOptions"), c.options, c.name)
-        for c in containers if c.options is not None
-    ]
     found = []
-    for path, options, name in sources:
+    for owner in (None, *containers):
+        options = pod_options if owner is None else owner.options
         if type(options) is not dict:
             continue
         spec_name = options.get("gmsaCredentialSpecName")
-        if isinstance(spec_name, str) and options.get("gmsaCredentialSpec") is None:
-            found.append(Finding(
-                rule, rule.severity,
-                "gmsaCredentialSpecName without gmsaCredentialSpec: only the GMSA webhook fills "
-                "it in; check the webhook runs.",
-                (*path, "gmsaCredentialSpecName"), name,
-                f"gmsaCredentialSpecName {_clip(spec_name)}: the kubelet sends only the spec "
-                "contents (gmsaCredentialSpec), which the GMSA admission webhook fills in; "
-                "without the webhook the container gets no GMSA identity.",
-            ))
+        if not isinstance(spec_name, str) or options.get("gmsaCredentialSpec") is not None:
+            continue
+        rule = RULES_BY_ID["gmsa-spec-missing"]
+        path = pod.spec_path if owner is None else owner.path
+        found.append(Finding(
+            rule, rule.severity,
+            "gmsaCredentialSpecName without gmsaCredentialSpec: only the GMSA webhook fills "
+            "it in; check the webhook runs.",
+            (*path, "securityContext", "windowsOptions", "gmsaCredentialSpecName"),
+            None if owner is None else owner.name,
+            f"gmsaCredentialSpecName {_clip(spec_name)}: the kubelet sends only the spec "
+            "contents (gmsaCredentialSpec), which the GMSA admission webhook fills in; "
+            "without the webhook the container gets no GMSA identity.",
+        ))
     return found
 
 
@@ -603,11 +608,10 @@ def nearest_rule(name: str) -> str | None:
     return close[0] if close else None
 
 
-def unknown_ignores(pod: PodObject) -> list[tuple[str, str | None]]:
-    """Ignore annotations naming no rule: (the id as written, the nearest rule id)."""
-    return [
-        (name, nearest_rule(name)) for name in ignored_rules(pod) if name not in RULES_BY_ID
-    ]
+def unknown_ignores(ignored: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The ids of :func:`ignored_rules` that name no rule, each with the nearest rule
+    id."""
+    return [(name, nearest_rule(name)) for name in ignored if name not in RULES_BY_ID]
 
 
 def ignored_rules(pod: PodObject) -> dict[str, str]:

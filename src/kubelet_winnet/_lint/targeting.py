@@ -31,7 +31,7 @@ class Target(enum.Enum):
     UNTARGETED = "untargeted"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PodObject:
     """A manifest holding a pod: the object, its pod spec and where that spec is."""
 
@@ -106,24 +106,30 @@ def target_of(pod: PodObject) -> tuple[Target, str]:
         name = _get(os_field, "name", f"{at}.os")
         if name is not None:
             _string(name, f"{at}.os.name")
-            if name in ("windows", "linux"):
-                return Target(name), f"{at}.os.name"
+            target = _OS_TARGETS.get(name)
+            if target is not None:
+                return target, f"{at}.os.name"
     selector = spec.get("nodeSelector")
     if selector is not None:
-        if not isinstance(selector, dict):
+        if type(selector) is not dict:
             raise InvalidPodError(f"{at}.nodeSelector", f"expected an object, got "
                                   f"{_type(selector)}")
         for label in OS_LABELS:
             value = selector.get(label)
             if value is None:
                 continue
-            _string(value, f"{at}.nodeSelector.{label}")
-            if value in ("windows", "linux"):
-                return Target(value), f"{at}.nodeSelector.{label}"
+            if type(value) is not str:
+                _string(value, f"{at}.nodeSelector.{label}")
+            target = _OS_TARGETS.get(value)
+            if target is not None:
+                return target, f"{at}.nodeSelector.{label}"
     found = _affinity_target(spec, at)
     if found is not None:
         return found
     return Target.UNTARGETED, ""
+
+
+_OS_TARGETS = {"windows": Target.WINDOWS, "linux": Target.LINUX}
 
 
 def _affinity_target(spec: Mapping[str, Any], at: str) -> tuple[Target, str] | None:

@@ -146,6 +146,8 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     colour = args.output == "text" and colour_wanted(session.out)
     writer = report_writer(args.output, session.out, Options(threshold, args.verbose, colour))
     inputs = InputNotes(session, args.max_bytes, "check")
+    # rules or severities chosen by a config file
+    configured = config.include is not None or bool(config.exclude or config.severity)
     for item in pods(args, session, inputs.document, inputs.bad):
         inputs.document(item.document)
         try:  # the library's reading: "true" is not true, wrong types are bad input
@@ -161,22 +163,25 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         target = item.target
         if args.assume_windows and target is Target.UNTARGETED:
             target = Target.WINDOWS
-        for name, nearest in unknown_ignores(item.pod):
-            session.note(
-                f"{item.where}: {item.pod.identity}: ignore-check.kubelet-winnet.io/"
-                f"{_clip(name)} names no rule, so it silences nothing"
-                + (f" (did you mean {nearest}?)" if nearest else "")
-            )
-        raw = check_pod(item.pod, target, reach, inputs.runtime_classes)
-        findings = [_configured(f, config) for f in raw if config.checks(f.rule.id)]
+        ignored = ignored_rules(item.pod)
+        if ignored:
+            for name, nearest in unknown_ignores(ignored):
+                session.note(
+                    f"{item.where}: {item.pod.identity}: ignore-check.kubelet-winnet.io/"
+                    f"{_clip(name)} names no rule, so it silences nothing"
+                    + (f" (did you mean {nearest}?)" if nearest else "")
+                )
+        findings = check_pod(item.pod, target, reach, inputs.runtime_classes)
         if not findings:
             continue
-        ignored = ignored_rules(item.pod)
+        if configured:
+            findings = [_configured(f, config) for f in findings if config.checks(f.rule.id)]
         # In line order within the object, as a reader of the file meets them.
+        line_of = item.document.line_of
         located = sorted(
-            ((item.document.line_of(f.field), i, f) for i, f in enumerate(findings)),
+            ((line_of(f.field), i, f) for i, f in enumerate(findings)),
             key=lambda entry: entry[:2],
-        )
+        ) if len(findings) > 1 else [(line_of(f.field), 0, f) for f in findings]
         for line, _, finding in located:
             reason = ignored.get(finding.rule.id)
             if reason is None and threshold is not None and finding.severity >= threshold:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
+import json.encoder
 import json.scanner
 import os
 import re
@@ -78,7 +79,7 @@ class BadInput:
         return f"{where}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass pays a setattr per field
 class Document:
     """One object: a document of a file, or an item of a ``List`` document."""
 
@@ -663,6 +664,7 @@ _DECODER = json.JSONDecoder(
     parse_constant=_json_constant,
 )
 _WHITESPACE = " \t\n\r"
+_NOT_SPACE = re.compile(r"[^ \t\n\r]")
 
 
 class _NotJson(Exception):
@@ -695,15 +697,20 @@ class _JsonReader:
         self._eof = False
         self._limits = limits
         self.consumed = False  # a value was yielded: no going back to YAML
+        self._fast_failures = 0  # items the fast path could not read (see _fast_item)
+        self._fast_indent: str | None = None  # the items' indentation, and the line
+        self._fast_close = ""  # that closes one
 
     def _more(self, at_least: int = _CHUNK) -> bool:
         if self._eof:
             return False
         if self._pos > _CHUNK and self.consumed:  # keep all text until it is surely JSON
-            self._mark_line = self._line_at(self._pos)
+            # Cut at the start of the line (when near), so an item's indentation stays.
+            cut = self.buffer.rfind("\n", self._pos - _INDENT_KEPT, self._pos) + 1 or self._pos
+            self._mark_line = self._line_at(cut)
             self._mark = 0
-            self.buffer = self.buffer[self._pos:]
-            self._pos = 0
+            self.buffer = self.buffer[cut:]
+            self._pos -= cut
         chunk = self._text.read(at_least)
         if not chunk:
             self._eof = True
@@ -728,13 +735,11 @@ class _JsonReader:
     def _peek(self) -> str:
         while True:
             buffer = self.buffer
-            pos = self._pos
-            size = len(buffer)
-            while pos < size and buffer[pos] in _WHITESPACE:
-                pos += 1
-            self._advance(pos)
-            if pos < size:
+            found = _NOT_SPACE.search(buffer, self._pos)
+            if found is not None:
+                pos = self._pos = found.start()
                 return buffer[pos]
+            self._pos = len(buffer)
             if not self._more():
                 return ""
 
@@ -857,8 +862,14 @@ class _JsonReader:
             self._advance(self._pos + 1)
             return
         index = 0
+        fast = _fast_decoder()
         while True:
-            found = self._value()
+            found: tuple[Any, int, str] | _Refused | None = (
+                None if fast is None or self._fast_failures >= _FAST_GIVE_UP
+                else self._fast_item(*fast)
+            )
+            if found is None:
+                found = self._value()
             if isinstance(found, _Refused):
                 found.reason = f"items[{index}]: {found.reason}"
                 yield found
@@ -873,6 +884,78 @@ class _JsonReader:
             if char != ",":
                 raise self._fail("expected ',' or ']'")
             self._advance(self._pos + 1)
+
+
+    def _fast_item(
+        self, decode: Callable[[str], Any], encode: Callable[[Any], bytes], failure: Any,
+    ) -> tuple[Any, int, str] | None:
+        """The next item by the fast path, or None to read it the careful way (and, when
+        the layout does not suit the fast path, read every later item that way too).
+
+        An item alone on its line ends at the first later line that holds its
+        indentation and "}" (JSON strings hold no newline). The guess is proved by
+        decoding exactly that window: one value and nothing after it. The decoder keeps
+        the last of repeated keys, so the text's colons are counted against those of
+        the value written back compactly: each dropped member takes at least one colon
+        with it. Text with a \\u escape (which can spell a colon or a lone surrogate)
+        or a digit run longer than the integer limit goes the careful way."""
+        self._peek()
+        buffer = self.buffer
+        pos = self._pos
+        line_start = buffer.rfind("\n", 0, pos) + 1
+        indent = buffer[line_start:pos]
+        if indent != self._fast_indent:
+            if not buffer.startswith("{", pos) or indent.strip(" \t"):
+                self._fast_failures = _FAST_GIVE_UP  # not one item per line: never again
+                return None
+            self._fast_indent = indent
+            self._fast_close = "\n" + indent + "}"
+        elif not buffer.startswith("{", pos):
+            self._fast_failures = _FAST_GIVE_UP
+            return None
+        close = self._fast_close
+        searched = pos
+        while True:
+            end = buffer.find(close, searched)
+            if end >= 0:
+                break
+            searched = max(pos, len(buffer) - len(close))
+            if len(buffer) - pos > _FAST_WINDOW or not self._more():
+                return None
+            searched += self._pos - pos
+            buffer = self.buffer
+            pos = self._pos
+        end += len(close)
+        text = buffer[pos:end]
+        if "\\u" in text or (len(text) > MAX_INT_DIGITS and _LONG_DIGITS.search(text)):
+            return None
+        try:
+            value = decode(text)
+        except failure:
+            self._fast_failures += 1
+            return None
+        if text.count(":") != encode(value).count(b":"):
+            return None  # a repeated key: the careful way names it and its line
+        line = self._line
+        self._advance(end)
+        return value, line, text
+
+
+_INDENT_KEPT = 256
+_FAST_WINDOW = 4 << 20  # a longer item goes the careful way
+_FAST_GIVE_UP = 16  # failed decodes before the fast path stops being tried
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
+def _fast_decoder() -> tuple[Callable[[str], Any], Callable[[Any], bytes], Any] | None:
+    """msgspec's decoder and encoder, and the errors its decoder raises (None when it
+    cannot be imported: every item is read the careful way)."""
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - a dependency
+        return None
+    failure = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+    return msgspec.json.Decoder().decode, msgspec.json.Encoder().encode, failure
 
 
 def _spans_locator(
@@ -911,22 +994,25 @@ def _json_locator(text: str, first_line: int, value: Any) -> Callable[[Path], in
 
 
 _SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
+# json.dumps of a string, without the encoder's Python layers (the same C function).
+_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
 _SPACE = re.compile(r"[ \t\n\r]*")
 _BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 
 
-def _has_path(value: Any, path: Path) -> bool:
-    for part in path:
+def _present(value: Any, path: Path) -> int:
+    """How many leading parts of ``path`` are present in ``value``."""
+    for depth, part in enumerate(path):
         if type(value) is dict:
             if type(part) is not str or part not in value:
-                return False
+                return depth
         elif type(value) is list:
             if type(part) is not int or not 0 <= part < len(value):
-                return False
+                return depth
         else:
-            return False
+            return depth
         value = value[part]
-    return True
+    return len(path)
 
 
 def _skip_space(text: str, pos: int) -> int:
@@ -954,33 +1040,56 @@ class _JsonLines:
         if isinstance(self._blocks, int):
             self._blocks = [self._blocks]
             self._members: dict[int, list[Any]] = {}
-            self._unique: dict[str, int] = {}  # a key's JSON text -> its only offset, or -1
+            # (a key's JSON text, from where) -> (its only offset from there, its
+            # value's offset), or (-1, -1)
+            self._unique: dict[tuple[str, int], tuple[int, int]] = {}
         return self._line(self._offset(path))
 
     def _offset(self, path: Path) -> int:
         """Where the deepest key of ``path`` present starts (0: the value itself).
 
-        When the whole path is present in the decoded value and its last key's JSON
-        string occurs once in the text, that occurrence is the key. Otherwise walks
-        along the path through the containers' members."""
+        From the value reached so far (at first the whole text), a key of the rest of
+        the present path whose JSON string occurs once from there on (followed by a
+        colon) is that key: its value lies inside the one reached, and so does every
+        other occurrence it could be. The deepest such key is jumped to; when there is
+        none, one step of the walk through the containers' members is taken."""
         text = self._text
-        if path and type(path[-1]) is str and _has_path(self._value, path):
-            needle = json.dumps(path[-1])
-            at = self._unique.get(needle)
-            if at is None:
-                at = text.find(needle)
-                if at >= 0 and text.find(needle, at + 1) >= 0:
-                    at = -1
-                self._unique[needle] = at
-            if at >= 0:
-                return at
-        pos = _skip_space(text, 0)
-        found = 0
-        for part in path:
-            entry = self._member(pos, part)
-            if entry is None:
-                break
-            found, pos = entry
+        present = _present(self._value, path)
+        begin, pos, found = 0, -1, 0  # parts resolved, where the value reached starts
+        while begin < present:
+            for index in range(present - 1, begin - 1, -1):
+                part = path[index]
+                if type(part) is str:
+                    at, value_at = self._unique_key(part, max(pos, 0))
+                    if at >= 0:
+                        begin, pos, found = index + 1, value_at, at
+                        break
+            else:
+                if pos < 0:
+                    pos = _skip_space(text, 0)
+                entry = self._member(pos, path[begin])
+                if entry is None:
+                    break
+                found, pos = entry
+                begin += 1
+        return found
+
+    def _unique_key(self, key: str, start: int) -> tuple[int, int]:
+        """(where the key's JSON string starts, where its value starts) when it occurs
+        once in the text from ``start`` on, as a key; (-1, -1) otherwise."""
+        needle = _quote(key)
+        known = self._unique.get((needle, start))
+        if known is not None:
+            return known
+        text = self._text
+        at = text.find(needle, start)
+        value_at = -1
+        if at >= 0 and text.find(needle, at + 1) < 0:
+            colon = _skip_space(text, at + len(needle))
+            if text.startswith(":", colon):
+                value_at = _skip_space(text, colon + 1)
+        found = (at, value_at) if value_at >= 0 else (-1, -1)
+        self._unique[needle, start] = found
         return found
 
     def _member(self, pos: int, part: str | int) -> tuple[int, int] | None:

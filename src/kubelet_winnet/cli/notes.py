@@ -24,29 +24,37 @@ class InputNotes:
         self.with_objects: set[str] = set()
         self.explained: set[str] = set()  # templates and kustomizations: said already
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
+        self._source: str | None = None  # the file of the last document seen
+        self._kustomization_name = False  # ... and whether it is named as a kustomization
 
     def document(self, document: Document) -> None:
-        self.files.add(document.source)
+        source = document.source
+        if source is not self._source:  # what depends on the file alone, once per file
+            self._source = source
+            self.files.add(source)
+            self._kustomization_name = os.path.basename(source) in (
+                "kustomization.yaml", "kustomization.yml", "Kustomization"
+            )
         value = document.value
         if not isinstance(value, dict):
             return
-        if isinstance(value.get("kind"), str) and isinstance(value.get("apiVersion"), str):
-            self.with_objects.add(document.source)
-        if value.get("kind") == "RuntimeClass" and len(self.runtime_classes) < 10_000:
+        kind = value.get("kind")
+        if type(kind) is not str:
+            kind = None
+        elif source not in self.with_objects and isinstance(value.get("apiVersion"), str):
+            self.with_objects.add(source)
+        if kind == "RuntimeClass" and len(self.runtime_classes) < 10_000:
             metadata = value.get("metadata")
             name = metadata.get("name") if isinstance(metadata, dict) else None
             handler = value.get("handler")
             if isinstance(name, str) and isinstance(handler, str):
                 self.runtime_classes[name] = handler
-        name = os.path.basename(document.source)
-        kustomization = value.get("kind") == "Kustomization" or name in (
-            "kustomization.yaml", "kustomization.yml", "Kustomization"
-        )
-        if kustomization and document.source not in self.explained:
-            self.explained.add(document.source)
-            directory = os.path.dirname(document.source) or "."
+        kustomization = kind == "Kustomization" or self._kustomization_name
+        if kustomization and source not in self.explained:
+            self.explained.add(source)
+            directory = os.path.dirname(source) or "."
             self._session.note(
-                f"{document.source} is a kustomization: check what it builds with "
+                f"{source} is a kustomization: check what it builds with "
                 f"kubectl kustomize {directory} | kubelet-winnet {self._command} -"
             )
 

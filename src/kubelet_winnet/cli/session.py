@@ -117,7 +117,7 @@ class Session:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Pod:
     document: Document
     pod: PodObject
@@ -321,9 +321,13 @@ class JsonArray:
         out.write(head)
 
     def add(self, value: Any) -> None:
+        self.add_text(json.dumps(value, indent=2))
+
+    def add_text(self, text: str) -> None:
+        """An element already written as ``json.dumps(element, indent=2)`` writes it."""
         self._out.write("\n" if self._first else ",\n")
         self._first = False
-        self._out.write(json.dumps(value, indent=2))
+        self._out.write(text)
 
     def close(self) -> None:
         self._out.write(("" if self._first else "\n") + self._tail)

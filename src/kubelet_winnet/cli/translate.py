@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import json.encoder
+from collections.abc import Callable
 from typing import IO, Any, TextIO
 
 from kubelet_winnet._printable import printable
@@ -105,15 +107,35 @@ class _TranslateWriter:
             "pod": item.pod.identity,
         }
 
-    def config(self, item: Pod, config: Any) -> None:
-        from google.protobuf import json_format, text_format
+    def _record_text(self, item: Pod, key: str, value: str) -> str:
+        """``json.dumps({**self._record(item), key: <value>}, indent=2)``, with ``value``
+        the JSON text of the last value as it appears one level in (written by hand:
+        ``json.dumps`` with ``indent`` runs its pure-Python encoder, the cost of the
+        whole translation; tests/cli/test_translate.py compares the bytes)."""
+        quote = _quote
+        return (f'{{\n  "source": {quote(item.document.label)},\n  "line": '
+                f'{item.document.line},\n  "pod": {quote(item.pod.identity)},\n  '
+                f'{quote(key)}: {value}\n}}')
 
+    def config(self, item: Pod, config: Any) -> None:
         output = self._output
         if output == "json" and self._array is not None:
-            record = self._record(item)
-            record["windowsPodSandboxConfig"] = json_format.MessageToDict(config)
-            self._array.add(record)
-        elif output == "yaml":
+            # The few sandbox configs of a run recur on every pod: each is written once.
+            data = config.SerializeToString(deterministic=True)
+            text = _CONFIG_JSON.get(data)
+            if text is None:
+                from google.protobuf import json_format
+
+                text = json.dumps(json_format.MessageToDict(config), indent=2)
+                text = text.replace("\n", "\n  ")
+                if len(_CONFIG_JSON) >= 256:
+                    _CONFIG_JSON.clear()
+                _CONFIG_JSON[data] = text
+            self._array.add_text(self._record_text(item, "windowsPodSandboxConfig", text))
+            return
+        from google.protobuf import json_format, text_format
+
+        if output == "yaml":
             record = self._record(item)
             record["windowsPodSandboxConfig"] = json_format.MessageToDict(config)
             self._yaml(record)
@@ -137,7 +159,7 @@ class _TranslateWriter:
     def refused(self, item: Pod, error: str) -> None:
         output = self._output
         if output == "json" and self._array is not None:
-            self._array.add({**self._record(item), "error": error})
+            self._array.add_text(self._record_text(item, "error", _quote(error)))
         elif output == "yaml":
             self._yaml({**self._record(item), "error": error})
         elif output in ("text", "textproto"):
@@ -158,6 +180,12 @@ class _TranslateWriter:
     def close(self) -> None:
         if self._array is not None:
             self._array.close()
+
+
+# json.dumps of a string (ensure_ascii): CPython's C function behind it.
+_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
+# serialized WindowsPodSandboxConfig -> its JSON text as it appears one level in
+_CONFIG_JSON: dict[bytes, str] = {}
 
 
 def _varint(value: int) -> bytes:

@@ -1,0 +1,61 @@
+"""``kubelet-winnet translate -o json``: the records are written by hand (cli/translate.py,
+``_record_text``), so their bytes are checked against what ``json.dumps(record,
+indent=2)`` writes for the same records, and the configs against the protobuf runtime's
+own JSON mapping of the message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from google.protobuf import json_format
+
+import kubelet_winnet as api
+from kubelet_winnet.cli import main
+
+
+def _pod(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}], **spec}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace}, "spec": body}
+
+
+_PODS = [
+    _pod("plain", "ns"),
+    _pod("host-network", "ns", hostNetwork=True),
+    _pod("host-process", "ns", hostNetwork=True, securityContext={"windowsOptions": {
+        "hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}),
+    _pod("gmsa-é", "名前空間", securityContext={"windowsOptions": {
+        "gmsaCredentialSpec": '{"a": "ü\\u2028"}', "runAsUserName": "ContainerUser"}}),
+    _pod("mixed", "ns", hostNetwork=True,
+         securityContext={"windowsOptions": {"hostProcess": True}},
+         initContainers=[{"name": "i", "image": "i",
+                          "securityContext": {"windowsOptions": {"hostProcess": False}}}]),
+    _pod("plain-again", "ns"),
+]
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.33"])
+def test_json_records_are_the_bytes_json_dumps_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str,
+) -> None:
+    path = tmp_path / "pods é.yaml"
+    path.write_text(yaml.safe_dump_all(_PODS, allow_unicode=True), encoding="utf-8")
+    status = main(["translate", str(path), "-o", "json", "--kubelet-version", version])
+    out, err = capsys.readouterr()
+    assert status == 1, err  # the mixed pod is refused
+    records = json.loads(out)
+    assert out == "[\n" + ",\n".join(json.dumps(r, indent=2) for r in records) + "\n]\n"
+    assert [r["pod"] for r in records] == [
+        f"Pod/{p['metadata']['namespace']}/{p['metadata']['name']}" for p in _PODS
+    ]
+    for record, pod in zip(records, _PODS, strict=True):
+        if pod["metadata"]["name"] == "mixed":
+            assert record["error"] == ("Failed to create pod sandbox: pod must not contain "
+                                       "both HostProcess and non-HostProcess containers")
+            continue
+        config = api.windows_sandbox_config(pod, kubelet_version=version)
+        assert record["windowsPodSandboxConfig"] == json_format.MessageToDict(config)

@@ -103,8 +103,12 @@ def floor(values: Values) -> bytes:
     for protocol, container_port, host_port, host_ip in ports:
         config.port_mappings.add(protocol=protocol, container_port=container_port,
                                  host_port=host_port, host_ip=host_ip)
-    config.labels.update(labels)
-    config.annotations.update(annotations)
+    config_labels = config.labels  # entry by entry: what upb does fastest
+    for key, item in labels.items():
+        config_labels[key] = item
+    config_annotations = config.annotations
+    for key, item in annotations.items():
+        config_annotations[key] = item
     linux = config.linux
     security = linux.security_context
     security.privileged = privileged
@@ -168,13 +172,26 @@ def container_floor(values: Values) -> bytes:
     config.command.extend(command)
     config.args.extend(arguments)
     config.working_dir = working_dir
+    # The cheapest ways upb offers (the library uses the same): a repeated message's
+    # add() then its fields, a map's entries one by one (update() walks in Python).
+    config_envs = config.envs
     for key, item in envs:
-        config.envs.add(key=key, value=item)
-    config.labels.update(labels)
-    config.annotations.update(annotations)
+        pair = config_envs.add()
+        pair.key = key
+        pair.value = item
+    config_labels = config.labels
+    for key, item in labels.items():
+        config_labels[key] = item
+    config_annotations = config.annotations
+    for key, item in annotations.items():
+        config_annotations[key] = item
+    config_mounts = config.mounts
     for container_path, host_path, readonly, propagation in mounts:
-        config.mounts.add(container_path=container_path, host_path=host_path,
-                          readonly=readonly, propagation=propagation)
+        mount = config_mounts.add()
+        mount.container_path = container_path
+        mount.host_path = host_path
+        mount.readonly = readonly
+        mount.propagation = propagation
     config.log_path = log_path
     config.stdin = stdin
     config.stdin_once = stdin_once

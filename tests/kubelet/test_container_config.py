@@ -5,6 +5,8 @@ kuberuntime_container_windows.go. Expected values come from those rules."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -151,6 +153,18 @@ def test_expansion_rules(text: str) -> None:
         out.append(text[i])
         i += 1
     assert expand(text, env) == "".join(out)
+
+
+def test_expansion_of_many_unterminated_references_is_linear() -> None:
+    """A million unterminated `$(` (2 MB, within MAX_EXPANDED_CONTAINER) stay as they
+    are, in a child given 60 s: a search for the closing `)` from each one would take
+    hours (10^12 steps)."""
+    code = (
+        "from kubelet_winnet._kubelet.expansion import expand\n"
+        "text = '$(' * 1_000_000 + '$$'\n"
+        "assert expand(text, {}, limit=1 << 24) == '$(' * 1_000_000 + '$'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], timeout=60, check=True)
 
 
 def test_env_sources() -> None:

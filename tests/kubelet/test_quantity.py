@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from kubelet_winnet._kubelet.quantity import milli_value, parse_quantity, value
+from kubelet_winnet._kubelet.quantity import (
+    milli_value,
+    nanos_milli_value,
+    nanos_value,
+    parse_nanos,
+    parse_quantity,
+    value,
+)
 
 
 @pytest.mark.parametrize(
@@ -25,3 +36,45 @@ def test_quantity_rounding_and_errors() -> None:
     for bad in ("", "1.2.3", "Mi", "1 Mi", "1e999", "x" * 100, "1ki"):
         with pytest.raises(ValueError, match="quantities must match"):
             parse_quantity(bad)
+
+
+_SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+_FACTORS = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
+            "": Fraction(1), "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
+            "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
+            "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30),
+            "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60)}
+
+
+@st.composite
+def _quantity_texts(draw: st.DrawFn) -> tuple[str, Fraction]:
+    """A quantity's text and its exact value, worked out with Decimal and Fraction."""
+    sign = draw(st.sampled_from(["", "+", "-"]))
+    whole = draw(st.text("0123456789", max_size=12))
+    fraction = draw(st.none() | st.text("0123456789", max_size=12))
+    if not whole and not fraction:
+        whole = "0"
+    number = whole if fraction is None else f"{whole}.{fraction}"
+    exact = Fraction(Decimal(number if number[0] != "." else "0" + number))
+    if draw(st.booleans()):
+        power = draw(st.integers(-30, 30))
+        text = f"{sign}{number}{draw(st.sampled_from('eE'))}{power}"
+        exact *= Fraction(10) ** power
+    else:
+        suffix = draw(st.sampled_from(_SUFFIXES))
+        text = f"{sign}{number}{suffix}"
+        exact *= _FACTORS[suffix]
+    return text, -exact if sign == "-" else exact
+
+
+@given(_quantity_texts())
+def test_billionths_are_the_exact_value_rounded_up_to_nanos(case: tuple[str, Fraction]) -> None:
+    """quantity.go: "Quantity ... keeps at most nanosecond precision", rounding the
+    magnitude up (inf.Dec RoundUp); Value() and MilliValue() round up from there."""
+    text, exact = case
+    magnitude = math.ceil(abs(exact) * 10**9)
+    nanos = -magnitude if exact < 0 else magnitude
+    assert parse_nanos(text) == nanos
+    assert parse_quantity(text) == Fraction(nanos, 10**9)
+    assert nanos_value(nanos) == math.ceil(Fraction(nanos, 10**9))
+    assert nanos_milli_value(nanos) == math.ceil(Fraction(nanos, 10**6))

@@ -15,13 +15,12 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import describe, quoted, type_name
 from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
-from kubelet_winnet._kubelet.messages import container_security_context_message
+from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.mounts import (
     check_termination_log_id,
     check_volume_paths,
@@ -45,9 +44,9 @@ from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_pro
 from kubelet_winnet._kubelet.quantity import (
     go_div,
     go_milli_value,
-    milli_value,
-    parse_quantity,
-    value,
+    nanos_milli_value,
+    nanos_value,
+    parse_nanos,
     wrap_int64,
 )
 from kubelet_winnet._kubelet.rules import ContainerFacts, PodFacts, decide_container
@@ -162,6 +161,14 @@ class _Budget:
         self.left -= utf8_len(value)
         return value
 
+    def expand_all(
+        self, parts: list[str], env: Mapping[str, str], at: str, key: str
+    ) -> list[str]:
+        """``ExpandContainerCommandAndArgs`` of ``command`` or ``args``, charged to the
+        container."""
+        return [self.expand(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
+                for index, part in enumerate(parts)]
+
 
 # --- resources ------------------------------------------------------------------------
 
@@ -195,8 +202,9 @@ def _quantity_text(value: object) -> str:
     return repr(value) if type(value) is float else str(value)
 
 
-def _quantity(value: object, where: str) -> Fraction:
-    """A quantity field: a string, or a JSON number (Quantity unmarshals both)."""
+def _quantity(value: object, where: str) -> int:
+    """A quantity field in billionths: a string, or a JSON number (Quantity unmarshals
+    both)."""
     if type(value) is int:
         if value.bit_length() > 100:  # far beyond any resource; str() of it is costly
             raise InvalidPodError(where, "quantity out of range")
@@ -206,58 +214,69 @@ def _quantity(value: object, where: str) -> Fraction:
     if type(value) is not str:
         raise InvalidPodError(where, f"expected a quantity string, got {describe(value)}")
     try:
-        return parse_quantity(value)
+        return parse_nanos(value)
     except ValueError as exc:
         raise InvalidPodError(where, str(exc)) from None
 
 
-def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(limits, requests) as exact quantities; requests default to limits (defaults.go)."""
-    resources = get_map(container, "resources", at) or {}
+def _quantities(raw: Mapping[str, Any] | None, where: str) -> dict[str, int]:
+    """Resource name -> billionths of ``resources.limits`` or ``.requests`` at ``where``."""
+    if raw is None:
+        return {}
+    values = {}
+    for name in raw:
+        if type(name) is not str:
+            raise InvalidPodError(where, "expected string resource names")
+        values[name] = _quantity(raw.get(name), f"{where}.{name}")
+    return values
+
+
+def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, int], dict[str, int]]:
+    """(limits, requests) in billionths; requests default to limits (defaults.go)."""
+    resources = get_map(container, "resources", at)
+    if resources is None:
+        return {}, {}
     here = f"{at}resources."
-    parsed: list[dict[str, Any]] = []
-    for part in ("limits", "requests"):
-        raw = get_map(resources, part, here) or {}
-        values = {}
-        for name in raw:
-            if type(name) is not str:
-                raise InvalidPodError(f"{here}{part}", "expected string resource names")
-            values[name] = _quantity(raw.get(name), f"{here}{part}.{name}")
-        parsed.append(values)
-    limits, requests = parsed
+    limits = _quantities(get_map(resources, "limits", here), f"{here}limits")
+    requests = _quantities(get_map(resources, "requests", here), f"{here}requests")
     for name, amount in limits.items():
         requests.setdefault(name, amount)
     return limits, requests
 
 
-def windows_resources(
-    container: Mapping[str, Any], at: str, node: NodeContext, minor: int = 38
-) -> api_pb2.WindowsContainerResources:
-    """``calculateWindowsResources``: ``if !cpuLimit.IsZero()`` sets ``cpu_maximum`` and
-    ``if memLimit != 0`` the memory limit, so a zero CPU or memory limit leaves the field
-    unset (0 on the wire); ``cpu_count`` and ``cpu_shares`` are never set."""
-    limits, _ = _resources(container, at)
-    resources = api_pb2.WindowsContainerResources()
-    cpu = limits.get("cpu")
-    if cpu:  # !cpuLimit.IsZero()
-        raw = (get_map(get_map(container, "resources", at) or {}, "limits", f"{at}resources.")
-               or {}).get("cpu")
+def fill_windows_resources(
+    target: api_pb2.WindowsContainerResources, container: Mapping[str, Any], at: str,
+    node: NodeContext, minor: int = 38,
+) -> None:
+    """``calculateWindowsResources`` into ``target`` (marked present): ``if
+    !cpuLimit.IsZero()`` sets ``cpu_maximum`` and ``if memLimit != 0`` the memory limit,
+    so a zero CPU or memory limit leaves the field unset (0 on the wire); ``cpu_count``
+    and ``cpu_shares`` are never set."""
+    target.SetInParent()
+    resources = get_map(container, "resources", at)
+    if resources is None:
+        return
+    here = f"{at}resources."
+    raw = get_map(resources, "limits", here)
+    limits = _quantities(raw, f"{here}limits")
+    _quantities(get_map(resources, "requests", here), f"{here}requests")  # checked only
+    if limits.get("cpu"):  # !cpuLimit.IsZero()
+        assert raw is not None
         milli = go_milli_value(
-            _quantity_text(raw), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
+            _quantity_text(raw.get("cpu")), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
         )
-        resources.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
+        target.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
     memory = limits.get("memory")
     if memory:
-        amount = value(memory)
+        amount = nanos_value(memory)
         if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
             # memory_limit_in_bytes is an int64, as is the Quantity.Value() it comes from.
             raise InvalidPodError(
-                f"{at}resources.limits.memory",
+                f"{here}limits.memory",
                 f"a limit of {amount} bytes does not fit the request's int64 "
                 f"memory_limit_in_bytes (at most {_INT64_MAX})",
             )
-        resources.memory_limit_in_bytes = amount
-    return resources
+        target.memory_limit_in_bytes = amount
 
 
 # --- environment (kubelet_pods.go makeEnvironmentVariables) ---------------------------
@@ -310,6 +329,8 @@ def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[s
     """``sortPodIPs`` (kubelet_pods.go): the first IP of the node's primary family (IPv6
     when the first node IP is IPv6, else IPv4), then the first IP of the other family;
     every other entry is dropped."""
+    if not pod_ips:
+        return ()
     primary, secondary = (
         (_is_ipv6, _is_ipv4) if node_ips and _is_ipv6(node_ips[0]) else (_is_ipv4, _is_ipv6)
     )
@@ -328,6 +349,7 @@ HOST_IPS_MINOR = 28  # status.hostIPs: unknown before, PodHostIPs off by default
 def _field_value(
     selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
     pod_ips: tuple[str, ...], minor: int = 38,
+    identity: tuple[str, str, str] | None = None,
 ) -> str:
     version = get_str(selector, "apiVersion", where, "v1")
     path = get_str(selector, "fieldPath", where)
@@ -342,32 +364,38 @@ def _field_value(
             raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
     elif path not in _FIELD_PATHS:
         raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
-    meta, meta_at = view.metadata, view.at("metadata.")
     spec, spec_at = view.spec, view.at("spec.")
-    name, namespace, uid = pod_identity_of(view)
-    # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
-    sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
+    name, namespace, uid = pod_identity_of(view) if identity is None else identity
+    # Both are read (and type-checked) whichever field is asked for.
+    node_name = get_str(spec, "nodeName", spec_at)
+    service_account = get_str(spec, "serviceAccountName", spec_at)
     if base in ("metadata.annotations", "metadata.labels"):
-        items = get_str_map(meta, base.split(".")[1], meta_at)
+        items = get_str_map(view.metadata, base.split(".")[1], view.at("metadata."))
         if not subscript:
             return _format_map(items)
         key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
         return items.get(key, "")
-    simple = {
-        "metadata.name": name,
-        "metadata.namespace": namespace,
-        "metadata.uid": uid,
-        # The scheduler binds the pod to this node.
-        "spec.nodeName": get_str(spec, "nodeName", spec_at) or node.node_name,
-        "spec.serviceAccountName": get_str(spec, "serviceAccountName", spec_at),
-        "status.hostIP": node.node_ips[0] if node.node_ips else "",
+    if path == "metadata.name":
+        return name
+    if path == "metadata.namespace":
+        return namespace
+    if path == "metadata.uid":
+        return uid
+    if path == "spec.nodeName":
+        return node_name or node.node_name  # the scheduler binds the pod to this node
+    if path == "spec.serviceAccountName":
+        return service_account
+    if path == "status.hostIP":
+        return node.node_ips[0] if node.node_ips else ""
+    if path == "status.hostIPs":
         # podFieldSelectorRuntimeValue: "" while PodHostIPs is off (alpha, default off, 1.28)
-        "status.hostIPs": ",".join(node.node_ips) if minor > HOST_IPS_MINOR else "",
-        "status.podIP": sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else "",
-        "status.podIPs": ",".join(sorted_ips),
-    }
-    if path in simple:
-        return simple[path]
+        return ",".join(node.node_ips) if minor > HOST_IPS_MINOR else ""
+    if path in ("status.podIP", "status.podIPs"):
+        # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
+        sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
+        if path == "status.podIPs":
+            return ",".join(sorted_ips)
+        return sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else ""
     # spec.restartPolicy, spec.schedulerName, status.phase reach ExtractFieldPathAsString,
     # which only knows metadata fields.
     raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", _ERROR_RULE)
@@ -391,8 +419,8 @@ def _resource_value(
     divisor = _quantity("1" if divisor_value is None else divisor_value, f"{where}divisor")
     limits, requests = _resources(container, container_at)
     # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.
-    limits.setdefault("cpu", parse_quantity(node.allocatable_cpu))
-    limits.setdefault("memory", parse_quantity(node.allocatable_memory))
+    limits.setdefault("cpu", parse_nanos(node.allocatable_cpu))
+    limits.setdefault("memory", parse_nanos(node.allocatable_memory))
     part, _, name = resource.partition(".")
     table = {"limits": limits, "requests": requests}.get(part)
     if table is None or name not in ("cpu", "memory", "ephemeral-storage"):
@@ -400,10 +428,10 @@ def _resource_value(
     amount = table.get(name, 0)
     if not divisor:
         raise InvalidPodError(f"{where}divisor", "must be positive")
-    if name == "cpu":
-        result = -(-milli_value(amount) // milli_value(divisor))  # math.Ceil of the ratio
+    if name == "cpu":  # math.Ceil of the ratio
+        result = -(-nanos_milli_value(amount) // nanos_milli_value(divisor))
     else:
-        result = -(-value(amount) // value(divisor))
+        result = -(-nanos_value(amount) // nanos_value(divisor))
     return str(result)
 
 
@@ -459,19 +487,24 @@ def environment(
     minor: int = 38,
     budget: _Budget | None = None,
     find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
+    identity: tuple[str, str, str] | None = None,
 ) -> dict[str, str]:
     """Name -> value in the order the kubelet first defines each name (its own order,
     a Go map walk, is unspecified), then the service variables the container's own do
     not override (makeEnvironmentVariables: "Add remaining service environment vars").
-    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it)."""
-    _, namespace, _ = pod_identity_of(view)
+    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it).
+    ``identity``: the pod's (name, namespace, uid), when the caller has read them."""
+    if identity is None:
+        identity = pod_identity_of(view)
+    namespace = identity[1]
     if budget is None:
         budget = _Budget(get_str(container, "name", at))
     if find is None:
         find = ContainerBuilder(view, node, minor).find
     spec_at = view.at("spec.")
     links = get_bool(view.spec, "enableServiceLinks", spec_at)
-    service_env = service_env_vars(services, namespace, links is not False)  # default true
+    # enableServiceLinks defaults to true
+    service_env = service_env_vars(services, namespace, links is not False) if services else {}
     env: dict[str, str] = {}
     for index, source in enumerate(get_objects(container, "envFrom", at)):
         where = f"{at}envFrom[{index}]."
@@ -517,7 +550,7 @@ def environment(
             secret_ref = get_map(value_from, "secretKeyRef", here)
             if field is not None:
                 runtime_value = _field_value(
-                    field, f"{here}fieldRef.", view, node, pod_ips, minor
+                    field, f"{here}fieldRef.", view, node, pod_ips, minor, identity
                 )
             elif resource is not None:
                 runtime_value = _resource_value(
@@ -567,32 +600,27 @@ def _effective_non_root(
     """(runAsNonRoot, windowsOptions.runAsUserName) of
     ``securitycontext.DetermineEffectiveSecurityContext``: the container's value of each
     field when set, else the pod's."""
-    spec_at = view.at("spec.")
-    values: list[tuple[bool | None, str | None]] = []
-    for context, where in (
-        (get_map(view.spec, "securityContext", spec_at), f"{spec_at}securityContext."),
-        (get_map(container, "securityContext", at), f"{at}securityContext."),
-    ):
-        if context is None:
-            continue
-        options = get_map(context, "windowsOptions", where)
-        user = (
-            None if options is None or options.get("runAsUserName") is None
-            else get_str(options, "runAsUserName", f"{where}windowsOptions.")
-        )
-        values.append((get_bool(context, "runAsNonRoot", where), user))
     non_root: bool | None = None
     user_name: str | None = None
-    for run_as_non_root, run_as_user_name in values:
+    # The pod's context, then the container's: each field set in the latter wins.
+    for owner, where in ((view.spec, view.prefix + "spec."), (container, at)):
+        if owner.get("securityContext") is None:
+            continue
+        context = get_map(owner, "securityContext", where)
+        assert context is not None
+        here = f"{where}securityContext."
+        options = get_map(context, "windowsOptions", here)
+        if options is not None and options.get("runAsUserName") is not None:
+            user_name = get_str(options, "runAsUserName", f"{here}windowsOptions.")
+        run_as_non_root = get_bool(context, "runAsNonRoot", here)
         if run_as_non_root is not None:
             non_root = run_as_non_root
-        if run_as_user_name is not None:
-            user_name = run_as_user_name
     return non_root, user_name
 
 
 def verify_run_as_non_root(
-    view: PodView, container: Mapping[str, Any], at: str, image_username: str
+    view: PodView, container: Mapping[str, Any], at: str, image_username: str,
+    identity: tuple[str, str, str] | None = None,
 ) -> None:
     """``verifyRunAsNonRoot`` on Windows, called by ``generateContainerConfig`` after the
     environment is built: with an effective ``runAsNonRoot: true``, the effective
@@ -601,7 +629,7 @@ def verify_run_as_non_root(
     non_root, user_name = _effective_non_root(view, container, at)
     if non_root is not True:
         return
-    name, namespace, uid = pod_identity_of(view)
+    name, namespace, uid = pod_identity_of(view) if identity is None else identity
     # format.Pod: "<name>_<namespace>(<uid>)", printed with %q.
     where = f"(pod: {go_percent_q(f'{name}_{namespace}({uid})')}, container: " + echo(
         get_str(container, "name", at)
@@ -745,6 +773,7 @@ class ContainerBuilder:
         self.services = services  # what the kubelet's service lister holds
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
+        self.identity: tuple[str, str, str] | None = None  # pod_identity_of, read once
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
@@ -767,19 +796,38 @@ class ContainerBuilder:
             self._index = index
         return self._index.get(name)
 
-    def _security_context(
-        self, name: str, image_username: str
-    ) -> api_pb2.WindowsContainerSecurityContext:
-        # windows_container_security_context's decision, on facts read once per pod.
+    def _read_facts(self) -> tuple[PodFacts, dict[str, ContainerFacts]]:
+        # The rule facts of the pod, read once: the security context and the hosts
+        # mount's HasWindowsHostProcessContainer both come from them.
         if self._facts is None:
             facts = pod_facts(self.view.spec, self.view.at("spec."))
             first: dict[str, ContainerFacts] = {}
             for container in facts.containers:
                 first.setdefault(container.name, container)
             self._facts = facts, first
-        facts, first = self._facts
-        return container_security_context_message(
-            decide_container(facts, first[name], image_username)
+        return self._facts
+
+    def _has_host_process(self) -> bool:
+        """``HasWindowsHostProcessContainer``: some container's effective
+        ``hostProcess`` (its own, else the pod's) is true."""
+        facts, _ = self._read_facts()
+        pod = facts.windows_options
+        pod_value = None if pod is None else pod.host_process
+        for container in facts.containers:
+            own = container.windows_options
+            value = None if own is None else own.host_process
+            if (pod_value if value is None else value) is True:
+                return True
+        return False
+
+    def _security_context(
+        self, target: api_pb2.WindowsContainerSecurityContext, name: str,
+        image_username: str,
+    ) -> None:
+        # windows_container_security_context's decision, on facts read once per pod.
+        facts, first = self._read_facts()
+        fill_container_security_context(
+            target, decide_container(facts, first[name], image_username)
         )
 
     def config(
@@ -812,37 +860,45 @@ class ContainerBuilder:
                 "containers or ephemeralContainers",
             )
         container, at, _kind = found
-        name, namespace, uid = pod_identity_of(view)
+        identity = self.identity
+        if identity is None:
+            identity = self.identity = pod_identity_of(view)
+        name, namespace, uid = identity
         spec, spec_at = view.spec, view.at("spec.")
         host_network = get_bool(spec, "hostNetwork", spec_at) is True
         budget = _Budget(container_name)
         env = environment(
             view, container, at, node, config_maps, secrets, pod_ips, self.services, minor,
-            budget, self.find,
+            budget, self.find, identity,
         )
-        verify_run_as_non_root(view, container, at, image_username)
+        verify_run_as_non_root(view, container, at, image_username, identity)
+        # Fields are set in place, one by one: faster in upb than keyword construction,
+        # CopyFrom of built sub-messages or a map's update().
         config = api_pb2.ContainerConfig()
-        config.metadata.name = container_name
-        config.metadata.attempt = attempt
+        metadata = config.metadata
+        metadata.name = container_name
+        metadata.attempt = attempt
         image = get_str(container, "image", at)
-        config.image.image = image if image_ref is None else image_ref
+        image_spec = config.image
+        image_spec.image = image if image_ref is None else image_ref
         if minor >= 30:  # ImageSpec.user_specified_image, sent since 1.30
-            config.image.user_specified_image = image
+            image_spec.user_specified_image = image
         # ExpandContainerCommandAndArgs
-        for key in ("command", "args"):
-            config_field = config.command if key == "command" else config.args
-            for index, part in enumerate(get_strings(container, key, at)):
-                where = f"{at}{key}[{index}]"
-                config_field.append(budget.expand(part, env, where, f"{key}[{index}]"))
+        config.command.extend(budget.expand_all(get_strings(container, "command", at), env,
+                                                at, "command"))
+        config.args.extend(budget.expand_all(get_strings(container, "args", at), env, at,
+                                             "args"))
         config.working_dir = get_str(container, "workingDir", at)
+        envs = config.envs
         for key, item in env.items():
-            config.envs.add(key=key, value=item)
-        config.labels.update({
-            POD_NAME_LABEL: name,
-            POD_NAMESPACE_LABEL: namespace,
-            POD_UID_LABEL: uid,
-            CONTAINER_NAME_LABEL: container_name,
-        })
+            pair = envs.add()
+            pair.key = key
+            pair.value = item
+        labels = config.labels
+        labels[POD_NAME_LABEL] = name
+        labels[POD_NAMESPACE_LABEL] = namespace
+        labels[POD_UID_LABEL] = uid
+        labels[CONTAINER_NAME_LABEL] = container_name
         annotations = config.annotations
         if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
             annotations[HASH_ANNOTATION] = container_hash(container_name, image)
@@ -867,18 +923,25 @@ class ContainerBuilder:
                 )
         if get_objects(container, "ports", at):
             annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
-        config.mounts.extend(container_mounts(
+        mounts = config.mounts
+        for container_path, host_path, read_only in container_mounts(
             view, container, at, root=node.kubelet_root, uid=uid,
             container_name=container_name, env=env, pod_ips=pod_ips, minor=minor,
             volume_paths=volume_paths, termination_log_id=termination_log_id,
-        ))
+            host_process=self._has_host_process,
+        ):
+            mount = mounts.add()
+            mount.container_path = container_path
+            mount.host_path = host_path
+            if read_only:
+                mount.readonly = True
         config.log_path = f"{container_name}\\{attempt}.log"  # filepath.Join on Windows
         config.stdin = get_bool(container, "stdin", at) is True
         config.stdin_once = get_bool(container, "stdinOnce", at) is True
         config.tty = get_bool(container, "tty", at) is True
         windows = config.windows
-        windows.resources.CopyFrom(windows_resources(container, at, node, minor))
-        windows.security_context.CopyFrom(self._security_context(container_name, image_username))
+        fill_windows_resources(windows.resources, container, at, node, minor)
+        self._security_context(windows.security_context, container_name, image_username)
         return config
 
 
@@ -892,18 +955,24 @@ def _check_args(
         raise InvalidArgumentError("image_ref", "a string or None", type_name(image_ref))
     if type(image_username) is not str:
         raise InvalidArgumentError("image_username", "a string", type_name(image_username))
-    for name, given in (("image_ref", image_ref), ("image_username", image_username)):
-        if type(given) is str and not is_utf8(given):
-            raise InvalidArgumentError(name, "valid Unicode", "a lone surrogate")
-    for name, store in (("config_maps", config_maps), ("secrets", secrets)):
-        if store is not None and not is_mapping(store):
-            raise InvalidArgumentError(name, "a mapping or None", type_name(store))
-    if type(pod_ips) is not list and type(pod_ips) is not tuple:
+    if type(image_ref) is str and not is_utf8(image_ref):
+        raise InvalidArgumentError("image_ref", "valid Unicode", "a lone surrogate")
+    if not is_utf8(image_username):
+        raise InvalidArgumentError("image_username", "valid Unicode", "a lone surrogate")
+    if config_maps is not None and not is_mapping(config_maps):
+        raise InvalidArgumentError("config_maps", "a mapping or None", type_name(config_maps))
+    if secrets is not None and not is_mapping(secrets):
+        raise InvalidArgumentError("secrets", "a mapping or None", type_name(secrets))
+    if type(pod_ips) is tuple:
+        ips: tuple[Any, ...] = pod_ips
+    elif type(pod_ips) is list:
+        ips = tuple(pod_ips)
+    else:
         raise InvalidArgumentError("pod_ips", "a tuple of strings", type_name(pod_ips))
-    for index, ip in enumerate(pod_ips):
+    for index, ip in enumerate(ips):
         if type(ip) is not str:
             raise InvalidArgumentError(f"pod_ips[{index}]", "a string", type_name(ip))
-    return tuple(pod_ips)
+    return ips
 
 
 def container_config(

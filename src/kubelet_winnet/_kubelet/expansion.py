@@ -3,9 +3,15 @@ for command, args, environment values and ``subPathExpr``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 __all__ = ["ExpansionTooLarge", "expand", "utf8_len"]
+
+
+# expand.go's syntax: "$$" is an escaped "$", "$(NAME)" a reference (NAME up to the first
+# ")"); any other "$" stays, with the character after it.
+_REFERENCE = re.compile(r"\$(?:\$|\(([^)]*)\))")
 
 
 class ExpansionTooLarge(Exception):
@@ -27,41 +33,34 @@ def expand(text: str, *sources: Mapping[str, str], limit: int | None = None) -> 
     out: list[str] = []
     size = 0  # bytes in out, counted only with a limit
     checkpoint = 0
-    cursor = 0
-    length = len(text)
-    while cursor < length:
-        if text[cursor] == "$" and cursor + 1 < length:
-            piece = text[checkpoint:cursor]
-            out.append(piece)
-            following = text[cursor + 1]
-            if following == "$":
-                out.append("$")
-                advance = 1
-            elif following == "(":
-                close = text.find(")", cursor + 2)
-                if close == -1:
-                    out.append("$(")
-                    advance = 1
-                else:
-                    name = text[cursor + 2 : close]
-                    for source in sources:
-                        if name in source:
-                            out.append(source[name])
-                            break
-                    else:
-                        out.append(f"$({name})")
-                    advance = close - cursor
+    # Only "$$" and a terminated "$(...)" change the text; the scan over the rest (a "$"
+    # before any other character, an unterminated "$(") is the regular expression's. No
+    # "$(" after the last ")" is terminated: the search stops there, so that it stays
+    # linear however many unterminated ones there are.
+    end = text.rfind(")") + 1
+    for match in _REFERENCE.finditer(text, 0, end):
+        piece = text[checkpoint : match.start()]
+        name = match.group(1)
+        if name is None:
+            value = "$"
+        else:
+            for source in sources:
+                if name in source:
+                    value = source[name]
+                    break
             else:
-                out.append("$" + following)
-                advance = 1
-            if limit is not None:
-                size += utf8_len(piece) + utf8_len(out[-1])
-                if size > limit:
-                    raise ExpansionTooLarge
-            cursor += advance
-            checkpoint = cursor + 1
-        cursor += 1
-    out.append(text[checkpoint:])
+                value = match.group()
+        out.append(piece)
+        out.append(value)
+        if limit is not None:
+            size += utf8_len(piece) + utf8_len(value)
+            if size > limit:
+                raise ExpansionTooLarge
+        checkpoint = match.end()
+    rest = text[checkpoint:]
+    if "$$" in rest:  # after the last ")", only "$$" changes, as the scan pairs them
+        rest = text[checkpoint:end] + text[end:].replace("$$", "$")
+    out.append(rest)
     if limit is not None and size + utf8_len(out[-1]) > limit:
         raise ExpansionTooLarge
     return "".join(out)

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import ntpath
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet.expansion import expand
+from kubelet_winnet._kubelet.node import is_mapping
+from kubelet_winnet._kubelet.pod import is_utf8
 from kubelet_winnet._kubelet.podview import (
     PodView,
     get_bool,
@@ -33,7 +35,7 @@ from kubelet_winnet._kubelet.podview import (
     get_str,
 )
 from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
-from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = ["PLUGIN_DIRS", "container_mounts", "make_absolute_path"]
 
@@ -220,30 +222,37 @@ def _volume_host_path(
 
 def _termination_mount(
     container: Mapping[str, Any], at: str, root: str, uid: str, name: str, log_id: str
-) -> api_pb2.Mount:
+) -> tuple[str, str, bool]:
     # API defaulting (SetDefaults_Container) replaces an empty path, so the kubelet's
     # `len(container.TerminationMessagePath) != 0` always holds for an API pod.
     path = get_str(container, "terminationMessagePath", at) or "/dev/termination-log"
     # GenerateRunContainerOptions: getPodContainerDir(uid, name) = <pod dir>\containers\<name>
     host = _join(root, "pods", uid, "containers", name, log_id)
-    return api_pb2.Mount(
-        host_path=make_absolute_path(host), container_path=make_absolute_path(path)
-    )
+    return make_absolute_path(path), make_absolute_path(host), False
 
 
 def container_mounts(
     view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
     container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
     volume_paths: Mapping[str, str], termination_log_id: str,
-) -> list[api_pb2.Mount]:
-    """``ContainerConfig.mounts``: the volume mounts in order, the managed hosts file,
-    then the termination log."""
+    host_process: Callable[[], bool] | None = None,
+) -> list[tuple[str, str, bool]]:
+    """``ContainerConfig.mounts`` as (container path, host path, read-only): the volume
+    mounts in order, the managed hosts file, then the termination log. Every one has
+    ``propagation`` ``PROPAGATION_PRIVATE`` (0): ``translateMountPropagation`` returns it on
+    Windows, whatever ``mountPropagation`` says; ``selinux.GetEnabled()`` is false there.
+    ``host_process``: :func:`has_host_process_container` of the pod, from facts the
+    caller has read (asked only when the hosts file would be mounted)."""
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
     should_mount = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
-    mount_hosts = should_mount and not has_host_process_container(view)
+    if should_mount:
+        should_mount = not (
+            has_host_process_container(view) if host_process is None else host_process()
+        )
+    mount_hosts = should_mount
     volumes = _volumes(view)
-    mounts: list[api_pb2.Mount] = []
+    mounts: list[tuple[str, str, bool]] = []
     for index, mount in enumerate(get_objects(container, "volumeMounts", at)):
         where = f"{at}volumeMounts[{index}]."
         name = get_str(mount, "name", where)
@@ -287,18 +296,12 @@ def container_mounts(
                 "features, which the library does not model",
             )
         read_only = get_bool(mount, "readOnly", where) is True
-        # translateMountPropagation returns PROPAGATION_PRIVATE on Windows, whatever
-        # mountPropagation says; selinux.GetEnabled() is false there.
-        mounts.append(api_pb2.Mount(
-            container_path=container_path, host_path=host_path,
-            readonly=read_only or must_read_only,
-            propagation=api_pb2.PROPAGATION_PRIVATE,
-        ))
+        mounts.append((container_path, host_path, read_only or must_read_only))
     if mount_hosts:
         # makeHostsMount: getEtcHostsPath(podDir) = <pod dir>\etc-hosts
-        mounts.append(api_pb2.Mount(
-            container_path=WINDOWS_ETC_HOSTS_PATH,
-            host_path=make_absolute_path(_join(root, "pods", uid, "etc-hosts")),
+        mounts.append((
+            WINDOWS_ETC_HOSTS_PATH, make_absolute_path(_join(root, "pods", uid, "etc-hosts")),
+            False,
         ))
     mounts.append(_termination_mount(container, at, root, uid, container_name,
                                      termination_log_id))
@@ -307,9 +310,6 @@ def container_mounts(
 
 def check_termination_log_id(value: object) -> str:
     """The termination log's file name: eight lowercase hex digits, as ``makeUID``."""
-    from kubelet_winnet._describe import type_name
-    from kubelet_winnet.errors import InvalidArgumentError
-
     if type(value) is not str:
         raise InvalidArgumentError("termination_log_id", "a string", type_name(value))
     if not _HEX8.fullmatch(value):
@@ -321,11 +321,6 @@ def check_termination_log_id(value: object) -> str:
 
 
 def check_volume_paths(value: object) -> dict[str, str]:
-    from kubelet_winnet._describe import type_name
-    from kubelet_winnet._kubelet.node import is_mapping
-    from kubelet_winnet._kubelet.pod import is_utf8
-    from kubelet_winnet.errors import InvalidArgumentError
-
     if value is None:
         return {}
     if not is_mapping(value):

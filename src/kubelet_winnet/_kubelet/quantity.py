@@ -1,4 +1,5 @@
-"""Kubernetes resource quantities (``500m``, ``1.5``, ``128Mi``, ``1e3``) as exact fractions.
+"""Kubernetes resource quantities (``500m``, ``1.5``, ``128Mi``, ``1e3``), exactly: as
+fractions, or as integers of billionths (a quantity's precision), which cost less.
 
 Follows ``k8s.io/apimachinery/pkg/api/resource`` (quantity.go): a signed decimal number
 with one suffix (binary ``Ki``..``Ei``, decimal ``n u m k M G T P E`` or an exponent
@@ -11,14 +12,19 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["go_div", "go_milli_value", "milli_value", "parse_quantity", "value", "wrap_int64"]
+__all__ = [
+    "go_div",
+    "go_milli_value",
+    "milli_value",
+    "nanos_milli_value",
+    "nanos_value",
+    "parse_nanos",
+    "parse_quantity",
+    "value",
+    "wrap_int64",
+]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
-    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
-    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-    "P": Fraction(10**15), "E": Fraction(10**18),
-}
 _SYNTAX = re.compile(
     r"([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([eE])([+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)"
 )
@@ -30,27 +36,55 @@ FORMAT_ERROR = (
 _MAX_LEN = 64  # far beyond any real quantity; bounds the work on hostile input
 
 
-def parse_quantity(text: str, field: str = "") -> Fraction:
-    """The exact value of ``text``; ``ValueError`` (upstream's text) when malformed."""
+def _match(text: str) -> re.Match[str]:
     if len(text) > _MAX_LEN:
         raise ValueError(FORMAT_ERROR)
     match = _SYNTAX.fullmatch(text)
     if match is None:
         raise ValueError(FORMAT_ERROR)
+    return match
+
+
+def _nanos(match: re.Match[str]) -> int:
+    # The exact value times 10**9, its magnitude rounded up (upstream keeps at most
+    # nanosecond precision), in integers: the same number Fraction arithmetic gives.
     sign, number, exp_mark, exponent, suffix = match.groups()
-    amount = Fraction(number)
+    whole, _, fraction = number.partition(".")
+    magnitude = int(whole + fraction or "0")
     if exp_mark:
         power = int(exponent)
         if abs(power) > 30:  # upstream caps scale well below this
             raise ValueError(FORMAT_ERROR)
-        amount *= Fraction(10) ** power
     elif suffix in _BINARY:
-        amount *= _BINARY[suffix]
+        magnitude *= _BINARY[suffix]
+        power = 0
     else:
-        amount *= _DECIMAL[suffix or ""]
-    # Upstream keeps at most nanosecond precision, rounding up.
-    amount = Fraction(math.ceil(amount * 10**9), 10**9)
-    return -amount if sign == "-" else amount
+        power = _DECIMAL_EXPONENT[suffix or ""]
+    scale = power + 9 - len(fraction)
+    factor: int = 10 ** abs(scale)
+    magnitude = magnitude * factor if scale >= 0 else -(-magnitude // factor)
+    return -magnitude if sign == "-" else magnitude
+
+
+def parse_nanos(text: str) -> int:
+    """``text``'s value in billionths (what :func:`parse_quantity` gives, times
+    ``10**9``); ``ValueError`` (upstream's text) when malformed."""
+    return _nanos(_match(text))
+
+
+def parse_quantity(text: str, field: str = "") -> Fraction:
+    """The exact value of ``text``; ``ValueError`` (upstream's text) when malformed."""
+    return Fraction(parse_nanos(text), 10**9)
+
+
+def nanos_value(nanos: int) -> int:
+    """``Quantity.Value()`` of a quantity of ``nanos`` billionths: rounded up."""
+    return -(-nanos // 10**9)
+
+
+def nanos_milli_value(nanos: int) -> int:
+    """``Quantity.MilliValue()`` of a quantity of ``nanos`` billionths: rounded up."""
+    return -(-nanos // 10**6)
 
 
 def value(amount: Fraction) -> int:
@@ -121,9 +155,8 @@ def go_milli_value(text: str, *, saturating: bool = False) -> int:
     """``Quantity.MilliValue()`` of ``ParseQuantity(text)`` in Go's int64 arithmetic
     (quantity.go, amount.go, scale_int.go). ``saturating``: the newest apimachinery,
     whose ScaledValue clamps to the int64 range instead of wrapping."""
-    exact = parse_quantity(text)  # validates, and bounds the exponent and the length
-    match = _SYNTAX.fullmatch(text)
-    assert match is not None
+    match = _match(text)  # validates, and bounds the length
+    exact = _nanos(match)  # and the exponent
     sign, number, exp_mark, exponent_text, suffix = match.groups()
     negative = sign == "-"
     whole, _, fraction = number.partition(".")
@@ -146,10 +179,9 @@ def go_milli_value(text: str, *, saturating: bool = False) -> int:
         if fits:
             return _int64_amount_milli(-amount if negative else amount, scale, saturating)
     # inf.Dec: the exact value rounded up (away from zero) to nanos; BinarySI capped.
-    magnitude = abs(exact)
-    if binary and magnitude > _INT64_MAX:
-        magnitude = Fraction(_INT64_MAX)
-    nanos = math.ceil(magnitude * 10**9)
+    nanos = abs(exact)
+    if binary and nanos > _INT64_MAX * 10**9:
+        nanos = _INT64_MAX * 10**9
     milli, remainder = divmod(nanos, 10**6)
     if remainder:
         milli += 1

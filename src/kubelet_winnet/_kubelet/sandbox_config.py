@@ -23,12 +23,12 @@ from __future__ import annotations
 import ipaddress
 import ntpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
-from kubelet_winnet._kubelet.messages import sandbox_config_message
+from kubelet_winnet._kubelet.messages import sandbox_config_bytes
 from kubelet_winnet._kubelet.node import NodeContext
 from kubelet_winnet._kubelet.pod import pod_facts
 from kubelet_winnet._kubelet.podview import (
@@ -558,6 +558,14 @@ def build_sandbox_config(
         raise not_utf8_error(view) from None
 
 
+def _fill_str_map(
+    target: MutableMapping[str, str], obj: Mapping[str, Any], key: str, at: str
+) -> None:
+    """``get_str_map(obj, key, at)`` into ``target``, entry by entry."""
+    for name, item in get_str_map(obj, key, at).items():
+        target[name] = item
+
+
 def _build_sandbox_config(
     view: PodView, node: NodeContext, attempt: int, profile: Any, expanded_dns: bool
 ) -> api_pb2.PodSandboxConfig:
@@ -566,14 +574,15 @@ def _build_sandbox_config(
     spec, at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", at) is True
     meta_at = view.at("metadata.")
-    labels = get_str_map(view.metadata, "labels", meta_at)
+    # Map entries set one by one: the constructor and update() both walk the map in
+    # Python (MutableMapping.update), which costs more.
+    config = api_pb2.PodSandboxConfig()
+    labels = config.labels
+    _fill_str_map(labels, view.metadata, "labels", meta_at)
     labels[POD_NAME_LABEL] = name
     labels[POD_NAMESPACE_LABEL] = namespace
     labels[POD_UID_LABEL] = uid
-    # Maps passed to the constructor are filled in C; .update() walks them in Python.
-    config = api_pb2.PodSandboxConfig(
-        labels=labels, annotations=get_str_map(view.metadata, "annotations", meta_at)
-    )
+    _fill_str_map(config.annotations, view.metadata, "annotations", meta_at)
     metadata = config.metadata
     metadata.name = name
     metadata.uid = uid
@@ -596,7 +605,7 @@ def _build_sandbox_config(
     decision = decide_sandbox(pod_facts(spec, at), profile.sets_namespace_options)
     if decision.error is not None:
         raise SandboxConfigError(decision.error, decision.error_rule or "")
-    config.windows.MergeFrom(sandbox_config_message(decision))
+    config.windows.MergeFromString(sandbox_config_bytes(decision))
     return config
 
 

@@ -735,3 +735,18 @@ def test_the_fast_path_reads_kubectl_layout_and_stops_trying_elsewhere(
     assert docs(read(write(tmp_path, "c.json", json.dumps({"kind": "List", "items": items})))
                 ) == items
     assert calls == []
+
+
+def test_an_escape_far_into_a_long_list_still_sends_its_item_the_careful_way(
+    tmp_path: Path,
+) -> None:
+    """Where the next backslash is, is found once and kept while the buffer moves on: an
+    item past several reads (64 KiB each) with a \\u003a-hidden repeated key is still
+    refused."""
+    filler = '{\n    "kind": "Pod",\n    "pad": "' + "x" * 1000 + '"\n}'
+    hidden = '{\n    "kind": "Pod",\n    "a": 1,\n    "a": 2,\n    "b": "\\u003a"\n}'
+    items = [filler] * 300 + [hidden] + [filler] * 10
+    found = read(write(tmp_path, "l.json", _kubectl_list(items)))
+    assert [type(d).__name__ for d in found].count("Document") == 310
+    (problem,) = bad(found)
+    assert "items[300]" in problem.reason and 'duplicate key "a"' in problem.reason

@@ -700,10 +700,12 @@ class _JsonReader:
         self._fast_failures = 0  # items the fast path could not read (see _fast_item)
         self._fast_indent: str | None = None  # the items' indentation, and the line
         self._fast_close = ""  # that closes one
+        self._escape_at = -1  # where the next backslash is (see _fast_item)
 
     def _more(self, at_least: int = _CHUNK) -> bool:
         if self._eof:
             return False
+        self._escape_at = -1  # positions move, or text comes that was not searched
         if self._pos > _CHUNK and self.consumed:  # keep all text until it is surely JSON
             # Cut at the start of the line (when near), so an item's indentation stays.
             cut = self.buffer.rfind("\n", self._pos - _INDENT_KEPT, self._pos) + 1 or self._pos
@@ -927,7 +929,13 @@ class _JsonReader:
             pos = self._pos
         end += len(close)
         text = buffer[pos:end]
-        if "\\u" in text or (len(text) > MAX_INT_DIGITS and _LONG_DIGITS.search(text)):
+        escape = self._escape_at  # the first backslash from here on, found once
+        if escape < pos:
+            escape = buffer.find("\\", pos)
+            self._escape_at = escape = len(buffer) if escape < 0 else escape
+        if (escape < end and "\\u" in text) or (
+            len(text) > MAX_INT_DIGITS and _LONG_DIGITS.search(text)
+        ):
             return None
         try:
             value = decode(text)

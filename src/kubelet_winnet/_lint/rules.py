@@ -362,8 +362,11 @@ def check_pod(
     at = pod.spec_path
     found: list[Finding] = []
     host_network = spec.get("hostNetwork") is True
-    pod_options = _dig(spec, "securityContext", "windowsOptions")
-    pod_host_process = _bool(_dig(pod_options, "hostProcess"))
+    context = spec.get("securityContext")
+    pod_options = context.get("windowsOptions") if type(context) is dict else None
+    pod_host_process = (
+        _bool(pod_options.get("hostProcess")) if type(pod_options) is dict else None
+    )
     containers = _containers(pod, pod_host_process)
     host_process = [c for c in containers if c.effective]
     plain = [c for c in containers if not c.effective]
@@ -618,7 +621,7 @@ def ignored_rules(pod: PodObject) -> dict[str, str]:
     """Rule ids the object or its pod template opts out of, with the reasons given."""
     ignored: dict[str, str] = {}
     for metadata in (pod.manifest.get("metadata"), pod.template_metadata):
-        annotations = _dig(metadata, "annotations")
+        annotations = metadata.get("annotations") if type(metadata) is dict else None
         if type(annotations) is not dict:
             continue
         for key, value in annotations.items():

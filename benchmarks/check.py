@@ -8,7 +8,8 @@ Usage (after ``pip install -e .[test]``)::
 
 Inputs are written by ``benchmarks/gen_manifests.py`` into a temporary directory (never
 committed). Each row runs the real console entry point in a child process; its wall time
-and peak RSS (``wait4``) are measured. The reference rows, measured in the same run,
+and peak RSS (``wait4``) are measured, and for the List rows also its CPU seconds
+(user + system), the steadier measure on a shared machine. The reference rows, measured in the same run,
 only parse the same input without checking anything: ``json.load`` of the List and
 PyYAML's C loader over the directory; the ratio is check time / reference time.
 
@@ -77,6 +78,8 @@ class Row:
     peak_mb: float
     reference: float | None = None  # seconds of the reference row
     startup: float = 0.0  # seconds of the one-pod run, for the steady rate
+    cpu: float = 0.0  # CPU seconds of the run, and of its reference (List rows)
+    reference_cpu: float | None = None
 
     @property
     def pods_per_second(self) -> float:
@@ -88,13 +91,20 @@ class Row:
         return self.pods / busy if busy > 0 else 0.0
 
 
+# CPU seconds (user + system) of the last child measured: on a shared machine they move
+# less than wall seconds (other jobs take turns on the cores, not on this child's CPU).
+LAST_CPU = [0.0]
+
+
 def measure(argv: list[str]) -> tuple[float, float, bytes, int]:
-    """Wall seconds, peak RSS in MB, stdout and exit status of one child process."""
+    """Wall seconds, peak RSS in MB, stdout and exit status of one child process (its
+    CPU seconds in ``LAST_CPU``)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         child = subprocess.Popen(argv, stdout=out, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - start
+        LAST_CPU[0] = usage.ru_utime + usage.ru_stime
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         data = out.read()
@@ -184,16 +194,18 @@ def run(files: int, pods: int, checkov: str | None, keep: Path | None) -> list[R
                         median, 0.0, median / ratio))
 
         seconds, peak, report = check(workdir / "list.json")
+        check_cpu = LAST_CPU[0]
         reference, reference_peak, _, _ = measure([sys.executable, "-c", _REFERENCE_LIST,
                                                    str(workdir / "list.json")])
+        reference_cpu = LAST_CPU[0]
         rows.append(Row(f"check List ({pods} pods)", pods_checked(report), seconds, peak,
-                        reference, startup_s))
+                        reference, startup_s, check_cpu, reference_cpu))
         seconds, peak, configs = translate(workdir / "list.json")
         rows.append(Row(f"translate -o json List ({pods} pods)", configs, seconds, peak,
-                        reference, startup_s))
+                        reference, startup_s, LAST_CPU[0], reference_cpu))
         # The floor: CPython's C JSON decoder alone, no checks, the whole List in memory.
         rows.insert(3, Row("reference: json.load of the List", pods, reference,
-                           reference_peak))
+                           reference_peak, cpu=reference_cpu))
 
         seconds, peak, report = check(workdir / "tree")
         reference, _, _, _ = measure([sys.executable, "-c", _REFERENCE_TREE,
@@ -222,14 +234,17 @@ def run(files: int, pods: int, checkov: str | None, keep: Path | None) -> list[R
 def table(rows: list[Row]) -> str:
     lines = [
         "| run | pods | seconds | pods/s | pods/s after start-up | peak RSS MB "
-        "| ratio to reference |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| ratio to reference | CPU s | CPU ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         ratio = f"{row.seconds / row.reference:.2f}" if row.reference else "-"
+        cpu = f"{row.cpu:.2f}" if row.cpu else "-"
+        cpu_ratio = f"{row.cpu / row.reference_cpu:.2f}" if row.reference_cpu else "-"
         lines.append(f"| {row.name} | {row.pods} | {row.seconds:.2f} | "
                      f"{row.pods_per_second:,.0f} | "
-                     f"{row.steady_pods_per_second:,.0f} | {row.peak_mb:.0f} | {ratio} |")
+                     f"{row.steady_pods_per_second:,.0f} | {row.peak_mb:.0f} | {ratio} | "
+                     f"{cpu} | {cpu_ratio} |")
     return "\n".join(lines)
 
 
@@ -256,9 +271,12 @@ def main() -> int:
         print("\n(peer row not asked for: --checkov-venv DIR runs it; see docs/check.md)")
     started, listed, translated = rows[1], rows[2], rows[4]
     assert listed.reference and translated.reference
+    assert listed.reference_cpu and translated.reference_cpu
     print(f"\ntargets (informational): check List {listed.seconds / listed.reference:.2f}x "
-          f"json.load (target <= {TARGET_CHECK_RATIO}), translate -o json "
-          f"{translated.seconds / translated.reference:.2f}x "
+          f"json.load wall, {listed.cpu / listed.reference_cpu:.2f}x CPU "
+          f"(target <= {TARGET_CHECK_RATIO}), translate -o json "
+          f"{translated.seconds / translated.reference:.2f}x wall, "
+          f"{translated.cpu / translated.reference_cpu:.2f}x CPU "
           f"(target <= {TARGET_TRANSLATE_RATIO}); List {listed.pods_per_second:,.0f} pods/s "
           f"({listed.steady_pods_per_second:,.0f} after start-up); peak RSS "
           f"{max(r.peak_mb for r in rows if not r.name.startswith(('ref', 'checkov'))):.0f}"

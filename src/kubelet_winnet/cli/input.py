@@ -881,11 +881,11 @@ class _JsonReader:
             index += 1
             char = self._peek()
             if char == "]":
-                self._advance(self._pos + 1)
+                self._pos += 1
                 return
             if char != ",":
                 raise self._fail("expected ',' or ']'")
-            self._advance(self._pos + 1)
+            self._pos += 1
 
 
     def _fast_item(
@@ -944,8 +944,8 @@ class _JsonReader:
             return None
         if text.count(":") != encode(value).count(b":"):
             return None  # a repeated key: the careful way names it and its line
-        line = self._line
-        self._advance(end)
+        line = self._line_at(pos)
+        self._pos = end
         return value, line, text
 
 
@@ -1194,7 +1194,7 @@ def read_source(
     produced = False
     try:
         for found in _read(raw, source, limits):
-            if isinstance(found, Document) or found.reason != _EMPTY:
+            if not produced and (isinstance(found, Document) or found.reason != _EMPTY):
                 produced = True
             yield found
         if not produced:
@@ -1281,7 +1281,7 @@ def _json_documents(
                 yield BadInput(source, number, line, _deep(limits))
             else:
                 yield Document(source, number, item, line, value,
-                               _json_locator(text, line, value))
+                               _JsonLines(text, line, value))
             continue
         if value is None:
             continue

@@ -8,10 +8,10 @@ Usage (after ``pip install -e .[test]``)::
 
 Inputs are written by ``benchmarks/gen_manifests.py`` into a temporary directory (never
 committed). Each row runs the real console entry point in a child process; its wall time
-and peak RSS (``wait4``) are measured, and for the List rows also its CPU seconds
-(user + system), the steadier measure on a shared machine. The reference rows, measured in the same run,
-only parse the same input without checking anything: ``json.load`` of the List and
-PyYAML's C loader over the directory; the ratio is check time / reference time.
+and peak RSS (``wait4``) are measured, and for the List rows also its CPU seconds (user +
+system), the steadier measure on a shared machine. The reference rows, measured in the
+same run, only parse the same input without checking anything: ``json.load`` of the List
+and PyYAML's C loader over the directory; the ratio is check time / reference time.
 
 The peer row is opt-in (``--checkov-venv DIR``, or ``--checkov PATH`` to an installed
 checkov): checkov is installed into its own virtual environment (``DIR``, created and

@@ -52,3 +52,33 @@ def test_quiet_silences_the_notes(
     _, _, overlay, _, values = _inputs(tmp_path)
     assert main([command, "-q", str(overlay), str(values)]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_every_bad_input_of_a_file_that_is_no_template_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """Only a Helm template's errors are folded into its one note; a plain file with
+    three bad items gets three errors, each in document 1 (the List), and no note that
+    the path holds no objects."""
+    items = [
+        '{\n    "kind": "Pod",\n    "a": 1,\n    "a": 2\n}',
+        '{\n    "kind": "Pod",\n    "spec": {\n        "hostNetwork": "yes"\n    }\n}',
+        '{\n    "kind": "Pod",\n    "x": 1e999\n}',
+    ]
+    body = ",\n".join(items)
+    path = tmp_path / "bad.json"
+    path.write_text('{\n"kind": "List",\n"items": [\n' + body + "\n]\n}\n", encoding="utf-8")
+    status = main([command, str(path)])
+    _, err = capsys.readouterr()
+    errors = [line for line in err.splitlines() if line.startswith("kubelet-winnet: error:")]
+    assert status == 2
+    # Lines: the repeated key (7), the field (12), the item (15).
+    assert errors == [
+        f'kubelet-winnet: error: {path}:7: document 1: items[0]: duplicate key "a"',
+        f'kubelet-winnet: error: {path}:12: document 1: spec.hostNetwork: expected a '
+        'boolean, got string "yes"',
+        f'kubelet-winnet: error: {path}:15: document 1: items[2]: number "1e999" is out of '
+        "range",
+    ]
+    assert "no Kubernetes objects" not in err and "no objects" not in err

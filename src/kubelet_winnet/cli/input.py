@@ -115,6 +115,7 @@ class _Refused(Exception):
         self.reason = reason
         self.line = line
         self.fatal = fatal  # the rest of the stream cannot be read
+        self.in_items = False  # an item of a streamed List's items
 
 
 
@@ -874,6 +875,7 @@ class _JsonReader:
                 found = self._value()
             if isinstance(found, _Refused):
                 found.reason = f"items[{index}]: {found.reason}"
+                found.in_items = True
                 yield found
             else:
                 value, line, text = found
@@ -1265,8 +1267,10 @@ def _json_documents(
                            exc.reason + _STOPS)
             return
         if isinstance(found, _Refused):
-            if not in_items:
+            if not in_items:  # a new document, or the first item of a List
                 number += 1
+            if found.in_items:
+                in_items = True
             yield BadInput(source, number, found.line, found.reason)
             continue
         item, line, value, text = found

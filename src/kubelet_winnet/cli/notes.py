@@ -23,6 +23,7 @@ class InputNotes:
         self.files: set[str] = set()
         self.with_objects: set[str] = set()
         self.explained: set[str] = set()  # templates and kustomizations: said already
+        self.unexplained: set[str] = set()  # files with bad input that are no template
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self._source: str | None = None  # the file of the last document seen
         self._kustomization_name = False  # ... and whether it is named as a kustomization
@@ -60,13 +61,17 @@ class InputNotes:
 
     def bad(self, found: BadInput) -> bool:
         """A file that fails to parse because it is a Helm template: one note instead."""
-        self.files.add(found.source)
-        if found.source in self.explained:
+        source = found.source
+        self.files.add(source)
+        if source in self.explained:
             return True
-        line = _template_line(found.source, self._max_bytes)
-        self.explained.add(found.source)  # its error, or the note below, says enough
-        if line is None:
+        if source in self.unexplained:  # each of its errors is reported
             return False
+        line = _template_line(source, self._max_bytes)
+        if line is None:
+            self.unexplained.add(source)
+            return False
+        self.explained.add(source)  # the note below says enough
         self._session.note(
             f"{found.source}:{line}: a Helm template ({{{{ ... }}}}), not a manifest: check "
             f"what it renders with helm template CHART | kubelet-winnet {self._command} -"
@@ -75,7 +80,7 @@ class InputNotes:
 
     def empty_paths(self, paths: list[str]) -> list[str]:
         """Arguments under which no file held a Kubernetes object (or was explained)."""
-        found = self.with_objects | self.explained
+        found = self.with_objects | self.explained | self.unexplained
         empty = []
         for path in paths:
             if path == "-":

@@ -645,6 +645,8 @@ def test_list_items_in_kubectl_layout_read_as_the_stdlib_decoder_reads_them(
     ('{\n    "kind": "Pod",\n    "n": ' + "7" * (MAX_INT_DIGITS + 1) + "\n}", 0, "digits"),
     ('{\n    "kind": "Pod",\n    "x": 1e999\n}', 0, "out of range"),
     ('{\n    "kind": "Pod",\n    "x": NaN\n}', 0, "NaN is not JSON"),
+    ('{\n    "kind": "Pod",\n    "x": ' + "[" * 150 + "]" * 150 + "\n}", 0,
+     "nested deeper than 100 levels"),
 ])
 def test_bad_list_items_in_kubectl_layout(
     tmp_path: Path, item: str, line: int, words: str

@@ -1282,7 +1282,7 @@ def _json_documents(
                 yield BadInput(source, number, line,
                                f"items[{item}] is {_json_kind(value)}, not an object")
             elif _too_deep(value, limits.max_depth - 2, text):
-                yield BadInput(source, number, line, _deep(limits))
+                yield BadInput(source, number, line, f"items[{item}]: {_deep(limits)}")
             else:
                 yield Document(source, number, item, line, value,
                                _JsonLines(text, line, value))

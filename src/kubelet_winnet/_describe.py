@@ -7,9 +7,14 @@ or return megabytes (a 5,000-digit int's ``repr`` raises ``ValueError`` on CPyth
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import json.encoder
+from collections.abc import Callable, Mapping
 
-__all__ = ["describe", "describe_path", "quoted", "type_name"]
+__all__ = ["describe", "describe_path", "json_string", "quoted", "type_name"]
+
+# ``json.dumps`` of a string (ensure_ascii), without the encoder's Python layers: the C
+# function behind it. The hand-written JSON records and the JSON line finder use it.
+json_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 _SHOWN = 40  # characters of a value shown in a message
 _JSON_KINDS = {

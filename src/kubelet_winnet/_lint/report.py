@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import json
-import json.encoder
 import os
 import urllib.parse
-from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
 from kubelet_winnet._describe import describe_path
+from kubelet_winnet._describe import json_string as _quote
 from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity, rule_page
 from kubelet_winnet._lint.targeting import PodObject
 from kubelet_winnet._printable import printable
@@ -117,7 +116,6 @@ def _object_json(pod: PodObject) -> str:
     return "{" + ", ".join(f"{_quote(k)}: {_quote(v)}" for k, v in _object(pod).items()) + "}"
 
 
-_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
 def _subject(pod: PodObject, finding: Finding) -> str:

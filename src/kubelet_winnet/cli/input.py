@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
-import json.encoder
 import json.scanner
 import os
 import re
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kubelet_winnet._describe import describe_path
+from kubelet_winnet._describe import json_string as _quote
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -1005,8 +1005,6 @@ def _json_locator(text: str, first_line: int, value: Any) -> Callable[[Path], in
 
 
 _SCAN = json.scanner.make_scanner(_SKIPPER)  # type: ignore[arg-type]
-# json.dumps of a string, without the encoder's Python layers (the same C function).
-_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
 _SPACE = re.compile(r"[ \t\n\r]*")
 _BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 

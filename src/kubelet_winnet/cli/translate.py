@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import json.encoder
-from collections.abc import Callable
 from typing import IO, Any, TextIO
 
+from kubelet_winnet._describe import json_string as _quote
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.notes import InputNotes
 from kubelet_winnet.cli.session import (
@@ -182,8 +181,6 @@ class _TranslateWriter:
             self._array.close()
 
 
-# json.dumps of a string (ensure_ascii): CPython's C function behind it.
-_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
 # serialized WindowsPodSandboxConfig -> its JSON text as it appears one level in
 _CONFIG_JSON: dict[bytes, str] = {}
 

@@ -19,7 +19,11 @@ less), every way of reading its items:
   ``Raw``, decoding it, and the cheapest sound duplicate-key check: a repeated key
   drops one ``:`` from the value's encoding), orjson (no way to find where an item
   ends: decoded whole, no duplicate check); ijson's C backend streams items, but
-  without lines or duplicate keys.
+  without lines or duplicate keys; msgspec decoding into typed structs only the fields
+  targeting and the rules read (the rest skipped unseen, so no duplicate check);
+* what ``check``'s own rules cost on top: targeting and ``check_pod`` on values decoded
+  beforehand, and after the msgspec row's decode and duplicate check (no item end, no
+  lines, no output: less than any ``check`` built on these rules can pay).
 
 The table gives each row's median time over rounds as a ratio to ``json.load``. The exit
 code is non-zero only when a candidate reads other values than ``json.load``.
@@ -100,6 +104,64 @@ def _msgspec(texts: list[str]) -> Callable[[], int] | None:
     return run
 
 
+def _rules(values: list[Any], decoder: Callable[[str], Any] | None = None,
+           texts: list[str] | None = None) -> Callable[[], int]:
+    """Targeting and ``check_pod`` per item: on values decoded beforehand (the rules'
+    own cost), or (``decoder``) after the msgspec row's decode and duplicate check, the
+    least a ``check`` on these rules pays before it finds a line or writes a finding."""
+    from kubelet_winnet._lint.rules import check_pod, host_network_reach
+    from kubelet_winnet._lint.targeting import Target, pod_object, target_of
+
+    reach = host_network_reach("1.34", {}, True)
+
+    def lint(value: Any) -> int:
+        pod = pod_object(value)
+        if pod is None:
+            return 0
+        target = target_of(pod)[0]
+        if target is Target.WINDOWS:
+            check_pod(pod, target, reach, {})
+        return 1
+
+    if decoder is None:
+        return lambda: sum(lint(value) for value in values)
+    msgspec = _optional("msgspec")
+    assert texts is not None and msgspec is not None
+    encode = msgspec.json.Encoder().encode
+
+    def run() -> int:
+        count = 0
+        for text in texts:
+            value = decoder(text)
+            if text.count(":") == encode(value).count(b":"):
+                count += lint(value)
+        return count
+    return run
+
+
+def _typed(texts: list[str]) -> Callable[[], int] | None:
+    """msgspec decoding only what targeting and the rules read into typed structs; the
+    rest is skipped unseen, so a repeated key there cannot be found."""
+    msgspec = _optional("msgspec")
+    if msgspec is None:
+        return None
+
+    def struct(name: str, fields: str, **typed: Any) -> Any:
+        return msgspec.defstruct(name, [(field, Any, None) for field in fields.split()]
+                                 + [(field, kind, None) for field, kind in typed.items()])
+
+    containers: Any = list[struct("Container", "name securityContext ports")] | None  # type: ignore[misc]
+    spec = struct(
+        "Spec", "os nodeSelector affinity tolerations runtimeClassName hostNetwork hostPID "
+        "hostIPC shareProcessNamespace hostUsers securityContext",
+        containers=containers, initContainers=containers, ephemeralContainers=containers,
+    )
+    item = struct("Item", "kind", metadata=struct("Metadata", "name namespace annotations")
+                  | None, spec=spec | None)
+    decode = msgspec.json.Decoder(item).decode
+    return lambda: sum(1 for text in texts if decode(text))
+
+
 def _orjson(texts: list[str]) -> Callable[[], int] | None:
     orjson = _optional("orjson")
     if orjson is None:
@@ -130,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         gen_manifests.write_list(path, pods)
         texts = _items(path)
         want = json.loads(path.read_text(encoding="utf-8"))["items"]
+        msgspec = _optional("msgspec")
+        decoder = msgspec.json.Decoder().decode if msgspec is not None else None
         rows: dict[str, Callable[[], int] | None] = {
             "json.load of the whole List (reference)": _load(path),
             "read_source (the project's reader)": _read_source(path),
@@ -137,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
             "stdlib decoder, no hooks, per item": _stdlib(texts, hooks=False),
             "msgspec: skip to the end, decode, duplicate check, per item": _msgspec(texts),
             "orjson, per item (no end, no duplicate check)": _orjson(texts),
+            "msgspec, typed: only the fields the rules read (no duplicate check possible)":
+                _typed(texts),
+            "targeting and the rules alone, per item decoded beforehand": _rules(want),
+            "msgspec decode and duplicate check, then targeting and the rules "
+            "(no end, lines or output)": _rules(want, decoder, texts) if decoder else None,
             "ijson yajl2_c items (no lines, no duplicate check)": _ijson(path),
         }
         for name, run in rows.items():  # every candidate reads all items

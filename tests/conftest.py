@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.strategies import CORPUS
+from tests.strategies import CORPUS, MUST_RUN
 
 # Three profiles: "quick" (the default: the README test command stays under 2 minutes on
 # 2 cores, pip install included), "ci" (the default when CI is set: 6x the examples),
@@ -44,7 +44,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     # A hook, not a fixture: pytest reports a skip raised here at this line, once for all.
     if item.get_closest_marker("corpus") is None or CORPUS.is_dir():
         return
-    if os.environ.get("CI"):
+    if MUST_RUN:
         pytest.fail(f"CI must run the corpus tests, but there is no corpus at {CORPUS}",
                     pytrace=False)
     pytest.skip(CORPUS_ABSENT)

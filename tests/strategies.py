@@ -132,11 +132,18 @@ def fixture_documents() -> list[tuple[str, dict[str, JSON]]]:
     return found
 
 
+# The project's CI (.ci/run, and tox under it) sets KUBELET_WINNET_CI=1: there every
+# optional component must be present, so a test that would skip fails instead. CI=true
+# alone (GitHub Actions in a fork, any pipeline running README's test command) keeps the
+# skips, each with its reason: such a job has no corpus beside it and no ci extra.
+MUST_RUN = os.environ.get("KUBELET_WINNET_CI") == "1"
+
+
 def require(module: str, extra: str = "ci") -> ModuleType:
     """``module``, from the ``extra`` that .ci/run and tox install (``ci``: the slow or
-    heavy ones, kept out of ``test``). Outside CI its tests skip with this reason; under CI
-    (CI set) a missing module fails them."""
-    if os.environ.get("CI"):
+    heavy ones, kept out of ``test``). Outside the project's CI its tests skip with this
+    reason; under it (:data:`MUST_RUN`) a missing module fails them."""
+    if MUST_RUN:
         return importlib.import_module(module)
     found: ModuleType = pytest.importorskip(
         module, reason=f"{module} is not installed: pip install -e '.[test,{extra}]' to run these"

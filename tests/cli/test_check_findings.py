@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from kubelet_winnet.cli import main
+from tests.strategies import require
 
 NGINX = {  # the manifest of the trial: a Linux workload with no OS marker
     "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "nginx"},
@@ -300,7 +301,7 @@ def test_paths_are_read_in_command_line_order(
 def test_junit_output_is_read_by_a_junit_parser(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    junitparser = pytest.importorskip("junitparser")
+    junitparser = require("junitparser", "test")
     pod = windows({"hostNetwork": True, "hostPID": True})
     quiet = windows({}, "fine")
     silenced = windows({"hostNetwork": True}, "silenced")

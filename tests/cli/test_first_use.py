@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from kubelet_winnet.cli import main
+from tests.strategies import require
 
 MIXED = {  # kubelet: "pod must not contain both HostProcess and non-HostProcess containers"
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "mixed"},
@@ -53,7 +54,7 @@ def test_dry_run_says_on_stderr_why_it_exits_1(
 def test_run_without_a_runtime_is_one_error_and_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    pytest.importorskip("grpc")
+    require("grpc", "test")
     plain = {"apiVersion": "v1", "kind": "Pod",
              "spec": {"os": {"name": "windows"}, "containers": [{"name": "c", "image": "i"}]}}
     path = write(tmp_path / "pods.yaml", *({**plain, "metadata": {"name": f"p{n}"}}
@@ -116,7 +117,7 @@ def test_audit_table_marks_are_all_explained(
 def test_audit_with_a_missing_kubeconfig_says_so(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    pytest.importorskip("kubernetes")
+    require("kubernetes")
     missing = tmp_path / "nonexistent"
     status, out, err = command(capsys, "audit", "--kubeconfig", str(missing))
     assert status == 2

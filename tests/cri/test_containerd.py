@@ -44,7 +44,7 @@ from kubelet_winnet.cli import main
 from kubelet_winnet.cri import RuntimeClient
 from tests.cri import containerd_fixture
 from tests.cri.containerd_fixture import IMAGE, SUBNET, Containerd
-from tests.strategies import REPO_ROOT, WORKLOAD_KINDS, corpus_params, spec_of
+from tests.strategies import MUST_RUN, REPO_ROOT, WORKLOAD_KINDS, corpus_params, spec_of
 
 REPO = REPO_ROOT
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -139,10 +139,10 @@ OPT_IN = "KUBELET_WINNET_CONTAINERD"
 def daemon() -> Iterator[Containerd]:
     reason = containerd_fixture.unavailable_reason()
     if reason is not None:
-        if os.environ.get("CI"):
+        if MUST_RUN:
             pytest.fail(f"CI must run the containerd tests, but: {reason}")
         pytest.skip(reason)
-    if not os.environ.get("CI") and os.environ.get(OPT_IN) != "1":
+    if not MUST_RUN and os.environ.get(OPT_IN) != "1":
         pytest.skip(
             "a private containerd takes about 40 s to start and drive: these tests run "
             f"under CI; set {OPT_IN}=1 to run them here"

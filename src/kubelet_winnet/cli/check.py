@@ -225,10 +225,26 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
     """``--list-rules`` and ``--explain RULE``."""
     import json
 
-    from kubelet_winnet._lint.rules import RULES, RULES_BY_ID, nearest_rule, rule_page
+    from kubelet_winnet._lint.rules import (
+        REASONS_BY_ID,
+        RULES,
+        RULES_BY_ID,
+        nearest_rule,
+        rule_page,
+    )
 
     if args.explain is not None:
         rule = RULES_BY_ID.get(args.explain)
+        reason = REASONS_BY_ID.get(args.explain)
+        if rule is None and reason is not None:
+            # An id `explain` prints: say what it is, then the rule it is a case of.
+            if reason.rule is None:
+                session.out.write(f"{reason.id}: a note of `explain` about the flags, not a "
+                                  f"check rule: {reason.summary}.\n")
+                return session.status
+            session.out.write(f"{reason.id}: a reason `explain` gives for rule "
+                              f"{reason.rule}: {reason.summary}.\n\n")
+            rule = RULES_BY_ID[reason.rule]
         if rule is None:
             nearest = nearest_rule(args.explain)
             session.error(f"--explain: {_clip(args.explain)} is not a rule"

@@ -1,0 +1,94 @@
+"""``kubelet-winnet explain``'s findings speak check's language: one id, one severity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubelet_winnet import WarningCode
+from kubelet_winnet.cli import main
+
+WINDOWS = {"kubernetes.io/os": "windows"}
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "mcr.microsoft.com/x"}]}
+    body.update(spec)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": body}
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+GMSA = {"windowsOptions": {"gmsaCredentialSpecName": "webapp"}}
+
+
+@pytest.mark.parametrize(
+    ("spec", "version", "rule", "severity", "reason"),
+    [
+        # docs/rules/README.md: host-network-ignored is a warning on a Windows pod, info
+        # on a pod pinned to no OS; gmsa-spec-missing is info.
+        ({"hostNetwork": True, "nodeSelector": WINDOWS}, "1.32", "host-network-ignored",
+         "warning", "containerd-ignores-namespace-options"),
+        ({"hostNetwork": True, "nodeSelector": WINDOWS}, "1.34", "host-network-ignored",
+         "warning", "host-network-withdrawn"),
+        ({"hostNetwork": True}, "1.34", "host-network-ignored", "info",
+         "host-network-withdrawn"),
+        ({"securityContext": GMSA, "nodeSelector": WINDOWS}, "1.32", "gmsa-spec-missing",
+         "info", "gmsa-spec-missing"),
+    ],
+)
+def test_explain_gives_a_finding_the_severity_check_gives_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, spec: dict[str, Any], version: str,
+    rule: str, severity: str, reason: str,
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(_pod("p", **spec)), encoding="utf-8")
+    _, out, _ = _run(capsys, "explain", "--kubelet-version", version, str(path))
+    (line,) = [t for t in out.splitlines() if t.startswith(("warning ", "info "))]
+    name = rule if rule == reason else f"{rule} [{reason}]"
+    assert line.startswith(f"{severity} {name} spec.")
+    _, out, _ = _run(capsys, "check", "--kubelet-version", version, str(path))
+    assert f": {severity} {rule}: " in out  # check says the same of the same pod
+    _, out, _ = _run(capsys, "explain", "--kubelet-version", version, str(path), "-o", "json")
+    (warning,) = json.loads(out)[0]["warnings"]
+    assert (warning["code"], warning["rule"], warning["severity"]) == (reason, rule, severity)
+
+
+def test_flag_notes_are_notes_not_rules(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(_pod("p")), encoding="utf-8")
+    _, out, _ = _run(capsys, "explain", "--kubelet-version", "1.34", "--feature-gates",
+                     "Foo=true,WindowsHostNetwork=true", str(path))
+    assert ("note deprecated-feature-gate --feature-gates: Setting deprecated feature gate "
+            "WindowsHostNetwork=true.") in out
+    assert "note feature-gate-not-modelled --feature-gates: feature gate Foo " in out
+    assert "warning" not in out
+
+
+@pytest.mark.parametrize("code", [str(c) for c in WarningCode])
+def test_every_id_explain_prints_is_explained_by_check(
+    capsys: pytest.CaptureFixture[str], code: str
+) -> None:
+    status, out, err = _run(capsys, "check", "--explain", code)
+    assert (status, err) == (0, "")
+    first = out.splitlines()[0]
+    if code == "gmsa-spec-missing":
+        assert first == "# gmsa-spec-missing"  # a rule: its page
+    elif code.startswith(("host-network", "containerd")):
+        assert first.startswith(f"{code}: a reason `explain` gives for rule "
+                                "host-network-ignored: ")
+        assert "# host-network-ignored" in out
+    else:
+        assert first.startswith(f"{code}: a note of `explain` about the flags, not a check "
+                                "rule: ")

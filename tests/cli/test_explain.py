@@ -92,3 +92,35 @@ def test_every_id_explain_prints_is_explained_by_check(
     else:
         assert first.startswith(f"{code}: a note of `explain` about the flags, not a check "
                                 "rule: ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "outcome"),
+    [
+        # kubelet-rules.md timeline: 1.26-1.32 send NODE while the gate is on (its
+        # default), and no released containerd reads it; 1.33+ never send it.
+        ([], "containerd-ignores-namespace-options",
+         "will not take effect: the kubelet sends namespace_options.network = NODE but no "
+         "released containerd acts on it"),
+        (["--feature-gates", "WindowsHostNetwork=false"], "host-network-gate-off",
+         "will not reach the runtime: kubelet 1.32 does not send namespace_options.network "
+         "= NODE while WindowsHostNetwork is off"),
+        (["--kubelet-version", "1.35"], "host-network-withdrawn",
+         "will not reach the runtime: kubelet 1.35 does not send namespace_options.network "
+         "= NODE (no kubelet 1.33 or later does)"),
+    ],
+)
+def test_translate_and_explain_say_the_same_true_sentence_of_host_network(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], code: str,
+    outcome: str,
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(_pod("p", hostNetwork=True, nodeSelector=WINDOWS)),
+                    encoding="utf-8")
+    _, _, err = _run(capsys, "translate", *argv, str(path))
+    assert err == (f"kubelet-winnet: note: {path}:1: Pod/p: hostNetwork: true {outcome}; the "
+                   "pod gets its own network namespace (kubelet-winnet check explains)\n")
+    _, out, _ = _run(capsys, "explain", *argv, str(path), "-o", "json")
+    (warning,) = json.loads(out)[0]["warnings"]
+    assert warning["code"] == code
+    assert warning["message"].startswith(f"hostNetwork: true {outcome}; ")

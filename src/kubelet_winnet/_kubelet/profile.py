@@ -379,6 +379,27 @@ class GateResolution:
     def release(self) -> Release:
         return _BY_MINOR[self.version.minor]
 
+    @property
+    def host_network_outcome(self) -> str:
+        """What becomes of ``hostNetwork: true`` on a pod that is not HostProcess, as the
+        rest of a sentence starting "hostNetwork: true" (translate's note, explain's
+        finding): either the kubelet sends NODE and the runtime ignores it, or the kubelet
+        does not send it (kuberuntime_sandbox_windows.go, generatePodSandboxWindowsConfig;
+        containerd internal/cri/server/helpers.go reads host_process alone)."""
+        if self.sets_namespace_options:
+            return (
+                "will not take effect: the kubelet sends namespace_options.network = NODE "
+                "but no released containerd acts on it"
+            )
+        if self.release.reads_gate:
+            why = f"while {WINDOWS_HOST_NETWORK} is off"
+        else:
+            why = f"(no kubelet 1.{KEP_WITHDRAWN_MINOR} or later does)"
+        return (
+            f"will not reach the runtime: kubelet {self.version} does not send "
+            f"namespace_options.network = NODE {why}"
+        )
+
 
 def _near(name: str, target: str, most: int = 2) -> bool:
     """Case-insensitive edit distance of at most ``most`` (bounded: short names only)."""

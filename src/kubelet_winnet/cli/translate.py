@@ -75,15 +75,10 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             continue
         writer.config(item, config)
         if item.pod.spec.get("hostNetwork") is True and not config.security_context.host_process:
-            sent = config.security_context.namespace_options.network == 2  # NODE
-            how = (
-                "the kubelet sends namespace_options.network = NODE but no released "
-                "containerd acts on it" if sent
-                else f"kubelet {args.kubelet_version} does not send it"
-            )
+            profile = api.kubelet_profile(args.kubelet_version, args.feature_gates)
             session.note(
-                f"{item.where}: {item.pod.identity}: hostNetwork: true will not reach the "
-                f"runtime ({how}); the pod gets its own network namespace "
+                f"{item.where}: {item.pod.identity}: hostNetwork: true "
+                f"{profile.host_network_outcome}; the pod gets its own network namespace "
                 "(kubelet-winnet check explains)"
             )
     writer.close()

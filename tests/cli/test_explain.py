@@ -104,7 +104,7 @@ def test_every_id_explain_prints_is_explained_by_check(
          "released containerd acts on it"),
         (["--feature-gates", "WindowsHostNetwork=false"], "host-network-gate-off",
          "will not reach the runtime: kubelet 1.32 does not send namespace_options.network "
-         "= NODE while WindowsHostNetwork is off"),
+         "= NODE while WindowsHostNetwork is off (WindowsHostNetwork=false)"),
         (["--kubelet-version", "1.35"], "host-network-withdrawn",
          "will not reach the runtime: kubelet 1.35 does not send namespace_options.network "
          "= NODE (no kubelet 1.33 or later does)"),
@@ -124,3 +124,29 @@ def test_translate_and_explain_say_the_same_true_sentence_of_host_network(
     (warning,) = json.loads(out)[0]["warnings"]
     assert warning["code"] == code
     assert warning["message"].startswith(f"hostNetwork: true {outcome}; ")
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "state"),
+    [
+        # kubelet-rules.md: on 1.26-1.32 WindowsHostNetwork is alpha and on by default;
+        # AllAlpha switches every alpha gate not set by name; the gate's own item wins.
+        ("1.32", "", "alpha, enabled (by default)"),
+        ("1.32", "AllAlpha=false", "alpha, disabled (set by AllAlpha=false)"),
+        ("1.26", "AllAlpha=0", "alpha, disabled (set by AllAlpha=false)"),
+        ("1.32", "WindowsHostNetwork=false", "alpha, disabled (set by WindowsHostNetwork=false)"),
+        ("1.32", "AllAlpha=false,WindowsHostNetwork=true",
+         "alpha, enabled (set by WindowsHostNetwork=true)"),
+        ("1.34", "", "deprecated, disabled (by default)"),
+        ("1.34", "AllAlpha=true", "deprecated, disabled (by default)"),
+    ],
+)
+def test_the_gate_step_names_what_decided_the_gate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, version: str, gates: str, state: str,
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(_pod("p", nodeSelector=WINDOWS)), encoding="utf-8")
+    _, out, _ = _run(capsys, "explain", "--kubelet-version", version, "--feature-gates", gates,
+                     str(path))
+    (step,) = [t for t in out.splitlines() if t.startswith("  step gates: ")]
+    assert step.startswith(f"  step gates: kubelet {version}: WindowsHostNetwork is {state}; ")

@@ -100,7 +100,7 @@ def _gate_step(profile: GateResolution) -> str:
     if profile.stage is GateStage.REMOVED:
         return f"kubelet {version}: {WINDOWS_HOST_NETWORK} no longer exists"
     state = "enabled" if profile.enabled else "disabled"
-    how = "set explicitly" if profile.explicitly_set else "by default"
+    how = f"set by {profile.set_by}" if profile.set_by else "by default"
     effect = (
         "namespace_options will be set"
         if profile.sets_namespace_options

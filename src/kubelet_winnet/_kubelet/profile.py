@@ -374,6 +374,9 @@ class GateResolution:
     """Gates of the flag the library does not model (assumed not to matter)."""
     log_lines: tuple[str, ...]
     """What the kubelet logs while parsing the flag."""
+    set_by: str = ""
+    """The ``--feature-gates`` item that decided the gate's value (``WindowsHostNetwork=false``,
+    ``AllAlpha=false``), or empty when it has its release's default."""
 
     @property
     def release(self) -> Release:
@@ -393,6 +396,7 @@ class GateResolution:
             )
         if self.release.reads_gate:
             why = f"while {WINDOWS_HOST_NETWORK} is off"
+            why += f" ({self.set_by})" if self.set_by else " (by default)"
         else:
             why = f"(no kubelet 1.{KEP_WITHDRAWN_MINOR} or later does)"
         return (
@@ -428,6 +432,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
             raise FeatureGateError(f"unrecognized feature gate: {name}", name)
     explicit = gates.get(WINDOWS_HOST_NETWORK)
     log_lines: tuple[str, ...] = ()
+    set_by = "" if explicit is None else f"{WINDOWS_HOST_NETWORK}={str(explicit).lower()}"
     if row.stage is GateStage.REMOVED:
         if explicit is not None:
             raise FeatureGateError(
@@ -444,6 +449,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
     elif row.stage is GateStage.ALPHA and ALL_ALPHA in gates:
         # AllAlpha switches every alpha gate not set by name.
         enabled = gates[ALL_ALPHA]
+        set_by = f"{ALL_ALPHA}={str(enabled).lower()}"
     else:
         enabled = row.default
     return GateResolution(
@@ -454,6 +460,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
         sets_namespace_options=row.reads_gate and bool(enabled),
         not_modelled=tuple(name for name in gates if name not in MODELLED_GATES),
         log_lines=log_lines,
+        set_by=set_by,
     )
 
 

@@ -47,7 +47,9 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
     from kubelet_winnet._lint.rules import RULES
 
     add_input_arguments(parser)
-    add_profile_arguments(parser)
+    add_profile_arguments(parser, without=(
+        "default: none, and the hostNetwork finding speaks of every release, unless the "
+        "settings file sets kubeletVersion"))
     parser.set_defaults(kubelet_version=None)  # unset: findings name every release
     parser.add_argument(
         "-o", "--output", choices=FORMATS, default="text",

@@ -189,13 +189,23 @@ def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
 
 
-def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
-    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, MAX_MINOR, MIN_MINOR
+def add_profile_arguments(
+    parser: argparse.ArgumentParser, without: str | None = None
+) -> None:
+    """``--kubelet-version`` and ``--feature-gates``; ``without``: what the command does
+    when ``--kubelet-version`` is not given, if not judging by the default version."""
+    from kubelet_winnet._kubelet.profile import (
+        DEFAULT_KUBELET_VERSION,
+        KEP_WITHDRAWN_MINOR,
+        MAX_MINOR,
+        MIN_MINOR,
+    )
 
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
-        help=f"kubelet release, 1.{MIN_MINOR} to 1.{MAX_MINOR} (default "
-        f"{DEFAULT_KUBELET_VERSION}, the last that implements KEP-3503)",
+        help=f"kubelet release, 1.{MIN_MINOR} to 1.{MAX_MINOR} (" + (without or (
+            f"default {DEFAULT_KUBELET_VERSION}: the newest kubelet that sends hostNetwork "
+            f"to the runtime; KEP-3503 was withdrawn in 1.{KEP_WITHDRAWN_MINOR}")) + ")",
     )
     parser.add_argument(
         "--feature-gates", default=None,

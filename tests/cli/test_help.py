@@ -1,0 +1,56 @@
+"""What each command's ``--help`` promises, checked against what the command does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubelet_winnet.cli import main
+
+HOST_NETWORK_POD = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+    "spec": {"hostNetwork": True, "nodeSelector": {"kubernetes.io/os": "windows"},
+             "containers": [{"name": "c", "image": "i"}]},
+}
+
+
+def _help(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    assert exited.value.code == 0
+    # argparse wraps at the terminal width: compare the words, not the lines.
+    return " ".join(capsys.readouterr().out.split())
+
+
+def _flag_help(text: str, flag: str) -> str:
+    found = re.search(rf"{flag} [A-Z_]+ (.*?)(?= --?[a-z])", text)
+    assert found, f"{flag} is not in the help"
+    return found.group(1)
+
+
+def test_check_help_says_it_judges_every_release_without_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = _flag_help(_help(capsys, "check"), "--kubelet-version")
+    assert "default 1.32" not in text
+    assert text.endswith("(default: none, and the hostNetwork finding speaks of every "
+                         "release, unless the settings file sets kubeletVersion)")
+    # ... and it does: the finding's detail names 1.26-1.32 and 1.33-1.38, not one kubelet.
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(HOST_NETWORK_POD), encoding="utf-8")
+    main(["check", "-v", str(tmp_path / "pod.yaml")])
+    out = capsys.readouterr().out
+    assert "on 1.26-1.32 unless WindowsHostNetwork=false; never on 1.33-1.38" in out
+
+
+@pytest.mark.parametrize("command", ["translate", "explain", "run", "policy"])
+def test_other_commands_name_their_default_version_and_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    text = _flag_help(_help(capsys, command), "--kubelet-version")
+    # kubelet-rules.md: 1.32 is the last release that sets namespace_options.
+    assert text.endswith("(default 1.32: the newest kubelet that sends hostNetwork to the "
+                         "runtime; KEP-3503 was withdrawn in 1.33)")

@@ -842,3 +842,18 @@ def test_bad_kubeconfig_is_one_line(
     status, _, err = audit(["--kubeconfig", str(path)], capsys)
     assert status == 2
     assert len(err.splitlines()) == 1 and needle in err and "Traceback" not in err, err
+
+
+def test_fail_on_never_reports_only_as_check_does(
+    dump: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = audit(["-f", str(dump), "-o", "json"], capsys)
+    records = json.loads(out)["pods"]
+    severities = {f["severity"] for r in records for f in r["findings"]}
+    assert "error" in severities  # the recorded cluster holds a refused pod
+    status, out_never, err = audit(["-f", str(dump), "-o", "json", "--fail-on", "never"], capsys)
+    assert (status, err) == (0, "")
+    assert json.loads(out_never) == json.loads(out)  # the same report, only the status differs
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    assert "never: report only" in " ".join(capsys.readouterr().out.split())

@@ -397,7 +397,7 @@ def _cell(text: str, size: int = 80) -> str:
 def _row(record: PodAudit) -> tuple[str, ...]:
     kubelet = record.kubelet_version + ("*" if record.kubelet_source != "node" else "")
     findings = ",".join(
-        f.rule + ("(silenced)" if f.ignored is not None else "") for f in record.findings
+        f.rule + ("(ignored)" if f.ignored is not None else "") for f in record.findings
     )
     return (
         _cell(record.name), _cell(record.node) or "(unscheduled)", _cell(kubelet),
@@ -518,7 +518,7 @@ class _TextWriter:
             )
         if totals.ignored_by_annotation:
             self._out.write(
-                "  FINDINGS (silenced): turned off for the object by an "
+                "  FINDINGS (ignored): turned off for the object by an "
                 "ignore-check.kubelet-winnet.io annotation\n"
             )
         if totals.effects["unknown"]:
@@ -689,7 +689,11 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     writers: dict[str, Callable[[TextIO], _Writer]] = {
         "text": _TextWriter, "json": _JsonWriter, "csv": _CsvWriter,
     }
-    writer = writers[args.output](session.out)
+    make_writer = writers[args.output]
+    # Made at the first pod (or at the end): when nothing could be read, the error line on
+    # stderr is the whole answer, not a table of zeros under it.
+    writer: _Writer | None = None
+    read = 0  # objects of the input, of any kind
     # never: above every severity, so no finding fails the run.
     threshold = {"error": 3, "warning": 2, "info": 1, "never": 4}[args.fail_on]
     rank = {s.label: s.value for s in Severity}
@@ -710,7 +714,13 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
                                request_timeout=args.request_timeout,
                                max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
             objects = live.objects()
-        for item in _ordered(objects, auditor):
+        def counted(objects: Iterator[ClusterObject]) -> Iterator[ClusterObject]:
+            nonlocal read
+            for item in objects:
+                read += 1
+                yield item
+
+        for item in _ordered(counted(objects), auditor):
             if live is not None and live.expected_pods is not None:
                 progress.start(live.expected_pods, live.expected_pods >= _LARGE_LIST)
             progress.update()
@@ -726,6 +736,8 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
                 rules.add(finding.rule)
                 if finding.ignored is None and rank[finding.severity] >= threshold:
                     session.fail(1)
+            if writer is None:
+                writer = make_writer(session.out)
             writer.add(record)
     except ClusterAccessError as exc:
         error = str(exc)
@@ -742,7 +754,12 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     }
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error
-    writer.close(summary, totals, rules)
+    nothing_read = not read and not other_kinds.count and session.errors > 0
+    if writer is None and not (nothing_read and args.output != "json"):
+        # JSON stays one document (its summary carries the error); text and CSV say nothing.
+        writer = make_writer(session.out)
+    if writer is not None:
+        writer.close(summary, totals, rules)
     if other_kinds.count:
         count = other_kinds.count
         kinds = sorted(other_kinds.kinds)

@@ -288,7 +288,7 @@ def _capture(argv: list[str]) -> tuple[str, str]:
 @pytest.mark.parametrize(("argv", "needle"), [
     ([], "kubelet-winnet: error: the following arguments are required: COMMAND; see "
          "kubelet-winnet --help"),
-    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["frobnicate"], "unknown command 'frobnicate' (the commands: translate, "),
     (["check"], "kubelet-winnet: error: check: no PATH given (use - for stdin); see "
                 "kubelet-winnet check --help"),
     (["check", "x.yaml", "--bogus"], "check: unrecognized arguments: --bogus (did you mean "

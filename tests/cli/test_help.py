@@ -54,3 +54,64 @@ def test_other_commands_name_their_default_version_and_why(
     # kubelet-rules.md: 1.32 is the last release that sets namespace_options.
     assert text.endswith("(default 1.32: the newest kubelet that sends hostNetwork to the "
                          "runtime; KEP-3503 was withdrawn in 1.33)")
+
+
+def test_a_mistyped_command_gets_did_you_mean_like_a_mistyped_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["chek", "x.yaml"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == (
+        "kubelet-winnet: error: unknown command 'chek' (did you mean check?); see "
+        "kubelet-winnet --help\n")
+    with pytest.raises(SystemExit):
+        main(["frobnicate"])
+    assert capsys.readouterr().err == (
+        "kubelet-winnet: error: unknown command 'frobnicate' (the commands: translate, "
+        "explain, check, audit, matrix, run, policy); see kubelet-winnet --help\n")
+
+
+OTHER_COMMANDS = ("translate", "explain", "check", "audit", "matrix", "run", "policy")
+
+
+@pytest.mark.parametrize(
+    ("command", "statuses"),
+    [
+        ("translate", ["0", "1", "2", "141"]),
+        ("explain", ["0", "1", "2", "141"]),
+        ("audit", ["0", "1", "2", "141"]),
+        ("matrix", ["0", "2", "141"]),  # a refused pod is a cell of the matrix
+        ("run", ["0", "1", "2", "141"]),
+        ("policy", ["0", "2", "141"]),
+    ],
+)
+def test_each_command_lists_its_own_exit_statuses(
+    capsys: pytest.CaptureFixture[str], command: str, statuses: list[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert "exit status:" in out
+    table = out[out.index("exit status:"):].splitlines()[1:]
+    assert [row.split()[0] for row in table if not row.startswith("       ")] == statuses
+    text = " ".join(" ".join(table).split())
+    # Its own statuses only: no row speaks of what another command does.
+    others = [c for c in OTHER_COMMANDS if c != command and f"({c})" in text]
+    assert others == [], text
+    if command == "audit":
+        assert "always with --fail-on never" in text
+
+
+def test_matrix_exits_0_for_a_pod_the_kubelet_refuses_as_its_help_says(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    refused = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hp"},
+               "spec": {"securityContext": {"windowsOptions": {"hostProcess": True}},
+                        "containers": [{"name": "c", "image": "i"}]}}
+    path = tmp_path / "hp.yaml"
+    path.write_text(yaml.safe_dump(refused), encoding="utf-8")
+    assert main(["matrix", "--pod", str(path)]) == 0
+    # kubelet-rules.md step 3b: HostProcess without hostNetwork is refused.
+    assert "hostNetwork is required if Pod contains HostProcess containers" in (
+        capsys.readouterr().out)

@@ -24,6 +24,7 @@ import difflib
 import gc
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import NoReturn
@@ -94,6 +95,10 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return None
 
 
+# argparse's words for a COMMAND that is none (quoted with '' or not, by Python version).
+_INVALID_COMMAND = re.compile(r"argument COMMAND: invalid choice: '?(.*?)'? \(choose from ")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a flag error is one line like every other error (argparse prints the
     usage first), naming the command and, for a mistyped flag, the nearest one ("did you
@@ -106,6 +111,13 @@ class _Parser(argparse.ArgumentParser):
         prefix = "unrecognized arguments: "
         if self.command is not None and message.startswith(prefix):
             self.command.error(message)  # its flags, its name
+        choice = _INVALID_COMMAND.match(message)
+        if choice is not None:  # a mistyped command, said as a mistyped flag is
+            word = choice.group(1).strip("\"")  # %r double-quotes a word holding '
+            close = difflib.get_close_matches(word, COMMAND_MODULES, n=1, cutoff=0.6)
+            message = f"unknown command {word!r} " + (
+                f"(did you mean {close[0]}?)" if close
+                else f"(the commands: {', '.join(COMMAND_MODULES)})")
         if message.startswith(prefix):
             known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
             for word in message[len(prefix):].split():

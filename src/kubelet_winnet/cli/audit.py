@@ -578,7 +578,15 @@ class _CsvWriter:
 
 
 def configure_audit(parser: argparse.ArgumentParser) -> None:
-    from kubelet_winnet.cli.session import add_limit_arguments, positive_int
+    from kubelet_winnet.cli.session import add_limit_arguments, exit_text, positive_int
+
+    parser.epilog = exit_text(
+        (0, "the cluster (or every dump) read; no finding at or above --fail-on that no "
+         "ignore annotation silences (always with --fail-on never)"),
+        (1, "a finding at or above --fail-on that no ignore annotation silences"),
+        (2, "a cluster or dump that cannot be read, wholly or in part (what was read is "
+         "still reported), bad flags or usage, or output that cannot be written"),
+    )
 
     source = parser.add_argument_group("source (live by default; a dump with -f)")
     source.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",

@@ -17,6 +17,7 @@ from kubelet_winnet.cli.session import (
     add_input_arguments,
     add_profile_arguments,
     check_profile,
+    exit_text,
     input_paths,
     invalid_pod,
     pods,
@@ -35,6 +36,12 @@ def _configure_explain(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", choices=("text", "json", "yaml"), default="text",
         help="text: each step, the result and warnings; json: one array; yaml: one "
         "document per pod",
+    )
+    parser.epilog = exit_text(
+        (0, "every file read; the kubelet accepts every pod (warnings do not change it)"),
+        (1, "the kubelet would refuse a pod (Failed to create pod sandbox)"),
+        (2, "bad input (a file, document or field that cannot be read), bad flags or "
+         "usage, or output that cannot be written"),
     )
 
 

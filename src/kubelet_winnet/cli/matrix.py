@@ -337,9 +337,14 @@ def configure_matrix(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", choices=("markdown", "json"), default="markdown",
                         help="markdown: one table per gate state, versions with the same "
                         "answers merged; json: every cell")
-    from kubelet_winnet.cli.session import add_limit_arguments
+    from kubelet_winnet.cli.session import add_limit_arguments, exit_text
 
     add_limit_arguments(parser)
+    parser.epilog = exit_text(
+        (0, "the matrix printed (a pod the kubelet refuses is a cell of it, not a failure)"),
+        (2, "a --pod file that cannot be read or holds no pod, bad flags or usage, or "
+         "output that cannot be written"),
+    )
 
 
 def run_matrix(args: argparse.Namespace, session: Session) -> int:

@@ -50,10 +50,21 @@ class _UsageError(Exception):
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
     """The flags of ``run``: the shared input and profile flags plus the runtime's."""
-    from kubelet_winnet.cli.session import add_input_arguments, add_profile_arguments
+    from kubelet_winnet.cli.session import (
+        add_input_arguments,
+        add_profile_arguments,
+        exit_text,
+    )
 
     add_input_arguments(parser)
     add_profile_arguments(parser)
+    parser.epilog = exit_text(
+        (0, "every pod's sandbox and containers created and started (--dry-run: every "
+         "request printed)"),
+        (1, "the kubelet would refuse a pod, or the runtime failed a call"),
+        (2, "bad input, bad flags or usage, a runtime that cannot be reached, or output "
+         "that cannot be written"),
+    )
     parser.add_argument(
         "--runtime-endpoint", metavar="unix:///PATH",
         help="the runtime's CRI socket, as crictl takes it (required unless --dry-run)",

@@ -36,6 +36,7 @@ __all__ = [
     "add_limit_arguments",
     "add_profile_arguments",
     "check_profile",
+    "exit_text",
     "field_path",
     "input_paths",
     "invalid_pod",
@@ -59,6 +60,20 @@ exit status:
   2    bad input, flags or usage, or output that cannot be written
   141  stdout was closed early (| head): stopped quietly, not a success
 """
+
+
+def exit_text(*rows: tuple[int, str]) -> str:
+    """One command's exit-status table for its ``--help``: its own ``(status, when)``
+    rows, then the 141 every command shares (the top-level help keeps EXIT_TEXT)."""
+    import textwrap
+
+    lines = ["exit status:"]
+    rows += ((EXIT_BROKEN_PIPE, "stdout was closed early (| head): stopped quietly, not a "
+              "success"),)
+    for status, when in rows:
+        lines += textwrap.wrap(when, 86, initial_indent=f"  {status:<4} ",
+                               subsequent_indent=" " * 7)
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

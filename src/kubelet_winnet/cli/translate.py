@@ -18,6 +18,7 @@ from kubelet_winnet.cli.session import (
     add_input_arguments,
     add_profile_arguments,
     check_profile,
+    exit_text,
     input_paths,
     invalid_pod,
     pods,
@@ -40,6 +41,12 @@ def _configure_translate(parser: argparse.ArgumentParser) -> None:
         "array of records; yaml: one document per pod; textproto: protobuf text format; "
         "hex: the serialized bytes, one line per pod (empty for a refused pod); binary: "
         "length-delimited messages (varint size, then bytes; a refused pod has none)",
+    )
+    parser.epilog = exit_text(
+        (0, "every file read; the kubelet accepts every pod"),
+        (1, "the kubelet would refuse a pod (Failed to create pod sandbox)"),
+        (2, "bad input (a file, document or field that cannot be read), bad flags or "
+         "usage, or output that cannot be written"),
     )
 
 

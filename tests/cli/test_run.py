@@ -366,3 +366,25 @@ def test_closed_pipe_is_not_a_traceback() -> None:
     process.stderr.close()
     assert process.wait(60) == 141  # 128 + SIGPIPE: stopped quietly, not a success
     assert b"Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b"nodeName: win1\nbogus: 1\n", ":2: node.bogus: expected one of allocatable_cpu, "),
+        (b"nodeName: win1\nclusterDomain: c\nresolverSearches: x\n",
+         ":3: resolver_searches: expected a list of strings, got str"),
+        (b"nodeName: win1\nnode_ips:\n  - 10.0.0.1\n  - nope\n",
+         ":4: node_ips[1]: expected an IP address, got str 'nope'"),
+    ],
+)
+def test_node_config_errors_name_the_line_of_the_key_in_yaml_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, where: str,
+) -> None:
+    node = tmp_path / "node.yaml"
+    node.write_bytes(content)
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, _, err = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    assert code == 2
+    assert err.startswith(f"kubelet-winnet: error: --node-config {node}{where}")
+    assert "tuple" not in err  # a YAML list is a list

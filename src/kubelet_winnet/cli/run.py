@@ -125,11 +125,30 @@ def _load_node_config(path: str, limits: Limits) -> NodeContext:
     try:
         return NodeContext.from_mapping(document.value)
     except WinnetError as exc:
-        raise _UsageError(f"--node-config {document.source}:{document.line}: {exc}") from None
+        line = _field_line(document, getattr(exc, "argument", ""))
+        raise _UsageError(f"--node-config {document.source}:{line}: {exc}") from None
     except TypeError:  # a value NodeContext cannot take at all
         raise _UsageError(
             f"--node-config {document.source}:{document.line}: a value of the wrong type"
         ) from None
+
+
+def _field_line(document: Any, argument: str) -> int:
+    """The line of the node-config key an error names (``node.bogus``, ``node_ips[1]``;
+    keys may be camelCase), else the document's."""
+    import re
+
+    from kubelet_winnet._kubelet.node import _snake
+
+    found = re.fullmatch(r"(?:node\.)?([^\[]+)(?:\[(\d+)\])?", argument)
+    if found is None:
+        return int(document.line)
+    name, index = found.group(1), found.group(2)
+    for key in document.value:
+        if isinstance(key, str) and (key == name or _snake(key) == name):
+            path = (key,) if index is None else (key, int(index))
+            return int(document.line_of(path))
+    return int(document.line)
 
 
 def _namespace(document: Mapping[str, Any]) -> str:

@@ -9,7 +9,14 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TextIO
 
-from kubelet_winnet.cli.config import CONFIG_NAME, Config, ConfigError, find_config, load_config
+from kubelet_winnet.cli.config import (
+    CONFIG_NAME,
+    FAIL_ON,
+    Config,
+    ConfigError,
+    find_config,
+    load_config,
+)
 from kubelet_winnet.cli.input import expand_paths
 from kubelet_winnet.cli.notes import InputNotes
 from kubelet_winnet.cli.session import (
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMAND"]
 
-_FAIL_ON = ("error", "warning", "info", "never")
+_FAIL_ON_DEFAULT = "warning"
 
 EXIT_TEXT = """\
 exit status:
@@ -57,9 +64,9 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
         "json: findings and a summary; sarif: SARIF 2.1.0; junit: JUnit XML",
     )
     parser.add_argument(
-        "--fail-on", choices=_FAIL_ON, default="warning",
+        "--fail-on", choices=FAIL_ON, default=None,
         help="exit 1 when a finding has this severity or higher; never: report only "
-        "(default %(default)s)",
+        f"(default {_FAIL_ON_DEFAULT}, or failOn in the settings file)",
     )
     parser.add_argument(
         "--assume-windows", action="store_true",
@@ -70,7 +77,7 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
         "--config", metavar="FILE",
         help=f"settings file (default: {CONFIG_NAME} in the working directory or the "
         "nearest one above it): rules to include or exclude, per-rule severity, kubelet "
-        "version, feature gates, windowsOnly, assumeWindows, paths to skip",
+        "version, feature gates, windowsOnly, assumeWindows, paths to skip, failOn",
     )
     parser.add_argument("--list-rules", action="store_true",
                         help="list the rules (-o json: as JSON) and exit")
@@ -132,6 +139,8 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         args.kubelet_version = config.kubelet_version
     if args.feature_gates is None:
         args.feature_gates = config.feature_gates
+    if args.fail_on is None:
+        args.fail_on = config.fail_on or _FAIL_ON_DEFAULT
     args.windows_only = args.windows_only or config.windows_only
     args.assume_windows = args.assume_windows or config.assume_windows
     given = args.kubelet_version is not None

@@ -146,8 +146,9 @@ def test_explain_prints_the_rule_page(capsys: pytest.CaptureFixture[str]) -> Non
         assert site.endswith(out)  # the site's page is the same text
     status, out, err = run(capsys, "--explain", "host-port-mismatc")
     assert (status, out) == (2, "")
-    assert err == ("kubelet-winnet: error: --explain: host-port-mismatc is not a rule (did you "
-                   "mean host-port-mismatch?); --list-rules lists them\n")
+    assert err == ("kubelet-winnet: error: --explain: host-port-mismatc is not a rule nor an "
+                   "id explain prints (did you mean host-port-mismatch?); --list-rules lists "
+                   "the rules\n")
 
 
 def test_fail_on_in_the_config_sets_the_exit_status_and_the_flag_wins(

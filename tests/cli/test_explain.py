@@ -150,3 +150,13 @@ def test_the_gate_step_names_what_decided_the_gate(
                      str(path))
     (step,) = [t for t in out.splitlines() if t.startswith("  step gates: ")]
     assert step.startswith(f"  step gates: kubelet {version}: WindowsHostNetwork is {state}; ")
+
+
+def test_a_mistyped_reason_id_is_suggested_by_check_explain(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = _run(capsys, "check", "--explain", "host-network-withdrwn")
+    assert (status, out) == (2, "")
+    assert err == ("kubelet-winnet: error: --explain: host-network-withdrwn is not a rule nor "
+                   "an id explain prints (did you mean host-network-withdrawn?); --list-rules "
+                   "lists the rules\n")

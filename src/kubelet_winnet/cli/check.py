@@ -234,6 +234,7 @@ def _apply_skip(args: argparse.Namespace, session: Session, config: Config) -> b
 
 def _rules_help(args: argparse.Namespace, session: Session) -> int:
     """``--list-rules`` and ``--explain RULE``."""
+    import difflib
     import json
 
     from kubelet_winnet._lint.rules import (
@@ -257,10 +258,13 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
                               f"{reason.rule}: {reason.summary}.\n\n")
             rule = RULES_BY_ID[reason.rule]
         if rule is None:
-            nearest = nearest_rule(args.explain)
-            session.error(f"--explain: {_clip(args.explain)} is not a rule"
-                          + (f" (did you mean {nearest}?)" if nearest else "")
-                          + "; --list-rules lists them")
+            # The nearest of the rule ids and the ids explain prints, which it also takes.
+            close = difflib.get_close_matches(
+                args.explain, [*RULES_BY_ID, *REASONS_BY_ID], n=1, cutoff=0.6)
+            nearest = close[0] if close else nearest_rule(args.explain)
+            session.error(f"--explain: {_clip(args.explain)} is not a rule nor an id "
+                          "explain prints" + (f" (did you mean {nearest}?)" if nearest else "")
+                          + "; --list-rules lists the rules")
             return session.status
         session.out.write(rule_page(rule.id))
         return session.status

@@ -115,3 +115,12 @@ def test_matrix_exits_0_for_a_pod_the_kubelet_refuses_as_its_help_says(
     # kubelet-rules.md step 3b: HostProcess without hostNetwork is refused.
     assert "hostNetwork is required if Pod contains HostProcess containers" in (
         capsys.readouterr().out)
+
+
+def test_audit_help_says_the_default_is_for_pods_without_a_node(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = _flag_help(_help(capsys, "audit"), "--kubelet-version")
+    assert text == ("kubelet release for pods without a node that reports one (default 1.32: "
+                    "the newest kubelet that sends hostNetwork to the runtime); a pod on a "
+                    "node is judged by that node's kubelet")

@@ -609,7 +609,8 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
         help="kubelet release for pods without a node that reports one (default "
-        f"{DEFAULT_KUBELET_VERSION})",
+        f"{DEFAULT_KUBELET_VERSION}: the newest kubelet that sends hostNetwork to the "
+        "runtime); a pod on a node is judged by that node's kubelet",
     )
     parser.add_argument(
         "--feature-gates", default=None,

@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# check's settings file (cli/config.py), never a manifest: a directory search passes it by.
+SETTINGS_FILE = ".kubelet-winnet.yaml"
 # Python refuses to convert longer decimal strings (sys.int_info.default_max_str_digits);
 # such a literal is bad input rather than a traceback.
 MAX_INT_DIGITS = 4300
@@ -178,7 +180,7 @@ def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]
             for root, dirs, files in os.walk(argument, onerror=unreadable):
                 dirs.sort()
                 for name in files:
-                    if not name.lower().endswith(MANIFEST_SUFFIXES):
+                    if not name.lower().endswith(MANIFEST_SUFFIXES) or name == SETTINGS_FILE:
                         continue
                     path = os.path.join(root, name)
                     kind = _not_regular(path)

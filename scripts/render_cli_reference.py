@@ -41,9 +41,10 @@ _RUNS: tuple[tuple[str, Path, tuple[str, ...]], ...] = (
                  f"{MANIFESTS}/hostprocess-refused.yaml")),
     ("One pod across every kubelet version and gate state", REPO_ROOT,
      ("matrix", "--pod", f"{MANIFESTS}/cni-wins-legacy.yaml")),
-    ("Auditing a cluster from a dump (`kubectl get nodes,pods -A -o json`)", EXAMPLES,
-     ("audit", "-f", "cluster-dump.json")),
-    ("The same audit as CSV", EXAMPLES, ("audit", "-f", "cluster-dump.json", "-o", "csv")),
+    ("Auditing a cluster from a dump (`kubectl get nodes,pods -A -o json`)", REPO_ROOT,
+     ("audit", "-f", "examples/cluster-dump.json")),
+    ("The same audit as CSV", REPO_ROOT,
+     ("audit", "-f", "examples/cluster-dump.json", "-o", "csv")),
 )
 
 

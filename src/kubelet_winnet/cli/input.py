@@ -1184,30 +1184,22 @@ def read_source(
     path: str, limits: Limits = DEFAULT_LIMITS, *, label: str | None = None,
 ) -> Iterator[Document | BadInput]:
     """Every object of one file (``-``: stdin), in order, one at a time; ``label`` names
-    the file in documents and messages when ``path`` is a copy of it."""
+    the file in documents and messages when ``path`` is a copy of it. A file without
+    objects (empty, only comments or ``---``) yields nothing, as kubectl and kube-linter
+    skip empty documents; the commands note an argument that held no object at all."""
     source = label if label is not None else "<stdin>" if path == "-" else path
     try:
         raw = _open(path)
     except OSError as exc:
         yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
         return
-    produced = False
     try:
-        for found in _read(raw, source, limits):
-            if not produced and (isinstance(found, Document) or found.reason != _EMPTY):
-                produced = True
-            yield found
-        if not produced:
-            yield BadInput(source, 0, 0, _EMPTY)
+        yield from _read(raw, source, limits)
     except OSError as exc:
         yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
     finally:
         if path != "-":
             raw.close()
-
-
-# kubectl refuses a file without objects ("no objects passed to apply"): so do we.
-_EMPTY = "no objects in the file (empty, or only comments and '---')"
 
 
 def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | BadInput]:

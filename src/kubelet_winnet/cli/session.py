@@ -84,6 +84,7 @@ class Session:
     skipped_linux: int = 0
     skipped_untargeted: int = 0
     pods: int = 0
+    files: int = 0  # files read (empty ones too)
     errors: int = 0  # bad-input lines written
     verbose: bool = False
     quiet: bool = False
@@ -270,6 +271,7 @@ def pods(
         path = session.source(entry)
         if path is None:
             continue
+        session.files += 1
         copy = copies.get(path) if copies is not None else None
         label = None if copy is None else "<stdin>" if path == "-" else path
         for found in read_source(copy or path, limits, label=label):

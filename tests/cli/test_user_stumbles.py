@@ -1,0 +1,67 @@
+"""Rough edges an experienced Kubernetes user meets on the command line: each test runs
+the command on real files as a user would and asserts the sentences the user reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubelet_winnet.cli import main
+
+WINDOWS_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  nodeSelector:
+    kubernetes.io/os: windows
+  containers:
+  - name: c
+    image: mcr.microsoft.com/windows/nanoserver:ltsc2022
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+# --- 1. files without objects ------------------------------------------------------------
+
+EMPTY_FILES = {"empty.yaml": "", "comment.yaml": "# nothing here yet\n",
+               "dashes.yaml": "---\n---\n", "blank.yml": "\n\n  \n"}
+
+
+@pytest.mark.parametrize("fail_on", ["never", "warning"])
+def test_empty_files_in_a_directory_are_skipped_not_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fail_on: str
+) -> None:
+    """kubectl apply -f DIR and kube-linter skip empty documents: a directory with a
+    placeholder file is no input error (exit 2 would fail even --fail-on never)."""
+    for name, text in EMPTY_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(WINDOWS_POD, encoding="utf-8")
+    status, out, err = run(capsys, "check", str(tmp_path), "--fail-on", fail_on)
+    assert status == 0
+    assert out == ""
+    assert err.splitlines() == [
+        "kubelet-winnet: 1 pod in 5 files checked: 0 errors, 0 warnings, 0 info, 0 ignored "
+        "by annotation; 0 Linux-targeted and 0 untargeted pods skipped; 0 input errors"
+    ]
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+@pytest.mark.parametrize("name", sorted(EMPTY_FILES))
+def test_a_file_without_objects_gets_a_note_and_exit_0(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, name: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(EMPTY_FILES[name], encoding="utf-8")
+    status, _, err = run(capsys, command, str(path))
+    assert status == 0
+    assert "kubelet-winnet: error:" not in err
+    assert f"kubelet-winnet: note: no Kubernetes objects in {path}\n" in err

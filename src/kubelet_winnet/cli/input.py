@@ -115,7 +115,6 @@ class _Refused(Exception):
         self.reason = reason
         self.line = line
         self.fatal = fatal  # the rest of the stream cannot be read
-        self.in_items = False  # an item of a streamed List's items
 
 
 
@@ -702,6 +701,7 @@ class _JsonReader:
         self._fast_indent: str | None = None  # the items' indentation, and the line
         self._fast_close = ""  # that closes one
         self._escape_at = -1  # where the next backslash is (see _fast_item)
+        self.document = 0  # the top-level value being read, 1-based: a List's items are its
 
     def _more(self, at_least: int = _CHUNK) -> bool:
         if self._eof:
@@ -798,6 +798,7 @@ class _JsonReader:
             char = self._peek()
             if not char:
                 return
+            self.document += 1
             if char == "{":
                 yield from self._object()
                 continue
@@ -875,7 +876,6 @@ class _JsonReader:
                 found = self._value()
             if isinstance(found, _Refused):
                 found.reason = f"items[{index}]: {found.reason}"
-                found.in_items = True
                 yield found
             else:
                 value, line, text = found
@@ -1243,8 +1243,6 @@ class _Chained:
 def _json_documents(
     reader: _JsonReader, source: str, limits: Limits
 ) -> Iterator[Document | BadInput]:
-    number = 0
-    in_items = False
     values = reader.values()
     while True:
         try:
@@ -1252,21 +1250,13 @@ def _json_documents(
         except StopIteration:
             return
         except _Refused as exc:  # fatal: the rest of the stream cannot be read
-            # In a List's items the List is the document; otherwise the next one is.
-            yield BadInput(source, number if in_items else number + 1, exc.line,
-                           exc.reason + _STOPS)
+            yield BadInput(source, reader.document, exc.line, exc.reason + _STOPS)
             return
+        number = reader.document  # the value (or the List) this one is part of
         if isinstance(found, _Refused):
-            if not in_items:  # a new document, or the first item of a List
-                number += 1
-            if found.in_items:
-                in_items = True
             yield BadInput(source, number, found.line, found.reason)
             continue
         item, line, value, text = found
-        if item is None or not in_items:
-            number += 1
-        in_items = item is not None
         if item is not None:  # an item of a streamed List
             if not isinstance(value, dict):
                 yield BadInput(source, number, line,

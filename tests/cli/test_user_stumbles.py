@@ -4,6 +4,9 @@ the command on real files as a user would and asserts the sentences the user rea
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +108,53 @@ def test_each_json_value_after_a_list_is_its_own_document(
     assert found == [("a", 1, 0), ("b", 1, 1), ("c", 3, 0), ("d", 4, 0), ("e", 6, None)]
     errors = [line.split(": ")[3] for line in err.splitlines() if ": error: " in line]
     assert errors == ["document 2", "document 5", "document 7"]
+
+
+# --- 3. the kubectl plugin says the name the user typed ----------------------------------
+
+
+def _plugin() -> Path:
+    script = Path(sysconfig.get_path("scripts")) / "kubectl-winnet"
+    assert script.exists(), f"the kubectl-winnet console script is not installed in {script}"
+    return script
+
+
+def _plugin_run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(_plugin()), *argv], capture_output=True, text=True, cwd=cwd,
+                          check=False, timeout=60)
+
+
+def test_the_kubectl_plugin_names_itself_kubectl_winnet(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(WINDOWS_POD, encoding="utf-8")
+    missing = _plugin_run("check", "nope.yaml", "pod.yaml", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [
+        "kubectl winnet: error: nope.yaml: cannot read: No such file or directory",
+        "kubectl winnet: 1 pod in 2 files checked: 0 errors, 0 warnings, 0 info, 0 ignored "
+        "by annotation; 0 Linux-targeted and 0 untargeted pods skipped; 1 input error",
+    ]
+    flag = _plugin_run("check", "--bogus", "pod.yaml", cwd=tmp_path)
+    assert flag.stderr == ("kubectl winnet: error: check: unrecognized arguments: --bogus "
+                           "(did you mean --verbose?); see kubectl winnet check --help\n")
+    usage = _plugin_run(cwd=tmp_path)
+    assert usage.stderr == ("kubectl winnet: error: the following arguments are required: "
+                            "COMMAND; see kubectl winnet --help\n")
+    version = _plugin_run("--version", cwd=tmp_path)
+    assert version.stdout.startswith("kubectl winnet ")
+    assert _plugin_run("check", "--help", cwd=tmp_path).stdout.startswith(
+        "usage: kubectl winnet check ")
+
+
+def test_the_plugins_notes_suggest_the_plugins_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/kubectl-winnet"])
+    chart = tmp_path / "deployment.yaml"
+    chart.write_text("kind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n",
+                     encoding="utf-8")
+    status, _, err = run(capsys, "check", str(chart))
+    assert status == 0
+    assert err.splitlines()[0] == (
+        f"kubectl winnet: note: {chart}:3: a Helm template ({{{{ ... }}}}), not a manifest: "
+        "check what it renders with helm template CHART | kubectl winnet check -"
+    )

@@ -35,6 +35,7 @@ from kubelet_winnet.cli.session import (
     EXIT_TEXT,
     Command,
     Session,
+    program,
 )
 
 __all__ = ["COMMANDS", "COMMAND_MODULES", "Command", "Session", "main"]
@@ -118,7 +119,7 @@ class _Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix(top).strip()
         where = f"{command}: " if command else ""
         self.exit(EXIT_BAD_INPUT, printable(
-            f"kubelet-winnet: error: {where}{message}; see {top}"
+            f"{top}: error: {where}{message}; see {top}"
             f"{f' {command}' if command else ''} --help"
         ) + "\n")
 
@@ -128,9 +129,8 @@ def _parsers(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argu
     from kubelet_winnet import __version__
 
     # Run as the kubectl plugin (the kubectl-winnet script), usage says `kubectl winnet`.
-    plugin = os.path.basename(sys.argv[0] or "").startswith("kubectl-winnet")
     parser = _Parser(
-        prog="kubectl winnet" if plugin else "kubelet-winnet",
+        prog=program(),
         description="What the kubelet tells the container runtime about networking for "
         "Windows pods (CRI runtime.v1), by kubelet version and feature gates.",
         epilog=EXIT_TEXT,
@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the exit status is not; the stream lives as long as the process.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     if sys.stdout is None:  # started with stdout closed (`>&-`): nothing can be written
-        sys.stderr.write("kubelet-winnet: error: cannot write output: stdout is closed\n")
+        sys.stderr.write(f"{program()}: error: cannot write output: stdout is closed\n")
         return EXIT_BAD_INPUT
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
@@ -191,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except OSError as exc:  # only writes get here: reads are bad input, handled above
         _drop_stdout()
-        sys.stderr.write(f"kubelet-winnet: error: cannot write output: "
+        sys.stderr.write(f"{program()}: error: cannot write output: "
                          f"{exc.strerror or type(exc).__name__}\n")
         return EXIT_BAD_INPUT
     return status

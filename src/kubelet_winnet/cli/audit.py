@@ -748,7 +748,7 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
         session.note(
             f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
             f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
-            "where they run, kubelet-winnet check lints manifests and workload templates"
+            f"where they run, {session.prog} check lints manifests and workload templates"
         )
     return session.status
 

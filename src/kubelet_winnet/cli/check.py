@@ -190,7 +190,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     writer.close(session)
     inputs.note_empty(input_paths(args))
     if args.verbose or not args.quiet:  # it counts the skipped pods too (-v lists them)
-        session.err.write(f"kubelet-winnet: {writer.summary(session, session.files)}\n")
+        session.err.write(f"{session.prog}: {writer.summary(session, session.files)}\n")
     return session.status
 
 

@@ -56,7 +56,7 @@ class InputNotes:
             directory = os.path.dirname(source) or "."
             self._session.note(
                 f"{source} is a kustomization: check what it builds with "
-                f"kubectl kustomize {directory} | kubelet-winnet {self._command} -"
+                f"kubectl kustomize {directory} | {self._session.prog} {self._command} -"
             )
 
     def bad(self, found: BadInput) -> bool:
@@ -74,7 +74,7 @@ class InputNotes:
         self.explained.add(source)  # the note below says enough
         self._session.note(
             f"{found.source}:{line}: a Helm template ({{{{ ... }}}}), not a manifest: check "
-            f"what it renders with helm template CHART | kubelet-winnet {self._command} -"
+            f"what it renders with helm template CHART | {self._session.prog} {self._command} -"
         )
         return True
 

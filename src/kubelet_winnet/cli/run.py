@@ -391,7 +391,7 @@ def _run_all(
                     break
                 _say(out, f"error: {exc}")
                 session.err.write(printable(
-                    f"kubelet-winnet: {item.where}: {item.pod.identity}: the runtime "
+                    f"{session.prog}: {item.where}: {item.pod.identity}: the runtime "
                     f"failed: {exc}"
                 ) + "\n")
                 session.fail(1)
@@ -405,7 +405,7 @@ def _run_all(
 def _refused(session: Session, item: Pod, text: str) -> None:
     """A pod the kubelet would refuse, on stderr (the exit status is 1 for it)."""
     session.err.write(printable(
-        f"kubelet-winnet: {item.where}: {item.pod.identity}: the kubelet refuses it: {text}"
+        f"{session.prog}: {item.where}: {item.pod.identity}: the kubelet refuses it: {text}"
     ) + "\n")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -42,8 +44,16 @@ __all__ = [
     "limits_of",
     "pods",
     "positive_int",
+    "program",
     "report_skipped",
 ]
+
+def program() -> str:
+    """The name the user typed: ``kubectl winnet`` when run as the kubectl plugin (the
+    ``kubectl-winnet`` script), else ``kubelet-winnet``; every diagnostic starts with it."""
+    name = os.path.basename(sys.argv[0] if sys.argv else "")
+    return "kubectl winnet" if name.startswith("kubectl-winnet") else "kubelet-winnet"
+
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -90,13 +100,14 @@ class Session:
     quiet: bool = False
     notes: list[str] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)  # error texts, for SARIF/JUnit
+    prog: str = field(default_factory=program)  # what diagnostics start with
 
     def fail(self, status: int) -> None:
         self.status = max(self.status, status)
 
     def error(self, text: str) -> None:
         """A bad-input line on stderr; exit status 2."""
-        self.err.write(f"kubelet-winnet: error: {printable(text)}\n")
+        self.err.write(f"{self.prog}: error: {printable(text)}\n")
         if len(self.diagnostics) < 1000:  # bounded: a report carries the first ones
             self.diagnostics.append(printable(text))
         self.errors += 1
@@ -104,7 +115,7 @@ class Session:
 
     def note(self, text: str) -> None:
         if not self.quiet:
-            self.err.write(f"kubelet-winnet: note: {printable(text)}\n")
+            self.err.write(f"{self.prog}: note: {printable(text)}\n")
 
     def source(self, path: str | BadInput | Skipped) -> str | None:
         """A path of :func:`expand_paths` to read; bad input and skipped files are
@@ -298,7 +309,7 @@ def pods(
                     session.skipped_untargeted += 1
                 if session.verbose:
                     session.err.write(printable(
-                        f"kubelet-winnet: skipped {target.value} pod {pod.identity} "
+                        f"{session.prog}: skipped {target.value} pod {pod.identity} "
                         f"({found.source}:{found.line})"
                     ) + "\n")
                 continue

@@ -158,3 +158,35 @@ def test_the_plugins_notes_suggest_the_plugins_command(
         f"kubectl winnet: note: {chart}:3: a Helm template ({{{{ ... }}}}), not a manifest: "
         "check what it renders with helm template CHART | kubectl winnet check -"
     )
+
+
+# --- 4. run: no lone "# Pod ..." header before an error ----------------------------------
+
+
+def test_run_without_a_runtime_prints_the_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(WINDOWS_POD + "---\n" + WINDOWS_POD.replace("name: web", "name: api"),
+                        encoding="utf-8")
+    socket = tmp_path / "containerd.sock"
+    status, out, err = run(capsys, "run", "--runtime-endpoint", f"unix://{socket}",
+                           str(manifest))
+    assert status == 2
+    assert out == ""  # no "# Pod/web (...)" header with nothing under it
+    assert err == (f"kubelet-winnet: error: cannot reach the runtime at unix://{socket}: "
+                   f"{socket} does not exist (is the runtime running?); 2 pods not run\n")
+
+
+def test_run_of_a_pod_that_cannot_be_read_prints_no_header(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(WINDOWS_POD.replace("spec:\n", "spec:\n  hostNetwork: 'true'\n"),
+                        encoding="utf-8")
+    status, out, err = run(capsys, "run", "--runtime-endpoint",
+                           f"unix://{tmp_path}/none.sock", str(manifest))
+    assert status == 2
+    assert out == ""
+    assert err == (f"kubelet-winnet: error: {manifest}:6: document 1: spec.hostNetwork: "
+                   "expected a boolean, got string \"true\"\n")

@@ -243,12 +243,13 @@ def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[st
 
 
 def _run_pod(
-    pod: Any, namespace: str, settings: _Settings, runtime: RuntimeClient, cleanup: bool
+    pod: Any, namespace: str, settings: _Settings, runtime: RuntimeClient, cleanup: bool,
+    out: _Lines,
 ) -> int:
     from cri_api.runtime.v1 import api_pb2
     from kubelet_winnet._kubelet.container_config import PodRequests
+    from kubelet_winnet.cli.session import program
 
-    out = settings.out
     requests = PodRequests(
         pod, node=settings.node, kubelet_version=settings.kubelet_version,
         feature_gates=settings.feature_gates,
@@ -262,7 +263,7 @@ def _run_pod(
     try:
         status = runtime.pod_sandbox_status(sandbox_id).status
         network = _enum_name(api_pb2.NamespaceMode, status.linux.namespaces.options.network)
-        _say(out, f"sandbox {sandbox_id} {_enum_name(api_pb2.PodSandboxState, status.state)} "
+        out.say(f"sandbox {sandbox_id} {_enum_name(api_pb2.PodSandboxState, status.state)} "
                   f"network={network} ip={status.network.ip or '-'}")
         pod_ips = tuple(
             ip for ip in [status.network.ip, *(a.ip for a in status.network.additional_ips)] if ip
@@ -272,8 +273,8 @@ def _run_pod(
             wanted = requests.image(name)
             image = runtime.image_status(wanted).image
             if not image.id:
-                _say(out, f"container {name}: image {wanted!r} is not on the runtime "
-                          "(kubelet-winnet run does not pull images)")
+                out.say(f"container {name}: image {wanted!r} is not on the runtime "
+                        f"({program()} run does not pull images)")
                 return 1
             try:
                 create = requests.create_container(
@@ -283,7 +284,7 @@ def _run_pod(
                     volume_paths=volume_paths,
                 )
             except SandboxConfigError as exc:
-                _say(out, f"container {name}: CreateContainerConfigError: {exc}")
+                out.say(f"container {name}: CreateContainerConfigError: {exc}")
                 return 1
             # No volume manager here prepares the volumes, hosts file and termination
             # log the mounts point at, so the runtime gets none (--dry-run shows them).
@@ -291,14 +292,14 @@ def _run_pod(
             container_id = runtime.create_container(create).container_id
             runtime.start_container(container_id)
             state = runtime.container_status(container_id).status.state
-            _say(out, f"container {name} {container_id} "
-                      f"{_enum_name(api_pb2.ContainerState, state)}")
+            out.say(f"container {name} {container_id} "
+                    f"{_enum_name(api_pb2.ContainerState, state)}")
         return 0
     finally:
         if cleanup:
             runtime.stop_pod_sandbox(sandbox_id)
             runtime.remove_pod_sandbox(sandbox_id)
-            _say(out, f"removed sandbox {sandbox_id}")
+            out.say(f"removed sandbox {sandbox_id}")
 
 
 # --- the command ---------------------------------------------------------------------------
@@ -360,7 +361,6 @@ def _run_all(
     from kubelet_winnet.cli.session import invalid_pod
     from kubelet_winnet.cri import RuntimeClient
 
-    out = settings.out
     try:
         runtime = (
             RuntimeClient(args.runtime_endpoint) if args.runtime_request_timeout is None
@@ -372,24 +372,27 @@ def _run_all(
     with runtime:
         for index, item in enumerate(found):
             manifest = item.document.value
-            _say(out, f"# {item.pod.identity} ({item.document.label})")
+            out = _Lines(settings.out, f"# {item.pod.identity} ({item.document.label})")
             try:
                 session.fail(_run_pod(
-                    manifest, _namespace(manifest), settings, runtime, args.cleanup,
+                    manifest, _namespace(manifest), settings, runtime, args.cleanup, out,
                 ))
             except SandboxConfigError as exc:
-                _say(out, f"error: Failed to create pod sandbox: {exc}")
+                out.say(f"error: Failed to create pod sandbox: {exc}")
                 _refused(session, item, f"Failed to create pod sandbox: {exc}")
                 session.fail(1)
             except CriError as exc:
                 if exc.code == "UNAVAILABLE":  # no runtime there: once, not once per pod
                     left = session.pods - index  # pass 1 counted them
+                    socket = args.runtime_endpoint.removeprefix("unix://")
+                    why = (f"{socket} does not exist (is the runtime running?)"
+                           if not os.path.exists(socket) else exc.details or exc.code)
                     session.error(
                         f"cannot reach the runtime at {args.runtime_endpoint}: "
-                        f"{exc.details or exc.code}; {left} pod{'s' * (left != 1)} not run"
+                        f"{why}; {left} pod{'s' * (left != 1)} not run"
                     )
                     break
-                _say(out, f"error: {exc}")
+                out.say(f"error: {exc}")
                 session.err.write(printable(
                     f"{session.prog}: {item.where}: {item.pod.identity}: the runtime "
                     f"failed: {exc}"
@@ -409,10 +412,21 @@ def _refused(session: Session, item: Pod, text: str) -> None:
     ) + "\n")
 
 
-def _say(out: TextIO, text: str) -> None:
-    """One line of run's text output: what a runtime sends is escaped (one rule for
-    every text output, :mod:`kubelet_winnet._printable`)."""
-    out.write(printable(text) + "\n")
+class _Lines:
+    """One pod's lines of run's text output. The ``# Pod ...`` header goes out with the
+    first line after it, so a pod that fails with nothing to show for it (no runtime
+    there, a pod that cannot be read) leaves the one error line on stderr alone. What a
+    runtime sends is escaped (one rule for every text output, :mod:`kubelet_winnet._printable`)."""
+
+    def __init__(self, out: TextIO, header: str) -> None:
+        self._out = out
+        self._header: str | None = header
+
+    def say(self, text: str) -> None:
+        if self._header is not None:
+            self._out.write(printable(self._header) + "\n")
+            self._header = None
+        self._out.write(printable(text) + "\n")
 
 
 @contextlib.contextmanager

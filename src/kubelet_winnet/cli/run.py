@@ -412,6 +412,40 @@ def _refused(session: Session, item: Pod, text: str) -> None:
     ) + "\n")
 
 
+def _stand_ins(item: Pod, metadata: Mapping[str, Any]) -> dict[str, str]:
+    """What the requests carry in place of what the API server or a controller would
+    give the pod, by field of the sandbox's ``metadata``: the uid a manifest lacks, the
+    name of a workload's pods."""
+    found: dict[str, str] = {}
+    pod = item.pod
+    name = str(metadata.get("name", ""))
+    if pod.kind == "StatefulSet":
+        spec = pod.manifest.get("spec")
+        service = spec.get("serviceName") if isinstance(spec, dict) else None
+        found["name"] = (
+            f"the StatefulSet's name {name!r} stands in for its pods' names {name}-0, "
+            f"{name}-1, ...; the controller also sets each pod's hostname to that name"
+            + (f", its subdomain to {service!r}" if isinstance(service, str) and service
+               else "")
+            + " and adds the labels statefulset.kubernetes.io/pod-name and "
+            "apps.kubernetes.io/pod-index, which these requests do not have"
+        )
+    elif pod.kind == "PodTemplate":
+        found["name"] = f"the PodTemplate's name {name!r} stands in for a pod made from it"
+    elif pod.kind != "Pod":
+        found["name"] = (
+            f"the {pod.kind}'s name {name!r} stands in for the pod's, which its controller "
+            f"generates ({name}-...) along with the labels it adds"
+        )
+    if not metadata.get("uid"):
+        found["uid"] = (
+            "empty: the manifest has none (the API server assigns it when the pod is "
+            "created), so the io.kubernetes.pod.uid label, the log directory and the pod "
+            "directories of the mounts carry an empty uid too"
+        )
+    return found
+
+
 class _Lines:
     """One pod's lines of run's text output. The ``# Pod ...`` header goes out with the
     first line after it, so a pod that fails with nothing to show for it (no runtime
@@ -476,6 +510,9 @@ def _dry_run(found: Iterator[Pod], settings: _Settings, session: Session) -> int
         try:
             built, code = _dry_run_pod(manifest, _namespace(manifest), settings)
             record.update(built)
+            stand_ins = _stand_ins(item, built["runPodSandbox"]["config"]["metadata"])
+            if stand_ins:
+                record["standIns"] = stand_ins
             session.fail(code)
         except SandboxConfigError as exc:
             record["error"] = f"Failed to create pod sandbox: {exc}"

@@ -3,6 +3,7 @@ the command on real files as a user would and asserts the sentences the user rea
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -288,3 +289,36 @@ def test_matrix_notes_hyperv_only_for_host_process_pods(
     assert out.count("| Pod/web (") == 3 * len(manifests)  # one row per table
     assert ("HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` "
             "request whatever the pod's RuntimeClass" in out) is noted
+
+
+# --- 7. a Helm template on stdin gets the same note as from a file ------------------------
+
+HELM_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Values.name }}
+spec:
+  template:
+    spec:
+      {{- if .Values.hostNetwork }}
+      hostNetwork: true
+      {{- end }}
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_helm_template_on_stdin_is_noted_like_a_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    path = tmp_path / "deployment.yaml"
+    path.write_text(HELM_TEMPLATE, encoding="utf-8")
+    note = ("a Helm template ({{ ... }}), not a manifest: check what it renders with "
+            f"helm template CHART | kubelet-winnet {command} -")
+    status, _, err = run(capsys, command, str(path))
+    assert (status, err.splitlines()[0]) == (0, f"kubelet-winnet: note: {path}:4: {note}")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(HELM_TEMPLATE.encode())))
+    status, _, err = run(capsys, command, "-")
+    assert (status, err.splitlines()[0]) == (0, f"kubelet-winnet: note: <stdin>:4: {note}")
+    assert "kubelet-winnet: error:" not in err

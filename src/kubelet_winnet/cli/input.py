@@ -22,7 +22,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._describe import json_string as _quote
@@ -37,6 +37,7 @@ __all__ = [
     "expand_paths",
     "read_source",
     "replayable",
+    "stdin_head",
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -1163,12 +1164,40 @@ class _JsonLines:
 # --- one source -------------------------------------------------------------------------
 
 
+_HEAD_KEPT = 1 << 20
+
+
+class _KeptHead:
+    """Stdin, keeping its first bytes: stdin cannot be read twice, and the note that
+    the input is a Helm template needs them after the reader has failed on them."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.head = bytearray()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        if len(self.head) < _HEAD_KEPT:
+            self.head += data[:_HEAD_KEPT - len(self.head)]
+        return data
+
+
+_stdin: _KeptHead | None = None
+
+
+def stdin_head() -> bytes:
+    """The first bytes (up to 1 MiB) read from stdin so far."""
+    return bytes(_stdin.head) if _stdin is not None else b""
+
+
 def _open(path: str) -> IO[bytes]:
+    global _stdin
     if path == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         if stdin is None:  # started with stdin closed (`<&-`)
             raise OSError(9, "stdin is closed")
-        return stdin  # type: ignore[no-any-return]
+        _stdin = _KeptHead(stdin)
+        return cast(IO[bytes], _stdin)
     return open(path, "rb")
 
 

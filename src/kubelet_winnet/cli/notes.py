@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from kubelet_winnet.cli.input import BadInput, Document
+from kubelet_winnet.cli.input import BadInput, Document, stdin_head
 from kubelet_winnet.cli.session import Session
 
 __all__ = ["InputNotes"]
@@ -97,14 +97,16 @@ class InputNotes:
 
 
 def _template_line(source: str, max_bytes: int) -> int | None:
-    """The first line holding ``{{`` (Go template syntax) of a file, if any."""
+    """The first line holding ``{{`` (Go template syntax) of a file, if any; of stdin,
+    in the part of it that was kept (:func:`stdin_head`)."""
     if source == "<stdin>":
-        return None
-    try:
-        with open(source, "rb") as file:
-            head = file.read(max_bytes)
-    except OSError:
-        return None
+        head = stdin_head()
+    else:
+        try:
+            with open(source, "rb") as file:
+                head = file.read(max_bytes)
+        except OSError:
+            return None
     at = head.find(b"{{")
     if at < 0 or head.find(b"}}", at) < 0:
         return None

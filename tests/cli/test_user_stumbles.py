@@ -322,3 +322,24 @@ def test_helm_template_on_stdin_is_noted_like_a_file(
     status, _, err = run(capsys, command, "-")
     assert (status, err.splitlines()[0]) == (0, f"kubelet-winnet: note: <stdin>:4: {note}")
     assert "kubelet-winnet: error:" not in err
+
+
+# --- 8. JSON records: where first, then what ---------------------------------------------
+
+
+def test_json_records_of_every_command_start_with_where_then_what(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(WINDOWS_POD.replace("spec:\n", "spec:\n  hostNetwork: true\n"),
+                    encoding="utf-8")
+    _, out, _ = run(capsys, "check", str(path), "-o", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert list(finding)[:7] == ["file", "line", "document", "item", "object", "container",
+                                 "field"]
+    assert finding["file"] == str(path) and finding["object"] == {"kind": "Pod", "name": "web"}
+    for argv in (["translate", "-o", "json"], ["explain", "-o", "json"], ["run", "--dry-run"]):
+        _, out, _ = run(capsys, *argv, str(path))
+        (record,) = json.loads(out)
+        assert list(record)[:3] == ["source", "line", "pod"], argv
+        assert (record["source"], record["pod"]) == (f"{path}#1", "Pod/web")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -343,3 +344,21 @@ def test_json_records_of_every_command_start_with_where_then_what(
         (record,) = json.loads(out)
         assert list(record)[:3] == ["source", "line", "pod"], argv
         assert (record["source"], record["pod"]) == (f"{path}#1", "Pod/web")
+
+
+# --- wrong input of every kind ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain", "run"])
+def test_a_file_of_linux_pods_is_not_said_to_hold_no_objects(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    path = tmp_path / "linux.yaml"
+    path.write_text(WINDOWS_POD.replace("os: windows", "os: linux"), encoding="utf-8")
+    argv = [command, str(path)] + (["--dry-run"] if command == "run" else [])
+    status, _, err = run(capsys, *argv)
+    assert status == 0
+    assert "no Kubernetes objects" not in err
+    assert ("1 Linux-targeted and 0 untargeted pods skipped" if command == "check"
+            else "skipped 1 Linux-targeted pod (-v lists them)") in err
+

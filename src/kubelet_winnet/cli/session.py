@@ -271,7 +271,8 @@ def pods(
     copies: Mapping[str, str] | None = None,
 ) -> Iterator[Pod]:
     """Each pod of the input, one at a time; bad input reported on the way. ``others``
-    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets); ``bad``
+    sees every document that is not yielded: one that holds no pod (``run`` keeps
+    ConfigMaps and Secrets) or a pod skipped for its target; ``bad``
     sees bad input first and returns True when it has said what is wrong (``check``:
     a Helm template); ``copies`` reads some arguments (stdin) from a copy, under their
     own name."""
@@ -303,6 +304,8 @@ def pods(
             if target is Target.LINUX or (
                 target is Target.UNTARGETED and args.windows_only
             ):
+                if others is not None:  # the file held an object all the same
+                    others(found)
                 if target is Target.LINUX:
                     session.skipped_linux += 1
                 else:

@@ -362,3 +362,19 @@ def test_a_file_of_linux_pods_is_not_said_to_hold_no_objects(
     assert ("1 Linux-targeted and 0 untargeted pods skipped" if command == "check"
             else "skipped 1 Linux-targeted pod (-v lists them)") in err
 
+
+def test_run_notes_input_without_objects_and_helm_templates_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# placeholder\n", encoding="utf-8")
+    chart = tmp_path / "deployment.yaml"
+    chart.write_text(HELM_TEMPLATE, encoding="utf-8")
+    status, out, err = run(capsys, "run", "--dry-run", str(empty), str(chart))
+    assert (status, json.loads(out)) == (0, [])
+    assert err.splitlines() == [
+        f"kubelet-winnet: note: {chart}:4: a Helm template ({{{{ ... }}}}), not a manifest: "
+        "check what it renders with helm template CHART | kubelet-winnet run --dry-run -",
+        f"kubelet-winnet: note: no Kubernetes objects in {empty}",
+    ]
+

@@ -325,9 +325,14 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         return session.status
     if not check_profile(args, session):
         return session.status
+    from kubelet_winnet.cli.notes import InputNotes
+    from kubelet_winnet.cli.session import input_paths
+
     objects = _Objects()
+    inputs = InputNotes(session, limits.max_bytes, "run --dry-run")
 
     def keep(document: Document) -> None:
+        inputs.document(document)
         try:
             objects.add(document.value, document.label)
         except _UsageError as exc:
@@ -338,14 +343,15 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         # reads) and every input error, before anything is sent or printed; no pod is
         # kept. Pass 2 reads the pods again, one at a time, so memory follows the
         # largest document and the ConfigMaps, not the file.
-        for _ in pods(args, session, keep, copies=copies):
-            pass
+        for item in pods(args, session, keep, inputs.bad, copies=copies):
+            inputs.document(item.document)
+        inputs.note_empty(input_paths(args))
         report_skipped(session)
         if session.status:
             return session.status
         again = argparse.Namespace(**{**vars(args), "verbose": False, "quiet": True})
         second = Session(session.out, session.err)  # counts and notes were pass 1's
-        found = pods(again, second, None, copies=copies)
+        found = pods(again, second, None, inputs.bad, copies=copies)  # notes said once
         settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
         if args.dry_run:
             status = _dry_run(found, settings, session)

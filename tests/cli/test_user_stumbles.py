@@ -378,3 +378,12 @@ def test_run_notes_input_without_objects_and_helm_templates_once(
         f"kubelet-winnet: note: no Kubernetes objects in {empty}",
     ]
 
+
+def test_audit_of_an_empty_dump_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, err = run(capsys, "audit", "-f", os.devnull)
+    assert status == 0
+    assert err == f"kubelet-winnet: note: no Kubernetes objects in {os.devnull}\n"
+    assert "TOTAL: 0 pods" in out
+    assert "findings: 0 errors, 0 warnings, 0 info" in out

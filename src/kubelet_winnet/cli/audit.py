@@ -183,7 +183,8 @@ class Totals:
             f"({e['applied']} applied, {e['ignored']} ignored, {e['unknown']} unknown"
             + (f", {e['no-network']} with no network" if e["no-network"] else "") + "); "
             f"{e['refused']} refused, {e['not-modelled']} not modelled; findings: "
-            f"{s['error']} error, {s['warning']} warning, {s['info']} info"
+            f"{s['error']} error{'s' * (s['error'] != 1)}, "
+            f"{s['warning']} warning{'s' * (s['warning'] != 1)}, {s['info']} info"
             + (f", {self.ignored_by_annotation} ignored by annotation"
                if self.ignored_by_annotation else "")
         )

@@ -387,3 +387,20 @@ def test_audit_of_an_empty_dump_says_so(
     assert err == f"kubelet-winnet: note: no Kubernetes objects in {os.devnull}\n"
     assert "TOTAL: 0 pods" in out
     assert "findings: 0 errors, 0 warnings, 0 info" in out
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)),
+     "character U+007F at offset 0 is not allowed in YAML (a binary file?)"),
+    (b"kind: Pod\nmetadata:\n  name: a\x01b\n",
+     "character U+0001 at offset 29 is not allowed in YAML"),
+])
+def test_a_character_yaml_refuses_is_named_with_its_offset(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, data: bytes, said: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(data)
+    status, _, err = run(capsys, "translate", str(path))
+    assert status == 2
+    assert err == (f"kubelet-winnet: error: {path}: document 1: {said}; reading of this "
+                   "file stops here\n")

@@ -482,8 +482,16 @@ class _YamlReader:
                                f"not valid YAML: {problem}{_STOPS}")
             except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
                 reason = getattr(exc, "reason", None) or str(exc).split("\n", 1)[0]
-                yield BadInput(self._source, max(number, 1), 0,
-                               f"not valid YAML: {reason}{_STOPS}")
+                character = getattr(exc, "character", None)
+                if isinstance(character, int):  # which one, and where: libyaml knows no line
+                    position = getattr(exc, "position", 0)
+                    reason = (f"character U+{character:04X} at offset {position} is not "
+                              "allowed in YAML"
+                              + (" (a binary file?)" if position == 0 or character == 0
+                                 else ""))
+                else:
+                    reason = f"not valid YAML: {reason}"
+                yield BadInput(self._source, max(number, 1), 0, f"{reason}{_STOPS}")
             except _Refused as exc:  # from the byte/encoding layer below the parser
                 yield BadInput(self._source, max(number, 1), exc.line, exc.reason + _STOPS)
         finally:

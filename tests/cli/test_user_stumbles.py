@@ -404,3 +404,35 @@ def test_a_character_yaml_refuses_is_named_with_its_offset(
     assert status == 2
     assert err == (f"kubelet-winnet: error: {path}: document 1: {said}; reading of this "
                    "file stops here\n")
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain", "run", "audit"])
+def test_a_bad_feature_gates_value_is_named_with_the_kubelets_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """The kubelet's own text (featuregate's "missing bool value for X") said alone names
+    no flag: the flag and the value come first."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(WINDOWS_POD, encoding="utf-8")
+    argv = {"run": ["run", "--dry-run", str(path)], "audit": ["audit", "-f", str(path)]}.get(
+        command, [command, str(path)])
+    status, _, err = run(capsys, *argv, "--feature-gates", "WindowsHostNetwork")
+    assert status == 2
+    assert err == ('kubelet-winnet: error: --feature-gates "WindowsHostNetwork": missing '
+                   "bool value for WindowsHostNetwork\n")
+
+
+def test_feature_gates_from_a_config_file_are_named_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(WINDOWS_POD, encoding="utf-8")
+    config = tmp_path / "settings.yaml"
+    config.write_text("featureGates: WindowsHostNetwork=maybe\n", encoding="utf-8")
+    status, _, err = run(capsys, "check", "--config", str(config), str(path))
+    assert status == 2
+    assert err.splitlines()[0] == (
+        f'kubelet-winnet: error: featureGates of {config} "WindowsHostNetwork=maybe": '
+        'invalid value of WindowsHostNetwork=maybe, err: strconv.ParseBool: parsing "maybe": '
+        "invalid syntax"
+    )

@@ -677,7 +677,10 @@ def _isatty(stream: TextIO) -> bool:
 def run_audit(args: argparse.Namespace, session: Session) -> int:
     try:
         kubelet_profile(args.kubelet_version, args.feature_gates)
-    except (UnsupportedVersionError, FeatureGateError) as exc:
+    except FeatureGateError as exc:  # the kubelet's text, after where the value is
+        session.error(f"--feature-gates {json.dumps(args.feature_gates)}: {exc}")
+        return session.status
+    except UnsupportedVersionError as exc:
         session.error(str(exc))
         return session.status
     if args.filename and (args.kubeconfig or args.context or args.namespace

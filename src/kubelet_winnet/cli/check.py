@@ -128,8 +128,9 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
             return session.status
     if args.kubelet_version is None:
         args.kubelet_version = config.kubelet_version
-    if args.feature_gates is None:
+    if args.feature_gates is None and config.feature_gates is not None:
         args.feature_gates = config.feature_gates
+        args.feature_gates_from = f"featureGates of {config.source}"
     args.windows_only = args.windows_only or config.windows_only
     args.assume_windows = args.assume_windows or config.assume_windows
     given = args.kubelet_version is not None

@@ -233,6 +233,10 @@ def check_profile(args: argparse.Namespace, session: Session) -> bool:
 
     try:
         profile = api.kubelet_profile(args.kubelet_version, args.feature_gates)
+    except api.FeatureGateError as exc:  # the kubelet's text, after where the value is
+        where = getattr(args, "feature_gates_from", None) or "--feature-gates"
+        session.error(f"{where} {json.dumps(args.feature_gates)}: {exc}")
+        return False
     except WinnetError as exc:
         session.error(str(exc))
         return False

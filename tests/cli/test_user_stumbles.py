@@ -436,3 +436,23 @@ def test_feature_gates_from_a_config_file_are_named_as_such(
         'invalid value of WindowsHostNetwork=maybe, err: strconv.ParseBool: parsing "maybe": '
         "invalid syntax"
     )
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_a_directory_without_manifests_is_said_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "README.md").write_text("not a manifest\n", encoding="utf-8")
+    status, _, err = run(capsys, command, str(tmp_path))
+    assert status == 2
+    said = [line for line in err.splitlines() if " checked: " not in line]  # check's summary
+    assert said == [f"kubelet-winnet: error: {tmp_path}: directory holds no .yaml, .yml or "
+                    ".json file"]
+
+
+def test_matrix_names_stdin_as_every_command_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    status, out, err = run(capsys, "matrix", "--pod", "-")
+    assert (status, out, err) == (2, "", "kubelet-winnet: error: no pod in <stdin>\n")

@@ -356,7 +356,7 @@ def run_matrix(args: argparse.Namespace, session: Session) -> int:
     else:
         count = write_markdown(rows, session.out)
     if not count and pods is not None and session.status == 0:
-        session.error("no pod in " + ", ".join(args.pod))
+        session.error("no pod in " + ", ".join("<stdin>" if p == "-" else p for p in args.pod))
     return session.status
 
 

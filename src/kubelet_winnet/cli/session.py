@@ -284,6 +284,8 @@ def pods(
     session.verbose = args.verbose
     session.quiet = args.quiet
     for entry in expand_paths(input_paths(args)):
+        if isinstance(entry, BadInput) and bad is not None and bad(entry):
+            continue  # (an empty directory is then known as said: no second note)
         path = session.source(entry)
         if path is None:
             continue

@@ -456,3 +456,13 @@ def test_matrix_names_stdin_as_every_command_does(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
     status, out, err = run(capsys, "matrix", "--pod", "-")
     assert (status, out, err) == (2, "", "kubelet-winnet: error: no pod in <stdin>\n")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("argv", [["--version"], ["check", "--help"]])
+def test_help_and_version_that_cannot_be_written_are_not_a_success(argv: list[str]) -> None:
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = subprocess.run([sys.executable, "-m", "kubelet_winnet.cli", *argv], stdout=full,
+                              stderr=subprocess.PIPE, text=True, check=False, timeout=60)
+    assert (done.returncode, done.stderr) == (
+        2, "kubelet-winnet: error: cannot write output: No space left on device\n")

@@ -26,7 +26,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import (
@@ -37,6 +37,9 @@ from kubelet_winnet.cli.session import (
     Session,
     program,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["COMMANDS", "COMMAND_MODULES", "Command", "Session", "main"]
 
@@ -102,6 +105,21 @@ class _Parser(argparse.ArgumentParser):
     which reports unrecognized arguments against its own flags."""
 
     command: argparse.ArgumentParser | None = None
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops a failed write of --help or --version; main reports it (a lost
+        # stderr stays lost: the exit status still says what happened).
+        if not message:
+            return
+        stream = file or sys.stderr
+        try:
+            stream.write(message)
+            flush = getattr(stream, "flush", None)
+            if flush is not None:
+                flush()
+        except OSError:
+            if stream is not sys.stderr:
+                raise
 
     def error(self, message: str) -> NoReturn:
         prefix = "unrecognized arguments: "
@@ -176,7 +194,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.set_threshold(50_000, 20, 20)
     words = sys.argv[1:] if argv is None else list(argv)
     parser, command_parser = _parsers(_chosen(words))
-    args = parser.parse_args(words)
+    try:
+        args = parser.parse_args(words)
+    except BrokenPipeError:  # `--help | head -1`
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:  # `--version > /dev/full`
+        _drop_stdout()
+        sys.stderr.write(f"{program()}: error: cannot write output: "
+                         f"{exc.strerror or type(exc).__name__}\n")
+        return EXIT_BAD_INPUT
     if _usage_needs_paths(args):
         (command_parser or parser).error("no PATH given (use - for stdin)")
     session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),

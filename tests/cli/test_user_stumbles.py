@@ -466,3 +466,47 @@ def test_help_and_version_that_cannot_be_written_are_not_a_success(argv: list[st
                               stderr=subprocess.PIPE, text=True, check=False, timeout=60)
     assert (done.returncode, done.stderr) == (
         2, "kubelet-winnet: error: cannot write output: No space left on device\n")
+
+
+def _fake_runtime_answers(fake: Any, image_id: str) -> None:
+    from cri_api.runtime.v1 import api_pb2
+
+    service = "/runtime.v1.RuntimeService/"
+    status = api_pb2.PodSandboxStatusResponse()
+    status.status.state = api_pb2.SANDBOX_READY
+    status.status.network.ip = "10.1.0.5"
+    fake.reply.update({
+        service + "RunPodSandbox": api_pb2.RunPodSandboxResponse(
+            pod_sandbox_id="s1").SerializeToString(),
+        service + "PodSandboxStatus": status.SerializeToString(),
+        "/runtime.v1.ImageService/ImageStatus": api_pb2.ImageStatusResponse(
+            image=api_pb2.Image(id=image_id)).SerializeToString(),
+    })
+
+
+@pytest.mark.parametrize(("image_id", "env", "why"), [
+    ("", None, "container c: image 'mcr.microsoft.com/windows/nanoserver:ltsc2022' is not on "
+               "the runtime (kubelet-winnet run does not pull images)"),
+    ("sha256:1", "      valueFrom: {configMapKeyRef: {name: cm, key: k}}\n",
+     "the kubelet refuses it: container c: CreateContainerConfigError: configmaps \"cm\" "
+     "not found"),
+])
+def test_run_says_on_stderr_why_a_pod_stopped_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, image_id: str, env: str | None,
+    why: str,
+) -> None:
+    """Exit status 1 comes with its one line on stderr, as --dry-run's does."""
+    from tests.cri.test_cri import serving
+
+    manifest = tmp_path / "pod.yaml"
+    text = WINDOWS_POD if env is None else WINDOWS_POD + "    env:\n    - name: A\n" + env
+    manifest.write_text(text, encoding="utf-8")
+    with serving(f"kw-stumble-{id(tmp_path):x}.sock") as fake:
+        _fake_runtime_answers(fake, image_id)
+        status, out, err = run(capsys, "run", "--runtime-endpoint", fake.endpoint,
+                               str(manifest))
+    assert status == 1
+    assert out.splitlines() == [f"# Pod/web ({manifest}#1)",
+                                "sandbox s1 SANDBOX_READY network=POD ip=10.1.0.5",
+                                why.removeprefix("the kubelet refuses it: ")]
+    assert err == f"kubelet-winnet: {manifest}:1: Pod/web: {why}\n"

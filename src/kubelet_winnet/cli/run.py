@@ -245,7 +245,8 @@ def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[st
 def _run_pod(
     pod: Any, namespace: str, settings: _Settings, runtime: RuntimeClient, cleanup: bool,
     out: _Lines,
-) -> int:
+) -> str | None:
+    """Run one pod; why it stopped short (a container not created), else ``None``."""
     from cri_api.runtime.v1 import api_pb2
     from kubelet_winnet._kubelet.container_config import PodRequests
     from kubelet_winnet.cli.session import program
@@ -273,9 +274,10 @@ def _run_pod(
             wanted = requests.image(name)
             image = runtime.image_status(wanted).image
             if not image.id:
-                out.say(f"container {name}: image {wanted!r} is not on the runtime "
-                        f"({program()} run does not pull images)")
-                return 1
+                reason = (f"container {name}: image {wanted!r} is not on the runtime "
+                          f"({program()} run does not pull images)")
+                out.say(reason)
+                return reason
             try:
                 create = requests.create_container(
                     name, pod_sandbox_id=sandbox_id, image_ref=image.id, pod_ips=pod_ips,
@@ -284,8 +286,9 @@ def _run_pod(
                     volume_paths=volume_paths,
                 )
             except SandboxConfigError as exc:
-                out.say(f"container {name}: CreateContainerConfigError: {exc}")
-                return 1
+                reason = f"container {name}: CreateContainerConfigError: {exc}"
+                out.say(reason)
+                return f"the kubelet refuses it: {reason}"
             # No volume manager here prepares the volumes, hosts file and termination
             # log the mounts point at, so the runtime gets none (--dry-run shows them).
             del create.config.mounts[:]
@@ -294,7 +297,7 @@ def _run_pod(
             state = runtime.container_status(container_id).status.state
             out.say(f"container {name} {container_id} "
                     f"{_enum_name(api_pb2.ContainerState, state)}")
-        return 0
+        return None
     finally:
         if cleanup:
             runtime.stop_pod_sandbox(sandbox_id)
@@ -380,9 +383,14 @@ def _run_all(
             manifest = item.document.value
             out = _Lines(settings.out, f"# {item.pod.identity} ({item.document.label})")
             try:
-                session.fail(_run_pod(
+                stopped = _run_pod(
                     manifest, _namespace(manifest), settings, runtime, args.cleanup, out,
-                ))
+                )
+                if stopped is not None:  # the exit status says 1: stderr says why
+                    session.err.write(printable(
+                        f"{session.prog}: {item.where}: {item.pod.identity}: {stopped}"
+                    ) + "\n")
+                    session.fail(1)
             except SandboxConfigError as exc:
                 out.say(f"error: Failed to create pod sandbox: {exc}")
                 _refused(session, item, f"Failed to create pod sandbox: {exc}")

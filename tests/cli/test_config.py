@@ -185,3 +185,18 @@ def test_a_bad_fail_on_is_one_line_naming_file_line_and_the_choices(
     status, out, err = run(capsys, str(repo / "manifests"))
     assert (status, out) == (2, "")
     assert err.splitlines() == [f"kubelet-winnet: error: configuration {config}:{line}: {reason}"]
+
+
+def test_checking_the_repository_root_passes_its_settings_file_by(
+    capsys: pytest.CaptureFixture[str], repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check .` at a repository's root: the settings file there is read as settings, not
+    as a manifest (before, it drew "no Kubernetes objects in ./.kubelet-winnet.yaml")."""
+    (repo / ".kubelet-winnet.yaml").write_text("rules:\n  exclude: [host-port-mismatch]\n",
+                                               encoding="utf-8")
+    monkeypatch.chdir(repo)
+    status, out, err = run(capsys, ".", "-o", "json")
+    assert ".kubelet-winnet.yaml" not in err
+    assert sorted({r for r, _ in rules_of(out)}) == ["host-network-ignored"]
+    assert "2 pods in 2 files checked" in err
+    assert status == 0

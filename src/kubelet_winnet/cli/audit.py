@@ -183,7 +183,8 @@ class Totals:
             f"({e['applied']} applied, {e['ignored']} ignored, {e['unknown']} unknown"
             + (f", {e['no-network']} with no network" if e["no-network"] else "") + "); "
             f"{e['refused']} refused, {e['not-modelled']} not modelled; findings: "
-            f"{s['error']} error, {s['warning']} warning, {s['info']} info"
+            f"{s['error']} error{'s' * (s['error'] != 1)}, "
+            f"{s['warning']} warning{'s' * (s['warning'] != 1)}, {s['info']} info"
             + (f", {self.ignored_by_annotation} ignored by annotation"
                if self.ignored_by_annotation else "")
         )
@@ -686,7 +687,10 @@ def _isatty(stream: TextIO) -> bool:
 def run_audit(args: argparse.Namespace, session: Session) -> int:
     try:
         kubelet_profile(args.kubelet_version, args.feature_gates)
-    except (UnsupportedVersionError, FeatureGateError) as exc:
+    except FeatureGateError as exc:  # the kubelet's text, after where the value is
+        session.error(f"--feature-gates {json.dumps(args.feature_gates)}: {exc}")
+        return session.status
+    except UnsupportedVersionError as exc:
         session.error(str(exc))
         return session.status
     if args.filename and (args.kubeconfig or args.context or args.namespace
@@ -776,7 +780,7 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
         session.note(
             f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
             f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
-            "where they run, kubelet-winnet check lints manifests and workload templates"
+            f"where they run, {session.prog} check lints manifests and workload templates"
         )
     return session.status
 

@@ -137,8 +137,9 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
             return session.status
     if args.kubelet_version is None:
         args.kubelet_version = config.kubelet_version
-    if args.feature_gates is None:
+    if args.feature_gates is None and config.feature_gates is not None:
         args.feature_gates = config.feature_gates
+        args.feature_gates_from = f"featureGates of {config.source}"
     if args.fail_on is None:
         args.fail_on = config.fail_on or _FAIL_ON_DEFAULT
     args.windows_only = args.windows_only or config.windows_only
@@ -201,7 +202,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     writer.close(session)
     inputs.note_empty(input_paths(args))
     if args.verbose or not args.quiet:  # it counts the skipped pods too (-v lists them)
-        session.err.write(f"kubelet-winnet: {writer.summary(session, len(inputs.files))}\n")
+        session.err.write(f"{session.prog}: {writer.summary(session, session.files)}\n")
     return session.status
 
 

@@ -29,11 +29,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubelet_winnet.cli.input import BadInput, Document, Limits, read_source
+from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, read_source
 
 __all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "find_config", "load_config"]
 
-CONFIG_NAME = ".kubelet-winnet.yaml"
+CONFIG_NAME = SETTINGS_FILE
 _KEYS = ("rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip",
          "failOn")
 _RULE_KEYS = ("include", "exclude", "severity")

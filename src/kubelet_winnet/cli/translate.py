@@ -70,7 +70,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.fail(EXIT_FINDINGS)
             writer.refused(item, f"Failed to create pod sandbox: {exc}")
             if args.output in ("hex", "binary"):
-                session.err.write(printable(f"kubelet-winnet: {item.where}: "
+                session.err.write(printable(f"{session.prog}: {item.where}: "
                                             f"{item.pod.identity}: Failed to create pod "
                                             f"sandbox: {exc}") + "\n")
             continue
@@ -86,7 +86,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.note(
                 f"{item.where}: {item.pod.identity}: hostNetwork: true "
                 f"{profile.host_network_outcome}; the pod gets its own network namespace "
-                "(kubelet-winnet check explains)"
+                f"({session.prog} check explains)"
             )
     writer.close()
     inputs.note_empty(input_paths(args))

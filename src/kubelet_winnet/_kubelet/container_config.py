@@ -22,9 +22,18 @@ from kubelet_winnet._describe import describe, quoted, type_name
 from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.mounts import (
+    HOSTS_HOST_NETWORK_MINOR,
+    PLUGIN_DIRS,
+    WINDOWS_ETC_HOSTS_PATH,
     check_termination_log_id,
     check_volume_paths,
+    clean_join,
     container_mounts,
+    is_abs_path,
+    is_local_path,
+    is_unc_path,
+    make_absolute_path,
+    volume_host_path,
 )
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
 from kubelet_winnet._kubelet.pod import is_utf8, pod_facts
@@ -837,10 +846,18 @@ class ContainerBuilder:
         volume_paths: Mapping[str, str] | None = None,
         termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
     ) -> api_pb2.ContainerConfig:
+        volume_paths = volume_paths or {}
         try:
+            try:
+                return _quick_config(
+                    self, container_name, attempt, image_ref, image_username, pod_ips,
+                    volume_paths, termination_log_id,
+                )
+            except Exception:  # the general builder reads it again, and alone reports
+                pass
             return self._config(
                 container_name, attempt, image_ref, image_username, config_maps, secrets,
-                pod_ips, volume_paths or {}, termination_log_id,
+                pod_ips, volume_paths, termination_log_id,
             )
         except UnicodeEncodeError:  # protobuf strings must be UTF-8
             raise not_utf8_error(self.view) from None
@@ -943,6 +960,345 @@ class ContainerBuilder:
         fill_windows_resources(windows.resources, container, at, node, minor)
         self._security_context(windows.security_context, container_name, image_username)
         return config
+
+
+# --- the quick builder: the common plain-dict container in one checked pass ------------
+#
+# The general builder reads each field through a typed getter that builds its field path
+# and reports; most containers are plain manifest dicts whose fields all have their usual
+# types. This builder reads such a container in one pass, with the plain checks inline
+# and the general helpers only for the parts it does not inline (fieldRef and
+# resourceFieldRef values, preStop, ports, resources, the security context). It gives up
+# (raises) on anything else, and on any error: the general builder then builds the
+# container again and alone reports, so both give the same message or the same error.
+# Off (benchmarks/ablate.py), it always gives up.
+
+
+class _Unusual(Exception):
+    """The quick builder met something only the general builder handles."""
+
+
+def _plain_str(value: object) -> str:
+    # get_str's answer for a field the quick builder reads: "" when unset.
+    if value is None:
+        return ""
+    if type(value) is not str:
+        raise _Unusual
+    return value
+
+
+def _plain_flag(value: object) -> bool:
+    # get_bool(...) is True, for a value get_bool accepts.
+    if value is None or value is False:
+        return False
+    if value is not True:
+        raise _Unusual
+    return True
+
+
+def _plain_int64(value: object) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        raise _Unusual
+    return value
+
+
+def _quick_env(
+    builder: ContainerBuilder, container: dict[str, Any], at: str,
+    identity: tuple[str, str, str], pod_ips: tuple[str, ...],
+) -> tuple[dict[str, str], int]:
+    """:func:`environment` without ``envFrom`` or ConfigMap and Secret keys, and the
+    container's bytes left (``_Budget.left``) after it."""
+    view, spec = builder.view, builder.view.spec
+    links = spec.get("enableServiceLinks")
+    if links is not None and links is not True and links is not False:
+        raise _Unusual
+    services = builder.services
+    service_env = service_env_vars(services, identity[1], links is not False) if services else {}
+    env_from = container.get("envFrom")
+    if env_from is not None and (type(env_from) is not list or env_from):
+        raise _Unusual
+    env: dict[str, str] = {}
+    left = MAX_EXPANDED_CONTAINER
+    variables = container.get("env")
+    if variables is not None:
+        if type(variables) is not list or len(variables) > _MAX_ENV:
+            raise _Unusual
+        sizes: dict[str, int] = {}
+        for variable in variables:
+            if type(variable) is not dict:
+                raise _Unusual
+            name = _plain_str(variable.get("name"))
+            value = _plain_str(variable.get("value"))
+            value_from = variable.get("valueFrom")
+            if value_from is not None and type(value_from) is not dict:
+                raise _Unusual
+            if value:
+                size = utf8_len(value)
+                if "$" in value:
+                    value = expand(value, env, service_env,
+                                   limit=min(max(MAX_EXPANDED_VALUE, size), left))
+                    size = utf8_len(value)
+                elif size > left:
+                    raise _Unusual
+            elif value_from is not None:
+                field = value_from.get("fieldRef")
+                resource = value_from.get("resourceFieldRef")
+                if (
+                    value_from.get("configMapKeyRef") is not None
+                    or value_from.get("secretKeyRef") is not None
+                    or (field is not None and type(field) is not dict)
+                    or (resource is not None and type(resource) is not dict)
+                ):
+                    raise _Unusual
+                if field is not None:
+                    value = _field_value(
+                        field, "", view, builder.node, pod_ips, builder.minor, identity
+                    )
+                elif resource is not None:
+                    value = _resource_value(resource, "", container, at, builder.node,
+                                            builder.find)
+                size = utf8_len(value)
+            else:
+                size = 0
+            grown = size - sizes.get(name, 0)
+            if grown > left:
+                raise _Unusual
+            left -= grown
+            sizes[name] = size
+            env[name] = value
+    for key, item in service_env.items():
+        env.setdefault(key, item)
+    return env, left
+
+
+def _quick_non_root(spec: dict[str, Any], container: dict[str, Any]) -> bool:
+    """Whether the effective ``runAsNonRoot`` is true (:func:`_effective_non_root`'s
+    checks)."""
+    non_root = None
+    for owner in (spec, container):
+        context = owner.get("securityContext")
+        if context is None:
+            continue
+        if type(context) is not dict:
+            raise _Unusual
+        options = context.get("windowsOptions")
+        if options is not None:
+            if type(options) is not dict:
+                raise _Unusual
+            user = options.get("runAsUserName")
+            if user is not None and type(user) is not str:
+                raise _Unusual
+        flag = context.get("runAsNonRoot")
+        if flag is not None:
+            non_root = _plain_flag(flag)
+    return non_root is True
+
+
+def _quick_mounts(
+    builder: ContainerBuilder, container: dict[str, Any], uid: str, container_name: str,
+    termination_path: str, pod_ips: tuple[str, ...], host_network: bool,
+    volume_paths: Mapping[str, str], termination_log_id: str,
+) -> list[tuple[str, str, bool]]:
+    """:func:`container_mounts` of volume mounts without ``subPath`` or
+    ``subPathExpr``; kubelet-root paths joined by :func:`clean_join`."""
+    spec, minor, root = builder.view.spec, builder.minor, builder.node.kubelet_root
+    mount_hosts = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
+    if mount_hosts:
+        mount_hosts = not builder._has_host_process()
+    volumes: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    entries = spec.get("volumes")
+    if entries is not None:
+        if type(entries) is not list:
+            raise _Unusual
+        for volume in entries:
+            # {"name": ..., "<source>": {...}}: the one shape _volumes accepts unchanged
+            if type(volume) is not dict or len(volume) != 2 or "name" not in volume:
+                raise _Unusual
+            kind = next(key for key in volume if key != "name")
+            source = volume[kind]
+            if type(kind) is not str or type(source) is not dict:
+                raise _Unusual
+            volumes.setdefault(_plain_str(volume["name"]), (kind, source))
+    mounts: list[tuple[str, str, bool]] = []
+    entries = container.get("volumeMounts")
+    if entries is not None:
+        if type(entries) is not list:
+            raise _Unusual
+        for mount in entries:
+            if type(mount) is not dict:
+                raise _Unusual
+            name = _plain_str(mount.get("name"))
+            mount_path = _plain_str(mount.get("mountPath"))
+            if _plain_str(mount.get("subPath")) or _plain_str(mount.get("subPathExpr")):
+                raise _Unusual
+            rro = _plain_str(mount.get("recursiveReadOnly"))
+            if minor >= 30 and rro not in ("", "Disabled"):
+                raise _Unusual
+            read_only = _plain_flag(mount.get("readOnly"))
+            mount_hosts = mount_hosts and mount_path != WINDOWS_ETC_HOSTS_PATH
+            found = volumes.get(name)
+            if found is None:
+                raise _Unusual
+            kind, source = found
+            if kind in PLUGIN_DIRS and name not in volume_paths:
+                plugin, must_read_only = PLUGIN_DIRS[kind]
+                host_path = clean_join(root, "pods", uid, "volumes", plugin, name)
+            else:
+                host_path, must_read_only = volume_host_path(
+                    kind, source, "", name, root, uid, volume_paths
+                )
+            if host_path and is_local_path(host_path):
+                host_path = make_absolute_path(host_path)
+            container_path = mount_path
+            if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
+                container_path = make_absolute_path(container_path)
+            mounts.append((container_path, host_path, read_only or must_read_only))
+    if mount_hosts:
+        mounts.append((
+            WINDOWS_ETC_HOSTS_PATH,
+            make_absolute_path(clean_join(root, "pods", uid, "etc-hosts")), False,
+        ))
+    host = clean_join(root, "pods", uid, "containers", container_name, termination_log_id)
+    mounts.append((make_absolute_path(termination_path), make_absolute_path(host), False))
+    return mounts
+
+
+def _quick_config(
+    builder: ContainerBuilder, container_name: str, attempt: int, image_ref: str | None,
+    image_username: str, pod_ips: tuple[str, ...], volume_paths: Mapping[str, str],
+    termination_log_id: str,
+) -> api_pb2.ContainerConfig:
+    """``ContainerBuilder._config`` of a plain-dict pod, or an exception (any: the
+    general builder then builds it)."""
+    view, minor = builder.view, builder.minor
+    spec, metadata = view.spec, view.metadata
+    if type(spec) is not dict or type(metadata) is not dict or view.claims:
+        raise _Unusual
+    # pod_facts checks every container array, entry and name as find() does.
+    builder._read_facts()
+    container: dict[str, Any] | None = None
+    at = ""
+    for kind in _KINDS:
+        entries = spec.get(kind)
+        if entries:
+            for index, entry in enumerate(entries):
+                if type(entry) is not dict:
+                    raise _Unusual
+                if (entry.get("name") or "") == container_name:
+                    container, at = entry, f"{view.prefix}spec.{kind}[{index}]."
+                    break
+            if container is not None:
+                break
+    if container is None:
+        raise _Unusual
+    identity = builder.identity
+    if identity is None:
+        namespace = metadata.get("namespace")
+        identity = builder.identity = (
+            _plain_str(metadata.get("name")),
+            "default" if namespace is None else _plain_str(namespace),
+            _plain_str(metadata.get("uid")),
+        )
+    name, namespace, uid = identity
+    host_network = spec.get("hostNetwork") is True  # pod_facts checked its type
+    env, left = _quick_env(builder, container, at, identity, pod_ips)
+    if _quick_non_root(spec, container):
+        verify_run_as_non_root(view, container, at, image_username, identity)
+    config = api_pb2.ContainerConfig()
+    metadata_part = config.metadata
+    metadata_part.name = container_name
+    metadata_part.attempt = attempt
+    image = _plain_str(container.get("image"))
+    image_spec = config.image
+    image_spec.image = image if image_ref is None else image_ref
+    if minor >= 30:
+        image_spec.user_specified_image = image
+    for key, target in (("command", config.command), ("args", config.args)):
+        parts = container.get(key)
+        if parts is None:
+            continue
+        if type(parts) is not list:
+            raise _Unusual
+        values = []
+        for part in parts:
+            if type(part) is not str:
+                raise _Unusual
+            size = utf8_len(part)
+            if "$" in part:
+                part = expand(part, env, limit=min(max(MAX_EXPANDED_VALUE, size), left))
+                size = utf8_len(part)
+            elif size > left:
+                raise _Unusual
+            left -= size
+            values.append(part)
+        target.extend(values)
+    config.working_dir = _plain_str(container.get("workingDir"))
+    envs = config.envs
+    for key, item in env.items():
+        pair = envs.add()
+        pair.key = key
+        pair.value = item
+    labels = config.labels
+    labels[POD_NAME_LABEL] = name
+    labels[POD_NAMESPACE_LABEL] = namespace
+    labels[POD_UID_LABEL] = uid
+    labels[CONTAINER_NAME_LABEL] = container_name
+    annotations = config.annotations
+    if minor >= 31:
+        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
+    annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
+    termination_path = (
+        _plain_str(container.get("terminationMessagePath")) or "/dev/termination-log"
+    )
+    annotations[TERMINATION_PATH_ANNOTATION] = termination_path
+    annotations[TERMINATION_POLICY_ANNOTATION] = (
+        _plain_str(container.get("terminationMessagePolicy")) or "File"
+    )
+    deletion = _plain_int64(metadata.get("deletionGracePeriodSeconds"))
+    if deletion is not None:
+        annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
+    grace = _plain_int64(spec.get("terminationGracePeriodSeconds"))
+    annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+    lifecycle = container.get("lifecycle")
+    if lifecycle is not None:
+        if type(lifecycle) is not dict:
+            raise _Unusual
+        pre_stop = lifecycle.get("preStop")
+        if pre_stop is not None:
+            if type(pre_stop) is not dict:
+                raise _Unusual
+            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
+                pre_stop, f"{at}lifecycle.preStop."
+            )
+    ports = container.get("ports")
+    if ports is not None:
+        if type(ports) is not list:
+            raise _Unusual
+        if ports:
+            annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
+    mounts = config.mounts
+    for container_path, host_path, read_only in _quick_mounts(
+        builder, container, uid, container_name, termination_path, pod_ips, host_network,
+        volume_paths, termination_log_id,
+    ):
+        mount = mounts.add()
+        mount.container_path = container_path
+        mount.host_path = host_path
+        if read_only:
+            mount.readonly = True
+    config.log_path = f"{container_name}\\{attempt}.log"
+    config.stdin = _plain_flag(container.get("stdin"))
+    config.stdin_once = _plain_flag(container.get("stdinOnce"))
+    config.tty = _plain_flag(container.get("tty"))
+    windows = config.windows
+    if container.get("resources") is None:
+        windows.resources.SetInParent()
+    else:
+        fill_windows_resources(windows.resources, container, at, builder.node, minor)
+    builder._security_context(windows.security_context, container_name, image_username)
+    return config
 
 
 def _check_args(

@@ -35,6 +35,7 @@ from kubelet_winnet._kubelet.podview import (
     get_str,
 )
 from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
+from kubelet_winnet._kubelet.sandbox_config import clean_path
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = ["PLUGIN_DIRS", "container_mounts", "make_absolute_path"]
@@ -80,23 +81,23 @@ def make_absolute_path(path: str) -> str:
     return "c:\\" + path
 
 
-def _is_unc(path: str) -> bool:
+def is_unc_path(path: str) -> bool:
     return path.startswith("\\\\")
 
 
-def _is_local(path: str) -> bool:
+def is_local_path(path: str) -> bool:
     # IsWindowsLocalPath: a slash-rooted path without drive or UNC prefix.
-    return not _is_unc(path) and ":" not in path and path.startswith(("/", "\\"))
+    return not is_unc_path(path) and ":" not in path and path.startswith(("/", "\\"))
 
 
 def _filepath_is_abs(path: str) -> bool:
     # Go's filepath.IsAbs on Windows: a drive or UNC volume followed by a separator.
-    if _is_unc(path) or path.startswith("//"):
+    if is_unc_path(path) or path.startswith("//"):
         return True
     return len(path) >= 3 and path[1] == ":" and path[0].isalpha() and path[2] in "\\/"
 
 
-def _is_abs(path: str, minor: int) -> bool:
+def is_abs_path(path: str, minor: int) -> bool:
     """``utilfs.IsAbs`` (1.31+ here: slash-rooted paths count) or ``filepath.IsAbs``."""
     if minor >= SLASH_IS_ABSOLUTE_MINOR and path.startswith(("\\", "/")):
         return True
@@ -109,6 +110,20 @@ def _join(*parts: str) -> str:
     if not kept:
         return ""
     return ntpath.normpath("\\".join(kept))
+
+
+def clean_join(root: str, *parts: str) -> str:
+    """:func:`_join` of a node root and parts the caller holds, without ``normpath`` when
+    the result is provably clean: every part is non-empty with no separator, colon, ``.``
+    or ``..``, so cleaning the whole changes only the root, whose cleaned form is kept per
+    root (``sandbox_config.clean_path``): neither ``.`` nor ending in a separator or colon."""
+    clean = clean_path(root)
+    if clean == "." or clean.endswith(("\\", "/", ":")):
+        return _join(root, *parts)
+    for part in parts:
+        if not part or "\\" in part or "/" in part or ":" in part or part in (".", ".."):
+            return _join(root, *parts)
+    return clean + "\\" + "\\".join(parts)
 
 
 class _Missing(Mapping[str, str]):
@@ -196,7 +211,7 @@ def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
     return found
 
 
-def _volume_host_path(
+def volume_host_path(
     kind: str, source: Mapping[str, Any], where: str, name: str, root: str, uid: str,
     volume_paths: Mapping[str, str],
 ) -> tuple[str, bool]:
@@ -265,7 +280,7 @@ def container_mounts(
                 _ERROR_RULE,
             )
         kind, source, volume_at = volumes[name]
-        host_path, must_read_only = _volume_host_path(
+        host_path, must_read_only = volume_host_path(
             kind, source, volume_at, name, root, uid, volume_paths
         )
         sub_path = get_str(mount, "subPath", where)
@@ -273,7 +288,7 @@ def container_mounts(
         if expression:
             sub_path = expand_sub_path(expression, env)
         if sub_path:
-            if _is_abs(sub_path, minor):
+            if is_abs_path(sub_path, minor):
                 raise SandboxConfigError(
                     f"error SubPath `{sub_path}` must not be an absolute path", _ERROR_RULE
                 )
@@ -283,10 +298,10 @@ def container_mounts(
                     _ERROR_RULE,
                 )
             host_path = _join(host_path, sub_path)
-        if host_path and _is_local(host_path):
+        if host_path and is_local_path(host_path):
             host_path = make_absolute_path(host_path)
         container_path = mount_path
-        if not _is_unc(container_path) and not _is_abs(container_path, minor):
+        if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
             container_path = make_absolute_path(container_path)
         rro = get_str(mount, "recursiveReadOnly", where)
         if minor >= 30 and rro not in ("", "Disabled"):

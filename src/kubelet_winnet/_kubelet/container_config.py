@@ -30,13 +30,18 @@ from kubelet_winnet._kubelet.mounts import (
     clean_join,
     container_mounts,
     is_abs_path,
+    is_extendable,
     is_local_path,
+    is_plain_part,
     is_unc_path,
+    join_path,
     make_absolute_path,
+    no_backsteps,
     volume_host_path,
 )
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
-from kubelet_winnet._kubelet.pod import is_utf8, pod_facts
+from kubelet_winnet._kubelet.pod import CONTAINER_KINDS, is_utf8, pod_facts
+from kubelet_winnet._kubelet.pod import _windows_options_in as windows_options_in
 from kubelet_winnet._kubelet.podview import (
     PodView,
     get_bool,
@@ -58,7 +63,13 @@ from kubelet_winnet._kubelet.quantity import (
     parse_nanos,
     wrap_int64,
 )
-from kubelet_winnet._kubelet.rules import ContainerFacts, PodFacts, decide_container
+from kubelet_winnet._kubelet.rules import (
+    ContainerFacts,
+    PodFacts,
+    decide_container,
+    make_container_facts,
+    make_pod_facts,
+)
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
@@ -1099,14 +1110,19 @@ def _quick_non_root(spec: dict[str, Any], container: dict[str, Any]) -> bool:
 def _quick_mounts(
     builder: ContainerBuilder, container: dict[str, Any], uid: str, container_name: str,
     termination_path: str, pod_ips: tuple[str, ...], host_network: bool,
-    volume_paths: Mapping[str, str], termination_log_id: str,
+    host_process: bool, volume_paths: Mapping[str, str], termination_log_id: str,
 ) -> list[tuple[str, str, bool]]:
-    """:func:`container_mounts` of volume mounts without ``subPath`` or
-    ``subPathExpr``; kubelet-root paths joined by :func:`clean_join`."""
+    """:func:`container_mounts` of volume mounts without ``subPathExpr``; paths under
+    the kubelet root joined without ``normpath`` where :func:`clean_join` proves it
+    clean."""
     spec, minor, root = builder.view.spec, builder.minor, builder.node.kubelet_root
+    # host_process: HasWindowsHostProcessContainer, read by _quick_pod
     mount_hosts = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
-    if mount_hosts:
-        mount_hosts = not builder._has_host_process()
+    mount_hosts = mount_hosts and not host_process
+    # join_path(root, "pods", uid, *parts) is pod_dir + "\\" + the parts when they are
+    # plain and pod_dir extendable (mounts.clean_join)
+    pod_dir = clean_join(root, "pods", uid)
+    extendable = is_extendable(pod_dir)
     volumes: dict[str, tuple[str, Mapping[str, Any]]] = {}
     entries = spec.get("volumes")
     if entries is not None:
@@ -1116,7 +1132,9 @@ def _quick_mounts(
             # {"name": ..., "<source>": {...}}: the one shape _volumes accepts unchanged
             if type(volume) is not dict or len(volume) != 2 or "name" not in volume:
                 raise _Unusual
-            kind = next(key for key in volume if key != "name")
+            for kind in volume:
+                if kind != "name":
+                    break
             source = volume[kind]
             if type(kind) is not str or type(source) is not dict:
                 raise _Unusual
@@ -1131,7 +1149,8 @@ def _quick_mounts(
                 raise _Unusual
             name = _plain_str(mount.get("name"))
             mount_path = _plain_str(mount.get("mountPath"))
-            if _plain_str(mount.get("subPath")) or _plain_str(mount.get("subPathExpr")):
+            sub_path = _plain_str(mount.get("subPath"))
+            if _plain_str(mount.get("subPathExpr")):
                 raise _Unusual
             rro = _plain_str(mount.get("recursiveReadOnly"))
             if minor >= 30 and rro not in ("", "Disabled"):
@@ -1144,11 +1163,19 @@ def _quick_mounts(
             kind, source = found
             if kind in PLUGIN_DIRS and name not in volume_paths:
                 plugin, must_read_only = PLUGIN_DIRS[kind]
-                host_path = clean_join(root, "pods", uid, "volumes", plugin, name)
+                host_path = (
+                    f"{pod_dir}\\volumes\\{plugin}\\{name}"
+                    if extendable and is_plain_part(name)
+                    else join_path(root, "pods", uid, "volumes", plugin, name)
+                )
             else:
                 host_path, must_read_only = volume_host_path(
                     kind, source, "", name, root, uid, volume_paths
                 )
+            if sub_path:
+                if is_abs_path(sub_path, minor) or not no_backsteps(sub_path):
+                    raise _Unusual
+                host_path = join_path(host_path, sub_path)
             if host_path and is_local_path(host_path):
                 host_path = make_absolute_path(host_path)
             container_path = mount_path
@@ -1156,13 +1183,61 @@ def _quick_mounts(
                 container_path = make_absolute_path(container_path)
             mounts.append((container_path, host_path, read_only or must_read_only))
     if mount_hosts:
-        mounts.append((
-            WINDOWS_ETC_HOSTS_PATH,
-            make_absolute_path(clean_join(root, "pods", uid, "etc-hosts")), False,
-        ))
-    host = clean_join(root, "pods", uid, "containers", container_name, termination_log_id)
+        hosts = f"{pod_dir}\\etc-hosts" if extendable else join_path(root, "pods", uid, "etc-hosts")
+        mounts.append((WINDOWS_ETC_HOSTS_PATH, make_absolute_path(hosts), False))
+    # termination_log_id is eight hex digits (check_termination_log_id): a plain part
+    host = (
+        f"{pod_dir}\\containers\\{container_name}\\{termination_log_id}"
+        if extendable and is_plain_part(container_name)
+        else join_path(root, "pods", uid, "containers", container_name, termination_log_id)
+    )
     mounts.append((make_absolute_path(termination_path), make_absolute_path(host), False))
     return mounts
+
+
+def _quick_pod(
+    builder: ContainerBuilder, container_name: str
+) -> tuple[dict[str, Any], str, PodFacts, ContainerFacts, bool]:
+    """The container, its path prefix, the rule facts the security context needs and
+    ``HasWindowsHostProcessContainer``, from one pass over the pod's containers with
+    ``pod_facts``'s checks (which also cover ``find``'s)."""
+    view = builder.view
+    spec = view.spec
+    spec_at = view.at("spec.")
+    host_network = spec.get("hostNetwork")
+    if host_network is None:
+        host_network = False
+    elif host_network is not True and host_network is not False:
+        raise _Unusual
+    context = spec.get("securityContext")
+    pod_options = None if context is None else windows_options_in(context, spec_at, None)
+    pod_host_process = None if pod_options is None else pod_options.host_process
+    host_process = False
+    found: tuple[dict[str, Any], str, ContainerFacts] | None = None
+    for kind in CONTAINER_KINDS:
+        entries = spec.get(kind)
+        if entries is None:
+            continue
+        if type(entries) is not list:
+            raise _Unusual
+        for index, entry in enumerate(entries):
+            if type(entry) is not dict:
+                raise _Unusual
+            name = _plain_str(entry.get("name"))
+            context = entry.get("securityContext")
+            options = (
+                None if context is None else windows_options_in(context, spec_at, (kind, index))
+            )
+            value = None if options is None else options.host_process
+            if (pod_host_process if value is None else value) is True:
+                host_process = True
+            if found is None and name == container_name:
+                found = (entry, f"{spec_at}{kind}[{index}].",
+                         make_container_facts(name, kind, options))
+    if found is None:
+        raise _Unusual
+    container, at, own = found
+    return container, at, make_pod_facts(host_network, pod_options, ()), own, host_process
 
 
 def _quick_config(
@@ -1176,23 +1251,7 @@ def _quick_config(
     spec, metadata = view.spec, view.metadata
     if type(spec) is not dict or type(metadata) is not dict or view.claims:
         raise _Unusual
-    # pod_facts checks every container array, entry and name as find() does.
-    builder._read_facts()
-    container: dict[str, Any] | None = None
-    at = ""
-    for kind in _KINDS:
-        entries = spec.get(kind)
-        if entries:
-            for index, entry in enumerate(entries):
-                if type(entry) is not dict:
-                    raise _Unusual
-                if (entry.get("name") or "") == container_name:
-                    container, at = entry, f"{view.prefix}spec.{kind}[{index}]."
-                    break
-            if container is not None:
-                break
-    if container is None:
-        raise _Unusual
+    container, at, pod, own, host_process = _quick_pod(builder, container_name)
     identity = builder.identity
     if identity is None:
         namespace = metadata.get("namespace")
@@ -1202,7 +1261,7 @@ def _quick_config(
             _plain_str(metadata.get("uid")),
         )
     name, namespace, uid = identity
-    host_network = spec.get("hostNetwork") is True  # pod_facts checked its type
+    host_network = pod.host_network
     env, left = _quick_env(builder, container, at, identity, pod_ips)
     if _quick_non_root(spec, container):
         verify_run_as_non_root(view, container, at, image_username, identity)
@@ -1281,7 +1340,7 @@ def _quick_config(
     mounts = config.mounts
     for container_path, host_path, read_only in _quick_mounts(
         builder, container, uid, container_name, termination_path, pod_ips, host_network,
-        volume_paths, termination_log_id,
+        host_process, volume_paths, termination_log_id,
     ):
         mount = mounts.add()
         mount.container_path = container_path
@@ -1297,7 +1356,9 @@ def _quick_config(
         windows.resources.SetInParent()
     else:
         fill_windows_resources(windows.resources, container, at, builder.node, minor)
-    builder._security_context(windows.security_context, container_name, image_username)
+    fill_container_security_context(
+        windows.security_context, decide_container(pod, own, image_username)
+    )
     return config
 
 

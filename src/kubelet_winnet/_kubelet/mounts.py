@@ -104,7 +104,7 @@ def is_abs_path(path: str, minor: int) -> bool:
     return _filepath_is_abs(path)
 
 
-def _join(*parts: str) -> str:
+def join_path(*parts: str) -> str:
     """``filepath.Join`` on Windows: empty elements dropped, the rest cleaned."""
     kept = [part for part in parts if part]
     if not kept:
@@ -112,18 +112,37 @@ def _join(*parts: str) -> str:
     return ntpath.normpath("\\".join(kept))
 
 
+def is_plain_part(part: str) -> bool:
+    """A path element ``normpath`` leaves as it is: non-empty, no separator or colon,
+    neither ``.`` nor ``..``."""
+    return bool(part) and not (
+        "\\" in part or "/" in part or ":" in part or part == "." or part == ".."
+    )
+
+
+def is_extendable(clean: str) -> bool:
+    """Whether ``normpath(path + "\\" + p) == clean + "\\" + p`` for every plain part
+    ``p`` and every ``path`` whose ``normpath`` is ``clean``: it is neither ``.`` nor ends
+    in a separator or a colon (a drive-relative ``C:``)."""
+    return clean != "." and not clean.endswith(("\\", "/", ":"))
+
+
 def clean_join(root: str, *parts: str) -> str:
-    """:func:`_join` of a node root and parts the caller holds, without ``normpath`` when
-    the result is provably clean: every part is non-empty with no separator, colon, ``.``
-    or ``..``, so cleaning the whole changes only the root, whose cleaned form is kept per
-    root (``sandbox_config.clean_path``): neither ``.`` nor ending in a separator or colon."""
+    """:func:`join_path` of a node root and parts the caller holds, without ``normpath``
+    when the result is provably clean: the root's cleaned form
+    (``sandbox_config.clean_path``, kept per root) is extendable and every non-empty part
+    (empty ones are dropped) plain."""
     clean = clean_path(root)
-    if clean == "." or clean.endswith(("\\", "/", ":")):
-        return _join(root, *parts)
+    if not is_extendable(clean):
+        return join_path(root, *parts)
+    kept = [clean]
     for part in parts:
-        if not part or "\\" in part or "/" in part or ":" in part or part in (".", ".."):
-            return _join(root, *parts)
-    return clean + "\\" + "\\".join(parts)
+        if not part:
+            continue
+        if not is_plain_part(part):
+            return join_path(root, *parts)
+        kept.append(part)
+    return "\\".join(kept)
 
 
 class _Missing(Mapping[str, str]):
@@ -162,7 +181,7 @@ def expand_sub_path(expression: str, env: Mapping[str, str]) -> str:
     return expanded
 
 
-def _no_backsteps(path: str) -> bool:
+def no_backsteps(path: str) -> bool:
     # volumevalidation.ValidatePathNoBacksteps, after filepath.ToSlash on Windows.
     return ".." not in path.replace("\\", "/").split("/")
 
@@ -220,7 +239,7 @@ def volume_host_path(
         plugin, read_only = PLUGIN_DIRS[kind]
         if name in volume_paths:
             return volume_paths[name], read_only
-        return _join(root, "pods", uid, "volumes", plugin, name), read_only
+        return join_path(root, "pods", uid, "volumes", plugin, name), read_only
     if kind == "hostPath":
         # hostPath's GetPath is the path as written; an inline volume is not read-only.
         path = get_str(source, "path", f"{where}.")
@@ -242,7 +261,7 @@ def _termination_mount(
     # `len(container.TerminationMessagePath) != 0` always holds for an API pod.
     path = get_str(container, "terminationMessagePath", at) or "/dev/termination-log"
     # GenerateRunContainerOptions: getPodContainerDir(uid, name) = <pod dir>\containers\<name>
-    host = _join(root, "pods", uid, "containers", name, log_id)
+    host = join_path(root, "pods", uid, "containers", name, log_id)
     return make_absolute_path(path), make_absolute_path(host), False
 
 
@@ -292,12 +311,12 @@ def container_mounts(
                 raise SandboxConfigError(
                     f"error SubPath `{sub_path}` must not be an absolute path", _ERROR_RULE
                 )
-            if not _no_backsteps(sub_path):
+            if not no_backsteps(sub_path):
                 raise SandboxConfigError(
                     f"unable to provision SubPath `{sub_path}`: must not contain '..'",
                     _ERROR_RULE,
                 )
-            host_path = _join(host_path, sub_path)
+            host_path = join_path(host_path, sub_path)
         if host_path and is_local_path(host_path):
             host_path = make_absolute_path(host_path)
         container_path = mount_path
@@ -315,7 +334,7 @@ def container_mounts(
     if mount_hosts:
         # makeHostsMount: getEtcHostsPath(podDir) = <pod dir>\etc-hosts
         mounts.append((
-            WINDOWS_ETC_HOSTS_PATH, make_absolute_path(_join(root, "pods", uid, "etc-hosts")),
+            WINDOWS_ETC_HOSTS_PATH, make_absolute_path(join_path(root, "pods", uid, "etc-hosts")),
             False,
         ))
     mounts.append(_termination_mount(container, at, root, uid, container_name,

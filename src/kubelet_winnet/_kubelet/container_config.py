@@ -66,9 +66,8 @@ from kubelet_winnet._kubelet.quantity import (
 from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     PodFacts,
+    WindowsOptions,
     decide_container,
-    make_container_facts,
-    make_pod_facts,
 )
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
@@ -673,9 +672,14 @@ def verify_run_as_non_root(
 # --- the whole config -------------------------------------------------------------------
 
 
+# json.dumps(data, separators=(",", ":"), ensure_ascii=False), without building the
+# encoder on every call
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _go_json(data: Any) -> str:
     # encoding/json: compact, HTML-sensitive characters escaped.
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = _COMPACT_JSON(data)
     for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                           ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, escaped)
@@ -1015,6 +1019,27 @@ def _plain_int64(value: object) -> int | None:
     return value
 
 
+# The fieldRef paths _field_value answers from the pod and node alone.
+_POD_FIELDS = frozenset({
+    "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+    "spec.serviceAccountName", "status.hostIP",
+})
+
+
+def _pod_fields(
+    spec: Mapping[str, Any], identity: tuple[str, str, str], node: NodeContext
+) -> dict[str, str]:
+    """:func:`_field_value` of each of ``_POD_FIELDS`` (with its checks of
+    ``nodeName`` and ``serviceAccountName``)."""
+    name, namespace, uid = identity
+    return {
+        "metadata.name": name, "metadata.namespace": namespace, "metadata.uid": uid,
+        "spec.nodeName": _plain_str(spec.get("nodeName")) or node.node_name,
+        "spec.serviceAccountName": _plain_str(spec.get("serviceAccountName")),
+        "status.hostIP": node.node_ips[0] if node.node_ips else "",
+    }
+
+
 def _quick_env(
     builder: ContainerBuilder, container: dict[str, Any], at: str,
     identity: tuple[str, str, str], pod_ips: tuple[str, ...],
@@ -1037,6 +1062,7 @@ def _quick_env(
         if type(variables) is not list or len(variables) > _MAX_ENV:
             raise _Unusual
         sizes: dict[str, int] = {}
+        pod_fields: dict[str, str] | None = None
         for variable in variables:
             if type(variable) is not dict:
                 raise _Unusual
@@ -1047,7 +1073,7 @@ def _quick_env(
                 raise _Unusual
             if value:
                 size = utf8_len(value)
-                if "$" in value:
+                if "$(" in value or "$$" in value:  # nothing else changes in expand()
                     value = expand(value, env, service_env,
                                    limit=min(max(MAX_EXPANDED_VALUE, size), left))
                     size = utf8_len(value)
@@ -1064,9 +1090,19 @@ def _quick_env(
                 ):
                     raise _Unusual
                 if field is not None:
-                    value = _field_value(
-                        field, "", view, builder.node, pod_ips, builder.minor, identity
-                    )
+                    path = field.get("fieldPath")
+                    version = field.get("apiVersion")
+                    if (
+                        type(path) is str and path in _POD_FIELDS
+                        and (version is None or version == "v1")
+                    ):
+                        if pod_fields is None:
+                            pod_fields = _pod_fields(spec, identity, builder.node)
+                        value = pod_fields[path]
+                    else:
+                        value = _field_value(
+                            field, "", view, builder.node, pod_ips, builder.minor, identity
+                        )
                 elif resource is not None:
                     value = _resource_value(resource, "", container, at, builder.node,
                                             builder.find)
@@ -1197,10 +1233,10 @@ def _quick_mounts(
 
 def _quick_pod(
     builder: ContainerBuilder, container_name: str
-) -> tuple[dict[str, Any], str, PodFacts, ContainerFacts, bool]:
-    """The container, its path prefix, the rule facts the security context needs and
-    ``HasWindowsHostProcessContainer``, from one pass over the pod's containers with
-    ``pod_facts``'s checks (which also cover ``find``'s)."""
+) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool]:
+    """The container, its path prefix, ``hostNetwork``, the pod's and the container's
+    ``windowsOptions`` and ``HasWindowsHostProcessContainer``, from one pass over the
+    pod's containers with ``pod_facts``'s checks (which also cover ``find``'s)."""
     view = builder.view
     spec = view.spec
     spec_at = view.at("spec.")
@@ -1213,7 +1249,7 @@ def _quick_pod(
     pod_options = None if context is None else windows_options_in(context, spec_at, None)
     pod_host_process = None if pod_options is None else pod_options.host_process
     host_process = False
-    found: tuple[dict[str, Any], str, ContainerFacts] | None = None
+    found: tuple[dict[str, Any], str, WindowsOptions | None] | None = None
     for kind in CONTAINER_KINDS:
         entries = spec.get(kind)
         if entries is None:
@@ -1232,12 +1268,38 @@ def _quick_pod(
             if (pod_host_process if value is None else value) is True:
                 host_process = True
             if found is None and name == container_name:
-                found = (entry, f"{spec_at}{kind}[{index}].",
-                         make_container_facts(name, kind, options))
+                found = (entry, f"{spec_at}{kind}[{index}].", options)
     if found is None:
         raise _Unusual
     container, at, own = found
-    return container, at, make_pod_facts(host_network, pod_options, ()), own, host_process
+    return container, at, host_network, pod_options, own, host_process
+
+
+def _quick_security_context(
+    target: api_pb2.WindowsContainerSecurityContext, pod: WindowsOptions | None,
+    own: WindowsOptions | None, image_username: str,
+) -> None:
+    """``fill_container_security_context(target, decide_container(...))`` without
+    building the effective options or the decision (rules.effective_windows_options)."""
+    target.SetInParent()
+    user = None if own is None else own.run_as_user_name
+    if user is None and pod is not None:
+        user = pod.run_as_user_name
+    gmsa_from = (
+        own if own is not None and (
+            own.gmsa_credential_spec_name is not None or own.gmsa_credential_spec is not None
+        ) else pod
+    )
+    host_process = None if own is None else own.host_process
+    if host_process is None and pod is not None:
+        host_process = pod.host_process
+    run_as_username = image_username if user is None else user
+    if run_as_username:
+        target.run_as_username = run_as_username
+    if gmsa_from is not None and gmsa_from.gmsa_credential_spec:
+        target.credential_spec = gmsa_from.gmsa_credential_spec
+    if host_process is True:
+        target.host_process = True
 
 
 def _quick_config(
@@ -1251,7 +1313,9 @@ def _quick_config(
     spec, metadata = view.spec, view.metadata
     if type(spec) is not dict or type(metadata) is not dict or view.claims:
         raise _Unusual
-    container, at, pod, own, host_process = _quick_pod(builder, container_name)
+    container, at, host_network, pod_options, own, host_process = _quick_pod(
+        builder, container_name
+    )
     identity = builder.identity
     if identity is None:
         namespace = metadata.get("namespace")
@@ -1261,7 +1325,6 @@ def _quick_config(
             _plain_str(metadata.get("uid")),
         )
     name, namespace, uid = identity
-    host_network = pod.host_network
     env, left = _quick_env(builder, container, at, identity, pod_ips)
     if _quick_non_root(spec, container):
         verify_run_as_non_root(view, container, at, image_username, identity)
@@ -1285,7 +1348,7 @@ def _quick_config(
             if type(part) is not str:
                 raise _Unusual
             size = utf8_len(part)
-            if "$" in part:
+            if "$(" in part or "$$" in part:  # nothing else changes in expand()
                 part = expand(part, env, limit=min(max(MAX_EXPANDED_VALUE, size), left))
                 size = utf8_len(part)
             elif size > left:
@@ -1356,9 +1419,7 @@ def _quick_config(
         windows.resources.SetInParent()
     else:
         fill_windows_resources(windows.resources, container, at, builder.node, minor)
-    fill_container_security_context(
-        windows.security_context, decide_container(pod, own, image_username)
-    )
+    _quick_security_context(windows.security_context, pod_options, own, image_username)
     return config
 
 

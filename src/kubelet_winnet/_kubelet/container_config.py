@@ -61,6 +61,7 @@ from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
     parse_nanos,
+    plain_nanos,
     wrap_int64,
 )
 from kubelet_winnet._kubelet.rules import (
@@ -1040,6 +1041,67 @@ def _pod_fields(
     }
 
 
+def _quick_expand(
+    text: str, env: Mapping[str, str], left: int, *more: Mapping[str, str]
+) -> str:
+    """``_Budget.expanded`` of a text holding a ``$`` (the caller checks the result's
+    size against ``left``). Without a ``$(``, only ``$$`` pairs change, left to right,
+    as ``str.replace`` pairs them, and the result is no longer than the text: expand()
+    would refuse it only for passing ``left``."""
+    if "$(" not in text:
+        return text.replace("$$", "$")
+    return expand(text, env, *more, limit=min(max(MAX_EXPANDED_VALUE, utf8_len(text)), left))
+
+
+def _quick_nanos(value: object) -> int:
+    # _quantity(value, ...) of a plain quantity string; the rest through _quantity.
+    if type(value) is str:
+        nanos = plain_nanos(value)
+        if nanos is not None:
+            return nanos
+    return _quantity(value, "")
+
+
+def _quick_resources(
+    target: api_pb2.WindowsContainerResources, resources: object, node: NodeContext,
+    minor: int,
+) -> None:
+    """:func:`fill_windows_resources` of plain-dict ``resources``."""
+    target.SetInParent()
+    if resources is None:
+        return
+    if type(resources) is not dict:
+        raise _Unusual
+    limits = resources.get("limits")
+    requests = resources.get("requests")
+    cpu = memory = 0
+    for table in (limits, requests):  # requests are checked only
+        if table is None:
+            continue
+        if type(table) is not dict:
+            raise _Unusual
+        for name, amount in table.items():
+            if type(name) is not str:
+                raise _Unusual
+            nanos = _quick_nanos(amount)
+            if table is limits:
+                if name == "cpu":
+                    cpu = nanos
+                elif name == "memory":
+                    memory = nanos
+    if cpu:  # !cpuLimit.IsZero()
+        assert type(limits) is dict
+        milli = go_milli_value(
+            _quantity_text(limits["cpu"]), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
+        )
+        target.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
+    if memory:
+        amount = nanos_value(memory)
+        if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
+            raise _Unusual
+        target.memory_limit_in_bytes = amount
+
+
 def _quick_env(
     builder: ContainerBuilder, container: dict[str, Any], at: str,
     identity: tuple[str, str, str], pod_ips: tuple[str, ...],
@@ -1072,12 +1134,10 @@ def _quick_env(
             if value_from is not None and type(value_from) is not dict:
                 raise _Unusual
             if value:
+                if "$" in value:
+                    value = _quick_expand(value, env, left, service_env)
                 size = utf8_len(value)
-                if "$(" in value or "$$" in value:  # nothing else changes in expand()
-                    value = expand(value, env, service_env,
-                                   limit=min(max(MAX_EXPANDED_VALUE, size), left))
-                    size = utf8_len(value)
-                elif size > left:
+                if size > left:
                     raise _Unusual
             elif value_from is not None:
                 field = value_from.get("fieldRef")
@@ -1347,11 +1407,10 @@ def _quick_config(
         for part in parts:
             if type(part) is not str:
                 raise _Unusual
+            if "$" in part:
+                part = _quick_expand(part, env, left)
             size = utf8_len(part)
-            if "$(" in part or "$$" in part:  # nothing else changes in expand()
-                part = expand(part, env, limit=min(max(MAX_EXPANDED_VALUE, size), left))
-                size = utf8_len(part)
-            elif size > left:
+            if size > left:
                 raise _Unusual
             left -= size
             values.append(part)
@@ -1415,10 +1474,7 @@ def _quick_config(
     config.stdin_once = _plain_flag(container.get("stdinOnce"))
     config.tty = _plain_flag(container.get("tty"))
     windows = config.windows
-    if container.get("resources") is None:
-        windows.resources.SetInParent()
-    else:
-        fill_windows_resources(windows.resources, container, at, builder.node, minor)
+    _quick_resources(windows.resources, container.get("resources"), builder.node, minor)
     _quick_security_context(windows.security_context, pod_options, own, image_username)
     return config
 

@@ -20,6 +20,7 @@ __all__ = [
     "nanos_value",
     "parse_nanos",
     "parse_quantity",
+    "plain_nanos",
     "value",
     "wrap_int64",
 ]
@@ -64,6 +65,21 @@ def _nanos(match: re.Match[str]) -> int:
     factor: int = 10 ** abs(scale)
     magnitude = magnitude * factor if scale >= 0 else -(-magnitude // factor)
     return -magnitude if sign == "-" else magnitude
+
+
+# An unsigned integer of at most 15 digits with no suffix or one of the common ones:
+# its billionths are the digits times the suffix's factor, exactly (no rounding).
+_PLAIN = re.compile(r"([0-9]{1,15})(m|k|M|G|Ki|Mi|Gi|Ti|)")
+_PLAIN_FACTORS = {"": 10**9, "m": 10**6, "k": 10**12, "M": 10**15, "G": 10**18,
+                  "Ki": 2**10 * 10**9, "Mi": 2**20 * 10**9, "Gi": 2**30 * 10**9,
+                  "Ti": 2**40 * 10**9}
+
+
+def plain_nanos(text: str) -> int | None:
+    """:func:`parse_nanos` of a plain quantity (``500m``, ``2``, ``512Mi``), else
+    ``None``."""
+    match = _PLAIN.fullmatch(text)
+    return None if match is None else int(match[1]) * _PLAIN_FACTORS[match[2]]
 
 
 def parse_nanos(text: str) -> int:

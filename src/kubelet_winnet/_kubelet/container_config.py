@@ -40,7 +40,12 @@ from kubelet_winnet._kubelet.mounts import (
     volume_host_path,
 )
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
-from kubelet_winnet._kubelet.pod import CONTAINER_KINDS, is_utf8, pod_facts
+from kubelet_winnet._kubelet.pod import (
+    CONTAINER_KINDS,
+    WORKLOAD_TEMPLATE_PATHS,
+    is_utf8,
+    pod_facts,
+)
 from kubelet_winnet._kubelet.pod import _windows_options_in as windows_options_in
 from kubelet_winnet._kubelet.podview import (
     PodView,
@@ -1362,6 +1367,38 @@ def _quick_security_context(
         target.host_process = True
 
 
+def _quick_view(pod: object) -> PodView:
+    """:func:`view_pod` of a plain-dict Pod or workload (not a StatefulSet, whose claim
+    templates the general reader reads); anything else through :func:`view_pod`."""
+    if type(pod) is dict:
+        kind = pod.get("kind")
+        if kind is None or kind == "Pod":
+            spec, metadata = pod.get("spec"), pod.get("metadata")
+            if type(spec) is dict and (metadata is None or type(metadata) is dict):
+                return PodView(metadata or {}, spec, "")
+        elif type(kind) is str and kind != "StatefulSet" and kind in WORKLOAD_TEMPLATE_PATHS:
+            node: object = pod
+            for key in WORKLOAD_TEMPLATE_PATHS[kind]:
+                node = node.get(key) if type(node) is dict else None
+            if type(node) is dict:
+                spec, metadata = node.get("spec"), node.get("metadata")
+                workload = pod.get("metadata")
+                if (
+                    type(spec) is dict
+                    and (metadata is None or type(metadata) is dict)
+                    and (workload is None or type(workload) is dict)
+                ):
+                    # view_pod: the template's name and namespace, else the workload's
+                    merged = dict(metadata or {})
+                    if workload:
+                        for key in ("name", "namespace"):
+                            if merged.get(key) is None and workload.get(key) is not None:
+                                merged[key] = workload[key]
+                    prefix = "".join(f"{key}." for key in WORKLOAD_TEMPLATE_PATHS[kind])
+                    return PodView(merged, spec, prefix)
+    return view_pod(pod)
+
+
 def _quick_config(
     builder: ContainerBuilder, container_name: str, attempt: int, image_ref: str | None,
     image_username: str, pod_ips: tuple[str, ...], volume_paths: Mapping[str, str],
@@ -1546,7 +1583,7 @@ def container_config(
     ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        view_pod(pod), node, profile.version.minor, read_services(services)
+        _quick_view(pod), node, profile.version.minor, read_services(services)
     )
     return builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips,

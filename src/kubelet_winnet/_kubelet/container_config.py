@@ -1429,7 +1429,10 @@ def _quick_config(
     metadata_part = config.metadata
     metadata_part.name = container_name
     metadata_part.attempt = attempt
-    image = _plain_str(container.get("image"))
+    get = container.get
+    image = get("image")
+    if type(image) is not str:
+        image = _plain_str(image)
     image_spec = config.image
     image_spec.image = image if image_ref is None else image_ref
     if minor >= 30:
@@ -1452,7 +1455,9 @@ def _quick_config(
             left -= size
             values.append(part)
         target.extend(values)
-    config.working_dir = _plain_str(container.get("workingDir"))
+    working_dir = get("workingDir")
+    if working_dir is not None:
+        config.working_dir = _plain_str(working_dir)
     envs = config.envs
     for key, item in env.items():
         pair = envs.add()
@@ -1467,13 +1472,15 @@ def _quick_config(
     if minor >= 31:
         annotations[HASH_ANNOTATION] = container_hash(container_name, image)
     annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
-    termination_path = (
-        _plain_str(container.get("terminationMessagePath")) or "/dev/termination-log"
-    )
+    termination_path = get("terminationMessagePath")
+    if type(termination_path) is not str:
+        termination_path = _plain_str(termination_path)
+    termination_path = termination_path or "/dev/termination-log"
     annotations[TERMINATION_PATH_ANNOTATION] = termination_path
-    annotations[TERMINATION_POLICY_ANNOTATION] = (
-        _plain_str(container.get("terminationMessagePolicy")) or "File"
-    )
+    policy = get("terminationMessagePolicy")
+    if type(policy) is not str:
+        policy = _plain_str(policy)
+    annotations[TERMINATION_POLICY_ANNOTATION] = policy or "File"
     deletion = _plain_int64(metadata.get("deletionGracePeriodSeconds"))
     if deletion is not None:
         annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
@@ -1507,9 +1514,13 @@ def _quick_config(
         if read_only:
             mount.readonly = True
     config.log_path = f"{container_name}\\{attempt}.log"
-    config.stdin = _plain_flag(container.get("stdin"))
-    config.stdin_once = _plain_flag(container.get("stdinOnce"))
-    config.tty = _plain_flag(container.get("tty"))
+    # stdin, stdinOnce and tty: set when true (false is proto3's default)
+    if get("stdin") is not None and _plain_flag(get("stdin")):
+        config.stdin = True
+    if get("stdinOnce") is not None and _plain_flag(get("stdinOnce")):
+        config.stdin_once = True
+    if get("tty") is not None and _plain_flag(get("tty")):
+        config.tty = True
     windows = config.windows
     _quick_resources(windows.resources, container.get("resources"), builder.node, minor)
     _quick_security_context(windows.security_context, pod_options, own, image_username)

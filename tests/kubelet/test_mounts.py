@@ -6,12 +6,16 @@ kuberuntime_container.go ``makeMounts`` (termination log), pkg/volume/util
 
 from __future__ import annotations
 
+import ntpath
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._kubelet.mounts import clean_join
 
 UID = "6d3c9a4e-0000-4000-8000-000000000001"
 ROOT = "C:\\var\\lib\\kubelet"
@@ -312,3 +316,20 @@ def test_empty_termination_message_path_is_defaulted() -> None:
     /dev/termination-log before the kubelet sees the pod."""
     pod = _pod([], [], container={"terminationMessagePath": ""})
     assert [m.container_path for m in _mounts(pod)] == ["c:/dev/termination-log"]
+
+
+_PATH_PIECES = st.sampled_from(
+    ["a", "pods", ".", "..", "\\", "/", ":", "C:", "c:\\", "\\\\", "\\\\?\\", "\\\\.\\",
+     "srv", " ", "x.", "é", ""]
+)
+
+
+@given(root=st.lists(_PATH_PIECES, max_size=6).map("".join),
+       parts=st.lists(st.lists(_PATH_PIECES, max_size=3).map("".join), max_size=5))
+def test_clean_join_is_filepath_join(root: str, parts: list[str]) -> None:
+    """The builders' join without ``normpath`` where it provably changes nothing is
+    still ``filepath.Join`` on Windows: empty elements dropped, the rest joined by a
+    backslash and cleaned."""
+    kept = [part for part in (root, *parts) if part]
+    expected = ntpath.normpath("\\".join(kept)) if kept else ""
+    assert clean_join(root, *parts) == expected

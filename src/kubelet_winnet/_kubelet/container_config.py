@@ -1367,6 +1367,11 @@ def _quick_security_context(
         target.host_process = True
 
 
+_TEMPLATE_PREFIXES = {
+    kind: "".join(f"{key}." for key in path) for kind, path in WORKLOAD_TEMPLATE_PATHS.items()
+}
+
+
 def _quick_view(pod: object) -> PodView:
     """:func:`view_pod` of a plain-dict Pod or workload (not a StatefulSet, whose claim
     templates the general reader reads); anything else through :func:`view_pod`."""
@@ -1394,8 +1399,7 @@ def _quick_view(pod: object) -> PodView:
                         for key in ("name", "namespace"):
                             if merged.get(key) is None and workload.get(key) is not None:
                                 merged[key] = workload[key]
-                    prefix = "".join(f"{key}." for key in WORKLOAD_TEMPLATE_PATHS[kind])
-                    return PodView(merged, spec, prefix)
+                    return PodView(merged, spec, _TEMPLATE_PREFIXES[kind])
     return view_pod(pod)
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._kubelet.mounts import clean_join
+from kubelet_winnet._kubelet.mounts import is_extendable, is_plain_part
 
 UID = "6d3c9a4e-0000-4000-8000-000000000001"
 ROOT = "C:\\var\\lib\\kubelet"
@@ -326,10 +326,12 @@ _PATH_PIECES = st.sampled_from(
 
 @given(root=st.lists(_PATH_PIECES, max_size=6).map("".join),
        parts=st.lists(st.lists(_PATH_PIECES, max_size=3).map("".join), max_size=5))
-def test_clean_join_is_filepath_join(root: str, parts: list[str]) -> None:
-    """The builders' join without ``normpath`` where it provably changes nothing is
-    still ``filepath.Join`` on Windows: empty elements dropped, the rest joined by a
-    backslash and cleaned."""
-    kept = [part for part in (root, *parts) if part]
-    expected = ntpath.normpath("\\".join(kept)) if kept else ""
-    assert clean_join(root, *parts) == expected
+def test_plain_parts_extend_a_clean_path_unchanged(root: str, parts: list[str]) -> None:
+    """The rule the container builder joins paths under the kubelet root by: after a
+    path whose cleaned form is extendable, plain parts joined by backslashes are what
+    ``filepath.Join`` on Windows (``ntpath.normpath`` of the backslash-joined elements)
+    makes of them."""
+    clean = ntpath.normpath(root)
+    plain = [part for part in parts if is_plain_part(part)]
+    if root and is_extendable(clean):
+        assert ntpath.normpath("\\".join([root, *plain])) == "\\".join([clean, *plain])

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelet_winnet._kubelet.quantity import (
+    go_milli_value,
     milli_value,
     nanos_milli_value,
     nanos_value,
@@ -96,5 +97,7 @@ def test_plain_quantities_are_read_exactly(digits: str, suffix: str) -> None:
     if suffix in factors and len(digits) <= 15:
         assert got == int(Decimal(digits) * factors[suffix] * 10**9)
         assert got == parse_nanos(text)
+        if got // 10**6 <= 2**63 - 1:  # MilliValue(), on both of Go's paths
+            assert go_milli_value(text) == go_milli_value(text, saturating=True) == got // 10**6
     else:
         assert got is None

@@ -27,7 +27,6 @@ from kubelet_winnet._kubelet.mounts import (
     WINDOWS_ETC_HOSTS_PATH,
     check_termination_log_id,
     check_volume_paths,
-    clean_join,
     container_mounts,
     is_abs_path,
     is_extendable,
@@ -82,6 +81,7 @@ from kubelet_winnet._kubelet.sandbox_config import (
     build_sandbox_config,
     check_attempt,
     check_node,
+    clean_path,
     echo,
     pod_identity_of,
     runtime_handler,
@@ -1058,20 +1058,12 @@ def _quick_expand(
     return expand(text, env, *more, limit=min(max(MAX_EXPANDED_VALUE, utf8_len(text)), left))
 
 
-def _quick_nanos(value: object) -> int:
-    # _quantity(value, ...) of a plain quantity string; the rest through _quantity.
-    if type(value) is str:
-        nanos = plain_nanos(value)
-        if nanos is not None:
-            return nanos
-    return _quantity(value, "")
-
-
 def _quick_resources(
     target: api_pb2.WindowsContainerResources, resources: object, node: NodeContext,
     minor: int,
 ) -> None:
-    """:func:`fill_windows_resources` of plain-dict ``resources``."""
+    """:func:`fill_windows_resources` of plain-dict ``resources``; plain quantities
+    read by :func:`plain_nanos`, the rest by :func:`_quantity`."""
     target.SetInParent()
     if resources is None:
         return
@@ -1080,6 +1072,7 @@ def _quick_resources(
     limits = resources.get("limits")
     requests = resources.get("requests")
     cpu = memory = 0
+    cpu_milli: int | None = None
     for table in (limits, requests):  # requests are checked only
         if table is None:
             continue
@@ -1088,18 +1081,26 @@ def _quick_resources(
         for name, amount in table.items():
             if type(name) is not str:
                 raise _Unusual
-            nanos = _quick_nanos(amount)
+            nanos = plain_nanos(amount) if type(amount) is str else None
+            plain = nanos is not None
+            if nanos is None:
+                nanos = _quantity(amount, "")
             if table is limits:
                 if name == "cpu":
                     cpu = nanos
+                    # a plain quantity's MilliValue(), when it fits (plain_nanos)
+                    fits = plain and nanos // 10**6 <= _INT64_MAX
+                    cpu_milli = nanos // 10**6 if fits else None
                 elif name == "memory":
                     memory = nanos
     if cpu:  # !cpuLimit.IsZero()
         assert type(limits) is dict
-        milli = go_milli_value(
-            _quantity_text(limits["cpu"]), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
-        )
-        target.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
+        if cpu_milli is None:
+            cpu_milli = go_milli_value(
+                _quantity_text(limits["cpu"]),
+                saturating=minor >= SATURATING_MILLI_VALUE_MINOR,
+            )
+        target.cpu_maximum = calculate_cpu_maximum(cpu_milli, node.processor_count, minor)
     if memory:
         amount = nanos_value(memory)
         if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
@@ -1214,16 +1215,21 @@ def _quick_mounts(
     host_process: bool, volume_paths: Mapping[str, str], termination_log_id: str,
 ) -> list[tuple[str, str, bool]]:
     """:func:`container_mounts` of volume mounts without ``subPathExpr``; paths under
-    the kubelet root joined without ``normpath`` where :func:`clean_join` proves it
-    clean."""
+    the kubelet root joined without ``normpath`` where it provably changes nothing
+    (``mounts.is_extendable``)."""
     spec, minor, root = builder.view.spec, builder.minor, builder.node.kubelet_root
     # host_process: HasWindowsHostProcessContainer, read by _quick_pod
     mount_hosts = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
     mount_hosts = mount_hosts and not host_process
     # join_path(root, "pods", uid, *parts) is pod_dir + "\\" + the parts when they are
-    # plain and pod_dir extendable (mounts.clean_join)
-    pod_dir = clean_join(root, "pods", uid)
-    extendable = is_extendable(pod_dir)
+    # plain and pod_dir extendable (mounts.is_extendable)
+    clean_root = clean_path(root)
+    if is_extendable(clean_root) and (not uid or is_plain_part(uid)):
+        pod_dir = f"{clean_root}\\pods\\{uid}" if uid else f"{clean_root}\\pods"
+        extendable = True
+    else:
+        pod_dir = join_path(root, "pods", uid)
+        extendable = is_extendable(pod_dir)
     volumes: dict[str, tuple[str, Mapping[str, Any]]] = {}
     entries = spec.get("volumes")
     if entries is not None:
@@ -1231,15 +1237,17 @@ def _quick_mounts(
             raise _Unusual
         for volume in entries:
             # {"name": ..., "<source>": {...}}: the one shape _volumes accepts unchanged
-            if type(volume) is not dict or len(volume) != 2 or "name" not in volume:
+            if type(volume) is not dict or len(volume) != 2:
                 raise _Unusual
+            name = volume.get("name")
             for kind in volume:
                 if kind != "name":
                     break
             source = volume[kind]
-            if type(kind) is not str or type(source) is not dict:
+            if type(name) is not str or type(kind) is not str or type(source) is not dict:
                 raise _Unusual
-            volumes.setdefault(_plain_str(volume["name"]), (kind, source))
+            if name not in volumes:
+                volumes[name] = (kind, source)
     mounts: list[tuple[str, str, bool]] = []
     entries = container.get("volumeMounts")
     if entries is not None:

@@ -35,7 +35,6 @@ from kubelet_winnet._kubelet.podview import (
     get_str,
 )
 from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
-from kubelet_winnet._kubelet.sandbox_config import clean_path
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = ["PLUGIN_DIRS", "container_mounts", "make_absolute_path"]
@@ -122,27 +121,11 @@ def is_plain_part(part: str) -> bool:
 
 def is_extendable(clean: str) -> bool:
     """Whether ``normpath(path + "\\" + p) == clean + "\\" + p`` for every plain part
-    ``p`` and every ``path`` whose ``normpath`` is ``clean``: it is neither ``.`` nor ends
-    in a separator or a colon (a drive-relative ``C:``)."""
+    ``p`` (or several, joined by backslashes) and every ``path`` whose ``normpath`` is
+    ``clean``: it is neither ``.`` nor ends in a separator or a colon (a drive-relative
+    ``C:``). The container builder joins paths under the kubelet root by this rule,
+    without ``normpath``."""
     return clean != "." and not clean.endswith(("\\", "/", ":"))
-
-
-def clean_join(root: str, *parts: str) -> str:
-    """:func:`join_path` of a node root and parts the caller holds, without ``normpath``
-    when the result is provably clean: the root's cleaned form
-    (``sandbox_config.clean_path``, kept per root) is extendable and every non-empty part
-    (empty ones are dropped) plain."""
-    clean = clean_path(root)
-    if not is_extendable(clean):
-        return join_path(root, *parts)
-    kept = [clean]
-    for part in parts:
-        if not part:
-            continue
-        if not is_plain_part(part):
-            return join_path(root, *parts)
-        kept.append(part)
-    return "\\".join(kept)
 
 
 class _Missing(Mapping[str, str]):

@@ -804,6 +804,8 @@ class ContainerBuilder:
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
         self.identity: tuple[str, str, str] | None = None  # pod_identity_of, read once
+        self._built = False  # whether the quick builder has built one of its containers
+        self._host_process: bool | None = None  # HasWindowsHostProcessContainer, once
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
@@ -1348,6 +1350,21 @@ def _quick_pod(
     return container, at, host_network, pod_options, own, host_process
 
 
+def _indexed_pod(
+    builder: ContainerBuilder, container_name: str
+) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool]:
+    """:func:`_quick_pod`'s answers from the builder's container index and rule facts
+    (each read once per builder)."""
+    found = builder.find(container_name)
+    if found is None or type(found[0]) is not dict:
+        raise _Unusual
+    facts, first = builder._read_facts()
+    if builder._host_process is None:
+        builder._host_process = builder._has_host_process()
+    return (found[0], found[1], facts.host_network, facts.windows_options,
+            first[container_name].windows_options, builder._host_process)
+
+
 def _quick_security_context(
     target: api_pb2.WindowsContainerSecurityContext, pod: WindowsOptions | None,
     own: WindowsOptions | None, image_username: str,
@@ -1422,9 +1439,18 @@ def _quick_config(
     spec, metadata = view.spec, view.metadata
     if type(spec) is not dict or type(metadata) is not dict or view.claims:
         raise _Unusual
-    container, at, host_network, pod_options, own, host_process = _quick_pod(
-        builder, container_name
-    )
+    if not builder._built:
+        # One container of this pod: one walk over its containers.
+        container, at, host_network, pod_options, own, host_process = _quick_pod(
+            builder, container_name
+        )
+        builder._built = True
+    else:
+        # Several (PodRequests): the index and facts read once per pod, as the general
+        # builder does, so that n containers cost n, not n walks of n.
+        container, at, host_network, pod_options, own, host_process = _indexed_pod(
+            builder, container_name
+        )
     identity = builder.identity
     if identity is None:
         namespace = metadata.get("namespace")

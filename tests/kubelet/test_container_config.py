@@ -548,3 +548,21 @@ def test_quick_builder_builds_plain_containers() -> None:
         "app", 0, None, "", None, None, (), {}, "00000000")
     assert quick == general
     assert [m.host_path for m in quick.mounts][-1].endswith("\\containers\\app\\00000000")
+
+
+def test_quick_builder_of_several_containers_of_one_pod() -> None:
+    """PodRequests builds every container of a pod with one builder (its later
+    containers located through the builder's index): each message is the one a
+    builder of that container alone gives."""
+    manifest = pod(
+        [{"name": f"c{i}", "image": f"img:{i}", "env": [{"name": "A", "value": str(i)}],
+          "securityContext": {"windowsOptions": {"runAsUserName": f"u{i}"}}}
+         for i in range(4)],
+        hostNetwork=True, initContainers=[{"name": "init", "image": "i"}],
+        securityContext={"windowsOptions": {"gmsaCredentialSpec": "spec"}},
+    )
+    requests = quick_module.PodRequests(manifest)
+    for name in ["c2", "init", "c0", "c3", "c1", "c2"]:
+        alone = kw.container_config(manifest, name, pod_ips=("10.0.0.5",))
+        assert requests.container_config(name, pod_ips=("10.0.0.5",)) == alone
+        assert alone.windows.security_context.credential_spec == "spec"

@@ -37,6 +37,7 @@ import kubelet_winnet as kw
 from kubelet_winnet._kubelet import container_config as _container_config
 from kubelet_winnet._kubelet import messages as _messages
 from kubelet_winnet._kubelet import pod as _pod
+from kubelet_winnet._kubelet import podview as _podview
 from kubelet_winnet._kubelet import profile as _profile
 from kubelet_winnet._kubelet import rules as _rules
 from kubelet_winnet._kubelet import sandbox_config as _sandbox_config
@@ -115,6 +116,27 @@ def _swap(module: Any, name: str, off: Any) -> tuple[Callable[[], None], Callabl
 def _general_reader_only(spec: object) -> Any:
     """The compiled reader, always leaving the pod to the general reader."""
     raise _pod._Unusual
+
+
+def _general_builder_only(*args: object) -> Any:
+    """The quick container builder, always leaving the container to the general one."""
+    raise _container_config._Unusual
+
+
+def _quick_container_builder() -> tuple[Callable[[], None], Callable[[], None]]:
+    """Off: every container built by the general builder from the general view."""
+    swaps = [_swap(_container_config, "_quick_config", _general_builder_only),
+             _swap(_container_config, "_quick_view", _podview.view_pod)]
+
+    def on() -> None:
+        for switch_on, _ in swaps:
+            switch_on()
+
+    def off() -> None:
+        for _, switch_off in swaps:
+            switch_off()
+
+    return on, off
 
 
 def _fast_constructors() -> tuple[Callable[[], None], Callable[[], None]]:
@@ -198,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
         ("container-hash cache (_container_config._HASHES)", "container_config", accepted,
          _swap(_container_config, "_HASHES", _NoCache())),
+        ("quick container builder (_container_config._quick_config)", "container_config",
+         accepted, _quick_container_builder()),
         ("List item fast path (cli.input._fast_decoder)", "read List", [listed],
          _swap(_input, "_fast_decoder", lambda: None)),
         ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],

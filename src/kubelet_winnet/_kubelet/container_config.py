@@ -22,12 +22,30 @@ from kubelet_winnet._describe import describe, quoted, type_name
 from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.mounts import (
+    HOSTS_HOST_NETWORK_MINOR,
+    PLUGIN_DIRS,
+    WINDOWS_ETC_HOSTS_PATH,
     check_termination_log_id,
     check_volume_paths,
     container_mounts,
+    is_abs_path,
+    is_extendable,
+    is_local_path,
+    is_plain_part,
+    is_unc_path,
+    join_path,
+    make_absolute_path,
+    no_backsteps,
+    volume_host_path,
 )
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
-from kubelet_winnet._kubelet.pod import is_utf8, pod_facts
+from kubelet_winnet._kubelet.pod import (
+    CONTAINER_KINDS,
+    WORKLOAD_TEMPLATE_PATHS,
+    is_utf8,
+    pod_facts,
+)
+from kubelet_winnet._kubelet.pod import _windows_options_in as windows_options_in
 from kubelet_winnet._kubelet.podview import (
     PodView,
     get_bool,
@@ -47,9 +65,15 @@ from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
     parse_nanos,
+    plain_nanos,
     wrap_int64,
 )
-from kubelet_winnet._kubelet.rules import ContainerFacts, PodFacts, decide_container
+from kubelet_winnet._kubelet.rules import (
+    ContainerFacts,
+    PodFacts,
+    WindowsOptions,
+    decide_container,
+)
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
@@ -57,6 +81,7 @@ from kubelet_winnet._kubelet.sandbox_config import (
     build_sandbox_config,
     check_attempt,
     check_node,
+    clean_path,
     echo,
     pod_identity_of,
     runtime_handler,
@@ -653,9 +678,14 @@ def verify_run_as_non_root(
 # --- the whole config -------------------------------------------------------------------
 
 
+# json.dumps(data, separators=(",", ":"), ensure_ascii=False), without building the
+# encoder on every call
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _go_json(data: Any) -> str:
     # encoding/json: compact, HTML-sensitive characters escaped.
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = _COMPACT_JSON(data)
     for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                           ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, escaped)
@@ -774,6 +804,8 @@ class ContainerBuilder:
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
         self.identity: tuple[str, str, str] | None = None  # pod_identity_of, read once
+        self._built = False  # whether the quick builder has built one of its containers
+        self._host_process: bool | None = None  # HasWindowsHostProcessContainer, once
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
@@ -837,10 +869,18 @@ class ContainerBuilder:
         volume_paths: Mapping[str, str] | None = None,
         termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
     ) -> api_pb2.ContainerConfig:
+        volume_paths = volume_paths or {}
         try:
+            try:
+                return _quick_config(
+                    self, container_name, attempt, image_ref, image_username, pod_ips,
+                    volume_paths, termination_log_id,
+                )
+            except Exception:  # the general builder reads it again, and alone reports
+                pass
             return self._config(
                 container_name, attempt, image_ref, image_username, config_maps, secrets,
-                pod_ips, volume_paths or {}, termination_log_id,
+                pod_ips, volume_paths, termination_log_id,
             )
         except UnicodeEncodeError:  # protobuf strings must be UTF-8
             raise not_utf8_error(self.view) from None
@@ -945,6 +985,586 @@ class ContainerBuilder:
         return config
 
 
+# --- the quick builder: the common plain-dict container in one checked pass ------------
+#
+# The general builder reads each field through a typed getter that builds its field path
+# and reports; most containers are plain manifest dicts whose fields all have their usual
+# types. This builder reads such a container in one pass, with the plain checks inline
+# and the general helpers only for the parts it does not inline (fieldRef and
+# resourceFieldRef values, preStop, ports, resources, the security context). It gives up
+# (raises) on anything else, and on any error: the general builder then builds the
+# container again and alone reports, so both give the same message or the same error.
+# Off (benchmarks/ablate.py), it always gives up.
+
+
+class _Unusual(Exception):
+    """The quick builder met something only the general builder handles."""
+
+
+def _plain_str(value: object) -> str:
+    # get_str's answer for a field the quick builder reads: "" when unset.
+    if value is None:
+        return ""
+    if type(value) is not str:
+        raise _Unusual
+    return value
+
+
+def _plain_flag(value: object) -> bool:
+    # get_bool(...) is True, for a value get_bool accepts.
+    if value is None or value is False:
+        return False
+    if value is not True:
+        raise _Unusual
+    return True
+
+
+def _plain_int64(value: object) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        raise _Unusual
+    return value
+
+
+# The fieldRef paths _field_value answers from the pod and node alone.
+_POD_FIELDS = frozenset({
+    "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+    "spec.serviceAccountName", "status.hostIP",
+})
+
+
+def _pod_fields(
+    spec: Mapping[str, Any], identity: tuple[str, str, str], node: NodeContext
+) -> dict[str, str]:
+    """:func:`_field_value` of each of ``_POD_FIELDS`` (with its checks of
+    ``nodeName`` and ``serviceAccountName``)."""
+    name, namespace, uid = identity
+    return {
+        "metadata.name": name, "metadata.namespace": namespace, "metadata.uid": uid,
+        "spec.nodeName": _plain_str(spec.get("nodeName")) or node.node_name,
+        "spec.serviceAccountName": _plain_str(spec.get("serviceAccountName")),
+        "status.hostIP": node.node_ips[0] if node.node_ips else "",
+    }
+
+
+def _quick_expand(
+    text: str, env: Mapping[str, str], left: int, *more: Mapping[str, str]
+) -> str:
+    """``_Budget.expanded`` of a text holding a ``$`` (the caller checks the result's
+    size against ``left``). Without a ``$(``, only ``$$`` pairs change, left to right,
+    as ``str.replace`` pairs them, and the result is no longer than the text: expand()
+    would refuse it only for passing ``left``."""
+    if "$(" not in text:
+        return text.replace("$$", "$")
+    return expand(text, env, *more, limit=min(max(MAX_EXPANDED_VALUE, utf8_len(text)), left))
+
+
+def _quick_resources(
+    target: api_pb2.WindowsContainerResources, resources: object, node: NodeContext,
+    minor: int,
+) -> None:
+    """:func:`fill_windows_resources` of plain-dict ``resources``; plain quantities
+    read by :func:`plain_nanos`, the rest by :func:`_quantity`."""
+    target.SetInParent()
+    if resources is None:
+        return
+    if type(resources) is not dict:
+        raise _Unusual
+    limits = resources.get("limits")
+    requests = resources.get("requests")
+    cpu = memory = 0
+    cpu_milli: int | None = None
+    for table in (limits, requests):  # requests are checked only
+        if table is None:
+            continue
+        if type(table) is not dict:
+            raise _Unusual
+        for name, amount in table.items():
+            if type(name) is not str:
+                raise _Unusual
+            nanos = plain_nanos(amount) if type(amount) is str else None
+            plain = nanos is not None
+            if nanos is None:
+                nanos = _quantity(amount, "")
+            if table is limits:
+                if name == "cpu":
+                    cpu = nanos
+                    # a plain quantity's MilliValue(), when it fits (plain_nanos)
+                    fits = plain and nanos // 10**6 <= _INT64_MAX
+                    cpu_milli = nanos // 10**6 if fits else None
+                elif name == "memory":
+                    memory = nanos
+    if cpu:  # !cpuLimit.IsZero()
+        assert type(limits) is dict
+        if cpu_milli is None:
+            cpu_milli = go_milli_value(
+                _quantity_text(limits["cpu"]),
+                saturating=minor >= SATURATING_MILLI_VALUE_MINOR,
+            )
+        target.cpu_maximum = calculate_cpu_maximum(cpu_milli, node.processor_count, minor)
+    if memory:
+        amount = nanos_value(memory)
+        if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
+            raise _Unusual
+        target.memory_limit_in_bytes = amount
+
+
+def _quick_env(
+    builder: ContainerBuilder, container: dict[str, Any], at: str,
+    identity: tuple[str, str, str], pod_ips: tuple[str, ...],
+) -> tuple[dict[str, str], int]:
+    """:func:`environment` without ``envFrom`` or ConfigMap and Secret keys, and the
+    container's bytes left (``_Budget.left``) after it."""
+    view, spec = builder.view, builder.view.spec
+    links = spec.get("enableServiceLinks")
+    if links is not None and links is not True and links is not False:
+        raise _Unusual
+    services = builder.services
+    service_env = service_env_vars(services, identity[1], links is not False) if services else {}
+    env_from = container.get("envFrom")
+    if env_from is not None and (type(env_from) is not list or env_from):
+        raise _Unusual
+    env: dict[str, str] = {}
+    left = MAX_EXPANDED_CONTAINER
+    variables = container.get("env")
+    if variables is not None:
+        if type(variables) is not list or len(variables) > _MAX_ENV:
+            raise _Unusual
+        sizes: dict[str, int] = {}
+        pod_fields: dict[str, str] | None = None
+        for variable in variables:
+            if type(variable) is not dict:
+                raise _Unusual
+            name = _plain_str(variable.get("name"))
+            value = _plain_str(variable.get("value"))
+            value_from = variable.get("valueFrom")
+            if value_from is not None and type(value_from) is not dict:
+                raise _Unusual
+            if value:
+                if "$" in value:
+                    value = _quick_expand(value, env, left, service_env)
+                size = utf8_len(value)
+                if size > left:
+                    raise _Unusual
+            elif value_from is not None:
+                field = value_from.get("fieldRef")
+                resource = value_from.get("resourceFieldRef")
+                if (
+                    value_from.get("configMapKeyRef") is not None
+                    or value_from.get("secretKeyRef") is not None
+                    or (field is not None and type(field) is not dict)
+                    or (resource is not None and type(resource) is not dict)
+                ):
+                    raise _Unusual
+                if field is not None:
+                    path = field.get("fieldPath")
+                    version = field.get("apiVersion")
+                    if (
+                        type(path) is str and path in _POD_FIELDS
+                        and (version is None or version == "v1")
+                    ):
+                        if pod_fields is None:
+                            pod_fields = _pod_fields(spec, identity, builder.node)
+                        value = pod_fields[path]
+                    else:
+                        value = _field_value(
+                            field, "", view, builder.node, pod_ips, builder.minor, identity
+                        )
+                elif resource is not None:
+                    value = _resource_value(resource, "", container, at, builder.node,
+                                            builder.find)
+                size = utf8_len(value)
+            else:
+                size = 0
+            grown = size - sizes.get(name, 0)
+            if grown > left:
+                raise _Unusual
+            left -= grown
+            sizes[name] = size
+            env[name] = value
+    for key, item in service_env.items():
+        env.setdefault(key, item)
+    return env, left
+
+
+def _quick_non_root(spec: dict[str, Any], container: dict[str, Any]) -> bool:
+    """Whether the effective ``runAsNonRoot`` is true (:func:`_effective_non_root`'s
+    checks)."""
+    non_root = None
+    for owner in (spec, container):
+        context = owner.get("securityContext")
+        if context is None:
+            continue
+        if type(context) is not dict:
+            raise _Unusual
+        options = context.get("windowsOptions")
+        if options is not None:
+            if type(options) is not dict:
+                raise _Unusual
+            user = options.get("runAsUserName")
+            if user is not None and type(user) is not str:
+                raise _Unusual
+        flag = context.get("runAsNonRoot")
+        if flag is not None:
+            non_root = _plain_flag(flag)
+    return non_root is True
+
+
+def _quick_mounts(
+    builder: ContainerBuilder, container: dict[str, Any], uid: str, container_name: str,
+    termination_path: str, pod_ips: tuple[str, ...], host_network: bool,
+    host_process: bool, volume_paths: Mapping[str, str], termination_log_id: str,
+) -> list[tuple[str, str, bool]]:
+    """:func:`container_mounts` of volume mounts without ``subPathExpr``; paths under
+    the kubelet root joined without ``normpath`` where it provably changes nothing
+    (``mounts.is_extendable``)."""
+    spec, minor, root = builder.view.spec, builder.minor, builder.node.kubelet_root
+    # host_process: HasWindowsHostProcessContainer, read by _quick_pod
+    mount_hosts = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
+    mount_hosts = mount_hosts and not host_process
+    # join_path(root, "pods", uid, *parts) is pod_dir + "\\" + the parts when they are
+    # plain and pod_dir extendable (mounts.is_extendable)
+    clean_root = clean_path(root)
+    if is_extendable(clean_root) and (not uid or is_plain_part(uid)):
+        pod_dir = f"{clean_root}\\pods\\{uid}" if uid else f"{clean_root}\\pods"
+        extendable = True
+    else:
+        pod_dir = join_path(root, "pods", uid)
+        extendable = is_extendable(pod_dir)
+    volumes: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    entries = spec.get("volumes")
+    if entries is not None:
+        if type(entries) is not list:
+            raise _Unusual
+        for volume in entries:
+            # {"name": ..., "<source>": {...}}: the one shape _volumes accepts unchanged
+            if type(volume) is not dict or len(volume) != 2:
+                raise _Unusual
+            name = volume.get("name")
+            for kind in volume:
+                if kind != "name":
+                    break
+            source = volume[kind]
+            if type(name) is not str or type(kind) is not str or type(source) is not dict:
+                raise _Unusual
+            if name not in volumes:
+                volumes[name] = (kind, source)
+    mounts: list[tuple[str, str, bool]] = []
+    entries = container.get("volumeMounts")
+    if entries is not None:
+        if type(entries) is not list:
+            raise _Unusual
+        for mount in entries:
+            if type(mount) is not dict:
+                raise _Unusual
+            name = _plain_str(mount.get("name"))
+            mount_path = _plain_str(mount.get("mountPath"))
+            sub_path = _plain_str(mount.get("subPath"))
+            if _plain_str(mount.get("subPathExpr")):
+                raise _Unusual
+            rro = _plain_str(mount.get("recursiveReadOnly"))
+            if minor >= 30 and rro not in ("", "Disabled"):
+                raise _Unusual
+            read_only = _plain_flag(mount.get("readOnly"))
+            mount_hosts = mount_hosts and mount_path != WINDOWS_ETC_HOSTS_PATH
+            found = volumes.get(name)
+            if found is None:
+                raise _Unusual
+            kind, source = found
+            if kind in PLUGIN_DIRS and name not in volume_paths:
+                plugin, must_read_only = PLUGIN_DIRS[kind]
+                host_path = (
+                    f"{pod_dir}\\volumes\\{plugin}\\{name}"
+                    if extendable and is_plain_part(name)
+                    else join_path(root, "pods", uid, "volumes", plugin, name)
+                )
+            else:
+                host_path, must_read_only = volume_host_path(
+                    kind, source, "", name, root, uid, volume_paths
+                )
+            if sub_path:
+                if is_abs_path(sub_path, minor) or not no_backsteps(sub_path):
+                    raise _Unusual
+                host_path = join_path(host_path, sub_path)
+            if host_path and is_local_path(host_path):
+                host_path = make_absolute_path(host_path)
+            container_path = mount_path
+            if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
+                container_path = make_absolute_path(container_path)
+            mounts.append((container_path, host_path, read_only or must_read_only))
+    if mount_hosts:
+        hosts = f"{pod_dir}\\etc-hosts" if extendable else join_path(root, "pods", uid, "etc-hosts")
+        mounts.append((WINDOWS_ETC_HOSTS_PATH, make_absolute_path(hosts), False))
+    # termination_log_id is eight hex digits (check_termination_log_id): a plain part
+    host = (
+        f"{pod_dir}\\containers\\{container_name}\\{termination_log_id}"
+        if extendable and is_plain_part(container_name)
+        else join_path(root, "pods", uid, "containers", container_name, termination_log_id)
+    )
+    mounts.append((make_absolute_path(termination_path), make_absolute_path(host), False))
+    return mounts
+
+
+def _quick_pod(
+    builder: ContainerBuilder, container_name: str
+) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool]:
+    """The container, its path prefix, ``hostNetwork``, the pod's and the container's
+    ``windowsOptions`` and ``HasWindowsHostProcessContainer``, from one pass over the
+    pod's containers with ``pod_facts``'s checks (which also cover ``find``'s)."""
+    view = builder.view
+    spec = view.spec
+    spec_at = view.at("spec.")
+    host_network = spec.get("hostNetwork")
+    if host_network is None:
+        host_network = False
+    elif host_network is not True and host_network is not False:
+        raise _Unusual
+    context = spec.get("securityContext")
+    pod_options = None if context is None else windows_options_in(context, spec_at, None)
+    pod_host_process = None if pod_options is None else pod_options.host_process
+    host_process = False
+    found: tuple[dict[str, Any], str, WindowsOptions | None] | None = None
+    for kind in CONTAINER_KINDS:
+        entries = spec.get(kind)
+        if entries is None:
+            continue
+        if type(entries) is not list:
+            raise _Unusual
+        for index, entry in enumerate(entries):
+            if type(entry) is not dict:
+                raise _Unusual
+            name = _plain_str(entry.get("name"))
+            context = entry.get("securityContext")
+            options = (
+                None if context is None else windows_options_in(context, spec_at, (kind, index))
+            )
+            value = None if options is None else options.host_process
+            if (pod_host_process if value is None else value) is True:
+                host_process = True
+            if found is None and name == container_name:
+                found = (entry, f"{spec_at}{kind}[{index}].", options)
+    if found is None:
+        raise _Unusual
+    container, at, own = found
+    return container, at, host_network, pod_options, own, host_process
+
+
+def _indexed_pod(
+    builder: ContainerBuilder, container_name: str
+) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool]:
+    """:func:`_quick_pod`'s answers from the builder's container index and rule facts
+    (each read once per builder)."""
+    found = builder.find(container_name)
+    if found is None or type(found[0]) is not dict:
+        raise _Unusual
+    facts, first = builder._read_facts()
+    if builder._host_process is None:
+        builder._host_process = builder._has_host_process()
+    return (found[0], found[1], facts.host_network, facts.windows_options,
+            first[container_name].windows_options, builder._host_process)
+
+
+def _quick_security_context(
+    target: api_pb2.WindowsContainerSecurityContext, pod: WindowsOptions | None,
+    own: WindowsOptions | None, image_username: str,
+) -> None:
+    """``fill_container_security_context(target, decide_container(...))`` without
+    building the effective options or the decision (rules.effective_windows_options)."""
+    target.SetInParent()
+    user = None if own is None else own.run_as_user_name
+    if user is None and pod is not None:
+        user = pod.run_as_user_name
+    gmsa_from = (
+        own if own is not None and (
+            own.gmsa_credential_spec_name is not None or own.gmsa_credential_spec is not None
+        ) else pod
+    )
+    host_process = None if own is None else own.host_process
+    if host_process is None and pod is not None:
+        host_process = pod.host_process
+    run_as_username = image_username if user is None else user
+    if run_as_username:
+        target.run_as_username = run_as_username
+    if gmsa_from is not None and gmsa_from.gmsa_credential_spec:
+        target.credential_spec = gmsa_from.gmsa_credential_spec
+    if host_process is True:
+        target.host_process = True
+
+
+_TEMPLATE_PREFIXES = {
+    kind: "".join(f"{key}." for key in path) for kind, path in WORKLOAD_TEMPLATE_PATHS.items()
+}
+
+
+def _quick_view(pod: object) -> PodView:
+    """:func:`view_pod` of a plain-dict Pod or workload (not a StatefulSet, whose claim
+    templates the general reader reads); anything else through :func:`view_pod`."""
+    if type(pod) is dict:
+        kind = pod.get("kind")
+        if kind is None or kind == "Pod":
+            spec, metadata = pod.get("spec"), pod.get("metadata")
+            if type(spec) is dict and (metadata is None or type(metadata) is dict):
+                return PodView(metadata or {}, spec, "")
+        elif type(kind) is str and kind != "StatefulSet" and kind in WORKLOAD_TEMPLATE_PATHS:
+            node: object = pod
+            for key in WORKLOAD_TEMPLATE_PATHS[kind]:
+                node = node.get(key) if type(node) is dict else None
+            if type(node) is dict:
+                spec, metadata = node.get("spec"), node.get("metadata")
+                workload = pod.get("metadata")
+                if (
+                    type(spec) is dict
+                    and (metadata is None or type(metadata) is dict)
+                    and (workload is None or type(workload) is dict)
+                ):
+                    # view_pod: the template's name and namespace, else the workload's
+                    merged = dict(metadata or {})
+                    if workload:
+                        for key in ("name", "namespace"):
+                            if merged.get(key) is None and workload.get(key) is not None:
+                                merged[key] = workload[key]
+                    return PodView(merged, spec, _TEMPLATE_PREFIXES[kind])
+    return view_pod(pod)
+
+
+def _quick_config(
+    builder: ContainerBuilder, container_name: str, attempt: int, image_ref: str | None,
+    image_username: str, pod_ips: tuple[str, ...], volume_paths: Mapping[str, str],
+    termination_log_id: str,
+) -> api_pb2.ContainerConfig:
+    """``ContainerBuilder._config`` of a plain-dict pod, or an exception (any: the
+    general builder then builds it)."""
+    view, minor = builder.view, builder.minor
+    spec, metadata = view.spec, view.metadata
+    if type(spec) is not dict or type(metadata) is not dict or view.claims:
+        raise _Unusual
+    if not builder._built:
+        # One container of this pod: one walk over its containers.
+        container, at, host_network, pod_options, own, host_process = _quick_pod(
+            builder, container_name
+        )
+        builder._built = True
+    else:
+        # Several (PodRequests): the index and facts read once per pod, as the general
+        # builder does, so that n containers cost n, not n walks of n.
+        container, at, host_network, pod_options, own, host_process = _indexed_pod(
+            builder, container_name
+        )
+    identity = builder.identity
+    if identity is None:
+        namespace = metadata.get("namespace")
+        identity = builder.identity = (
+            _plain_str(metadata.get("name")),
+            "default" if namespace is None else _plain_str(namespace),
+            _plain_str(metadata.get("uid")),
+        )
+    name, namespace, uid = identity
+    env, left = _quick_env(builder, container, at, identity, pod_ips)
+    if _quick_non_root(spec, container):
+        verify_run_as_non_root(view, container, at, image_username, identity)
+    config = api_pb2.ContainerConfig()
+    metadata_part = config.metadata
+    metadata_part.name = container_name
+    metadata_part.attempt = attempt
+    get = container.get
+    image = get("image")
+    if type(image) is not str:
+        image = _plain_str(image)
+    image_spec = config.image
+    image_spec.image = image if image_ref is None else image_ref
+    if minor >= 30:
+        image_spec.user_specified_image = image
+    for key, target in (("command", config.command), ("args", config.args)):
+        parts = container.get(key)
+        if parts is None:
+            continue
+        if type(parts) is not list:
+            raise _Unusual
+        values = []
+        for part in parts:
+            if type(part) is not str:
+                raise _Unusual
+            if "$" in part:
+                part = _quick_expand(part, env, left)
+            size = utf8_len(part)
+            if size > left:
+                raise _Unusual
+            left -= size
+            values.append(part)
+        target.extend(values)
+    working_dir = get("workingDir")
+    if working_dir is not None:
+        config.working_dir = _plain_str(working_dir)
+    envs = config.envs
+    for key, item in env.items():
+        pair = envs.add()
+        pair.key = key
+        pair.value = item
+    labels = config.labels
+    labels[POD_NAME_LABEL] = name
+    labels[POD_NAMESPACE_LABEL] = namespace
+    labels[POD_UID_LABEL] = uid
+    labels[CONTAINER_NAME_LABEL] = container_name
+    annotations = config.annotations
+    if minor >= 31:
+        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
+    annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
+    termination_path = get("terminationMessagePath")
+    if type(termination_path) is not str:
+        termination_path = _plain_str(termination_path)
+    termination_path = termination_path or "/dev/termination-log"
+    annotations[TERMINATION_PATH_ANNOTATION] = termination_path
+    policy = get("terminationMessagePolicy")
+    if type(policy) is not str:
+        policy = _plain_str(policy)
+    annotations[TERMINATION_POLICY_ANNOTATION] = policy or "File"
+    deletion = _plain_int64(metadata.get("deletionGracePeriodSeconds"))
+    if deletion is not None:
+        annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
+    grace = _plain_int64(spec.get("terminationGracePeriodSeconds"))
+    annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+    lifecycle = container.get("lifecycle")
+    if lifecycle is not None:
+        if type(lifecycle) is not dict:
+            raise _Unusual
+        pre_stop = lifecycle.get("preStop")
+        if pre_stop is not None:
+            if type(pre_stop) is not dict:
+                raise _Unusual
+            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
+                pre_stop, f"{at}lifecycle.preStop."
+            )
+    ports = container.get("ports")
+    if ports is not None:
+        if type(ports) is not list:
+            raise _Unusual
+        if ports:
+            annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
+    mounts = config.mounts
+    for container_path, host_path, read_only in _quick_mounts(
+        builder, container, uid, container_name, termination_path, pod_ips, host_network,
+        host_process, volume_paths, termination_log_id,
+    ):
+        mount = mounts.add()
+        mount.container_path = container_path
+        mount.host_path = host_path
+        if read_only:
+            mount.readonly = True
+    config.log_path = f"{container_name}\\{attempt}.log"
+    # stdin, stdinOnce and tty: set when true (false is proto3's default)
+    if get("stdin") is not None and _plain_flag(get("stdin")):
+        config.stdin = True
+    if get("stdinOnce") is not None and _plain_flag(get("stdinOnce")):
+        config.stdin_once = True
+    if get("tty") is not None and _plain_flag(get("tty")):
+        config.tty = True
+    windows = config.windows
+    _quick_resources(windows.resources, container.get("resources"), builder.node, minor)
+    _quick_security_context(windows.security_context, pod_options, own, image_username)
+    return config
+
+
 def _check_args(
     container_name: object, image_ref: object, image_username: object, pod_ips: object,
     config_maps: object, secrets: object,
@@ -1012,7 +1632,7 @@ def container_config(
     ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        view_pod(pod), node, profile.version.minor, read_services(services)
+        _quick_view(pod), node, profile.version.minor, read_services(services)
     )
     return builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips,

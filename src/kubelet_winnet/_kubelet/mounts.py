@@ -80,35 +80,52 @@ def make_absolute_path(path: str) -> str:
     return "c:\\" + path
 
 
-def _is_unc(path: str) -> bool:
+def is_unc_path(path: str) -> bool:
     return path.startswith("\\\\")
 
 
-def _is_local(path: str) -> bool:
+def is_local_path(path: str) -> bool:
     # IsWindowsLocalPath: a slash-rooted path without drive or UNC prefix.
-    return not _is_unc(path) and ":" not in path and path.startswith(("/", "\\"))
+    return not is_unc_path(path) and ":" not in path and path.startswith(("/", "\\"))
 
 
 def _filepath_is_abs(path: str) -> bool:
     # Go's filepath.IsAbs on Windows: a drive or UNC volume followed by a separator.
-    if _is_unc(path) or path.startswith("//"):
+    if is_unc_path(path) or path.startswith("//"):
         return True
     return len(path) >= 3 and path[1] == ":" and path[0].isalpha() and path[2] in "\\/"
 
 
-def _is_abs(path: str, minor: int) -> bool:
+def is_abs_path(path: str, minor: int) -> bool:
     """``utilfs.IsAbs`` (1.31+ here: slash-rooted paths count) or ``filepath.IsAbs``."""
     if minor >= SLASH_IS_ABSOLUTE_MINOR and path.startswith(("\\", "/")):
         return True
     return _filepath_is_abs(path)
 
 
-def _join(*parts: str) -> str:
+def join_path(*parts: str) -> str:
     """``filepath.Join`` on Windows: empty elements dropped, the rest cleaned."""
     kept = [part for part in parts if part]
     if not kept:
         return ""
     return ntpath.normpath("\\".join(kept))
+
+
+def is_plain_part(part: str) -> bool:
+    """A path element ``normpath`` leaves as it is: non-empty, no separator or colon,
+    neither ``.`` nor ``..``."""
+    return bool(part) and not (
+        "\\" in part or "/" in part or ":" in part or part == "." or part == ".."
+    )
+
+
+def is_extendable(clean: str) -> bool:
+    """Whether ``normpath(path + "\\" + p) == clean + "\\" + p`` for every plain part
+    ``p`` (or several, joined by backslashes) and every ``path`` whose ``normpath`` is
+    ``clean``: it is neither ``.`` nor ends in a separator or a colon (a drive-relative
+    ``C:``). The container builder joins paths under the kubelet root by this rule,
+    without ``normpath``."""
+    return clean != "." and not clean.endswith(("\\", "/", ":"))
 
 
 class _Missing(Mapping[str, str]):
@@ -147,7 +164,7 @@ def expand_sub_path(expression: str, env: Mapping[str, str]) -> str:
     return expanded
 
 
-def _no_backsteps(path: str) -> bool:
+def no_backsteps(path: str) -> bool:
     # volumevalidation.ValidatePathNoBacksteps, after filepath.ToSlash on Windows.
     return ".." not in path.replace("\\", "/").split("/")
 
@@ -196,7 +213,7 @@ def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
     return found
 
 
-def _volume_host_path(
+def volume_host_path(
     kind: str, source: Mapping[str, Any], where: str, name: str, root: str, uid: str,
     volume_paths: Mapping[str, str],
 ) -> tuple[str, bool]:
@@ -205,7 +222,7 @@ def _volume_host_path(
         plugin, read_only = PLUGIN_DIRS[kind]
         if name in volume_paths:
             return volume_paths[name], read_only
-        return _join(root, "pods", uid, "volumes", plugin, name), read_only
+        return join_path(root, "pods", uid, "volumes", plugin, name), read_only
     if kind == "hostPath":
         # hostPath's GetPath is the path as written; an inline volume is not read-only.
         path = get_str(source, "path", f"{where}.")
@@ -227,7 +244,7 @@ def _termination_mount(
     # `len(container.TerminationMessagePath) != 0` always holds for an API pod.
     path = get_str(container, "terminationMessagePath", at) or "/dev/termination-log"
     # GenerateRunContainerOptions: getPodContainerDir(uid, name) = <pod dir>\containers\<name>
-    host = _join(root, "pods", uid, "containers", name, log_id)
+    host = join_path(root, "pods", uid, "containers", name, log_id)
     return make_absolute_path(path), make_absolute_path(host), False
 
 
@@ -265,7 +282,7 @@ def container_mounts(
                 _ERROR_RULE,
             )
         kind, source, volume_at = volumes[name]
-        host_path, must_read_only = _volume_host_path(
+        host_path, must_read_only = volume_host_path(
             kind, source, volume_at, name, root, uid, volume_paths
         )
         sub_path = get_str(mount, "subPath", where)
@@ -273,20 +290,20 @@ def container_mounts(
         if expression:
             sub_path = expand_sub_path(expression, env)
         if sub_path:
-            if _is_abs(sub_path, minor):
+            if is_abs_path(sub_path, minor):
                 raise SandboxConfigError(
                     f"error SubPath `{sub_path}` must not be an absolute path", _ERROR_RULE
                 )
-            if not _no_backsteps(sub_path):
+            if not no_backsteps(sub_path):
                 raise SandboxConfigError(
                     f"unable to provision SubPath `{sub_path}`: must not contain '..'",
                     _ERROR_RULE,
                 )
-            host_path = _join(host_path, sub_path)
-        if host_path and _is_local(host_path):
+            host_path = join_path(host_path, sub_path)
+        if host_path and is_local_path(host_path):
             host_path = make_absolute_path(host_path)
         container_path = mount_path
-        if not _is_unc(container_path) and not _is_abs(container_path, minor):
+        if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
             container_path = make_absolute_path(container_path)
         rro = get_str(mount, "recursiveReadOnly", where)
         if minor >= 30 and rro not in ("", "Disabled"):
@@ -300,7 +317,7 @@ def container_mounts(
     if mount_hosts:
         # makeHostsMount: getEtcHostsPath(podDir) = <pod dir>\etc-hosts
         mounts.append((
-            WINDOWS_ETC_HOSTS_PATH, make_absolute_path(_join(root, "pods", uid, "etc-hosts")),
+            WINDOWS_ETC_HOSTS_PATH, make_absolute_path(join_path(root, "pods", uid, "etc-hosts")),
             False,
         ))
     mounts.append(_termination_mount(container, at, root, uid, container_name,

@@ -507,14 +507,20 @@ def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
 
 def log_directory(root: str, name: str) -> str:
     """``filepath.Join(root, name)`` as on Windows: cleaned, backslashes."""
+    clean_root = clean_path(root)
+    if "/" in name or "\\" in name or name in (".", "..") or ":" in name:
+        return ntpath.normpath(ntpath.join(clean_root, name))
+    return clean_root + name if clean_root.endswith("\\") else f"{clean_root}\\{name}"
+
+
+def clean_path(root: str) -> str:
+    """``ntpath.normpath(root)``, once per node root (also the container mounts')."""
     clean_root = _CLEAN_ROOTS.get(root)
     if clean_root is None:
         clean_root = ntpath.normpath(root)
         if len(_CLEAN_ROOTS) < 64:
             _CLEAN_ROOTS[root] = clean_root
-    if "/" in name or "\\" in name or name in (".", "..") or ":" in name:
-        return ntpath.normpath(ntpath.join(clean_root, name))
-    return clean_root + name if clean_root.endswith("\\") else f"{clean_root}\\{name}"
+    return clean_root
 
 
 _CLEAN_ROOTS: dict[str, str] = {}

@@ -17,6 +17,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubelet_winnet._lint.fields import (
+    FIELDS,
+    FIELDS_RELEASES,
+    POD_SECURITY_CONTEXT,
+    POD_SPEC,
+    POD_TEMPLATE_SPEC,
+    SECURITY_CONTEXT,
+    WINDOWS_SECURITY_CONTEXT_OPTIONS,
+)
 from kubelet_winnet._lint.targeting import PodObject, Target
 
 __all__ = [
@@ -101,6 +110,9 @@ RULES: tuple[Rule, ...] = (
     Rule("host-process-hyperv-no-network", Severity.WARNING,
          "a HostProcess pod with a Hyper-V RuntimeClass: hcsshim v0.15 runs it in a utility "
          "VM with no network at all"),
+    Rule("unknown-field", Severity.ERROR,
+         "a key that is no field of its Kubernetes type: kubectl apply rejects the object, "
+         "other clients drop the field"),
 )
 
 # containerd's default Windows configuration names its Hyper-V handler so
@@ -259,11 +271,13 @@ _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 class _Container:
     """One container as the kubelet visits it (init, regular, ephemeral)."""
 
-    __slots__ = ("context", "effective", "host_process", "name", "options", "path")
+    __slots__ = ("context", "effective", "entry", "host_process", "name", "options", "path")
 
-    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None):
+    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None,
+                 entry: Mapping[str, Any]):
         self.path = path  # from the manifest root
         self.name = name
+        self.entry = entry
         self.context = context if type(context) is dict else None  # securityContext
         options = None if self.context is None else self.context.get("windowsOptions")
         self.options = options if type(options) is dict else None
@@ -288,6 +302,7 @@ def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Containe
                 name if type(name) is str else f"{kind}[{index}]",
                 entry.get("securityContext"),
                 pod_host_process,
+                entry,
             ))
     return found
 
@@ -453,6 +468,7 @@ def check_pod(
                             f"listens on the node's port {container_port}.",
                         ))
     found += _forbidden(pod, target, containers)
+    found += _unknown_fields(pod, containers)
     found += _gmsa(pod, pod_options, containers)
     if host_process and not plain:
         found += _hyperv(pod, runtime_classes)
@@ -545,6 +561,112 @@ def _forbidden(
         )
     return [Finding(rule, severity, f"{what} {tail}", path, container, detail)
             for what, path, container in present]
+
+
+# --- unknown-field: keys the API server does not decode ---------------------------------
+
+# How a finding names each level, after "unknown field X in".
+_LEVELS: Mapping[str, str] = {
+    "PodTemplateSpec": "the pod template",
+    "PodSpec": "the pod spec",
+    "PodSecurityContext": "the pod securityContext",
+    "WindowsSecurityContextOptions": "windowsOptions",
+    "Container": "the container",
+    "EphemeralContainer": "the ephemeral container",
+    "SecurityContext": "the container securityContext",
+}
+# Where a field put at the wrong level belongs, in the order a pod is written.
+_HOMES = ("PodSpec", "PodSecurityContext", "WindowsSecurityContextOptions", "Container",
+          "SecurityContext")
+_LOWERED: Mapping[str, Mapping[str, str]] = {
+    kind: {name.lower(): name for name in names} for kind, names in FIELDS.items()
+}
+
+
+def _unknown_fields(pod: PodObject, containers: Sequence[_Container]) -> list[Finding]:
+    """Keys that are no field of their core/v1 type, at each level the kubelet's decision
+    reads; one C-level key-set difference per level finds them (most pods have none)."""
+    found: list[Finding] = []
+    spec = pod.spec
+    at = pod.spec_path
+    if len(at) > 1:  # a workload: its pod template
+        template = _dig(pod.manifest, *at[:-1])
+        if type(template) is dict and template.keys() - POD_TEMPLATE_SPEC:
+            _unknown(found, "PodTemplateSpec", template, at[:-1], None)
+    if spec.keys() - POD_SPEC:
+        _unknown(found, "PodSpec", spec, at, None)
+    context = spec.get("securityContext")
+    if type(context) is dict:
+        if context.keys() - POD_SECURITY_CONTEXT:
+            _unknown(found, "PodSecurityContext", context, (*at, "securityContext"), None)
+        options = context.get("windowsOptions")
+        if type(options) is dict and options.keys() - WINDOWS_SECURITY_CONTEXT_OPTIONS:
+            _unknown(found, "WindowsSecurityContextOptions", options,
+                     (*at, "securityContext", "windowsOptions"), None)
+    for container in containers:
+        kind = "EphemeralContainer" if container.path[-2] == "ephemeralContainers" \
+            else "Container"
+        if container.entry.keys() - FIELDS[kind]:
+            _unknown(found, kind, container.entry, container.path, container.name)
+        context = container.context
+        if context is None:
+            continue
+        if context.keys() - SECURITY_CONTEXT:
+            _unknown(found, "SecurityContext", context, (*container.path, "securityContext"),
+                     container.name)
+        options = container.options
+        if options is not None and options.keys() - WINDOWS_SECURITY_CONTEXT_OPTIONS:
+            _unknown(found, "WindowsSecurityContextOptions", options,
+                     (*container.path, "securityContext", "windowsOptions"), container.name)
+    return found
+
+
+def _unknown(
+    found: list[Finding], kind: str, node: Mapping[Any, Any], at: Path, container: str | None
+) -> None:
+    rule = RULES_BY_ID["unknown-field"]
+    known = FIELDS[kind]
+    first, last = FIELDS_RELEASES
+    for key in [key for key in node if key not in known]:  # in the object's order
+        name = key if type(key) is str else str(key)
+        path = (*at, name)
+        hint, case_only = _field_hint(name, kind)
+        found.append(Finding(
+            rule, rule.severity,
+            f"unknown field {_clip(name)} in {_LEVELS[kind]}" + (f" ({hint})" if hint else "")
+            + ": the API server rejects the object or drops the field.",
+            path, container,
+            f"{kind} (k8s.io/api core/v1) has no field {_clip(name)} in Kubernetes "
+            f"{first}-{last}" + ("; field names are case-sensitive" if case_only else "")
+            + ". kubectl apply, strict by default, fails: the API server answers strict "
+            f"decoding error: unknown field \"{_json_path(path)}\". With field validation "
+            "Warn (the API server's default for a client that sends none) or Ignore, the API "
+            "server drops the field and the pod runs without it.",
+        ))
+
+
+def _field_hint(name: str, kind: str) -> tuple[str, bool]:
+    """("did you mean X?", whether only the case differs) for a known field of ``kind``
+    close to ``name``; else where a field of another level belongs, or nothing."""
+    lowered = name.lower()
+    same = _LOWERED[kind].get(lowered)
+    if same is not None:
+        return f"did you mean {same}?", True
+    close = difflib.get_close_matches(lowered, _LOWERED[kind], n=1, cutoff=0.75)
+    if close:
+        return f"did you mean {_LOWERED[kind][close[0]]}?", False
+    for home in _HOMES:
+        if home != kind and name in FIELDS[home]:
+            return f"a field of {_LEVELS[home]}", False
+    return "", False
+
+
+def _json_path(path: Path) -> str:
+    """The path as the API server's strict decoding error writes it: spec.containers[0].x."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if type(part) is int else f".{part}" if text else str(part)
+    return text
 
 
 def _gmsa(

@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import enum
 import functools
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -567,13 +568,13 @@ def _forbidden(
 
 # How a finding names each level, after "unknown field X in".
 _LEVELS: Mapping[str, str] = {
-    "PodTemplateSpec": "the pod template",
-    "PodSpec": "the pod spec",
-    "PodSecurityContext": "the pod securityContext",
+    "PodTemplateSpec": "pod template",
+    "PodSpec": "pod spec",
+    "PodSecurityContext": "pod securityContext",
     "WindowsSecurityContextOptions": "windowsOptions",
-    "Container": "the container",
-    "EphemeralContainer": "the ephemeral container",
-    "SecurityContext": "the container securityContext",
+    "Container": "container",
+    "EphemeralContainer": "ephemeral container",
+    "SecurityContext": "container securityContext",
 }
 # Where a field put at the wrong level belongs, in the order a pod is written.
 _HOMES = ("PodSpec", "PodSecurityContext", "WindowsSecurityContextOptions", "Container",
@@ -633,10 +634,10 @@ def _unknown(
         hint, case_only = _field_hint(name, kind)
         found.append(Finding(
             rule, rule.severity,
-            f"unknown field {_clip(name)} in {_LEVELS[kind]}" + (f" ({hint})" if hint else "")
-            + ": the API server rejects the object or drops the field.",
+            f"unknown field {_key(name)} in {_LEVELS[kind]}" + (f" ({hint})" if hint else "")
+            + ": the API server refuses or drops it.",
             path, container,
-            f"{kind} (k8s.io/api core/v1) has no field {_clip(name)} in Kubernetes "
+            f"{kind} (k8s.io/api core/v1) has no field {_key(name)} in Kubernetes "
             f"{first}-{last}" + ("; field names are case-sensitive" if case_only else "")
             + ". kubectl apply, strict by default, fails: the API server answers strict "
             f"decoding error: unknown field \"{_json_path(path)}\". With field validation "
@@ -646,19 +647,29 @@ def _unknown(
 
 
 def _field_hint(name: str, kind: str) -> tuple[str, bool]:
-    """("did you mean X?", whether only the case differs) for a known field of ``kind``
-    close to ``name``; else where a field of another level belongs, or nothing."""
+    """("did you mean X?", whether only the case differs) for a field of ``kind`` that
+    differs in case; else the level a field of another type belongs to; else a field of
+    ``kind`` close to ``name``; else nothing."""
     lowered = name.lower()
     same = _LOWERED[kind].get(lowered)
     if same is not None:
         return f"did you mean {same}?", True
+    for home in _HOMES:
+        elsewhere = _LOWERED[home].get(lowered) if home != kind else None
+        if elsewhere is not None:
+            return f"{elsewhere} belongs in {_LEVELS[home]}", elsewhere != name
     close = difflib.get_close_matches(lowered, _LOWERED[kind], n=1, cutoff=0.75)
     if close:
         return f"did you mean {_LOWERED[kind][close[0]]}?", False
-    for home in _HOMES:
-        if home != kind and name in FIELDS[home]:
-            return f"a field of {_LEVELS[home]}", False
     return "", False
+
+
+def _key(name: str) -> str:
+    """A key as written when it is a plain name, else quoted (and clipped)."""
+    return name if _PLAIN_KEY.fullmatch(name) else _clip(name)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,59}")
 
 
 def _json_path(path: Path) -> str:

@@ -589,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ratio.compute(by_name[ratio.numerator], by_name[ratio.denominator])
 
     facts.update(
-        corpus=str(corpus),
+        corpus=os.path.relpath(corpus, REPO),  # as README names it, not this machine's path
         date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         machine=f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
         forbidden_modules_at_import=forbidden,

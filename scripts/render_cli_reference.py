@@ -41,9 +41,10 @@ _RUNS: tuple[tuple[str, Path, tuple[str, ...]], ...] = (
                  f"{MANIFESTS}/hostprocess-refused.yaml")),
     ("One pod across every kubelet version and gate state", REPO_ROOT,
      ("matrix", "--pod", f"{MANIFESTS}/cni-wins-legacy.yaml")),
-    ("Auditing a cluster from a dump (`kubectl get nodes,pods -A -o json`)", EXAMPLES,
-     ("audit", "-f", "cluster-dump.json")),
-    ("The same audit as CSV", EXAMPLES, ("audit", "-f", "cluster-dump.json", "-o", "csv")),
+    ("Auditing a cluster from a dump (`kubectl get nodes,pods -A -o json`)", REPO_ROOT,
+     ("audit", "-f", "examples/cluster-dump.json")),
+    ("The same audit as CSV", REPO_ROOT,
+     ("audit", "-f", "examples/cluster-dump.json", "-o", "csv")),
 )
 
 
@@ -110,6 +111,14 @@ def render_cli_page(_current: str = "") -> str:
         "every ConfigMap, Secret and input error, then one pod at a time; stdin is copied",
         "to a temporary file for the second pass), `matrix -o markdown` keeps each row's",
         "cells in a temporary file until the columns are known.",
+        "",
+        "JSON records put where first, then what: `check -o json` findings start with",
+        "`file`, `line`, `document`, `item`, `object` (then `container`, `field`, `rule`,",
+        "`severity`, ...); `translate`, `explain` and `run --dry-run` records with `source`",
+        "(`FILE#DOCUMENT` or `FILE#DOCUMENT.items[N]`), `line`, `pod` (`Kind/namespace/name`);",
+        "`audit` pods, which come from a cluster rather than a file, with `namespace`,",
+        "`name`, `node`. The names differ where the records do (a finding names a field",
+        "of a document, the others a whole pod) and stay as they are: consumers read them.",
         "",
         "## Examples",
         "",

@@ -1318,3 +1318,44 @@ def without_summary(err: str) -> list[str]:
     """stderr's lines without check's summary lines (`N pods in M files checked: ...`)."""
     return [line for line in err.splitlines()
             if not re.match(r"kubelet-winnet: \d+ pods? in \d+ files? checked: ", line)]
+
+
+# A plain Windows Pod as a user writes it (the command-line tests of what users meet).
+WINDOWS_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  nodeSelector:
+    kubernetes.io/os: windows
+  containers:
+  - name: c
+    image: mcr.microsoft.com/windows/nanoserver:ltsc2022
+"""
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``kubelet-winnet ARGV`` in this process: exit status, stdout, stderr (never a
+    traceback)."""
+    from kubelet_winnet.cli import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+# A Helm chart template: not a manifest until `helm template` renders it.
+HELM_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Values.name }}
+spec:
+  template:
+    spec:
+      {{- if .Values.hostNetwork }}
+      hostNetwork: true
+      {{- end }}
+"""

@@ -842,3 +842,61 @@ def test_bad_kubeconfig_is_one_line(
     status, _, err = audit(["--kubeconfig", str(path)], capsys)
     assert status == 2
     assert len(err.splitlines()) == 1 and needle in err and "Traceback" not in err, err
+
+
+def test_fail_on_never_reports_only_as_check_does(
+    dump: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = audit(["-f", str(dump), "-o", "json"], capsys)
+    records = json.loads(out)["pods"]
+    severities = {f["severity"] for r in records for f in r["findings"]}
+    assert "error" in severities  # the recorded cluster holds a refused pod
+    status, out_never, err = audit(["-f", str(dump), "-o", "json", "--fail-on", "never"], capsys)
+    assert (status, err) == (0, "")
+    assert json.loads(out_never) == json.loads(out)  # the same report, only the status differs
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    assert "never: report only" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("output", ["text", "csv"])
+def test_nothing_read_is_one_error_line_and_no_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str
+) -> None:
+    missing = tmp_path / "missing.json"
+    status, out, err = audit(["-f", str(missing), "-o", output], capsys)
+    assert status == 2
+    assert err == f"kubelet-winnet: error: {missing}: cannot read: No such file or directory\n"
+    assert out == ""
+
+
+def test_some_input_read_keeps_the_table(
+    dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.json"
+    status, out, err = audit(["-f", str(dump), "-f", str(missing)], capsys)
+    assert status == 2
+    assert err == f"kubelet-winnet: error: {missing}: cannot read: No such file or directory\n"
+    assert re.search(rf"^TOTAL: {len(expected_records())} pods,", out, re.M)
+
+
+def test_the_table_and_docs_call_a_silenced_finding_ignored_as_check_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.strategies import REPO_ROOT
+
+    quiet = [p for p in PODS if p["metadata"]["name"] == "web-win-130"]
+    quiet = json.loads(json.dumps(quiet))
+    quiet[0]["metadata"].setdefault("annotations", {})[
+        "ignore-check.kubelet-winnet.io/host-network-ignored"] = "known"
+    path = write_dump(tmp_path / "d.json", NODES + quiet)
+    status, out, _ = audit(["-f", str(path)], capsys)
+    assert status == 0  # the one finding is ignored by its annotation
+    (row,) = [line for line in out.splitlines() if line.startswith("web-win-130 ")]
+    assert row.split()[-1] == "host-network-ignored(ignored)"
+    assert ("FINDINGS (ignored): turned off for the object by an "
+            "ignore-check.kubelet-winnet.io annotation") in out
+    assert "1 ignored by annotation" in out  # check's words for the same count
+    docs = (REPO_ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
+    assert "`(ignored)` when an annotation silences one" in docs
+    assert "(silenced)" not in out + docs

@@ -26,7 +26,15 @@ from kubelet_winnet._lint.rules import RULES, check_pod, host_network_reach
 from kubelet_winnet._lint.targeting import Target, pod_object
 from kubelet_winnet.cli import main
 from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
-from tests.strategies import CORPUS, FIXTURES, REPO_ROOT, fixture_files, pod_manifests
+from tests.strategies import (
+    CORPUS,
+    FIXTURES,
+    REPO_ROOT,
+    WINDOWS_POD,
+    fixture_files,
+    pod_manifests,
+    run_main,
+)
 
 REPO = REPO_ROOT
 SCHEMA = REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
@@ -599,3 +607,24 @@ def test_summary_counts_bad_input_apart_from_checked_pods(
     summary = json.loads(out)["summary"]
     assert (summary["podsChecked"], summary["inputErrors"]) == (2, 2)
     assert "2 pods in 1 file checked:" in err and "2 input errors" in err
+
+
+# --- 8. JSON records: where first, then what ---------------------------------------------
+
+
+def test_json_records_of_every_command_start_with_where_then_what(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(WINDOWS_POD.replace("spec:\n", "spec:\n  hostNetwork: true\n"),
+                    encoding="utf-8")
+    _, out, _ = run_main(capsys, "check", str(path), "-o", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert list(finding)[:7] == ["file", "line", "document", "item", "object", "container",
+                                 "field"]
+    assert finding["file"] == str(path) and finding["object"] == {"kind": "Pod", "name": "web"}
+    for argv in (["translate", "-o", "json"], ["explain", "-o", "json"], ["run", "--dry-run"]):
+        _, out, _ = run_main(capsys, *argv, str(path))
+        (record,) = json.loads(out)
+        assert list(record)[:3] == ["source", "line", "pod"], argv
+        assert (record["source"], record["pod"]) == (f"{path}#1", "Pod/web")

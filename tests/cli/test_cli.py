@@ -13,6 +13,7 @@ import io
 import json
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,16 @@ import yaml
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cli import main
-from tests.strategies import CORPUS, FIXTURES, MUST_RUN, REPO_ROOT, fixture_files, without_summary
+from tests.strategies import (
+    CORPUS,
+    FIXTURES,
+    MUST_RUN,
+    REPO_ROOT,
+    WINDOWS_POD,
+    fixture_files,
+    run_main,
+    without_summary,
+)
 
 MIXED_ERROR = "pod must not contain both HostProcess and non-HostProcess containers"
 POD_SC: dict[str, Any] = {"securityContext": {"namespaceOptions": {}}}
@@ -287,7 +297,8 @@ def test_translate_notes_host_network_that_is_lost(
     assert "hostNetwork" in note
     assert "containerd" in note
     status, _, err = run(capsys, "translate", multi, "--kubelet-version", "1.33")
-    assert "does not send it" in err
+    assert ("hostNetwork: true will not reach the runtime: kubelet 1.33 does not send "
+            "namespace_options.network = NODE (no kubelet 1.33 or later does)") in err
     status, _, err = run(capsys, "translate", multi, "--quiet")
     assert err == ""
 
@@ -366,7 +377,6 @@ BAD_INPUTS: dict[str, tuple[bytes, int, int]] = {
         b"kind: Pod\nspec: {hostNetwork: *f}\n", 1, 5),
     "host-network-string": (b"kind: Pod\nspec:\n  hostNetwork: 'true'\n", 1, 3),
     "not-an-object": (b"- kind: Pod\n", 1, 1),
-    "empty": (b"", 0, 0),
     "yaml-syntax": (b"kind: Pod\nspec: {containers: [\n", 1, 3),
 }
 
@@ -378,7 +388,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     data, document, line = BAD_INPUTS[name]
     path = tmp_path / f"{name}.yaml"
-    follows = name not in ("utf16-no-bom", "latin1", "random-bytes", "yaml-syntax", "empty")
+    follows = name not in ("utf16-no-bom", "latin1", "random-bytes", "yaml-syntax")
     good = b"---\n" + yaml.safe_dump(pod("good", host_network=False)).encode()
     path.write_bytes(data + (good if follows else b""))
     status, out, err = run(capsys, command, str(path), "-o", "json")
@@ -694,3 +704,53 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
         "kubelet_winnet.cli.check", "kubelet_winnet.cli.config", "kubelet_winnet.cli.input",
         "kubelet_winnet.cli.notes", "kubelet_winnet.cli.session"}
     assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]
+
+
+# --- 3. the kubectl plugin says the name the user typed ----------------------------------
+
+
+def _plugin() -> Path:
+    script = Path(sysconfig.get_path("scripts")) / "kubectl-winnet"
+    assert script.exists(), f"the kubectl-winnet console script is not installed in {script}"
+    return script
+
+
+def _plugin_run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(_plugin()), *argv], capture_output=True, text=True, cwd=cwd,
+                          check=False, timeout=60)
+
+
+def test_the_kubectl_plugin_names_itself_kubectl_winnet(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(WINDOWS_POD, encoding="utf-8")
+    missing = _plugin_run("check", "nope.yaml", "pod.yaml", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [
+        "kubectl winnet: error: nope.yaml: cannot read: No such file or directory",
+        "kubectl winnet: 1 pod in 2 files checked: 0 errors, 0 warnings, 0 info, 0 ignored "
+        "by annotation; 0 Linux-targeted and 0 untargeted pods skipped; 1 input error",
+    ]
+    flag = _plugin_run("check", "--bogus", "pod.yaml", cwd=tmp_path)
+    assert flag.stderr == ("kubectl winnet: error: check: unrecognized arguments: --bogus "
+                           "(did you mean --verbose?); see kubectl winnet check --help\n")
+    usage = _plugin_run(cwd=tmp_path)
+    assert usage.stderr == ("kubectl winnet: error: the following arguments are required: "
+                            "COMMAND; see kubectl winnet --help\n")
+    version = _plugin_run("--version", cwd=tmp_path)
+    assert version.stdout.startswith("kubectl winnet ")
+    assert _plugin_run("check", "--help", cwd=tmp_path).stdout.startswith(
+        "usage: kubectl winnet check ")
+
+
+def test_the_plugins_notes_suggest_the_plugins_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/kubectl-winnet"])
+    chart = tmp_path / "deployment.yaml"
+    chart.write_text("kind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n",
+                     encoding="utf-8")
+    status, _, err = run_main(capsys, "check", str(chart))
+    assert status == 0
+    assert err.splitlines()[0] == (
+        f"kubectl winnet: note: {chart}:3: a Helm template ({{{{ ... }}}}), not a manifest: "
+        "check what it renders with helm template CHART | kubectl winnet check -"
+    )

@@ -146,5 +146,57 @@ def test_explain_prints_the_rule_page(capsys: pytest.CaptureFixture[str]) -> Non
         assert site.endswith(out)  # the site's page is the same text
     status, out, err = run(capsys, "--explain", "host-port-mismatc")
     assert (status, out) == (2, "")
-    assert err == ("kubelet-winnet: error: --explain: host-port-mismatc is not a rule (did you "
-                   "mean host-port-mismatch?); --list-rules lists them\n")
+    assert err == ("kubelet-winnet: error: --explain: host-port-mismatc is not a rule nor an "
+                   "id explain prints (did you mean host-port-mismatch?); --list-rules lists "
+                   "the rules\n")
+
+
+def test_fail_on_in_the_config_sets_the_exit_status_and_the_flag_wins(
+    capsys: pytest.CaptureFixture[str], repo: Path
+) -> None:
+    # The repo's pod has an error finding (host-port-mismatch) and an info one.
+    manifests = str(repo / "manifests")
+    config = repo / ".kubelet-winnet.yaml"
+    assert run(capsys, manifests)[0] == 1  # --fail-on's default, warning
+    config.write_text("failOn: never\n", encoding="utf-8")
+    status, out, _ = run(capsys, manifests)
+    assert status == 0 and "host-port-mismatch" in out
+    assert run(capsys, manifests, "--fail-on", "error")[0] == 1  # the flag wins
+    config.write_text("rules:\n  exclude: [host-port-mismatch]\nfailOn: info\n",
+                      encoding="utf-8")
+    assert run(capsys, manifests)[0] == 1  # the info finding now fails the run
+    assert run(capsys, manifests, "--fail-on", "warning")[0] == 0
+
+
+@pytest.mark.parametrize(("text", "line", "reason"), [
+    ("skip: []\nfailOn: warnings\n", 2,
+     "failOn: expected error, warning, info or never, got 'warnings'"),
+    ("failOn: no\n", 1, "failOn: expected error, warning, info or never, got a boolean "
+     "(YAML reads a bare no or off as false; write never)"),
+    ("failOn: [error]\n", 1, "failOn: expected error, warning, info or never, got a list"),
+    ("failon: error\n", 1, "failon: not a setting (did you mean failOn?); the settings are "
+     "rules, kubeletVersion, featureGates, windowsOnly, assumeWindows, skip, failOn"),
+])
+def test_a_bad_fail_on_is_one_line_naming_file_line_and_the_choices(
+    capsys: pytest.CaptureFixture[str], repo: Path, text: str, line: int, reason: str
+) -> None:
+    config = repo / ".kubelet-winnet.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, out, err = run(capsys, str(repo / "manifests"))
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [f"kubelet-winnet: error: configuration {config}:{line}: {reason}"]
+
+
+def test_checking_the_repository_root_passes_its_settings_file_by(
+    capsys: pytest.CaptureFixture[str], repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check .` at a repository's root: the settings file there is read as settings, not
+    as a manifest (before, it drew "no Kubernetes objects in ./.kubelet-winnet.yaml")."""
+    (repo / ".kubelet-winnet.yaml").write_text("rules:\n  exclude: [host-port-mismatch]\n",
+                                               encoding="utf-8")
+    monkeypatch.chdir(repo)
+    status, out, err = run(capsys, ".", "-o", "json")
+    assert ".kubelet-winnet.yaml" not in err
+    assert sorted({r for r, _ in rules_of(out)}) == ["host-network-ignored"]
+    assert "2 pods in 2 files checked" in err
+    assert status == 0

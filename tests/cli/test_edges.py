@@ -28,7 +28,14 @@ from hypothesis import strategies as st
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli import main
 from kubelet_winnet.cli.input import BadInput, Skipped, expand_paths
-from tests.strategies import MUST_RUN, REPO_ROOT, without_summary
+from tests.strategies import (
+    HELM_TEMPLATE,
+    MUST_RUN,
+    REPO_ROOT,
+    WINDOWS_POD,
+    run_main,
+    without_summary,
+)
 
 SARIF_SCHEMA = REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 
@@ -288,7 +295,7 @@ def _capture(argv: list[str]) -> tuple[str, str]:
 @pytest.mark.parametrize(("argv", "needle"), [
     ([], "kubelet-winnet: error: the following arguments are required: COMMAND; see "
          "kubelet-winnet --help"),
-    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["frobnicate"], "unknown command 'frobnicate' (the commands: translate, "),
     (["check"], "kubelet-winnet: error: check: no PATH given (use - for stdin); see "
                 "kubelet-winnet check --help"),
     (["check", "x.yaml", "--bogus"], "check: unrecognized arguments: --bogus (did you mean "
@@ -353,3 +360,169 @@ def test_run_escapes_what_a_runtime_sends(tmp_path: Path,
     assert all(line.isprintable() for line in lines), lines
     assert lines[1].startswith("sandbox id\\x1b]0;t\\x07\\r\\nkubelet-winnet: error: forged")
     assert lines[2].startswith("error: /runtime.v1.RuntimeService/StartContainer: UNKNOWN")
+
+
+# --- wrong input of every kind ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain", "run"])
+def test_a_file_of_linux_pods_is_not_said_to_hold_no_objects(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    path = tmp_path / "linux.yaml"
+    path.write_text(WINDOWS_POD.replace("os: windows", "os: linux"), encoding="utf-8")
+    argv = [command, str(path)] + (["--dry-run"] if command == "run" else [])
+    status, _, err = run_main(capsys, *argv)
+    assert status == 0
+    assert "no Kubernetes objects" not in err
+    assert ("1 Linux-targeted and 0 untargeted pods skipped" if command == "check"
+            else "skipped 1 Linux-targeted pod (-v lists them)") in err
+
+
+def test_run_notes_input_without_objects_and_helm_templates_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# placeholder\n", encoding="utf-8")
+    chart = tmp_path / "deployment.yaml"
+    chart.write_text(HELM_TEMPLATE, encoding="utf-8")
+    status, out, err = run_main(capsys, "run", "--dry-run", str(empty), str(chart))
+    assert (status, json.loads(out)) == (0, [])
+    assert err.splitlines() == [
+        f"kubelet-winnet: note: {chart}:4: a Helm template ({{{{ ... }}}}), not a manifest: "
+        "check what it renders with helm template CHART | kubelet-winnet run --dry-run -",
+        f"kubelet-winnet: note: no Kubernetes objects in {empty}",
+    ]
+
+
+def test_audit_of_an_empty_dump_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, err = run_main(capsys, "audit", "-f", os.devnull)
+    assert status == 0
+    assert err == f"kubelet-winnet: note: no Kubernetes objects in {os.devnull}\n"
+    assert "TOTAL: 0 pods" in out
+    assert "findings: 0 errors, 0 warnings, 0 info" in out
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)),
+     "character U+007F at offset 0 is not allowed in YAML (a binary file?)"),
+    (b"kind: Pod\nmetadata:\n  name: a\x01b\n",
+     "character U+0001 at offset 29 is not allowed in YAML"),
+])
+def test_a_character_yaml_refuses_is_named_with_its_offset(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, data: bytes, said: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(data)
+    status, _, err = run_main(capsys, "translate", str(path))
+    assert status == 2
+    assert err == (f"kubelet-winnet: error: {path}: document 1: {said}; reading of this "
+                   "file stops here\n")
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain", "run", "audit"])
+def test_a_bad_feature_gates_value_is_named_with_the_kubelets_reason(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """The kubelet's own text (featuregate's "missing bool value for X") said alone names
+    no flag: the flag and the value come first."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(WINDOWS_POD, encoding="utf-8")
+    argv = {"run": ["run", "--dry-run", str(path)], "audit": ["audit", "-f", str(path)]}.get(
+        command, [command, str(path)])
+    status, _, err = run_main(capsys, *argv, "--feature-gates", "WindowsHostNetwork")
+    assert status == 2
+    assert err == ('kubelet-winnet: error: --feature-gates "WindowsHostNetwork": missing '
+                   "bool value for WindowsHostNetwork\n")
+
+
+def test_feature_gates_from_a_config_file_are_named_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(WINDOWS_POD, encoding="utf-8")
+    config = tmp_path / "settings.yaml"
+    config.write_text("featureGates: WindowsHostNetwork=maybe\n", encoding="utf-8")
+    status, _, err = run_main(capsys, "check", "--config", str(config), str(path))
+    assert status == 2
+    assert err.splitlines()[0] == (
+        f'kubelet-winnet: error: featureGates of {config} "WindowsHostNetwork=maybe": '
+        'invalid value of WindowsHostNetwork=maybe, err: strconv.ParseBool: parsing "maybe": '
+        "invalid syntax"
+    )
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_a_directory_without_manifests_is_said_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "README.md").write_text("not a manifest\n", encoding="utf-8")
+    status, _, err = run_main(capsys, command, str(tmp_path))
+    assert status == 2
+    said = [line for line in err.splitlines() if " checked: " not in line]  # check's summary
+    assert said == [f"kubelet-winnet: error: {tmp_path}: directory holds no .yaml, .yml or "
+                    ".json file"]
+
+
+def test_matrix_names_stdin_as_every_command_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    status, out, err = run_main(capsys, "matrix", "--pod", "-")
+    assert (status, out, err) == (2, "", "kubelet-winnet: error: no pod in <stdin>\n")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("argv", [["--version"], ["check", "--help"]])
+def test_help_and_version_that_cannot_be_written_are_not_a_success(argv: list[str]) -> None:
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = subprocess.run([sys.executable, "-m", "kubelet_winnet.cli", *argv], stdout=full,
+                              stderr=subprocess.PIPE, text=True, check=False, timeout=60)
+    assert (done.returncode, done.stderr) == (
+        2, "kubelet-winnet: error: cannot write output: No space left on device\n")
+
+
+def _fake_runtime_answers(fake: Any, image_id: str) -> None:
+    from cri_api.runtime.v1 import api_pb2
+
+    service = "/runtime.v1.RuntimeService/"
+    status = api_pb2.PodSandboxStatusResponse()
+    status.status.state = api_pb2.SANDBOX_READY
+    status.status.network.ip = "10.1.0.5"
+    fake.reply.update({
+        service + "RunPodSandbox": api_pb2.RunPodSandboxResponse(
+            pod_sandbox_id="s1").SerializeToString(),
+        service + "PodSandboxStatus": status.SerializeToString(),
+        "/runtime.v1.ImageService/ImageStatus": api_pb2.ImageStatusResponse(
+            image=api_pb2.Image(id=image_id)).SerializeToString(),
+    })
+
+
+@pytest.mark.parametrize(("image_id", "env", "why"), [
+    ("", None, "container c: image 'mcr.microsoft.com/windows/nanoserver:ltsc2022' is not on "
+               "the runtime (kubelet-winnet run does not pull images)"),
+    ("sha256:1", "      valueFrom: {configMapKeyRef: {name: cm, key: k}}\n",
+     "the kubelet refuses it: container c: CreateContainerConfigError: configmaps \"cm\" "
+     "not found"),
+])
+def test_run_says_on_stderr_why_a_pod_stopped_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, image_id: str, env: str | None,
+    why: str,
+) -> None:
+    """Exit status 1 comes with its one line on stderr, as --dry-run's does."""
+    from tests.cri.test_cri import serving
+
+    manifest = tmp_path / "pod.yaml"
+    text = WINDOWS_POD if env is None else WINDOWS_POD + "    env:\n    - name: A\n" + env
+    manifest.write_text(text, encoding="utf-8")
+    with serving(f"kw-stumble-{id(tmp_path):x}.sock") as fake:
+        _fake_runtime_answers(fake, image_id)
+        status, out, err = run_main(capsys, "run", "--runtime-endpoint", fake.endpoint,
+                               str(manifest))
+    assert status == 1
+    assert out.splitlines() == [f"# Pod/web ({manifest}#1)",
+                                "sandbox s1 SANDBOX_READY network=POD ip=10.1.0.5",
+                                why.removeprefix("the kubelet refuses it: ")]
+    assert err == f"kubelet-winnet: {manifest}:1: Pod/web: {why}\n"

@@ -28,6 +28,7 @@ from kubelet_winnet.cli.input import (
     expand_paths,
     read_source,
 )
+from tests.strategies import run_main
 
 # Peak RSS of a child, from inside it: VmHWM belongs to the process image, while
 # ru_maxrss also counts the parent's memory at the fork before exec (Linux keeps the max).
@@ -337,10 +338,9 @@ def test_truncated_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "---\n---\n"])
-def test_empty_file_is_bad_input(tmp_path: Path, text: str) -> None:
-    (problem,) = read(write(tmp_path, "empty.yaml", text))
-    assert isinstance(problem, BadInput)
-    assert "no objects" in problem.reason
+def test_empty_file_holds_nothing_and_is_no_bad_input(tmp_path: Path, text: str) -> None:
+    """kubectl and kube-linter skip empty documents; a file of them is no error."""
+    assert read(write(tmp_path, "empty.yaml", text)) == []
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -752,3 +752,41 @@ def test_an_escape_far_into_a_long_list_still_sends_its_item_the_careful_way(
     assert [type(d).__name__ for d in found].count("Document") == 310
     (problem,) = bad(found)
     assert "items[300]" in problem.reason and 'duplicate key "a"' in problem.reason
+
+
+# --- 2. document numbers in a stream of JSON values ---------------------------------------
+
+
+def _ignored_host_network_pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"hostNetwork": True, "nodeSelector": {"kubernetes.io/os": "windows"},
+                     "containers": [{"name": "c", "image": "i"}]}}
+
+
+@pytest.mark.parametrize("indent", [None, 4])  # one line per value; kubectl's layout
+def test_each_json_value_after_a_list_is_its_own_document(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, indent: int | None
+) -> None:
+    """kubectl reads concatenated JSON values as documents: the n-th top-level value is
+    document n, a List's items all belong to the List's number."""
+    def listed(*names: str) -> str:
+        items = [_ignored_host_network_pod(n) for n in names]
+        return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=indent)
+
+    values = [
+        listed("a", "b"),                          # 1
+        '{"kind": "Pod", "x": 1, "x": 2}',         # 2: refused right after the List
+        listed("c"),                               # 3: a List right after a refused value
+        listed("d"),                               # 4: a List right after a List
+        '{"kind": "Pod", "n": 1e999}',             # 5
+        json.dumps(_ignored_host_network_pod("e"), indent=indent),  # 6
+        "[1]",                                     # 7
+    ]
+    path = tmp_path / "stream.json"
+    path.write_text("\n".join(values) + "\n", encoding="utf-8")
+    status, out, err = run_main(capsys, "check", str(path), "-o", "json", "--fail-on", "never")
+    assert status == 2
+    found = [(f["object"]["name"], f["document"], f["item"]) for f in json.loads(out)["findings"]]
+    assert found == [("a", 1, 0), ("b", 1, 1), ("c", 3, 0), ("d", 4, 0), ("e", 6, None)]
+    errors = [line.split(": ")[3] for line in err.splitlines() if ": error: " in line]
+    assert errors == ["document 2", "document 5", "document 7"]

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kubelet_winnet.cli import main
-from tests.strategies import FIXTURES, MINORS
+from tests.strategies import FIXTURES, MINORS, WINDOWS_POD, run_main
 
 GATES = {"default": None, "on": True, "off": False}
 
@@ -207,3 +207,27 @@ def test_console_script_runs_matrix() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)["rows"]) == 10
+
+
+# --- 6. matrix --pod: the Hyper-V note only where a HostProcess request is sent -----------
+
+HOST_PROCESS_POD = WINDOWS_POD.replace("spec:\n", "spec:\n  hostNetwork: true\n"
+                                       "  securityContext:\n    windowsOptions:\n"
+                                       "      hostProcess: true\n")
+
+
+@pytest.mark.parametrize(("manifests", "noted"), [
+    ([WINDOWS_POD], False),  # no kubelet sends it host_process: the note cannot apply
+    ([HOST_PROCESS_POD], True),
+    ([WINDOWS_POD, HOST_PROCESS_POD], True),
+])
+def test_matrix_notes_hyperv_only_for_host_process_pods(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifests: list[str], noted: bool
+) -> None:
+    path = tmp_path / "pods.yaml"
+    path.write_text("---\n".join(manifests), encoding="utf-8")
+    status, out, _ = run_main(capsys, "matrix", "--pod", str(path))
+    assert status == 0
+    assert out.count("| Pod/web (") == 3 * len(manifests)  # one row per table
+    assert ("HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` "
+            "request whatever the pod's RuntimeClass" in out) is noted

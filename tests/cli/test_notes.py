@@ -5,11 +5,14 @@ directory must not go green unnoticed)."""
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import pytest
 
 from kubelet_winnet.cli import main
+from tests.strategies import HELM_TEMPLATE, WINDOWS_POD, run_main
 
 
 def _inputs(tmp_path: Path) -> tuple[Path, Path, Path, Path, Path]:
@@ -168,3 +171,59 @@ def test_under_v_a_custom_kind_with_a_pod_template_is_said_to_be_unchecked(
     assert err.count("has a pod template") == 1  # not the Deploymnet: its note says more
     main(["check", str(path), "-q"])
     assert capsys.readouterr().err == ""
+# --- 1. files without objects ------------------------------------------------------------
+
+EMPTY_FILES = {"empty.yaml": "", "comment.yaml": "# nothing here yet\n",
+               "dashes.yaml": "---\n---\n", "blank.yml": "\n\n  \n"}
+
+
+@pytest.mark.parametrize("fail_on", ["never", "warning"])
+def test_empty_files_in_a_directory_are_skipped_not_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fail_on: str
+) -> None:
+    """kubectl apply -f DIR and kube-linter skip empty documents: a directory with a
+    placeholder file is no input error (exit 2 would fail even --fail-on never)."""
+    for name, text in EMPTY_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(WINDOWS_POD, encoding="utf-8")
+    status, out, err = run_main(capsys, "check", str(tmp_path), "--fail-on", fail_on)
+    assert status == 0
+    assert out == ""
+    assert err.splitlines() == [
+        "kubelet-winnet: 1 pod in 5 files checked: 0 errors, 0 warnings, 0 info, 0 ignored "
+        "by annotation; 0 Linux-targeted and 0 untargeted pods skipped; 0 input errors"
+    ]
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+@pytest.mark.parametrize("name", sorted(EMPTY_FILES))
+def test_a_file_without_objects_gets_a_note_and_exit_0(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, name: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(EMPTY_FILES[name], encoding="utf-8")
+    status, _, err = run_main(capsys, command, str(path))
+    assert status == 0
+    assert "kubelet-winnet: error:" not in err
+    assert f"kubelet-winnet: note: no Kubernetes objects in {path}\n" in err
+
+
+# --- 7. a Helm template on stdin gets the same note as from a file ------------------------
+
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_helm_template_on_stdin_is_noted_like_a_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    path = tmp_path / "deployment.yaml"
+    path.write_text(HELM_TEMPLATE, encoding="utf-8")
+    note = ("a Helm template ({{ ... }}), not a manifest: check what it renders with "
+            f"helm template CHART | kubelet-winnet {command} -")
+    status, _, err = run_main(capsys, command, str(path))
+    assert (status, err.splitlines()[0]) == (0, f"kubelet-winnet: note: {path}:4: {note}")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(HELM_TEMPLATE.encode())))
+    status, _, err = run_main(capsys, command, "-")
+    assert (status, err.splitlines()[0]) == (0, f"kubelet-winnet: note: <stdin>:4: {note}")
+    assert "kubelet-winnet: error:" not in err

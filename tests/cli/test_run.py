@@ -20,7 +20,15 @@ from google.protobuf import json_format
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cli import main
-from tests.strategies import CORPUS, FIXTURES, WORKLOAD_KINDS, fixture_files, spec_of
+from tests.strategies import (
+    CORPUS,
+    FIXTURES,
+    WINDOWS_POD,
+    WORKLOAD_KINDS,
+    fixture_files,
+    run_main,
+    spec_of,
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -366,3 +374,130 @@ def test_closed_pipe_is_not_a_traceback() -> None:
     process.stderr.close()
     assert process.wait(60) == 141  # 128 + SIGPIPE: stopped quietly, not a success
     assert b"Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b"nodeName: win1\nbogus: 1\n", ":2: node.bogus: expected one of allocatable_cpu, "),
+        (b"nodeName: win1\nclusterDomain: c\nresolverSearches: x\n",
+         ":3: resolver_searches: expected a list of strings, got str"),
+        (b"nodeName: win1\nnode_ips:\n  - 10.0.0.1\n  - nope\n",
+         ":4: node_ips[1]: expected an IP address, got str 'nope'"),
+    ],
+)
+def test_node_config_errors_name_the_line_of_the_key_in_yaml_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, where: str,
+) -> None:
+    node = tmp_path / "node.yaml"
+    node.write_bytes(content)
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, _, err = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    assert code == 2
+    assert err.startswith(f"kubelet-winnet: error: --node-config {node}{where}")
+    assert "tuple" not in err  # a YAML list is a list
+
+
+# --- 4. run: no lone "# Pod ..." header before an error ----------------------------------
+
+
+def test_run_without_a_runtime_prints_the_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(WINDOWS_POD + "---\n" + WINDOWS_POD.replace("name: web", "name: api"),
+                        encoding="utf-8")
+    socket = tmp_path / "containerd.sock"
+    status, out, err = run_main(capsys, "run", "--runtime-endpoint", f"unix://{socket}",
+                           str(manifest))
+    assert status == 2
+    assert out == ""  # no "# Pod/web (...)" header with nothing under it
+    assert err == (f"kubelet-winnet: error: cannot reach the runtime at unix://{socket}: "
+                   f"{socket} does not exist (is the runtime running?); 2 pods not run\n")
+
+
+def test_run_of_a_pod_that_cannot_be_read_prints_no_header(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(WINDOWS_POD.replace("spec:\n", "spec:\n  hostNetwork: 'true'\n"),
+                        encoding="utf-8")
+    status, out, err = run_main(capsys, "run", "--runtime-endpoint",
+                           f"unix://{tmp_path}/none.sock", str(manifest))
+    assert status == 2
+    assert out == ""
+    assert err == (f"kubelet-winnet: error: {manifest}:6: document 1: spec.hostNetwork: "
+                   "expected a boolean, got string \"true\"\n")
+
+
+# --- 5. run --dry-run marks what stands in for the API server's and controllers' fields ---
+
+
+def _workload(kind: str, name: str, uid: str | None = None) -> dict[str, Any]:
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {"nodeSelector": {"kubernetes.io/os": "windows"}, "restartPolicy": "Never",
+                 "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/servercore"}]},
+    }
+    manifest: dict[str, Any] = {"apiVersion": "v1", "kind": kind,
+                                "metadata": {"name": name, "namespace": "prod"}}
+    if kind == "Pod":
+        manifest.update(template)
+        manifest["metadata"] = {**template["metadata"], **manifest["metadata"]}
+    else:
+        where = WORKLOAD_KINDS[kind]
+        holder = manifest
+        for key in where[:-1]:
+            holder = holder.setdefault(key, {})
+        holder[where[-1]] = template
+    if kind == "StatefulSet":
+        manifest["spec"]["serviceName"] = "db-headless"
+    if uid is not None:
+        manifest["metadata"]["uid"] = uid
+    return manifest
+
+
+@pytest.mark.parametrize("kind", ["Pod", *WORKLOAD_KINDS])
+def test_dry_run_says_which_metadata_is_a_stand_in(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(_workload(kind, "db")), encoding="utf-8")
+    status, out, _ = run_main(capsys, "run", "--dry-run", str(path))
+    assert status == 0
+    (record,) = json.loads(out)
+    metadata = record["runPodSandbox"]["config"]["metadata"]
+    assert metadata.get("uid", "") == ""  # proto3 JSON leaves an empty string out
+    stand_ins = record["standIns"]
+    assert stand_ins["uid"].startswith("empty: the manifest has none (the API server "
+                                       "assigns it when the pod is created)")
+    if kind == "Pod":
+        assert set(stand_ins) == {"uid"}
+    elif kind == "StatefulSet":
+        assert stand_ins["name"] == (
+            "the StatefulSet's name 'db' stands in for its pods' names db-0, db-1, ...; the "
+            "controller also sets each pod's hostname to that name, its subdomain to "
+            "'db-headless' and adds the labels statefulset.kubernetes.io/pod-name and "
+            "apps.kubernetes.io/pod-index, which these requests do not have"
+        )
+        assert metadata["name"] == "db"
+    elif kind == "PodTemplate":
+        assert stand_ins["name"] == "the PodTemplate's name 'db' stands in for a pod made from it"
+    else:
+        assert stand_ins["name"] == (
+            f"the {kind}'s name 'db' stands in for the pod's, which its controller "
+            "generates (db-...) along with the labels it adds"
+        )
+
+
+def test_dry_run_of_a_pod_with_a_uid_has_no_stand_ins(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    uid = "6b4d0f9e-1c7a-4e55-9a39-2f4b8f8c1d21"
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(_workload("Pod", "web", uid)), encoding="utf-8")
+    status, out, _ = run_main(capsys, "run", "--dry-run", str(path))
+    assert status == 0
+    (record,) = json.loads(out)
+    assert record["runPodSandbox"]["config"]["metadata"]["uid"] == uid
+    assert "standIns" not in record

@@ -12,7 +12,6 @@ from kubelet_winnet._kubelet.messages import sandbox_config_message
 from kubelet_winnet._kubelet.pod import pod_facts, pod_template
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
-    KEP_WITHDRAWN_MINOR,
     MODELLED_GATES,
     WINDOWS_HOST_NETWORK,
     GateResolution,
@@ -101,7 +100,7 @@ def _gate_step(profile: GateResolution) -> str:
     if profile.stage is GateStage.REMOVED:
         return f"kubelet {version}: {WINDOWS_HOST_NETWORK} no longer exists"
     state = "enabled" if profile.enabled else "disabled"
-    how = "set explicitly" if profile.explicitly_set else "by default"
+    how = f"set by {profile.set_by}" if profile.set_by else "by default"
     effect = (
         "namespace_options will be set"
         if profile.sets_namespace_options
@@ -125,32 +124,17 @@ def _warnings(
     if pod.host_network and config is not None and not host_process:
         sent_node = context is not None and context.HasField("namespace_options")
         if not sent_node:
-            if profile.stage is GateStage.ALPHA:
-                found.append(Finding(
-                    WarningCode.HOST_NETWORK_GATE_OFF,
-                    f"hostNetwork: true is dropped: {WINDOWS_HOST_NETWORK} is disabled on "
-                    f"kubelet {profile.version}, so namespace_options is not sent and the "
-                    "runtime gives the pod its own network namespace",
-                    f"{at}hostNetwork",
-                ))
-            else:
-                found.append(Finding(
-                    WarningCode.HOST_NETWORK_WITHDRAWN,
-                    f"hostNetwork: true is dropped: kubelet {profile.version} never sets "
-                    f"namespace_options (KEP-3503 withdrawn in 1.{KEP_WITHDRAWN_MINOR}), so the "
-                    "runtime gives "
-                    "the pod its own network namespace; only HostProcess pods get the "
-                    "host network",
-                    f"{at}hostNetwork",
-                ))
+            code = (WarningCode.HOST_NETWORK_GATE_OFF if profile.release.reads_gate
+                    else WarningCode.HOST_NETWORK_WITHDRAWN)
         else:
-            found.append(Finding(
-                WarningCode.CONTAINERD_IGNORES_NAMESPACE_OPTIONS,
-                "namespace_options.network = NODE is sent, but containerd decides host "
-                "networking on Windows from host_process alone: on containerd this pod "
-                "gets its own network namespace",
-                f"{at}hostNetwork",
-            ))
+            code = WarningCode.CONTAINERD_IGNORES_NAMESPACE_OPTIONS
+        # The same words as translate's note: one sentence per case, from the profile.
+        found.append(Finding(
+            code,
+            f"hostNetwork: true {profile.host_network_outcome}; the pod gets its own network "
+            "namespace (only HostProcess pods get the node's network)",
+            f"{at}hostNetwork",
+        ))
     gmsa_sources = [("securityContext.windowsOptions", pod.windows_options)]
     # Container-level options only where the container sets them: inherited pod-level
     # values were reported once already.

@@ -33,7 +33,8 @@ def is_mapping(value: object) -> bool:
 
 def _strings(name: str, value: object, *, limit: int = 4096) -> tuple[str, ...]:
     if type(value) is not list and type(value) is not tuple:
-        raise InvalidArgumentError(name, "a tuple of strings", type_name(value))
+        # "list": what a YAML node config writes, and what the Python caller may pass too.
+        raise InvalidArgumentError(name, "a list of strings", type_name(value))
     if len(value) > limit:
         raise InvalidArgumentError(name, f"at most {limit} strings", f"{len(value)} items")
     for index, item in enumerate(value):

@@ -374,10 +374,35 @@ class GateResolution:
     """Gates of the flag the library does not model (assumed not to matter)."""
     log_lines: tuple[str, ...]
     """What the kubelet logs while parsing the flag."""
+    set_by: str = ""
+    """The ``--feature-gates`` item that decided the gate's value (``WindowsHostNetwork=false``,
+    ``AllAlpha=false``), or empty when it has its release's default."""
 
     @property
     def release(self) -> Release:
         return _BY_MINOR[self.version.minor]
+
+    @property
+    def host_network_outcome(self) -> str:
+        """What becomes of ``hostNetwork: true`` on a pod that is not HostProcess, as the
+        rest of a sentence starting "hostNetwork: true" (translate's note, explain's
+        finding): either the kubelet sends NODE and the runtime ignores it, or the kubelet
+        does not send it (kuberuntime_sandbox_windows.go, generatePodSandboxWindowsConfig;
+        containerd internal/cri/server/helpers.go reads host_process alone)."""
+        if self.sets_namespace_options:
+            return (
+                "will not take effect: the kubelet sends namespace_options.network = NODE "
+                "but no released containerd acts on it"
+            )
+        if self.release.reads_gate:
+            why = f"while {WINDOWS_HOST_NETWORK} is off"
+            why += f" ({self.set_by})" if self.set_by else " (by default)"
+        else:
+            why = f"(no kubelet 1.{KEP_WITHDRAWN_MINOR} or later does)"
+        return (
+            f"will not reach the runtime: kubelet {self.version} does not send "
+            f"namespace_options.network = NODE {why}"
+        )
 
 
 def _near(name: str, target: str, most: int = 2) -> bool:
@@ -407,6 +432,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
             raise FeatureGateError(f"unrecognized feature gate: {name}", name)
     explicit = gates.get(WINDOWS_HOST_NETWORK)
     log_lines: tuple[str, ...] = ()
+    set_by = "" if explicit is None else f"{WINDOWS_HOST_NETWORK}={str(explicit).lower()}"
     if row.stage is GateStage.REMOVED:
         if explicit is not None:
             raise FeatureGateError(
@@ -423,6 +449,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
     elif row.stage is GateStage.ALPHA and ALL_ALPHA in gates:
         # AllAlpha switches every alpha gate not set by name.
         enabled = gates[ALL_ALPHA]
+        set_by = f"{ALL_ALPHA}={str(enabled).lower()}"
     else:
         enabled = row.default
     return GateResolution(
@@ -433,6 +460,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
         sets_namespace_options=row.reads_gate and bool(enabled),
         not_modelled=tuple(name for name in gates if name not in MODELLED_GATES),
         log_lines=log_lines,
+        set_by=set_by,
     )
 
 

@@ -179,18 +179,20 @@ class _Json(_Base):
             return
         # json.dumps of the record, written by hand with the C function behind it for
         # the strings (tests/lint/test_report.py compares the bytes with json.dumps).
+        # Where first (file, line, document, item), then what, as in every JSON output.
         quote = _quote
         item = document.item
         container = finding.container
         self._out.write(
-            f'{"" if self._first else ","}\n{{"rule": {quote(finding.rule.id)}, '
-            f'"severity": "{finding.severity.label}", "message": {quote(finding.text)}, '
-            f'"headline": {quote(finding.message)}, "file": {quote(document.source)}, '
+            f'{"" if self._first else ","}\n{{"file": {quote(document.source)}, '
             f'"line": {int(line)}, "document": {int(document.document)}, '
             f'"item": {"null" if item is None else int(item)}, '
             f'"object": {_object_json(pod)}, '
             f'"container": {"null" if container is None else quote(container)}, '
             f'"field": {quote(describe_path(finding.field))}, '
+            f'"rule": {quote(finding.rule.id)}, '
+            f'"severity": "{finding.severity.label}", "message": {quote(finding.text)}, '
+            f'"headline": {quote(finding.message)}, '
             f'"helpUri": {quote(finding.rule.help_uri)}}}'
         )
         self._first = False

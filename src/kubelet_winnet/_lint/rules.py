@@ -35,10 +35,13 @@ __all__ = [
     "HYPERV_HANDLERS",
     "IGNORE_PREFIX",
     "PROJECT_URL",
+    "REASONS",
+    "REASONS_BY_ID",
     "RULES",
     "RULES_BY_ID",
     "Finding",
     "HostNetworkReach",
+    "Reason",
     "Rule",
     "Severity",
     "check_pod",
@@ -87,6 +90,13 @@ class Rule:
     def help_uri(self) -> str:
         return f"{DOCS_URL}{self.id}.md"
 
+    def severity_for(self, target: Target) -> Severity:
+        """The severity of a finding on a pod aimed at ``target``: a windows_nodes_only
+        rule is one level lower on a pod pinned to no OS."""
+        if target is Target.UNTARGETED and self.windows_nodes_only:
+            return Severity(max(Severity.INFO, self.severity - 1))
+        return self.severity
+
 
 RULES: tuple[Rule, ...] = (
     Rule("host-network-ignored", Severity.WARNING,
@@ -116,6 +126,37 @@ RULES: tuple[Rule, ...] = (
          "a key that is no field of its Kubernetes type: kubectl apply rejects the object, "
          "other clients drop the field"),
 )
+
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A code ``explain`` prints (``kubelet_winnet.WarningCode``): the check rule it is a
+    case of, so one id has one severity everywhere; ``rule`` None: a note about the
+    command-line flags, which ``check`` prints as a note too."""
+
+    id: str
+    rule: str | None
+    summary: str
+
+
+REASONS: tuple[Reason, ...] = (
+    Reason("host-network-gate-off", "host-network-ignored",
+           "kubelet 1.26-1.32 with WindowsHostNetwork turned off does not send network NODE"),
+    Reason("host-network-withdrawn", "host-network-ignored",
+           "kubelet 1.33 and later never send network NODE (KEP-3503 withdrawn)"),
+    Reason("containerd-ignores-namespace-options", "host-network-ignored",
+           "the kubelet sends network NODE, but no released containerd acts on it"),
+    Reason("gmsa-spec-missing", "gmsa-spec-missing",
+           "gmsaCredentialSpecName without gmsaCredentialSpec: needs the GMSA webhook"),
+    Reason("feature-gate-not-modelled", None,
+           "a --feature-gates name this library does not model (a kubelet refuses a gate it "
+           "does not know)"),
+    Reason("deprecated-feature-gate", None,
+           "a deprecated gate set in --feature-gates (the kubelet logs that it will be "
+           "removed)"),
+)
+REASONS_BY_ID: Mapping[str, Reason] = {reason.id: reason for reason in REASONS}
 
 # containerd's default Windows configuration names its Hyper-V handler so
 # (internal/cri/config/config_windows.go: "runhcs-wcow-hypervisor", SandboxIsolation 1).
@@ -716,9 +757,8 @@ def _on_windows(target: Target, conditional: str, finding: Finding) -> Finding:
     this pod runs on a Windows node, ..."), one severity level lower."""
     if target is not Target.UNTARGETED or not finding.rule.windows_nodes_only:
         return finding
-    lower = Severity(max(Severity.INFO, finding.severity - 1))
     return dataclasses.replace(
-        finding, severity=lower,
+        finding, severity=finding.rule.severity_for(target),
         message=conditional,
         detail=finding.detail + (" " if finding.detail else "") + (
             "No OS field, node selector or affinity pins this pod to an OS; --assume-windows "

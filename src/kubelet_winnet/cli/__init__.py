@@ -24,9 +24,10 @@ import difflib
 import gc
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import (
@@ -35,7 +36,11 @@ from kubelet_winnet.cli.session import (
     EXIT_TEXT,
     Command,
     Session,
+    program,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["COMMANDS", "COMMAND_MODULES", "Command", "Session", "main"]
 
@@ -94,6 +99,10 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return None
 
 
+# argparse's words for a COMMAND that is none (quoted with '' or not, by Python version).
+_INVALID_COMMAND = re.compile(r"argument COMMAND: invalid choice: '?(.*?)'? \(choose from ")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a flag error is one line like every other error (argparse prints the
     usage first), naming the command and, for a mistyped flag, the nearest one ("did you
@@ -102,10 +111,32 @@ class _Parser(argparse.ArgumentParser):
 
     command: argparse.ArgumentParser | None = None
 
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops a failed write of --help or --version; main reports it (a lost
+        # stderr stays lost: the exit status still says what happened).
+        if not message:
+            return
+        stream = file or sys.stderr
+        try:
+            stream.write(message)
+            flush = getattr(stream, "flush", None)
+            if flush is not None:
+                flush()
+        except OSError:
+            if stream is not sys.stderr:
+                raise
+
     def error(self, message: str) -> NoReturn:
         prefix = "unrecognized arguments: "
         if self.command is not None and message.startswith(prefix):
             self.command.error(message)  # its flags, its name
+        choice = _INVALID_COMMAND.match(message)
+        if choice is not None:  # a mistyped command, said as a mistyped flag is
+            word = choice.group(1).strip("\"")  # %r double-quotes a word holding '
+            close = difflib.get_close_matches(word, COMMAND_MODULES, n=1, cutoff=0.6)
+            message = f"unknown command {word!r} " + (
+                f"(did you mean {close[0]}?)" if close
+                else f"(the commands: {', '.join(COMMAND_MODULES)})")
         if message.startswith(prefix):
             known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
             for word in message[len(prefix):].split():
@@ -118,7 +149,7 @@ class _Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix(top).strip()
         where = f"{command}: " if command else ""
         self.exit(EXIT_BAD_INPUT, printable(
-            f"kubelet-winnet: error: {where}{message}; see {top}"
+            f"{top}: error: {where}{message}; see {top}"
             f"{f' {command}' if command else ''} --help"
         ) + "\n")
 
@@ -128,9 +159,8 @@ def _parsers(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argu
     from kubelet_winnet import __version__
 
     # Run as the kubectl plugin (the kubectl-winnet script), usage says `kubectl winnet`.
-    plugin = os.path.basename(sys.argv[0] or "").startswith("kubectl-winnet")
     parser = _Parser(
-        prog="kubectl winnet" if plugin else "kubelet-winnet",
+        prog=program(),
         description="What the kubelet tells the container runtime about networking for "
         "Windows pods (CRI runtime.v1), by kubelet version and feature gates.",
         epilog=EXIT_TEXT,
@@ -163,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the exit status is not; the stream lives as long as the process.
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     if sys.stdout is None:  # started with stdout closed (`>&-`): nothing can be written
-        sys.stderr.write("kubelet-winnet: error: cannot write output: stdout is closed\n")
+        sys.stderr.write(f"{program()}: error: cannot write output: stdout is closed\n")
         return EXIT_BAD_INPUT
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
@@ -176,7 +206,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.set_threshold(50_000, 20, 20)
     words = sys.argv[1:] if argv is None else list(argv)
     parser, command_parser = _parsers(_chosen(words))
-    args = parser.parse_args(words)
+    try:
+        args = parser.parse_args(words)
+    except BrokenPipeError:  # `--help | head -1`
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:  # `--version > /dev/full`
+        _drop_stdout()
+        sys.stderr.write(f"{program()}: error: cannot write output: "
+                         f"{exc.strerror or type(exc).__name__}\n")
+        return EXIT_BAD_INPUT
     if _usage_needs_paths(args):
         (command_parser or parser).error("no PATH given (use - for stdin)")
     session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),
@@ -191,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except OSError as exc:  # only writes get here: reads are bad input, handled above
         _drop_stdout()
-        sys.stderr.write(f"kubelet-winnet: error: cannot write output: "
+        sys.stderr.write(f"{program()}: error: cannot write output: "
                          f"{exc.strerror or type(exc).__name__}\n")
         return EXIT_BAD_INPUT
     return status

@@ -183,7 +183,8 @@ class Totals:
             f"({e['applied']} applied, {e['ignored']} ignored, {e['unknown']} unknown"
             + (f", {e['no-network']} with no network" if e["no-network"] else "") + "); "
             f"{e['refused']} refused, {e['not-modelled']} not modelled; findings: "
-            f"{s['error']} error, {s['warning']} warning, {s['info']} info"
+            f"{s['error']} error{'s' * (s['error'] != 1)}, "
+            f"{s['warning']} warning{'s' * (s['warning'] != 1)}, {s['info']} info"
             + (f", {self.ignored_by_annotation} ignored by annotation"
                if self.ignored_by_annotation else "")
         )
@@ -397,7 +398,7 @@ def _cell(text: str, size: int = 80) -> str:
 def _row(record: PodAudit) -> tuple[str, ...]:
     kubelet = record.kubelet_version + ("*" if record.kubelet_source != "node" else "")
     findings = ",".join(
-        f.rule + ("(silenced)" if f.ignored is not None else "") for f in record.findings
+        f.rule + ("(ignored)" if f.ignored is not None else "") for f in record.findings
     )
     return (
         _cell(record.name), _cell(record.node) or "(unscheduled)", _cell(kubelet),
@@ -518,7 +519,7 @@ class _TextWriter:
             )
         if totals.ignored_by_annotation:
             self._out.write(
-                "  FINDINGS (silenced): turned off for the object by an "
+                "  FINDINGS (ignored): turned off for the object by an "
                 "ignore-check.kubelet-winnet.io annotation\n"
             )
         if totals.effects["unknown"]:
@@ -578,7 +579,15 @@ class _CsvWriter:
 
 
 def configure_audit(parser: argparse.ArgumentParser) -> None:
-    from kubelet_winnet.cli.session import add_limit_arguments, positive_int
+    from kubelet_winnet.cli.session import add_limit_arguments, exit_text, positive_int
+
+    parser.epilog = exit_text(
+        (0, "the cluster (or every dump) read; no finding at or above --fail-on that no "
+         "ignore annotation silences (always with --fail-on never)"),
+        (1, "a finding at or above --fail-on that no ignore annotation silences"),
+        (2, "a cluster or dump that cannot be read, wholly or in part (what was read is "
+         "still reported), bad flags or usage, or output that cannot be written"),
+    )
 
     source = parser.add_argument_group("source (live by default; a dump with -f)")
     source.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
@@ -601,7 +610,8 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
         help="kubelet release for pods without a node that reports one (default "
-        f"{DEFAULT_KUBELET_VERSION})",
+        f"{DEFAULT_KUBELET_VERSION}: the newest kubelet that sends hostNetwork to the "
+        "runtime); a pod on a node is judged by that node's kubelet",
     )
     parser.add_argument(
         "--feature-gates", default=None,
@@ -612,8 +622,9 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
                         help="text: a table per namespace with totals; json: every pod and "
                         "the totals; csv: one row per pod")
     parser.add_argument(
-        "--fail-on", choices=("error", "warning", "info"), default="warning",
-        help="exit 1 when a finding has this severity or higher (default %(default)s)",
+        "--fail-on", choices=("error", "warning", "info", "never"), default="warning",
+        help="exit 1 when a finding has this severity or higher; never: report only, as "
+        "check takes it (default %(default)s)",
     )
     add_limit_arguments(
         parser, _DUMP_MAX_BYTES,
@@ -676,7 +687,10 @@ def _isatty(stream: TextIO) -> bool:
 def run_audit(args: argparse.Namespace, session: Session) -> int:
     try:
         kubelet_profile(args.kubelet_version, args.feature_gates)
-    except (UnsupportedVersionError, FeatureGateError) as exc:
+    except FeatureGateError as exc:  # the kubelet's text, after where the value is
+        session.error(f"--feature-gates {json.dumps(args.feature_gates)}: {exc}")
+        return session.status
+    except UnsupportedVersionError as exc:
         session.error(str(exc))
         return session.status
     if args.filename and (args.kubeconfig or args.context or args.namespace
@@ -688,8 +702,13 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     writers: dict[str, Callable[[TextIO], _Writer]] = {
         "text": _TextWriter, "json": _JsonWriter, "csv": _CsvWriter,
     }
-    writer = writers[args.output](session.out)
-    threshold = {"error": 3, "warning": 2, "info": 1}[args.fail_on]
+    make_writer = writers[args.output]
+    # Made at the first pod (or at the end): when nothing could be read, the error line on
+    # stderr is the whole answer, not a table of zeros under it.
+    writer: _Writer | None = None
+    read = 0  # objects of the input, of any kind
+    # never: above every severity, so no finding fails the run.
+    threshold = {"error": 3, "warning": 2, "info": 1, "never": 4}[args.fail_on]
     rank = {s.label: s.value for s in Severity}
     totals = Totals()
     rules: set[str] = set()
@@ -708,7 +727,13 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
                                request_timeout=args.request_timeout,
                                max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
             objects = live.objects()
-        for item in _ordered(objects, auditor):
+        def counted(objects: Iterator[ClusterObject]) -> Iterator[ClusterObject]:
+            nonlocal read
+            for item in objects:
+                read += 1
+                yield item
+
+        for item in _ordered(counted(objects), auditor):
             if live is not None and live.expected_pods is not None:
                 progress.start(live.expected_pods, live.expected_pods >= _LARGE_LIST)
             progress.update()
@@ -724,6 +749,8 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
                 rules.add(finding.rule)
                 if finding.ignored is None and rank[finding.severity] >= threshold:
                     session.fail(1)
+            if writer is None:
+                writer = make_writer(session.out)
             writer.add(record)
     except ClusterAccessError as exc:
         error = str(exc)
@@ -740,7 +767,12 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     }
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error
-    writer.close(summary, totals, rules)
+    nothing_read = not read and not other_kinds.count and session.errors > 0
+    if writer is None and not (nothing_read and args.output != "json"):
+        # JSON stays one document (its summary carries the error); text and CSV say nothing.
+        writer = make_writer(session.out)
+    if writer is not None:
+        writer.close(summary, totals, rules)
     if other_kinds.count:
         count = other_kinds.count
         kinds = sorted(other_kinds.kinds)
@@ -748,7 +780,7 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
         session.note(
             f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
             f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
-            "where they run, kubelet-winnet check lints manifests and workload templates"
+            f"where they run, {session.prog} check lints manifests and workload templates"
         )
     return session.status
 

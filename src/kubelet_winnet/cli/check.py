@@ -9,7 +9,14 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TextIO
 
-from kubelet_winnet.cli.config import CONFIG_NAME, Config, ConfigError, find_config, load_config
+from kubelet_winnet.cli.config import (
+    CONFIG_NAME,
+    FAIL_ON,
+    Config,
+    ConfigError,
+    find_config,
+    load_config,
+)
 from kubelet_winnet.cli.input import expand_paths
 from kubelet_winnet.cli.notes import InputNotes
 from kubelet_winnet.cli.session import (
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMAND"]
 
-_FAIL_ON = ("error", "warning", "info", "never")
+_FAIL_ON_DEFAULT = "warning"
 
 EXIT_TEXT = """\
 exit status:
@@ -47,7 +54,9 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
     from kubelet_winnet._lint.rules import RULES
 
     add_input_arguments(parser)
-    add_profile_arguments(parser)
+    add_profile_arguments(parser, without=(
+        "default: none, and the hostNetwork finding speaks of every release, unless the "
+        "settings file sets kubeletVersion"))
     parser.set_defaults(kubelet_version=None)  # unset: findings name every release
     parser.add_argument(
         "-o", "--output", choices=FORMATS, default="text",
@@ -55,9 +64,9 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
         "json: findings and a summary; sarif: SARIF 2.1.0; junit: JUnit XML",
     )
     parser.add_argument(
-        "--fail-on", choices=_FAIL_ON, default="warning",
+        "--fail-on", choices=FAIL_ON, default=None,
         help="exit 1 when a finding has this severity or higher; never: report only "
-        "(default %(default)s)",
+        f"(default {_FAIL_ON_DEFAULT}, or failOn in the settings file)",
     )
     parser.add_argument(
         "--assume-windows", action="store_true",
@@ -68,7 +77,7 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
         "--config", metavar="FILE",
         help=f"settings file (default: {CONFIG_NAME} in the working directory or the "
         "nearest one above it): rules to include or exclude, per-rule severity, kubelet "
-        "version, feature gates, windowsOnly, assumeWindows, paths to skip",
+        "version, feature gates, windowsOnly, assumeWindows, paths to skip, failOn",
     )
     parser.add_argument("--list-rules", action="store_true",
                         help="list the rules (-o json: as JSON) and exit")
@@ -128,8 +137,11 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
             return session.status
     if args.kubelet_version is None:
         args.kubelet_version = config.kubelet_version
-    if args.feature_gates is None:
+    if args.feature_gates is None and config.feature_gates is not None:
         args.feature_gates = config.feature_gates
+        args.feature_gates_from = f"featureGates of {config.source}"
+    if args.fail_on is None:
+        args.fail_on = config.fail_on or _FAIL_ON_DEFAULT
     args.windows_only = args.windows_only or config.windows_only
     args.assume_windows = args.assume_windows or config.assume_windows
     given = args.kubelet_version is not None
@@ -190,7 +202,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     writer.close(session)
     inputs.note_empty(input_paths(args))
     if args.verbose or not args.quiet:  # it counts the skipped pods too (-v lists them)
-        session.err.write(f"kubelet-winnet: {writer.summary(session, len(inputs.files))}\n")
+        session.err.write(f"{session.prog}: {writer.summary(session, session.files)}\n")
     return session.status
 
 
@@ -223,17 +235,37 @@ def _apply_skip(args: argparse.Namespace, session: Session, config: Config) -> b
 
 def _rules_help(args: argparse.Namespace, session: Session) -> int:
     """``--list-rules`` and ``--explain RULE``."""
+    import difflib
     import json
 
-    from kubelet_winnet._lint.rules import RULES, RULES_BY_ID, nearest_rule, rule_page
+    from kubelet_winnet._lint.rules import (
+        REASONS_BY_ID,
+        RULES,
+        RULES_BY_ID,
+        nearest_rule,
+        rule_page,
+    )
 
     if args.explain is not None:
         rule = RULES_BY_ID.get(args.explain)
+        reason = REASONS_BY_ID.get(args.explain)
+        if rule is None and reason is not None:
+            # An id `explain` prints: say what it is, then the rule it is a case of.
+            if reason.rule is None:
+                session.out.write(f"{reason.id}: a note of `explain` about the flags, not a "
+                                  f"check rule: {reason.summary}.\n")
+                return session.status
+            session.out.write(f"{reason.id}: a reason `explain` gives for rule "
+                              f"{reason.rule}: {reason.summary}.\n\n")
+            rule = RULES_BY_ID[reason.rule]
         if rule is None:
-            nearest = nearest_rule(args.explain)
-            session.error(f"--explain: {_clip(args.explain)} is not a rule"
-                          + (f" (did you mean {nearest}?)" if nearest else "")
-                          + "; --list-rules lists them")
+            # The nearest of the rule ids and the ids explain prints, which it also takes.
+            close = difflib.get_close_matches(
+                args.explain, [*RULES_BY_ID, *REASONS_BY_ID], n=1, cutoff=0.6)
+            nearest = close[0] if close else nearest_rule(args.explain)
+            session.error(f"--explain: {_clip(args.explain)} is not a rule nor an id "
+                          "explain prints" + (f" (did you mean {nearest}?)" if nearest else "")
+                          + "; --list-rules lists the rules")
             return session.status
         session.out.write(rule_page(rule.id))
         return session.status

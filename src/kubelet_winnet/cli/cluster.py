@@ -151,24 +151,31 @@ def dump_objects(
 ) -> Iterator[ClusterObject]:
     """Nodes and pods of dump files, in file order, one at a time; other kinds go to
     ``on_other`` (their ``kind``), bad input to ``on_bad`` (one line), files a directory
-    search skips to ``on_note``, and reading goes on."""
-    for path in expand_paths(paths):
-        if isinstance(path, BadInput):
-            on_bad(str(path))
-            continue
-        if isinstance(path, Skipped):
-            if on_note is not None:
-                on_note(str(path))
-            continue
-        for found in read_source(path, limits):
-            if isinstance(found, BadInput):
-                on_bad(str(found))
+    search skips and arguments that held nothing (empty files) to ``on_note``, and
+    reading goes on."""
+    for argument in paths:
+        held = False  # an object or bad input: the argument held something
+        for path in expand_paths([argument]):
+            if isinstance(path, BadInput):
+                on_bad(str(path))
+                held = True
                 continue
-            kind = found.value.get("kind")
-            if kind in ("Node", "Pod", "RuntimeClass"):
-                yield ClusterObject(kind, found.value, f"{found.source}:{found.line}")
-            elif on_other is not None:
-                on_other(kind)
+            if isinstance(path, Skipped):
+                if on_note is not None:
+                    on_note(str(path))
+                continue
+            for found in read_source(path, limits):
+                held = True
+                if isinstance(found, BadInput):
+                    on_bad(str(found))
+                    continue
+                kind = found.value.get("kind")
+                if kind in ("Node", "Pod", "RuntimeClass"):
+                    yield ClusterObject(kind, found.value, f"{found.source}:{found.line}")
+                elif on_other is not None:
+                    on_other(kind)
+        if not held and on_note is not None:
+            on_note(f"no Kubernetes objects in {'<stdin>' if argument == '-' else argument}")
 
 
 # --- live --------------------------------------------------------------------------------

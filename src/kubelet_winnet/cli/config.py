@@ -13,6 +13,7 @@
     windowsOnly: false
     assumeWindows: true
     skip: ["charts/**", "vendor/*"]        # paths (globs) not checked
+    failOn: error                          # as --fail-on, which wins over it
 
 The file is read by the same input layer as manifests (encodings, duplicate keys, size and
 alias limits). Anything wrong in it is :class:`ConfigError` naming ``file:line``; an
@@ -28,14 +29,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubelet_winnet.cli.input import BadInput, Document, Limits, read_source
+from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, read_source
 
-__all__ = ["CONFIG_NAME", "Config", "ConfigError", "find_config", "load_config"]
+__all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "find_config", "load_config"]
 
-CONFIG_NAME = ".kubelet-winnet.yaml"
-_KEYS = ("rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip")
+CONFIG_NAME = SETTINGS_FILE
+_KEYS = ("rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip",
+         "failOn")
 _RULE_KEYS = ("include", "exclude", "severity")
 _SEVERITIES = ("error", "warning", "info")
+FAIL_ON = (*_SEVERITIES, "never")  # check's --fail-on choices
 
 
 class ConfigError(Exception):
@@ -55,6 +58,7 @@ class Config:
     windows_only: bool = False
     assume_windows: bool = False
     skip: tuple[str, ...] = ()
+    fail_on: str | None = None  # None: --fail-on's default
     base: str = "."  # the directory holding the file: skip patterns are relative to it
 
     def checks(self, rule: str) -> bool:
@@ -182,6 +186,13 @@ class _Reader:
             raise self._fail(("kubeletVersion",), f"expected a string: YAML reads {kubelet} "
                              f"as a number; write \"{kubelet}\"")
         gates = value.get("featureGates")
+        fail_on = value.get("failOn")
+        if fail_on is not None and fail_on not in FAIL_ON:
+            # YAML 1.1 reads a bare no/off as false: say what it read.
+            got = repr(fail_on[:40]) if isinstance(fail_on, str) else _type(fail_on)
+            if fail_on is False:
+                got += " (YAML reads a bare no or off as false; write never)"
+            raise self._fail(("failOn",), f"expected error, warning, info or never, got {got}")
         return Config(
             source=self._document.source,
             include=include,
@@ -193,6 +204,7 @@ class _Reader:
             windows_only=self._bool(value.get("windowsOnly", False), ("windowsOnly",)),
             assume_windows=self._bool(value.get("assumeWindows", False), ("assumeWindows",)),
             skip=tuple(self._string(item, ("skip", i)) for i, item in enumerate(skip)),
+            fail_on=fail_on,
             base=base,
         )
 

@@ -17,6 +17,7 @@ from kubelet_winnet.cli.session import (
     add_input_arguments,
     add_profile_arguments,
     check_profile,
+    exit_text,
     input_paths,
     invalid_pod,
     pods,
@@ -35,6 +36,12 @@ def _configure_explain(parser: argparse.ArgumentParser) -> None:
         "-o", "--output", choices=("text", "json", "yaml"), default="text",
         help="text: each step, the result and warnings; json: one array; yaml: one "
         "document per pod",
+    )
+    parser.epilog = exit_text(
+        (0, "every file read; the kubelet accepts every pod (warnings do not change it)"),
+        (1, "the kubelet would refuse a pod (Failed to create pod sandbox)"),
+        (2, "bad input (a file, document or field that cannot be read), bad flags or "
+         "usage, or output that cannot be written"),
     )
 
 
@@ -98,10 +105,23 @@ def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> di
         "error": None if error is None else str(error),
         "steps": [{"rule": step.rule, "text": step.text} for step in explanation.steps],
         "warnings": [
-            {"code": str(w.code), "field": w.field, "message": w.message}
+            {"code": str(w.code), **_rule_of(str(w.code), item), "field": w.field,
+             "message": w.message}
             for w in explanation.warnings
         ],
     }
+
+
+def _rule_of(code: str, item: Pod) -> dict[str, str | None]:
+    """The check rule a code is a case of and the severity check gives it for this pod
+    (one id, one severity everywhere); a note about the flags has no rule."""
+    from kubelet_winnet._lint.rules import REASONS_BY_ID, RULES_BY_ID
+
+    reason = REASONS_BY_ID.get(code)
+    if reason is None or reason.rule is None:
+        return {"rule": None, "severity": "note"}
+    rule = RULES_BY_ID[reason.rule]
+    return {"rule": rule.id, "severity": rule.severity_for(item.target).label}
 
 
 def _explain_text(record: dict[str, Any], out: TextIO) -> None:
@@ -118,7 +138,11 @@ def _explain_text(record: dict[str, Any], out: TextIO) -> None:
     if record.get("error"):
         line(f"error: Failed to create pod sandbox: {record['error']}")
     for warning in record["warnings"]:
-        line(f"warning [{warning['code']}] {warning['field']}: {warning['message']}")
+        # As check prints a finding: severity, then the rule id (`check --explain` takes
+        # it), then explain's more precise reason when it is not the rule itself.
+        rule, code = warning["rule"], warning["code"]
+        name = code if rule in (None, code) else f"{rule} [{code}]"
+        line(f"{warning['severity']} {name} {warning['field']}: {warning['message']}")
     out.write("\n")
 
 

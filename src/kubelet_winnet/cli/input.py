@@ -22,7 +22,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._describe import json_string as _quote
@@ -37,9 +37,12 @@ __all__ = [
     "expand_paths",
     "read_source",
     "replayable",
+    "stdin_head",
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# check's settings file (cli/config.py), never a manifest: a directory search passes it by.
+SETTINGS_FILE = ".kubelet-winnet.yaml"
 # Python refuses to convert longer decimal strings (sys.int_info.default_max_str_digits);
 # such a literal is bad input rather than a traceback.
 MAX_INT_DIGITS = 4300
@@ -115,7 +118,6 @@ class _Refused(Exception):
         self.reason = reason
         self.line = line
         self.fatal = fatal  # the rest of the stream cannot be read
-        self.in_items = False  # an item of a streamed List's items
 
 
 
@@ -178,7 +180,7 @@ def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]
             for root, dirs, files in os.walk(argument, onerror=unreadable):
                 dirs.sort()
                 for name in files:
-                    if not name.lower().endswith(MANIFEST_SUFFIXES):
+                    if not name.lower().endswith(MANIFEST_SUFFIXES) or name == SETTINGS_FILE:
                         continue
                     path = os.path.join(root, name)
                     kind = _not_regular(path)
@@ -482,8 +484,16 @@ class _YamlReader:
                                f"not valid YAML: {problem}{_STOPS}")
             except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
                 reason = getattr(exc, "reason", None) or str(exc).split("\n", 1)[0]
-                yield BadInput(self._source, max(number, 1), 0,
-                               f"not valid YAML: {reason}{_STOPS}")
+                character = getattr(exc, "character", None)
+                if isinstance(character, int):  # which one, and where: libyaml knows no line
+                    position = getattr(exc, "position", 0)
+                    reason = (f"character U+{character:04X} at offset {position} is not "
+                              "allowed in YAML"
+                              + (" (a binary file?)" if position == 0 or character == 0
+                                 else ""))
+                else:
+                    reason = f"not valid YAML: {reason}"
+                yield BadInput(self._source, max(number, 1), 0, f"{reason}{_STOPS}")
             except _Refused as exc:  # from the byte/encoding layer below the parser
                 yield BadInput(self._source, max(number, 1), exc.line, exc.reason + _STOPS)
         finally:
@@ -702,6 +712,7 @@ class _JsonReader:
         self._fast_indent: str | None = None  # the items' indentation, and the line
         self._fast_close = ""  # that closes one
         self._escape_at = -1  # where the next backslash is (see _fast_item)
+        self.document = 0  # the top-level value being read, 1-based: a List's items are its
 
     def _more(self, at_least: int = _CHUNK) -> bool:
         if self._eof:
@@ -798,6 +809,7 @@ class _JsonReader:
             char = self._peek()
             if not char:
                 return
+            self.document += 1
             if char == "{":
                 yield from self._object()
                 continue
@@ -875,7 +887,6 @@ class _JsonReader:
                 found = self._value()
             if isinstance(found, _Refused):
                 found.reason = f"items[{index}]: {found.reason}"
-                found.in_items = True
                 yield found
             else:
                 value, line, text = found
@@ -1163,12 +1174,40 @@ class _JsonLines:
 # --- one source -------------------------------------------------------------------------
 
 
+_HEAD_KEPT = 1 << 20
+
+
+class _KeptHead:
+    """Stdin, keeping its first bytes: stdin cannot be read twice, and the note that
+    the input is a Helm template needs them after the reader has failed on them."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.head = bytearray()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        if len(self.head) < _HEAD_KEPT:
+            self.head += data[:_HEAD_KEPT - len(self.head)]
+        return data
+
+
+_stdin: _KeptHead | None = None
+
+
+def stdin_head() -> bytes:
+    """The first bytes (up to 1 MiB) read from stdin so far."""
+    return bytes(_stdin.head) if _stdin is not None else b""
+
+
 def _open(path: str) -> IO[bytes]:
+    global _stdin
     if path == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         if stdin is None:  # started with stdin closed (`<&-`)
             raise OSError(9, "stdin is closed")
-        return stdin  # type: ignore[no-any-return]
+        _stdin = _KeptHead(stdin)
+        return cast(IO[bytes], _stdin)
     return open(path, "rb")
 
 
@@ -1184,30 +1223,22 @@ def read_source(
     path: str, limits: Limits = DEFAULT_LIMITS, *, label: str | None = None,
 ) -> Iterator[Document | BadInput]:
     """Every object of one file (``-``: stdin), in order, one at a time; ``label`` names
-    the file in documents and messages when ``path`` is a copy of it."""
+    the file in documents and messages when ``path`` is a copy of it. A file without
+    objects (empty, only comments or ``---``) yields nothing, as kubectl and kube-linter
+    skip empty documents; the commands note an argument that held no object at all."""
     source = label if label is not None else "<stdin>" if path == "-" else path
     try:
         raw = _open(path)
     except OSError as exc:
         yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
         return
-    produced = False
     try:
-        for found in _read(raw, source, limits):
-            if not produced and (isinstance(found, Document) or found.reason != _EMPTY):
-                produced = True
-            yield found
-        if not produced:
-            yield BadInput(source, 0, 0, _EMPTY)
+        yield from _read(raw, source, limits)
     except OSError as exc:
         yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
     finally:
         if path != "-":
             raw.close()
-
-
-# kubectl refuses a file without objects ("no objects passed to apply"): so do we.
-_EMPTY = "no objects in the file (empty, or only comments and '---')"
 
 
 def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | BadInput]:
@@ -1251,8 +1282,6 @@ class _Chained:
 def _json_documents(
     reader: _JsonReader, source: str, limits: Limits
 ) -> Iterator[Document | BadInput]:
-    number = 0
-    in_items = False
     values = reader.values()
     while True:
         try:
@@ -1260,21 +1289,13 @@ def _json_documents(
         except StopIteration:
             return
         except _Refused as exc:  # fatal: the rest of the stream cannot be read
-            # In a List's items the List is the document; otherwise the next one is.
-            yield BadInput(source, number if in_items else number + 1, exc.line,
-                           exc.reason + _STOPS)
+            yield BadInput(source, reader.document, exc.line, exc.reason + _STOPS)
             return
+        number = reader.document  # the value (or the List) this one is part of
         if isinstance(found, _Refused):
-            if not in_items:  # a new document, or the first item of a List
-                number += 1
-            if found.in_items:
-                in_items = True
             yield BadInput(source, number, found.line, found.reason)
             continue
         item, line, value, text = found
-        if item is None or not in_items:
-            number += 1
-        in_items = item is not None
         if item is not None:  # an item of a streamed List
             if not isinstance(value, dict):
                 yield BadInput(source, number, line,

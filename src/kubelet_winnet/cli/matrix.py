@@ -252,6 +252,7 @@ def write_markdown(rows: Iterable[Row], out: TextIO) -> int:
         versions: list[tuple[str, str]] = []  # (kubelet, gates) of each cell
         breaks: set[int] = set()  # cell indexes where a run of versions ends
         errors: dict[str, str] = {}
+        host_process = False  # a cell sends host_process: the Hyper-V note applies
         count = 0
         for row in rows:
             if not versions:
@@ -266,6 +267,7 @@ def write_markdown(rows: Iterable[Row], out: TextIO) -> int:
                         breaks.add(index)
                     previous = index
             for cell in row.cells:
+                host_process = host_process or cell.host_process
                 if cell.error is not None:
                     key = "kubelet does not start" if cell.outcome == "flag-error" else (
                         f"refused (step {cell.step})")
@@ -298,7 +300,8 @@ def write_markdown(rows: Iterable[Row], out: TextIO) -> int:
             for key, text in sorted(errors.items()):
                 out.write("\n" + printable(f"- {key}: `{text}`"))
             out.write("\n")
-        out.write(f"\n{HYPERV_NOTE}\n")
+        if host_process:
+            out.write(f"\n{HYPERV_NOTE}\n")
         return count
 
 
@@ -308,7 +311,8 @@ def render_markdown(rows: Sequence[Row]) -> str:
     return text.getvalue()
 
 
-# What no cell shows: the runtime handler changes what a HostProcess request gets.
+# What no cell shows: the runtime handler changes what a HostProcess request gets (so
+# written only under a table where some cell sends host_process).
 HYPERV_NOTE = (
     "HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` request "
     "whatever the pod's RuntimeClass, but a handler with `SandboxIsolation = 1` (containerd's "
@@ -337,9 +341,14 @@ def configure_matrix(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", choices=("markdown", "json"), default="markdown",
                         help="markdown: one table per gate state, versions with the same "
                         "answers merged; json: every cell")
-    from kubelet_winnet.cli.session import add_limit_arguments
+    from kubelet_winnet.cli.session import add_limit_arguments, exit_text
 
     add_limit_arguments(parser)
+    parser.epilog = exit_text(
+        (0, "the matrix printed (a pod the kubelet refuses is a cell of it, not a failure)"),
+        (2, "a --pod file that cannot be read or holds no pod, bad flags or usage, or "
+         "output that cannot be written"),
+    )
 
 
 def run_matrix(args: argparse.Namespace, session: Session) -> int:
@@ -352,7 +361,7 @@ def run_matrix(args: argparse.Namespace, session: Session) -> int:
     else:
         count = write_markdown(rows, session.out)
     if not count and pods is not None and session.status == 0:
-        session.error("no pod in " + ", ".join(args.pod))
+        session.error("no pod in " + ", ".join("<stdin>" if p == "-" else p for p in args.pod))
     return session.status
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
-from kubelet_winnet.cli.input import BadInput, Document
+from kubelet_winnet.cli.input import BadInput, Document, stdin_head
 from kubelet_winnet.cli.session import Session
 
 __all__ = ["InputNotes"]
@@ -59,7 +59,7 @@ class InputNotes:
             directory = os.path.dirname(source) or "."
             self._session.note(
                 f"{source} is a kustomization: check what it builds with "
-                f"kubectl kustomize {directory} | kubelet-winnet {self._command} -"
+                f"kubectl kustomize {directory} | {self._session.prog} {self._command} -"
             )
 
     def _other_kind(self, document: Document, kind: str) -> None:
@@ -103,7 +103,7 @@ class InputNotes:
         self.explained.add(source)  # the note below says enough
         self._session.note(
             f"{found.source}:{line}: a Helm template ({{{{ ... }}}}), not a manifest: check "
-            f"what it renders with helm template CHART | kubelet-winnet {self._command} -"
+            f"what it renders with helm template CHART | {self._session.prog} {self._command} -"
         )
         return True
 
@@ -126,14 +126,16 @@ class InputNotes:
 
 
 def _template_line(source: str, max_bytes: int) -> int | None:
-    """The first line holding ``{{`` (Go template syntax) of a file, if any."""
+    """The first line holding ``{{`` (Go template syntax) of a file, if any; of stdin,
+    in the part of it that was kept (:func:`stdin_head`)."""
     if source == "<stdin>":
-        return None
-    try:
-        with open(source, "rb") as file:
-            head = file.read(max_bytes)
-    except OSError:
-        return None
+        head = stdin_head()
+    else:
+        try:
+            with open(source, "rb") as file:
+                head = file.read(max_bytes)
+        except OSError:
+            return None
     at = head.find(b"{{")
     if at < 0 or head.find(b"}}", at) < 0:
         return None

@@ -14,6 +14,7 @@ from kubelet_winnet.cli.session import (
     Session,
     add_profile_arguments,
     check_profile,
+    exit_text,
 )
 
 __all__ = ["COMMAND"]
@@ -65,7 +66,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "--kubelet-version and --feature-gates say which kubelet the hostNetwork message "
         "speaks of: admission runs before scheduling, so it cannot know the node's "
-        "(kubelet-winnet audit can)."
+        "(kubelet-winnet audit can).\n\n" + exit_text(
+            (0, "the policy and its binding printed"),
+            (2, "bad flags or usage (an unknown rule or action, a kubelet version or "
+             "feature gate the kubelet refuses), or output that cannot be written"),
+        )
     )
 
 

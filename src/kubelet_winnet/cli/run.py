@@ -50,10 +50,21 @@ class _UsageError(Exception):
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
     """The flags of ``run``: the shared input and profile flags plus the runtime's."""
-    from kubelet_winnet.cli.session import add_input_arguments, add_profile_arguments
+    from kubelet_winnet.cli.session import (
+        add_input_arguments,
+        add_profile_arguments,
+        exit_text,
+    )
 
     add_input_arguments(parser)
     add_profile_arguments(parser)
+    parser.epilog = exit_text(
+        (0, "every pod's sandbox and containers created and started (--dry-run: every "
+         "request printed)"),
+        (1, "the kubelet would refuse a pod, or the runtime failed a call"),
+        (2, "bad input, bad flags or usage, a runtime that cannot be reached, or output "
+         "that cannot be written"),
+    )
     parser.add_argument(
         "--runtime-endpoint", metavar="unix:///PATH",
         help="the runtime's CRI socket, as crictl takes it (required unless --dry-run)",
@@ -114,11 +125,30 @@ def _load_node_config(path: str, limits: Limits) -> NodeContext:
     try:
         return NodeContext.from_mapping(document.value)
     except WinnetError as exc:
-        raise _UsageError(f"--node-config {document.source}:{document.line}: {exc}") from None
+        line = _field_line(document, getattr(exc, "argument", ""))
+        raise _UsageError(f"--node-config {document.source}:{line}: {exc}") from None
     except TypeError:  # a value NodeContext cannot take at all
         raise _UsageError(
             f"--node-config {document.source}:{document.line}: a value of the wrong type"
         ) from None
+
+
+def _field_line(document: Any, argument: str) -> int:
+    """The line of the node-config key an error names (``node.bogus``, ``node_ips[1]``;
+    keys may be camelCase), else the document's."""
+    import re
+
+    from kubelet_winnet._kubelet.node import _snake
+
+    found = re.fullmatch(r"(?:node\.)?([^\[]+)(?:\[(\d+)\])?", argument)
+    if found is None:
+        return int(document.line)
+    name, index = found.group(1), found.group(2)
+    for key in document.value:
+        if isinstance(key, str) and (key == name or _snake(key) == name):
+            path = (key,) if index is None else (key, int(index))
+            return int(document.line_of(path))
+    return int(document.line)
 
 
 def _namespace(document: Mapping[str, Any]) -> str:
@@ -243,12 +273,14 @@ def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[st
 
 
 def _run_pod(
-    pod: Any, namespace: str, settings: _Settings, runtime: RuntimeClient, cleanup: bool
-) -> int:
+    pod: Any, namespace: str, settings: _Settings, runtime: RuntimeClient, cleanup: bool,
+    out: _Lines,
+) -> str | None:
+    """Run one pod; why it stopped short (a container not created), else ``None``."""
     from cri_api.runtime.v1 import api_pb2
     from kubelet_winnet._kubelet.container_config import PodRequests
+    from kubelet_winnet.cli.session import program
 
-    out = settings.out
     requests = PodRequests(
         pod, node=settings.node, kubelet_version=settings.kubelet_version,
         feature_gates=settings.feature_gates,
@@ -262,7 +294,7 @@ def _run_pod(
     try:
         status = runtime.pod_sandbox_status(sandbox_id).status
         network = _enum_name(api_pb2.NamespaceMode, status.linux.namespaces.options.network)
-        _say(out, f"sandbox {sandbox_id} {_enum_name(api_pb2.PodSandboxState, status.state)} "
+        out.say(f"sandbox {sandbox_id} {_enum_name(api_pb2.PodSandboxState, status.state)} "
                   f"network={network} ip={status.network.ip or '-'}")
         pod_ips = tuple(
             ip for ip in [status.network.ip, *(a.ip for a in status.network.additional_ips)] if ip
@@ -272,9 +304,10 @@ def _run_pod(
             wanted = requests.image(name)
             image = runtime.image_status(wanted).image
             if not image.id:
-                _say(out, f"container {name}: image {wanted!r} is not on the runtime "
-                          "(kubelet-winnet run does not pull images)")
-                return 1
+                reason = (f"container {name}: image {wanted!r} is not on the runtime "
+                          f"({program()} run does not pull images)")
+                out.say(reason)
+                return reason
             try:
                 create = requests.create_container(
                     name, pod_sandbox_id=sandbox_id, image_ref=image.id, pod_ips=pod_ips,
@@ -283,22 +316,23 @@ def _run_pod(
                     volume_paths=volume_paths,
                 )
             except SandboxConfigError as exc:
-                _say(out, f"container {name}: CreateContainerConfigError: {exc}")
-                return 1
+                reason = f"container {name}: CreateContainerConfigError: {exc}"
+                out.say(reason)
+                return f"the kubelet refuses it: {reason}"
             # No volume manager here prepares the volumes, hosts file and termination
             # log the mounts point at, so the runtime gets none (--dry-run shows them).
             del create.config.mounts[:]
             container_id = runtime.create_container(create).container_id
             runtime.start_container(container_id)
             state = runtime.container_status(container_id).status.state
-            _say(out, f"container {name} {container_id} "
-                      f"{_enum_name(api_pb2.ContainerState, state)}")
-        return 0
+            out.say(f"container {name} {container_id} "
+                    f"{_enum_name(api_pb2.ContainerState, state)}")
+        return None
     finally:
         if cleanup:
             runtime.stop_pod_sandbox(sandbox_id)
             runtime.remove_pod_sandbox(sandbox_id)
-            _say(out, f"removed sandbox {sandbox_id}")
+            out.say(f"removed sandbox {sandbox_id}")
 
 
 # --- the command ---------------------------------------------------------------------------
@@ -324,9 +358,14 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         return session.status
     if not check_profile(args, session):
         return session.status
+    from kubelet_winnet.cli.notes import InputNotes
+    from kubelet_winnet.cli.session import input_paths
+
     objects = _Objects()
+    inputs = InputNotes(session, limits.max_bytes, "run --dry-run")
 
     def keep(document: Document) -> None:
+        inputs.document(document)
         try:
             objects.add(document.value, document.label)
         except _UsageError as exc:
@@ -337,14 +376,15 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         # reads) and every input error, before anything is sent or printed; no pod is
         # kept. Pass 2 reads the pods again, one at a time, so memory follows the
         # largest document and the ConfigMaps, not the file.
-        for _ in pods(args, session, keep, copies=copies):
-            pass
+        for item in pods(args, session, keep, inputs.bad, copies=copies):
+            inputs.document(item.document)
+        inputs.note_empty(input_paths(args))
         report_skipped(session)
         if session.status:
             return session.status
         again = argparse.Namespace(**{**vars(args), "verbose": False, "quiet": True})
         second = Session(session.out, session.err)  # counts and notes were pass 1's
-        found = pods(again, second, None, copies=copies)
+        found = pods(again, second, None, inputs.bad, copies=copies)  # notes said once
         settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
         if args.dry_run:
             status = _dry_run(found, settings, session)
@@ -360,7 +400,6 @@ def _run_all(
     from kubelet_winnet.cli.session import invalid_pod
     from kubelet_winnet.cri import RuntimeClient
 
-    out = settings.out
     try:
         runtime = (
             RuntimeClient(args.runtime_endpoint) if args.runtime_request_timeout is None
@@ -372,26 +411,34 @@ def _run_all(
     with runtime:
         for index, item in enumerate(found):
             manifest = item.document.value
-            _say(out, f"# {item.pod.identity} ({item.document.label})")
+            out = _Lines(settings.out, f"# {item.pod.identity} ({item.document.label})")
             try:
-                session.fail(_run_pod(
-                    manifest, _namespace(manifest), settings, runtime, args.cleanup,
-                ))
+                stopped = _run_pod(
+                    manifest, _namespace(manifest), settings, runtime, args.cleanup, out,
+                )
+                if stopped is not None:  # the exit status says 1: stderr says why
+                    session.err.write(printable(
+                        f"{session.prog}: {item.where}: {item.pod.identity}: {stopped}"
+                    ) + "\n")
+                    session.fail(1)
             except SandboxConfigError as exc:
-                _say(out, f"error: Failed to create pod sandbox: {exc}")
+                out.say(f"error: Failed to create pod sandbox: {exc}")
                 _refused(session, item, f"Failed to create pod sandbox: {exc}")
                 session.fail(1)
             except CriError as exc:
                 if exc.code == "UNAVAILABLE":  # no runtime there: once, not once per pod
                     left = session.pods - index  # pass 1 counted them
+                    socket = args.runtime_endpoint.removeprefix("unix://")
+                    why = (f"{socket} does not exist (is the runtime running?)"
+                           if not os.path.exists(socket) else exc.details or exc.code)
                     session.error(
                         f"cannot reach the runtime at {args.runtime_endpoint}: "
-                        f"{exc.details or exc.code}; {left} pod{'s' * (left != 1)} not run"
+                        f"{why}; {left} pod{'s' * (left != 1)} not run"
                     )
                     break
-                _say(out, f"error: {exc}")
+                out.say(f"error: {exc}")
                 session.err.write(printable(
-                    f"kubelet-winnet: {item.where}: {item.pod.identity}: the runtime "
+                    f"{session.prog}: {item.where}: {item.pod.identity}: the runtime "
                     f"failed: {exc}"
                 ) + "\n")
                 session.fail(1)
@@ -405,14 +452,59 @@ def _run_all(
 def _refused(session: Session, item: Pod, text: str) -> None:
     """A pod the kubelet would refuse, on stderr (the exit status is 1 for it)."""
     session.err.write(printable(
-        f"kubelet-winnet: {item.where}: {item.pod.identity}: the kubelet refuses it: {text}"
+        f"{session.prog}: {item.where}: {item.pod.identity}: the kubelet refuses it: {text}"
     ) + "\n")
 
 
-def _say(out: TextIO, text: str) -> None:
-    """One line of run's text output: what a runtime sends is escaped (one rule for
-    every text output, :mod:`kubelet_winnet._printable`)."""
-    out.write(printable(text) + "\n")
+def _stand_ins(item: Pod, metadata: Mapping[str, Any]) -> dict[str, str]:
+    """What the requests carry in place of what the API server or a controller would
+    give the pod, by field of the sandbox's ``metadata``: the uid a manifest lacks, the
+    name of a workload's pods."""
+    found: dict[str, str] = {}
+    pod = item.pod
+    name = str(metadata.get("name", ""))
+    if pod.kind == "StatefulSet":
+        spec = pod.manifest.get("spec")
+        service = spec.get("serviceName") if isinstance(spec, dict) else None
+        found["name"] = (
+            f"the StatefulSet's name {name!r} stands in for its pods' names {name}-0, "
+            f"{name}-1, ...; the controller also sets each pod's hostname to that name"
+            + (f", its subdomain to {service!r}" if isinstance(service, str) and service
+               else "")
+            + " and adds the labels statefulset.kubernetes.io/pod-name and "
+            "apps.kubernetes.io/pod-index, which these requests do not have"
+        )
+    elif pod.kind == "PodTemplate":
+        found["name"] = f"the PodTemplate's name {name!r} stands in for a pod made from it"
+    elif pod.kind != "Pod":
+        found["name"] = (
+            f"the {pod.kind}'s name {name!r} stands in for the pod's, which its controller "
+            f"generates ({name}-...) along with the labels it adds"
+        )
+    if not metadata.get("uid"):
+        found["uid"] = (
+            "empty: the manifest has none (the API server assigns it when the pod is "
+            "created), so the io.kubernetes.pod.uid label, the log directory and the pod "
+            "directories of the mounts carry an empty uid too"
+        )
+    return found
+
+
+class _Lines:
+    """One pod's lines of run's text output. The ``# Pod ...`` header goes out with the
+    first line after it, so a pod that fails with nothing to show for it (no runtime
+    there, a pod that cannot be read) leaves the one error line on stderr alone. What a
+    runtime sends is escaped (one rule for every text output, :mod:`kubelet_winnet._printable`)."""
+
+    def __init__(self, out: TextIO, header: str) -> None:
+        self._out = out
+        self._header: str | None = header
+
+    def say(self, text: str) -> None:
+        if self._header is not None:
+            self._out.write(printable(self._header) + "\n")
+            self._header = None
+        self._out.write(printable(text) + "\n")
 
 
 @contextlib.contextmanager
@@ -462,6 +554,9 @@ def _dry_run(found: Iterator[Pod], settings: _Settings, session: Session) -> int
         try:
             built, code = _dry_run_pod(manifest, _namespace(manifest), settings)
             record.update(built)
+            stand_ins = _stand_ins(item, built["runPodSandbox"]["config"]["metadata"])
+            if stand_ins:
+                record["standIns"] = stand_ins
             session.fail(code)
         except SandboxConfigError as exc:
             record["error"] = f"Failed to create pod sandbox: {exc}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -36,14 +38,23 @@ __all__ = [
     "add_limit_arguments",
     "add_profile_arguments",
     "check_profile",
+    "exit_text",
     "field_path",
     "input_paths",
     "invalid_pod",
     "limits_of",
     "pods",
     "positive_int",
+    "program",
     "report_skipped",
 ]
+
+def program() -> str:
+    """The name the user typed: ``kubectl winnet`` when run as the kubectl plugin (the
+    ``kubectl-winnet`` script), else ``kubelet-winnet``; every diagnostic starts with it."""
+    name = os.path.basename(sys.argv[0] if sys.argv else "")
+    return "kubectl winnet" if name.startswith("kubectl-winnet") else "kubelet-winnet"
+
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -59,6 +70,20 @@ exit status:
   2    bad input, flags or usage, or output that cannot be written
   141  stdout was closed early (| head): stopped quietly, not a success
 """
+
+
+def exit_text(*rows: tuple[int, str]) -> str:
+    """One command's exit-status table for its ``--help``: its own ``(status, when)``
+    rows, then the 141 every command shares (the top-level help keeps EXIT_TEXT)."""
+    import textwrap
+
+    lines = ["exit status:"]
+    rows += ((EXIT_BROKEN_PIPE, "stdout was closed early (| head): stopped quietly, not a "
+              "success"),)
+    for status, when in rows:
+        lines += textwrap.wrap(when, 86, initial_indent=f"  {status:<4} ",
+                               subsequent_indent=" " * 7)
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -84,18 +109,20 @@ class Session:
     skipped_linux: int = 0
     skipped_untargeted: int = 0
     pods: int = 0
+    files: int = 0  # files read (empty ones too)
     errors: int = 0  # bad-input lines written
     verbose: bool = False
     quiet: bool = False
     notes: list[str] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)  # error texts, for SARIF/JUnit
+    prog: str = field(default_factory=program)  # what diagnostics start with
 
     def fail(self, status: int) -> None:
         self.status = max(self.status, status)
 
     def error(self, text: str) -> None:
         """A bad-input line on stderr; exit status 2."""
-        self.err.write(f"kubelet-winnet: error: {printable(text)}\n")
+        self.err.write(f"{self.prog}: error: {printable(text)}\n")
         if len(self.diagnostics) < 1000:  # bounded: a report carries the first ones
             self.diagnostics.append(printable(text))
         self.errors += 1
@@ -103,7 +130,7 @@ class Session:
 
     def note(self, text: str) -> None:
         if not self.quiet:
-            self.err.write(f"kubelet-winnet: note: {printable(text)}\n")
+            self.err.write(f"{self.prog}: note: {printable(text)}\n")
 
     def source(self, path: str | BadInput | Skipped) -> str | None:
         """A path of :func:`expand_paths` to read; bad input and skipped files are
@@ -189,13 +216,23 @@ def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(args.max_bytes, args.max_depth, args.max_alias_nodes)
 
 
-def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
-    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, MAX_MINOR, MIN_MINOR
+def add_profile_arguments(
+    parser: argparse.ArgumentParser, without: str | None = None
+) -> None:
+    """``--kubelet-version`` and ``--feature-gates``; ``without``: what the command does
+    when ``--kubelet-version`` is not given, if not judging by the default version."""
+    from kubelet_winnet._kubelet.profile import (
+        DEFAULT_KUBELET_VERSION,
+        KEP_WITHDRAWN_MINOR,
+        MAX_MINOR,
+        MIN_MINOR,
+    )
 
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
-        help=f"kubelet release, 1.{MIN_MINOR} to 1.{MAX_MINOR} (default "
-        f"{DEFAULT_KUBELET_VERSION}, the last that implements KEP-3503)",
+        help=f"kubelet release, 1.{MIN_MINOR} to 1.{MAX_MINOR} (" + (without or (
+            f"default {DEFAULT_KUBELET_VERSION}: the newest kubelet that sends hostNetwork "
+            f"to the runtime; KEP-3503 was withdrawn in 1.{KEP_WITHDRAWN_MINOR}")) + ")",
     )
     parser.add_argument(
         "--feature-gates", default=None,
@@ -221,6 +258,10 @@ def check_profile(args: argparse.Namespace, session: Session) -> bool:
 
     try:
         profile = api.kubelet_profile(args.kubelet_version, args.feature_gates)
+    except api.FeatureGateError as exc:  # the kubelet's text, after where the value is
+        where = getattr(args, "feature_gates_from", None) or "--feature-gates"
+        session.error(f"{where} {json.dumps(args.feature_gates)}: {exc}")
+        return False
     except WinnetError as exc:
         session.error(str(exc))
         return False
@@ -259,7 +300,8 @@ def pods(
     copies: Mapping[str, str] | None = None,
 ) -> Iterator[Pod]:
     """Each pod of the input, one at a time; bad input reported on the way. ``others``
-    sees every document that holds no pod (``run`` keeps ConfigMaps and Secrets); ``bad``
+    sees every document that is not yielded: one that holds no pod (``run`` keeps
+    ConfigMaps and Secrets) or a pod skipped for its target; ``bad``
     sees bad input first and returns True when it has said what is wrong (``check``:
     a Helm template); ``copies`` reads some arguments (stdin) from a copy, under their
     own name."""
@@ -267,9 +309,12 @@ def pods(
     session.verbose = args.verbose
     session.quiet = args.quiet
     for entry in expand_paths(input_paths(args)):
+        if isinstance(entry, BadInput) and bad is not None and bad(entry):
+            continue  # (an empty directory is then known as said: no second note)
         path = session.source(entry)
         if path is None:
             continue
+        session.files += 1
         copy = copies.get(path) if copies is not None else None
         label = None if copy is None else "<stdin>" if path == "-" else path
         for found in read_source(copy or path, limits, label=label):
@@ -290,13 +335,15 @@ def pods(
             if target is Target.LINUX or (
                 target is Target.UNTARGETED and args.windows_only
             ):
+                if others is not None:  # the file held an object all the same
+                    others(found)
                 if target is Target.LINUX:
                     session.skipped_linux += 1
                 else:
                     session.skipped_untargeted += 1
                 if session.verbose:
                     session.err.write(printable(
-                        f"kubelet-winnet: skipped {target.value} pod {pod.identity} "
+                        f"{session.prog}: skipped {target.value} pod {pod.identity} "
                         f"({found.source}:{found.line})"
                     ) + "\n")
                 continue

@@ -18,6 +18,7 @@ from kubelet_winnet.cli.session import (
     add_input_arguments,
     add_profile_arguments,
     check_profile,
+    exit_text,
     input_paths,
     invalid_pod,
     pods,
@@ -41,6 +42,12 @@ def _configure_translate(parser: argparse.ArgumentParser) -> None:
         "hex: the serialized bytes, one line per pod (empty for a refused pod); binary: "
         "length-delimited messages (varint size, then bytes; a refused pod has none)",
     )
+    parser.epilog = exit_text(
+        (0, "every file read; the kubelet accepts every pod"),
+        (1, "the kubelet would refuse a pod (Failed to create pod sandbox)"),
+        (2, "bad input (a file, document or field that cannot be read), bad flags or "
+         "usage, or output that cannot be written"),
+    )
 
 
 def _run_translate(args: argparse.Namespace, session: Session) -> int:
@@ -63,7 +70,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.fail(EXIT_FINDINGS)
             writer.refused(item, f"Failed to create pod sandbox: {exc}")
             if args.output in ("hex", "binary"):
-                session.err.write(printable(f"kubelet-winnet: {item.where}: "
+                session.err.write(printable(f"{session.prog}: {item.where}: "
                                             f"{item.pod.identity}: Failed to create pod "
                                             f"sandbox: {exc}") + "\n")
             continue
@@ -75,16 +82,11 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             continue
         writer.config(item, config)
         if item.pod.spec.get("hostNetwork") is True and not config.security_context.host_process:
-            sent = config.security_context.namespace_options.network == 2  # NODE
-            how = (
-                "the kubelet sends namespace_options.network = NODE but no released "
-                "containerd acts on it" if sent
-                else f"kubelet {args.kubelet_version} does not send it"
-            )
+            profile = api.kubelet_profile(args.kubelet_version, args.feature_gates)
             session.note(
-                f"{item.where}: {item.pod.identity}: hostNetwork: true will not reach the "
-                f"runtime ({how}); the pod gets its own network namespace "
-                "(kubelet-winnet check explains)"
+                f"{item.where}: {item.pod.identity}: hostNetwork: true "
+                f"{profile.host_network_outcome}; the pod gets its own network namespace "
+                f"({session.prog} check explains)"
             )
     writer.close()
     inputs.note_empty(input_paths(args))

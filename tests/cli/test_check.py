@@ -21,6 +21,7 @@ import yaml
 from hypothesis import given
 
 import kubelet_winnet as api
+from kubelet_winnet._lint.fields import FIELDS
 from kubelet_winnet._lint.rules import RULES, check_pod, host_network_reach
 from kubelet_winnet._lint.targeting import Target, pod_object
 from kubelet_winnet.cli import main
@@ -149,6 +150,20 @@ def oracle(path: Path) -> Counter[tuple[str, str, str]]:
             1 for o in options if o and o.get("gmsaCredentialSpecName")
             and o.get("gmsaCredentialSpec") is None
         ))
+        # Keys that are no field of their core/v1 type (the pinned upstream field lists).
+        levels = [("PodSpec", spec), ("PodSecurityContext", spec.get("securityContext")),
+                  ("WindowsSecurityContextOptions", options[0])]
+        if TEMPLATES[doc["kind"]]:
+            levels.append(("PodTemplateSpec", template))
+        for kind in ("initContainers", "containers", "ephemeralContainers"):
+            for c in spec.get(kind) or []:
+                levels += [
+                    ("EphemeralContainer" if kind == "ephemeralContainers" else "Container", c),
+                    ("SecurityContext", c.get("securityContext")),
+                    ("WindowsSecurityContextOptions", dig(c, "securityContext", "windowsOptions")),
+                ]
+        add("unknown-field", sum(len(set(node) - FIELDS[type_]) for type_, node in levels
+                                 if isinstance(node, dict)))
     return +expected
 
 
@@ -353,6 +368,7 @@ CASES: dict[str, dict[str, Any]] = {
         **WINDOWS, "hostNetwork": True, "runtimeClassName": "runhcs-wcow-hypervisor",
         "securityContext": {"windowsOptions": {"hostProcess": True}},
     },
+    "unknown-field": {**WINDOWS, "hostNetwrok": True},
 }
 
 

@@ -111,6 +111,7 @@ CASES: dict[str, dict[str, Any]] = {  # one Windows pod per rule
         "hostNetwork": True, "runtimeClassName": "runhcs-wcow-hypervisor",
         "securityContext": {"windowsOptions": {"hostProcess": True}},
     },
+    "unknown-field": {"hostNetwrok": True},
 }
 
 
@@ -396,3 +397,73 @@ def test_colours_on_a_real_terminal(tmp_path: Path) -> None:
         assert b"host-network-ignored" in shown
         assert (b"\033[33m" in shown) is coloured, extra
         assert b"\033[" not in done.stderr
+
+
+# --- unknown-field: the new user's pod -----------------------------------------------------
+
+NEW_USERS_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: win-agent
+spec:
+  nodeSelector:
+    kubernetes.io/os: windows
+  hostNetwrok: true
+  containers:
+  - name: agent
+    image: mcr.microsoft.com/windows/nanoserver:ltsc2022
+    securityContext:
+      windowsOptions: {hostprocess: true}
+"""
+
+
+def test_a_misspelt_and_a_miscased_field_are_errors_on_their_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The pod that was checked "0 errors, 0 warnings": kubectl apply refuses it (strict
+    decoding), and with field validation Warn it would run without host networking and
+    without HostProcess."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(NEW_USERS_POD, encoding="utf-8")
+    lines = NEW_USERS_POD.splitlines()
+    status, out, err = run(capsys, str(path))
+    assert status == 1
+    first, second = out.splitlines()
+    assert first == (
+        f"{path}:{lines.index('  hostNetwrok: true') + 1}: error unknown-field: Pod/win-agent: "
+        "unknown field hostNetwrok in pod spec (did you mean hostNetwork?): the API server "
+        "refuses or drops it. [spec.hostNetwrok]"
+    )
+    assert second.startswith(
+        f"{path}:{lines.index('      windowsOptions: {hostprocess: true}') + 1}: error "
+        "unknown-field: Pod/win-agent container agent: unknown field hostprocess in "
+        "windowsOptions (did you mean hostProcess?): "
+    )
+    assert second.endswith("[spec.containers[0].securityContext.windowsOptions.hostprocess]")
+    assert "1 pod in 1 file checked: 2 errors, 0 warnings" in err
+    _, verbose, _ = run(capsys, str(path), "-v")
+    assert 'kubectl apply, strict by default, fails: the API server answers strict decoding ' \
+        'error: unknown field "spec.hostNetwrok".' in verbose
+    assert "field names are case-sensitive" in verbose  # hostprocess, not hostNetwrok
+    assert verbose.count("field names are case-sensitive") == 1
+    assert "drops the field and the pod runs without it" in verbose
+
+
+def test_the_rule_is_listed_explained_and_in_sarif(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, _ = run(capsys, "--list-rules")
+    assert status == 0
+    assert re.search(r"^unknown-field +error ", out, re.M), out
+    status, out, _ = run(capsys, "--explain", "unknown-field")
+    assert status == 0
+    assert out.startswith("# unknown-field\n")
+    assert "kubectl apply" in out and "Warn" in out and "Not in the admission policy" in out
+    path = tmp_path / "pod.yaml"
+    path.write_text(NEW_USERS_POD, encoding="utf-8")
+    _, out, _ = run(capsys, str(path), "-o", "sarif")
+    (run_,) = json.loads(out)["runs"]
+    rules = {r["id"]: r for r in run_["tool"]["driver"]["rules"]}
+    assert rules["unknown-field"]["helpUri"].endswith("docs/rules/unknown-field.md")
+    assert {r["ruleId"] for r in run_["results"]} == {"unknown-field"}

@@ -87,6 +87,90 @@ def test_every_bad_input_of_a_file_that_is_no_template_is_reported(
     assert "no Kubernetes objects" not in err and "no objects" not in err
 
 
+# --- kinds that hold no pod -----------------------------------------------------------------
+
+KINDS = """\
+apiVersion: apps/v1
+kind: Deploymnet
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: i}]
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: canary}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+---
+apiVersion: v1
+kind: pod
+metadata: {name: p}
+spec: {containers: [{name: c, image: i}]}
+---
+apiVersion: batch/v1
+kind: CronJobs
+metadata: {name: nightly}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_a_misspelt_kind_is_named_with_the_kind_it_meant(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """A kind that holds no pod is skipped (issue: `kind: Deploymnet` gave "0 pods checked",
+    exit 0, nothing else); one a typo or a case away from Pod or a built-in workload gets a
+    note naming the kind meant."""
+    path = tmp_path / "kinds.yaml"
+    path.write_text(KINDS, encoding="utf-8")
+    lines = KINDS.splitlines()
+    main([command, str(path)])
+    _, err = capsys.readouterr()
+
+    def at(kind: str) -> str:
+        return f"{path}:{lines.index(f'kind: {kind}')}"  # the document's first line
+
+    notes = [line for line in err.splitlines() if "no kind that holds a pod" in line]
+    assert notes == [
+        f"kubelet-winnet: note: {at('Deploymnet')}: kind Deploymnet is no kind that holds a "
+        "pod, so it was not checked; did you mean Deployment?",
+        f"kubelet-winnet: note: {at('pod')}: kind pod is no kind that holds a pod, so it was "
+        "not checked; did you mean Pod?",
+        f"kubelet-winnet: note: {at('CronJobs')}: kind CronJobs is no kind that holds a pod, "
+        "so it was not checked; did you mean CronJob?",
+    ]
+    # Node is two edits from Pod but a kind of its own; Rollout is said under -v only.
+    assert "Node" not in err and "Rollout" not in err and "ConfigMap" not in err
+
+
+def test_under_v_a_custom_kind_with_a_pod_template_is_said_to_be_unchecked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "kinds.yaml"
+    path.write_text(KINDS, encoding="utf-8")
+    status = main(["check", str(path), "-v"])
+    _, err = capsys.readouterr()
+    assert status == 0
+    line = KINDS.splitlines().index("kind: Rollout")
+    assert (
+        f"kubelet-winnet: note: {path}:{line}: Rollout/canary has a pod template "
+        "(spec.template.spec) but was not checked: it is not a built-in kind, and only Pods "
+        "and the built-in workloads are read"
+    ) in err.splitlines()
+    assert err.count("has a pod template") == 1  # not the Deploymnet: its note says more
+    main(["check", str(path), "-q"])
+    assert capsys.readouterr().err == ""
 # --- 1. files without objects ------------------------------------------------------------
 
 EMPTY_FILES = {"empty.yaml": "", "comment.yaml": "# nothing here yet\n",

@@ -81,6 +81,9 @@ NOT_IN_POLICY: Mapping[str, str] = {
         "pod templates, so the object alone does not decide it",
     "host-process-hyperv-no-network": "the handler of the pod's RuntimeClass and the node's "
         "containerd release decide it, and a policy on the pod reads neither",
+    "unknown-field": "the API server decodes field names itself, before any admission "
+        "policy runs: strict field validation rejects the object, Warn or Ignore drops the "
+        "field, and a policy never sees it",
 }
 
 

@@ -13,10 +13,21 @@ import dataclasses
 import difflib
 import enum
 import functools
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubelet_winnet._lint.fields import (
+    CONTAINER,
+    FIELDS,
+    FIELDS_RELEASES,
+    POD_SECURITY_CONTEXT,
+    POD_SPEC,
+    POD_TEMPLATE_SPEC,
+    SECURITY_CONTEXT,
+    WINDOWS_SECURITY_CONTEXT_OPTIONS,
+)
 from kubelet_winnet._lint.targeting import PodObject, Target
 
 __all__ = [
@@ -111,6 +122,9 @@ RULES: tuple[Rule, ...] = (
     Rule("host-process-hyperv-no-network", Severity.WARNING,
          "a HostProcess pod with a Hyper-V RuntimeClass: hcsshim v0.15 runs it in a utility "
          "VM with no network at all"),
+    Rule("unknown-field", Severity.ERROR,
+         "a key that is no field of its Kubernetes type: kubectl apply rejects the object, "
+         "other clients drop the field"),
 )
 
 
@@ -300,11 +314,13 @@ _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 class _Container:
     """One container as the kubelet visits it (init, regular, ephemeral)."""
 
-    __slots__ = ("context", "effective", "host_process", "name", "options", "path")
+    __slots__ = ("context", "effective", "entry", "host_process", "name", "options", "path")
 
-    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None):
+    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None,
+                 entry: Mapping[str, Any]):
         self.path = path  # from the manifest root
         self.name = name
+        self.entry = entry
         self.context = context if type(context) is dict else None  # securityContext
         options = None if self.context is None else self.context.get("windowsOptions")
         self.options = options if type(options) is dict else None
@@ -329,6 +345,7 @@ def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Containe
                 name if type(name) is str else f"{kind}[{index}]",
                 entry.get("securityContext"),
                 pod_host_process,
+                entry,
             ))
     return found
 
@@ -494,6 +511,7 @@ def check_pod(
                             f"listens on the node's port {container_port}.",
                         ))
     found += _forbidden(pod, target, containers)
+    found += _unknown_fields(pod, containers)
     found += _gmsa(pod, pod_options, containers)
     if host_process and not plain:
         found += _hyperv(pod, runtime_classes)
@@ -586,6 +604,126 @@ def _forbidden(
         )
     return [Finding(rule, severity, f"{what} {tail}", path, container, detail)
             for what, path, container in present]
+
+
+# --- unknown-field: keys the API server does not decode ---------------------------------
+
+# How a finding names each level, after "unknown field X in".
+_LEVELS: Mapping[str, str] = {
+    "PodTemplateSpec": "pod template",
+    "PodSpec": "pod spec",
+    "PodSecurityContext": "pod securityContext",
+    "WindowsSecurityContextOptions": "windowsOptions",
+    "Container": "container",
+    "EphemeralContainer": "ephemeral container",
+    "SecurityContext": "container securityContext",
+}
+# Where a field put at the wrong level belongs, in the order a pod is written.
+_HOMES = ("PodSpec", "PodSecurityContext", "WindowsSecurityContextOptions", "Container",
+          "SecurityContext")
+_LOWERED: Mapping[str, Mapping[str, str]] = {
+    kind: {name.lower(): name for name in names} for kind, names in FIELDS.items()
+}
+
+
+def _unknown_fields(pod: PodObject, containers: Sequence[_Container]) -> list[Finding]:
+    """Keys that are no field of their core/v1 type, at each level the kubelet's decision
+    reads. One C-level key-set test per level (``issuperset`` over the dict's keys, no set
+    built) passes the pods that have none, which is nearly all."""
+    found: list[Finding] = []
+    spec = pod.spec
+    at = pod.spec_path
+    if len(at) > 1:  # a workload: its pod template
+        template: Any = pod.manifest
+        for key in at[:-1]:
+            template = template.get(key) if type(template) is dict else None
+        if type(template) is dict and not POD_TEMPLATE_SPEC.issuperset(template):
+            _unknown(found, "PodTemplateSpec", template, at[:-1], None)
+    if not POD_SPEC.issuperset(spec):
+        _unknown(found, "PodSpec", spec, at, None)
+    context = spec.get("securityContext")
+    if type(context) is dict:
+        if not POD_SECURITY_CONTEXT.issuperset(context):
+            _unknown(found, "PodSecurityContext", context, (*at, "securityContext"), None)
+        options = context.get("windowsOptions")
+        if type(options) is dict and not WINDOWS_SECURITY_CONTEXT_OPTIONS.issuperset(options):
+            _unknown(found, "WindowsSecurityContextOptions", options,
+                     (*at, "securityContext", "windowsOptions"), None)
+    for container in containers:
+        if not CONTAINER.issuperset(container.entry):
+            kind = "EphemeralContainer" if container.path[-2] == "ephemeralContainers" \
+                else "Container"
+            if not FIELDS[kind].issuperset(container.entry):
+                _unknown(found, kind, container.entry, container.path, container.name)
+        context = container.context
+        if context is None:
+            continue
+        if not SECURITY_CONTEXT.issuperset(context):
+            _unknown(found, "SecurityContext", context, (*container.path, "securityContext"),
+                     container.name)
+        options = container.options
+        if options is not None and not WINDOWS_SECURITY_CONTEXT_OPTIONS.issuperset(options):
+            _unknown(found, "WindowsSecurityContextOptions", options,
+                     (*container.path, "securityContext", "windowsOptions"), container.name)
+    return found
+
+
+def _unknown(
+    found: list[Finding], kind: str, node: Mapping[Any, Any], at: Path, container: str | None
+) -> None:
+    rule = RULES_BY_ID["unknown-field"]
+    known = FIELDS[kind]
+    first, last = FIELDS_RELEASES
+    for key in [key for key in node if key not in known]:  # in the object's order
+        name = key if type(key) is str else str(key)
+        path = (*at, name)
+        hint, case_only = _field_hint(name, kind)
+        found.append(Finding(
+            rule, rule.severity,
+            f"unknown field {_key(name)} in {_LEVELS[kind]}" + (f" ({hint})" if hint else "")
+            + ": the API server refuses or drops it.",
+            path, container,
+            f"{kind} (k8s.io/api core/v1) has no field {_key(name)} in Kubernetes "
+            f"{first}-{last}" + ("; field names are case-sensitive" if case_only else "")
+            + ". kubectl apply, strict by default, fails: the API server answers strict "
+            f"decoding error: unknown field \"{_json_path(path)}\". With field validation "
+            "Warn (the API server's default for a client that sends none) or Ignore, the API "
+            "server drops the field and the pod runs without it.",
+        ))
+
+
+def _field_hint(name: str, kind: str) -> tuple[str, bool]:
+    """("did you mean X?", whether only the case differs) for a field of ``kind`` that
+    differs in case; else the level a field of another type belongs to; else a field of
+    ``kind`` close to ``name``; else nothing."""
+    lowered = name.lower()
+    same = _LOWERED[kind].get(lowered)
+    if same is not None:
+        return f"did you mean {same}?", True
+    for home in _HOMES:
+        elsewhere = _LOWERED[home].get(lowered) if home != kind else None
+        if elsewhere is not None:
+            return f"{elsewhere} belongs in {_LEVELS[home]}", elsewhere != name
+    close = difflib.get_close_matches(lowered, _LOWERED[kind], n=1, cutoff=0.75)
+    if close:
+        return f"did you mean {_LOWERED[kind][close[0]]}?", False
+    return "", False
+
+
+def _key(name: str) -> str:
+    """A key as written when it is a plain name, else quoted (and clipped)."""
+    return name if _PLAIN_KEY.fullmatch(name) else _clip(name)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,59}")
+
+
+def _json_path(path: Path) -> str:
+    """The path as the API server's strict decoding error writes it: spec.containers[0].x."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if type(part) is int else f".{part}" if text else str(part)
+    return text
 
 
 def _gmsa(

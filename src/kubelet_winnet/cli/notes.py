@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 from kubelet_winnet.cli.input import BadInput, Document, stdin_head
 from kubelet_winnet.cli.session import Session
 
@@ -50,6 +51,8 @@ class InputNotes:
             handler = value.get("handler")
             if isinstance(name, str) and isinstance(handler, str):
                 self.runtime_classes[name] = handler
+        if kind is not None and kind not in _POD_KINDS:
+            self._other_kind(document, kind)
         kustomization = kind == "Kustomization" or self._kustomization_name
         if kustomization and source not in self.explained:
             self.explained.add(source)
@@ -57,6 +60,32 @@ class InputNotes:
             self._session.note(
                 f"{source} is a kustomization: check what it builds with "
                 f"kubectl kustomize {directory} | {self._session.prog} {self._command} -"
+            )
+
+    def _other_kind(self, document: Document, kind: str) -> None:
+        """A kind that holds no pod is skipped; say so when it looks like a misspelt
+        built-in one, and under -v when it has a pod template all the same (a custom
+        resource such as Argo's Rollout)."""
+        near = _near_kind(kind)
+        where = f"{document.source}:{document.line}"
+        if near is not None:
+            self._session.note(
+                f"{where}: kind {_clip(kind)} is no kind that holds a pod, so it was not "
+                f"checked; did you mean {near}?"
+            )
+            return
+        if not self._session.verbose:
+            return
+        spec = document.value.get("spec")
+        template = spec.get("template") if type(spec) is dict else None
+        if type(template) is dict and type(template.get("spec")) is dict:
+            metadata = document.value.get("metadata")
+            name = metadata.get("name") if type(metadata) is dict else None
+            self._session.note(
+                f"{where}: {_clip(kind)}/{_clip(name) if type(name) is str else '<unnamed>'}"
+                " has a pod template (spec.template.spec) but was not "
+                "checked: it is not a built-in kind, and only Pods and the built-in "
+                "workloads are read"
             )
 
     def bad(self, found: BadInput) -> bool:
@@ -111,3 +140,41 @@ def _template_line(source: str, max_bytes: int) -> int | None:
     if at < 0 or head.find(b"}}", at) < 0:
         return None
     return head.count(b"\n", 0, at) + 1
+
+
+_POD_KINDS = frozenset({"Pod", *WORKLOAD_TEMPLATE_PATHS})
+_FOLDED = {name.lower(): name for name in _POD_KINDS}
+
+
+def _near_kind(kind: str) -> str | None:
+    """The built-in kind that holds a pod which ``kind`` misspells: the same but for case,
+    or one edit away (two for kinds longer than four letters: "Node" is not "Pod")."""
+    if len(kind) > 40:
+        return None
+    folded = kind.lower()
+    if folded in _FOLDED:
+        return _FOLDED[folded]
+    for name in sorted(_POD_KINDS):
+        limit = 1 if min(len(name), len(kind)) <= 4 else 2
+        if abs(len(name) - len(kind)) <= limit and _edits(folded, name.lower()) <= limit:
+            return name
+    return None
+
+
+def _edits(a: str, b: str) -> int:
+    """Edit distance with adjacent transpositions (optimal string alignment)."""
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return row[len(b)]
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -80,6 +80,8 @@ def test_from_mapping() -> None:
     )
     assert (node.node_name, node.cluster_dns) == ("n", ("10.0.0.10",))
     assert node.pod_logs_dir == "D:\\logs"
+    # An acronym's plural stays whole (it was read as node_i_ps, an unknown key).
+    assert kw.NodeContext.from_mapping({"nodeIPs": ["10.0.0.4"]}).node_ips == ("10.0.0.4",)
     with pytest.raises(kw.InvalidArgumentError) as info:
         kw.NodeContext.from_mapping({"clusterDNSServers": []})
     assert info.value.argument == "node.clusterDNSServers"

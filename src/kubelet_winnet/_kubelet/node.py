@@ -182,8 +182,9 @@ class NodeContext:
 
 
 # Word boundaries of camelCase, acronyms kept whole: clusterDNS -> cluster_dns (the
-# KubeletConfiguration spelling), podLogsDir -> pod_logs_dir.
-_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# KubeletConfiguration spelling), podLogsDir -> pod_logs_dir; an acronym's plural "s"
+# stays with it (nodeIPs -> node_ips), a word after an acronym needs two letters.
+_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
 
 
 def _snake(key: str) -> str:

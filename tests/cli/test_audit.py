@@ -900,3 +900,24 @@ def test_the_table_and_docs_call_a_silenced_finding_ignored_as_check_does(
     docs = (REPO_ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
     assert "`(ignored)` when an annotation silences one" in docs
     assert "(silenced)" not in out + docs
+
+
+def test_a_field_newer_than_the_pinned_lists_is_no_finding_of_a_served_pod(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod the API server returns had every key decoded by it: a key the pinned field
+    lists lack is a field of a newer release, so audit does not call it unknown (check
+    of the same pod as a manifest does)."""
+    served = pod("apps", "newer", "win-138")
+    served["spec"]["someFieldOf139"] = True
+    served["spec"]["containers"][0]["anotherNewField"] = {}
+    path = write_dump(tmp_path / "d.json", [*NODES, served])
+    status, out, _ = audit(["-f", str(path), "-o", "json"], capsys)
+    assert status == 0
+    records = {r["name"]: r for r in json.loads(out)["pods"]}
+    assert records["newer"]["findings"] == []
+    manifest = tmp_path / "newer.json"
+    manifest.write_text(json.dumps(served), encoding="utf-8")
+    assert main(["check", str(manifest), "--assume-windows", "-o", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["rule"] for f in found] == ["unknown-field", "unknown-field"]

@@ -8,7 +8,7 @@ from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted
-from kubelet_winnet._kubelet.messages import sandbox_config_message
+from kubelet_winnet._kubelet.messages import message_json, sandbox_config_message
 from kubelet_winnet._kubelet.pod import pod_facts, pod_template
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
@@ -79,12 +79,10 @@ class Explanation:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the config as proto3 JSON (presence kept), steps and warnings."""
-        from google.protobuf import json_format
-
         return {
             "kubeletVersion": str(self.profile.version),
             "windowsPodSandboxConfig": (
-                None if self.config is None else json_format.MessageToDict(self.config)
+                None if self.config is None else message_json(self.config)
             ),
             "error": None if self.error is None else str(self.error),
             "steps": [{"rule": s.rule, "text": s.text} for s in self.steps],

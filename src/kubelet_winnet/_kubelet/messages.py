@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from google.protobuf.message import Message
+
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet.rules import ContainerDecision, SandboxDecision
 
 __all__ = [
     "container_security_context_message",
     "fill_container_security_context",
+    "message_json",
     "sandbox_config_bytes",
     "sandbox_config_message",
 ]
@@ -93,3 +98,34 @@ def fill_container_security_context(
         target.credential_spec = decision.credential_spec
     if decision.host_process:
         target.host_process = True
+
+
+def message_json(message: Message, *, with_defaults: bool = False) -> dict[str, Any]:
+    """proto3 JSON of ``message`` (``json_format.MessageToDict``; ``with_defaults``: fields
+    without presence shown at their zero value), keys in field-number order at every
+    level. upb lists a message's fields in the order they were set, so without this
+    two pods' outputs showed the same fields in different orders."""
+    from google.protobuf import json_format
+
+    value = json_format.MessageToDict(
+        message, always_print_fields_with_no_presence=with_defaults
+    )
+    return _ordered(message.DESCRIPTOR, value)
+
+
+def _ordered(descriptor: Any, value: dict[str, Any]) -> dict[str, Any]:
+    ordered: dict[str, Any] = {}
+    for field in sorted(descriptor.fields, key=lambda f: f.number):
+        name = field.json_name
+        if name not in value:
+            continue
+        item = value[name]
+        sub = field.message_type
+        if sub is not None and not sub.GetOptions().map_entry:
+            if type(item) is dict:
+                item = _ordered(sub, item)
+            elif type(item) is list:
+                item = [_ordered(sub, x) if type(x) is dict else x for x in item]
+        ordered[name] = item
+    return ordered
+

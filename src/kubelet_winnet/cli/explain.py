@@ -86,9 +86,8 @@ def _run_explain(args: argparse.Namespace, session: Session) -> int:
 def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> dict[str, Any]:
     # Read by attribute only (steps: .rule/.text; warnings: .code/.field/.message): the
     # classes behind them are the library's to rename.
-    from google.protobuf import json_format
-
     import kubelet_winnet as api
+    from kubelet_winnet._kubelet.messages import message_json
 
     config = explanation.config
     error = explanation.error
@@ -100,7 +99,7 @@ def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> di
         "kubeletVersion": str(api.kubelet_profile(args.kubelet_version,
                                                   args.feature_gates).version),
         "windowsPodSandboxConfig": (
-            None if config is None else json_format.MessageToDict(config)
+            None if config is None else message_json(config)
         ),
         "error": None if error is None else str(error),
         "steps": [{"rule": step.rule, "text": step.text} for step in explanation.steps],

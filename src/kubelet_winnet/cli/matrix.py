@@ -163,9 +163,8 @@ def kubelet_minors() -> tuple[int, ...]:
 def evaluate(manifest: Mapping[str, Any], kubelet: str, gates_label: str,
              gates: str | None) -> Cell:
     """One cell: raises ``InvalidPodError`` when the manifest is malformed."""
-    from google.protobuf import json_format
-
     import kubelet_winnet as api
+    from kubelet_winnet._kubelet.messages import message_json
 
     try:
         api.kubelet_profile(kubelet, gates)
@@ -181,7 +180,7 @@ def evaluate(manifest: Mapping[str, Any], kubelet: str, gates_label: str,
     if context.HasField("namespace_options"):
         network = "NODE" if context.namespace_options.network == 2 else "POD"  # NamespaceMode
     return Cell(kubelet, gates_label, "sent", network, context.host_process,
-                config=json_format.MessageToDict(config))
+                config=message_json(config))
 
 
 def matrix_rows(pods: Iterable[tuple[str, str, Mapping[str, Any]]] | None = None) -> Iterator[Row]:

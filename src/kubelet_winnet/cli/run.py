@@ -238,10 +238,9 @@ def _volume_paths(pod: Any) -> dict[str, str]:
 
 
 def _message_json(message: Any) -> dict[str, Any]:
-    from google.protobuf import json_format
+    from kubelet_winnet._kubelet.messages import message_json
 
-    result: dict[str, Any] = json_format.MessageToDict(message)
-    return result
+    return message_json(message)
 
 
 def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[str, Any], int]:

@@ -125,23 +125,25 @@ class _TranslateWriter:
             data = config.SerializeToString(deterministic=True)
             text = _CONFIG_JSON.get(data)
             if text is None:
-                from google.protobuf import json_format
+                from kubelet_winnet._kubelet.messages import message_json
 
-                text = json.dumps(json_format.MessageToDict(config), indent=2)
+                text = json.dumps(message_json(config), indent=2)
                 text = text.replace("\n", "\n  ")
                 if len(_CONFIG_JSON) >= 256:
                     _CONFIG_JSON.clear()
                 _CONFIG_JSON[data] = text
             self._array.add_text(self._record_text(item, "windowsPodSandboxConfig", text))
             return
-        from google.protobuf import json_format, text_format
+        from google.protobuf import text_format
+
+        from kubelet_winnet._kubelet.messages import message_json
 
         if output == "yaml":
             record = self._record(item)
-            record["windowsPodSandboxConfig"] = json_format.MessageToDict(config)
+            record["windowsPodSandboxConfig"] = message_json(config)
             self._yaml(record)
         elif output == "text":
-            shown = json_format.MessageToDict(config, always_print_fields_with_no_presence=True)
+            shown = message_json(config, with_defaults=True)
             self._out.write(f"{self._header(item)}\n{json.dumps(shown, indent=2)}\n\n")
         elif output == "textproto":
             self._out.write(f"{self._header(item)}\n{text_format.MessageToString(config)}\n")

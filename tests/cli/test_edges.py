@@ -504,8 +504,8 @@ def _fake_runtime_answers(fake: Any, image_id: str) -> None:
     ("", None, "container c: image 'mcr.microsoft.com/windows/nanoserver:ltsc2022' is not on "
                "the runtime (kubelet-winnet run does not pull images)"),
     ("sha256:1", "      valueFrom: {configMapKeyRef: {name: cm, key: k}}\n",
-     "the kubelet refuses it: container c: CreateContainerConfigError: configmaps \"cm\" "
-     "not found"),
+     "the kubelet does not start it: container c: CreateContainerConfigError: configmaps "
+     "\"cm\" not found (the pod waits in CreateContainerConfigError and the kubelet retries)"),
 ])
 def test_run_says_on_stderr_why_a_pod_stopped_short(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, image_id: str, env: str | None,
@@ -524,5 +524,6 @@ def test_run_says_on_stderr_why_a_pod_stopped_short(
     assert status == 1
     assert out.splitlines() == [f"# Pod/web ({manifest}#1)",
                                 "sandbox s1 SANDBOX_READY network=POD ip=10.1.0.5",
-                                why.removeprefix("the kubelet refuses it: ")]
+                                why.removeprefix("the kubelet does not start it: ")
+                                .split(" (the pod waits")[0]]
     assert err == f"kubelet-winnet: {manifest}:1: Pod/web: {why}\n"

@@ -198,11 +198,15 @@ def test_config_map_of_another_namespace_is_not_found(
     ]
     path = _write(tmp_path / "p.yaml", pod,
                   {"kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"a": "1"}})
-    code, out, _ = run(capsys, "--dry-run", str(path))
+    code, out, err = run(capsys, "--dry-run", str(path))
     assert code == 1
-    assert json.loads(out)[0]["error"] == (
-        'container app: CreateContainerConfigError: configmaps "cm" not found'
-    )
+    error = 'container app: CreateContainerConfigError: configmaps "cm" not found'
+    assert json.loads(out)[0]["error"] == error
+    # Not refused: the kubelet keeps the pod waiting and retries (CreateContainerConfigError
+    # is a waiting reason: kuberuntime_container.go, startContainer).
+    assert err.endswith(f"/web: the kubelet does not start it: {error} (the pod waits "
+                        "in CreateContainerConfigError and the kubelet retries)\n")
+    assert "refuses" not in err
 
 
 def test_node_config_applies(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

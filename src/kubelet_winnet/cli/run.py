@@ -317,7 +317,7 @@ def _run_pod(
             except SandboxConfigError as exc:
                 reason = f"container {name}: CreateContainerConfigError: {exc}"
                 out.say(reason)
-                return f"the kubelet refuses it: {reason}"
+                return _waiting(reason)
             # No volume manager here prepares the volumes, hosts file and termination
             # log the mounts point at, so the runtime gets none (--dry-run shows them).
             del create.config.mounts[:]
@@ -448,6 +448,12 @@ def _run_all(
     return session.status
 
 
+def _waiting(reason: str) -> str:
+    """A container the kubelet cannot create yet: the pod is not refused, it waits."""
+    return (f"the kubelet does not start it: {reason} (the pod waits in "
+            "CreateContainerConfigError and the kubelet retries)")
+
+
 def _refused(session: Session, item: Pod, text: str) -> None:
     """A pod the kubelet would refuse, on stderr (the exit status is 1 for it)."""
     session.err.write(printable(
@@ -567,7 +573,12 @@ def _dry_run(found: Iterator[Pod], settings: _Settings, session: Session) -> int
             session.error(f"{item.where}: document {item.document.document}: {exc}")
             record["invalid"] = str(exc)
         if "error" in record:  # the exit status says 1: stderr says why
-            _refused(session, item, record["error"])
+            error = record["error"]
+            session.err.write(printable(
+                f"{session.prog}: {item.where}: {item.pod.identity}: "
+                + (_waiting(error) if "createContainer" in record else
+                   f"the kubelet refuses it: {error}")
+            ) + "\n")
         array.add(record)
     array.close()
     return session.status

@@ -159,3 +159,32 @@ def test_action_runs_check_with_sarif_and_the_workflow_uploads_it() -> None:
     assert workflow["permissions"]["security-events"] == "write"
     docs = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
     assert (REPO / "examples/github/kubelet-winnet.yml").read_text(encoding="utf-8") in docs
+
+
+@pytest.mark.parametrize("layout", ["bin", "Scripts"])  # Linux/macOS runners; Windows
+@pytest.mark.parametrize(("fail_on", "flag"), [("", []), ("error", ["--fail-on", "error"])])
+def test_action_check_step_finds_the_venv_and_passes_only_the_inputs_set(
+    tmp_path: Path, layout: str, fail_on: str, flag: list[str]
+) -> None:
+    """The check step's script, run by bash as the runner runs it, against a venv whose
+    programs are in ``layout`` (a stand-in program prints what it was given): an empty
+    fail-on leaves the settings file's failOn in force."""
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    script = action["runs"]["steps"][-1]["run"]
+    programs = tmp_path / "kubelet-winnet" / layout
+    programs.mkdir(parents=True)
+    stand_in = programs / "kubelet-winnet"
+    stand_in.write_text('#!/bin/sh\nfor a in "$0" "$@"; do echo "$a"; done\n', encoding="utf-8")
+    stand_in.chmod(0o755)
+    output = tmp_path / "github-output"
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_OUTPUT": str(output), "PATHS": "deploy charts/rendered",
+           "KUBELET_VERSION": "1.34", "FAIL_ON": fail_on,
+           "SARIF_FILE": str(tmp_path / "out.sarif")}
+    done = subprocess.run(["bash", "-e", "-c", script], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    given = (tmp_path / "out.sarif").read_text(encoding="utf-8").splitlines()
+    assert given == [str(stand_in), "check", "--output", "sarif", *flag,
+                     "--kubelet-version", "1.34", "deploy", "charts/rendered"]
+    assert output.read_text(encoding="utf-8") == f"sarif-file={tmp_path / 'out.sarif'}\n"

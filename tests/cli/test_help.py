@@ -124,3 +124,21 @@ def test_audit_help_says_the_default_is_for_pods_without_a_node(
     assert text == ("kubelet release for pods without a node that reports one (default 1.32: "
                     "the newest kubelet that sends hostNetwork to the runtime); a pod on a "
                     "node is judged by that node's kubelet")
+
+
+@pytest.mark.parametrize("columns", ["80", "100", "160"])
+def test_each_command_of_the_top_level_help_has_its_summary_on_its_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    """`kubelet-winnet --help` lists the commands as a table: each name starts a line and
+    its summary starts on the same line (translate, the longest, had it on the next)."""
+    from kubelet_winnet.cli import COMMAND_MODULES
+
+    monkeypatch.setenv("COLUMNS", columns)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    for name, (_, summary) in COMMAND_MODULES.items():
+        line = next(line for line in lines if line.strip().split(" ")[0] == name)
+        first_words = " ".join(summary.split()[:3])
+        assert first_words in line, line

@@ -164,7 +164,7 @@ def _parsers(chosen: str | None) -> tuple[argparse.ArgumentParser, argparse.Argu
         description="What the kubelet tells the container runtime about networking for "
         "Windows pods (CRI runtime.v1), by kubelet version and feature gates.",
         epilog=EXIT_TEXT,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_CommandListFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
@@ -187,6 +187,21 @@ def _usage_needs_paths(args: argparse.Namespace) -> bool:
         return False  # check --list-rules, check --explain RULE
     return hasattr(args, "paths") and not args.paths and not args.filename
 
+
+
+class _CommandListFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse measures the command names at the indentation of ``COMMAND`` but prints
+    them one level deeper, so the longest (translate) had its help pushed to the next
+    line: measure them where they are printed."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            longest = max((len(name) for name in action.choices), default=0)
+            self._action_max_length = max(
+                self._action_max_length,
+                longest + self._current_indent + 2 * self._indent_increment,
+            )
 
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stderr is None:  # started with stderr closed (`2>&-`): diagnostics are lost,

@@ -119,14 +119,30 @@ def _general_reader_only(spec: object) -> Any:
 
 
 def _general_builder_only(*args: object) -> Any:
-    """The quick container builder, always leaving the container to the general one."""
-    raise _container_config._Unusual
+    """A quick builder, always leaving the pod or container to the general one."""
+    raise _podview.Unusual
 
 
 def _quick_container_builder() -> tuple[Callable[[], None], Callable[[], None]]:
     """Off: every container built by the general builder from the general view."""
     swaps = [_swap(_container_config, "_quick_config", _general_builder_only),
-             _swap(_container_config, "_quick_view", _podview.view_pod)]
+             _swap(_container_config, "quick_view", _podview.view_pod)]
+
+    def on() -> None:
+        for switch_on, _ in swaps:
+            switch_on()
+
+    def off() -> None:
+        for _, switch_off in swaps:
+            switch_off()
+
+    return on, off
+
+
+def _quick_sandbox_builder() -> tuple[Callable[[], None], Callable[[], None]]:
+    """Off: every pod built by the general sandbox builder from the general view."""
+    swaps = [_swap(_sandbox_config, "_quick_sandbox", _general_builder_only),
+             _swap(_sandbox_config, "quick_view", _podview.view_pod)]
 
     def on() -> None:
         for switch_on, _ in swaps:
@@ -212,12 +228,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("prebuilt refusals (_rules._REFUSALS)", "dict refused", refused,
          _swap(_rules, "_REFUSALS", _Rebuilt(_rules._REFUSALS))),
         ("fast fact constructors (_fastfacts)", "dict", accepted, _fast_constructors()),
-        ("DNS config cache (_sandbox_config._DNS_CACHE)", "pod_sandbox_config", accepted,
-         _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
-        ("Linux-part cache (_sandbox_config._LINUX_SHAPES)", "pod_sandbox_config", accepted,
-         _swap(_sandbox_config, "_LINUX_SHAPES", _NoCache())),
+        # The quick builder reads plain dicts only: objects take the general builder,
+        # where these two caches pay.
+        ("DNS config cache (_sandbox_config._DNS_CACHE)", "pod_sandbox_config V1Pod",
+         v1pods, _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
+        ("Linux-part cache (_sandbox_config._LINUX_SHAPES)", "pod_sandbox_config V1Pod",
+         v1pods, _swap(_sandbox_config, "_LINUX_SHAPES", _NoCache())),
         ("log-root cache (_sandbox_config._CLEAN_ROOTS)", "pod_sandbox_config", accepted,
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
+        ("quick sandbox builder (_sandbox_config._quick_sandbox)", "pod_sandbox_config",
+         accepted, _quick_sandbox_builder()),
         ("container-hash cache (_container_config._HASHES)", "container_config", accepted,
          _swap(_container_config, "_HASHES", _NoCache())),
         ("quick container builder (_container_config._quick_config)", "container_config",
@@ -234,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, row, items, (on, off) in cases:
         ratios = []
         rounds = args.rounds if row != "V1Pod" else max(args.rounds // 4, 3)
-        function = {"pod_sandbox_config": _sandbox, "container_config": _container,
+        function = {"pod_sandbox_config": _sandbox, "pod_sandbox_config V1Pod": _sandbox,
+                    "container_config": _container,
                     "read List": _read_list, "translate -o json": _translate_list}.get(
             row, _translate)
         whole_runs = row in ("read List", "translate -o json")  # one run is a whole file

@@ -17,7 +17,7 @@ import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet import container_config as quick_module
 from kubelet_winnet._kubelet.container_config import calculate_cpu_maximum, container_hash, expand
-from kubelet_winnet._kubelet.podview import view_pod
+from kubelet_winnet._kubelet.podview import Unusual, quick_view, view_pod
 from tests.strategies import wrap
 
 
@@ -517,17 +517,17 @@ def test_quick_builder_agrees_with_the_general_builder(
     manifest, arguments = case
     quick = _outcome(manifest, arguments)
     patched: Any = quick_module  # the quick builder off, as benchmarks/ablate.py does
-    saved = patched._quick_config, patched._quick_view
-    patched._quick_config, patched._quick_view = _general_only, view_pod
+    saved = patched._quick_config, patched.quick_view
+    patched._quick_config, patched.quick_view = _general_only, view_pod
     try:
         general = _outcome(manifest, arguments)
     finally:
-        patched._quick_config, patched._quick_view = saved
+        patched._quick_config, patched.quick_view = saved
     assert quick == general
 
 
 def _general_only(*args: object) -> Any:
-    raise quick_module._Unusual
+    raise Unusual
 
 
 def test_quick_builder_builds_plain_containers() -> None:
@@ -542,7 +542,7 @@ def test_quick_builder_builds_plain_containers() -> None:
         hostNetwork=True, volumes=[{"name": "c", "configMap": {"name": "c"}},
                                    {"name": "h", "hostPath": {"path": "C:\\host"}}]))
     node = kw.NodeContext()
-    builder = quick_module.ContainerBuilder(quick_module._quick_view(manifest), node, 38)
+    builder = quick_module.ContainerBuilder(quick_view(manifest), node, 38)
     quick = quick_module._quick_config(builder, "app", 0, None, "", (), {}, "00000000")
     general = quick_module.ContainerBuilder(view_pod(manifest), node, 38)._config(
         "app", 0, None, "", None, None, (), {}, "00000000")

@@ -41,13 +41,13 @@ from kubelet_winnet._kubelet.mounts import (
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
 from kubelet_winnet._kubelet.pod import (
     CONTAINER_KINDS,
-    WORKLOAD_TEMPLATE_PATHS,
     is_utf8,
     pod_facts,
 )
 from kubelet_winnet._kubelet.pod import _windows_options_in as windows_options_in
 from kubelet_winnet._kubelet.podview import (
     PodView,
+    Unusual,
     get_bool,
     get_int,
     get_map,
@@ -56,7 +56,9 @@ from kubelet_winnet._kubelet.podview import (
     get_str_map,
     get_strings,
     not_utf8_error,
-    view_pod,
+    plain_flag,
+    plain_str,
+    quick_view,
 )
 from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._kubelet.quantity import (
@@ -997,33 +999,11 @@ class ContainerBuilder:
 # Off (benchmarks/ablate.py), it always gives up.
 
 
-class _Unusual(Exception):
-    """The quick builder met something only the general builder handles."""
-
-
-def _plain_str(value: object) -> str:
-    # get_str's answer for a field the quick builder reads: "" when unset.
-    if value is None:
-        return ""
-    if type(value) is not str:
-        raise _Unusual
-    return value
-
-
-def _plain_flag(value: object) -> bool:
-    # get_bool(...) is True, for a value get_bool accepts.
-    if value is None or value is False:
-        return False
-    if value is not True:
-        raise _Unusual
-    return True
-
-
 def _plain_int64(value: object) -> int | None:
     if value is None:
         return None
     if type(value) is not int or not -_INT64_MAX - 1 <= value <= _INT64_MAX:
-        raise _Unusual
+        raise Unusual
     return value
 
 
@@ -1042,8 +1022,8 @@ def _pod_fields(
     name, namespace, uid = identity
     return {
         "metadata.name": name, "metadata.namespace": namespace, "metadata.uid": uid,
-        "spec.nodeName": _plain_str(spec.get("nodeName")) or node.node_name,
-        "spec.serviceAccountName": _plain_str(spec.get("serviceAccountName")),
+        "spec.nodeName": plain_str(spec.get("nodeName")) or node.node_name,
+        "spec.serviceAccountName": plain_str(spec.get("serviceAccountName")),
         "status.hostIP": node.node_ips[0] if node.node_ips else "",
     }
 
@@ -1070,7 +1050,7 @@ def _quick_resources(
     if resources is None:
         return
     if type(resources) is not dict:
-        raise _Unusual
+        raise Unusual
     limits = resources.get("limits")
     requests = resources.get("requests")
     cpu = memory = 0
@@ -1079,10 +1059,10 @@ def _quick_resources(
         if table is None:
             continue
         if type(table) is not dict:
-            raise _Unusual
+            raise Unusual
         for name, amount in table.items():
             if type(name) is not str:
-                raise _Unusual
+                raise Unusual
             nanos = plain_nanos(amount) if type(amount) is str else None
             plain = nanos is not None
             if nanos is None:
@@ -1106,7 +1086,7 @@ def _quick_resources(
     if memory:
         amount = nanos_value(memory)
         if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
-            raise _Unusual
+            raise Unusual
         target.memory_limit_in_bytes = amount
 
 
@@ -1119,34 +1099,34 @@ def _quick_env(
     view, spec = builder.view, builder.view.spec
     links = spec.get("enableServiceLinks")
     if links is not None and links is not True and links is not False:
-        raise _Unusual
+        raise Unusual
     services = builder.services
     service_env = service_env_vars(services, identity[1], links is not False) if services else {}
     env_from = container.get("envFrom")
     if env_from is not None and (type(env_from) is not list or env_from):
-        raise _Unusual
+        raise Unusual
     env: dict[str, str] = {}
     left = MAX_EXPANDED_CONTAINER
     variables = container.get("env")
     if variables is not None:
         if type(variables) is not list or len(variables) > _MAX_ENV:
-            raise _Unusual
+            raise Unusual
         sizes: dict[str, int] = {}
         pod_fields: dict[str, str] | None = None
         for variable in variables:
             if type(variable) is not dict:
-                raise _Unusual
-            name = _plain_str(variable.get("name"))
-            value = _plain_str(variable.get("value"))
+                raise Unusual
+            name = plain_str(variable.get("name"))
+            value = plain_str(variable.get("value"))
             value_from = variable.get("valueFrom")
             if value_from is not None and type(value_from) is not dict:
-                raise _Unusual
+                raise Unusual
             if value:
                 if "$" in value:
                     value = _quick_expand(value, env, left, service_env)
                 size = utf8_len(value)
                 if size > left:
-                    raise _Unusual
+                    raise Unusual
             elif value_from is not None:
                 field = value_from.get("fieldRef")
                 resource = value_from.get("resourceFieldRef")
@@ -1156,7 +1136,7 @@ def _quick_env(
                     or (field is not None and type(field) is not dict)
                     or (resource is not None and type(resource) is not dict)
                 ):
-                    raise _Unusual
+                    raise Unusual
                 if field is not None:
                     path = field.get("fieldPath")
                     version = field.get("apiVersion")
@@ -1179,7 +1159,7 @@ def _quick_env(
                 size = 0
             grown = size - sizes.get(name, 0)
             if grown > left:
-                raise _Unusual
+                raise Unusual
             left -= grown
             sizes[name] = size
             env[name] = value
@@ -1197,17 +1177,17 @@ def _quick_non_root(spec: dict[str, Any], container: dict[str, Any]) -> bool:
         if context is None:
             continue
         if type(context) is not dict:
-            raise _Unusual
+            raise Unusual
         options = context.get("windowsOptions")
         if options is not None:
             if type(options) is not dict:
-                raise _Unusual
+                raise Unusual
             user = options.get("runAsUserName")
             if user is not None and type(user) is not str:
-                raise _Unusual
+                raise Unusual
         flag = context.get("runAsNonRoot")
         if flag is not None:
-            non_root = _plain_flag(flag)
+            non_root = plain_flag(flag)
     return non_root is True
 
 
@@ -1236,41 +1216,41 @@ def _quick_mounts(
     entries = spec.get("volumes")
     if entries is not None:
         if type(entries) is not list:
-            raise _Unusual
+            raise Unusual
         for volume in entries:
             # {"name": ..., "<source>": {...}}: the one shape _volumes accepts unchanged
             if type(volume) is not dict or len(volume) != 2:
-                raise _Unusual
+                raise Unusual
             name = volume.get("name")
             for kind in volume:
                 if kind != "name":
                     break
             source = volume[kind]
             if type(name) is not str or type(kind) is not str or type(source) is not dict:
-                raise _Unusual
+                raise Unusual
             if name not in volumes:
                 volumes[name] = (kind, source)
     mounts: list[tuple[str, str, bool]] = []
     entries = container.get("volumeMounts")
     if entries is not None:
         if type(entries) is not list:
-            raise _Unusual
+            raise Unusual
         for mount in entries:
             if type(mount) is not dict:
-                raise _Unusual
-            name = _plain_str(mount.get("name"))
-            mount_path = _plain_str(mount.get("mountPath"))
-            sub_path = _plain_str(mount.get("subPath"))
-            if _plain_str(mount.get("subPathExpr")):
-                raise _Unusual
-            rro = _plain_str(mount.get("recursiveReadOnly"))
+                raise Unusual
+            name = plain_str(mount.get("name"))
+            mount_path = plain_str(mount.get("mountPath"))
+            sub_path = plain_str(mount.get("subPath"))
+            if plain_str(mount.get("subPathExpr")):
+                raise Unusual
+            rro = plain_str(mount.get("recursiveReadOnly"))
             if minor >= 30 and rro not in ("", "Disabled"):
-                raise _Unusual
-            read_only = _plain_flag(mount.get("readOnly"))
+                raise Unusual
+            read_only = plain_flag(mount.get("readOnly"))
             mount_hosts = mount_hosts and mount_path != WINDOWS_ETC_HOSTS_PATH
             found = volumes.get(name)
             if found is None:
-                raise _Unusual
+                raise Unusual
             kind, source = found
             if kind in PLUGIN_DIRS and name not in volume_paths:
                 plugin, must_read_only = PLUGIN_DIRS[kind]
@@ -1285,7 +1265,7 @@ def _quick_mounts(
                 )
             if sub_path:
                 if is_abs_path(sub_path, minor) or not no_backsteps(sub_path):
-                    raise _Unusual
+                    raise Unusual
                 host_path = join_path(host_path, sub_path)
             if host_path and is_local_path(host_path):
                 host_path = make_absolute_path(host_path)
@@ -1319,7 +1299,7 @@ def _quick_pod(
     if host_network is None:
         host_network = False
     elif host_network is not True and host_network is not False:
-        raise _Unusual
+        raise Unusual
     context = spec.get("securityContext")
     pod_options = None if context is None else windows_options_in(context, spec_at, None)
     pod_host_process = None if pod_options is None else pod_options.host_process
@@ -1330,11 +1310,11 @@ def _quick_pod(
         if entries is None:
             continue
         if type(entries) is not list:
-            raise _Unusual
+            raise Unusual
         for index, entry in enumerate(entries):
             if type(entry) is not dict:
-                raise _Unusual
-            name = _plain_str(entry.get("name"))
+                raise Unusual
+            name = plain_str(entry.get("name"))
             context = entry.get("securityContext")
             options = (
                 None if context is None else windows_options_in(context, spec_at, (kind, index))
@@ -1345,7 +1325,7 @@ def _quick_pod(
             if found is None and name == container_name:
                 found = (entry, f"{spec_at}{kind}[{index}].", options)
     if found is None:
-        raise _Unusual
+        raise Unusual
     container, at, own = found
     return container, at, host_network, pod_options, own, host_process
 
@@ -1357,7 +1337,7 @@ def _indexed_pod(
     (each read once per builder)."""
     found = builder.find(container_name)
     if found is None or type(found[0]) is not dict:
-        raise _Unusual
+        raise Unusual
     facts, first = builder._read_facts()
     if builder._host_process is None:
         builder._host_process = builder._has_host_process()
@@ -1392,42 +1372,6 @@ def _quick_security_context(
         target.host_process = True
 
 
-_TEMPLATE_PREFIXES = {
-    kind: "".join(f"{key}." for key in path) for kind, path in WORKLOAD_TEMPLATE_PATHS.items()
-}
-
-
-def _quick_view(pod: object) -> PodView:
-    """:func:`view_pod` of a plain-dict Pod or workload (not a StatefulSet, whose claim
-    templates the general reader reads); anything else through :func:`view_pod`."""
-    if type(pod) is dict:
-        kind = pod.get("kind")
-        if kind is None or kind == "Pod":
-            spec, metadata = pod.get("spec"), pod.get("metadata")
-            if type(spec) is dict and (metadata is None or type(metadata) is dict):
-                return PodView(metadata or {}, spec, "")
-        elif type(kind) is str and kind != "StatefulSet" and kind in WORKLOAD_TEMPLATE_PATHS:
-            node: object = pod
-            for key in WORKLOAD_TEMPLATE_PATHS[kind]:
-                node = node.get(key) if type(node) is dict else None
-            if type(node) is dict:
-                spec, metadata = node.get("spec"), node.get("metadata")
-                workload = pod.get("metadata")
-                if (
-                    type(spec) is dict
-                    and (metadata is None or type(metadata) is dict)
-                    and (workload is None or type(workload) is dict)
-                ):
-                    # view_pod: the template's name and namespace, else the workload's
-                    merged = dict(metadata or {})
-                    if workload:
-                        for key in ("name", "namespace"):
-                            if merged.get(key) is None and workload.get(key) is not None:
-                                merged[key] = workload[key]
-                    return PodView(merged, spec, _TEMPLATE_PREFIXES[kind])
-    return view_pod(pod)
-
-
 def _quick_config(
     builder: ContainerBuilder, container_name: str, attempt: int, image_ref: str | None,
     image_username: str, pod_ips: tuple[str, ...], volume_paths: Mapping[str, str],
@@ -1438,7 +1382,7 @@ def _quick_config(
     view, minor = builder.view, builder.minor
     spec, metadata = view.spec, view.metadata
     if type(spec) is not dict or type(metadata) is not dict or view.claims:
-        raise _Unusual
+        raise Unusual
     if not builder._built:
         # One container of this pod: one walk over its containers.
         container, at, host_network, pod_options, own, host_process = _quick_pod(
@@ -1455,9 +1399,9 @@ def _quick_config(
     if identity is None:
         namespace = metadata.get("namespace")
         identity = builder.identity = (
-            _plain_str(metadata.get("name")),
-            "default" if namespace is None else _plain_str(namespace),
-            _plain_str(metadata.get("uid")),
+            plain_str(metadata.get("name")),
+            "default" if namespace is None else plain_str(namespace),
+            plain_str(metadata.get("uid")),
         )
     name, namespace, uid = identity
     env, left = _quick_env(builder, container, at, identity, pod_ips)
@@ -1470,7 +1414,7 @@ def _quick_config(
     get = container.get
     image = get("image")
     if type(image) is not str:
-        image = _plain_str(image)
+        image = plain_str(image)
     image_spec = config.image
     image_spec.image = image if image_ref is None else image_ref
     if minor >= 30:
@@ -1480,22 +1424,22 @@ def _quick_config(
         if parts is None:
             continue
         if type(parts) is not list:
-            raise _Unusual
+            raise Unusual
         values = []
         for part in parts:
             if type(part) is not str:
-                raise _Unusual
+                raise Unusual
             if "$" in part:
                 part = _quick_expand(part, env, left)
             size = utf8_len(part)
             if size > left:
-                raise _Unusual
+                raise Unusual
             left -= size
             values.append(part)
         target.extend(values)
     working_dir = get("workingDir")
     if working_dir is not None:
-        config.working_dir = _plain_str(working_dir)
+        config.working_dir = plain_str(working_dir)
     envs = config.envs
     for key, item in env.items():
         pair = envs.add()
@@ -1512,12 +1456,12 @@ def _quick_config(
     annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
     termination_path = get("terminationMessagePath")
     if type(termination_path) is not str:
-        termination_path = _plain_str(termination_path)
+        termination_path = plain_str(termination_path)
     termination_path = termination_path or "/dev/termination-log"
     annotations[TERMINATION_PATH_ANNOTATION] = termination_path
     policy = get("terminationMessagePolicy")
     if type(policy) is not str:
-        policy = _plain_str(policy)
+        policy = plain_str(policy)
     annotations[TERMINATION_POLICY_ANNOTATION] = policy or "File"
     deletion = _plain_int64(metadata.get("deletionGracePeriodSeconds"))
     if deletion is not None:
@@ -1527,18 +1471,18 @@ def _quick_config(
     lifecycle = container.get("lifecycle")
     if lifecycle is not None:
         if type(lifecycle) is not dict:
-            raise _Unusual
+            raise Unusual
         pre_stop = lifecycle.get("preStop")
         if pre_stop is not None:
             if type(pre_stop) is not dict:
-                raise _Unusual
+                raise Unusual
             annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
                 pre_stop, f"{at}lifecycle.preStop."
             )
     ports = container.get("ports")
     if ports is not None:
         if type(ports) is not list:
-            raise _Unusual
+            raise Unusual
         if ports:
             annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
     mounts = config.mounts
@@ -1553,11 +1497,11 @@ def _quick_config(
             mount.readonly = True
     config.log_path = f"{container_name}\\{attempt}.log"
     # stdin, stdinOnce and tty: set when true (false is proto3's default)
-    if get("stdin") is not None and _plain_flag(get("stdin")):
+    if get("stdin") is not None and plain_flag(get("stdin")):
         config.stdin = True
-    if get("stdinOnce") is not None and _plain_flag(get("stdinOnce")):
+    if get("stdinOnce") is not None and plain_flag(get("stdinOnce")):
         config.stdin_once = True
-    if get("tty") is not None and _plain_flag(get("tty")):
+    if get("tty") is not None and plain_flag(get("tty")):
         config.tty = True
     windows = config.windows
     _quick_resources(windows.resources, container.get("resources"), builder.node, minor)
@@ -1632,7 +1576,7 @@ def container_config(
     ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        _quick_view(pod), node, profile.version.minor, read_services(services)
+        quick_view(pod), node, profile.version.minor, read_services(services)
     )
     return builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips,

@@ -238,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
         ("quick sandbox builder (_sandbox_config._quick_sandbox)", "pod_sandbox_config",
          accepted, _quick_sandbox_builder()),
+        ("sandbox tail cache (_sandbox_config._TAILS)", "pod_sandbox_config", accepted,
+         _swap(_sandbox_config, "_TAILS", _NoCache())),
         ("container-hash cache (_container_config._HASHES)", "container_config", accepted,
          _swap(_container_config, "_HASHES", _NoCache())),
         ("quick container builder (_container_config._quick_config)", "container_config",

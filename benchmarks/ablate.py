@@ -229,11 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_rules, "_REFUSALS", _Rebuilt(_rules._REFUSALS))),
         ("fast fact constructors (_fastfacts)", "dict", accepted, _fast_constructors()),
         # The quick builder reads plain dicts only: objects take the general builder,
-        # where these two caches pay.
+        # where this cache pays.
         ("DNS config cache (_sandbox_config._DNS_CACHE)", "pod_sandbox_config V1Pod",
          v1pods, _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
-        ("Linux-part cache (_sandbox_config._LINUX_SHAPES)", "pod_sandbox_config V1Pod",
-         v1pods, _swap(_sandbox_config, "_LINUX_SHAPES", _NoCache())),
         ("log-root cache (_sandbox_config._CLEAN_ROOTS)", "pod_sandbox_config", accepted,
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
         ("quick sandbox builder (_sandbox_config._quick_sandbox)", "pod_sandbox_config",

@@ -462,21 +462,7 @@ def fill_linux_config(
             raise SandboxConfigError(
                 f"unsupported supplementalGroupsPolicy: {echo(policy)}", "linux"
             )
-    if not sysctls and not groups and policy is None:
-        # Most pods end in one of a dozen shapes: parse their few bytes instead of
-        # building the sub-messages field by field.
-        key = (privileged, network, ipc, pid)
-        data = _LINUX_SHAPES.get(key)
-        if data is None:
-            shape = api_pb2.LinuxPodSandboxConfig()
-            _fill_linux(shape, privileged, {}, network, ipc, pid, [], None)
-            data = _LINUX_SHAPES[key] = shape.SerializeToString()
-        config.MergeFromString(data)
-        return
     _fill_linux(config, privileged, sysctls, network, ipc, pid, groups, policy)
-
-
-_LINUX_SHAPES: dict[tuple[bool, int, int, int], bytes] = {}  # at most 2 * 2 * 2 * 3 keys
 
 
 def _fill_linux(

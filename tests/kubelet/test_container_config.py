@@ -493,6 +493,9 @@ def _quick_cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
         "volume_paths": st.just({"p": "E:\\pvc", "e": "D:\\e"}),
         "image_username": st.sampled_from(["ContainerAdministrator", "u"]),
         "image_ref": st.just("sha256:1"), "attempt": st.just(3),
+        # roots with and without a drive (make_absolute_path), and ones normpath changes
+        "node": st.sampled_from(["D:\\k", "\\k", "k\\", "C:", "C:\\a\\..\\k"]).map(
+            lambda root: kw.NodeContext(kubelet_root=root)),
         "services": st.just([{"metadata": {"name": "db", "namespace": "default"},
                               "spec": {"clusterIP": "10.96.0.9", "ports": [{"port": 5432}]}}]),
     }))

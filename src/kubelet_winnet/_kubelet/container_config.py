@@ -796,6 +796,9 @@ class ContainerBuilder:
     read once: building every container's config costs each container once (``run``
     builds them all), not once per container."""
 
+    __slots__ = ("_built", "_facts", "_host_process", "_index", "identity", "minor", "node",
+                 "services", "view")
+
     def __init__(
         self, view: PodView, node: NodeContext, minor: int, services: tuple[Service, ...] = ()
     ) -> None:
@@ -1168,7 +1171,7 @@ def _quick_env(
     return env, left
 
 
-def _quick_non_root(spec: dict[str, Any], container: dict[str, Any]) -> bool:
+def _quick_non_root(spec: Mapping[str, Any], container: dict[str, Any]) -> bool:
     """Whether the effective ``runAsNonRoot`` is true (:func:`_effective_non_root`'s
     checks)."""
     non_root = None
@@ -1212,6 +1215,9 @@ def _quick_mounts(
     else:
         pod_dir = join_path(root, "pods", uid)
         extendable = is_extendable(pod_dir)
+    # make_absolute_path leaves a path with a colon as it is: so every path under a
+    # pod directory that has one (C:\var\lib\kubelet\...)
+    absolute = ":" in pod_dir
     volumes: dict[str, tuple[str, Mapping[str, Any]]] = {}
     entries = spec.get("volumes")
     if entries is not None:
@@ -1274,35 +1280,56 @@ def _quick_mounts(
                 container_path = make_absolute_path(container_path)
             mounts.append((container_path, host_path, read_only or must_read_only))
     if mount_hosts:
-        hosts = f"{pod_dir}\\etc-hosts" if extendable else join_path(root, "pods", uid, "etc-hosts")
-        mounts.append((WINDOWS_ETC_HOSTS_PATH, make_absolute_path(hosts), False))
+        if extendable:
+            hosts = f"{pod_dir}\\etc-hosts"
+            if not absolute:
+                hosts = make_absolute_path(hosts)
+        else:
+            hosts = make_absolute_path(join_path(root, "pods", uid, "etc-hosts"))
+        mounts.append((WINDOWS_ETC_HOSTS_PATH, hosts, False))
     # termination_log_id is eight hex digits (check_termination_log_id): a plain part
-    host = (
-        f"{pod_dir}\\containers\\{container_name}\\{termination_log_id}"
-        if extendable and is_plain_part(container_name)
-        else join_path(root, "pods", uid, "containers", container_name, termination_log_id)
-    )
-    mounts.append((make_absolute_path(termination_path), make_absolute_path(host), False))
+    if extendable and is_plain_part(container_name):
+        host = f"{pod_dir}\\containers\\{container_name}\\{termination_log_id}"
+        if not absolute:
+            host = make_absolute_path(host)
+    else:
+        host = make_absolute_path(
+            join_path(root, "pods", uid, "containers", container_name, termination_log_id)
+        )
+    mounts.append((make_absolute_path(termination_path), host, False))
     return mounts
 
 
 def _quick_pod(
     builder: ContainerBuilder, container_name: str
-) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool]:
+) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool,
+           bool]:
     """The container, its path prefix, ``hostNetwork``, the pod's and the container's
-    ``windowsOptions`` and ``HasWindowsHostProcessContainer``, from one pass over the
-    pod's containers with ``pod_facts``'s checks (which also cover ``find``'s)."""
+    ``windowsOptions``, ``HasWindowsHostProcessContainer`` and the effective
+    ``runAsNonRoot`` (:func:`_quick_non_root`), from one pass over the pod's containers
+    with ``pod_facts``'s checks (which also cover ``find``'s)."""
     view = builder.view
     spec = view.spec
-    spec_at = view.at("spec.")
+    spec_at = view.prefix + "spec."
     host_network = spec.get("hostNetwork")
     if host_network is None:
         host_network = False
     elif host_network is not True and host_network is not False:
         raise Unusual
     context = spec.get("securityContext")
-    pod_options = None if context is None else windows_options_in(context, spec_at, None)
-    pod_host_process = None if pod_options is None else pod_options.host_process
+    non_root: object = None
+    if context is None:
+        pod_options = None
+        pod_host_process = None
+    else:
+        raw = context.get("windowsOptions") if type(context) is dict else context
+        if raw is not None and type(raw) is not dict:
+            raise Unusual  # a securityContext or windowsOptions that is no dict
+        pod_options = windows_options_in(context, spec_at, None)
+        pod_host_process = None if pod_options is None else pod_options.host_process
+        non_root = context.get("runAsNonRoot")
+        if non_root is not None and non_root is not True and non_root is not False:
+            raise Unusual
     host_process = False
     found: tuple[dict[str, Any], str, WindowsOptions | None] | None = None
     for kind in CONTAINER_KINDS:
@@ -1314,25 +1341,39 @@ def _quick_pod(
         for index, entry in enumerate(entries):
             if type(entry) is not dict:
                 raise Unusual
-            name = plain_str(entry.get("name"))
+            name = entry.get("name")
+            if type(name) is not str:
+                name = plain_str(name)
             context = entry.get("securityContext")
-            options = (
-                None if context is None else windows_options_in(context, spec_at, (kind, index))
-            )
-            value = None if options is None else options.host_process
+            if context is None:
+                options = None
+                value = None
+            else:
+                raw = context.get("windowsOptions") if type(context) is dict else context
+                if raw is not None and type(raw) is not dict:
+                    raise Unusual
+                options = windows_options_in(context, spec_at, (kind, index))
+                value = None if options is None else options.host_process
             if (pod_host_process if value is None else value) is True:
                 host_process = True
             if found is None and name == container_name:
                 found = (entry, f"{spec_at}{kind}[{index}].", options)
+                if context is not None:
+                    flag = context.get("runAsNonRoot")
+                    if flag is not None:
+                        if flag is not True and flag is not False:
+                            raise Unusual
+                        non_root = flag
     if found is None:
         raise Unusual
     container, at, own = found
-    return container, at, host_network, pod_options, own, host_process
+    return container, at, host_network, pod_options, own, host_process, non_root is True
 
 
 def _indexed_pod(
     builder: ContainerBuilder, container_name: str
-) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool]:
+) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool,
+           bool]:
     """:func:`_quick_pod`'s answers from the builder's container index and rule facts
     (each read once per builder)."""
     found = builder.find(container_name)
@@ -1341,8 +1382,10 @@ def _indexed_pod(
     facts, first = builder._read_facts()
     if builder._host_process is None:
         builder._host_process = builder._has_host_process()
-    return (found[0], found[1], facts.host_network, facts.windows_options,
-            first[container_name].windows_options, builder._host_process)
+    container = found[0]
+    return (container, found[1], facts.host_network, facts.windows_options,
+            first[container_name].windows_options, builder._host_process,
+            _quick_non_root(builder.view.spec, container))
 
 
 def _quick_security_context(
@@ -1372,6 +1415,9 @@ def _quick_security_context(
         target.host_process = True
 
 
+_TERMINAL_KEYS = frozenset({"stdin", "stdinOnce", "tty"})
+
+
 def _quick_config(
     builder: ContainerBuilder, container_name: str, attempt: int, image_ref: str | None,
     image_username: str, pod_ips: tuple[str, ...], volume_paths: Mapping[str, str],
@@ -1385,27 +1431,30 @@ def _quick_config(
         raise Unusual
     if not builder._built:
         # One container of this pod: one walk over its containers.
-        container, at, host_network, pod_options, own, host_process = _quick_pod(
+        container, at, host_network, pod_options, own, host_process, non_root = _quick_pod(
             builder, container_name
         )
         builder._built = True
     else:
         # Several (PodRequests): the index and facts read once per pod, as the general
         # builder does, so that n containers cost n, not n walks of n.
-        container, at, host_network, pod_options, own, host_process = _indexed_pod(
-            builder, container_name
+        container, at, host_network, pod_options, own, host_process, non_root = (
+            _indexed_pod(builder, container_name)
         )
     identity = builder.identity
     if identity is None:
-        namespace = metadata.get("namespace")
+        name, namespace, uid = (
+            metadata.get("name"), metadata.get("namespace"), metadata.get("uid")
+        )
         identity = builder.identity = (
-            plain_str(metadata.get("name")),
-            "default" if namespace is None else plain_str(namespace),
-            plain_str(metadata.get("uid")),
+            name if type(name) is str else plain_str(name),
+            "default" if namespace is None
+            else namespace if type(namespace) is str else plain_str(namespace),
+            uid if type(uid) is str else plain_str(uid),
         )
     name, namespace, uid = identity
     env, left = _quick_env(builder, container, at, identity, pod_ips)
-    if _quick_non_root(spec, container):
+    if non_root:
         verify_run_as_non_root(view, container, at, image_username, identity)
     config = api_pb2.ContainerConfig()
     metadata_part = config.metadata
@@ -1419,32 +1468,34 @@ def _quick_config(
     image_spec.image = image if image_ref is None else image_ref
     if minor >= 30:
         image_spec.user_specified_image = image
-    for key, target in (("command", config.command), ("args", config.args)):
-        parts = container.get(key)
-        if parts is None:
-            continue
-        if type(parts) is not list:
-            raise Unusual
-        values = []
-        for part in parts:
-            if type(part) is not str:
+    command, arguments = get("command"), get("args")
+    if command is not None or arguments is not None:
+        for parts, target in ((command, config.command), (arguments, config.args)):
+            if parts is None:
+                continue
+            if type(parts) is not list:
                 raise Unusual
-            if "$" in part:
-                part = _quick_expand(part, env, left)
-            size = utf8_len(part)
-            if size > left:
-                raise Unusual
-            left -= size
-            values.append(part)
-        target.extend(values)
+            values = []
+            for part in parts:
+                if type(part) is not str:
+                    raise Unusual
+                if "$" in part:
+                    part = _quick_expand(part, env, left)
+                size = len(part) if part.isascii() else utf8_len(part)
+                if size > left:
+                    raise Unusual
+                left -= size
+                values.append(part)
+            target.extend(values)
     working_dir = get("workingDir")
     if working_dir is not None:
         config.working_dir = plain_str(working_dir)
-    envs = config.envs
-    for key, item in env.items():
-        pair = envs.add()
-        pair.key = key
-        pair.value = item
+    if env:
+        envs = config.envs
+        for key, item in env.items():
+            pair = envs.add()
+            pair.key = key
+            pair.value = item
     labels = config.labels
     labels[POD_NAME_LABEL] = name
     labels[POD_NAMESPACE_LABEL] = namespace
@@ -1463,11 +1514,13 @@ def _quick_config(
     if type(policy) is not str:
         policy = plain_str(policy)
     annotations[TERMINATION_POLICY_ANNOTATION] = policy or "File"
-    deletion = _plain_int64(metadata.get("deletionGracePeriodSeconds"))
+    deletion = metadata.get("deletionGracePeriodSeconds")
     if deletion is not None:
-        annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
-    grace = _plain_int64(spec.get("terminationGracePeriodSeconds"))
-    annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+        annotations[DELETION_GRACE_ANNOTATION] = str(_plain_int64(deletion))
+    grace = spec.get("terminationGracePeriodSeconds")
+    annotations[TERMINATION_GRACE_ANNOTATION] = (
+        "30" if grace is None else str(_plain_int64(grace))
+    )
     lifecycle = container.get("lifecycle")
     if lifecycle is not None:
         if type(lifecycle) is not dict:
@@ -1496,13 +1549,15 @@ def _quick_config(
         if read_only:
             mount.readonly = True
     config.log_path = f"{container_name}\\{attempt}.log"
-    # stdin, stdinOnce and tty: set when true (false is proto3's default)
-    if get("stdin") is not None and plain_flag(get("stdin")):
-        config.stdin = True
-    if get("stdinOnce") is not None and plain_flag(get("stdinOnce")):
-        config.stdin_once = True
-    if get("tty") is not None and plain_flag(get("tty")):
-        config.tty = True
+    # stdin, stdinOnce and tty: set when true (false is proto3's default); most
+    # containers have none of them, which one key-set test in C finds
+    if not _TERMINAL_KEYS.isdisjoint(container):
+        if plain_flag(get("stdin")):
+            config.stdin = True
+        if plain_flag(get("stdinOnce")):
+            config.stdin_once = True
+        if plain_flag(get("tty")):
+            config.tty = True
     windows = config.windows
     _quick_resources(windows.resources, container.get("resources"), builder.node, minor)
     _quick_security_context(windows.security_context, pod_options, own, image_username)
@@ -1573,14 +1628,26 @@ def container_config(
     """
     node = check_node(node)
     attempt = check_attempt(attempt)
-    ips = _check_args(container_name, image_ref, image_username, pod_ips, config_maps, secrets)
+    if (
+        type(container_name) is str and image_ref is None and type(image_username) is str
+        and not image_username and type(pod_ips) is tuple and not pod_ips
+        and config_maps is None and secrets is None
+    ):
+        ips: tuple[str, ...] = ()  # the defaults: nothing for _check_args to look at
+    else:
+        ips = _check_args(
+            container_name, image_ref, image_username, pod_ips, config_maps, secrets
+        )
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        quick_view(pod), node, profile.version.minor, read_services(services)
+        quick_view(pod), node, profile.version.minor,
+        () if services is None else read_services(services),
     )
     return builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips,
-        check_volume_paths(volume_paths), check_termination_log_id(termination_log_id),
+        {} if volume_paths is None else check_volume_paths(volume_paths),
+        termination_log_id if termination_log_id is DEFAULT_TERMINATION_LOG_ID
+        else check_termination_log_id(termination_log_id),
     )
 
 

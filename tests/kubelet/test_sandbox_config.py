@@ -176,7 +176,8 @@ def test_port_mappings_come_only_from_regular_containers(
 # --- TestNamespacesForPod (kuberuntime util) ------------------------------------------
 
 
-@given(host_ipc=st.booleans(), host_network=st.booleans(), host_pid=st.booleans(),
+@given(host_ipc=st.sampled_from([None, True, False]), host_network=st.booleans(),
+       host_pid=st.sampled_from([None, True, False]),
        share=st.sampled_from([None, True, False]))
 @example(host_ipc=False, host_network=False, host_pid=False, share=None).via(
     "TestNamespacesForPod: v1.Pod default namespaces -> POD, POD, CONTAINER")
@@ -184,16 +185,23 @@ def test_port_mappings_come_only_from_regular_containers(
     "TestNamespacesForPod: Host Namespaces -> NODE, NODE, NODE")
 @example(host_ipc=False, host_network=False, host_pid=False, share=True).via(
     "TestNamespacesForPod: Shared Process Namespace -> pid POD")
+@example(host_ipc=True, host_network=False, host_pid=None, share=None).via(
+    "hostIPC alone, the other fields left out")
+@example(host_ipc=None, host_network=False, host_pid=True, share=None).via(
+    "hostPID alone, the other fields left out")
+@example(host_ipc=None, host_network=False, host_pid=None, share=True).via(
+    "shareProcessNamespace alone, the other fields left out")
 def test_namespaces_for_pod(
-    host_ipc: bool, host_network: bool, host_pid: bool, share: bool | None
+    host_ipc: bool | None, host_network: bool, host_pid: bool | None, share: bool | None
 ) -> None:
     """kuberuntime/util NamespacesForPod: ipc NODE if hostIPC else POD; network NODE if
     hostNetwork else POD; pid NODE if hostPID, POD if shareProcessNamespace, else
-    CONTAINER; no user namespace on Windows."""
-    spec: dict[str, Any] = {"hostIPC": host_ipc, "hostNetwork": host_network,
-                            "hostPID": host_pid, "containers": [{"name": "c"}]}
-    if share is not None:
-        spec["shareProcessNamespace"] = share
+    CONTAINER; no user namespace on Windows. A field left out is false."""
+    spec: dict[str, Any] = {"hostNetwork": host_network, "containers": [{"name": "c"}]}
+    for key, value in (("hostIPC", host_ipc), ("hostPID", host_pid),
+                       ("shareProcessNamespace", share)):
+        if value is not None:
+            spec[key] = value
     options = kw.pod_sandbox_config(pod(spec)).linux.security_context.namespace_options
     node, pod_mode = api_pb2.NODE, api_pb2.POD
     assert options.ipc == (node if host_ipc else pod_mode)

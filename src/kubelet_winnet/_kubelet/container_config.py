@@ -1296,8 +1296,16 @@ def _quick_mounts(
         host = make_absolute_path(
             join_path(root, "pods", uid, "containers", container_name, termination_log_id)
         )
-    mounts.append((make_absolute_path(termination_path), host, False))
+    mounts.append((
+        _DEFAULT_TERMINATION_PATH if termination_path == "/dev/termination-log"
+        else make_absolute_path(termination_path),
+        host, False,
+    ))
     return mounts
+
+
+# MakeAbsolutePath of the default terminationMessagePath, where most containers keep it
+_DEFAULT_TERMINATION_PATH = make_absolute_path("/dev/termination-log")
 
 
 def _quick_pod(

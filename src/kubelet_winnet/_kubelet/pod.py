@@ -577,7 +577,8 @@ def _windows_options_in(
         raise InvalidPodError(_path(at, container, _OPTIONS + "runAsUserName"), _NOT_UTF8)
     if gmsa is not None and not gmsa.isascii() and not is_utf8(gmsa):
         raise InvalidPodError(_path(at, container, _OPTIONS + "gmsaCredentialSpec"), _NOT_UTF8)
-    return _option_set(user, gmsa_name, gmsa, host_process)
+    found = _OPTION_SETS.get((user, gmsa_name, gmsa, host_process))
+    return found if found is not None else _option_set(user, gmsa_name, gmsa, host_process)
 
 
 def _option_set(

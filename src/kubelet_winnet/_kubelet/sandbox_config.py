@@ -681,13 +681,16 @@ def _quick_containers(
             if type(entry) is not dict:
                 raise Unusual
             get = entry.get
-            name = plain_str(get("name"))
+            name = get("name")
+            if type(name) is not str:
+                name = plain_str(name)
             context = get("securityContext")
             options = None
             if context is not None:
                 if type(context) is not dict:
                     raise Unusual
-                if plain_flag(context.get("privileged")):
+                flag = context.get("privileged")
+                if flag is not None and plain_flag(flag):
                     privileged = True
                 if context.get("windowsOptions") is not None:
                     options = windows_options_in(context, "", (kind, index))  # unreported
@@ -700,6 +703,7 @@ def _quick_containers(
 
 
 _TAIL_MAX = 256  # entries; bounded: namespaces come from the input
+_RARE_SPEC_KEYS = frozenset({"runtimeClassName", "hostIPC", "hostPID", "shareProcessNamespace"})
 _TAIL_BYTES_MAX = 4096  # longer tails (long credential specs) are built, not kept
 
 
@@ -712,22 +716,34 @@ def _quick_sandbox(
     if type(spec) is not dict or type(metadata) is not dict:
         raise Unusual
     meta = metadata.get
-    name = plain_str(meta("name"))
-    namespace = meta("namespace")
-    namespace = "default" if namespace is None else plain_str(namespace)
-    uid = plain_str(meta("uid"))
+    name, namespace, uid = meta("name"), meta("namespace"), meta("uid")
+    if type(name) is not str:
+        name = plain_str(name)
+    if namespace is None:
+        namespace = "default"
+    elif type(namespace) is not str:
+        namespace = plain_str(namespace)
+    if type(uid) is not str:
+        uid = plain_str(uid)
     config = api_pb2.PodSandboxConfig()
-    for key, target in (("labels", config.labels), ("annotations", config.annotations)):
-        entries = meta(key)
-        if entries is None:
-            continue
+    labels = config.labels
+    entries = meta("labels")
+    if entries is not None:
         if type(entries) is not dict:
             raise Unusual
         for entry, item in entries.items():
             if type(entry) is not str or type(item) is not str:
                 raise Unusual
-            target[entry] = item
-    labels = config.labels
+            labels[entry] = item
+    entries = meta("annotations")
+    if entries is not None:
+        if type(entries) is not dict:
+            raise Unusual
+        annotations = config.annotations
+        for entry, item in entries.items():
+            if type(entry) is not str or type(item) is not str:
+                raise Unusual
+            annotations[entry] = item
     labels[POD_NAME_LABEL] = name
     labels[POD_NAMESPACE_LABEL] = namespace
     labels[POD_UID_LABEL] = uid
@@ -767,15 +783,16 @@ def _quick_sandbox(
             config.hostname = pod_hostname(view, name, namespace, node)
     config.log_directory = log_directory(node.pod_logs_dir, f"{namespace}_{name}_{uid}")
     privileged, containers = _quick_containers(config, spec, host_network)
-    if plain_str(get("runtimeClassName")):
-        runtime_handler(view, node)
-    ipc = api_pb2.NODE if plain_flag(get("hostIPC")) else api_pb2.POD
-    if plain_flag(get("hostPID")):
-        pid = api_pb2.NODE
-    elif plain_flag(get("shareProcessNamespace")):
-        pid = api_pb2.POD
-    else:
-        pid = api_pb2.CONTAINER
+    ipc, pid = api_pb2.POD, api_pb2.CONTAINER
+    if not _RARE_SPEC_KEYS.isdisjoint(spec):  # most pods set none: one key-set test in C
+        if plain_str(get("runtimeClassName")):
+            runtime_handler(view, node)
+        if plain_flag(get("hostIPC")):
+            ipc = api_pb2.NODE
+        if plain_flag(get("hostPID")):
+            pid = api_pb2.NODE
+        elif plain_flag(get("shareProcessNamespace")):
+            pid = api_pb2.POD
     decision = decide_sandbox(
         make_pod_facts(host_network, pod_options, containers), profile.sets_namespace_options
     )

@@ -77,6 +77,7 @@ from kubelet_winnet._kubelet.rules import (
     decide_container,
 )
 from kubelet_winnet._kubelet.sandbox_config import (
+    DEFAULT_NODE,
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
     POD_UID_LABEL,
@@ -1461,7 +1462,13 @@ def _quick_config(
             uid if type(uid) is str else plain_str(uid),
         )
     name, namespace, uid = identity
-    env, left = _quick_env(builder, container, at, identity, pod_ips)
+    if (
+        "env" in container or "envFrom" in container or builder.services
+        or "enableServiceLinks" in spec
+    ):
+        env, left = _quick_env(builder, container, at, identity, pod_ips)
+    else:  # what _quick_env gives a container with no variables of any kind
+        env, left = {}, MAX_EXPANDED_CONTAINER
     if non_root:
         verify_run_as_non_root(view, container, at, image_username, identity)
     config = api_pb2.ContainerConfig()
@@ -1567,7 +1574,11 @@ def _quick_config(
         if plain_flag(get("tty")):
             config.tty = True
     windows = config.windows
-    _quick_resources(windows.resources, container.get("resources"), builder.node, minor)
+    resources = get("resources")
+    if resources is None:
+        windows.resources.SetInParent()
+    else:
+        _quick_resources(windows.resources, resources, builder.node, minor)
     _quick_security_context(windows.security_context, pod_options, own, image_username)
     return config
 
@@ -1634,8 +1645,9 @@ def container_config(
     ``termination_log_id``: the termination log's file name, which the kubelet draws at
     random (``makeUID``); see docs/requests.md.
     """
-    node = check_node(node)
-    attempt = check_attempt(attempt)
+    node = DEFAULT_NODE if node is None else check_node(node)
+    if type(attempt) is not int or not 0 <= attempt <= 0xFFFFFFFF:
+        check_attempt(attempt)  # raises
     if (
         type(container_name) is str and image_ref is None and type(image_username) is str
         and not image_username and type(pod_ips) is tuple and not pod_ips

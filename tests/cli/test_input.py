@@ -592,8 +592,9 @@ def _kubectl_list(items: list[str], indent: str = "        ", newline: str = "\n
 def _item_lines(text: str, count: int, indent: str = "        ") -> list[int]:
     """1-based lines where the items of a :func:`_kubectl_list` text start."""
     lines = text.split("\n")
+    first = next(n for n, line in enumerate(lines) if '"items": [' in line) + 1
     return [n + 1 for n, line in enumerate(lines)
-            if line.rstrip("\r") == indent + "{"][:count]
+            if n >= first and line.rstrip("\r") == indent + "{"][:count]
 
 
 def _careful(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -615,23 +616,24 @@ _JSON_VALUES = st.recursive(
 
 @given(st.lists(st.dictionaries(st.sampled_from(["kind", "spec", "x", "a:b"]), _JSON_VALUES,
                                 min_size=1, max_size=4), min_size=1, max_size=5),
-       st.booleans(), st.booleans())
+       st.booleans(), st.booleans(), st.sampled_from(["        ", " ", ""]))
 @settings(max_examples=200, deadline=None)
 def test_list_items_in_kubectl_layout_read_as_the_stdlib_decoder_reads_them(
-    items: list[dict[str, Any]], ascii_only: bool, crlf: bool,
+    items: list[dict[str, Any]], ascii_only: bool, crlf: bool, indent: str,
 ) -> None:
-    """Every item of a List in kubectl's layout (LF or CRLF, escaped or raw Unicode) is
-    the value CPython's decoder gives for its text (types included: 1, 1.0 and true
-    stay apart), at the line where the item starts."""
+    """Every item of a List in kubectl's layout (LF or CRLF, escaped or raw Unicode,
+    items indented or at the start of their lines) is the value CPython's decoder gives
+    for its text (types included: 1, 1.0 and true stay apart), at the line where the
+    item starts."""
     texts = [json.dumps(item, indent=4, ensure_ascii=ascii_only) for item in items]
     newline = "\r\n" if crlf else "\n"
-    text = _kubectl_list(texts, newline=newline)
+    text = _kubectl_list(texts, indent=indent, newline=newline)
     found = read_source_text(text)
     assert [type(d).__name__ for d in found] == ["Document"] * len(items)
     assert [json.dumps(d.value) for d in found if isinstance(d, Document)] == [
         json.dumps(json.loads(t)) for t in texts
     ]
-    assert [d.line for d in found] == _item_lines(text, len(items))
+    assert [d.line for d in found] == _item_lines(text, len(items), indent)
 
 
 @pytest.mark.parametrize(("item", "line", "words"), [

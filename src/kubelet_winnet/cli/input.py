@@ -709,8 +709,9 @@ class _JsonReader:
         self._limits = limits
         self.consumed = False  # a value was yielded: no going back to YAML
         self._fast_failures = 0  # items the fast path could not read (see _fast_item)
-        self._fast_indent: str | None = None  # the items' indentation, and the line
-        self._fast_close = ""  # that closes one
+        self._fast_indent: str | None = None  # the items' indentation, the line that
+        self._fast_close = ""  # closes one, and the line break, indentation and brace
+        self._fast_open = "\x00"  # that open the next (never met before the first)
         self._escape_at = -1  # where the next backslash is (see _fast_item)
         self.document = 0  # the top-level value being read, 1-based: a List's items are its
 
@@ -892,6 +893,9 @@ class _JsonReader:
                 value, line, text = found
                 yield index, line, value, text
             index += 1
+            if self.buffer.startswith(",", self._pos):  # kubectl's layout: right after it
+                self._pos += 1
+                continue
             char = self._peek()
             if char == "]":
                 self._pos += 1
@@ -914,20 +918,28 @@ class _JsonReader:
         the value written back compactly: each dropped member takes at least one colon
         with it. Text with a \\u escape (which can spell a colon or a lone surrogate)
         or a digit run longer than the integer limit goes the careful way."""
-        self._peek()
         buffer = self.buffer
         pos = self._pos
-        line_start = buffer.rfind("\n", 0, pos) + 1
-        indent = buffer[line_start:pos]
-        if indent != self._fast_indent:
-            if not buffer.startswith("{", pos) or indent.strip(" \t"):
-                self._fast_failures = _FAST_GIVE_UP  # not one item per line: never again
+        if buffer.startswith(self._fast_open, pos):
+            # what _peek and the indentation test below would find: the brace of an item
+            # on its own line, indented as the last one
+            pos = self._pos = pos + len(self._fast_open) - 1
+        else:
+            self._peek()
+            buffer = self.buffer
+            pos = self._pos
+            line_start = buffer.rfind("\n", 0, pos) + 1
+            indent = buffer[line_start:pos]
+            if indent != self._fast_indent:
+                if not buffer.startswith("{", pos) or indent.strip(" \t"):
+                    self._fast_failures = _FAST_GIVE_UP  # not one item per line: never again
+                    return None
+                self._fast_indent = indent
+                self._fast_close = "\n" + indent + "}"
+                self._fast_open = "\n" + indent + "{"
+            elif not buffer.startswith("{", pos):
+                self._fast_failures = _FAST_GIVE_UP
                 return None
-            self._fast_indent = indent
-            self._fast_close = "\n" + indent + "}"
-        elif not buffer.startswith("{", pos):
-            self._fast_failures = _FAST_GIVE_UP
-            return None
         close = self._fast_close
         searched = pos
         while True:

@@ -51,21 +51,28 @@ def _configure_translate(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_translate(args: argparse.Namespace, session: Session) -> int:
-    import kubelet_winnet as api
+    from kubelet_winnet._kubelet.messages import sandbox_config_bytes
+    from kubelet_winnet._kubelet.pod import read_pod
+    from kubelet_winnet._kubelet.profile import kubelet_profile
+    from kubelet_winnet._kubelet.rules import decide_sandbox
     from kubelet_winnet.errors import SandboxConfigError
 
     if not check_profile(args, session):
         return session.status
+    # windows_sandbox_config's steps, the profile resolved once for the run and the
+    # message kept as its encoding until a format needs the message
+    profile = kubelet_profile(args.kubelet_version, args.feature_gates)
+    network = profile.sets_namespace_options
     writer = _TranslateWriter(args.output, session.out)
     inputs = InputNotes(session, args.max_bytes, "translate")
     for item in pods(args, session, inputs.document, inputs.bad):
         inputs.document(item.document)
         manifest = item.document.value
         try:
-            config = api.windows_sandbox_config(
-                manifest, kubelet_version=args.kubelet_version,
-                feature_gates=args.feature_gates,
-            )
+            decision = decide_sandbox(read_pod(manifest), network)
+            if decision.error is not None:
+                raise SandboxConfigError(decision.error, decision.error_rule or "")
+            config = sandbox_config_bytes(decision)
         except SandboxConfigError as exc:
             session.fail(EXIT_FINDINGS)
             writer.refused(item, f"Failed to create pod sandbox: {exc}")
@@ -81,8 +88,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.error(f"{item.where}: document {item.document.document}: {exc}")
             continue
         writer.config(item, config)
-        if item.pod.spec.get("hostNetwork") is True and not config.security_context.host_process:
-            profile = api.kubelet_profile(args.kubelet_version, args.feature_gates)
+        if item.pod.spec.get("hostNetwork") is True and not decision.host_process:
             session.note(
                 f"{item.where}: {item.pod.identity}: hostNetwork: true "
                 f"{profile.host_network_outcome}; the pod gets its own network namespace "
@@ -118,16 +124,20 @@ class _TranslateWriter:
                 f'{item.document.line},\n  "pod": {quote(item.pod.identity)},\n  '
                 f'{quote(key)}: {value}\n}}')
 
-    def config(self, item: Pod, config: Any) -> None:
+    def config(self, item: Pod, data: bytes) -> None:
+        """Write the ``WindowsPodSandboxConfig`` encoded as ``data`` (it has no maps, so
+        its encoding is the deterministic one)."""
+        from cri_api.runtime.v1 import api_pb2
+
         output = self._output
         if output == "json" and self._array is not None:
             # The few sandbox configs of a run recur on every pod: each is written once.
-            data = config.SerializeToString(deterministic=True)
             text = _CONFIG_JSON.get(data)
             if text is None:
                 from kubelet_winnet._kubelet.messages import message_json
 
-                text = json.dumps(message_json(config), indent=2)
+                message = api_pb2.WindowsPodSandboxConfig.FromString(data)
+                text = json.dumps(message_json(message), indent=2)
                 text = text.replace("\n", "\n  ")
                 if len(_CONFIG_JSON) >= 256:
                     _CONFIG_JSON.clear()
@@ -137,6 +147,8 @@ class _TranslateWriter:
         from google.protobuf import text_format
 
         from kubelet_winnet._kubelet.messages import message_json
+
+        config = api_pb2.WindowsPodSandboxConfig.FromString(data)
 
         if output == "yaml":
             record = self._record(item)

@@ -127,13 +127,12 @@ class _TranslateWriter:
     def config(self, item: Pod, data: bytes) -> None:
         """Write the ``WindowsPodSandboxConfig`` encoded as ``data`` (it has no maps, so
         its encoding is the deterministic one)."""
-        from cri_api.runtime.v1 import api_pb2
-
         output = self._output
         if output == "json" and self._array is not None:
             # The few sandbox configs of a run recur on every pod: each is written once.
             text = _CONFIG_JSON.get(data)
             if text is None:
+                from cri_api.runtime.v1 import api_pb2
                 from kubelet_winnet._kubelet.messages import message_json
 
                 message = api_pb2.WindowsPodSandboxConfig.FromString(data)
@@ -146,6 +145,7 @@ class _TranslateWriter:
             return
         from google.protobuf import text_format
 
+        from cri_api.runtime.v1 import api_pb2
         from kubelet_winnet._kubelet.messages import message_json
 
         config = api_pb2.WindowsPodSandboxConfig.FromString(data)

@@ -667,6 +667,21 @@ def test_bad_list_items_in_kubectl_layout(
     assert found[2].line == starts[2]
 
 
+@pytest.mark.parametrize(("lists", "refused"), [(97, False), (98, True)])
+def test_list_item_depth_at_the_limit(tmp_path: Path, lists: int, refused: bool) -> None:
+    """An item inside a List counts two levels of --max-depth (100) already: an item of
+    98 nested objects and arrays is read, one of 99 is refused, whichever path reads
+    it (the fast path proves depth by counting brackets)."""
+    item = '{\n    "kind": "Pod",\n    "x": ' + "[" * lists + "]" * lists + "\n}"
+    found = read(write(tmp_path, "l.json", _kubectl_list([item])))
+    assert len(found) == 1
+    if refused:
+        assert isinstance(found[0], BadInput)
+        assert "items[0]: nested deeper than 100 levels" in found[0].reason
+    else:
+        assert docs(found) == [json.loads(item)]
+
+
 def test_list_item_with_a_lone_surrogate_escape_reads_as_the_stdlib_reads_it(
     tmp_path: Path,
 ) -> None:

@@ -713,6 +713,9 @@ class _JsonReader:
         self._fast_close = ""  # closes one, and the line break, indentation and brace
         self._fast_open = "\x00"  # that open the next (never met before the first)
         self._escape_at = -1  # where the next backslash is (see _fast_item)
+        # The List item just yielded was proved no deeper than the limit (the fast path
+        # counts its brackets in the compact encoding it already made)
+        self.shallow = False
         self.document = 0  # the top-level value being read, 1-based: a List's items are its
 
     def _more(self, at_least: int = _CHUNK) -> bool:
@@ -885,6 +888,7 @@ class _JsonReader:
                 else self._fast_item(*fast)
             )
             if found is None:
+                self.shallow = False
                 found = self._value()
             if isinstance(found, _Refused):
                 found.reason = f"items[{index}]: {found.reason}"
@@ -967,8 +971,15 @@ class _JsonReader:
         except failure:
             self._fast_failures += 1
             return None
-        if text.count(":") != encode(value).count(b":"):
+        encoded = encode(value)
+        if text.count(":") != encoded.count(b":"):
             return None  # a repeated key: the careful way names it and its line
+        # Each level of nesting opens a bracket (strings may hold more): no more
+        # brackets than the limit, no deeper than it; for the others _json_documents
+        # measures the depth.
+        self.shallow = (
+            encoded.count(b"{") + encoded.count(b"[") <= self._limits.max_depth - 2
+        )
         line = self._line_at(pos)
         self._pos = end
         return value, line, text
@@ -1312,7 +1323,7 @@ def _json_documents(
             if not isinstance(value, dict):
                 yield BadInput(source, number, line,
                                f"items[{item}] is {_json_kind(value)}, not an object")
-            elif _too_deep(value, limits.max_depth - 2, text):
+            elif not reader.shallow and _too_deep(value, limits.max_depth - 2, text):
                 yield BadInput(source, number, line, f"items[{item}]: {_deep(limits)}")
             else:
                 yield Document(source, number, item, line, value,

@@ -372,9 +372,8 @@ class JsonArray:
 
     def add_text(self, text: str) -> None:
         """An element already written as ``json.dumps(element, indent=2)`` writes it."""
-        self._out.write("\n" if self._first else ",\n")
+        self._out.write(("\n" if self._first else ",\n") + text)  # one write, not two
         self._first = False
-        self._out.write(text)
 
     def close(self) -> None:
         self._out.write(("" if self._first else "\n") + self._tail)

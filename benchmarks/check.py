@@ -300,6 +300,14 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def count(text: str) -> int:
+    """A count of at least 1, for argparse (which reports the ValueError's type)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small inputs (CI smoke run)")
@@ -313,7 +321,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None,
                         help="write the inputs here and keep them")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
-    parser.add_argument("--pairs", type=int, default=None,
+    parser.add_argument("--pairs", type=count, default=None,
                         help="rounds of check, translate and json.load of the List "
                         "(default 3, 1 with --quick); the CPU ratios are the medians of "
                         "the ratios within a round")
@@ -321,7 +329,8 @@ def main() -> int:
     files = args.files or (200 if args.quick else 10_000)
     pods = args.pods or (2_000 if args.quick else 100_000)
     checkov = args.checkov or (checkov_in(args.checkov_venv) if args.checkov_venv else None)
-    rows = run(files, pods, checkov, args.keep, args.pairs or (1 if args.quick else 3))
+    pairs = args.pairs if args.pairs is not None else (1 if args.quick else 3)
+    rows = run(files, pods, checkov, args.keep, pairs)
     print(table(rows))
     if not checkov:
         print("\n(peer row not asked for: --checkov-venv DIR runs it; see docs/check.md)")

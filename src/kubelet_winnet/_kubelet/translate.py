@@ -16,10 +16,10 @@ from kubelet_winnet._kubelet.messages import (
 )
 from kubelet_winnet._kubelet.pod import is_utf8, read_pod
 from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-from kubelet_winnet._kubelet.rules import decide_container, decide_sandbox
+from kubelet_winnet._kubelet.rules import SandboxDecision, decide_container, decide_sandbox
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
-__all__ = ["windows_container_security_context", "windows_sandbox_config"]
+__all__ = ["accepted_decision", "windows_container_security_context", "windows_sandbox_config"]
 
 
 def windows_sandbox_config(
@@ -36,10 +36,17 @@ def windows_sandbox_config(
     for arguments of the wrong type.
     """
     profile = kubelet_profile(kubelet_version, feature_gates)
-    decision = decide_sandbox(read_pod(pod), profile.sets_namespace_options)
+    return sandbox_config_message(accepted_decision(pod, profile.sets_namespace_options))
+
+
+def accepted_decision(pod: object, sets_namespace_options: bool) -> SandboxDecision:
+    """The kubelet's decision for ``pod`` under a resolved profile, or its
+    ``SandboxConfigError``: what :func:`windows_sandbox_config` encodes, for callers that
+    resolve the profile once for many pods (``translate``)."""
+    decision = decide_sandbox(read_pod(pod), sets_namespace_options)
     if decision.error is not None:
         raise SandboxConfigError(decision.error, decision.error_rule or "")
-    return sandbox_config_message(decision)
+    return decision
 
 
 def windows_container_security_context(

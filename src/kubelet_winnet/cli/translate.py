@@ -52,15 +52,14 @@ def _configure_translate(parser: argparse.ArgumentParser) -> None:
 
 def _run_translate(args: argparse.Namespace, session: Session) -> int:
     from kubelet_winnet._kubelet.messages import sandbox_config_bytes
-    from kubelet_winnet._kubelet.pod import read_pod
     from kubelet_winnet._kubelet.profile import kubelet_profile
-    from kubelet_winnet._kubelet.rules import decide_sandbox
+    from kubelet_winnet._kubelet.translate import accepted_decision
     from kubelet_winnet.errors import SandboxConfigError
 
     if not check_profile(args, session):
         return session.status
-    # windows_sandbox_config's steps, the profile resolved once for the run and the
-    # message kept as its encoding until a format needs the message
+    # windows_sandbox_config with the profile resolved once for the run, the message
+    # kept as its encoding until a format needs the message
     profile = kubelet_profile(args.kubelet_version, args.feature_gates)
     network = profile.sets_namespace_options
     writer = _TranslateWriter(args.output, session.out)
@@ -69,9 +68,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
         inputs.document(item.document)
         manifest = item.document.value
         try:
-            decision = decide_sandbox(read_pod(manifest), network)
-            if decision.error is not None:
-                raise SandboxConfigError(decision.error, decision.error_rule or "")
+            decision = accepted_decision(manifest, network)
             config = sandbox_config_bytes(decision)
         except SandboxConfigError as exc:
             session.fail(EXIT_FINDINGS)

@@ -208,6 +208,22 @@ def test_a_file_without_objects_gets_a_note_and_exit_0(
     assert f"kubelet-winnet: note: no Kubernetes objects in {path}\n" in err
 
 
+@pytest.mark.parametrize("command", ["check", "translate", "explain"])
+def test_a_pod_without_api_version_is_not_said_to_be_missing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """A Pod the command read and acted on is an object of the file, apiVersion or not:
+    no "no Kubernetes objects" note beside its output."""
+    path = tmp_path / "pod.json"
+    path.write_text('{"kind": "Pod", "metadata": {"name": "web"}, "spec": '
+                    '{"nodeSelector": {"kubernetes.io/os": "windows"}, '
+                    '"containers": [{"name": "c", "image": "i"}]}}', encoding="utf-8")
+    _, out, err = run_main(capsys, command, str(path))
+    acted = "1 pod in 1 file checked" if command == "check" else "Pod/web"
+    assert acted in out + err
+    assert "no Kubernetes objects" not in err
+
+
 # --- 7. a Helm template on stdin gets the same note as from a file ------------------------
 
 

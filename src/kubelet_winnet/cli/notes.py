@@ -43,7 +43,9 @@ class InputNotes:
         kind = value.get("kind")
         if type(kind) is not str:
             kind = None
-        elif source not in self.with_objects and isinstance(value.get("apiVersion"), str):
+        elif source not in self.with_objects and (
+            isinstance(value.get("apiVersion"), str) or kind in _POD_KINDS
+        ):  # a pod without apiVersion is still read, translated and checked
             self.with_objects.add(source)
         if kind == "RuntimeClass" and len(self.runtime_classes) < 10_000:
             metadata = value.get("metadata")

@@ -243,14 +243,3 @@ def test_explain_says_once_that_1_38_is_a_release_candidate(
         assert step.startswith(f"  step gates: kubelet {version}"
                                + (" (a release candidate, due 2026-12-16): " if noted else ": "))
     assert out.count("release candidate") == (2 if noted else 0)  # once per pod, no more
-
-
-def test_kubelet_version_help_names_the_release_candidate(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    with pytest.raises(SystemExit):
-        main(["explain", "--help"])
-    out = " ".join(capsys.readouterr().out.split())
-    assert ("--kubelet-version KUBELET_VERSION kubelet release, 1.26 to 1.38 (default 1.32: "
-            "the newest kubelet that sends hostNetwork to the runtime; KEP-3503 was withdrawn "
-            "in 1.33; as of 2026-12-04, 1.38 is a release candidate, due 2026-12-16)") in out

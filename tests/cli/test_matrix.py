@@ -138,6 +138,13 @@ def test_markdown_merges_versions_where_the_timeline_changes(
     assert ("| no HostProcess, hostNetwork: true | sends NODE; containerd: pod network | "
             "sends no namespace_options; containerd: pod network |") in out
     assert f"`{UNRECOGNIZED}`" in out and f"`{POD_FALSE}`" in out
+    # The legend says the two halves of a cell apart (cri-and-hcn.md: containerd reads
+    # host_process alone).
+    legend = " ".join(out.split("### ")[0].split())
+    assert ("Each cell says what the kubelet puts in `WindowsPodSandboxConfig.security_context`, "
+            "then what the pod gets on containerd: ") in legend
+    assert ("containerd takes the host network from `host_process` alone, so a pod sent `NODE` "
+            "still gets a pod network unless it is HostProcess.") in legend
 
 
 # admission-and-distribution.md, "Updates, 2026-12-04": 1.35 (2025-12-17), 1.36

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._lint.rules import (
-    HYPERV_HANDLERS,
     RULES,
     RULES_BY_ID,
     Finding,
@@ -61,6 +60,11 @@ from kubelet_winnet.errors import (
     SandboxConfigError,
     UnsupportedVersionError,
 )
+from kubelet_winnet.runtime._releases import (
+    HYPERV_HANDLERS,
+    runtime_name,
+    shim_has_hyperv_host_process,
+)
 
 if TYPE_CHECKING:
     from kubelet_winnet.cli.session import Session
@@ -78,12 +82,6 @@ __all__ = [
 # What becomes of spec.hostNetwork on the node.
 EFFECTS = ("not-requested", "applied", "ignored", "unknown", "refused", "not-modelled",
            "no-network")
-
-
-def runtime_name(runtime: str) -> str:
-    """``containerd://1.7.20`` -> ``containerd``; ``""`` when the node reports none."""
-    name, sep, _ = runtime.partition("://")
-    return name if sep else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +318,7 @@ class Auditor:
                                "under a Hyper-V handler the pod has no network; ")
         if handler not in HYPERV_HANDLERS:
             return "applied", ""
-        if _shim_has_hyperv_host_process(runtime):
+        if shim_has_hyperv_host_process(runtime):
             return "no-network", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)} with the "
                                   "hcsshim of this containerd: no network at all; ")
         return "unknown", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)}: no network with "
@@ -356,20 +354,6 @@ class Auditor:
             if len(self._reach) < 4096:
                 self._reach[kubelet] = reach
         return reach
-
-
-def _shim_has_hyperv_host_process(runtime: str) -> bool:
-    """Whether containerd ``runtime`` ships a shim with hcsshim PR #2531: containerd builds
-    containerd-shim-runhcs-v1.exe from script/setup/runhcs-version, v0.15.0-rc.3 from
-    2.3.3 and 2.4.0-beta.0 on (2.3.0-2.3.2: rc.1; 2.2: v0.14)."""
-    import re
-
-    name, _, version = runtime.partition("://")
-    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", version)
-    if name != "containerd" or match is None:
-        return False
-    major, minor, patch = (int(part) for part in match.groups())
-    return (major, minor) >= (2, 4) or ((major, minor) == (2, 3) and patch >= 3)
 
 
 def _text(node: object, key: str) -> str:

@@ -316,7 +316,7 @@ HYPERV_NOTE = (
     "HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` request "
     "whatever the pod's RuntimeClass, but a handler with `SandboxIsolation = 1` (containerd's "
     "`runhcs-wcow-hypervisor`) and hcsshim v0.15.0-rc.2 or later (the shim of containerd "
-    "2.3.3+ and 2.4.0-beta.0; hcsshim PR #2531, merged as b07af140d) run the pod in a utility "
+    "2.3.3+ and 2.4; hcsshim PR #2531, merged as b07af140d) run the pod in a utility "
     "VM with no network at all, since containerd gives a HostProcess pod no network "
     "namespace. `kubelet-winnet check` reports it as host-process-hyperv-no-network."
 )

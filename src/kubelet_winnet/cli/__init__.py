@@ -59,11 +59,11 @@ COMMAND_MODULES: dict[str, tuple[str, str]] = {
     "run": ("run", "send a CRI runtime what the kubelet would send for each pod "
             "(RunPodSandbox, then CreateContainer and StartContainer per container); "
             "--dry-run prints the requests"),
+    "policy": ("policy", "print a ValidatingAdmissionPolicy and binding that warn at kubectl "
+               "apply time about hostNetwork a Windows pod ignores"),
     "node": ("node", "one Windows node judged by its own files (containerd, CNI, kubelet, "
              "kube-proxy, netsh port ranges, the Node object): what each class of pod gets "
              "there, and findings"),
-    "policy": ("policy", "print a ValidatingAdmissionPolicy and binding that warn at kubectl "
-               "apply time about hostNetwork a Windows pod ignores"),
 }
 
 

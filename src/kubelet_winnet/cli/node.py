@@ -252,7 +252,7 @@ def _ignored(files: NodeFiles, flags: list[str]) -> dict[str, str]:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH",
+    parser.add_argument("node_paths", nargs="*", metavar="PATH",
                         help="a directory of one node's files, or the files: containerd "
                         "config.toml, CNI .conf/.conflist, KubeletConfiguration and "
                         "KubeProxyConfiguration YAML, kubelet or kube-proxy flags, netsh "
@@ -313,12 +313,12 @@ def _run(args: argparse.Namespace, session: Session) -> int:
                           + (f"; did you mean {near}?" if near else ""))
     if not 1 <= args.host_port <= 65535:
         session.error(f"--host-port: {args.host_port} is not a port (1 to 65535)")
-    if not args.paths:
+    if not args.node_paths:
         session.error("node: name a directory of one node's files, or the files")
     if session.status == EXIT_BAD_INPUT:
         return session.status
 
-    files = read_node(args.paths, limits_of(args))
+    files = read_node(args.node_paths, limits_of(args))
     session.files = files.files
     for problem in files.errors:
         session.error(str(problem))

@@ -67,6 +67,7 @@ from kubelet_winnet.runtime._releases import (
 )
 
 if TYPE_CHECKING:
+    from kubelet_winnet.cli.nodefiles import NodeFiles
     from kubelet_winnet.cli.session import Session
 
 __all__ = [
@@ -111,6 +112,7 @@ class PodAudit:
     note: str
     findings: tuple[FindingRecord, ...]
     where: str
+    on_node: dict[str, Any] | None = None  # audit --node-config: cli.node.pod_on_node
 
     @property
     def sent(self) -> str:
@@ -141,6 +143,7 @@ class PodAudit:
                  "field": f.field, "ignored": f.ignored}
                 for f in self.findings
             ],
+            **({"onNode": self.on_node} if self.on_node is not None else {}),
         }
 
 
@@ -203,6 +206,7 @@ class Auditor:
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self._effects: dict[tuple[str | None, bool], bool] = {}
+        self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
 
     def node(self, obj: Mapping[str, Any]) -> Node:
         node = node_from(obj)
@@ -292,9 +296,18 @@ class Auditor:
             if raw:
                 ignored = ignored_rules(pod)
                 findings = tuple(_record(f, ignored.get(f.rule.id)) for f in raw)
+        on_node = None
+        if node_name in self.node_files:
+            from kubelet_winnet.cli.node import pod_on_node
+
+            judged = pod_on_node(obj, kubelet, self.feature_gates, self.runtime_classes,
+                                 self.node_files[node_name], runtime)
+            if judged is not None:
+                on_node, text = judged
+                note += f"{text}; "
         return PodAudit(
             namespace, name, node_name, kubelet, source, runtime, host_network, network,
-            host_process, refused, effect, note.removesuffix("; "), findings, where,
+            host_process, refused, effect, note.removesuffix("; "), findings, where, on_node,
         )
 
     def runtime_class(self, obj: Mapping[str, Any]) -> None:
@@ -605,6 +618,11 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
         help="--feature-gates of every kubelet, e.g. WindowsHostNetwork=false (nodes do "
         "not publish theirs)",
     )
+    parser.add_argument(
+        "--node-config", metavar="DIR",
+        help="a directory per node, named by node name, of the files kubelet-winnet node "
+        "reads: each pod's row then says what its network and hostPorts get on that node",
+    )
     parser.add_argument("-o", "--output", choices=("text", "json", "csv"), default="text",
                         help="text: a table per namespace with totals; json: every pod and "
                         "the totals; csv: one row per pod")
@@ -686,6 +704,10 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
                       "live API server")
         return session.status
     auditor = Auditor(args.kubelet_version, args.feature_gates)
+    if args.node_config is not None:
+        from kubelet_winnet.cli.node import node_configs
+
+        auditor.node_files = node_configs(args.node_config, session)
     writers: dict[str, Callable[[TextIO], _Writer]] = {
         "text": _TextWriter, "json": _JsonWriter, "csv": _CsvWriter,
     }

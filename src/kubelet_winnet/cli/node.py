@@ -425,3 +425,78 @@ def _junit(session: Session, name: str, kubelet: str, runtime: str, classes: lis
 
 
 COMMAND = Command("node", _configure, _run)
+
+
+# --- audit --node-config: one directory per node, joined with the cluster's pods ----------
+
+
+def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
+    """Each subdirectory of ``directory`` read as one node's files, keyed by its name
+    (the node's name); read errors go to ``session`` as one line each."""
+    import os
+
+    from kubelet_winnet.cli.nodefiles import read_node
+
+    try:
+        names = sorted(n for n in os.listdir(directory)
+                       if os.path.isdir(os.path.join(directory, n)))
+    except OSError as exc:
+        session.error(f"--node-config {directory}: cannot read: "
+                      f"{exc.strerror or type(exc).__name__}")
+        return {}
+    if not names:
+        session.error(f"--node-config {directory}: no directory per node in it")
+    found: dict[str, NodeFiles] = {}
+    for name in names[:10_000]:
+        files = read_node([os.path.join(directory, name)])
+        for problem in files.errors:
+            session.error(str(problem))
+        if files.node is not None and files.node.name != name:
+            session.note(f"--node-config {name}: its Node object is {files.node.name!r}; "
+                         f"the folder name {name!r} is used to join pods")
+        found[name] = files
+    return found
+
+
+def pod_on_node(obj: Any, kubelet: str, feature_gates: str | None,
+                runtime_classes: dict[str, str], files: NodeFiles, runtime: str,
+                ) -> tuple[dict[str, Any], str] | None:
+    """What one pod of the cluster gets on its node (JSON value, one sentence), or None
+    when the kubelet would not build its request (the audit row says why)."""
+    import dataclasses
+
+    from kubelet_winnet import NodeContext, run_pod_sandbox_request
+    from kubelet_winnet.errors import WinnetError
+    from kubelet_winnet.runtime import plan_pod_network
+
+    facts = files.facts()
+    if runtime and not facts.runtime:
+        facts = dataclasses.replace(facts, runtime=runtime)
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
+    handlers = dict(runtime_classes)
+    if isinstance(name, str) and name and name not in handlers:
+        handlers[name] = name  # a class not in the input: its name taken as the handler
+    try:
+        request = run_pod_sandbox_request(
+            obj, kubelet_version=kubelet, feature_gates=feature_gates,
+            node=NodeContext(runtime_handlers=handlers))
+        plan = plan_pod_network(request, facts)
+    except WinnetError:
+        return None
+    ports = [p for p in plan.ports if p.host_port > 0]
+    value = {
+        "handler": plan.handler, "isolation": plan.isolation, "network": plan.namespace,
+        "refused": plan.refused,
+        "hostPorts": [{"hostPort": p.host_port, "protocol": p.protocol, "outcome": p.outcome,
+                       "reason": p.reason} for p in ports],
+    }
+    if plan.refused:
+        text = f"on its node: {plan.refused}"
+    else:
+        text = f"on its node: {plan.isolation} isolation, network {plan.namespace}"
+        for port in ports:
+            text += f"; hostPort {port.host_port} {port.outcome}"
+            if port.outcome in ("dropped", "unknown"):
+                text += f" ({port.reason})"
+    return value, text

@@ -95,6 +95,14 @@ def test_containerd_that_cannot_load_the_file(capsys: pytest.CaptureFixture[str]
     assert [(f["rule"], f["line"]) for f in report["findings"]] == [("node-config-version", 1)]
     _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://2.0.0")
     assert report["findings"] == []
+    # containerd 1.x: a version 2 file with a version 1 plugin name ("invalid plugin key URI").
+    (tmp_path / "config.toml").write_text(
+        "version = 2\n\n[plugins.cri.cni]\nconf_dir = 'C:/k/cni'\n", encoding="utf-8")
+    _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://1.7.30")
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("node-config-version", 3)]
+    assert "invalid plugin key URI" in report["findings"][0]["message"]
+    _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://2.1.0")
+    assert report["findings"] == []
 
 
 def test_host_port_dropped_without_the_capability(capsys: pytest.CaptureFixture[str],

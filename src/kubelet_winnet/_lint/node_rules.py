@@ -29,8 +29,9 @@ NODE_RULES: tuple[Rule, ...] = (
          "a Windows kube-proxy mode other than kernelspace: a validation error, kube-proxy "
          "does not start"),
     Rule("node-config-version", Severity.ERROR,
-         "a containerd configuration schema version the node's containerd does not load: "
-         "containerd does not start"),
+         "a containerd configuration the node's containerd refuses to load (its schema "
+         "version, or a short plugin name in a version 2 file on 1.x): containerd does not "
+         "start"),
     Rule("node-option-removed", Severity.WARNING,
          "containerd 2.4 no longer reads bin_dir or enable_cdi: CNI plugins outside the "
          "default folder are not found and pods lose networking"),

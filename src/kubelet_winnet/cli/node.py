@@ -160,6 +160,12 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
                 f"containerd {line.name} loads schema versions up to "
                 f"{max(line.config_versions)}, this file is version {config.version}: "
                 "containerd does not start.", config.source, config.version_line)
+        if line is not None and line.line < (2, 0):
+            for key in config.short_plugin_keys:
+                add("node-config-version",
+                    f"containerd {line.name} refuses to start: {key.key} is no plugin id in a "
+                    f"version {config.version} file (\"invalid plugin key URI\"); use the "
+                    "io.containerd... id.", config.source, key.line)
         removed = config.version >= 3 and (line is None or line.line >= (2, 4))
         unknown = line is None
         if removed and config.bin_dir is not None:

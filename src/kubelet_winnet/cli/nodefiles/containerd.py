@@ -76,6 +76,9 @@ class ContainerdConfig:
     conf_dir: Setting | None
     enable_cdi: Setting | None
     sandbox_image: Setting | None
+    # Plugin tables named without a dot in a version 2+ file: containerd 1.x refuses them
+    # at start-up ("invalid plugin key URI", services/server/config/config.go ValidateV2).
+    short_plugin_keys: tuple[Setting, ...] = ()
 
     def handlers(self) -> dict[str, Isolation]:
         """The handlers the runtime registers: containerd's Windows defaults
@@ -215,7 +218,10 @@ def parse_containerd(text: str, source: str) -> ContainerdConfig:
     if default_name is not None and not isinstance(default_name.value, str):
         raise NodeConfigError(f"{source}:{default_name.line}",
                               "default_runtime_name must be a string")
+    short = tuple(Setting(key, _dotted(("plugins", key)), _line(lines, ("plugins", key)))
+                  for key in plugins if version >= 2 and "." not in key)
     return ContainerdConfig(
+        short_plugin_keys=short,
         source=source,
         version=version,
         version_line=version_line,

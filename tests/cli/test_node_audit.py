@@ -22,7 +22,8 @@ NODES = Path(__file__).resolve().parent.parent / "data" / "node" / "nodes"
 
 
 def node(name: str) -> dict[str, Any]:
-    return json.loads((NODES / name / "node.json").read_text(encoding="utf-8"))
+    loaded: dict[str, Any] = json.loads((NODES / name / "node.json").read_text(encoding="utf-8"))
+    return loaded
 
 
 def pod(name: str, node_name: str, *, host_process: bool = False) -> dict[str, Any]:
@@ -75,5 +76,5 @@ def test_node_config_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     status = main(["audit", "-f", str(dump), "--node-config", str(tmp_path)])
     _, err = capsys.readouterr()
     assert status == 2
-    assert [line for line in err.splitlines() if "error" in line][0].endswith(
+    assert next(line for line in err.splitlines() if "error" in line).endswith(
         "config.toml:1: not TOML: Invalid value")

@@ -66,7 +66,8 @@ def dump(path: Path) -> dict[str, Any]:
     done = subprocess.run([CONTAINERD, "-c", str(path), "config", "dump"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    return tomllib.loads(done.stdout)
+    loaded: dict[str, Any] = tomllib.loads(done.stdout)
+    return loaded
 
 
 def isolation(body: dict[str, Any]) -> str:

@@ -166,6 +166,15 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
                     f"containerd {line.name} refuses to start: {key.key} is no plugin id in a "
                     f"version {config.version} file (\"invalid plugin key URI\"); use the "
                     "io.containerd... id.", config.source, key.line)
+        if config.default_runtime_name is not None \
+                and config.default_handler not in config.handlers():
+            # ValidatePluginConfig (internal/cri/config/config.go) refuses to start.
+            add("node-config-version",
+                f"containerd refuses to start: default_runtime_name = "
+                f"{config.default_handler!r} names no runtime table it reads.",
+                config.source, config.default_runtime_name.line,
+                "no corresponding runtime configured in `containerd.runtimes` for "
+                "`containerd` `default_runtime_name`")
         removed = config.version >= 3 and (line is None or line.line >= (2, 4))
         unknown = line is None
         if removed and config.bin_dir is not None:
@@ -279,7 +288,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
                         "annotation ignore-check.kubelet-winnet.io/RULE does the same")
     parser.add_argument("--list-rules", action="store_true", help="list the node rules")
     parser.add_argument("--explain", metavar="RULE", help="print a node rule's page")
-    add_limit_arguments(parser)
+    from kubelet_winnet.cli.nodefiles import NODE_LIMITS
+
+    add_limit_arguments(parser, NODE_LIMITS.max_bytes)
     parser.epilog = exit_text(
         (0, "every file read; no finding at or above --fail-on"),
         (1, "a finding at or above --fail-on"),

@@ -27,9 +27,12 @@ from kubelet_winnet.cli.nodefiles.netsh import PortRanges, parse_netsh
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import CniNetwork, NodeFacts
 
-__all__ = ["MAX_FILES", "NodeFiles", "read_node"]
+__all__ = ["MAX_FILES", "NODE_LIMITS", "NodeFiles", "read_node"]
 
 MAX_FILES = 1000  # files looked at per node: a node's configuration is a handful
+# A node's files are kilobytes; the manifests' 256 MiB default would only let a wrong
+# path (a log, a disk image) take time.
+NODE_LIMITS = Limits(max_bytes=16 * 1024 * 1024)
 _DOCUMENTS = (".yaml", ".yml", ".json")
 
 
@@ -59,8 +62,10 @@ class NodeFiles:
         if self.node is not None:
             kwargs["runtime"] = self.node.runtime
         if self.containerd is not None:
-            kwargs["handlers"] = self.containerd.handlers()
-            kwargs["default_handler"] = self.containerd.default_handler
+            handlers = self.containerd.handlers()
+            kwargs["handlers"] = handlers
+            if self.containerd.default_handler in handlers:  # else containerd refuses to
+                kwargs["default_handler"] = self.containerd.default_handler  # start (a finding)
         return NodeFacts(
             cni=self.network,
             excluded_ports=tuple(r for r, _ in self.excluded.ranges) if self.excluded else (),
@@ -94,7 +99,7 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
     return out
 
 
-def _documents(path: str, found: NodeFiles, limits: Limits) -> None:
+def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> None:
     for item in read_source(path, limits):
         if isinstance(item, BadInput):
             where = f"{item.source}:{item.line}" if item.line else item.source
@@ -128,7 +133,7 @@ def _text_file(path: str, found: NodeFiles, limits: Limits) -> None:
     found.skipped.append(f"{path}: neither netsh output nor command-line flags")
 
 
-def read_node(paths: list[str], limits: Limits = DEFAULT_LIMITS) -> NodeFiles:
+def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
     """Read one node's files (directories searched); never raises for a bad file."""
     found = NodeFiles()
     for path in _files(paths, found):

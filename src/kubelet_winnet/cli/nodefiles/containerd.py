@@ -37,6 +37,7 @@ __all__ = ["ContainerdConfig", "RuntimeTable", "Setting", "parse_containerd", "r
 # Plugin ids whose `containerd.runtimes` tables are CRI runtime tables in some version.
 _RUNTIME_IDS = ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime")
 _IMAGES_ID = "io.containerd.cri.v1.images"
+_BARE_KEY = re.compile(r"([A-Za-z0-9_-]+)\s*=")
 _POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
 
 Key = tuple[str, ...]
@@ -121,6 +122,10 @@ def _key_lines(text: str) -> dict[Key, int]:
     for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
+            continue
+        bare = _BARE_KEY.match(stripped)
+        if bare is not None:  # most lines: no TOML parse needed
+            lines.setdefault((*table, bare[1]), number)
             continue
         try:
             if stripped.startswith("["):

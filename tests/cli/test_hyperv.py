@@ -6,7 +6,7 @@ Facts, verified at the sources (rule page host-process-hyperv-no-network): hcssh
 HostProcess pod whose handler sets SandboxIsolation = 1 in a utility VM without network;
 containerd's default config calls that handler runhcs-wcow-hypervisor and the process one
 runhcs-wcow-process; containerd builds its shim from hcsshim v0.15.0-rc.3 from 2.3.3 and
-2.4.0-beta.0 on, v0.15.0-rc.4 in 2.4.0 (issue 29 item 8), v0.15.0-rc.1 in 2.3.0-2.3.2.
+2.4.0-beta.0 on, v0.15.0-rc.4 in 2.4.0 (release notes, PR #14169), v0.15.0-rc.1 in 2.3.0-2.3.2.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ RUNHCS_AT_TAG = [
     ("2.3.3", "v0.15.0-rc.3"),  # go.mod still says rc.1: the shim is built from runhcs-version
     ("2.3.4", "v0.15.0-rc.3"),
     ("2.4.0-beta.0", "v0.15.0-rc.3"),
-    ("2.4.0", "v0.15.0-rc.4"),  # issue 29 item 8: released 2026-09-16 with rc.4
+    ("2.4.0", "v0.15.0-rc.4"),  # v2.4.0 release notes (PR #14169, 2026-09-16): rc.4
 ]
 # hcsshim tags and whether they carry PR #2531 (commit b07af140d).
 HAS_2531 = [("v0.14.1", False), ("v0.15.0-rc.1", False), ("v0.15.0-rc.2", True),

@@ -75,7 +75,7 @@ class PluginBehaviour:
 
 
 # Per plugin type, from the plugins' own sources (commits in the module docstring of the
-# rule pages; the facts are collected in the node-networking reference).
+# rule pages docs/rules/node-host-port-dropped.md).
 CNI_PLUGINS: Mapping[str, PluginBehaviour] = {
     "win-bridge": PluginBehaviour(
         "yes",

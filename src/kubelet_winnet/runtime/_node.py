@@ -74,8 +74,8 @@ class PluginBehaviour:
     source: str
 
 
-# Per plugin type, from the plugins' own sources (commits in the module docstring of the
-# rule pages docs/rules/node-host-port-dropped.md).
+# Per plugin type, from the plugins' own sources (each row's `source`; the user's view is
+# docs/rules/node-host-port-dropped.md).
 CNI_PLUGINS: Mapping[str, PluginBehaviour] = {
     "win-bridge": PluginBehaviour(
         "yes",

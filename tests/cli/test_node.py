@@ -158,3 +158,16 @@ def test_explain_and_list(capsys: pytest.CaptureFixture[str]) -> None:
         r.id for r in NODE_RULES]
     status, out, _ = command(capsys, "node", "--explain", "node-gate-locked")
     assert status == 0 and out.startswith("# node-gate-locked") and "#6925" in out
+
+
+def test_a_sig_windows_tools_flannel_node(capsys: pytest.CaptureFixture[str]) -> None:
+    """sig-windows-tools' HostProcess flannel set-up: WinOverlay=true (allowed, locked
+    true from 1.34), kernelspace, flannel declaring portMappings over sdnoverlay
+    (applies them): nothing to report, and the PowerShell argument array is read."""
+    status, report = findings(capsys, str(NODES / "sigwin-1"))
+    assert status == 0 and report["findings"] == []
+    classes = {c["class"]: c for c in report["podClasses"]}
+    assert classes["pod without RuntimeClass"]["ports"][0]["outcome"] == "applied"
+    # containerd 2.3.4's shim (hcsshim v0.15.0-rc.3) under its default Hyper-V handler.
+    hyperv = classes["HostProcess pod, Hyper-V (runhcs-wcow-hypervisor)"]
+    assert hyperv["network"] == "none"

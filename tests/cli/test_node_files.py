@@ -248,3 +248,17 @@ def test_input_layer_whitespace_then_bad_utf8(tmp_path: Path) -> None:
     (tmp_path / "10-net.conflist").write_bytes(b" \x80")
     found = read_node([str(tmp_path)])
     assert [e.where for e in found.errors] == [f"{tmp_path}/10-net.conflist:1"]
+
+
+def test_powershell_argument_array() -> None:
+    """sig-windows-tools' start.ps1 passes kube-proxy's flags as a PowerShell array."""
+    path = NODES / "sigwin-1" / "kube-proxy-args.ps1"
+    text = path.read_text(encoding="utf-8")
+    flags = parse_flags(text, str(path))
+
+    def line(needle: str) -> int:
+        return next(n for n, row in enumerate(text.splitlines(), 1) if needle in row)
+
+    assert flags.component == "kube-proxy"
+    assert flags.mode == ("kernelspace", line("--proxy-mode"))
+    assert flags.gates == {"WinOverlay": (True, line("--feature-gates"))}

@@ -118,7 +118,8 @@ def parse_flags(text: str, source: str, component: Component | None = None) -> C
         except ValueError as exc:
             raise NodeConfigError(f"{source}:{number}", f"cannot split the flags: {exc}") from None
         for index, word in enumerate(words):
-            match = _FLAG.fullmatch(word.strip("'\""))
+            # A PowerShell array ("--a=1", "--b=2") leaves a comma after each word.
+            match = _FLAG.fullmatch(word.rstrip(",").strip("'\""))
             if match is None:
                 continue
             value = match[2]

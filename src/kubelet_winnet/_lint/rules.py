@@ -29,7 +29,7 @@ from kubelet_winnet._lint.fields import (
     WINDOWS_SECURITY_CONTEXT_OPTIONS,
 )
 from kubelet_winnet._lint.targeting import PodObject, Target
-from kubelet_winnet.runtime._releases import HYPERV_HANDLERS, PROCESS_HANDLERS
+from kubelet_winnet.runtime._handlers import HYPERV_HANDLERS, PROCESS_HANDLERS
 
 __all__ = [
     "DOCS_URL",

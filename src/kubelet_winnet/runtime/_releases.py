@@ -14,6 +14,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kubelet_winnet.runtime._handlers import (
+    DEFAULT_RUNTIME_NAME,
+    HYPERV_HANDLERS,
+    PROCESS_HANDLERS,
+)
+
 __all__ = [
     "CONTAINERD_LINES",
     "CRI_RUNTIME_PLUGIN_IDS",
@@ -35,12 +41,6 @@ __all__ = [
 
 Version = tuple[int, int, int]
 
-# containerd's default Windows configuration (internal/cri/config/config_windows.go,
-# DefaultRuntimeConfig, unchanged from 1.7 to 2.4): the default runtime is process
-# isolated; "runhcs-wcow-hypervisor" sets SandboxIsolation = 1 (Hyper-V).
-DEFAULT_RUNTIME_NAME = "runhcs-wcow-process"
-HYPERV_HANDLERS = frozenset({"runhcs-wcow-hypervisor"})
-PROCESS_HANDLERS = frozenset({DEFAULT_RUNTIME_NAME})
 
 # hcsshim PR #2531 (commit b07af140d, 2026-05-22, "HostProcess containers with Hypervisor
 # Isolation"): first in v0.15.0-rc.2, not in rc.1 or v0.14.1 (git merge-base). Under

@@ -40,6 +40,7 @@ from kubelet_winnet._kubelet.rules import (
     WindowsOptions,
     decide_sandbox,
 )
+from kubelet_winnet._lint.node_rules import NODE_RULES, node_rule_page
 from kubelet_winnet._lint.rules import RULES, rule_page
 from kubelet_winnet.errors import InvalidRequestError
 from kubelet_winnet.runtime import (
@@ -236,6 +237,22 @@ def render_rule_page(rule_id: str) -> str:
             "scripts/render_docs.py: edit that file. -->\n" + rule_page(rule_id))
 
 
+def render_node_runtime_page(current: str) -> str:
+    """``docs/node-runtime.md`` with the runtime axis (``matrix --runtime``) between its
+    markers replaced."""
+    from kubelet_winnet.cli.node import render_runtime_markdown
+
+    start = current.index(BEGIN_TABLES) + len(BEGIN_TABLES)
+    end = current.index(END_TABLES, start)
+    return current[:start] + "\n" + render_runtime_markdown() + current[end:]
+
+
+def render_node_rule_page(rule_id: str) -> str:
+    """A node rule's page as the docs site shows it: the package's page, marked."""
+    return (f"<!-- Generated from src/kubelet_winnet/_lint/pages/{rule_id}.md by "
+            "scripts/render_docs.py: edit that file. -->\n" + node_rule_page(rule_id))
+
+
 # Every generated page: (path from the repository root, new text from the current text).
 PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/decision-table.md", lambda _current: render_decision_table()),
@@ -247,6 +264,11 @@ PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     # The check rules' pages: kept in the package (`check --explain RULE` prints them).
     *((f"docs/rules/{rule.id}.md", lambda _current, rule_id=rule.id: render_rule_page(rule_id))
       for rule in RULES),
+    ("docs/node-runtime.md", render_node_runtime_page),  # matrix --runtime
+    # The node command's rules (`node --explain RULE` prints them).
+    *((f"docs/rules/{rule.id}.md",
+       lambda _current, rule_id=rule.id: render_node_rule_page(rule_id))
+      for rule in NODE_RULES),
 )
 
 

@@ -276,6 +276,10 @@ ERROR_SAMPLES: list[tuple[BaseException, dict[str, object]]] = [
          "reason": "TARGET"},
     ),
     (
+        errors.NodeConfigError("config.toml:3", "version = 7, containerd reads 1 to 4"),
+        {"where": "config.toml:3", "reason": "version = 7, containerd reads 1 to 4"},
+    ),
+    (
         errors.HcnError(
             "HcnCreateNamespace", 0x80070005, "Access is denied.", {"Success": False}
         ),

@@ -21,12 +21,14 @@ def test_every_checked_in_page_is_up_to_date() -> None:
 
 
 def test_pages_cover_both_generated_documents() -> None:
+    from kubelet_winnet._lint.node_rules import NODE_RULES
     from kubelet_winnet._lint.rules import RULES
 
     assert {path for path, _ in PAGES} == {"docs/decision-table.md", "docs/runtime.md",
                                            "docs/versions.md", "docs/cli.md",
-                                           "docs/conformance.md", "docs/policy.md"} | {
-        f"docs/rules/{rule.id}.md" for rule in RULES}
+                                           "docs/conformance.md", "docs/policy.md",
+                                           "docs/node-runtime.md"} | {
+        f"docs/rules/{rule.id}.md" for rule in (*RULES, *NODE_RULES)}
 
 
 def test_runtime_page_embeds_the_runtime_tables() -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidPodError",
     "InvalidRequestError",
+    "NodeConfigError",
     "SandboxConfigError",
     "StateFileError",
     "UnsupportedVersionError",
@@ -139,6 +140,24 @@ class InvalidRequestError(WinnetError, ValueError):
 
     def __reduce__(self) -> tuple[type[InvalidRequestError], tuple[str, str]]:
         return (type(self), (self.field, self.reason))
+
+
+class NodeConfigError(WinnetError, ValueError):
+    """A node's configuration that cannot be read or planned with, at ``where``: a field
+    of [`NodeFacts`][kubelet_winnet.runtime.NodeFacts] (``excluded_ports[2]``) or a file
+    and line of a file copied off the node (``C:/k/config.toml:12``).
+
+    No upstream text: containerd, the kubelet and kube-proxy each refuse their own files
+    in their own words; this is the one error for any of them, e.g.
+    ``config.toml:3: version = 7, containerd reads schema versions 1 to 4``."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+    def __reduce__(self) -> tuple[type[NodeConfigError], tuple[str, str]]:
+        return (type(self), (self.where, self.reason))
 
 
 class HcnError(WinnetError, OSError):

@@ -72,7 +72,7 @@ def test_a_mistyped_command_gets_did_you_mean_like_a_mistyped_flag(
         main(["frobnicate"])
     assert capsys.readouterr().err == (
         "kubelet-winnet: error: unknown command 'frobnicate' (the commands: translate, "
-        "explain, check, audit, matrix, run, policy); see kubelet-winnet --help\n")
+        "explain, check, audit, matrix, run, policy, node); see kubelet-winnet --help\n")
 
 
 OTHER_COMMANDS = ("translate", "explain", "check", "audit", "matrix", "run", "policy")

@@ -6,7 +6,7 @@ Facts, verified at the sources (rule page host-process-hyperv-no-network): hcssh
 HostProcess pod whose handler sets SandboxIsolation = 1 in a utility VM without network;
 containerd's default config calls that handler runhcs-wcow-hypervisor and the process one
 runhcs-wcow-process; containerd builds its shim from hcsshim v0.15.0-rc.3 from 2.3.3 and
-2.4.0-beta.0 on, v0.15.0-rc.1 in 2.3.0-2.3.2.
+2.4.0-beta.0 on, v0.15.0-rc.4 in 2.4.0 (release notes, PR #14169), v0.15.0-rc.1 in 2.3.0-2.3.2.
 """
 
 from __future__ import annotations
@@ -94,8 +94,9 @@ def test_audit_says_no_network_where_the_shim_has_it(
     dump = {"apiVersion": "v1", "kind": "List", "items": [
         runtime_class("isolated", "runhcs-wcow-hypervisor"),
         node("n233", "containerd://2.3.3"), node("n240", "containerd://2.4.0-beta.0"),
+        node("n2400", "containerd://v2.4.0"),
         node("n232", "containerd://2.3.2"), node("n22", "containerd://2.2.7"),
-        *(host_process(f"on-{n}", "isolated", n) for n in ("n233", "n240", "n232", "n22")),
+        *(host_process(f"on-{n}", "isolated", n) for n in ("n233", "n240", "n2400", "n232", "n22")),
         host_process("plain", None, "n233"), host_process("elsewhere", "missing", "n233"),
     ]}
     status, out, _ = command(capsys, "audit", "-f", write(tmp_path / "dump.yaml", dump),
@@ -103,10 +104,11 @@ def test_audit_says_no_network_where_the_shim_has_it(
     assert status == 1
     effects = {p["name"]: p["hostNetworkEffect"] for p in json.loads(out)["pods"]}
     assert effects == {"on-n233": "no-network", "on-n240": "no-network",
+                       "on-n2400": "no-network",
                        "on-n232": "unknown", "on-n22": "unknown",
                        "plain": "applied", "elsewhere": "unknown"}
     status, out, _ = command(capsys, "audit", "-f", write(tmp_path / "dump.yaml", dump))
-    assert "2 with no network" in out
+    assert "3 with no network" in out
     assert "HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V RuntimeClass" in out
     row = next(line for line in out.splitlines() if line.startswith("on-n233 "))
     assert "NO-NETWORK" in row.split()

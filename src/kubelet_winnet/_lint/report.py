@@ -10,7 +10,7 @@ from typing import Any, Protocol, TextIO
 
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._describe import json_string as _quote
-from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Severity, rule_page
+from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Rule, Severity, rule_page
 from kubelet_winnet._lint.targeting import PodObject
 from kubelet_winnet._printable import printable
 
@@ -361,3 +361,76 @@ def report_writer(output: str, out: TextIO, options: Options | None = None) -> R
     writers: dict[str, type[_Base]] = {"json": _Json, "sarif": _Sarif, "junit": _Junit}
     writer: ReportWriter = writers.get(output, _Text)(out, options)  # type: ignore[assignment]
     return writer
+
+
+# --- the node command's findings (cli/node.py) --------------------------------------------
+# (rule, severity, message, file, line, ignore reason or None) per finding.
+NodeResult = tuple[Rule, Severity, str, str, int, "str | None"]
+
+
+def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int) -> str:
+    """A SARIF 2.1.0 log of one node's findings: the node rules as the driver's rules,
+    each finding at its file and line, ignored ones as suppressions, input errors as
+    tool execution notifications."""
+    from kubelet_winnet import __version__
+    from kubelet_winnet._lint.node_rules import NODE_RULES, node_rule_page
+
+    index = {rule.id: i for i, rule in enumerate(NODE_RULES)}
+    rules = [{"id": rule.id, "shortDescription": {"text": rule.summary},
+              "help": {"text": rule.summary, "markdown": node_rule_page(rule.id)},
+              "helpUri": rule.help_uri,
+              "defaultConfiguration": {"level": rule.severity.sarif_level}}
+             for rule in NODE_RULES]
+    out: list[dict[str, Any]] = []
+    for rule, severity, message, source, line, ignored in results:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(source or "node")}}
+        if line > 0:
+            physical["region"] = {"startLine": line}
+        result: dict[str, Any] = {
+            "ruleId": rule.id, "ruleIndex": index[rule.id], "level": severity.sarif_level,
+            "message": {"text": message}, "locations": [{"physicalLocation": physical}],
+        }
+        if ignored is not None:
+            result["suppressions"] = [{"kind": "inSource", "justification": ignored}]
+        out.append(result)
+    invocation: dict[str, Any] = {"executionSuccessful": status != 2}
+    if diagnostics:
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": text}, "descriptor": {"id": "input"}}
+            for text in diagnostics]
+    return json.dumps({
+        "$schema": SARIF_SCHEMA, "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "kubelet-winnet", "version": __version__,
+                                      "informationUri": PROJECT_URL, "rules": rules}},
+                  "results": out, "invocations": [invocation]}],
+    })
+
+
+def node_junit(node: str, results: list[NodeResult], threshold: Severity | None) -> str:
+    """JUnit XML of one node's findings: one test case per finding, failed at or above
+    ``threshold``, skipped when ignored; one passing case when there is none."""
+    cases: list[tuple[str, str]] = []
+    for rule, severity, message, source, line, ignored in results:
+        head = (f"<testcase classname={_quoteattr(node)} name={_quoteattr(rule.id)} "
+                f"file={_quoteattr(source)} line=\"{line}\"")
+        text = f"{source}:{line}: {severity.label}: {message}"
+        if ignored is not None:
+            cases.append(("skipped", f"{head}><skipped message={_quoteattr(ignored)}/>"
+                          "</testcase>"))
+        elif threshold is not None and severity >= threshold:
+            cases.append(("failure", f"{head}><failure message={_quoteattr(message)} "
+                          f"type={_quoteattr(severity.label)}>{_xml_escape(text)}</failure>"
+                          "</testcase>"))
+        else:
+            cases.append(("passed", f"{head}><system-out>{_xml_escape(text)}</system-out>"
+                          "</testcase>"))
+    if not cases:
+        cases.append(("passed", f"<testcase classname={_quoteattr(node)} name=\"node\"/>"))
+    failures = sum(1 for kind, _ in cases if kind == "failure")
+    skipped = sum(1 for kind, _ in cases if kind == "skipped")
+    attributes = f'tests="{len(cases)}" failures="{failures}" errors="0" skipped="{skipped}"'
+    body = "\n".join(case for _, case in cases)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites name="kubelet-winnet" {attributes}>\n'
+            f'<testsuite name="kubelet-winnet node" {attributes}>\n{body}\n'
+            "</testsuite>\n</testsuites>\n")

@@ -29,6 +29,7 @@ from kubelet_winnet._lint.fields import (
     WINDOWS_SECURITY_CONTEXT_OPTIONS,
 )
 from kubelet_winnet._lint.targeting import PodObject, Target
+from kubelet_winnet.runtime._handlers import HYPERV_HANDLERS, PROCESS_HANDLERS
 
 __all__ = [
     "DOCS_URL",
@@ -158,10 +159,6 @@ REASONS: tuple[Reason, ...] = (
 )
 REASONS_BY_ID: Mapping[str, Reason] = {reason.id: reason for reason in REASONS}
 
-# containerd's default Windows configuration names its Hyper-V handler so
-# (internal/cri/config/config_windows.go: "runhcs-wcow-hypervisor", SandboxIsolation 1).
-HYPERV_HANDLERS = frozenset({"runhcs-wcow-hypervisor"})
-PROCESS_HANDLERS = frozenset({"runhcs-wcow-process"})  # the default, process-isolated
 RULES_BY_ID: Mapping[str, Rule] = {rule.id: rule for rule in RULES}
 
 Path = tuple[str | int, ...]
@@ -531,7 +528,7 @@ def _hyperv(pod: PodObject, runtime_classes: Mapping[str, str]) -> list[Finding]
     handler = runtime_classes.get(name, name if name in HYPERV_HANDLERS else None)
     detail = (
         "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
-        "2.4.0-beta.0) run HostProcess containers under Hyper-V isolation inside the utility "
+        "2.4) run HostProcess containers under Hyper-V isolation inside the utility "
         "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
         "hostNetwork: true does not change that."
     )

@@ -61,6 +61,9 @@ COMMAND_MODULES: dict[str, tuple[str, str]] = {
             "--dry-run prints the requests"),
     "policy": ("policy", "print a ValidatingAdmissionPolicy and binding that warn at kubectl "
                "apply time about hostNetwork a Windows pod ignores"),
+    "node": ("node", "one Windows node judged by its own files (containerd, CNI, kubelet, "
+             "kube-proxy, netsh port ranges, the Node object): what each class of pod gets "
+             "there, and findings"),
 }
 
 

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._lint.rules import (
-    HYPERV_HANDLERS,
     RULES,
     RULES_BY_ID,
     Finding,
@@ -61,8 +60,14 @@ from kubelet_winnet.errors import (
     SandboxConfigError,
     UnsupportedVersionError,
 )
+from kubelet_winnet.runtime._releases import (
+    HYPERV_HANDLERS,
+    runtime_name,
+    shim_has_hyperv_host_process,
+)
 
 if TYPE_CHECKING:
+    from kubelet_winnet.cli.nodefiles import NodeFiles
     from kubelet_winnet.cli.session import Session
 
 __all__ = [
@@ -78,12 +83,6 @@ __all__ = [
 # What becomes of spec.hostNetwork on the node.
 EFFECTS = ("not-requested", "applied", "ignored", "unknown", "refused", "not-modelled",
            "no-network")
-
-
-def runtime_name(runtime: str) -> str:
-    """``containerd://1.7.20`` -> ``containerd``; ``""`` when the node reports none."""
-    name, sep, _ = runtime.partition("://")
-    return name if sep else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +112,7 @@ class PodAudit:
     note: str
     findings: tuple[FindingRecord, ...]
     where: str
+    on_node: dict[str, Any] | None = None  # audit --node-config: cli.node.pod_on_node
 
     @property
     def sent(self) -> str:
@@ -143,6 +143,7 @@ class PodAudit:
                  "field": f.field, "ignored": f.ignored}
                 for f in self.findings
             ],
+            **({"onNode": self.on_node} if self.on_node is not None else {}),
         }
 
 
@@ -205,6 +206,7 @@ class Auditor:
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self._effects: dict[tuple[str | None, bool], bool] = {}
+        self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
 
     def node(self, obj: Mapping[str, Any]) -> Node:
         node = node_from(obj)
@@ -299,9 +301,18 @@ class Auditor:
             if raw:
                 ignored = ignored_rules(pod)
                 findings = tuple(_record(f, ignored.get(f.rule.id)) for f in raw)
+        on_node = None
+        if node_name in self.node_files:
+            from kubelet_winnet.cli.node import pod_on_node
+
+            judged = pod_on_node(obj, kubelet, self.feature_gates, self.runtime_classes,
+                                 self.node_files[node_name], runtime)
+            if judged is not None:
+                on_node, text = judged
+                note += f"{text}; "
         return PodAudit(
             namespace, name, node_name, kubelet, source, runtime, host_network, network,
-            host_process, refused, effect, note.removesuffix("; "), findings, where,
+            host_process, refused, effect, note.removesuffix("; "), findings, where, on_node,
         )
 
     def runtime_class(self, obj: Mapping[str, Any]) -> None:
@@ -325,7 +336,7 @@ class Auditor:
                                "under a Hyper-V handler the pod has no network; ")
         if handler not in HYPERV_HANDLERS:
             return "applied", ""
-        if _shim_has_hyperv_host_process(runtime):
+        if shim_has_hyperv_host_process(runtime):
             return "no-network", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)} with the "
                                   "hcsshim of this containerd: no network at all; ")
         return "unknown", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)}: no network with "
@@ -371,20 +382,6 @@ def _not_modelled_runtime(name: str) -> str:
                 "modelled; ")
     return (f"{_cell(name, 40)}: only containerd's handling of a Windows pod's hostNetwork "
             "is modelled; ")
-
-
-def _shim_has_hyperv_host_process(runtime: str) -> bool:
-    """Whether containerd ``runtime`` ships a shim with hcsshim PR #2531: containerd builds
-    containerd-shim-runhcs-v1.exe from script/setup/runhcs-version, v0.15.0-rc.3 from
-    2.3.3 and 2.4.0-beta.0 on (2.3.0-2.3.2: rc.1; 2.2: v0.14)."""
-    import re
-
-    name, _, version = runtime.partition("://")
-    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", version)
-    if name != "containerd" or match is None:
-        return False
-    major, minor, patch = (int(part) for part in match.groups())
-    return (major, minor) >= (2, 4) or ((major, minor) == (2, 3) and patch >= 3)
 
 
 def _text(node: object, key: str) -> str:
@@ -636,6 +633,11 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
         help="--feature-gates of every kubelet, e.g. WindowsHostNetwork=false (nodes do "
         "not publish theirs)",
     )
+    parser.add_argument(
+        "--node-config", metavar="DIR",
+        help="a directory per node, named by node name, of the files kubelet-winnet node "
+        "reads: each pod's row then says what its network and hostPorts get on that node",
+    )
     parser.add_argument("-o", "--output", choices=("text", "json", "csv"), default="text",
                         help="text: a table per namespace with totals; json: every pod and "
                         "the totals; csv: one row per pod")
@@ -717,6 +719,10 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
                       "live API server")
         return session.status
     auditor = Auditor(args.kubelet_version, args.feature_gates)
+    if args.node_config is not None:
+        from kubelet_winnet.cli.node import node_configs
+
+        auditor.node_files = node_configs(args.node_config, session)
     writers: dict[str, Callable[[TextIO], _Writer]] = {
         "text": _TextWriter, "json": _JsonWriter, "csv": _CsvWriter,
     }

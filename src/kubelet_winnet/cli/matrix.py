@@ -379,7 +379,7 @@ HYPERV_NOTE = (
     "HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` request "
     "whatever the pod's RuntimeClass, but a handler with `SandboxIsolation = 1` (containerd's "
     "`runhcs-wcow-hypervisor`) and hcsshim v0.15.0-rc.2 or later (the shim of containerd "
-    "2.3.3+ and 2.4.0-beta.0; hcsshim PR #2531, merged as b07af140d) run the pod in a utility "
+    "2.3.3+ and 2.4; hcsshim PR #2531, merged as b07af140d) run the pod in a utility "
     "VM with no network at all, since containerd gives a HostProcess pod no network "
     "namespace. `kubelet-winnet check` reports it as host-process-hyperv-no-network."
 )
@@ -403,6 +403,12 @@ def configure_matrix(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", choices=("markdown", "json"), default="markdown",
                         help="markdown: one table per gate state, versions with the same "
                         "answers merged; json: every cell")
+    parser.add_argument(
+        "--runtime", action="store_true",
+        help="the runtime axis instead: containerd 1.7 to 2.4 by process and Hyper-V "
+        "isolation, for a HostProcess pod and a pod with a hostPort (what the node's "
+        "runtime does with the request; see kubelet-winnet node for one node's files)",
+    )
     from kubelet_winnet.cli.session import add_limit_arguments, exit_text
 
     add_limit_arguments(parser)
@@ -416,6 +422,16 @@ def configure_matrix(parser: argparse.ArgumentParser) -> None:
 def run_matrix(args: argparse.Namespace, session: Session) -> int:
     """One pod of ``--pod`` at a time: JSON is written row by row, markdown from a
     temporary file once the columns are known (:func:`write_markdown`)."""
+    if args.runtime:
+        from kubelet_winnet.cli.node import render_runtime_json, render_runtime_markdown
+
+        if args.pod:
+            session.error("--runtime shows the representative pod classes; --pod is for "
+                          "the kubelet's axis")
+            return session.status
+        session.out.write(render_runtime_json() if args.output == "json"
+                          else render_runtime_markdown())
+        return session.status
     pods = _pods_of(args.pod, session, args) if args.pod else None
     rows = matrix_rows(pods)  # _pods_of refuses malformed pods first
     if args.output == "json":

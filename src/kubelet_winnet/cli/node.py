@@ -1,0 +1,615 @@
+"""``kubelet-winnet node PATH...``: one Windows node judged by its own files.
+
+The files are read by :mod:`kubelet_winnet.cli.nodefiles`; what each class of pod gets is
+planned by :func:`kubelet_winnet.runtime.plan_pod_network`; the findings are the rules of
+:mod:`kubelet_winnet._lint.node_rules`, each checked here against the files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kubelet_winnet.cli.session import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    Command,
+    Session,
+    add_limit_arguments,
+    exit_text,
+    limits_of,
+)
+
+if TYPE_CHECKING:
+    from kubelet_winnet._lint.rules import Rule, Severity
+    from kubelet_winnet.cli.nodefiles import NodeFiles
+    from kubelet_winnet.runtime import PodNetworkPlan
+
+__all__ = ["COMMAND", "NodeFinding", "PodClass", "judge_node", "pod_classes"]
+
+FORMATS = ("text", "json", "sarif", "junit")
+_DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
+                     "c:\\program files\\containerd\\cni\\bin")
+_PAUSE_WITHOUT_2025 = re.compile(r"(^|/)pause:3\.10(\.1)?($|[^0-9.])")
+
+
+@dataclass(frozen=True)
+class NodeFinding:
+    rule: Rule
+    severity: Severity
+    message: str  # one sentence: what happens and what to do
+    source: str  # the file it is about ("" when no file says it)
+    line: int
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class PodClass:
+    name: str
+    plan: PodNetworkPlan
+
+    @property
+    def host_port(self) -> str:
+        ports = [p for p in self.plan.ports if p.host_port > 0]
+        return ports[0].outcome if ports else "-"
+
+    @property
+    def why(self) -> str:
+        if self.plan.refused:
+            return self.plan.refused
+        notes = list(self.plan.notes)
+        ports = [p for p in self.plan.ports if p.host_port > 0]
+        if ports:
+            notes.append(ports[0].reason + (f"; {ports[0].warning}" if ports[0].warning else ""))
+        return "; ".join(notes)
+
+
+def _version_minor(text: str) -> int | None:
+    match = re.fullmatch(r"v?1\.(\d{1,3})(\.\d+.*)?", text.strip())
+    return int(match[1]) if match else None
+
+
+def pod_classes(files: NodeFiles, host_port: int, kubelet_version: str) -> list[PodClass]:
+    """What a process-isolated pod, a Hyper-V pod, a HostProcess pod (with the default
+    handler and, when the node has one, a Hyper-V handler) and a hostPort get here."""
+    from cri_api.runtime.v1 import api_pb2
+    from kubelet_winnet.runtime import plan_pod_network
+
+    facts = files.facts()
+    hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
+    process = sorted(n for n, i in facts.handlers.items() if i == "process")
+
+    def request(handler: str, host_process: bool) -> api_pb2.RunPodSandboxRequest:
+        message = api_pb2.RunPodSandboxRequest(runtime_handler=handler)
+        message.config.port_mappings.add(container_port=host_port, host_port=host_port)
+        if host_process:
+            message.config.windows.security_context.host_process = True
+        return message
+
+    classes = [("pod without RuntimeClass", "", False)]
+    if process and facts.handlers[facts.default_handler] != "process":
+        classes.append((f"process-isolated pod ({process[0]})", process[0], False))
+    if hyperv:
+        classes.append((f"Hyper-V pod ({hyperv[0]})", hyperv[0], False))
+    classes.append(("HostProcess pod", "", True))
+    if hyperv and facts.handlers[facts.default_handler] != "hyperv":
+        classes.append((f"HostProcess pod, Hyper-V ({hyperv[0]})", hyperv[0], True))
+    del kubelet_version  # the sandbox request for these classes is the same in 1.26+
+    return [PodClass(name, plan_pod_network(request(handler, hp), facts))
+            for name, handler, hp in classes]
+
+
+def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[NodeFinding]:
+    """Every node rule over one node's files (``kubelet_version``/``runtime``: the Node
+    object's, or the command line's when there is no Node object)."""
+    from kubelet_winnet._kubelet.profile import FeatureGates, kubelet_profile
+    from kubelet_winnet._lint.node_rules import NODE_PORT_RANGE, NODE_RULES_BY_ID
+    from kubelet_winnet._lint.rules import Severity
+    from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
+    from kubelet_winnet.runtime._releases import (
+        containerd_line,
+        parse_runtime,
+        shim_has_hyperv_host_process,
+    )
+
+    rules = NODE_RULES_BY_ID
+    found: list[NodeFinding] = []
+
+    def add(rule_id: str, message: str, source: str, line: int, detail: str = "",
+            severity: Severity | None = None) -> None:
+        rule = rules[rule_id]
+        found.append(NodeFinding(rule, severity or rule.severity, message, source, line, detail))
+
+    minor = _version_minor(kubelet_version)
+    name, version = parse_runtime(runtime)
+    line = containerd_line(version) if name == "containerd" and version is not None else None
+
+    # Kubelet gates (component-base featuregate: a gate the release lacks stops it).
+    if files.kubelet is not None and files.kubelet.gates:
+        for gate, (value, at) in files.kubelet.gates.items():
+            try:
+                kubelet_profile(kubelet_version, FeatureGates({gate: value}))
+            except FeatureGateError as exc:
+                add("node-gate-stops-kubelet",
+                    f"kubelet {kubelet_version} exits at start-up: {exc}; remove the gate.",
+                    files.kubelet.source, at)
+            except UnsupportedVersionError:
+                break
+
+    proxy = files.proxy
+    if proxy is not None:
+        for gate in ("WinDSR", "WinOverlay"):
+            setting = proxy.gates.get(gate)
+            if setting is not None and setting[0] is False and minor is not None and minor >= 34:
+                add("node-gate-locked",
+                    f"{gate}=false stops Windows kube-proxy 1.{minor}: the gate is locked to "
+                    "true since 1.34; remove it.", proxy.source, setting[1],
+                    "Azure/AgentBaker PR #6925; kubernetes/kubernetes #141988")
+        if proxy.mode is not None and proxy.mode[0] not in ("", "kernelspace"):
+            add("node-proxy-mode",
+                f"proxy mode {proxy.mode[0]!r} is a validation error on Windows: kube-proxy "
+                "does not start; use kernelspace.", proxy.source, proxy.mode[1])
+
+    config = files.containerd
+    if config is not None:
+        if line is not None and config.version > max(line.config_versions):
+            add("node-config-version",
+                f"containerd {line.name} loads schema versions up to "
+                f"{max(line.config_versions)}, this file is version {config.version}: "
+                "containerd does not start.", config.source, config.version_line)
+        if line is not None and line.line < (2, 0):
+            for key in config.short_plugin_keys:
+                add("node-config-version",
+                    f"containerd {line.name} refuses to start: {key.key} is no plugin id in a "
+                    f"version {config.version} file (\"invalid plugin key URI\"); use the "
+                    "io.containerd... id.", config.source, key.line)
+        if config.default_runtime_name is not None \
+                and config.default_handler not in config.handlers():
+            # ValidatePluginConfig (internal/cri/config/config.go) refuses to start.
+            add("node-config-version",
+                f"containerd refuses to start: default_runtime_name = "
+                f"{config.default_handler!r} names no runtime table it reads.",
+                config.source, config.default_runtime_name.line,
+                "no corresponding runtime configured in `containerd.runtimes` for "
+                "`containerd` `default_runtime_name`")
+        removed = config.version >= 3 and (line is None or line.line >= (2, 4))
+        unknown = line is None
+        if removed and config.bin_dir is not None:
+            folder = str(config.bin_dir.value)
+            custom = (folder.lower().rstrip("\\/") not in _DEFAULT_BIN_DIRS
+                      and config.bin_dirs is None)
+            add("node-option-removed",
+                ("if this node runs containerd 2.4+, " if unknown else "containerd 2.4 ")
+                + f"ignores bin_dir = {folder!r}"
+                + (": CNI plugins there are not found and pods get no network; use bin_dirs."
+                   if custom else "; use bin_dirs."),
+                config.source, config.bin_dir.line,
+                severity=Severity.INFO if unknown else (Severity.ERROR if custom else None))
+        if removed and config.enable_cdi is not None:
+            add("node-option-removed",
+                ("if this node runs containerd 2.4+, " if unknown else "containerd 2.4 ")
+                + "ignores enable_cdi (CDI is always on); delete it.",
+                config.source, config.enable_cdi.line,
+                severity=Severity.INFO if unknown else None)
+        for table in config.runtimes:
+            if not table.read:
+                add("node-runtime-table-unread",
+                    f"runtime {table.name!r} is at a path a version {config.version} file "
+                    f"does not read: no runtime for {table.name!r} is registered and its "
+                    "RuntimeClass fails.", config.source, table.line, table.key)
+
+    handlers = files.facts().handlers
+    hyperv = sorted(n for n, i in handlers.items() if i == "hyperv")
+    if config is not None and hyperv and shim_has_hyperv_host_process(runtime):
+        default = config.default_handler
+        if handlers.get(default) == "hyperv":
+            add("node-hyperv-host-process",
+                f"the default runtime {default!r} is Hyper-V isolated: every HostProcess pod "
+                "without a RuntimeClass gets no network at all.",
+                config.source, config.default_runtime_name.line if config.default_runtime_name
+                else 0)
+        else:
+            add("node-hyperv-host-process",
+                f"HostProcess pods whose RuntimeClass names {', '.join(map(repr, hyperv))} get "
+                "no network at all (hcsshim PR #2531).", config.source,
+                next((t.line for t in config.runtimes if t.name in hyperv), 0),
+                severity=Severity.INFO)
+
+    network = files.network
+    if network is not None:
+        from kubelet_winnet.runtime._node import _cni_outcome
+
+        outcome, reason = _cni_outcome(network)
+        if outcome != "applied":
+            verb = "are dropped" if outcome == "dropped" else "may be dropped"
+            add("node-host-port-dropped",
+                f"hostPorts of pods on this node {verb}: {reason}.", network.source, 1,
+                severity=Severity.INFO if outcome == "unknown" else None)
+
+    low, high = NODE_PORT_RANGE
+    for kind in ("excluded", "dynamic"):
+        ranges = getattr(files, kind)
+        if ranges is None:
+            continue
+        for kept, at in ranges.ranges:
+            if kept.start <= high and kept.end >= low:
+                add("node-port-range",
+                    f"the {kind} range {kept} overlaps the NodePort range {low}-{high}: node "
+                    "ports there collide with ports Windows keeps.", ranges.source, at)
+
+    node = files.node
+    if node is not None and node.kernel.startswith("10.0.26100") and hyperv:
+        image = config.sandbox_image if config is not None else None
+        text = str(image.value) if image is not None else (
+            line.default_sandbox_image if line is not None else "")
+        if _PAUSE_WITHOUT_2025.search(text):
+            add("node-pause-image",
+                f"sandbox image {text} has no Windows Server 2025 variant: Hyper-V pods here "
+                "fail with HCS_E_IMAGE_MISMATCH; use pause:3.10.2.",
+                config.source if config is not None and image is not None else node.source,
+                image.line if image is not None else node.line,
+                "" if image is not None else f"containerd {line.name if line else '?'}'s default")
+    return found
+
+
+def _ignored(files: NodeFiles, flags: list[str]) -> dict[str, str]:
+    from kubelet_winnet._lint.rules import IGNORE_PREFIX
+
+    ignored = dict.fromkeys(flags, "--ignore")
+    if files.node is not None:
+        for key, value in files.node.annotations.items():
+            if key.startswith(IGNORE_PREFIX):
+                ignored.setdefault(key[len(IGNORE_PREFIX):], value)
+    return ignored
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("node_paths", nargs="*", metavar="PATH",
+                        help="a directory of one node's files, or the files: containerd "
+                        "config.toml, CNI .conf/.conflist, KubeletConfiguration and "
+                        "KubeProxyConfiguration YAML, kubelet or kube-proxy flags, netsh "
+                        "port-range outputs, the Node object (kubectl get node NAME -o json)")
+    parser.add_argument("-o", "--output", choices=FORMATS, default="text")
+    parser.add_argument("--kubelet-version", metavar="VERSION",
+                        help="the node's kubelet when no Node object is given")
+    parser.add_argument("--runtime", metavar="NAME://VERSION",
+                        help="the node's runtime (containerd://2.4.0) when no Node object "
+                        "is given")
+    parser.add_argument("--host-port", type=int, default=8080, metavar="PORT",
+                        help="the hostPort each pod class asks for (default %(default)s)")
+    parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"),
+                        default="warning",
+                        help="exit 1 when a finding has this severity or higher")
+    parser.add_argument("--ignore", action="append", default=[], metavar="RULE",
+                        help="a rule not to report (repeatable); the Node object's "
+                        "annotation ignore-check.kubelet-winnet.io/RULE does the same")
+    parser.add_argument("--list-rules", action="store_true", help="list the node rules")
+    parser.add_argument("--explain", metavar="RULE", help="print a node rule's page")
+    from kubelet_winnet.cli.nodefiles import NODE_LIMITS
+
+    add_limit_arguments(parser, NODE_LIMITS.max_bytes)
+    parser.epilog = exit_text(
+        (0, "every file read; no finding at or above --fail-on"),
+        (1, "a finding at or above --fail-on"),
+        (2, "a file that cannot be read, bad flags"),
+    )
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def _run(args: argparse.Namespace, session: Session) -> int:
+    from kubelet_winnet import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet._lint.node_rules import (
+        NODE_RULES,
+        NODE_RULES_BY_ID,
+        nearest_node_rule,
+        node_rule_page,
+    )
+    from kubelet_winnet._lint.rules import Severity
+    from kubelet_winnet.cli.nodefiles import read_node
+
+    out = session.out
+    if args.list_rules:
+        for rule in NODE_RULES:
+            out.write(f"{rule.id}  {rule.severity.label}  {rule.summary}\n")
+        return session.status
+    if args.explain is not None:
+        if args.explain not in NODE_RULES_BY_ID:
+            near = nearest_node_rule(args.explain)
+            session.error(f"--explain: no node rule {args.explain!r}"
+                          + (f"; did you mean {near}?" if near else ""))
+            return session.status
+        out.write(node_rule_page(args.explain))
+        return session.status
+    for name in args.ignore:
+        if name not in NODE_RULES_BY_ID:
+            near = nearest_node_rule(name)
+            session.error(f"--ignore: no node rule {name!r}"
+                          + (f"; did you mean {near}?" if near else ""))
+    if not 1 <= args.host_port <= 65535:
+        session.error(f"--host-port: {args.host_port} is not a port (1 to 65535)")
+    if not args.node_paths:
+        session.error("node: name a directory of one node's files, or the files")
+    if session.status == EXIT_BAD_INPUT:
+        return session.status
+
+    files = read_node(args.node_paths, limits_of(args))
+    session.files = files.files
+    for problem in files.errors:
+        session.error(str(problem))
+    for skipped in files.skipped:
+        session.note(skipped)
+    node = files.node
+    kubelet = (node.kubelet_version if node and node.kubelet_version
+               else args.kubelet_version or DEFAULT_KUBELET_VERSION)
+    runtime = node.runtime if node and node.runtime else args.runtime or ""
+    try:
+        findings = judge_node(files, kubelet, runtime)
+        classes = pod_classes(files, args.host_port, kubelet)
+    except Exception as exc:  # a NodeConfigError from facts the files contradict
+        from kubelet_winnet.errors import WinnetError
+
+        if not isinstance(exc, WinnetError):
+            raise
+        session.error(str(exc))
+        return session.status
+    ignored = _ignored(files, args.ignore)
+    for rule_id in ignored:
+        if rule_id not in NODE_RULES_BY_ID:
+            near = nearest_node_rule(rule_id)
+            session.note(f"the Node object's ignore annotation names no node rule "
+                         f"{rule_id!r}" + (f"; did you mean {near}?" if near else ""))
+    threshold = None if args.fail_on == "never" else Severity[args.fail_on.upper()]
+    name = node.name if node else "(no Node object)"
+    shown = [f for f in findings if f.rule.id not in ignored]
+    if threshold is not None and any(f.severity >= threshold for f in shown):
+        session.fail(EXIT_FINDINGS)
+    writer = {"text": _text, "json": _json, "sarif": _sarif, "junit": _junit}[args.output]
+    writer(session, name, kubelet, runtime, classes, findings, ignored, threshold)
+    return session.status
+
+
+def _text(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
+          findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+    from kubelet_winnet._printable import printable
+
+    out = session.out
+    out.write(printable(f"node {name}: kubelet {kubelet}, runtime {runtime or 'unknown'}")
+              + "\n\n")
+    width = max(len(c.name) for c in classes)
+    out.write(f"{'POD CLASS'.ljust(width)}  ISOLATION  NETWORK  HOSTPORT         WHY\n")
+    for item in classes:
+        plan = item.plan
+        network = "refused" if plan.refused else plan.namespace
+        out.write(printable(
+            f"{item.name.ljust(width)}  {(plan.isolation or '?').ljust(9)}  "
+            f"{network.ljust(7)}  {item.host_port.ljust(15)}  {item.why}") + "\n")
+    out.write("\n")
+    for finding in findings:
+        if finding.rule.id in ignored:
+            continue
+        where = f"{finding.source}:{finding.line}" if finding.line else finding.source or name
+        out.write(printable(f"{where}: {finding.severity.label} {finding.rule.id}: "
+                            f"{finding.message}") + "\n")
+    shown = sum(1 for f in findings if f.rule.id not in ignored)
+    out.write(f"{shown} finding{'' if shown == 1 else 's'}"
+              f"{f', {len(findings) - shown} ignored' if len(findings) > shown else ''}\n")
+
+
+def _finding_json(finding: NodeFinding, ignored: dict[str, str]) -> dict[str, Any]:
+    return {"file": finding.source, "line": finding.line, "rule": finding.rule.id,
+            "severity": finding.severity.label, "message": finding.message,
+            "detail": finding.detail, "helpUri": finding.rule.help_uri,
+            "ignored": ignored.get(finding.rule.id)}
+
+
+def _json(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
+          findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+    document = {
+        "node": name, "kubeletVersion": kubelet, "runtime": runtime,
+        "podClasses": [
+            {"class": c.name, "handler": c.plan.handler, "isolation": c.plan.isolation,
+             "network": c.plan.namespace, "refused": c.plan.refused,
+             "ports": [{"containerPort": p.container_port, "hostPort": p.host_port,
+                        "outcome": p.outcome, "reason": p.reason, "warning": p.warning}
+                       for p in c.plan.ports],
+             "notes": list(c.plan.notes)}
+            for c in classes],
+        "findings": [_finding_json(f, ignored) for f in findings],
+        "errors": list(session.diagnostics),
+    }
+    session.out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def _sarif(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
+           findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+    from kubelet_winnet._lint.report import node_sarif
+
+    session.out.write(node_sarif(
+        [(f.rule, f.severity, f.message, f.source, f.line, ignored.get(f.rule.id))
+         for f in findings], session.diagnostics, session.status) + "\n")
+
+
+def _junit(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
+           findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+    from kubelet_winnet._lint.report import node_junit
+
+    session.out.write(node_junit(
+        name, [(f.rule, f.severity, f.message, f.source, f.line, ignored.get(f.rule.id))
+               for f in findings], threshold))
+
+
+COMMAND = Command("node", _configure, _run)
+
+
+# --- audit --node-config: one directory per node, joined with the cluster's pods ----------
+
+
+def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
+    """Each subdirectory of ``directory`` read as one node's files, keyed by its name
+    (the node's name); read errors go to ``session`` as one line each."""
+    import os
+
+    from kubelet_winnet.cli.nodefiles import read_node
+
+    try:
+        names = sorted(n for n in os.listdir(directory)
+                       if os.path.isdir(os.path.join(directory, n)))
+    except OSError as exc:
+        session.error(f"--node-config {directory}: cannot read: "
+                      f"{exc.strerror or type(exc).__name__}")
+        return {}
+    if not names:
+        session.error(f"--node-config {directory}: no directory per node in it")
+    found: dict[str, NodeFiles] = {}
+    for name in names[:10_000]:
+        files = read_node([os.path.join(directory, name)])
+        for problem in files.errors:
+            session.error(str(problem))
+        if files.node is not None and files.node.name != name:
+            session.note(f"--node-config {name}: its Node object is {files.node.name!r}; "
+                         f"the folder name {name!r} is used to join pods")
+        found[name] = files
+    return found
+
+
+def pod_on_node(obj: Any, kubelet: str, feature_gates: str | None,
+                runtime_classes: dict[str, str], files: NodeFiles, runtime: str,
+                ) -> tuple[dict[str, Any], str] | None:
+    """What one pod of the cluster gets on its node (JSON value, one sentence), or None
+    when the kubelet would not build its request (the audit row says why)."""
+    import dataclasses
+
+    from kubelet_winnet import NodeContext, run_pod_sandbox_request
+    from kubelet_winnet.errors import WinnetError
+    from kubelet_winnet.runtime import plan_pod_network
+
+    facts = files.facts()
+    if runtime and not facts.runtime:
+        facts = dataclasses.replace(facts, runtime=runtime)
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
+    handlers = dict(runtime_classes)
+    if isinstance(name, str) and name and name not in handlers:
+        handlers[name] = name  # a class not in the input: its name taken as the handler
+    try:
+        request = run_pod_sandbox_request(
+            obj, kubelet_version=kubelet, feature_gates=feature_gates,
+            node=NodeContext(runtime_handlers=handlers))
+        plan = plan_pod_network(request, facts)
+    except WinnetError:
+        return None
+    ports = [p for p in plan.ports if p.host_port > 0]
+    value = {
+        "handler": plan.handler, "isolation": plan.isolation, "network": plan.namespace,
+        "refused": plan.refused,
+        "hostPorts": [{"hostPort": p.host_port, "protocol": p.protocol, "outcome": p.outcome,
+                       "reason": p.reason} for p in ports],
+    }
+    if plan.refused:
+        text = f"on its node: {plan.refused}"
+    else:
+        text = f"on its node: {plan.isolation} isolation, network {plan.namespace}"
+        for port in ports:
+            text += f"; hostPort {port.host_port} {port.outcome}"
+            if port.outcome in ("dropped", "unknown"):
+                text += f" ({port.reason})"
+    return value, text
+
+
+# --- matrix --runtime: the runtime axis ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuntimeRow:
+    """One containerd release range and what each pod class gets under it."""
+
+    releases: str  # "2.3.0-2.3.2", "2.4"
+    hcsshim: str
+    cells: tuple[tuple[str, PodNetworkPlan], ...]  # (column, plan)
+
+
+RUNTIME_COLUMNS = ("HostProcess, process", "HostProcess, Hyper-V", "hostPort pod, process",
+                   "hostPort pod, Hyper-V")
+
+
+def runtime_rows() -> list[RuntimeRow]:
+    """containerd 1.7 to 2.4 (``runtime._releases``) by process and Hyper-V isolation, for
+    a HostProcess pod and a pod with a hostPort, planned with a CNI network whose plugin
+    applies port mappings (win-bridge with the capability): the runtime's part alone."""
+    from cri_api.runtime.v1 import api_pb2
+    from kubelet_winnet.runtime import CniNetwork, CniPlugin, NodeFacts, plan_pod_network
+    from kubelet_winnet.runtime._releases import (
+        CONTAINERD_LINES,
+        HYPERV_HANDLERS,
+        PROCESS_HANDLERS,
+        shim_has_hyperv_host_process,
+    )
+
+    cni = CniNetwork("example", (CniPlugin("win-bridge", frozenset({"portMappings"})),))
+    rows: list[RuntimeRow] = []
+    for line in CONTAINERD_LINES:
+        groups: list[list[Any]] = []
+        for row in line.shims:
+            has = shim_has_hyperv_host_process("containerd://{}.{}.{}".format(*row.since))
+            if groups and groups[-1][0] == has:
+                groups[-1][1].append(row)
+            else:
+                groups.append([has, [row]])
+        for index, (_, shims) in enumerate(groups):
+            first = shims[0].since
+            last = groups[index + 1][1][0].since if index + 1 < len(groups) else None
+            if len(groups) == 1:
+                label = line.name
+            elif last is None:
+                label = "{}.{}.{}+".format(*first)
+            else:
+                label = "{}.{}.{}-{}.{}.{}".format(*first, last[0], last[1], last[2] - 1)
+            facts = NodeFacts(runtime="containerd://{}.{}.{}".format(*first), cni=cni)
+            cells = []
+            for column in RUNTIME_COLUMNS:
+                host_process = column.startswith("HostProcess")
+                handler = next(iter(HYPERV_HANDLERS if column.endswith("Hyper-V")
+                                    else PROCESS_HANDLERS))
+                message = api_pb2.RunPodSandboxRequest(runtime_handler=handler)
+                message.config.port_mappings.add(container_port=80, host_port=8080)
+                if host_process:
+                    message.config.windows.security_context.host_process = True
+                cells.append((column, plan_pod_network(message, facts)))
+            tags = list(dict.fromkeys(s.hcsshim for s in shims))
+            hcsshim = tags[0] if len(tags) == 1 else f"{tags[0]} to {tags[-1]}"
+            rows.append(RuntimeRow(label, hcsshim, tuple(cells)))
+    return rows
+
+
+def _runtime_cell(plan: PodNetworkPlan) -> str:
+    port = next(p for p in plan.ports if p.host_port > 0)
+    network = {"node": "host network", "pod": "pod network", "none": "**no network**"}
+    outcome = {"host": "is the node's own port", "applied": "mapped by CNI",
+               "dropped": "dropped"}.get(port.outcome, port.outcome)
+    text = f"{network[plan.namespace]}; hostPort {outcome}"
+    if plan.notes and plan.namespace == "node":
+        text += " (before hcsshim PR #2531: on the host, not refused; read, not run)"
+    return text
+
+
+def render_runtime_markdown() -> str:
+    """The runtime axis as a markdown table (``matrix --runtime``, docs/node-runtime.md)."""
+    lines = ["| containerd | hcsshim of its shim | " + " | ".join(RUNTIME_COLUMNS) + " |",
+             "|---|---|" + "---|" * len(RUNTIME_COLUMNS)]
+    for row in runtime_rows():
+        cells = " | ".join(_runtime_cell(plan) for _, plan in row.cells)
+        lines.append(f"| {row.releases} | {row.hcsshim} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_runtime_json() -> str:
+    return json.dumps([
+        {"containerd": row.releases, "hcsshim": row.hcsshim,
+         "cells": {column: {"network": plan.namespace, "isolation": plan.isolation,
+                            "hostPort": next(p.outcome for p in plan.ports if p.host_port),
+                            "notes": list(plan.notes)}
+                   for column, plan in row.cells}}
+        for row in runtime_rows()], indent=2) + "\n"

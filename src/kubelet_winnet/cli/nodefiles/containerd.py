@@ -1,0 +1,248 @@
+"""containerd's ``config.toml`` as a Windows node's containerd reads it: schema versions
+1 to 4, the CRI runtime tables (which handlers exist and whether each is Hyper-V
+isolated), the CNI folders, and the options 2.4 no longer reads.
+
+Where each version keeps the CRI runtime tables is ``runtime._releases.CRI_RUNTIME_PLUGIN_IDS``
+(containerd ``cmd/containerd/server/config/config.go`` and ``plugins/cri/runtime/plugin.go``
+``migrateConfig``). A runtime is Hyper-V isolated when its ``options.SandboxIsolation`` is
+1 (hcsshim ``cmd/containerd-shim-runhcs-v1/service_internal.go``: HYPERVISOR).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubelet_winnet.cli.input import DEFAULT_LIMITS, Limits
+from kubelet_winnet.cli.nodefiles._text import read_text
+from kubelet_winnet.errors import NodeConfigError
+from kubelet_winnet.runtime._node import Isolation
+from kubelet_winnet.runtime._releases import (
+    CRI_RUNTIME_PLUGIN_IDS,
+    DEFAULT_RUNTIME_NAME,
+    HYPERV_HANDLERS,
+    PROCESS_HANDLERS,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the tomli backport has tomllib's API
+    import tomli as tomllib
+
+__all__ = ["ContainerdConfig", "RuntimeTable", "Setting", "parse_containerd", "read_containerd"]
+
+# Plugin ids whose `containerd.runtimes` tables are CRI runtime tables in some version.
+_RUNTIME_IDS = ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime")
+_IMAGES_ID = "io.containerd.cri.v1.images"
+_BARE_KEY = re.compile(r"([A-Za-z0-9_-]+)\s*=")
+_POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
+
+Key = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A value of the file, with the dotted key it was written at and its line."""
+
+    value: Any
+    key: str
+    line: int
+
+
+@dataclass(frozen=True)
+class RuntimeTable:
+    """A ``containerd.runtimes.<name>`` table: ``read`` is False when it sits under a
+    plugin id the file's schema version does not read (the handler is then not
+    registered)."""
+
+    name: str
+    isolation: Isolation
+    key: str
+    line: int
+    read: bool
+
+
+@dataclass(frozen=True)
+class ContainerdConfig:
+    source: str
+    version: int  # 1 when the file has no version key (containerd reads it as version 1)
+    version_line: int
+    runtimes: tuple[RuntimeTable, ...]
+    default_runtime_name: Setting | None
+    bin_dir: Setting | None
+    bin_dirs: Setting | None
+    conf_dir: Setting | None
+    enable_cdi: Setting | None
+    sandbox_image: Setting | None
+    # Plugin tables named without a dot in a version 2+ file: containerd 1.x refuses them
+    # at start-up ("invalid plugin key URI", services/server/config/config.go ValidateV2).
+    short_plugin_keys: tuple[Setting, ...] = ()
+
+    def handlers(self) -> dict[str, Isolation]:
+        """The handlers the runtime registers: containerd's Windows defaults
+        (config_windows.go DefaultRuntimeConfig) with the file's read tables decoded over
+        them (a map decoded into a filled map keeps its other keys: an inference from
+        go-toml's decoding, not run on Windows)."""
+        found: dict[str, Isolation] = {
+            **dict.fromkeys(PROCESS_HANDLERS, "process"),
+            **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
+        }
+        for table in self.runtimes:
+            if table.read:
+                found[table.name] = table.isolation
+        return found
+
+    @property
+    def default_handler(self) -> str:
+        name = self.default_runtime_name
+        return name.value if name is not None and isinstance(name.value, str) and name.value \
+            else DEFAULT_RUNTIME_NAME
+
+
+def _path_of(parsed: Mapping[str, Any]) -> Key:
+    path: list[str] = []
+    node: Any = parsed
+    while isinstance(node, dict) and len(node) == 1:
+        key = next(iter(node))
+        path.append(key)
+        node = node[key]
+        if isinstance(node, list) and node:
+            node = node[-1]
+    return tuple(path)
+
+
+def _key_lines(text: str) -> dict[Key, int]:
+    """The first line of every table header and key (best effort: a line TOML itself
+    cannot read alone, such as the middle of a multi-line array, is passed by)."""
+    lines: dict[Key, int] = {}
+    table: Key = ()
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        bare = _BARE_KEY.match(stripped)
+        if bare is not None:  # most lines: no TOML parse needed
+            lines.setdefault((*table, bare[1]), number)
+            continue
+        try:
+            if stripped.startswith("["):
+                table = _path_of(tomllib.loads(stripped))
+                path = table
+            elif "=" in stripped:
+                path = table + _path_of(tomllib.loads(stripped.split("=", 1)[0] + "= 0"))
+            else:
+                continue
+        except tomllib.TOMLDecodeError:
+            continue
+        for end in range(1, len(path) + 1):
+            lines.setdefault(path[:end], number)
+    return lines
+
+
+def _line(lines: Mapping[Key, int], key: Key) -> int:
+    for end in range(len(key), 0, -1):
+        found = lines.get(key[:end])
+        if found:
+            return found
+    return 0
+
+
+def _dotted(key: Key) -> str:
+    return ".".join(part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else f'"{part}"'
+                    for part in key)
+
+
+def parse_containerd(text: str, source: str) -> ContainerdConfig:
+    """Read one ``config.toml``'s text; :class:`NodeConfigError` with ``source:line`` for
+    TOML errors and for values of the wrong type where containerd reads them."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = _POSITION.search(message)
+        where = f"{source}:{match[1]}" if match else source
+        reason = _POSITION.sub("", message) if match else message
+        raise NodeConfigError(where, f"not TOML: {reason}") from None
+    lines = _key_lines(text)
+
+    def setting(key: Key) -> Setting | None:
+        node: Any = data
+        for part in key:
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return Setting(node, _dotted(key), _line(lines, key))
+
+    version_value = data.get("version", 1)
+    version_line = _line(lines, ("version",))
+    if type(version_value) is not int:
+        raise NodeConfigError(f"{source}:{version_line}", "version must be an integer")
+    version = max(version_value, 1)  # containerd reads 0 as 1
+    plugins = data.get("plugins", {})
+    if not isinstance(plugins, dict):
+        raise NodeConfigError(f"{source}:{_line(lines, ('plugins',))}", "plugins must be a table")
+    newest = CRI_RUNTIME_PLUGIN_IDS[max(CRI_RUNTIME_PLUGIN_IDS)]
+    read_ids = CRI_RUNTIME_PLUGIN_IDS.get(version, newest)
+
+    runtimes: list[RuntimeTable] = []
+    for plugin in _RUNTIME_IDS:
+        tables = setting(("plugins", plugin, "containerd", "runtimes"))
+        if tables is None:
+            continue
+        if not isinstance(tables.value, dict):
+            raise NodeConfigError(f"{source}:{tables.line}", f"{tables.key} must be a table")
+        for name, body in tables.value.items():
+            key = ("plugins", plugin, "containerd", "runtimes", name)
+            if not isinstance(body, dict):
+                raise NodeConfigError(f"{source}:{_line(lines, key)}",
+                                      f"{_dotted(key)} must be a table")
+            options = body.get("options", {})
+            isolation_value: object = (
+                options.get("SandboxIsolation", 0) if isinstance(options, dict) else 0)
+            if type(isolation_value) is not int:
+                spot = _line(lines, (*key, "options", "SandboxIsolation"))
+                raise NodeConfigError(f"{source}:{spot}",
+                                      "SandboxIsolation must be an integer (0 process, 1 Hyper-V)")
+            runtimes.append(RuntimeTable(
+                name, "hyperv" if isolation_value == 1 else "process", _dotted(key),
+                _line(lines, key), plugin in read_ids,
+            ))
+
+    def first(*keys: Key) -> Setting | None:
+        for key in keys:
+            found = setting(key)
+            if found is not None:
+                return found
+        return None
+
+    read = [plugin for plugin in read_ids if isinstance(plugins.get(plugin), dict)]
+    default_name = first(*(("plugins", p, "containerd", "default_runtime_name") for p in read))
+    if default_name is not None and not isinstance(default_name.value, str):
+        raise NodeConfigError(f"{source}:{default_name.line}",
+                              "default_runtime_name must be a string")
+    short = tuple(Setting(key, _dotted(("plugins", key)), _line(lines, ("plugins", key)))
+                  for key in plugins if version >= 2 and "." not in key)
+    return ContainerdConfig(
+        short_plugin_keys=short,
+        source=source,
+        version=version,
+        version_line=version_line,
+        runtimes=tuple(runtimes),
+        default_runtime_name=default_name,
+        bin_dir=first(*(("plugins", p, "cni", "bin_dir") for p in read)),
+        bin_dirs=first(*(("plugins", p, "cni", "bin_dirs") for p in read)),
+        conf_dir=first(*(("plugins", p, "cni", "conf_dir") for p in read)),
+        enable_cdi=first(*(("plugins", p, "enable_cdi") for p in read)),
+        sandbox_image=first(
+            ("plugins", _IMAGES_ID, "pinned_images", "sandbox"),
+            *(("plugins", p, "sandbox_image") for p in read),
+        ),
+    )
+
+
+def read_containerd(path: str, limits: Limits = DEFAULT_LIMITS) -> ContainerdConfig:
+    """:func:`parse_containerd` of a file (UTF-8, or UTF-16 with its BOM)."""
+    return parse_containerd(read_text(path, limits), path)

@@ -1,0 +1,402 @@
+"""What a pod gets on one Windows node: the sandbox plan of :mod:`._plan` extended by
+the node's own configuration (runtime release, the runtime handler's isolation, the CNI
+configuration, the port ranges Windows keeps for itself).
+
+Pure: the facts come in as :class:`NodeFacts` (the CLI reads them from files); every
+decision cites the upstream line it follows. Sources, all read at the tags or commits
+named (``git show``):
+
+* containerd ``internal/cri/server/sandbox_run.go`` (main @ 301026e5): the pod network
+  is set up only ``if !hostNetwork(config)``, and ``toCNIPortMappings`` drops mappings
+  with ``HostPort <= 0`` before ``cni.WithCapabilityPortMap``;
+  ``internal/cri/config/config.go`` ``GetSandboxRuntime``: an empty handler is the
+  default runtime, an unknown one fails with ``no runtime for "<handler>" is configured``.
+* libcni ``api.go`` ``injectRuntimeConfig`` (containernetworking/cni @ 3f51e880): a
+  capability argument reaches a plugin only when its configuration declares it; an
+  undeclared one is dropped without an error.
+* hcsshim PR #2531 (see :mod:`._releases`): HostProcess under Hyper-V isolation runs in
+  the utility VM, which has no network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._describe import type_name
+from kubelet_winnet.errors import InvalidArgumentError, NodeConfigError
+from kubelet_winnet.runtime._plan import (
+    NetworkPlan,
+    Policy,
+    _check_policy,
+    _plan_config,
+    _request_of,
+)
+from kubelet_winnet.runtime._releases import (
+    DEFAULT_RUNTIME_NAME,
+    HYPERV_HANDLERS,
+    PROCESS_HANDLERS,
+    runtime_name,
+    shim_has_hyperv_host_process,
+)
+
+__all__ = [
+    "CNI_PLUGINS",
+    "CniNetwork",
+    "CniPlugin",
+    "Isolation",
+    "NetworkNamespace",
+    "NodeFacts",
+    "PluginBehaviour",
+    "PodNetworkPlan",
+    "PortPlan",
+    "PortRange",
+    "plan_pod_network",
+]
+
+Isolation = Literal["process", "hyperv"]
+NetworkNamespace = Literal["node", "pod", "none"]
+PortOutcome = Literal["applied", "dropped", "host", "not-a-host-port", "unknown"]
+
+_PORTMAP = "portMappings"
+
+
+@dataclass(frozen=True)
+class PluginBehaviour:
+    """What a CNI plugin type does with ``runtimeConfig.portMappings`` on Windows.
+    ``applies``: ``yes``, ``no`` (declared in samples but never used), ``delegate`` (hands
+    ``runtimeConfig`` to its delegate) or ``unknown`` (not read upstream)."""
+
+    applies: Literal["yes", "no", "delegate", "unknown"]
+    note: str
+    source: str
+
+
+# Per plugin type, from the plugins' own sources (each row's `source`; the user's view is
+# docs/rules/node-host-port-dropped.md).
+CNI_PLUGINS: Mapping[str, PluginBehaviour] = {
+    "win-bridge": PluginBehaviour(
+        "yes",
+        "applies them since containernetworking/plugins v0.8.6 (PR #475); older releases "
+        "dropped them silently",
+        "containernetworking/plugins plugins/main/windows/win-bridge/win-bridge_windows.go "
+        "(n.ApplyPortMappingPolicy); PR #475, merged 2020-04-22",
+    ),
+    "win-overlay": PluginBehaviour(
+        "no",
+        "never applies them, although its own sample declares the capability",
+        "containernetworking/plugins plugins/main/windows/win-overlay/win-overlay_windows.go "
+        "(no port mapping code) and sample-v2.conf",
+    ),
+    "sdnbridge": PluginBehaviour(
+        "yes", "adds an HCN PortMapping policy per mapping",
+        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
+    ),
+    "sdnoverlay": PluginBehaviour(
+        "yes", "adds an HCN PortMapping policy per mapping",
+        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
+    ),
+    "nat": PluginBehaviour(
+        "yes", "adds an HCN PortMapping policy per mapping",
+        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
+    ),
+    "azure-vnet": PluginBehaviour(
+        "yes", "adds a port mapping policy per mapping",
+        "Azure/azure-container-networking cni/network/network_windows.go "
+        "getPoliciesFromRuntimeCfg",
+    ),
+    "flannel": PluginBehaviour(
+        "delegate", "hands runtimeConfig to its delegate (win-bridge unless set)",
+        "flannel-io/cni-plugin flannel.go (runtimeConfig copied to the delegate), "
+        "flannel_windows.go (delegate type defaults to win-bridge)",
+    ),
+    "calico": PluginBehaviour(
+        "unknown", "its Windows configuration declares only dns; whether it would apply "
+        "port mappings was not read",
+        "projectcalico/calico node/windows-packaging/CalicoWindows/cni.conf.template",
+    ),
+    "antrea": PluginBehaviour(
+        "unknown", "its Windows configuration declares only dns and chains no portmap",
+        "antrea-io/antrea build/charts/antrea-windows/conf/antrea-cni.conflist",
+    ),
+}
+_FLANNEL_DEFAULT_DELEGATE = "win-bridge"
+
+
+@dataclass(frozen=True)
+class PortRange:
+    """Ports ``start`` to ``end`` (inclusive) that Windows keeps: ``kind`` ``excluded``
+    (``netsh int ipv4 show excludedportrange``; a bind fails with WSAEACCES 10013) or
+    ``dynamic`` (``netsh int ipv4 show dynamicport``: ephemeral ports, taken by outgoing
+    connections and by HNS for SNAT)."""
+
+    start: int
+    end: int
+    kind: Literal["excluded", "dynamic"] = "excluded"
+    administered: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if type(value) is not int:
+                raise InvalidArgumentError(name, "an int port", type_name(value))
+            if not 1 <= value <= 65535:
+                raise NodeConfigError(name, f"port {value} is outside 1 to 65535")
+        if self.start > self.end:
+            raise NodeConfigError("end", f"range {self.start}-{self.end} ends before it starts")
+        if self.kind not in ("excluded", "dynamic"):
+            raise NodeConfigError("kind", f"must be excluded or dynamic, not {self.kind!r}")
+
+    def __contains__(self, port: object) -> bool:
+        return type(port) is int and self.start <= port <= self.end
+
+    def __str__(self) -> str:
+        return f"{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
+class CniPlugin:
+    """One plugin of a CNI network configuration: its ``type``, the capabilities its
+    configuration declares true, and, for flannel, its delegate's type."""
+
+    type: str
+    capabilities: frozenset[str] = frozenset()
+    delegate: str | None = None
+
+
+@dataclass(frozen=True)
+class CniNetwork:
+    """The CNI network configuration containerd uses (the first file of ``conf_dir`` in
+    lexical order: ``max_conf_num = 1`` on Windows). ``source`` names the file."""
+
+    name: str
+    plugins: tuple[CniPlugin, ...]
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.plugins:
+            raise NodeConfigError(self.source or "cni", "a CNI configuration with no plugin")
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What is known of one Windows node. Every field may be left at its default, which
+    means "not known" (``handlers``: containerd's default Windows configuration)."""
+
+    runtime: str = ""  # containerRuntimeVersion: "containerd://2.4.0"
+    handlers: Mapping[str, Isolation] = field(
+        default_factory=lambda: {
+            **dict.fromkeys(PROCESS_HANDLERS, "process"),
+            **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
+        }
+    )
+    default_handler: str = DEFAULT_RUNTIME_NAME
+    cni: CniNetwork | None = None
+    excluded_ports: tuple[PortRange, ...] = ()
+    dynamic_ports: PortRange | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.runtime) is not str:
+            raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
+                                       type_name(self.runtime))
+        for name, isolation in self.handlers.items():
+            if isolation not in ("process", "hyperv"):
+                raise NodeConfigError(f"handlers[{name!r}]",
+                                      f"isolation must be process or hyperv, not {isolation!r}")
+        if self.default_handler not in self.handlers:
+            # containerd's ValidatePluginConfig refuses to start with this text.
+            raise NodeConfigError(
+                "default_handler",
+                f"no corresponding runtime configured in `containerd.runtimes` for "
+                f"`containerd` `default_runtime_name = \"{self.default_handler}\"`",
+            )
+        for index, item in enumerate(self.excluded_ports):
+            if not isinstance(item, PortRange):
+                raise InvalidArgumentError(f"excluded_ports[{index}]", "a PortRange",
+                                           type_name(item))
+
+
+@dataclass(frozen=True)
+class PortPlan:
+    """One ``PortMapping`` of the request and what becomes of it on the node."""
+
+    container_port: int
+    host_port: int
+    protocol: str
+    host_ip: str
+    outcome: PortOutcome
+    reason: str
+    warning: str = ""
+
+    @property
+    def applied(self) -> bool | None:
+        """True when the node's port reaches the pod, False when not, None when unknown."""
+        if self.outcome in ("applied", "host"):
+            return True
+        return None if self.outcome == "unknown" else False
+
+
+@dataclass(frozen=True)
+class PodNetworkPlan:
+    """What one sandbox gets on a node: ``namespace`` (``node``: the host's network,
+    ``pod``: its own, ``none``: no network at all), its isolation, each port mapping, and
+    ``refused``, the runtime's error when it does not start the sandbox."""
+
+    sandbox: NetworkPlan
+    namespace: NetworkNamespace
+    handler: str
+    isolation: Isolation | None
+    ports: tuple[PortPlan, ...]
+    refused: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _behaviour(plugin: CniPlugin) -> tuple[str, PluginBehaviour | None]:
+    kind = plugin.type
+    found = CNI_PLUGINS.get(kind)
+    if found is not None and found.applies == "delegate":
+        kind = plugin.delegate or _FLANNEL_DEFAULT_DELEGATE
+        return f"{plugin.type} (delegate {kind})", CNI_PLUGINS.get(kind)
+    return kind, found
+
+
+def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
+    """Whether the capability reaches a plugin that applies it (libcni
+    injectRuntimeConfig: only plugins declaring it get it)."""
+    declared = [p for p in cni.plugins if _PORTMAP in p.capabilities]
+    where = f"CNI network {cni.name!r}" + (f" ({cni.source})" if cni.source else "")
+    if not declared:
+        types = ", ".join(p.type for p in cni.plugins)
+        return "dropped", (
+            f"no plugin of {where} declares the portMappings capability ({types}), so the "
+            "runtime's port mappings never reach CNI and nothing maps the port"
+        )
+    unknown: list[str] = []
+    ignoring: list[str] = []
+    for plugin in declared:
+        name, behaviour = _behaviour(plugin)
+        if behaviour is not None and behaviour.applies == "yes":
+            return "applied", f"{name} in {where} declares portMappings and {behaviour.note}"
+        if behaviour is not None and behaviour.applies == "no":
+            ignoring.append(f"{name} {behaviour.note}")
+        else:
+            unknown.append(name)
+    if unknown:
+        return "unknown", (f"{', '.join(unknown)} in {where} declares portMappings; what it "
+                           "does with them is not modelled")
+    return "dropped", f"{where} declares portMappings, but {'; '.join(ignoring)}"
+
+
+def _ranges(port: int, node: NodeFacts) -> tuple[str, str]:
+    """(reason it cannot be bound, warning) for a host port inside Windows' ranges."""
+    for kept in node.excluded_ports:
+        if port in kept:
+            return (f"port {port} is inside the excluded range {kept} (netsh "
+                    "excludedportrange): binding it fails with WSAEACCES 10013"), ""
+    if node.dynamic_ports is not None and port in node.dynamic_ports:
+        return "", (f"port {port} is inside the dynamic range {node.dynamic_ports}: an "
+                    "outgoing connection or HNS SNAT may hold it first")
+    return "", ""
+
+
+_PROTOCOLS = {api_pb2.TCP: "tcp", api_pb2.UDP: "udp", api_pb2.SCTP: "sctp"}
+
+
+def plan_pod_network(
+    request: api_pb2.RunPodSandboxRequest | bytes | bytearray | memoryview,
+    node: NodeFacts | None = None,
+    *,
+    policy: Policy | None = None,
+) -> PodNetworkPlan:
+    """Plan what the sandbox a ``RunPodSandboxRequest`` asks for gets on ``node``.
+
+    ``policy`` defaults to ``containerd`` when ``node.runtime`` names containerd and to
+    ``kep`` otherwise (the default of
+    [`plan_sandbox_network`][kubelet_winnet.runtime.plan_sandbox_network], whose answer
+    ``.sandbox`` is when no node is given). Errors as ``plan_sandbox_network``; a ``node``
+    of another type raises
+    [`InvalidArgumentError`][kubelet_winnet.errors.InvalidArgumentError].
+    """
+    if node is not None and not isinstance(node, NodeFacts):
+        raise InvalidArgumentError("node", "a NodeFacts or None", type_name(node))
+    if policy is None:
+        policy = ("containerd" if node is not None and runtime_name(node.runtime) == "containerd"
+                  else "kep")
+    checked = _check_policy(policy)
+    message = _request_of(request)
+    sandbox = _plan_config(message.config, "config.", checked)
+    handler = message.runtime_handler
+    mappings = [
+        (m.container_port, m.host_port, _PROTOCOLS.get(m.protocol, str(m.protocol)), m.host_ip)
+        for m in message.config.port_mappings
+    ]
+
+    if node is None:
+        namespace: NetworkNamespace = "node" if sandbox.host_network else "pod"
+        ports = tuple(
+            PortPlan(c, h, p, ip, "unknown", "no node facts: the CNI configuration decides")
+            if h > 0 else _not_host(c, h, p, ip)
+            for c, h, p, ip in mappings
+        )
+        return PodNetworkPlan(sandbox, namespace, handler, None, ports)
+
+    effective = handler or node.default_handler
+    isolation = node.handlers.get(effective)
+    if isolation is None:
+        # GetSandboxRuntime (internal/cri/config/config.go).
+        refused = f"no runtime for \"{effective}\" is configured"
+        ports = tuple(
+            PortPlan(c, h, p, ip, "dropped", f"the sandbox is not created: {refused}")
+            if h > 0 else _not_host(c, h, p, ip)
+            for c, h, p, ip in mappings
+        )
+        return PodNetworkPlan(sandbox, "none", effective, None, ports, refused=refused)
+
+    notes: list[str] = []
+    namespace = "node" if sandbox.host_network else "pod"
+    if sandbox.host_process and isolation == "hyperv":
+        if shim_has_hyperv_host_process(node.runtime):
+            namespace = "none"
+            notes.append(
+                f"HostProcess under the Hyper-V handler {effective!r}: the shim of "
+                f"{node.runtime or 'this runtime'} (hcsshim v0.15.0-rc.2+, PR #2531) runs it "
+                "in the utility VM, which has no network"
+            )
+        else:
+            notes.append(
+                f"HostProcess under the Hyper-V handler {effective!r}: hcsshim before "
+                "v0.15.0-rc.2 runs its containers on the host next to an unused utility VM "
+                "(read from the code, not run); from v0.15.0-rc.2 it has no network"
+            )
+
+    ports_out: list[PortPlan] = []
+    cni = _cni_outcome(node.cni) if node.cni is not None else None
+    for c, h, p, ip in mappings:
+        if h <= 0:
+            ports_out.append(_not_host(c, h, p, ip))
+            continue
+        if namespace == "none":
+            ports_out.append(PortPlan(c, h, p, ip, "dropped", "the pod has no network at all"))
+            continue
+        blocked, warning = _ranges(h, node)
+        if namespace == "node":
+            outcome: PortOutcome = "host"
+            reason = ("a host-network sandbox never reaches CNI (containerd sandbox_run.go): "
+                      f"the container listens on the node's port {h} itself")
+        elif cni is None:
+            outcome, reason = "unknown", "the node's CNI configuration is not known"
+        else:
+            outcome, reason = cni
+        if blocked and outcome in ("applied", "host", "unknown"):
+            outcome, reason = "dropped", blocked
+        ports_out.append(PortPlan(c, h, p, ip, outcome, reason, warning))
+    return PodNetworkPlan(sandbox, namespace, effective, isolation, tuple(ports_out),
+                          notes=tuple(notes))
+
+
+def _not_host(container: int, host: int, protocol: str, ip: str) -> PortPlan:
+    return PortPlan(container, host, protocol, ip, "not-a-host-port",
+                    "no hostPort: containerd drops mappings with host_port <= 0 "
+                    "(toCNIPortMappings)")

@@ -1,0 +1,173 @@
+"""``kubelet-winnet node``: one node's files judged.
+
+Each finding expected below follows from the fixture's own content (tests/data/node,
+sources in its README) and the rule page's upstream sources: the line is the line of the
+setting in the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from kubelet_winnet._lint.node_rules import NODE_RULES
+from kubelet_winnet.cli import main
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+NODES = DATA / "node" / "nodes"
+SCHEMA = DATA / "sarif-schema-2.1.0.json"
+
+
+def command(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                if text in line)
+
+
+def findings(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    status, out, _ = command(capsys, "node", *argv, "-o", "json")
+    return status, json.loads(out)
+
+
+def test_a_node_on_containerd_24_and_kubelet_138(capsys: pytest.CaptureFixture[str]) -> None:
+    node = NODES / "win-2025-a"
+    status, report = findings(capsys, str(node))
+    assert status == 1
+    got = {(f["rule"], Path(f["file"]).name, f["line"], f["severity"])
+           for f in report["findings"] if f["ignored"] is None}
+    config = node / "config.toml"
+    assert got == {
+        ("node-gate-stops-kubelet", "kubelet-config.yaml",
+         line_of(node / "kubelet-config.yaml", "WindowsHostNetwork"), "error"),
+        ("node-gate-locked", "kube-proxy-config.yaml",
+         line_of(node / "kube-proxy-config.yaml", "WinOverlay"), "error"),
+        ("node-option-removed", "config.toml", line_of(config, "bin_dir"), "error"),
+        ("node-option-removed", "config.toml", line_of(config, "enable_cdi"), "warning"),
+        ("node-runtime-table-unread", "config.toml",
+         line_of(config, '[plugins."io.containerd.grpc.v1.cri"'), "error"),
+        ("node-hyperv-host-process", "config.toml", line_of(config, "default_runtime_name"),
+         "warning"),
+        ("node-host-port-dropped", "0-flannel.conf", 1, "warning"),
+        ("node-port-range", "dynamicport.txt", 4, "warning"),
+        ("node-pause-image", "config.toml", line_of(config, "pause:3.10.1"), "warning"),
+    }
+    # The Node object's annotation silences the proxy-mode finding, with its reason.
+    (mode,) = [f for f in report["findings"] if f["rule"] == "node-proxy-mode"]
+    assert mode["ignored"] == "kube-proxy runs from a wrapper that overrides the mode"
+    classes = {c["class"]: c for c in report["podClasses"]}
+    host_process = classes["HostProcess pod"]
+    assert (host_process["isolation"], host_process["network"]) == ("hyperv", "none")
+    assert classes["pod without RuntimeClass"]["ports"][0]["outcome"] == "dropped"
+
+
+def test_an_aks_shaped_node(capsys: pytest.CaptureFixture[str]) -> None:
+    """containerd 1.7 and kubelet 1.33: WinOverlay=false is still allowed (locked from
+    1.34), bin_dir in a version 1 file is migrated, azure-vnet applies port mappings."""
+    node = NODES / "akswin000001"
+    status, report = findings(capsys, str(node))
+    assert status == 1
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [
+        ("node-port-range", line_of(node / "excludedportrange.txt", "30100"))]
+    classes = {c["class"]: c for c in report["podClasses"]}
+    assert classes["pod without RuntimeClass"]["ports"][0]["outcome"] == "applied"
+    assert classes["HostProcess pod"]["ports"][0]["outcome"] == "host"
+    # The same node on kubelet 1.34 (no Node object): kube-proxy would exit.
+    files = [str(p) for p in node.iterdir() if p.name != "node.json"]
+    _, later = findings(capsys, *files, "--kubelet-version", "1.34", "--runtime",
+                        "containerd://1.7.20")
+    assert "node-gate-locked" in {f["rule"] for f in later["findings"]}
+
+
+def test_containerd_that_cannot_load_the_file(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("version = 3\n", encoding="utf-8")
+    _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://1.7.30")
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("node-config-version", 1)]
+    _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://2.0.0")
+    assert report["findings"] == []
+    # containerd 1.x: a version 2 file with a version 1 plugin name ("invalid plugin key URI").
+    (tmp_path / "config.toml").write_text(
+        "version = 2\n\n[plugins.cri.cni]\nconf_dir = 'C:/k/cni'\n", encoding="utf-8")
+    _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://1.7.30")
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("node-config-version", 3)]
+    assert "invalid plugin key URI" in report["findings"][0]["message"]
+    _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://2.1.0")
+    assert report["findings"] == []
+
+
+def test_host_port_dropped_without_the_capability(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    nat = DATA / "node" / "cni" / "nerdctl-nat.conflist"
+    status, report = findings(capsys, str(nat))
+    assert status == 1
+    (finding,) = report["findings"]
+    assert finding["rule"] == "node-host-port-dropped"
+    assert "no plugin of CNI network 'nat'" in finding["message"]
+    assert "declares the portMappings capability" in finding["message"]
+
+
+def test_sarif_and_junit(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = command(capsys, "node", str(NODES / "win-2025-a"), "-o", "sarif")
+    assert status == 1
+    log = json.loads(out)
+    jsonschema.validate(log, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    run = log["runs"][0]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [r.id for r in NODE_RULES]
+    suppressed = [r for r in run["results"] if "suppressions" in r]
+    assert [r["ruleId"] for r in suppressed] == ["node-proxy-mode"]
+    status, out, _ = command(capsys, "node", str(NODES / "win-2025-a"), "-o", "junit")
+    junitparser = pytest.importorskip("junitparser")
+    xml = junitparser.JUnitXml.fromstring(out)
+    assert xml.failures == 9 and xml.skipped == 1  # every finding shown is a warning or error
+
+
+def test_ignore_flag_and_bad_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = command(capsys, "node", str(NODES / "akswin000001"),
+                             "--ignore", "node-port-range")
+    assert status == 0 and "0 findings, 1 ignored" in out
+    status, _, err = command(capsys, "node", str(NODES / "akswin000001"),
+                             "--ignore", "node-port-ranges")
+    assert status == 2
+    assert "no node rule 'node-port-ranges'; did you mean node-port-range?" in err
+    status, _, err = command(capsys, "node")
+    assert status == 2 and "name a directory of one node's files" in err
+
+
+def test_bad_files_are_one_line_errors(capsys: pytest.CaptureFixture[str],
+                                       tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_bytes(b"version = 3\n[plugins.\xff]\n")
+    status, _, err = command(capsys, "node", str(tmp_path))
+    assert status == 2
+    (line,) = err.splitlines()
+    assert line.endswith("config.toml:2: not valid UTF-8 (byte 0xff)")
+
+
+def test_explain_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = command(capsys, "node", "--list-rules")
+    assert status == 0 and [line.split()[0] for line in out.splitlines()] == [
+        r.id for r in NODE_RULES]
+    status, out, _ = command(capsys, "node", "--explain", "node-gate-locked")
+    assert status == 0 and out.startswith("# node-gate-locked") and "#6925" in out
+
+
+def test_a_sig_windows_tools_flannel_node(capsys: pytest.CaptureFixture[str]) -> None:
+    """sig-windows-tools' HostProcess flannel set-up: WinOverlay=true (allowed, locked
+    true from 1.34), kernelspace, flannel declaring portMappings over sdnoverlay
+    (applies them): nothing to report, and the PowerShell argument array is read."""
+    status, report = findings(capsys, str(NODES / "sigwin-1"))
+    assert status == 0 and report["findings"] == []
+    classes = {c["class"]: c for c in report["podClasses"]}
+    assert classes["pod without RuntimeClass"]["ports"][0]["outcome"] == "applied"
+    # containerd 2.3.4's shim (hcsshim v0.15.0-rc.3) under its default Hyper-V handler.
+    hyperv = classes["HostProcess pod, Hyper-V (runhcs-wcow-hypervisor)"]
+    assert hyperv["network"] == "none"

@@ -1,0 +1,80 @@
+"""``audit --node-config DIR``: each pod's row says what its network and hostPorts get on
+its node, from that node's files (tests/data/node/nodes, one directory per node name).
+
+Expected outcomes follow from each node's files: win-2025-a's CNI network is flannel with
+a win-overlay delegate (declares portMappings, never applies them) and Hyper-V is its
+default runtime on containerd 2.4.0 (hcsshim PR #2531: HostProcess gets no network);
+akswin000001's is azure-vnet (applies them) on process isolation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubelet_winnet.cli import main
+
+NODES = Path(__file__).resolve().parent.parent / "data" / "node" / "nodes"
+
+
+def node(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((NODES / name / "node.json").read_text(encoding="utf-8"))
+    return loaded
+
+
+def pod(name: str, node_name: str, *, host_process: bool = False) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "image": "i"}
+    spec: dict[str, Any] = {"nodeName": node_name, "containers": [container],
+                            "nodeSelector": {"kubernetes.io/os": "windows"}}
+    if host_process:
+        spec["hostNetwork"] = True
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": True,
+                                                      "runAsUserName": "NT AUTHORITY\\SYSTEM"}}
+    else:
+        container["ports"] = [{"containerPort": 80, "hostPort": 8081}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+def test_rows_say_what_the_node_gives(capsys: pytest.CaptureFixture[str],
+                                      tmp_path: Path) -> None:
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), node("akswin000001"),
+        pod("web-2025", "win-2025-a"), pod("agent-2025", "win-2025-a", host_process=True),
+        pod("web-aks", "akswin000001"),
+    ]}), encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(NODES), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and status in (0, 1)
+    rows = {p["name"]: p["onNode"] for p in json.loads(out)["pods"]}
+    assert rows["web-2025"]["isolation"] == "hyperv"
+    assert [(h["hostPort"], h["outcome"]) for h in rows["web-2025"]["hostPorts"]] == [
+        (8081, "dropped")]
+    assert "never applies" in rows["web-2025"]["hostPorts"][0]["reason"]
+    assert (rows["agent-2025"]["network"], rows["agent-2025"]["isolation"]) == ("none", "hyperv")
+    assert rows["web-aks"]["isolation"] == "process"
+    assert [(h["hostPort"], h["outcome"]) for h in rows["web-aks"]["hostPorts"]] == [
+        (8081, "applied")]
+    main(["audit", "-f", str(dump), "--node-config", str(NODES)])
+    out, _ = capsys.readouterr()
+    assert "web-2025: on its node: hyperv isolation, network pod; hostPort 8081 dropped" in out
+
+
+def test_node_config_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(node("win-2025-a")), encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(tmp_path / "missing")])
+    _, err = capsys.readouterr()
+    assert status == 2 and "--node-config" in err and "cannot read" in err
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / "config.toml").write_text("version = \n", encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(tmp_path)])
+    _, err = capsys.readouterr()
+    assert status == 2
+    assert next(line for line in err.splitlines() if "error" in line).endswith(
+        "config.toml:1: not TOML: Invalid value")

@@ -1,0 +1,264 @@
+"""cli/nodefiles: a node's files read as its components read them.
+
+Fixtures are under tests/data/node (sources in its README). Expected values come from the
+files themselves (the types and capabilities they declare, the lines they are on) and from
+upstream rules: containerd's per-version plugin ids (config.go v1MigratePluginName,
+plugins/cri/runtime/plugin.go migrateConfig), libcni's capability rule, netsh's layout.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from kubelet_winnet.cli.nodefiles import read_node
+from kubelet_winnet.cli.nodefiles.cni import read_cni
+from kubelet_winnet.cli.nodefiles.containerd import parse_containerd, read_containerd
+from kubelet_winnet.cli.nodefiles.kube import parse_flags
+from kubelet_winnet.cli.nodefiles.netsh import parse_netsh
+from kubelet_winnet.errors import NodeConfigError
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "node"
+CNI = DATA / "cni"
+NODES = DATA / "nodes"
+
+# (file, {plugin type: declared capabilities}, flannel delegate) as each file declares them.
+CNI_FILES = [
+    ("win-bridge-flannel.conf", {"flannel": set()}, "win-bridge"),
+    ("win-overlay.conf", {"win-overlay": {"portMappings", "dns"}}, None),
+    ("sdnbridge.conf", {"sdnbridge": {"portMappings", "dnsCapabilities"}}, None),
+    ("flannel-sdnoverlay.conf", {"flannel": {"portMappings", "dnsCapabilities"}}, "sdnoverlay"),
+    ("nat.conf", {"nat": set()}, None),
+    ("calico.conf", {"calico": {"dns"}}, None),
+    ("antrea.conflist", {"antrea": {"dns"}}, None),
+    ("azure-windows.conflist", {"azure-vnet": {"portMappings", "dns"}}, None),
+    ("nerdctl-nat.conflist", {"nat": set()}, None),
+]
+
+
+@pytest.mark.parametrize(("name", "declared", "delegate"), CNI_FILES)
+def test_cni_files(name: str, declared: dict[str, set[str]], delegate: str | None) -> None:
+    network = read_cni(str(CNI / name))
+    assert {p.type: set(p.capabilities) for p in network.plugins} == declared
+    assert network.plugins[0].delegate == delegate
+
+
+def test_cni_in_utf16_as_powershell_writes_it(tmp_path: Path) -> None:
+    text = (CNI / "azure-windows.conflist").read_text(encoding="utf-8")
+    path = tmp_path / "10-azure.conflist"
+    path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    assert read_cni(str(path)).plugins[0].type == "azure-vnet"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"name": "n", "plugins": []}', "plugins must be a non-empty list"),
+    ('{"name": "n", "plugins": [{"capabilities": {}}]}', "needs a type"),
+    ('{"type": "nat"}', "needs a name"),
+    ('{"name": "n", "type": "nat", "capabilities": [1]}', "capabilities must be an object"),
+    ('{"name": "n", "type": "nat",\n "x": }', ":2:"),
+])
+def test_bad_cni_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.conflist"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert str(caught.value).startswith(str(path))
+
+
+def test_containerd_version_1_aks_shape() -> None:
+    config = read_containerd(str(NODES / "akswin000001" / "containerd.toml"))
+    assert config.version == 1  # no version key
+    tables = {t.name: (t.isolation, t.read) for t in config.runtimes}
+    assert tables == {"runhcs-wcow-process": ("process", True),
+                      "runhcs-wcow-hypervisor-20348": ("hyperv", True)}
+    assert config.bin_dir is not None and config.bin_dir.value == "c:\\k\\azurecni\\bin"
+    lines = (NODES / "akswin000001" / "containerd.toml").read_text().splitlines()
+    assert lines[config.bin_dir.line - 1].strip().startswith("bin_dir")
+    assert config.default_handler == "runhcs-wcow-process"
+
+
+def test_containerd_version_3_reads_only_its_own_path() -> None:
+    path = NODES / "win-2025-a" / "config.toml"
+    config = read_containerd(str(path))
+    lines = path.read_text().splitlines()
+    assert config.version == 3
+    read = {t.name: t.isolation for t in config.runtimes if t.read}
+    unread = [t for t in config.runtimes if not t.read]
+    assert read == {"runhcs-wcow-process": "process", "runhcs-wcow-hypervisor": "hyperv"}
+    assert [t.name for t in unread] == ["runhcs-wcow-hypervisor-26100"]
+    assert '"io.containerd.grpc.v1.cri"' in lines[unread[0].line - 1]
+    assert config.default_handler == "runhcs-wcow-hypervisor"
+    assert config.enable_cdi is not None and config.enable_cdi.value is False
+    assert "enable_cdi" in lines[config.enable_cdi.line - 1]
+    assert config.sandbox_image is not None
+    assert config.sandbox_image.value == "registry.k8s.io/pause:3.10.1"
+    assert config.handlers()["runhcs-wcow-hypervisor"] == "hyperv"
+
+
+@pytest.mark.parametrize(("version", "plugin", "read"), [
+    (None, "cri", True), (1, "io.containerd.grpc.v1.cri", True),
+    (2, "io.containerd.grpc.v1.cri", True), (2, "cri", False),
+    (2, "io.containerd.cri.v1.runtime", False), (3, "io.containerd.cri.v1.runtime", True),
+    (3, "io.containerd.grpc.v1.cri", False), (4, "io.containerd.cri.v1.runtime", True),
+])
+def test_where_each_version_reads_runtimes(version: int | None, plugin: str, read: bool) -> None:
+    head = "" if version is None else f"version = {version}\n"
+    text = (f'{head}[plugins."{plugin}".containerd.runtimes.hv]\n'
+            f'[plugins."{plugin}".containerd.runtimes.hv.options]\nSandboxIsolation = 1\n')
+    (table,) = parse_containerd(text, "c.toml").runtimes
+    assert (table.name, table.isolation, table.read) == ("hv", "hyperv", read)
+    assert table.line == (2 if version is not None else 1)
+
+
+@pytest.mark.parametrize(("text", "where", "message"), [
+    ("version = 3\n[plugins\n", "c.toml:2", "not TOML"),
+    ('version = "3"\n', "c.toml:1", "version must be an integer"),
+    ("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.x.options]\n"
+     "SandboxIsolation = 'yes'\n", "c.toml:3", "SandboxIsolation must be an integer"),
+])
+def test_bad_containerd_config(text: str, where: str, message: str) -> None:
+    with pytest.raises(NodeConfigError) as caught:
+        parse_containerd(text, "c.toml")
+    assert caught.value.where == where and message in caught.value.reason
+
+
+def test_netsh_english_and_localized() -> None:
+    english = read_node([str(NODES / "akswin000001")])
+    assert english.excluded is not None and english.dynamic is not None
+    assert [(str(r), r.administered) for r, _ in english.excluded.ranges] == [
+        ("5985-5985", False), ("30100-30163", False), ("33300-33363", False),
+        ("47001-47001", False), ("50000-50059", True)]
+    assert str(english.dynamic.ranges[0][0]) == "33000-65535"  # 33000 + 32536 - 1
+    german = read_node([str(NODES / "win-2025-a")])  # UTF-16 LE, German and Chinese
+    assert german.excluded is not None and german.dynamic is not None
+    assert [str(r) for r, _ in german.excluded.ranges] == ["5985-5985", "8080-8080",
+                                                           "47001-47001"]
+    assert str(german.dynamic.ranges[0][0]) == "1025-65534"
+
+
+@given(st.lists(st.tuples(st.integers(1, 65535), st.integers(0, 2000), st.booleans()),
+                max_size=20),
+       st.sampled_from(["Protocol tcp Port Exclusion Ranges\n\nStart Port    End Port",
+                        "Portausschlussbereiche für das Protokoll tcp\n\nStartport   Endport",
+                        "协议 tcp 端口排除范围\n\n开始端口    结束端口"]))
+def test_excluded_ranges_any_heading(rows: list[tuple[int, int, bool]], heading: str) -> None:
+    """netsh prints right-aligned `start end` rows, `*` after an administered one."""
+    rows = [(s, min(s + n, 65535), star) for s, n, star in rows]
+    body = "\n".join(f"{s:>10}  {e:>10}" + ("     *" if star else "") for s, e, star in rows)
+    text = f"\n{heading}\n----------    --------\n{body}\n\n* - Administered port exclusions.\n"
+    parsed = parse_netsh(text, "x.txt")
+    assert parsed is not None and parsed.kind == "excluded"
+    assert [(r.start, r.end, r.administered) for r, _ in parsed.ranges] == rows
+
+
+def test_netsh_errors() -> None:
+    with pytest.raises(NodeConfigError, match="ends before it starts"):
+        parse_netsh("Start Port    End Port\n----------    --------\n  900   800\n", "x.txt")
+    with pytest.raises(NodeConfigError, match="run past port 65535"):
+        parse_netsh("Protocol tcp Dynamic Port Range\n-----\nStart : 60000\nCount : 9000\n",
+                    "d.txt")
+    assert parse_netsh("hello\n", "x.txt") is None
+
+
+def test_flags() -> None:
+    flags = parse_flags((NODES / "akswin000001" / "kubeproxy.args").read_text(), "p")
+    assert flags.component == "kube-proxy"
+    assert flags.gates == {"WinDSR": (True, 2), "WinOverlay": (False, 2)}
+    assert flags.mode == ("kernelspace", 2) and flags.enable_dsr == (True, 2)
+    kubelet = parse_flags("--feature-gates WindowsHostNetwork=false `\n  --v 2\n", "k")
+    assert kubelet.component == "kubelet"
+    assert kubelet.gates == {"WindowsHostNetwork": (False, 1)}
+    with pytest.raises(NodeConfigError, match="expected NAME=true"):
+        parse_flags("--feature-gates=WinDSR=maybe", "k")
+
+
+def test_read_node_reports_bad_files_and_reads_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("version = 3\n[plugins\n")
+    (tmp_path / "x.conflist").write_bytes(b"\xff\xfe\x00\x00")
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n")
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    found = read_node([str(tmp_path)])
+    assert sorted(e.where.rsplit("/", 1)[1] for e in found.errors) == [
+        "config.toml:2", "x.conflist:1"]
+    assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
+    assert found.skipped and "neither netsh output nor command-line flags" in found.skipped[0]
+
+
+def test_facts_of_a_node_directory() -> None:
+    facts = read_node([str(NODES / "win-2025-a")]).facts()
+    assert facts.runtime == "containerd://2.4.0"
+    assert facts.default_handler == "runhcs-wcow-hypervisor"
+    assert "runhcs-wcow-hypervisor-26100" not in facts.handlers  # at an unread path
+    assert facts.cni is not None and facts.cni.plugins[0].delegate == "win-overlay"
+
+
+_NAMES = st.sampled_from(["config.toml", "10-net.conflist", "0.conf", "kubelet.yaml",
+                          "node.json", "ports.txt", "flags.args"])
+_TEXTS = st.one_of(
+    st.binary(max_size=300),
+    st.text(max_size=300).map(lambda t: t.encode("utf-8")),
+    st.text(max_size=200).map(lambda t: codecs.BOM_UTF16_LE + t.encode("utf-16-le",
+                                                                      "surrogatepass")),
+    st.sampled_from([b"version = 3\n[plugins]\n", b'{"name": "n", "plugins": [{}]}',
+                     b"kind: KubeProxyConfiguration\nmode: [1]\n", b"--feature-gates=,=",
+                     b"Start Port : 70000\nNumber : 1\n", b"  1  2  *\n  3  1\n"]),
+)
+
+
+@given(st.lists(st.tuples(_NAMES, _TEXTS), max_size=4, unique_by=lambda f: f[0]))
+def test_any_files_are_read_or_refused_in_one_line(files: list[tuple[str, bytes]]) -> None:
+    """The input layer's promise for node files: whatever the bytes, each file is read,
+    skipped with a note, or one NodeConfigError naming it; nothing else escapes."""
+    import tempfile
+
+    for name, data in files:  # the input layer's own bug, pinned below
+        assume(not (name.endswith((".conflist", ".conf", ".yaml", ".json"))
+                    and _whitespace_then_bad_utf8(data)))
+    with tempfile.TemporaryDirectory() as directory:
+        for name, data in files:
+            (Path(directory) / name).write_bytes(data)
+        found = read_node([directory])
+        for problem in found.errors:
+            assert isinstance(problem, NodeConfigError)
+            assert problem.where.startswith(directory) and "\n" not in str(problem)
+        found.facts()  # whatever was read makes planner facts (a contradiction is a finding)
+
+
+def _whitespace_then_bad_utf8(data: bytes) -> bool:
+    head = data[: len(data) - len(data.lstrip(b" \t\r\n"))]
+    if not head or data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@pytest.mark.xfail(strict=True, raises=Exception, reason=(
+    "input layer bug (cli/input.py _read): when a file starts with whitespace and then a "
+    "byte that is not UTF-8, the whitespace loop's text.read() lets the private _Refused "
+    "escape instead of a BadInput; `check` shows a traceback for the same file"))
+def test_input_layer_whitespace_then_bad_utf8(tmp_path: Path) -> None:
+    (tmp_path / "10-net.conflist").write_bytes(b" \x80")
+    found = read_node([str(tmp_path)])
+    assert [e.where for e in found.errors] == [f"{tmp_path}/10-net.conflist:1"]
+
+
+def test_powershell_argument_array() -> None:
+    """sig-windows-tools' start.ps1 passes kube-proxy's flags as a PowerShell array."""
+    path = NODES / "sigwin-1" / "kube-proxy-args.ps1"
+    text = path.read_text(encoding="utf-8")
+    flags = parse_flags(text, str(path))
+
+    def line(needle: str) -> int:
+        return next(n for n, row in enumerate(text.splitlines(), 1) if needle in row)
+
+    assert flags.component == "kube-proxy"
+    assert flags.mode == ("kernelspace", line("--proxy-mode"))
+    assert flags.gates == {"WinOverlay": (True, line("--feature-gates"))}

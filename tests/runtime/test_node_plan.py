@@ -1,0 +1,184 @@
+"""runtime/_node.py: what a pod gets on one node (plan_pod_network).
+
+Expected values come from the upstream rules the planner encodes, quoted at each test:
+containerd sandbox_run.go (CNI only for a pod-network sandbox; host_port <= 0 dropped),
+libcni injectRuntimeConfig (a capability reaches only plugins declaring it), the plugins'
+own code (win-bridge applies port mappings, win-overlay never does), containerd
+GetSandboxRuntime (unknown handler), hcsshim PR #2531 (Hyper-V HostProcess: no network).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kubelet_winnet as kw
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError, NodeConfigError
+from kubelet_winnet.runtime import (
+    CniNetwork,
+    CniPlugin,
+    NodeFacts,
+    PortRange,
+    plan_pod_network,
+    plan_sandbox_network,
+)
+
+PORTMAP = frozenset({"portMappings"})
+
+
+def request(*, host_process: bool = False, handler: str = "",
+            ports: tuple[tuple[int, int], ...] = ((80, 8080),)) -> api_pb2.RunPodSandboxRequest:
+    message = api_pb2.RunPodSandboxRequest(runtime_handler=handler)
+    for container, host in ports:
+        message.config.port_mappings.add(container_port=container, host_port=host)
+    if host_process:
+        message.config.windows.security_context.host_process = True
+    return message
+
+
+def cni(*plugins: CniPlugin) -> CniNetwork:
+    return CniNetwork("net", plugins, "10-net.conflist")
+
+
+def node(runtime: str = "containerd://2.3.2", **kwargs: object) -> NodeFacts:
+    return NodeFacts(runtime=runtime, **kwargs)  # type: ignore[arg-type]
+
+
+def test_without_node_the_sandbox_plan_is_plan_sandbox_network() -> None:
+    """Existing answers hold: no node facts, same policy, same NetworkPlan."""
+    for hp in (False, True):
+        for policy in ("kep", "containerd"):
+            message = request(host_process=hp)
+            got = plan_pod_network(message, policy=policy)
+            assert got.sandbox == plan_sandbox_network(message, policy=policy)
+            assert got.namespace == ("node" if hp else "pod")
+            assert got.isolation is None
+            assert [p.outcome for p in got.ports] == ["unknown"]
+
+
+def test_a_request_the_kubelet_builds() -> None:
+    pod = {"spec": {"containers": [{"name": "c", "ports": [
+        {"containerPort": 80, "hostPort": 8080}, {"containerPort": 9090}]}]}}
+    message = kw.run_pod_sandbox_request(pod, kubelet_version="1.34")
+    plan = plan_pod_network(message, node(cni=cni(CniPlugin("win-bridge", PORTMAP))))
+    assert [(p.container_port, p.host_port, p.outcome) for p in plan.ports] == [
+        (80, 8080, "applied"), (9090, 0, "not-a-host-port")]
+    assert plan.sandbox.policy == "containerd"  # the node runs containerd
+
+
+def test_capability_not_declared_drops_the_port() -> None:
+    """libcni injectRuntimeConfig: only declared capabilities are inserted; nerdctl's
+    nerdctl-nat.conflist (nerdctl #5157) and Calico's conf declare none / only dns."""
+    for plugins in ((CniPlugin("nat"),), (CniPlugin("calico", frozenset({"dns"})),)):
+        plan = plan_pod_network(request(), node(cni=cni(*plugins)))
+        (port,) = plan.ports
+        assert port.outcome == "dropped" and port.applied is False
+        assert "declares the portMappings capability" in port.reason
+
+
+def test_win_overlay_declares_but_never_applies() -> None:
+    """win-overlay_windows.go has no port mapping code; its sample-v2.conf declares it."""
+    plan = plan_pod_network(request(), node(cni=cni(CniPlugin("win-overlay", PORTMAP))))
+    assert plan.ports[0].outcome == "dropped"
+    assert "never applies" in plan.ports[0].reason
+
+
+@pytest.mark.parametrize("kind", ["win-bridge", "sdnbridge", "sdnoverlay", "nat", "azure-vnet"])
+def test_plugins_that_apply(kind: str) -> None:
+    plan = plan_pod_network(request(), node(cni=cni(CniPlugin(kind, PORTMAP))))
+    assert plan.ports[0].outcome == "applied" and plan.ports[0].applied is True
+
+
+def test_flannel_goes_by_its_delegate() -> None:
+    """flannel.go copies runtimeConfig to the delegate; flannel_windows.go: win-bridge
+    unless the delegate type is set."""
+    applied = plan_pod_network(request(), node(cni=cni(CniPlugin("flannel", PORTMAP))))
+    assert applied.ports[0].outcome == "applied"
+    assert "delegate win-bridge" in applied.ports[0].reason
+    overlay = plan_pod_network(
+        request(), node(cni=cni(CniPlugin("flannel", PORTMAP, delegate="win-overlay"))))
+    assert overlay.ports[0].outcome == "dropped"
+
+
+def test_unknown_plugin_is_unknown() -> None:
+    plan = plan_pod_network(request(), node(cni=cni(CniPlugin("antrea", PORTMAP))))
+    assert plan.ports[0].outcome == "unknown" and plan.ports[0].applied is None
+
+
+def test_host_process_never_reaches_cni() -> None:
+    """sandbox_run.go: the pod network is set up only if !hostNetwork(config)."""
+    plan = plan_pod_network(request(host_process=True), node(cni=cni(CniPlugin("nat"))))
+    assert plan.namespace == "node"
+    assert plan.ports[0].outcome == "host" and plan.ports[0].applied is True
+
+
+@pytest.mark.parametrize(("runtime", "namespace"), [
+    ("containerd://2.3.2", "node"),  # hcsshim v0.15.0-rc.1: before PR #2531
+    ("containerd://2.3.3", "none"),  # v0.15.0-rc.3
+    ("containerd://2.4.0", "none"),  # v0.15.0-rc.4
+])
+def test_hyperv_host_process(runtime: str, namespace: str) -> None:
+    message = request(host_process=True, handler="runhcs-wcow-hypervisor")
+    plan = plan_pod_network(message, node(runtime))
+    assert plan.isolation == "hyperv" and plan.namespace == namespace
+    assert plan.notes and "Hyper-V" in plan.notes[0]
+    if namespace == "none":
+        assert plan.ports[0].outcome == "dropped"
+        assert plan.ports[0].reason == "the pod has no network at all"
+
+
+def test_default_handler_decides_isolation() -> None:
+    """GetSandboxRuntime: an empty handler is the default runtime (AKS hyperv mode and
+    containerd's Hyper-V CI make the Hyper-V one the default)."""
+    facts = node("containerd://2.4.0", handlers={"hv": "hyperv"}, default_handler="hv")
+    plan = plan_pod_network(request(host_process=True), facts)
+    assert (plan.handler, plan.isolation, plan.namespace) == ("hv", "hyperv", "none")
+
+
+def test_unknown_handler_is_refused() -> None:
+    plan = plan_pod_network(request(handler="missing"), node())
+    assert plan.refused == 'no runtime for "missing" is configured'
+    assert plan.namespace == "none" and plan.ports[0].outcome == "dropped"
+
+
+def test_ports_in_windows_ranges() -> None:
+    facts = node(cni=cni(CniPlugin("win-bridge", PORTMAP)),
+                 excluded_ports=(PortRange(8000, 8100),),
+                 dynamic_ports=PortRange(49152, 65535, "dynamic"))
+    excluded, dynamic, free = plan_pod_network(
+        request(ports=((1, 8080), (2, 50000), (3, 30000))), facts).ports
+    assert excluded.outcome == "dropped" and "8000-8100" in excluded.reason
+    assert "WSAEACCES" in excluded.reason
+    assert dynamic.outcome == "applied" and "49152-65535" in dynamic.warning
+    assert free.outcome == "applied" and free.warning == ""
+
+
+@given(st.integers(1, 65535), st.integers(1, 65535), st.integers(1, 65535))
+def test_excluded_range_membership(start: int, end: int, port: int) -> None:
+    """A bind to any port from start to end inclusive fails (WSAEACCES 10013)."""
+    if start > end:
+        with pytest.raises(NodeConfigError, match="ends before it starts"):
+            PortRange(start, end)
+        return
+    facts = node(cni=cni(CniPlugin("win-bridge", PORTMAP)), excluded_ports=(PortRange(start, end),))
+    (plan,) = plan_pod_network(request(ports=((1, port),)), facts).ports
+    assert (plan.outcome == "dropped") is (start <= port <= end)
+
+
+def test_bad_facts_are_typed_errors() -> None:
+    with pytest.raises(NodeConfigError, match="outside 1 to 65535"):
+        PortRange(0, 10)
+    with pytest.raises(InvalidArgumentError, match="start"):
+        PortRange("1", 10)  # type: ignore[arg-type]
+    with pytest.raises(NodeConfigError, match="default_runtime_name"):
+        NodeFacts(handlers={"a": "process"}, default_handler="b")
+    with pytest.raises(NodeConfigError, match="isolation must be"):
+        NodeFacts(handlers={"runhcs-wcow-process": "vm"})  # type: ignore[dict-item]
+    with pytest.raises(NodeConfigError, match="no plugin"):
+        CniNetwork("n", ())
+    with pytest.raises(InvalidArgumentError, match="node"):
+        plan_pod_network(request(), {"runtime": "containerd://2.4.0"})  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequestError):
+        plan_pod_network(b"\xff", node())

@@ -72,13 +72,15 @@ def _marker(directory: str) -> tuple[str, str] | None:
     return None
 
 
-def render_root(path: str, cache: dict[str, Root | None] | None = None) -> Root | None:
+def render_root(
+    path: str, cache: dict[str, Root | None] | None = None, *, is_dir: bool | None = None,
+) -> Root | None:
     """The chart or kustomization directory ``path`` is (a directory) or lies in (a file),
     nearest first; a chart's subchart (``X/charts/sub``) belongs to the chart above it,
     which renders it with its own values."""
     cache = {} if cache is None else cache
     start = os.path.abspath(path)
-    if not os.path.isdir(start):
+    if not (os.path.isdir(start) if is_dir is None else is_dir):
         start = os.path.dirname(start)
     directory = start
     found: tuple[str, str, str] | None = None
@@ -143,13 +145,13 @@ class Renderer:
         done: set[str] = set()
         for argument in arguments:
             if argument != "-" and os.path.isdir(argument):
-                root = render_root(argument, self._cache)
+                root = render_root(argument, self._cache, is_dir=True)
                 if root is not None:
                     yield from self._render(root, done)
                     continue
             for entry in expand_paths([argument]):
                 if isinstance(entry, str) and entry != "-":
-                    root = render_root(entry, self._cache)
+                    root = render_root(entry, self._cache, is_dir=False)
                     if root is not None:
                         yield from self._render(root, done)
                         continue

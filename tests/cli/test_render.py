@@ -60,7 +60,9 @@ def without_helm_binary(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- where a render starts --------------------------------------------------------------
 
 
-def test_a_file_stands_for_the_chart_or_kustomization_it_lies_in(tmp_path: Path) -> None:
+def test_a_file_stands_for_its_chart_and_a_kustomization_file_for_its_build(
+    tmp_path: Path,
+) -> None:
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
@@ -74,15 +76,21 @@ def test_a_file_stands_for_the_chart_or_kustomization_it_lies_in(tmp_path: Path)
     plain.mkdir()
     found = {name: render_root(str(path)) for name, path in {
         "template": chart / "templates" / "ds.yaml", "chart": chart,
+        "values": chart / "values.yaml",
         "subchart template": sub / "templates" / "x.yaml",  # rendered through its parent
-        "patch": overlay / "patches" / "p.yaml", "plain": plain / "pod.yaml",
+        "kustomization directory": overlay, "kustomization file": overlay / "Kustomization",
+        "resource or patch": overlay / "patches" / "p.yaml",  # read as it is
+        "plain": plain / "pod.yaml",
     }.items()}
     assert {name: root and (root.kind, root.path, root.manifest)
             for name, root in found.items()} == {
         "template": ("helm", str(chart), "Chart.yaml"),
         "chart": ("helm", str(chart), "Chart.yaml"),
+        "values": ("helm", str(chart), "Chart.yaml"),
         "subchart template": ("helm", str(chart), "Chart.yaml"),
-        "patch": ("kustomize", str(overlay), "Kustomization"),
+        "kustomization directory": ("kustomize", str(overlay), "Kustomization"),
+        "kustomization file": ("kustomize", str(overlay), "Kustomization"),
+        "resource or patch": None,
         "plain": None,
     }
 
@@ -120,19 +128,29 @@ def test_a_kustomization_is_checked_as_kubectl_builds_it(
     built = subprocess.run([kubectl, "kustomize", str(KUSTOMIZATION)], capture_output=True,
                            text=True, timeout=120, check=True).stdout
     settings = yaml.safe_load((KUSTOMIZATION / "kustomization.yaml").read_text())
-    resource = yaml.safe_load((KUSTOMIZATION / "daemonset.yaml").read_text())
-    name = settings["namePrefix"] + resource["metadata"]["name"]  # the kustomization's doing
-    where = f"{KUSTOMIZATION / 'kustomization.yaml'}:{line_of(built, 'hostNetwork: true')}:"
-    for given in (KUSTOMIZATION, KUSTOMIZATION / "daemonset.yaml"):  # as pre-commit gives it
-        status, out, err = run(capsys, "check", "-o", "text", str(given))
-        assert status == 1, err
-        assert out.splitlines() == [
-            f"{where} warning host-network-ignored: DaemonSet/{name}: hostNetwork: true is "
-            "ignored: the pod gets its own network namespace; for the node's network make "
-            "it HostProcess. [spec.template.spec.hostNetwork]"]
-        assert errors(err) == []
+    resource_text = (KUSTOMIZATION / "daemonset.yaml").read_text()
+    resource = yaml.safe_load(resource_text)["metadata"]["name"]
+    name = settings["namePrefix"] + resource  # the kustomization's doing
+
+    def finding(where: str, line: int, name: str) -> str:
+        return (f"{where}:{line}: warning host-network-ignored: DaemonSet/{name}: "
+                "hostNetwork: true is ignored: the pod gets its own network namespace; for "
+                "the node's network make it HostProcess. [spec.template.spec.hostNetwork]")
+
+    from_build = finding(str(KUSTOMIZATION / "kustomization.yaml"),
+                         line_of(built, "hostNetwork: true"), name)
+    as_it_is = finding(str(KUSTOMIZATION / "daemonset.yaml"),
+                       line_of(resource_text, "hostNetwork: true"), resource)
+    # the directory: its resource as it is (sorted first), then the build
+    status, out, err = run(capsys, "check", "-o", "text", str(KUSTOMIZATION))
+    assert (status, out.splitlines(), errors(err)) == (1, [as_it_is, from_build], [])
+    # the kustomization file alone (as pre-commit gives it): the build
+    status, out, err = run(capsys, "check", "-o", "text",
+                           str(KUSTOMIZATION / "kustomization.yaml"))
+    assert (status, out.splitlines(), errors(err)) == (1, [from_build], [])
     # translate reads the same build: the prefixed name is the kustomization's
-    status, out, _ = run(capsys, "translate", "-o", "json", str(KUSTOMIZATION))
+    status, out, _ = run(capsys, "translate", "-o", "json",
+                         str(KUSTOMIZATION / "kustomization.yaml"))
     assert status == 0
     assert [pod["pod"] for pod in json.loads(out)] == [f"DaemonSet/{name}"]
 
@@ -151,13 +169,14 @@ def test_kustomize_failures_are_one_line_with_the_tools_words(
                            f"kubectl kustomize {overlay} failed (exit status 1): ")
     assert "missing-deployment.yaml" in line  # kubectl's own reason, on the same line
     # over --max-bytes and past --render-timeout: stopped, said, exit 2
-    status, _, err = run(capsys, "check", "--max-bytes", "100", str(KUSTOMIZATION))
+    kustomization = str(KUSTOMIZATION / "kustomization.yaml")
+    status, _, err = run(capsys, "check", "--max-bytes", "100", kustomization)
     assert status == 2
     assert errors(err) == [
         f"kubelet-winnet: error: {KUSTOMIZATION / 'kustomization.yaml'}: the output of "
         f"kubectl kustomize {KUSTOMIZATION} is larger than 100 bytes (raise the limit with "
         "--max-bytes)"]
-    status, _, err = run(capsys, "check", "--render-timeout", "0.001", str(KUSTOMIZATION))
+    status, _, err = run(capsys, "check", "--render-timeout", "0.001", kustomization)
     assert status == 2
     assert errors(err) == [
         f"kubelet-winnet: error: {KUSTOMIZATION / 'kustomization.yaml'}: kubectl kustomize "
@@ -169,8 +188,9 @@ def test_a_missing_renderer_is_exit_2_saying_what_to_install(
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no kubectl, kustomize nor helm
     monkeypatch.setitem(sys.modules, "helm_python", None)  # nor the engine package
-    status, out, err = run(capsys, "check", str(KUSTOMIZATION), str(TEMPLATE))
-    assert (status, out) == (2, "")
+    status, _, err = run(capsys, "check", str(KUSTOMIZATION / "kustomization.yaml"),
+                         str(TEMPLATE))
+    assert status == 2
     assert errors(err) == [
         f"kubelet-winnet: error: {KUSTOMIZATION / 'kustomization.yaml'}: {KUSTOMIZATION} is "
         "a kustomization, and building it needs kubectl or kustomize on PATH (Debian: apt "
@@ -207,9 +227,8 @@ def test_a_chart_is_checked_as_helm_renders_it_under_each_templates_name(
         assert "pod in 2 files checked" in err  # the DaemonSet's and the ServiceAccount's
     status, out, _ = run(capsys, "check", "-o", "sarif", str(CHART))
     [result] = json.loads(out)["runs"][0]["results"]
-    assert result["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": TEMPLATE.relative_to(Path.cwd()).as_posix()
-                             if not TEMPLATE.is_absolute() else f"file://{TEMPLATE}"},
+    assert result["locations"][0]["physicalLocation"] == {  # the template, in the repository
+        "artifactLocation": {"uri": f"file://{TEMPLATE.as_posix()}"},  # (absolute: as given)
         "region": {"startLine": line}}
 
 

@@ -97,7 +97,6 @@ if TYPE_CHECKING:
     from kubelet_winnet._kubelet.pod import PodInput
     from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
-
 __all__ = [
     "calculate_cpu_maximum",
     "container_config",

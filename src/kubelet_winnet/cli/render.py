@@ -3,8 +3,10 @@
 A directory holding ``Chart.yaml`` is rendered with ``helm template`` (or, without ``helm``
 on PATH, with the Helm engine that the ``helm-python-sdk`` package ships); a directory
 holding a kustomization with ``kustomize build`` (or ``kubectl kustomize``), as checkov
-does. Any file inside such a directory stands for it: the pre-commit hook's
-``chart/templates/ds.yaml`` renders ``chart/``, once per run.
+does. Any file inside a chart stands for it: the pre-commit hook's
+``chart/templates/ds.yaml`` renders ``chart/``, once per run. A kustomization file
+stands for its build, and the other files beside it are still read as they are: they are
+manifests, and one that no kustomization lists must not go unchecked.
 
 Each renderer is a child process with a timeout; its output is bounded by ``--max-bytes``
 and kept in a temporary file, which the input layer then reads under a name a person
@@ -33,6 +35,7 @@ __all__ = [
 ]
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+MANIFEST_NAMES = KUSTOMIZATION_NAMES[:2]  # the ones a directory search reads
 CHART_FILE = "Chart.yaml"
 DEFAULT_TIMEOUT = 60.0
 # Helm's default release name for `helm template CHART` (cmd/helm/template.go).
@@ -63,58 +66,66 @@ class RenderOptions:
     timeout: float = DEFAULT_TIMEOUT
 
 
-def _marker(directory: str) -> tuple[str, str] | None:
-    if os.path.isfile(os.path.join(directory, CHART_FILE)):
-        return "helm", CHART_FILE
-    for name in KUSTOMIZATION_NAMES:
-        if os.path.isfile(os.path.join(directory, name)):
-            return "kustomize", name
+def render_root(
+    path: str, cache: dict[str, str | None] | None = None, *, is_dir: bool | None = None,
+) -> Root | None:
+    """What ``path`` is rendered as: the chart it is or lies in (the nearest
+    ``Chart.yaml`` above; a subchart, ``X/charts/sub``, renders through the chart above
+    it, with that chart's values), else, for a kustomization file or a directory holding
+    one, that kustomization. Other files of a kustomization's directory are read as they
+    are (a file no kustomization lists must not go unchecked)."""
+    absolute = os.path.abspath(path)
+    directory = os.path.isdir(absolute) if is_dir is None else is_dir
+    chart = _chart_dir(absolute if directory else os.path.dirname(absolute),
+                       {} if cache is None else cache)
+    if chart is not None:
+        return Root("helm", _as_given(chart, path), CHART_FILE)
+    if directory:
+        name = next((n for n in KUSTOMIZATION_NAMES
+                     if os.path.isfile(os.path.join(absolute, n))), None)
+        if name is not None:
+            return Root("kustomize", _as_given(absolute, path), name)
+    elif os.path.basename(absolute) in KUSTOMIZATION_NAMES:
+        return Root("kustomize", _as_given(os.path.dirname(absolute), path),
+                    os.path.basename(absolute))
     return None
 
 
-def render_root(
-    path: str, cache: dict[str, Root | None] | None = None, *, is_dir: bool | None = None,
-) -> Root | None:
-    """The chart or kustomization directory ``path`` is (a directory) or lies in (a file),
-    nearest first; a chart's subchart (``X/charts/sub``) belongs to the chart above it,
-    which renders it with its own values."""
-    cache = {} if cache is None else cache
-    start = os.path.abspath(path)
-    if not (os.path.isdir(start) if is_dir is None else is_dir):
-        start = os.path.dirname(start)
-    directory = start
-    found: tuple[str, str, str] | None = None
+def _chart_dir(start: str, cache: dict[str, str | None]) -> str | None:
+    """The absolute directory of the chart that ``start`` (absolute) is or lies in."""
     seen: list[str] = []
+    directory = start
+    found: str | None = None
     while True:
         if directory in cache:
-            cached = cache[directory]
-            found = None if cached is None else (cached.kind, directory, cached.manifest)
+            found = cache[directory]
             break
         seen.append(directory)
-        marker = _marker(directory)
-        if marker is not None:
-            found = (marker[0], directory, marker[1])
+        if os.path.isfile(os.path.join(directory, CHART_FILE)):
+            found = directory
+            while os.path.basename(os.path.dirname(found)) == "charts":
+                above = os.path.dirname(os.path.dirname(found))
+                if not os.path.isfile(os.path.join(above, CHART_FILE)):
+                    break
+                found = above
             break
         parent = os.path.dirname(directory)
         if parent == directory:
             break
         directory = parent
-    if found is not None and found[0] == "helm":  # a subchart renders through its parent
-        kind, top, manifest = found
-        while os.path.basename(os.path.dirname(top)) == "charts":
-            above = os.path.dirname(os.path.dirname(top))
-            if not os.path.isfile(os.path.join(above, CHART_FILE)):
-                break
-            top = above
-        found = (kind, top, manifest)
-    root = None
-    if found is not None:
-        kind, top, manifest = found
-        shown = top if os.path.isabs(path) else os.path.relpath(top)
-        root = Root(kind, shown, manifest)
     for directory in seen:
-        cache[directory] = root
-    return root
+        cache[directory] = found
+    return found
+
+
+def _as_given(directory: str, path: str) -> str:
+    """``directory`` (absolute) as the user wrote ``path``: relative when it was."""
+    return directory if os.path.isabs(path) else os.path.relpath(directory)
+
+
+def _under(directory: str, *parts: str) -> str:
+    """``directory/parts``, without a leading ``./``."""
+    return os.path.normpath(os.path.join(directory, *parts))
 
 
 class RenderError(Exception):
@@ -133,7 +144,7 @@ class Renderer:
     copies: dict[str, str] = field(default_factory=dict)
     rendered: set[str] = field(default_factory=set)  # names that came from a renderer
     _results: dict[str, list[str | BadInput]] = field(default_factory=dict)
-    _cache: dict[str, Root | None] = field(default_factory=dict)
+    _cache: dict[str, str | None] = field(default_factory=dict)
     _tmp: str | None = None
 
     def expand(
@@ -146,9 +157,11 @@ class Renderer:
         for argument in arguments:
             if argument != "-" and os.path.isdir(argument):
                 root = render_root(argument, self._cache, is_dir=True)
-                if root is not None:
+                if root is not None and root.kind == "helm":
                     yield from self._render(root, done)
                     continue
+                if root is not None and root.manifest not in MANIFEST_NAMES:
+                    yield from self._render(root, done)  # `Kustomization`: no search finds it
             for entry in expand_paths([argument]):
                 if isinstance(entry, str) and entry != "-":
                     root = render_root(entry, self._cache, is_dir=False)
@@ -181,10 +194,10 @@ class Renderer:
             command = self._command(root)
             _run(command, out, self.limits.max_bytes, self.options.timeout)
         except RenderError as exc:
-            yield BadInput(os.path.join(root.path, root.manifest), 0, 0, str(exc))
+            yield BadInput(_under(root.path, root.manifest), 0, 0, str(exc))
             return
         if root.kind == "kustomize":
-            name = os.path.join(root.path, root.manifest)
+            name = _under(root.path, root.manifest)
             self._add(name, out)
             yield name
             return
@@ -362,7 +375,7 @@ def _template_name(source: str, chart: str) -> str:
     ``charts/win/templates/ds.yaml``: the first part is the chart's name, not its
     directory."""
     _, _, rest = source.partition("/")
-    return os.path.join(chart, *rest.split("/")) if rest else os.path.join(chart, source)
+    return _under(chart, *rest.split("/")) if rest else _under(chart, source)
 
 
 # --- the Helm engine of helm-python-sdk, in a child process -------------------------------

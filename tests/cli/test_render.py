@@ -74,8 +74,10 @@ def test_a_file_stands_for_its_chart_and_a_kustomization_file_for_its_build(
     (overlay / "Kustomization").write_text("resources: []\n")
     plain = tmp_path / "plain"
     plain.mkdir()
-    found = {name: render_root(str(path)) for name, path in {
+    cache: dict[str, str | None] = {}  # one per run: a second file asks it first
+    found = {name: render_root(str(path), cache) for name, path in {
         "template": chart / "templates" / "ds.yaml", "chart": chart,
+        "nested template": chart / "templates" / "jobs" / "job.yaml",
         "values": chart / "values.yaml",
         "subchart template": sub / "templates" / "x.yaml",  # rendered through its parent
         "kustomization directory": overlay, "kustomization file": overlay / "Kustomization",
@@ -86,6 +88,7 @@ def test_a_file_stands_for_its_chart_and_a_kustomization_file_for_its_build(
             for name, root in found.items()} == {
         "template": ("helm", str(chart), "Chart.yaml"),
         "chart": ("helm", str(chart), "Chart.yaml"),
+        "nested template": ("helm", str(chart), "Chart.yaml"),
         "values": ("helm", str(chart), "Chart.yaml"),
         "subchart template": ("helm", str(chart), "Chart.yaml"),
         "kustomization directory": ("kustomize", str(overlay), "Kustomization"),

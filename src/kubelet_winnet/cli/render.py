@@ -407,7 +407,11 @@ def _engine(argv: Iterable[str]) -> int:
     parser.add_argument("--values", action="append", default=[])
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args(list(argv))
-    import helm_python as helm
+    try:
+        import helm_python as helm
+    except (ImportError, OSError) as exc:  # e.g. its native library cannot load here
+        sys.stderr.write(f"Error: cannot load helm-python-sdk: {exc}\n")
+        return 1
 
     values: dict[str, Any] = {}
     try:

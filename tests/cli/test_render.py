@@ -151,6 +151,11 @@ def test_a_kustomization_is_checked_as_kubectl_builds_it(
     status, out, err = run(capsys, "check", "-o", "text",
                            str(KUSTOMIZATION / "kustomization.yaml"))
     assert (status, out.splitlines(), errors(err)) == (1, [from_build], [])
+    # -v says which tool built it
+    status, _, err = run(capsys, "check", "-v", str(KUSTOMIZATION / "kustomization.yaml"))
+    assert f"kubelet-winnet: note: {KUSTOMIZATION}: rendered with kubectl kustomize " \
+        f"{KUSTOMIZATION}; findings name its kustomization file and the line of the " \
+        "output" in err.splitlines()
     # translate reads the same build: the prefixed name is the kustomization's
     status, out, _ = run(capsys, "translate", "-o", "json",
                          str(KUSTOMIZATION / "kustomization.yaml"))
@@ -228,6 +233,10 @@ def test_a_chart_is_checked_as_helm_renders_it_under_each_templates_name(
         status, out, err = run(capsys, "check", "-o", "text", *map(str, given))
         assert (status, out.splitlines(), errors(err)) == (1, [expected], []), err
         assert "pod in 2 files checked" in err  # the DaemonSet's and the ServiceAccount's
+    status, _, err = run(capsys, "check", "-v", str(CHART))
+    assert f"kubelet-winnet: note: {CHART}: rendered with helm template {CHART} " \
+        "(helm-python-sdk); findings name each template and the line of what it " \
+        "rendered" in err.splitlines()
     status, out, _ = run(capsys, "check", "-o", "sarif", str(CHART))
     [result] = json.loads(out)["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"] == {  # the template, in the repository

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -146,6 +146,7 @@ class Renderer:
     _results: dict[str, list[str | BadInput]] = field(default_factory=dict)
     _cache: dict[str, str | None] = field(default_factory=dict)
     _tmp: str | None = None
+    note: Callable[[str], None] | None = None  # told of each render (``-v``)
 
     def expand(
         self, arguments: Sequence[str],
@@ -196,6 +197,11 @@ class Renderer:
         except RenderError as exc:
             yield BadInput(_under(root.path, root.manifest), 0, 0, str(exc))
             return
+        if self.note is not None:
+            self.note(f"{root.path}: rendered with {_shown(command)}; "
+                      + ("findings name its kustomization file and the line of the output"
+                         if root.kind == "kustomize" else
+                         "findings name each template and the line of what it rendered"))
         if root.kind == "kustomize":
             name = _under(root.path, root.manifest)
             self._add(name, out)

@@ -366,6 +366,7 @@ def pods(
     renderer = renderer_of(args)
     if renderer is not None:  # charts and kustomizations, rendered in place
         session.rendered = renderer.rendered
+        renderer.note = session.note if session.verbose else None
         entries = renderer.expand(input_paths(args))
     else:
         entries = expand_paths(input_paths(args))

@@ -218,13 +218,14 @@ class Renderer:
     def _command(self, root: Root) -> list[str]:
         from shutil import which
 
+        target = os.path.join(".", root.path) if root.path.startswith("-") else root.path
         if root.kind == "kustomize":
             kustomize = which("kustomize")
             if kustomize is not None:
-                return [kustomize, "build", root.path]
+                return [kustomize, "build", target]
             kubectl = which("kubectl")
             if kubectl is not None:
-                return [kubectl, "kustomize", root.path]
+                return [kubectl, "kustomize", target]
             raise RenderError(
                 f"{root.path} is a kustomization, and building it needs kubectl or "
                 "kustomize on PATH (Debian: apt install kubernetes-client); or give "
@@ -232,7 +233,7 @@ class Renderer:
             )
         helm = which("helm")
         if helm is not None:
-            command = [helm, "template", root.path]
+            command = [helm, "template", target]
             for values in self.options.helm_values:
                 command += ["--values", values]
             for setting in self.options.helm_set:
@@ -244,7 +245,7 @@ class Renderer:
                 "Python package helm-python-sdk (pip install helm-python-sdk); or give "
                 "--no-render to read its files as they are"
             )
-        return [sys.executable, "-m", "kubelet_winnet.cli.render", "--engine", root.path,
+        return [sys.executable, "-m", "kubelet_winnet.cli.render", "--engine", target,
                 *[arg for values in self.options.helm_values for arg in ("--values", values)],
                 *[arg for setting in self.options.helm_set for arg in ("--set", setting)]]
 

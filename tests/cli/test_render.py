@@ -161,6 +161,10 @@ def test_a_kustomization_is_checked_as_kubectl_builds_it(
                          str(KUSTOMIZATION / "kustomization.yaml"))
     assert status == 0
     assert [pod["pod"] for pod in json.loads(out)] == [f"DaemonSet/{name}"]
+    # run reads its input twice (ConfigMaps first, then pods): the one build serves both
+    status, out, _ = run(capsys, "run", "--dry-run", str(KUSTOMIZATION / "kustomization.yaml"))
+    assert status == 0
+    assert [pod["pod"] for pod in json.loads(out)] == [f"DaemonSet/{name}"]
 
 
 def test_kustomize_failures_are_one_line_with_the_tools_words(

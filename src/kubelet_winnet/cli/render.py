@@ -432,7 +432,9 @@ def _engine(argv: Iterable[str]) -> int:
         for setting in args.set:
             _merge(values, helm.parse_set_string(setting))
         with helm.Chart.load(args.chart) as chart:
-            manifests = chart.render(values, name=RELEASE_NAME, namespace="default")
+            # helm template renders as an install (.Release.IsInstall) of release-name
+            manifests = chart.render(values, name=RELEASE_NAME, namespace="default",
+                                     is_install=True)
     except (OSError, yaml.YAMLError, helm.HelmError) as exc:
         sys.stderr.write(f"Error: {exc}\n")
         return 1

@@ -90,18 +90,18 @@ def _time(function: Callable[[Any], object], items: Sequence[Any], loops: int = 
     return elapsed / loops / len(items)
 
 
-def _translate(pod: object) -> None:
+def _translate(pod: Any) -> None:
     with contextlib.suppress(kw.SandboxConfigError):
         kw.windows_sandbox_config(pod)
 
 
-def _sandbox(pod: object) -> None:
+def _sandbox(pod: Any) -> None:
     with contextlib.suppress(kw.SandboxConfigError):
         kw.pod_sandbox_config(pod)
 
 
-def _container(pod: object) -> None:
-    name = cri_requests.first_container(pod)  # type: ignore[arg-type]
+def _container(pod: Any) -> None:
+    name = cri_requests.first_container(pod)
     # As cri_requests.py: a pod needing a volume path or ConfigMap is refused, quickly.
     with contextlib.suppress(kw.SandboxConfigError, kw.InvalidPodError):
         if name is not None:

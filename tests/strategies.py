@@ -73,6 +73,7 @@ __all__ = [
     "pod_manifests",
     "pod_specs",
     "require",
+    "require_tool",
     "sandbox_plan",
     "sandbox_stress",
     "spec_of",
@@ -148,6 +149,20 @@ def require(module: str, extra: str = "ci") -> ModuleType:
     found: ModuleType = pytest.importorskip(
         module, reason=f"{module} is not installed: pip install -e '.[test,{extra}]' to run these"
     )
+    return found
+
+
+def require_tool(name: str, install: str) -> str:
+    """The full path of the program ``name`` on PATH. Outside the project's CI its tests
+    skip saying how to install it (``install``); under it (:data:`MUST_RUN`, where
+    .ci/install-system-packages put it there) a missing program fails them."""
+    import shutil
+
+    found = shutil.which(name)
+    if found is None:
+        if MUST_RUN:
+            pytest.fail(f"{name} is not on PATH under KUBELET_WINNET_CI=1: {install}")
+        pytest.skip(f"{name} is not on PATH: {install} to run these")
     return found
 
 

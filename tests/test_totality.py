@@ -188,9 +188,9 @@ def test_getattr_raising_key_error_as_the_pod() -> None:
         (lambda: windows_container_security_context(VALID_POD, _BYTES), "container_name"),
         (lambda: windows_container_security_context(VALID_POD, "c", image_username=_BYTES),
          "image_username"),
-        (lambda: windows_sandbox_config(VALID_POD, kubelet_version=b"1.32"), "kubelet_version"),
-        (lambda: windows_sandbox_config(VALID_POD, feature_gates=b"A=true"), "feature_gates"),
-        (lambda: windows_sandbox_config(b"{}"), "pod"),
+        (lambda: windows_sandbox_config(VALID_POD, kubelet_version=b"1.32"), "kubelet_version"),  # type: ignore[arg-type]
+        (lambda: windows_sandbox_config(VALID_POD, feature_gates=b"A=true"), "feature_gates"),  # type: ignore[arg-type]
+        (lambda: windows_sandbox_config(b"{}"), "pod"),  # type: ignore[arg-type]
     ],
 )
 def test_bytes_where_strings_belong_are_invalid_arguments(

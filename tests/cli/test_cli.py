@@ -702,7 +702,7 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
     assert not [m for m in modules if m.startswith(("google.protobuf", "cri_api"))], modules
     assert {m for m in modules if m.startswith("kubelet_winnet.cli.")} <= {
         "kubelet_winnet.cli.check", "kubelet_winnet.cli.config", "kubelet_winnet.cli.input",
-        "kubelet_winnet.cli.notes", "kubelet_winnet.cli.session"}
+        "kubelet_winnet.cli.notes", "kubelet_winnet.cli.render", "kubelet_winnet.cli.session"}
     assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]
 
 

@@ -165,7 +165,7 @@ def test_gmsa_name_with_spec_does_not_warn() -> None:
 
 @pytest.mark.parametrize("gates", ["Foo=true", {"Foo": True}, "WindowsHostNetwork=true,Foo=false"])
 def test_unmodelled_gates_reported(gates: object) -> None:
-    got = explain({"spec": {}}, feature_gates=gates)
+    got = explain({"spec": {}}, feature_gates=gates)  # type: ignore[arg-type]
     notes = [w for w in got.warnings if w.code == WarningCode.FEATURE_GATE_NOT_MODELLED]
     assert len(notes) == 1
     assert "Foo" in notes[0].message

@@ -38,7 +38,7 @@ Manifest = dict[str, Any]
 def _translate(pod: object, profile: Profile) -> bytes | str:
     try:
         return windows_sandbox_config(
-            pod, kubelet_version=profile.version, feature_gates=profile.gates
+            pod, kubelet_version=profile.version, feature_gates=profile.gates  # type: ignore[arg-type]
         ).SerializeToString()
     except SandboxConfigError as e:
         return str(e)

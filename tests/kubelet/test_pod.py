@@ -30,7 +30,7 @@ HP = "securityContext.windowsOptions.hostProcess"
 
 def _field_of(manifest: object) -> str:
     with pytest.raises(InvalidPodError) as info:
-        windows_sandbox_config(manifest)
+        windows_sandbox_config(manifest)  # type: ignore[arg-type]
     return info.value.field
 
 
@@ -175,7 +175,7 @@ def test_empty_windows_options_is_not_absent() -> None:
 def test_non_mapping_input(value: object) -> None:
     """Something that is no pod form at all is a wrong argument type, not bad pod content."""
     with pytest.raises(InvalidArgumentError) as info:
-        windows_sandbox_config(value)
+        windows_sandbox_config(value)  # type: ignore[arg-type]
     assert info.value.argument == "pod"
 
 

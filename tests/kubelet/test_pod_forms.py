@@ -52,7 +52,7 @@ client = require("kubernetes.client")
 
 def outcome(pod: object, version: str = "1.32") -> tuple[str, object]:
     try:
-        return ("sent", windows_sandbox_config(pod, kubelet_version=version).SerializeToString())
+        return ("sent", windows_sandbox_config(pod, kubelet_version=version).SerializeToString())  # type: ignore[arg-type]
     except SandboxConfigError as exc:
         return ("refused", str(exc))
     except InvalidPodError as exc:
@@ -108,7 +108,7 @@ def test_junk_reads_alike_as_mapping_and_namespace(value: Any) -> None:
 )
 def test_client_objects_that_are_not_pods_name_their_kind(obj: object, kind: str) -> None:
     with pytest.raises(InvalidPodError) as info:
-        windows_sandbox_config(obj)
+        windows_sandbox_config(obj)  # type: ignore[arg-type]
     assert info.value.field == "kind"
     assert f'"{kind}"' in str(info.value)
 
@@ -192,7 +192,7 @@ def test_container_lookup_is_the_same_in_every_form() -> None:
         "windowsOptions": {"runAsUserName": "u"}}}]}}
     expected = windows_container_security_context(manifest, "a")
     for _, form in _forms(manifest):
-        assert windows_container_security_context(form, "a") == expected
+        assert windows_container_security_context(form, "a") == expected  # type: ignore[arg-type]
 
 
 # --- the compiled reader (read_pod's getattr path for objects of known classes) ----------

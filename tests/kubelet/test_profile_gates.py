@@ -49,7 +49,7 @@ def invalid_value(name: str, value: str, quoted: str | None = None) -> str:
 
 def gate_error(value: object) -> FeatureGateError:
     with pytest.raises(FeatureGateError) as info:
-        parse_feature_gates(value)
+        parse_feature_gates(value)  # type: ignore[arg-type]
     return info.value
 
 
@@ -218,7 +218,7 @@ def test_mapping_names_must_be_str(name: object) -> None:
 @pytest.mark.parametrize("value", [True, 1, 1.5, [f"{WHN}=true"], (WHN, True), b"Foo=true"])
 def test_other_types_rejected(value: object) -> None:
     with pytest.raises(InvalidArgumentError) as info:
-        parse_feature_gates(value)
+        parse_feature_gates(value)  # type: ignore[arg-type]
     assert info.value.argument == "feature_gates"
 
 
@@ -281,7 +281,7 @@ def test_all_input_forms_give_the_same_profile() -> None:
 
 def namespace_options_present(version: str, gates: object) -> bool:
     config = kubelet_winnet.windows_sandbox_config(
-        POD, kubelet_version=version, feature_gates=gates
+        POD, kubelet_version=version, feature_gates=gates  # type: ignore[arg-type]
     )
     return config.security_context.HasField("namespace_options")
 
@@ -369,13 +369,13 @@ def test_deprecated_log_line_reaches_explain() -> None:
 )
 def test_removed_in_1_38(gates: object) -> None:
     with pytest.raises(FeatureGateError) as info:
-        kubelet_profile("1.38", gates)
+        kubelet_profile("1.38", gates)  # type: ignore[arg-type]
     assert str(info.value) == "unrecognized feature gate: WindowsHostNetwork"
     assert info.value.gate == WHN
     with pytest.raises(FeatureGateError, match=r"^unrecognized feature gate: WindowsHostNetwork$"):
-        kubelet_winnet.windows_sandbox_config(POD, kubelet_version="v1.38.0", feature_gates=gates)
+        kubelet_winnet.windows_sandbox_config(POD, kubelet_version="v1.38.0", feature_gates=gates)  # type: ignore[arg-type]
     with pytest.raises(FeatureGateError):
-        kubelet_winnet.explain(POD, kubelet_version="1.38", feature_gates=gates)
+        kubelet_winnet.explain(POD, kubelet_version="1.38", feature_gates=gates)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("flag", [None, "", "AllAlpha=true", "AllBeta=false", "Foo=true"])

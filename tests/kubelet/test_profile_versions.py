@@ -182,7 +182,7 @@ def test_pre_release_and_build_are_accepted_and_ignored(
 @pytest.mark.parametrize("value", WRONG_TYPES, ids=lambda v: type(v).__name__)
 def test_wrong_types_are_invalid_arguments(value: object) -> None:
     with pytest.raises(InvalidArgumentError) as info:
-        parse_kubelet_version(value)
+        parse_kubelet_version(value)  # type: ignore[arg-type]
     assert info.value.argument == "kubelet_version"
     assert isinstance(info.value, TypeError)
     assert len(str(info.value)) < 200
@@ -198,12 +198,12 @@ def test_wrong_types_by_every_public_entry_point(value: object) -> None:
 
 def _entry_points(pod: object, value: object) -> list[Callable[[], object]]:
     return [
-        lambda: kubelet_profile(value),
-        lambda: kubelet_winnet.windows_sandbox_config(pod, kubelet_version=value),
+        lambda: kubelet_profile(value),  # type: ignore[arg-type]
+        lambda: kubelet_winnet.windows_sandbox_config(pod, kubelet_version=value),  # type: ignore[arg-type]
         lambda: kubelet_winnet.windows_container_security_context(
-            pod, "c", kubelet_version=value
+            pod, "c", kubelet_version=value  # type: ignore[arg-type]
         ),
-        lambda: kubelet_winnet.explain(pod, kubelet_version=value),
+        lambda: kubelet_winnet.explain(pod, kubelet_version=value),  # type: ignore[arg-type]
     ]
 
 
@@ -211,12 +211,12 @@ def _entry_points(pod: object, value: object) -> list[Callable[[], object]]:
 def test_rejected_by_every_public_entry_point(value: object) -> None:
     pod = {"spec": {"containers": [{"name": "c"}]}}
     calls: list[Callable[[], object]] = [
-        lambda: kubelet_profile(value),
-        lambda: kubelet_winnet.windows_sandbox_config(pod, kubelet_version=value),
+        lambda: kubelet_profile(value),  # type: ignore[arg-type]
+        lambda: kubelet_winnet.windows_sandbox_config(pod, kubelet_version=value),  # type: ignore[arg-type]
         lambda: kubelet_winnet.windows_container_security_context(
-            pod, "c", kubelet_version=value
+            pod, "c", kubelet_version=value  # type: ignore[arg-type]
         ),
-        lambda: kubelet_winnet.explain(pod, kubelet_version=value),
+        lambda: kubelet_winnet.explain(pod, kubelet_version=value),  # type: ignore[arg-type]
     ]
     for call in calls:
         with pytest.raises(UnsupportedVersionError):

@@ -537,7 +537,7 @@ def test_bad_metadata_and_arguments() -> None:
         kw.pod_sandbox_config(pod(), kubelet_version="1.38",
                               feature_gates="WindowsHostNetwork=true")
     with pytest.raises(kw.InvalidArgumentError) as arg_info:
-        kw.pod_sandbox_config(42)
+        kw.pod_sandbox_config(42)  # type: ignore[arg-type]
     assert arg_info.value.argument == "pod"
 
 

@@ -64,7 +64,7 @@ def translate(manifest: object, profile: Profile | None = None) -> bytes | str:
     if profile is not None:
         kwargs = {"kubelet_version": profile.version, "feature_gates": profile.gates}
     try:
-        return windows_sandbox_config(manifest, **kwargs).SerializeToString()
+        return windows_sandbox_config(manifest, **kwargs).SerializeToString()  # type: ignore[arg-type]
     except SandboxConfigError as e:
         return str(e)
 
@@ -243,7 +243,7 @@ _OUR_ERRORS = (InvalidPodError, InvalidArgumentError, SandboxConfigError)
 
 def _total(value: object, **kwargs: Any) -> None:
     try:
-        got = windows_sandbox_config(value, **kwargs)
+        got = windows_sandbox_config(value, **kwargs)  # type: ignore[arg-type]
     except _OUR_ERRORS:
         return
     assert isinstance(got, api_pb2.WindowsPodSandboxConfig)
@@ -388,7 +388,7 @@ def test_explain_equal_across_input_forms(manifest: Manifest, profile: Profile) 
 
 
 def explain_dict(pod: object, **kwargs: Any) -> dict[str, Any]:
-    return kubelet_winnet.explain(pod, **kwargs).to_dict()
+    return kubelet_winnet.explain(pod, **kwargs).to_dict()  # type: ignore[arg-type]
 
 
 def test_v1pod_built_from_models() -> None:
@@ -468,7 +468,7 @@ def test_container_context_in_workload_and_v1pod() -> None:
     })
     expected = api_pb2.WindowsContainerSecurityContext(run_as_username="x", host_process=True)
     for _, form in _forms(manifest):
-        assert windows_container_security_context(form, "i") == expected
+        assert windows_container_security_context(form, "i") == expected  # type: ignore[arg-type]
 
 
 def test_public_errors_hierarchy() -> None:
@@ -489,8 +489,8 @@ def test_totality_all_arguments(
 ) -> None:
     """Every public function yields its message or one of our errors for any arguments."""
     calls: list[Callable[[], object]] = [
-        lambda: windows_sandbox_config(value, kubelet_version=version, feature_gates=gates),
-        lambda: kubelet_winnet.explain(value, kubelet_version=version, feature_gates=gates),
+        lambda: windows_sandbox_config(value, kubelet_version=version, feature_gates=gates),  # type: ignore[arg-type]
+        lambda: kubelet_winnet.explain(value, kubelet_version=version, feature_gates=gates),  # type: ignore[arg-type]
         lambda: windows_container_security_context(
             value, name, image_username=image_username  # type: ignore[arg-type]
         ),

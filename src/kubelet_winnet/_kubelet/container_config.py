@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import describe, quoted, type_name
@@ -92,6 +92,10 @@ from kubelet_winnet._kubelet.sandbox_config import (
 from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
 from kubelet_winnet._kubelet.service_env import Service, read_services, service_env_vars
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
+
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.pod import PodInput
+    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
     "calculate_cpu_maximum",
@@ -1614,7 +1618,7 @@ def _check_args(
 
 
 def container_config(
-    pod: object,
+    pod: PodInput,
     container_name: str,
     *,
     node: NodeContext | None = None,
@@ -1624,9 +1628,9 @@ def container_config(
     config_maps: Mapping[str, Mapping[str, Any]] | None = None,
     secrets: Mapping[str, Mapping[str, Any]] | None = None,
     pod_ips: tuple[str, ...] = (),
-    kubelet_version: object = DEFAULT_KUBELET_VERSION,
-    feature_gates: object = None,
-    services: object = None,
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
+    services: Sequence[Mapping[str, Any]] | None = None,
     volume_paths: Mapping[str, str] | None = None,
     termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
 ) -> api_pb2.ContainerConfig:
@@ -1672,7 +1676,7 @@ def container_config(
 
 
 def create_container_request(
-    pod: object,
+    pod: PodInput,
     container_name: str,
     *,
     pod_sandbox_id: str,
@@ -1684,9 +1688,9 @@ def create_container_request(
     config_maps: Mapping[str, Mapping[str, Any]] | None = None,
     secrets: Mapping[str, Mapping[str, Any]] | None = None,
     pod_ips: tuple[str, ...] = (),
-    kubelet_version: object = DEFAULT_KUBELET_VERSION,
-    feature_gates: object = None,
-    services: object = None,
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
+    services: Sequence[Mapping[str, Any]] | None = None,
     volume_paths: Mapping[str, str] | None = None,
     termination_log_id: str = DEFAULT_TERMINATION_LOG_ID,
 ) -> api_pb2.CreateContainerRequest:
@@ -1722,8 +1726,9 @@ class PodRequests:
     containers costs n container builds, not n sandbox builds and n scans."""
 
     def __init__(
-        self, pod: object, *, node: NodeContext | None = None,
-        kubelet_version: object = DEFAULT_KUBELET_VERSION, feature_gates: object = None,
+        self, pod: PodInput, *, node: NodeContext | None = None,
+        kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+        feature_gates: FeatureGatesInput = None,
     ) -> None:
         node = check_node(node)
         profile = kubelet_profile(kubelet_version, feature_gates)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted
@@ -26,6 +26,10 @@ from kubelet_winnet._kubelet.rules import (
     decide_sandbox,
 )
 from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
+
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.pod import PodInput
+    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explain"]
 
@@ -206,10 +210,10 @@ def _indexed(pod: PodFacts) -> list[tuple[int, ContainerFacts]]:
 
 
 def explain(
-    pod: object,
+    pod: PodInput,
     *,
-    kubelet_version: object = DEFAULT_KUBELET_VERSION,
-    feature_gates: object = None,
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
 ) -> Explanation:
     """Every decision for ``pod`` in order, the result, and what the pod will not get.
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._describe import describe, quoted, type_name
 from kubelet_winnet._kubelet.rules import (
@@ -35,6 +35,22 @@ from kubelet_winnet._kubelet.rules import (
     make_windows_options,
 )
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
+
+if TYPE_CHECKING:
+    from typing import Protocol, TypeAlias
+
+    from kubelet_winnet._kubelet.model import Pod
+
+    class ClientObject(Protocol):
+        """A ``kubernetes.client`` model (``V1Pod``, ``V1Deployment``, ...): the reader
+        finds its camelCase fields through ``attribute_map`` (client 36 and 37)."""
+
+        @property
+        def attribute_map(self) -> Mapping[str, str]: ...
+
+    # What the public functions take for a pod: a manifest (a Pod or a workload), a
+    # kubernetes.client object, or kw.Pod; anything else is an InvalidArgumentError.
+    PodInput: TypeAlias = "Mapping[str, Any] | Pod | ClientObject"
 
 __all__ = [
     "CONTAINER_KINDS",

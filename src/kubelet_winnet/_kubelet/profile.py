@@ -18,10 +18,18 @@ import enum
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kubelet_winnet._describe import describe, type_name
 from kubelet_winnet.errors import FeatureGateError, InvalidArgumentError, UnsupportedVersionError
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    # What the public functions take for a kubelet version and for feature gates; any
+    # other value is still an InvalidArgumentError at run time.
+    KubeletVersionInput: TypeAlias = "str | KubeletVersion"
+    FeatureGatesInput: TypeAlias = "str | Mapping[str, bool] | None"
 
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
@@ -211,7 +219,7 @@ def _parse_version(text: str) -> KubeletVersion:
     return KubeletVersion(int(minor), None if patch is None else int(patch))
 
 
-def parse_kubelet_version(value: object) -> KubeletVersion:
+def parse_kubelet_version(value: KubeletVersionInput) -> KubeletVersion:
     """Parse ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` or ``"v1.32.4-eks-1"``.
 
     Raises ``UnsupportedVersionError`` for any other string and for minors outside
@@ -363,7 +371,7 @@ class FeatureGates(Mapping[str, bool]):
 _NO_GATES = FeatureGates()
 
 
-def parse_feature_gates(value: object) -> FeatureGates:
+def parse_feature_gates(value: FeatureGatesInput) -> FeatureGates:
     """Accept ``None``, a flag string, a mapping of name to bool, or
     [`FeatureGates`][kubelet_winnet.FeatureGates]."""
     if value is None:
@@ -493,7 +501,8 @@ _CACHEABLE = frozenset({str, KubeletVersion, FeatureGates, type(None)})
 
 
 def kubelet_profile(
-    kubelet_version: object = DEFAULT_KUBELET_VERSION, feature_gates: object = None
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
 ) -> GateResolution:
     """``WindowsHostNetwork`` as kubelet ``kubelet_version`` started with ``feature_gates``
     sees it. Raises ``UnsupportedVersionError``, ``FeatureGateError`` or

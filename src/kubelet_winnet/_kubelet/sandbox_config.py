@@ -24,7 +24,7 @@ import ipaddress
 import ntpath
 import re
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
@@ -59,6 +59,10 @@ from kubelet_winnet._kubelet.rules import (
     make_pod_facts,
 )
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
+
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.pod import PodInput
+    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
     "DEFAULT_NODE",
@@ -538,7 +542,7 @@ def runtime_handler(view: PodView, node: NodeContext) -> str:
         ) from None
 
 
-def _expanded_dns(feature_gates: object, minor: int) -> bool:
+def _expanded_dns(feature_gates: FeatureGatesInput, minor: int) -> bool:
     # ExpandedDNSConfig: beta and on by default in 1.26-1.27, GA (locked) from 1.28.
     if minor >= 28:
         return True
@@ -547,8 +551,8 @@ def _expanded_dns(feature_gates: object, minor: int) -> bool:
 
 
 def build_sandbox_config(
-    pod: object, node: NodeContext, attempt: int, kubelet_version: object,
-    feature_gates: object,
+    pod: PodInput, node: NodeContext, attempt: int, kubelet_version: KubeletVersionInput,
+    feature_gates: FeatureGatesInput,
 ) -> tuple[api_pb2.PodSandboxConfig, PodView]:
     profile = kubelet_profile(kubelet_version, feature_gates)
     view = quick_view(pod)
@@ -827,12 +831,12 @@ _TAILS: dict[tuple[Any, ...], tuple[NodeContext, bytes]] = {}
 
 
 def pod_sandbox_config(
-    pod: object,
+    pod: PodInput,
     *,
     node: NodeContext | None = None,
     attempt: int = 0,
-    kubelet_version: object = DEFAULT_KUBELET_VERSION,
-    feature_gates: object = None,
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
 ) -> api_pb2.PodSandboxConfig:
     """The ``PodSandboxConfig`` kubelet ``kubelet_version`` on a Windows ``node`` sends in
     ``RunPodSandbox`` for ``pod`` (sandbox ``attempt``).
@@ -849,12 +853,12 @@ def pod_sandbox_config(
 
 
 def run_pod_sandbox_request(
-    pod: object,
+    pod: PodInput,
     *,
     node: NodeContext | None = None,
     attempt: int = 0,
-    kubelet_version: object = DEFAULT_KUBELET_VERSION,
-    feature_gates: object = None,
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
 ) -> api_pb2.RunPodSandboxRequest:
     """``RunPodSandboxRequest``: [`pod_sandbox_config`][kubelet_winnet.pod_sandbox_config] plus
     the runtime handler of

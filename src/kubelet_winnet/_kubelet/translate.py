@@ -8,6 +8,8 @@ build protobuf (:mod:`~kubelet_winnet._kubelet.messages`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted, type_name
 from kubelet_winnet._kubelet.messages import (
@@ -19,14 +21,18 @@ from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_pro
 from kubelet_winnet._kubelet.rules import SandboxDecision, decide_container, decide_sandbox
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.pod import PodInput
+    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
+
 __all__ = ["accepted_decision", "windows_container_security_context", "windows_sandbox_config"]
 
 
 def windows_sandbox_config(
-    pod: object,
+    pod: PodInput,
     *,
-    kubelet_version: object = DEFAULT_KUBELET_VERSION,
-    feature_gates: object = None,
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
 ) -> api_pb2.WindowsPodSandboxConfig:
     """The ``WindowsPodSandboxConfig`` that kubelet ``kubelet_version`` sends for ``pod``.
 
@@ -39,7 +45,7 @@ def windows_sandbox_config(
     return sandbox_config_message(accepted_decision(pod, profile.sets_namespace_options))
 
 
-def accepted_decision(pod: object, sets_namespace_options: bool) -> SandboxDecision:
+def accepted_decision(pod: PodInput, sets_namespace_options: bool) -> SandboxDecision:
     """The kubelet's decision for ``pod`` under a resolved profile, or its
     ``SandboxConfigError``: what :func:`windows_sandbox_config` encodes, for callers that
     resolve the profile once for many pods (``translate``)."""
@@ -50,12 +56,12 @@ def accepted_decision(pod: object, sets_namespace_options: bool) -> SandboxDecis
 
 
 def windows_container_security_context(
-    pod: object,
+    pod: PodInput,
     container_name: str,
     *,
     image_username: str = "",
-    kubelet_version: object = DEFAULT_KUBELET_VERSION,
-    feature_gates: object = None,
+    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    feature_gates: FeatureGatesInput = None,
 ) -> api_pb2.WindowsContainerSecurityContext:
     """The ``WindowsContainerSecurityContext`` for the init, regular or ephemeral container
     named ``container_name`` (the first one in the kubelet's visiting order).

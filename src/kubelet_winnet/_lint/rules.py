@@ -16,7 +16,7 @@ import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._lint.fields import (
     CONTAINER,
@@ -30,6 +30,9 @@ from kubelet_winnet._lint.fields import (
 )
 from kubelet_winnet._lint.targeting import PodObject, Target
 from kubelet_winnet.runtime._handlers import HYPERV_HANDLERS, PROCESS_HANDLERS
+
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
     "DOCS_URL",
@@ -259,7 +262,7 @@ def _runs(
 
 
 def host_network_reach(
-    kubelet_version: object, feature_gates: object, given: bool = True
+    kubelet_version: KubeletVersionInput, feature_gates: FeatureGatesInput, given: bool = True
 ) -> HostNetworkReach:
     """Evaluate every kubelet of ``TIMELINE`` under each gate state with the decision
     the public translation serializes (no protobuf: ``check`` starts without it).
@@ -272,7 +275,7 @@ def host_network_reach(
 
     probe = read_pod(_PROBE)
 
-    def carries_node(version: object, gates: object) -> bool:
+    def carries_node(version: KubeletVersionInput, gates: FeatureGatesInput) -> bool:
         profile = kubelet_profile(version, gates)
         return decide_sandbox(probe, profile.sets_namespace_options).network == "NODE"
 

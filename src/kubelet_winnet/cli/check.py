@@ -257,8 +257,8 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         session.error(
             f"nothing was checked: no file of the input ({_count(session.files, 'file')}) "
             "held Kubernetes manifests"
-            + (f" ({_count(templates, 'Helm template or kustomization', 's')} left "
-               "unrendered)" if templates else "")
+            + (f" ({templates} Helm template{'s' * (templates != 1)} or "
+               f"kustomization{'s' * (templates != 1)} left unrendered)" if templates else "")
             + "; an empty run fails so that CI does not pass unchecked (--allow-empty, or "
             "allowEmpty: true in the settings file, accepts it)")
     if baseline is not None:
@@ -272,8 +272,8 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     return session.status
 
 
-def _count(number: int, noun: str, plural: str = "s") -> str:
-    return f"{number} {noun}{'' if number == 1 else plural}"
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _failed_early(args: argparse.Namespace, session: Session, record: _Record) -> int:

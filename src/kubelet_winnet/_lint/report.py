@@ -275,7 +275,10 @@ def _uri(source: str) -> str:
     that is not UTF-8 (lone surrogates from the file system) names the same bytes."""
     if source == "<stdin>":
         return "stdin"
-    raw = os.fsencode(source.replace(os.sep, "/"))
+    try:
+        raw = os.fsencode(source.replace(os.sep, "/"))
+    except UnicodeEncodeError:  # a lone surrogate no file system name decodes to
+        raw = source.replace(os.sep, "/").encode("utf-8", "surrogatepass")
     if os.path.isabs(source):
         return "file://" + urllib.parse.quote(raw)
     return urllib.parse.quote(raw)

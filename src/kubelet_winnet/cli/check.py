@@ -157,7 +157,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     except ConfigError as exc:
         for message in exc.messages:  # every mistake of the file, then stop
             session.error(message)
-        return _failed_early(args, session, record)
+        return _failed_early(args, session, record, exc.source)
     if args.create_baseline and args.baseline is None:
         session.error("--create-baseline needs --baseline FILE: the file to write")
         return _failed_early(args, session, record)
@@ -276,14 +276,15 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _failed_early(args: argparse.Namespace, session: Session, record: _Record) -> int:
+def _failed_early(args: argparse.Namespace, session: Session, record: _Record,
+                  source: str | None = None) -> int:
     """A run stopped before reading any manifest (bad settings or flags): the report
     formats still get a report, with the errors as its notifications."""
     if args.output != "text":
         from kubelet_winnet._lint.report import report_writer
 
         report_writer(args.output, session.out).close(
-            session, record.notifications(args, Config(), set(), None))
+            session, record.notifications(args, Config(source=source or ""), set(), None))
     return session.status
 
 

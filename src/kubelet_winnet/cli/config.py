@@ -57,9 +57,10 @@ class ConfigError(Exception):
     """A configuration file that cannot be used: ``messages`` holds one line per
     mistake, each naming file:line (the text is the lines joined)."""
 
-    def __init__(self, *messages: str) -> None:
+    def __init__(self, *messages: str, source: str | None = None) -> None:
         super().__init__("\n".join(messages))
         self.messages = messages
+        self.source = source  # the settings file the messages name
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _foreign(path: str, status: os.stat_result, me: int | None, what: str) -> Co
     return ConfigError(
         f"configuration {path}: {what} is owned by {_owner_name(status.st_uid)}, not by "
         f"{_owner_name(me)}, so it is not read (another user could have planted it); "
-        "name a settings file you trust with --config")
+        "name a settings file you trust with --config", source=path)
 
 
 def find_config(start: str = ".") -> str | None:
@@ -144,7 +145,7 @@ def find_config(start: str = ".") -> str | None:
             link = None
         except OSError as exc:
             raise ConfigError(f"configuration {candidate}: cannot read: "
-                              f"{exc.strerror or type(exc).__name__}") from None
+                              f"{exc.strerror or type(exc).__name__}", source=candidate) from None
         if link is not None:
             return _checked(candidate, link, visited, me)
         if os.path.lexists(os.path.join(directory, ".git")):
@@ -173,10 +174,11 @@ def _checked(candidate: str, link: os.stat_result, visited: list[str],
             status = os.stat(candidate)
         except FileNotFoundError:
             raise ConfigError(f"configuration {candidate}: a symbolic link to "
-                              f"{_target(candidate)}, which does not exist") from None
+                              f"{_target(candidate)}, which does not exist",
+                              source=candidate) from None
         except OSError as exc:
             raise ConfigError(f"configuration {candidate}: cannot read: "
-                              f"{exc.strerror or type(exc).__name__}") from None
+                              f"{exc.strerror or type(exc).__name__}", source=candidate) from None
     if not stat.S_ISREG(status.st_mode):
         kind = ("a directory" if stat.S_ISDIR(status.st_mode)
                 else "a FIFO" if stat.S_ISFIFO(status.st_mode)
@@ -185,7 +187,7 @@ def _checked(candidate: str, link: os.stat_result, visited: list[str],
                 else "not a regular file")
         raise ConfigError(f"configuration {candidate}: {kind}, not a regular file, so no "
                           "settings can be read from it (remove it, or name a settings file "
-                          "with --config)")
+                          "with --config)", source=candidate)
     refused = _foreign(candidate, status, me, "the file")
     if refused is not None:
         raise refused
@@ -221,15 +223,15 @@ def load_config(path: str, limits: Limits, rules: Mapping[str, object]) -> Confi
         else:
             documents.append(found)
     if errors:
-        raise ConfigError(*errors)
+        raise ConfigError(*errors, source=path)
     if len(documents) != 1 or documents[0].item is not None:
         raise ConfigError(f"configuration {path}: expected one mapping of settings, found "
-                          f"{len(documents)} documents")
+                          f"{len(documents)} documents", source=path)
     (document,) = documents
     reader = _Reader(document, rules, path, limits)
     config = reader.config(os.path.dirname(os.path.abspath(path)))
     if reader.errors:
-        raise ConfigError(*reader.errors)
+        raise ConfigError(*reader.errors, source=document.source)
     return config
 
 

@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, read_source
 
 __all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "docs_url_error",
@@ -58,8 +59,9 @@ class ConfigError(Exception):
     mistake, each naming file:line (the text is the lines joined)."""
 
     def __init__(self, *messages: str, source: str | None = None) -> None:
-        super().__init__("\n".join(messages))
-        self.messages = messages
+        lines = tuple(printable(m) for m in messages)  # a key may hold a line break
+        super().__init__("\n".join(lines))
+        self.messages = lines
         self.source = source  # the settings file the messages name
 
 

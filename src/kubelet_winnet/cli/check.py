@@ -241,7 +241,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         for line, _, finding in located:
             how = "annotation"
             reason = ignored.get(finding.rule.id)
-            if reason is None and skips:
+            if reason is None and skips is not None:
                 reason = skips.reason(finding.rule.id, line)
                 how = "comment"
             if reason is None and baseline is not None:

@@ -456,3 +456,23 @@ def test_every_code_point_keeps_junit_sarif_and_json_parseable(
             assert sum(1 for suite in suites for _ in suite) == len(findings) + 1
         else:
             json.loads(text)
+
+
+def test_junit_of_a_pod_named_with_control_characters_parses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 30 item 6 end to end: one pod name with U+0001 and U+FFFF (YAML escapes, as a
+    generator may write them) broke the whole report."""
+    junitparser = require("junitparser", "test")
+    path = tmp_path / "odd.yaml"
+    path.write_text('apiVersion: v1\nkind: Pod\nmetadata:\n  name: "a\\x01b\\uffff"\n'
+                    "  namespace: \"n\\x1b\"\nspec:\n  os: {name: windows}\n"
+                    "  hostNetwork: true\n  containers: [{name: c, image: i}]\n",
+                    encoding="utf-8")
+    status, out, _ = run(capsys, str(path), "-o", "junit")
+    assert status == 1
+    root = ElementTree.fromstring(out.encode("utf-8"))
+    (case,) = root.iter("testcase")
+    assert case.get("name") == "host-network-ignored Pod/n\\x1b/a\\x01b\\uffff spec.hostNetwork"
+    (suite,) = list(junitparser.JUnitXml.fromstring(out.encode("utf-8")))
+    assert suite.failures == 1

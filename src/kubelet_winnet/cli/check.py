@@ -421,8 +421,10 @@ def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[in
     bytes as the input layer finds them, are decoded first)."""
     import codecs
 
-    from kubelet_winnet.cli.input import stdin_head
+    from kubelet_winnet.cli.input import replayable, stdin_head
 
+    if source != "<stdin>" and not replayable(source):
+        return  # a FIFO or device named as an argument: read once, by the input layer
     try:
         raw: IO[bytes] = (io.BytesIO(stdin_head()) if source == "<stdin>"
                           else open(source, "rb"))  # noqa: SIM115  (closed by the with below)

@@ -485,3 +485,21 @@ def test_any_settings_value_gives_a_config_or_one_line_errors(settings: object) 
                 assert message.startswith(f"configuration {path}")
         else:
             assert loaded.include is None or loaded.include <= set(RULES_BY_ID)
+
+
+def test_a_settings_fifo_named_with_config_is_read_once(tmp_path: Path) -> None:
+    """--config on a FIFO (process substitution): the numeric-version message quotes the
+    source text from a second read only of a regular file, so the run cannot block."""
+    fifo = tmp_path / "settings"
+    os.mkfifo(fifo)
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(yaml.safe_dump(pod({"hostNetwork": True})), encoding="utf-8")
+    script = (f'printf "kubeletVersion: 1.30\\n" > "{fifo}" & '
+              f'"{sys.executable}" -m kubelet_winnet.cli check --config "{fifo}" "{manifest}"')
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    # (its text cannot be read twice: the message does not pretend to quote it)
+    assert done.stderr == (f"kubelet-winnet: error: configuration {fifo}:1: kubeletVersion: "
+                           "expected a string: YAML reads the value as the number 1.3; write "
+                           'the version in quotes, as "1.30"\n')

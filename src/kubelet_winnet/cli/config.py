@@ -370,9 +370,11 @@ class _Reader:
         if kubelet is None:
             return None
         if isinstance(kubelet, (int, float)) and not isinstance(kubelet, bool):
-            written = self._source_text("kubeletVersion") or str(kubelet)
+            written = self._source_text("kubeletVersion")
             self._fail(("kubeletVersion",), f"expected a string: YAML reads {written} as a "
-                       f"number; write \"{written}\"")
+                       f"number; write \"{written}\"" if written is not None else
+                       f"expected a string: YAML reads the value as the number {kubelet}; "
+                       "write the version in quotes, as \"1.30\"")
             return None
         return self._string(kubelet, ("kubeletVersion",))
 

@@ -10,6 +10,7 @@ the reason, except under CI (``.ci/run`` installs the extra), where they must ru
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -79,9 +80,10 @@ def test_pre_commit_hook_through_try_repo(tmp_path: Path) -> None:
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache")}
 
     def try_repo(*files: str) -> subprocess.CompletedProcess[str]:
+        chosen = ["--files", *files] if files else ["--all-files"]
         return subprocess.run(
             [sys.executable, "-m", "pre_commit", "try-repo", str(tool), "kubelet-winnet-check",
-             "--files", *files],
+             *chosen],
             cwd=fixture, env=env, capture_output=True, text=True, timeout=600, check=False,
         )
 
@@ -94,6 +96,60 @@ def test_pre_commit_hook_through_try_repo(tmp_path: Path) -> None:
     passed = try_repo("deploy/fine.json")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
+    # A commit of YAML that is no manifest (a CI workflow) passes: the hook allows an
+    # empty run.
+    (fixture / "ci.yml").write_text("on: push\n", encoding="utf-8")
+    git(fixture, "add", "-A")
+    passed = try_repo("ci.yml")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+    # Issue 30 item 2: file names are paths, never flags. A committed --config=evil.yaml
+    # is not loaded as settings (it would silence everything), and -q.yaml is checked.
+    (fixture / "--config=evil.yaml").write_text("failOn: never\n", encoding="utf-8")
+    (fixture / "-q.yaml").write_text(yaml.safe_dump(WINDOWS_HOST_NETWORK), encoding="utf-8")
+    git(fixture, "add", "-A")
+    # (--all-files: pre-commit's own command line would take the names as its flags;
+    # from git it gives them to the hook as they are.)
+    failed = try_repo()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "-q.yaml:" in failed.stdout and "deploy/iis.yaml:" in failed.stdout
+    assert "no Kubernetes objects in --config=evil.yaml" in failed.stdout
+
+    # Issue 29 item 4 through the hook: a baseline named in args (ending with "--") and
+    # an ignore comment in a vendored file.
+    subprocess.run([str(BIN / "kubelet-winnet"), "check", "--baseline", "baseline.json",
+                    "--create-baseline", "deploy/iis.yaml"], cwd=fixture, check=True,
+                   capture_output=True, timeout=60)
+    vendored = yaml.safe_dump(WINDOWS_HOST_NETWORK).replace(
+        "hostNetwork: true", "hostNetwork: true  # kubelet-winnet:ignore host-network-ignored "
+        "vendored chart, tracked upstream")
+    (fixture / "vendor.yaml").write_text(vendored, encoding="utf-8")
+    (fixture / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{
+        "repo": str(tool), "rev": git_head(tool),
+        "hooks": [{"id": "kubelet-winnet-check", "args": ["--baseline", "baseline.json", "--"]}],
+    }]}), encoding="utf-8")
+    git(fixture, "add", "-A")
+    ran = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "kubelet-winnet-check", "--files",
+         "deploy/iis.yaml", "vendor.yaml"],
+        cwd=fixture, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "Passed" in ran.stdout
+    (fixture / "deploy" / "new.yaml").write_text(
+        yaml.safe_dump({**WINDOWS_HOST_NETWORK, "metadata": {"name": "new"}}), encoding="utf-8")
+    git(fixture, "add", "-A")
+    ran = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "kubelet-winnet-check", "--files",
+         "deploy/iis.yaml", "deploy/new.yaml", "vendor.yaml"],
+        cwd=fixture, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "deploy/new.yaml:" in ran.stdout and "deploy/iis.yaml:" not in ran.stdout
+    assert "vendor.yaml:" not in ran.stdout
+
+
+def git_head(repo: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True,
+                          capture_output=True, text=True, timeout=60).stdout.strip()
 
 
 def test_kubectl_plugin_script_dispatches_every_command(tmp_path: Path) -> None:
@@ -162,9 +218,13 @@ def test_action_runs_check_with_sarif_and_the_workflow_uploads_it() -> None:
 
 
 @pytest.mark.parametrize("layout", ["bin", "Scripts"])  # Linux/macOS runners; Windows
-@pytest.mark.parametrize(("fail_on", "flag"), [("", []), ("error", ["--fail-on", "error"])])
+@pytest.mark.parametrize(("fail_on", "baseline", "flag"), [
+    ("", "", []),
+    ("error", "", ["--fail-on", "error"]),
+    ("", "accepted.json", ["--baseline", "accepted.json"]),
+])
 def test_action_check_step_finds_the_venv_and_passes_only_the_inputs_set(
-    tmp_path: Path, layout: str, fail_on: str, flag: list[str]
+    tmp_path: Path, layout: str, fail_on: str, baseline: str, flag: list[str]
 ) -> None:
     """The check step's script, run by bash as the runner runs it, against a venv whose
     programs are in ``layout`` (a stand-in program prints what it was given): an empty
@@ -178,13 +238,53 @@ def test_action_check_step_finds_the_venv_and_passes_only_the_inputs_set(
     stand_in.chmod(0o755)
     output = tmp_path / "github-output"
     env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path),
-           "GITHUB_OUTPUT": str(output), "PATHS": "deploy charts/rendered",
-           "KUBELET_VERSION": "1.34", "FAIL_ON": fail_on,
+           "GITHUB_OUTPUT": str(output), "PATHS": "deploy -odd.yaml",
+           "KUBELET_VERSION": "1.34", "FAIL_ON": fail_on, "BASELINE": baseline,
            "SARIF_FILE": str(tmp_path / "out.sarif")}
     done = subprocess.run(["bash", "-e", "-c", script], env=env, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     given = (tmp_path / "out.sarif").read_text(encoding="utf-8").splitlines()
-    assert given == [str(stand_in), "check", "--output", "sarif", *flag,
-                     "--kubelet-version", "1.34", "deploy", "charts/rendered"]
+    fail_flag, baseline_flag = flag[:2] if fail_on else [], flag if baseline else []
+    assert given == [str(stand_in), "check", "--output", "sarif", *fail_flag,
+                     "--kubelet-version", "1.34", *baseline_flag, "--", "deploy", "-odd.yaml"]
     assert output.read_text(encoding="utf-8") == f"sarif-file={tmp_path / 'out.sarif'}\n"
+
+
+def test_action_check_step_with_a_baseline_end_to_end(tmp_path: Path) -> None:
+    """The step's script with the real kubelet-winnet as the venv's program: the baseline
+    input keeps an accepted finding from failing the step, and a new one fails it, with
+    the SARIF written either way."""
+    program = BIN / "kubelet-winnet"
+    if not program.exists():
+        if MUST_RUN:
+            pytest.fail(f"{program} is missing: the package is not installed with its scripts")
+        pytest.skip(f"{program} is not installed (pip install the package)")
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    script = action["runs"]["steps"][-1]["run"]
+    (tmp_path / "kubelet-winnet" / "bin").mkdir(parents=True)
+    (tmp_path / "kubelet-winnet" / "bin" / "kubelet-winnet").symlink_to(program)
+    work = tmp_path / "repo"
+    (work / ".git").mkdir(parents=True)
+    (work / "deploy").mkdir()
+    (work / "deploy" / "iis.yaml").write_text(yaml.safe_dump(WINDOWS_HOST_NETWORK),
+                                              encoding="utf-8")
+    subprocess.run([str(program), "check", "--baseline", "accepted.json", "--create-baseline",
+                    "deploy"], cwd=work, check=True, capture_output=True, timeout=60)
+    sarif = tmp_path / "out.sarif"
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_OUTPUT": str(tmp_path / "github-output"), "PATHS": "deploy",
+           "KUBELET_VERSION": "", "FAIL_ON": "", "BASELINE": "accepted.json",
+           "SARIF_FILE": str(sarif)}
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert result["suppressions"][0]["kind"] == "external"
+    (work / "deploy" / "new.yaml").write_text(
+        yaml.safe_dump({**WINDOWS_HOST_NETWORK, "metadata": {"name": "new"}}), encoding="utf-8")
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    results = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert [r.get("suppressions") is None for r in results] == [False, True]

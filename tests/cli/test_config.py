@@ -7,14 +7,22 @@ stderr and the exit status.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
-from kubelet_winnet._lint.rules import RULES
+from kubelet_winnet._lint.rules import RULES, RULES_BY_ID
+from kubelet_winnet.cli import config as config_module
 from kubelet_winnet.cli import main
+from kubelet_winnet.cli.config import Config, ConfigError, load_config
+from kubelet_winnet.cli.input import DEFAULT_LIMITS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -113,28 +121,113 @@ def test_bad_config_is_exit_2_naming_file_and_line(
     assert err.splitlines() == [f"kubelet-winnet: error: configuration {config}:{line}: {reason}"]
 
 
-def test_unknown_rule_in_config_is_a_note_with_the_nearest(
+@pytest.mark.parametrize(("text", "line", "where", "rule", "nearest"), [
+    ("rules:\n  exclude:\n  - host-port-mismatch\n  - host-netwrk-ignored\n", 4,
+     "rules.exclude[1]", "host-netwrk-ignored", "host-network-ignored"),
+    ("rules: {include: [host-netwrok-ignored]}\n", 1, "rules.include[0]",
+     "host-netwrok-ignored", "host-network-ignored"),
+    ("rules:\n  severity:\n    host-port-mismatc: warning\n", 3,
+     "rules.severity.host-port-mismatc", "host-port-mismatc", "host-port-mismatch"),
+])
+def test_an_unknown_rule_id_in_the_settings_is_exit_2_with_the_nearest(
+    capsys: pytest.CaptureFixture[str], repo: Path, text: str, line: int, where: str,
+    rule: str, nearest: str,
+) -> None:
+    """Issue 29 item 1: a typo in include no longer checks with no rule at all and exits 0."""
+    config = repo / ".kubelet-winnet.yaml"
+    config.write_text(text, encoding="utf-8")
+    status, out, err = run(capsys, str(repo / "manifests"))
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [
+        f"kubelet-winnet: error: configuration {config}:{line}: {where}: {rule} names no "
+        f"rule (did you mean {nearest}?); --list-rules lists the rules"]
+
+
+def test_every_mistake_of_the_settings_file_is_reported_in_one_run(
     capsys: pytest.CaptureFixture[str], repo: Path
 ) -> None:
+    """Issue 29: `failOn: eror` on line 1 was reported only after line 2 was fixed."""
     config = repo / ".kubelet-winnet.yaml"
-    config.write_text("rules:\n  exclude:\n  - host-port-mismatch\n  - host-netwrk-ignored\n",
-                      encoding="utf-8")
-    status, _, err = run(capsys, str(repo / "manifests"))
-    assert status == 0  # host-network-ignored is info for the untargeted pod
-    assert (f"kubelet-winnet: note: {config}:4: host-netwrk-ignored names no rule, so it "
-            "changes nothing (did you mean host-network-ignored?)") in err.splitlines()
+    config.write_text("failOn: eror\nkubeletVersion: 1.34\nrules:\n  include: [nope-rule]\n"
+                      "  exlude: []\nwindowsOnly: 3\n", encoding="utf-8")
+    status, out, err = run(capsys, str(repo / "manifests"))
+    assert (status, out) == (2, "")
+    lines = [line.removeprefix(f"kubelet-winnet: error: configuration {config}:")
+             for line in err.splitlines()]
+    assert sorted(lines) == sorted([
+        "1: failOn: expected error, warning, info or never, got 'eror'",
+        '2: kubeletVersion: expected a string: YAML reads 1.34 as a number; write "1.34"',
+        "4: rules.include[0]: nope-rule names no rule; --list-rules lists the rules",
+        "5: rules.exlude: not a setting (did you mean exclude?); the settings are include, "
+        "exclude, severity",
+        "6: windowsOnly: expected true or false, got a number",
+    ])
+
+
+def test_an_empty_include_checks_every_rule(
+    capsys: pytest.CaptureFixture[str], repo: Path
+) -> None:
+    """kube-linter's reading of an empty include (nothing added to the defaults): every
+    rule, as without the key; never "no rules"."""
+    manifests = str(repo / "manifests")
+    _, out, _ = run(capsys, manifests, "-o", "json")
+    everything = sorted(rules_of(out))
+    assert {rule for rule, _ in everything} == {"host-network-ignored", "host-port-mismatch"}
+    (repo / ".kubelet-winnet.yaml").write_text("rules:\n  include: []\n", encoding="utf-8")
+    status, out, _ = run(capsys, manifests, "-o", "json")
+    assert (status, sorted(rules_of(out))) == (1, everything)
+
+
+def test_a_misspelt_ignore_annotation_stays_a_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    manifest = pod({"hostNetwork": True, "os": {"name": "windows"}})
+    manifest["metadata"]["annotations"] = {
+        "ignore-check.kubelet-winnet.io/host-netwrk-ignored": "vendored"}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    status, out, err = run(capsys, str(path))
+    assert status == 1 and "host-network-ignored" in out  # the finding still counts
+    assert any(line.startswith(f"kubelet-winnet: note: {path}:1: Pod/p: ignore-check."
+                               "kubelet-winnet.io/host-netwrk-ignored names no rule")
+               and line.endswith("(did you mean host-network-ignored?)")
+               for line in err.splitlines())
 
 
 def test_list_rules_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--list-rules")
     assert status == 0
     assert [line.split()[:2] for line in out.splitlines()] == [
-        [r.id, r.severity.label] for r in RULES]
+        [r.id, (r.severity_without_os or r.severity).label] for r in RULES]
     status, out, _ = run(capsys, "--list-rules", "-o", "json")
     listed = json.loads(out)
     assert [(r["id"], r["severity"]) for r in listed] == [
         (r.id, r.severity.label) for r in RULES]
-    assert all(r["helpUri"].endswith(f"/docs/rules/{r['id']}.md") for r in listed)
+    assert all(r["page"] == f"docs/rules/{r['id']}.md" for r in listed)
+    assert all("helpUri" not in r for r in listed)  # no address configured: none guessed
+    status, out, _ = run(capsys, "--list-rules", "-o", "json", "--docs-url",
+                         "https://docs.example/winnet/rules/{rule}/")
+    assert [r["helpUri"] for r in json.loads(out)] == [
+        f"https://docs.example/winnet/rules/{r.id}/" for r in RULES]
+
+
+def test_list_rules_says_when_windows_forbidden_field_is_an_error(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29 item 7: all 6 real hits were info; the API server rejects the fields only
+    for a pod with spec.os.name: windows (validation.go validateWindows)."""
+    _, out, _ = run(capsys, "--list-rules")
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert " info (error when spec.os.name is windows) " in rows["windows-forbidden-field"]
+    # host-network-ignored is lowered for a pod pinned to no OS (rules.py _on_windows).
+    assert " warning (info for a pod pinned to no OS) " in rows["host-network-ignored"]
+    assert rows["host-process-mixed"].split()[1:3] == ["error", "some"]
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "windows-forbidden-field (info (error when spec.os.name is windows))" in \
+        " ".join(out.split())
 
 
 def test_explain_prints_the_rule_page(capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,7 +268,8 @@ def test_fail_on_in_the_config_sets_the_exit_status_and_the_flag_wins(
      "(YAML reads a bare no or off as false; write never)"),
     ("failOn: [error]\n", 1, "failOn: expected error, warning, info or never, got a list"),
     ("failon: error\n", 1, "failon: not a setting (did you mean failOn?); the settings are "
-     "rules, kubeletVersion, featureGates, windowsOnly, assumeWindows, skip, failOn"),
+     "rules, kubeletVersion, featureGates, windowsOnly, assumeWindows, skip, failOn, "
+     "allowEmpty, docsUrl"),
 ])
 def test_a_bad_fail_on_is_one_line_naming_file_line_and_the_choices(
     capsys: pytest.CaptureFixture[str], repo: Path, text: str, line: int, reason: str
@@ -200,3 +294,212 @@ def test_checking_the_repository_root_passes_its_settings_file_by(
     assert sorted({r for r, _ in rules_of(out)}) == ["host-network-ignored"]
     assert "2 pods in 2 files checked" in err
     assert status == 0
+
+
+# --- issue 30: settings that can be planted, or that are not a file -------------------
+
+
+def test_a_planted_settings_file_of_another_user_is_refused(
+    capsys: pytest.CaptureFixture[str], repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30 item 1 (simulated: the owner lookup says the file is someone else's)."""
+    config = repo / ".kubelet-winnet.yaml"
+    config.write_text('skip: ["manifests/*"]\nfailOn: never\n', encoding="utf-8")
+    mine = os.geteuid()
+    other = mine + 1
+    monkeypatch.setattr(config_module, "_me", lambda: other)
+    status, out, err = run(capsys, str(repo / "manifests"))
+    assert (status, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"kubelet-winnet: error: configuration {config}: the file is owned "
+                           f"by ")
+    assert f"(uid {mine}), not by " in line and f"(uid {other}), so it is not read" in line
+    assert "--config" in line
+    # Named with --config, the user chose it: read.
+    assert run(capsys, str(repo / "manifests"), "--config", str(config))[0] == 0
+
+
+def test_a_directory_on_the_way_owned_by_another_user_is_refused(
+    capsys: pytest.CaptureFixture[str], repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = repo / ".kubelet-winnet.yaml"
+    config.write_text("failOn: never\n", encoding="utf-8")
+    work = str(repo / "work")
+    real_stat = os.stat
+    mine = os.geteuid()
+
+    class Foreign:
+        def __init__(self, status: os.stat_result) -> None:
+            self._status = status
+            self.st_uid = mine + 7
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._status, name)
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        status = real_stat(path, *args, **kwargs)
+        return Foreign(status) if os.fspath(path) == work else status
+
+    monkeypatch.setattr(os, "stat", stat)
+    status, _, err = run(capsys, str(repo / "manifests"))
+    assert status == 2
+    assert f"configuration {config}: the directory {work} is owned by " in err
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0,
+                    reason="chown to another user needs root (CI runs as root)")
+def test_a_planted_settings_file_is_refused_for_real_as_root(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attack as reported: root in /tmp/x/victim, nobody's file in world-writable
+    /tmp/x silenced every finding."""
+    shared = tmp_path / "x"
+    victim = shared / "victim"
+    victim.mkdir(parents=True)
+    shared.chmod(0o1777)
+    planted = shared / ".kubelet-winnet.yaml"
+    planted.write_text('skip: ["*.yaml"]\nfailOn: never\n', encoding="utf-8")
+    os.chown(planted, 65534, 65534)
+    (victim / "p.yaml").write_text(yaml.safe_dump(pod({"hostNetwork": True})), encoding="utf-8")
+    monkeypatch.chdir(victim)
+    status, out, err = run(capsys, "p.yaml")
+    assert (status, out) == (2, "")
+    assert err.startswith(f"kubelet-winnet: error: configuration {planted}: the file is "
+                          "owned by ")
+    assert "(uid 65534)" in err and "not by root (uid 0)" in err
+
+
+def test_the_search_stops_at_the_repository_root(
+    capsys: pytest.CaptureFixture[str], repo: Path
+) -> None:
+    """git's discovery stops at the directory holding .git: a file above it is not read."""
+    (repo / ".kubelet-winnet.yaml").write_text("failOn: never\n", encoding="utf-8")
+    assert run(capsys, str(repo / "manifests"))[0] == 0
+    (repo / "work" / ".git").mkdir()
+    assert run(capsys, str(repo / "manifests"))[0] == 1  # the error finding counts again
+    # The repository root's own file is read.
+    (repo / "work" / ".kubelet-winnet.yaml").write_text("failOn: never\n", encoding="utf-8")
+    assert run(capsys, str(repo / "manifests"))[0] == 0
+
+
+def test_the_search_stops_at_a_file_system_boundary(
+    capsys: pytest.CaptureFixture[str], repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_DISCOVERY_ACROSS_FILESYSTEM unset: a parent on another device is not searched
+    (simulated: the device lookup says the working directory is a mount point)."""
+    (repo / ".kubelet-winnet.yaml").write_text("failOn: never\n", encoding="utf-8")
+    work = str(repo / "work")
+    real = config_module._device
+    monkeypatch.setattr(config_module, "_device",
+                        lambda path: -1 if path == work else real(path))
+    assert run(capsys, str(repo / "manifests"))[0] == 1
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "FIFO", "directory"])
+def test_a_settings_name_that_is_not_a_file_is_an_error(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 30 item 13: never passed over for the parent's file, and a FIFO is not opened
+    (run in a child process with a timeout: a blocking open would hang it)."""
+    (tmp_path / ".kubelet-winnet.yaml").write_text("failOn: never\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    name = work / ".kubelet-winnet.yaml"
+    if kind == "dangling link":
+        name.symlink_to(work / "gone.yaml")
+        said = "a symbolic link to"
+    elif kind == "FIFO":
+        os.mkfifo(name)
+        said = "a FIFO, not a regular file"
+    else:
+        name.mkdir()
+        said = "a directory, not a regular file"
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(yaml.safe_dump(pod({"hostNetwork": True})), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "kubelet_winnet.cli", "check", str(manifest)],
+                          cwd=work, capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"kubelet-winnet: error: configuration {name}: {said}")
+
+
+@pytest.mark.parametrize(("pattern", "shown"), [
+    ('""', "''"), ('"/"', "'/'"), ('"*"', "'*'"), ('"**/"', "'**/'"), ('"."', "'.'"),
+])
+def test_skip_patterns_that_match_every_file_are_refused(
+    capsys: pytest.CaptureFixture[str], repo: Path, pattern: str, shown: str
+) -> None:
+    """Issue 30 item 11: `skip: [""]` skipped every file given by an absolute path."""
+    config = repo / ".kubelet-winnet.yaml"
+    config.write_text(f'skip:\n- "vendor/*"\n- {pattern}\n', encoding="utf-8")
+    status, out, err = run(capsys, str(repo / "manifests"))
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [
+        f"kubelet-winnet: error: configuration {config}:3: skip[1]: {shown} matches every "
+        'file, so nothing would be checked; name the paths to skip ("vendor/*")']
+
+
+@pytest.mark.parametrize("written", ["1.30", "1.20", "1.300", "1"])
+def test_a_numeric_kubelet_version_is_quoted_as_written(
+    capsys: pytest.CaptureFixture[str], repo: Path, written: str
+) -> None:
+    """Issue 30 item 12: `kubeletVersion: 1.30` was told to write "1.3"."""
+    config = repo / ".kubelet-winnet.yaml"
+    config.write_text(f"rules: {{}}\nkubeletVersion: {written}  # ours\n", encoding="utf-8")
+    status, _, err = run(capsys, str(repo / "manifests"))
+    assert status == 2
+    assert err.splitlines() == [
+        f"kubelet-winnet: error: configuration {config}:2: kubeletVersion: expected a "
+        f'string: YAML reads {written} as a number; write "{written}"']
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                     st.text(max_size=20), st.sampled_from([*RULES_BY_ID, "error", "never"]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4),
+    st.dictionaries(st.one_of(st.text(max_size=12), st.sampled_from(
+        ["rules", "include", "exclude", "severity", "skip", "failOn", "kubeletVersion",
+         "allowEmpty", "docsUrl", "windowsOnly"])), inner, max_size=4)), max_leaves=12)
+
+
+@given(settings=st.one_of(_VALUES, st.dictionaries(st.sampled_from(
+    ["rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip",
+     "failOn", "allowEmpty", "docsUrl"]), _VALUES, max_size=6)))
+def test_any_settings_value_gives_a_config_or_one_line_errors(settings: object) -> None:
+    """Issue 30's fuzz property for the settings file: whatever YAML it holds, the loader
+    gives settings or typed one-line errors naming the file, never a traceback."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / ".kubelet-winnet.yaml"
+        path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+        loaded: Config | ConfigError
+        try:
+            loaded = load_config(str(path), DEFAULT_LIMITS, RULES_BY_ID)
+        except ConfigError as exc:
+            loaded = exc
+        if isinstance(loaded, ConfigError):
+            assert loaded.messages
+            for message in loaded.messages:
+                assert "\n" not in message
+                assert message.startswith(f"configuration {path}")
+        else:
+            assert loaded.include is None or loaded.include <= set(RULES_BY_ID)
+
+
+def test_a_settings_fifo_named_with_config_is_read_once(tmp_path: Path) -> None:
+    """--config on a FIFO (process substitution): the numeric-version message quotes the
+    source text from a second read only of a regular file, so the run cannot block."""
+    fifo = tmp_path / "settings"
+    os.mkfifo(fifo)
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(yaml.safe_dump(pod({"hostNetwork": True})), encoding="utf-8")
+    script = (f'printf "kubeletVersion: 1.30\\n" > "{fifo}" & '
+              f'"{sys.executable}" -m kubelet_winnet.cli check --config "{fifo}" "{manifest}"')
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    # (its text cannot be read twice: the message does not pretend to quote it)
+    assert done.stderr == (f"kubelet-winnet: error: configuration {fifo}:1: kubeletVersion: "
+                           "expected a string: YAML reads the value as the number 1.3; write "
+                           'the version in quotes, as "1.30"\n')

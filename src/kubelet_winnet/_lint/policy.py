@@ -256,7 +256,8 @@ def policy_objects(
         "kind": "ValidatingAdmissionPolicy",
         "metadata": {
             "name": options.name,
-            # Each rule's docs page, next to the message that names the rule.
+            # Each rule's page in the project's docs, by its path in the source tree (the
+            # project has no confirmed address to point at).
             "annotations": {
                 f"kubelet-winnet.io/{rule_id}": RULES_BY_ID[rule_id].help_uri
                 for rule_id in POLICY_RULES if rule_id in options.rules

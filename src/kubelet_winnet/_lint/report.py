@@ -5,19 +5,37 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._describe import json_string as _quote
-from kubelet_winnet._lint.rules import PROJECT_URL, RULES, Finding, Rule, Severity, rule_page
+from kubelet_winnet._lint.rules import RULES, Finding, Rule, Severity, help_url, rule_page
 from kubelet_winnet._lint.targeting import PodObject
 from kubelet_winnet._printable import printable
 
-__all__ = ["FORMATS", "Options", "ReportWriter", "report_writer"]
+__all__ = ["FORMATS", "SUPPRESSIONS", "Notification", "Options", "ReportWriter",
+           "report_writer", "xml_text"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _RULE_INDEX = {rule.id: index for index, rule in enumerate(RULES)}
+# How a finding is silenced: the ignore annotation, an ignore comment in the file, or an
+# entry of the --baseline file (SARIF: inSource, inSource, external).
+SUPPRESSIONS = ("annotation", "comment", "baseline")
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A note or input error of the run, where it is known: ``source`` (None: not a
+    file), ``line`` (0: unknown)."""
+
+    level: str  # "error" or "note"
+    text: str
+    source: str | None = None
+    line: int = 0
 
 
 class Document(Protocol):
@@ -45,12 +63,12 @@ class Session(Protocol):
 class ReportWriter(Protocol):
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int,
+        line: int, how: str = "annotation",
     ) -> None: ...
 
     def pod(self, document: Document, pod: PodObject) -> None: ...
 
-    def close(self, session: Session) -> None: ...
+    def close(self, session: Session, notifications: Sequence[Notification] = ()) -> None: ...
 
     def summary(self, session: Session, files: int | None = None) -> str: ...
 
@@ -64,14 +82,20 @@ class _Base:
         self._out = out
         self._options = options or Options()
         self.counts = dict.fromkeys(Severity, 0)
-        self.ignored = 0
+        self.ignored = 0  # by annotation
+        self.commented = 0  # by an ignore comment
+        self.baselined = 0  # accepted by the baseline
 
     def pod(self, document: Document, pod: PodObject) -> None:
         """A pod that was checked (JUnit lists the ones without findings)."""
 
-    def _count(self, finding: Finding, ignored: str | None) -> None:
+    def _count(self, finding: Finding, ignored: str | None, how: str) -> None:
         if ignored is None:
             self.counts[finding.severity] += 1
+        elif how == "baseline":
+            self.baselined += 1
+        elif how == "comment":
+            self.commented += 1
         else:
             self.ignored += 1
 
@@ -81,7 +105,10 @@ class _Base:
             f"{_count(session.pods, 'pod')}{where} checked: "
             f"{_count(self.counts[Severity.ERROR], 'error')}, "
             f"{_count(self.counts[Severity.WARNING], 'warning')}, "
-            f"{self.counts[Severity.INFO]} info, {self.ignored} ignored by annotation; "
+            f"{self.counts[Severity.INFO]} info, "
+            + (f"{self.ignored} ignored by annotation" if not self.commented else
+               f"{self.ignored + self.commented} ignored by annotation or comment")
+            + (f", {self.baselined} in the baseline" if self.baselined else "") + "; "
             f"{session.skipped_linux} Linux-targeted and {session.skipped_untargeted} "
             f"untargeted {'pod' if session.skipped_untargeted == 1 else 'pods'} skipped; "
             f"{_count(session.errors, 'input error')}"
@@ -94,6 +121,8 @@ class _Base:
             "warnings": self.counts[Severity.WARNING],
             "info": self.counts[Severity.INFO],
             "ignored": self.ignored,
+            "ignoredByComment": self.commented,
+            "baseline": self.baselined,
             "linuxPodsSkipped": session.skipped_linux,
             "untargetedPodsSkipped": session.skipped_untargeted,
             "inputErrors": session.errors,
@@ -127,13 +156,15 @@ def _subject(pod: PodObject, finding: Finding) -> str:
 
 class Options:
     """How findings are written: ``threshold`` (the --fail-on severity, None: never),
-    ``details`` (text: the detail under each finding), ``colour`` (text: ANSI colours)."""
+    ``details`` (text: the detail under each finding), ``colour`` (text: ANSI colours),
+    ``docs_url`` (where the rule pages are published: helpUri; None: no helpUri)."""
 
     def __init__(self, threshold: Severity | None = Severity.WARNING, details: bool = False,
-                 colour: bool = False) -> None:
+                 colour: bool = False, docs_url: str | None = None) -> None:
         self.threshold = threshold
         self.details = details
         self.colour = colour
+        self.docs_url = docs_url
 
 
 _COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m",
@@ -143,9 +174,9 @@ _COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m",
 class _Text(_Base):
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int,
+        line: int, how: str = "annotation",
     ) -> None:
-        self._count(finding, ignored)
+        self._count(finding, ignored, how)
         if ignored is not None:
             return
         label = finding.severity.label
@@ -160,7 +191,7 @@ class _Text(_Base):
         if self._options.details and finding.detail:
             self._out.write(f"    {printable(finding.detail)}\n")
 
-    def close(self, session: Session) -> None:
+    def close(self, session: Session, notifications: Sequence[Notification] = ()) -> None:
         pass
 
 
@@ -172,9 +203,9 @@ class _Json(_Base):
 
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int,
+        line: int, how: str = "annotation",
     ) -> None:
-        self._count(finding, ignored)
+        self._count(finding, ignored, how)
         if ignored is not None:
             return
         # json.dumps of the record, written by hand with the C function behind it for
@@ -183,6 +214,7 @@ class _Json(_Base):
         quote = _quote
         item = document.item
         container = finding.container
+        uri = help_url(finding.rule.id, self._options.docs_url)
         self._out.write(
             f'{"" if self._first else ","}\n{{"file": {quote(document.source)}, '
             f'"line": {int(line)}, "document": {int(document.document)}, '
@@ -192,14 +224,36 @@ class _Json(_Base):
             f'"field": {quote(describe_path(finding.field))}, '
             f'"rule": {quote(finding.rule.id)}, '
             f'"severity": "{finding.severity.label}", "message": {quote(finding.text)}, '
-            f'"headline": {quote(finding.message)}, '
-            f'"helpUri": {quote(finding.rule.help_uri)}}}'
+            f'"headline": {quote(finding.message)}'
+            + ("}" if uri is None else f', "helpUri": {quote(uri)}}}')
         )
         self._first = False
 
-    def close(self, session: Session) -> None:
+    def close(self, session: Session, notifications: Sequence[Notification] = ()) -> None:
         summary = json.dumps(self._summary_dict(session))
-        self._out.write(("" if self._first else "\n") + f'],\n"summary": {summary}\n}}\n')
+        notes = json.dumps([
+            {"level": n.level, "message": n.text, "file": n.source, "line": n.line or None}
+            for n in notifications
+        ])
+        self._out.write(("" if self._first else "\n")
+                        + f'],\n"notifications": {notes},\n"summary": {summary}\n}}\n')
+
+
+# What XML 1.0 forbids in a document (its production Char): C0 controls but tab, LF and
+# CR, the surrogates (lone ones reach us from file names that are not UTF-8), U+FFFE and
+# U+FFFF.
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_text(text: str) -> str:
+    """``text`` with each character XML 1.0 forbids written as ``\\xNN`` or ``\\uXXXX``
+    text, the notation of every other diagnostic (_printable.py)."""
+    return _NOT_XML.sub(_escaped, text)
 
 
 def _quoteattr(text: str) -> str:
@@ -207,13 +261,13 @@ def _quoteattr(text: str) -> str:
     urllib.request, a fifth of ``check``'s start-up)."""
     from xml.sax.saxutils import quoteattr as quote
 
-    return quote(text)
+    return quote(xml_text(text))
 
 
 def _xml_escape(text: str) -> str:
     from xml.sax.saxutils import escape
 
-    return escape(text)
+    return escape(xml_text(text))
 
 
 def _uri(source: str) -> str:
@@ -221,7 +275,10 @@ def _uri(source: str) -> str:
     that is not UTF-8 (lone surrogates from the file system) names the same bytes."""
     if source == "<stdin>":
         return "stdin"
-    raw = os.fsencode(source.replace(os.sep, "/"))
+    try:
+        raw = os.fsencode(source.replace(os.sep, "/"))
+    except UnicodeEncodeError:  # a lone surrogate no file system name decodes to
+        raw = source.replace(os.sep, "/").encode("utf-8", "surrogatepass")
     if os.path.isabs(source):
         return "file://" + urllib.parse.quote(raw)
     return urllib.parse.quote(raw)
@@ -232,21 +289,20 @@ class _Sarif(_Base):
         super().__init__(out, options)
         from kubelet_winnet import __version__
 
-        driver = {
-            "name": "kubelet-winnet",
-            "version": __version__,
-            "informationUri": PROJECT_URL,
-            "rules": [
-                {
-                    "id": rule.id,
-                    "shortDescription": {"text": rule.summary},
-                    "help": {"text": rule.summary, "markdown": rule_page(rule.id)},
-                    "helpUri": rule.help_uri,
-                    "defaultConfiguration": {"level": rule.severity.sarif_level},
-                }
-                for rule in RULES
-            ],
-        }
+        base = self._options.docs_url
+        rules: list[dict[str, Any]] = []
+        for rule in RULES:
+            entry: dict[str, Any] = {
+                "id": rule.id,
+                "shortDescription": {"text": rule.summary},
+                "help": {"text": rule.summary, "markdown": rule_page(rule.id)},
+                "defaultConfiguration": {"level": rule.severity.sarif_level},
+            }
+            uri = help_url(rule.id, base)
+            if uri is not None:  # only under a configured base: never a guessed address
+                entry["helpUri"] = uri
+            rules.append(entry)
+        driver = {"name": "kubelet-winnet", "version": __version__, "rules": rules}
         head = json.dumps(
             {"$schema": SARIF_SCHEMA, "version": "2.1.0"}, indent=None
         )[:-1]  # leave the object open
@@ -256,9 +312,9 @@ class _Sarif(_Base):
 
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int,
+        line: int, how: str = "annotation",
     ) -> None:
-        self._count(finding, ignored)
+        self._count(finding, ignored, how)
         physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(document.source)}}
         if line > 0:
             physical["region"] = {"startLine": line}
@@ -281,19 +337,34 @@ class _Sarif(_Base):
             },
         }
         if ignored is not None:
-            result["suppressions"] = [{"kind": "inSource", "justification": ignored}]
+            result["suppressions"] = [{
+                "kind": "external" if how == "baseline" else "inSource",
+                "justification": ignored,
+                "properties": {"by": how},
+            }]
         self._out.write(("\n" if self._first else ",\n") + json.dumps(result))
         self._first = False
 
-    def close(self, session: Session) -> None:
+    def close(self, session: Session, notifications: Sequence[Notification] = ()) -> None:
         invocation: dict[str, Any] = {"executionSuccessful": session.status != 2}
-        if session.diagnostics:  # input errors reach code scanning as notifications
+        if notifications:  # notes and input errors reach code scanning, with their place
             invocation["toolExecutionNotifications"] = [
-                {"level": "error", "message": {"text": text}, "descriptor": {"id": "input"}}
-                for text in session.diagnostics
-            ]
+                _notification(n) for n in notifications]
         tail = {"invocations": [invocation], "properties": self._summary_dict(session)}
         self._out.write(f"], {json.dumps(tail)[1:-1]}}}]}}\n")
+
+
+def _notification(note: Notification) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "level": note.level, "message": {"text": note.text},
+        "descriptor": {"id": "input" if note.level == "error" else "note"},
+    }
+    if note.source is not None:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(note.source)}}
+        if note.line > 0:
+            physical["region"] = {"startLine": note.line}
+        out["locations"] = [{"physicalLocation": physical}]
+    return out
 
 
 class _Junit(_Base):
@@ -312,9 +383,9 @@ class _Junit(_Base):
 
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int,
+        line: int, how: str = "annotation",
     ) -> None:
-        self._count(finding, ignored)
+        self._count(finding, ignored, how)
         self._pods[(document.source, document.document, document.item)] = ("", "")
         name = f"{finding.rule.id} {_subject(pod, finding)} {describe_path(finding.field)}"
         head = (f"<testcase classname={_quoteattr(document.source)} name={_quoteattr(name)} "
@@ -332,15 +403,16 @@ class _Junit(_Base):
         else:
             self._cases.append(("passed", head, f"<system-out>{_xml_escape(text)}</system-out>"))
 
-    def close(self, session: Session) -> None:
+    def close(self, session: Session, notifications: Sequence[Notification] = ()) -> None:
         cases = list(self._cases)
         for source, identity in self._pods.values():
             if identity:
                 cases.append(("passed", f"<testcase classname={_quoteattr(source)} "
                               f"name={_quoteattr(identity)} file={_quoteattr(source)}", ""))
-        for text in session.diagnostics:
-            cases.append(("error", '<testcase classname="input" name="input error"',
-                          f"<error message={_quoteattr(text)} type=\"input\"/>"))
+        for note in notifications:
+            if note.level == "error":
+                cases.append(("error", '<testcase classname="input" name="input error"',
+                              f"<error message={_quoteattr(note.text)} type=\"input\"/>"))
         counts = {kind: sum(1 for c in cases if c[0] == kind)
                   for kind in ("failure", "error", "skipped")}
         out = self._out
@@ -378,7 +450,6 @@ def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int) -
     index = {rule.id: i for i, rule in enumerate(NODE_RULES)}
     rules = [{"id": rule.id, "shortDescription": {"text": rule.summary},
               "help": {"text": rule.summary, "markdown": node_rule_page(rule.id)},
-              "helpUri": rule.help_uri,
               "defaultConfiguration": {"level": rule.severity.sarif_level}}
              for rule in NODE_RULES]
     out: list[dict[str, Any]] = []
@@ -401,7 +472,7 @@ def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int) -
     return json.dumps({
         "$schema": SARIF_SCHEMA, "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "kubelet-winnet", "version": __version__,
-                                      "informationUri": PROJECT_URL, "rules": rules}},
+                                      "rules": rules}},
                   "results": out, "invocations": [invocation]}],
     })
 

@@ -35,10 +35,9 @@ if TYPE_CHECKING:
     from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
-    "DOCS_URL",
     "HYPERV_HANDLERS",
+    "IGNORE_COMMENT",
     "IGNORE_PREFIX",
-    "PROJECT_URL",
     "REASONS",
     "REASONS_BY_ID",
     "RULES",
@@ -49,18 +48,24 @@ __all__ = [
     "Rule",
     "Severity",
     "check_pod",
+    "help_url",
     "host_network_reach",
+    "ignore_comment",
     "ignored_rules",
     "nearest_rule",
     "rule_page",
     "unknown_ignores",
 ]
 
-# The project's home and where docs/rules/<rule-id>.md is published (SARIF helpUri).
-PROJECT_URL = "https://github.com/kubelet-winnet/kubelet-winnet"
-DOCS_URL = f"{PROJECT_URL}/blob/main/docs/rules/"
+# The project has no published address: a rule's page is named by its path in the
+# source tree, and an absolute helpUri exists only where the user configures where the
+# pages are published (help_url).
+RULE_PAGES = "docs/rules/"
 # kube-linter's convention: ignore-check.kube-linter.io/<check>: "<reason>".
 IGNORE_PREFIX = "ignore-check.kubelet-winnet.io/"
+# The same in a YAML comment, for files that cannot be annotated (vendored manifests):
+# "# kubelet-winnet:ignore <rule-id> <reason>" (checkov's "# checkov:skip=<id>:<reason>").
+IGNORE_COMMENT = "kubelet-winnet:ignore"
 
 
 class Severity(enum.IntEnum):
@@ -92,7 +97,23 @@ class Rule:
 
     @property
     def help_uri(self) -> str:
-        return f"{DOCS_URL}{self.id}.md"
+        """The rule's page, a URI reference relative to the project's source tree (no
+        address is guessed: :func:`help_url` with a configured base gives an absolute
+        one)."""
+        return f"{RULE_PAGES}{self.id}.md"
+
+    @property
+    def severity_text(self) -> str:
+        """The severities a finding of this rule can have, from the rule's data:
+        "info (error when spec.os.name is windows)", "warning (info for a pod pinned to
+        no OS)"."""
+        base = self.severity_without_os or self.severity
+        cases = []
+        if self.severity_without_os is not None:
+            cases.append(f"{self.severity.label} when spec.os.name is windows")
+        if self.windows_nodes_only and self.severity > Severity.INFO:
+            cases.append(f"{Severity(self.severity - 1).label} for a pod pinned to no OS")
+        return base.label + (f" ({'; '.join(cases)})" if cases else "")
 
     def severity_for(self, target: Target) -> Severity:
         """The severity of a finding on a pod aimed at ``target``: a windows_nodes_only
@@ -781,6 +802,29 @@ def rule_page(rule_id: str) -> str:
     return (resources.files("kubelet_winnet._lint") / "pages" / f"{rule_id}.md").read_text(
         encoding="utf-8"
     )
+
+
+def help_url(rule_id: str, base: str | None) -> str | None:
+    """The address of a rule's page under the documentation base the user configured
+    (``{rule}`` in it is replaced by the id, else ``<id>.md`` is appended), or None
+    without a base: never a guessed address."""
+    if not base:
+        return None
+    if "{rule}" in base:
+        return base.replace("{rule}", rule_id)
+    return f"{base}{'' if base.endswith('/') else '/'}{rule_id}.md"
+
+
+_COMMENT = re.compile(r"#\s*" + re.escape(IGNORE_COMMENT) + r"(?:\s+(\S+))?(?:\s+(.*?))?\s*$")
+
+
+def ignore_comment(line: str) -> tuple[str, str] | None:
+    """``(rule id, reason)`` of a ``# kubelet-winnet:ignore RULE reason`` comment on
+    ``line`` (either may be empty: the caller says what is missing), or None."""
+    found = _COMMENT.search(line)
+    if found is None:
+        return None
+    return found.group(1) or "", found.group(2) or ""
 
 
 def nearest_rule(name: str) -> str | None:

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Iterator, Mapping
+from typing import IO, TYPE_CHECKING, TextIO
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.config import (
     CONFIG_NAME,
     FAIL_ON,
     Config,
     ConfigError,
+    docs_url_error,
     find_config,
     load_config,
 )
-from kubelet_winnet.cli.input import expand_paths
+from kubelet_winnet.cli.input import BadInput, Document, Limits, expand_paths, read_source
 from kubelet_winnet.cli.notes import InputNotes
 from kubelet_winnet.cli.session import (
     EXIT_FINDINGS,
@@ -33,7 +36,9 @@ from kubelet_winnet.cli.session import (
 from kubelet_winnet.errors import InvalidPodError, WinnetError
 
 if TYPE_CHECKING:
+    from kubelet_winnet._lint.report import Notification
     from kubelet_winnet._lint.rules import Finding
+    from kubelet_winnet._lint.targeting import PodObject
 
 __all__ = ["COMMAND"]
 
@@ -42,9 +47,11 @@ _FAIL_ON_DEFAULT = "warning"
 EXIT_TEXT = """\
 exit status:
   0    every file read; no finding at or above --fail-on (always with --fail-on never)
-  1    a finding at or above --fail-on that no ignore annotation silences
-  2    bad input (a file, document or field that cannot be read), bad flags or usage,
-       or output that cannot be written
+  1    a finding at or above --fail-on that no ignore annotation, ignore comment or
+       baseline entry silences
+  2    bad input (a file, document or field that cannot be read), a mistake in the
+       settings file, bad flags or usage, nothing given that holds Kubernetes
+       manifests (unless --allow-empty), or output that cannot be written
   141  stdout was closed early (| head): stopped quietly, not a success
 """
 
@@ -79,22 +86,36 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
         "nearest one above it): rules to include or exclude, per-rule severity, kubelet "
         "version, feature gates, windowsOnly, assumeWindows, paths to skip, failOn",
     )
+    parser.add_argument(
+        "--allow-empty", action="store_true",
+        help="exit 0 when no file given holds Kubernetes manifests (by default such a run, "
+        "e.g. only unrendered Helm templates, is status 2; allowEmpty in the settings file)",
+    )
+    parser.add_argument(
+        "--baseline", metavar="FILE",
+        help="findings recorded in FILE (JSON) do not fail the run, new ones do; an entry "
+        "that matches no finding any more is a note",
+    )
+    parser.add_argument(
+        "--create-baseline", action="store_true",
+        help="write every finding of this run to the --baseline FILE (accepting them all)",
+    )
+    parser.add_argument(
+        "--docs-url", metavar="URL",
+        help="where the rule pages are published: SARIF and JSON give each rule's helpUri "
+        "as URL/<rule-id>.md ({rule} in URL is replaced by the id instead); default "
+        "docsUrl in the settings file, else no helpUri",
+    )
     parser.add_argument("--list-rules", action="store_true",
                         help="list the rules (-o json: as JSON) and exit")
     parser.add_argument("--explain", metavar="RULE",
                         help="print the documentation of one rule and exit")
     parser.epilog = (
-        "rules: " + ", ".join(
-            f"{r.id} ({r.severity.label}"
-            + (f", {r.severity_without_os.label} without spec.os.name: windows"
-               if r.severity_without_os is not None else "")
-            + (", one level lower for a pod pinned to no OS" if r.windows_nodes_only else "")
-            + ")"
-            for r in RULES
-        )
+        "rules: " + ", ".join(f"{r.id} ({r.severity_text})" for r in RULES)
         + ". Ignore one for an object with the annotation "
         "ignore-check.kubelet-winnet.io/<rule-id>: \"<reason>\" on the object or its pod "
-        "template.\n\n" + EXIT_TEXT
+        "template, or with a comment # kubelet-winnet:ignore <rule-id> <reason> on the "
+        "finding's line or the object's kind: or metadata: line.\n\n" + EXIT_TEXT
     )
 
 
@@ -127,14 +148,30 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
 
     if args.list_rules or args.explain is not None:
         return _rules_help(args, session)
-    path = args.config if args.config is not None else find_config()
+    record = _Record(session)
     config = Config()
-    if path is not None:
-        try:
-            config = load_config(path, limits_of(args), RULES_BY_ID, session.note)
-        except ConfigError as exc:
-            session.error(str(exc))
-            return session.status
+    try:
+        path = args.config if args.config is not None else find_config()
+        if path is not None:
+            config = load_config(path, limits_of(args), RULES_BY_ID)
+    except ConfigError as exc:
+        for message in exc.messages:  # every mistake of the file, then stop
+            session.error(message)
+        return _failed_early(args, session, record, exc.source)
+    if args.create_baseline and args.baseline is None:
+        session.error("--create-baseline needs --baseline FILE: the file to write")
+        return _failed_early(args, session, record)
+    docs_url = args.docs_url if args.docs_url is not None else config.docs_url
+    if args.docs_url is not None:
+        why = docs_url_error(args.docs_url)
+        if why is not None:
+            session.error(f"--docs-url {_clip(args.docs_url)!r}: {why}")
+            return _failed_early(args, session, record)
+    baseline = None
+    if args.baseline is not None:
+        baseline = _Baseline(args.baseline)
+        if not args.create_baseline and not baseline.load(session, limits_of(args)):
+            return _failed_early(args, session, record)
     if args.kubelet_version is None:
         args.kubelet_version = config.kubelet_version
     if args.feature_gates is None and config.feature_gates is not None:
@@ -144,10 +181,12 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         args.fail_on = config.fail_on or _FAIL_ON_DEFAULT
     args.windows_only = args.windows_only or config.windows_only
     args.assume_windows = args.assume_windows or config.assume_windows
+    allow_empty = args.allow_empty or config.allow_empty
     given = args.kubelet_version is not None
     if not given:
         args.kubelet_version = DEFAULT_KUBELET_VERSION
-    if config.skip and not _apply_skip(args, session, config):
+    if (config.skip or baseline is not None) and not _filter_inputs(
+            args, session, config, baseline):
         return session.status
     if not check_profile(args, session):
         return session.status
@@ -156,8 +195,10 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     reach = host_network_reach(args.kubelet_version, args.feature_gates, given)
     threshold = None if args.fail_on == "never" else Severity[args.fail_on.upper()]
     colour = args.output == "text" and colour_wanted(session.out)
-    writer = report_writer(args.output, session.out, Options(threshold, args.verbose, colour))
+    writer = report_writer(args.output, session.out,
+                           Options(threshold, args.verbose, colour, docs_url))
     inputs = InputNotes(session, args.max_bytes, "check")
+    comments = _Comments(session, args.max_bytes)
     # rules or severities chosen by a config file
     configured = config.include is not None or bool(config.exclude or config.severity)
     for item in pods(args, session, inputs.document, inputs.bad):
@@ -188,22 +229,393 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
             continue
         if configured:
             findings = [_configured(f, config) for f in findings if config.checks(f.rule.id)]
+            if not findings:
+                continue
         # In line order within the object, as a reader of the file meets them.
         line_of = item.document.line_of
         located = sorted(
             ((line_of(f.field), i, f) for i, f in enumerate(findings)),
             key=lambda entry: entry[:2],
         ) if len(findings) > 1 else [(line_of(f.field), 0, f) for f in findings]
+        skips = comments.of(item.document)
         for line, _, finding in located:
+            how = "annotation"
             reason = ignored.get(finding.rule.id)
+            if reason is None and skips is not None:
+                reason = skips.reason(finding.rule.id, line)
+                how = "comment"
+            if reason is None and baseline is not None:
+                reason = baseline.accepts(item.document, item.pod, finding,
+                                          args.create_baseline)
+                how = "baseline"
             if reason is None and threshold is not None and finding.severity >= threshold:
                 session.fail(EXIT_FINDINGS)
-            writer.finding(item.document, item.pod, finding, reason, line)
-    writer.close(session)
+            writer.finding(item.document, item.pod, finding, reason, line, how)
     inputs.note_empty(input_paths(args))
+    if not inputs.with_objects and not session.errors and not allow_empty:
+        templates = len(inputs.explained)
+        session.error(
+            f"nothing was checked: no file of the input ({_count(session.files, 'file')}) "
+            "held Kubernetes manifests"
+            + (f" ({templates} Helm template{'s' * (templates != 1)} or "
+               f"kustomization{'s' * (templates != 1)} left unrendered)" if templates else "")
+            + "; an empty run fails so that CI does not pass unchecked (--allow-empty, or "
+            "allowEmpty: true in the settings file, accepts it)")
+    if baseline is not None:
+        if args.create_baseline:
+            baseline.write(session)
+        else:
+            baseline.note_stale(session, inputs.files)
+    writer.close(session, record.notifications(args, config, inputs.files, baseline))
     if args.verbose or not args.quiet:  # it counts the skipped pods too (-v lists them)
         session.err.write(f"{session.prog}: {writer.summary(session, session.files)}\n")
     return session.status
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _failed_early(args: argparse.Namespace, session: Session, record: _Record,
+                  source: str | None = None) -> int:
+    """A run stopped before reading any manifest (bad settings or flags): the report
+    formats still get a report, with the errors as its notifications."""
+    if args.output != "text":
+        from kubelet_winnet._lint.report import report_writer
+
+        report_writer(args.output, session.out).close(
+            session, record.notifications(args, Config(source=source or ""), set(), None))
+    return session.status
+
+
+class _Record:
+    """Every note and error of the run in order (bounded), for the reports: the
+    session's methods, wrapped."""
+
+    def __init__(self, session: Session) -> None:
+        self.said: list[tuple[str, str]] = []
+        note, error = session.note, session.error
+
+        def noted(text: str) -> None:
+            if len(self.said) < 2000:
+                self.said.append(("note", printable(text)))
+            note(text)
+
+        def failed(text: str) -> None:
+            if len(self.said) < 2000:
+                self.said.append(("error", printable(text)))
+            error(text)
+
+        session.note = noted  # type: ignore[method-assign]
+        session.error = failed  # type: ignore[method-assign]
+
+    def notifications(self, args: argparse.Namespace, config: Config, files: set[str],
+                      baseline: _Baseline | None) -> list[Notification]:
+        from kubelet_winnet._lint.report import Notification
+
+        known = {printable(f) for f in (*files, *input_paths(args))}
+        for extra in (args.config, config.source or None,
+                      baseline.path if baseline is not None else None):
+            if extra:
+                known.add(printable(extra))
+        out = []
+        for level, text in self.said:
+            source, line = _place(text, known)
+            out.append(Notification(level, text, source, line))
+        return out
+
+
+def _place(text: str, known: set[str]) -> tuple[str | None, int]:
+    """The file (one of ``known``) and line a diagnostic starts with, as every
+    diagnostic names them: ``FILE:LINE: ...`` or ``FILE: ...`` (after "configuration ")."""
+    rest = text.removeprefix("configuration ")
+    at = rest.find(":")
+    while at > 0:
+        if rest[:at] in known:
+            line = ""
+            for char in rest[at + 1:at + 12]:
+                if not char.isdigit():
+                    break
+                line += char
+            return rest[:at], int(line) if line else 0
+        at = rest.find(":", at + 1)
+    return None, 0
+
+
+class _Comments:
+    """The ``# kubelet-winnet:ignore RULE reason`` comments of the file being checked:
+    read when one of its objects has a finding, the lines with the marker only (the file
+    is streamed; most have none). A comment naming no rule or no reason is a note."""
+
+    def __init__(self, session: Session, max_bytes: int) -> None:
+        self._session = session
+        self._max_bytes = max_bytes
+        self._source: str | None = None
+        self._lines: dict[int, tuple[str, str, bool]] = {}  # line: rule, reason, own line
+
+    def of(self, document: Document) -> _Skips | None:
+        if document.source != self._source:
+            self._source = document.source
+            self._lines = self._read(document.source)
+        if not self._lines:
+            return None
+        lines = {document.line_of(("kind",)), document.line_of(("metadata",))}
+        before = self._lines.get(document.line - 1)
+        if before is not None and before[2]:  # a comment line just above the object
+            lines.add(document.line - 1)
+        return _Skips(self._lines, lines)
+
+    def _read(self, source: str) -> dict[int, tuple[str, str, bool]]:
+        from kubelet_winnet._lint.rules import (
+            IGNORE_COMMENT,
+            RULES_BY_ID,
+            ignore_comment,
+            nearest_rule,
+        )
+
+        found: dict[int, tuple[str, str, bool]] = {}
+        for line, text in _marked_lines(source, IGNORE_COMMENT, self._max_bytes):
+            parsed = ignore_comment(text)
+            if parsed is None:
+                continue
+            rule, reason = parsed
+            where = f"{source}:{line}: # {IGNORE_COMMENT}"
+            if rule not in RULES_BY_ID:
+                nearest = nearest_rule(rule) if rule else None
+                self._session.note(
+                    f"{where} {_clip(rule)} names no rule, so it silences nothing"
+                    + (f" (did you mean {nearest}?)" if nearest else "") if rule else
+                    f"{where} names no rule, so it silences nothing; write "
+                    f"# {IGNORE_COMMENT} RULE-ID REASON")
+                continue
+            if not reason:
+                self._session.note(
+                    f"{where} {rule} gives no reason, so it silences nothing; write the "
+                    "reason after the rule id")
+                continue
+            found[line] = (rule, reason, text.lstrip().startswith("#"))
+        return found
+
+
+class _Skips:
+    """The comments that apply to one object: on a finding's own line, or on the
+    object's kind: or metadata: line or the comment line above it."""
+
+    def __init__(self, lines: Mapping[int, tuple[str, str, bool]], object_lines: set[int]):
+        self._lines = lines
+        self._object = [lines[n] for n in object_lines if n in lines]
+
+    def reason(self, rule: str, line: int) -> str | None:
+        own = self._lines.get(line)
+        if own is not None and own[0] == rule:
+            return own[1]
+        for named, reason, _ in self._object:
+            if named == rule:
+                return reason
+        return None
+
+
+def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of ``source`` holding ``marker``, reading at most
+    ``max_bytes`` in 1 MiB chunks (UTF-16 and UTF-32 files, found by their BOM or zero
+    bytes as the input layer finds them, are decoded first)."""
+    import codecs
+
+    from kubelet_winnet.cli.input import replayable, stdin_head
+
+    if source != "<stdin>" and not replayable(source):
+        return  # a FIFO or device named as an argument: read once, by the input layer
+    try:
+        raw: IO[bytes] = (io.BytesIO(stdin_head()) if source == "<stdin>"
+                          else open(source, "rb"))  # noqa: SIM115  (closed by the with below)
+    except OSError:
+        return
+    with raw:
+        head = raw.read(4)
+        wide = next((name for bom, name in (
+            (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+            (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+        ) if head.startswith(bom)), None)
+        if wide is None and len(head) == 4 and 0 in head:
+            wide = ("utf-32-be" if head[:3] == b"\0\0\0" else "utf-32-le"
+                    if head[1:] == b"\0\0\0" else "utf-16-be" if head[0] == 0
+                    else "utf-16-le")
+        if wide is not None:
+            text = (head + raw.read(max_bytes - 4)).decode(wide, "replace")
+            for number, line in enumerate(text.splitlines(), 1):
+                if marker in line:
+                    yield number, line
+            return
+        needle = marker.encode()
+        at = 1
+        carry = head
+        read = len(head)
+        while True:
+            chunk = raw.read(min(1 << 20, max_bytes - read)) if read < max_bytes else b""
+            read += len(chunk)
+            data = carry + chunk
+            cut = len(data) if not chunk else data.rfind(b"\n") + 1
+            whole, carry = data[:cut], data[cut:]
+            if len(carry) > 1 << 20:  # one line longer than 1 MiB: no comment is read
+                whole, carry = b"", b""  # in it (its line number is lost: skip it)
+            if needle in whole:
+                for offset, row in enumerate(whole.split(b"\n")):
+                    if needle in row:
+                        yield at + offset, row.decode("utf-8", "replace")
+            at += whole.count(b"\n")
+            if not chunk:
+                return
+
+
+class _Baseline:
+    """``--baseline FILE``: findings accepted earlier (checkov's ``--baseline`` and
+    ``--create-baseline``), keyed by what does not move when lines do: the file relative
+    to the baseline's directory, the object (kind, namespace, name), the rule and the
+    field path. JSON::
+
+        {"failed_checks": [{"file": "deploy/iis.yaml", "findings": [
+            {"object": {"kind": "Pod", "name": "iis"}, "rule": "host-network-ignored",
+             "field": "spec.hostNetwork"}]}]}
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._base = os.path.dirname(os.path.abspath(path))
+        self._entries: dict[tuple[str, ...], int] = {}  # key: line in the file
+        self._matched: set[tuple[str, ...]] = set()
+        self._created: set[tuple[str, ...]] = set()
+
+    def _relative(self, source: str) -> str:
+        if source == "<stdin>":
+            return source
+        try:
+            return os.path.relpath(os.path.abspath(source), self._base).replace(os.sep, "/")
+        except ValueError:  # another drive (Windows)
+            return os.path.abspath(source).replace(os.sep, "/")
+
+    def _key(self, document: Document, pod: PodObject, finding: Finding) -> tuple[str, ...]:
+        from kubelet_winnet._describe import describe_path
+
+        metadata = pod.manifest.get("metadata")
+        names = [metadata.get(k) if isinstance(metadata, dict) else None
+                 for k in ("namespace", "name")]
+        return (self._relative(document.source), pod.kind,
+                *(n if isinstance(n, str) else "" for n in names),
+                finding.rule.id, describe_path(finding.field))
+
+    def accepts(self, document: Document, pod: PodObject, finding: Finding,
+                creating: bool) -> str | None:
+        """"baseline" when the finding is in the baseline (or one is being created)."""
+        key = self._key(document, pod, finding)
+        if creating:
+            if len(self._created) < 1_000_000:
+                self._created.add(key)
+            return "accepted in the baseline being created"
+        if key in self._entries:
+            self._matched.add(key)
+            return f"accepted in the baseline {self.path}"
+        return None
+
+    def load(self, session: Session, limits: Limits) -> bool:
+        """Read the file; False (and the errors said) when it cannot be used."""
+        documents = []
+        for found in read_source(self.path, limits):
+            if isinstance(found, BadInput):
+                session.error(f"baseline {found}")
+                return False
+            documents.append(found)
+        if len(documents) != 1 or documents[0].item is not None:
+            session.error(f"baseline {self.path}: expected one JSON object (written by "
+                          "--create-baseline), found "
+                          f"{_count(len(documents), 'document')}")
+            return False
+        document = documents[0]
+        value = document.value
+        ok = True
+
+        def bad(path: tuple[str | int, ...], text: str) -> None:
+            nonlocal ok
+            ok = False
+            shown = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+            session.error(f"baseline {self.path}:{document.line_of(path)}: "
+                          f"{shown.lstrip('.') or 'the file'}: {text}")
+
+        groups = value.get("failed_checks") if isinstance(value, dict) else None
+        if not isinstance(groups, list):
+            bad(("failed_checks",), "expected a list of files and their findings "
+                "(--create-baseline writes one)")
+            return False
+        for g, group in enumerate(groups):
+            file = group.get("file") if isinstance(group, dict) else None
+            findings = group.get("findings") if isinstance(group, dict) else None
+            if not isinstance(file, str) or not isinstance(findings, list):
+                bad(("failed_checks", g), "expected {\"file\": PATH, \"findings\": [...]}")
+                continue
+            for f, entry in enumerate(findings):
+                at = ("failed_checks", g, "findings", f)
+                thing = entry.get("object") if isinstance(entry, dict) else None
+                rule = entry.get("rule") if isinstance(entry, dict) else None
+                where = entry.get("field") if isinstance(entry, dict) else None
+                parts = [thing.get(k, "") if isinstance(thing, dict) else None
+                         for k in ("kind", "namespace", "name")]
+                if not all(isinstance(p, str) for p in (*parts, rule, where)) or not parts[0]:
+                    bad(at, "expected {\"object\": {\"kind\", \"namespace\", \"name\"}, "
+                        "\"rule\": RULE-ID, \"field\": PATH} with strings")
+                    continue
+                key = (file, *[str(p) for p in parts], str(rule), str(where))
+                self._entries.setdefault(key, document.line_of(at))
+        return ok
+
+    def note_stale(self, session: Session, files: set[str]) -> None:
+        """A note for each entry that matched no finding, in a file this run read (or
+        one that no longer exists): fixed, or its object was renamed."""
+        read = {self._relative(f) for f in files}
+        for key, line in self._entries.items():
+            if key in self._matched:
+                continue
+            file, kind, namespace, name, rule, field = key
+            gone = file != "<stdin>" and not os.path.exists(os.path.join(self._base, file))
+            if file not in read and not gone:
+                continue  # not checked in this run (pre-commit gives changed files only)
+            thing = "/".join(p for p in (kind, namespace, name) if p)
+            session.note(f"{self.path}:{line}: the baseline entry {rule} on {thing} "
+                         f"{field} in {file} matches no finding any more"
+                         + (" (the file is gone)" if gone else "")
+                         + "; remove it, or write the baseline again with --create-baseline")
+
+    def write(self, session: Session) -> None:
+        """The accepted findings of this run, as the baseline file (replaced whole)."""
+        import json
+        import tempfile
+
+        if session.errors:
+            session.error(f"baseline {self.path} not written: the input had errors, so "
+                          "findings could be missing from it")
+            return
+        groups: dict[str, list[dict[str, object]]] = {}
+        for file, kind, namespace, name, rule, field in sorted(self._created):
+            thing = {"kind": kind, **({"namespace": namespace} if namespace else {}),
+                     **({"name": name} if name else {})}
+            groups.setdefault(file, []).append({"object": thing, "rule": rule,
+                                                "field": field})
+        text = json.dumps({"failed_checks": [
+            {"file": file, "findings": findings} for file, findings in groups.items()
+        ]}, indent=2) + "\n"
+        try:
+            handle, temporary = tempfile.mkstemp(dir=self._base, prefix=".baseline-")
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    out.write(text)
+                os.replace(temporary, self.path)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except OSError as exc:
+            session.error(f"baseline {self.path}: cannot write: "
+                          f"{exc.strerror or type(exc).__name__}")
+            return
+        session.note(f"{self.path}: wrote {_count(len(self._created), 'finding')} to the "
+                     "baseline")
 
 
 def _configured(finding: Finding, config: Config) -> Finding:
@@ -219,16 +631,21 @@ def _configured(finding: Finding, config: Config) -> Finding:
     return dataclasses.replace(finding, severity=severity)
 
 
-def _apply_skip(args: argparse.Namespace, session: Session, config: Config) -> bool:
-    """Drop the files that match a skip pattern from the input (directories expanded
-    here); False when nothing is left to read."""
+def _filter_inputs(args: argparse.Namespace, session: Session, config: Config,
+                   baseline: _Baseline | None) -> bool:
+    """Drop the files that match a skip pattern, and the baseline file, from the input
+    (directories expanded here); False when nothing is left to read."""
+    skipped = os.path.abspath(baseline.path) if baseline is not None else None
     kept: list[str] = []
     for entry in expand_paths(input_paths(args)):
         path = session.source(entry)  # bad input and skipped files reported here
-        if path is not None and not config.skips(path):
-            kept.append(path)
+        if path is None or config.skips(path):
+            continue
+        if skipped is not None and path != "-" and os.path.abspath(path) == skipped:
+            continue
+        kept.append(path)
     args.inputs = kept
-    if not kept and not session.errors:
+    if not kept and not session.errors and config.skip:
         session.note(f"every file of the input matches a skip pattern of {config.source}")
     return bool(kept)
 
@@ -242,6 +659,7 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
         REASONS_BY_ID,
         RULES,
         RULES_BY_ID,
+        help_url,
         nearest_rule,
         rule_page,
     )
@@ -269,18 +687,26 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
             return session.status
         session.out.write(rule_page(rule.id))
         return session.status
+    docs_url = args.docs_url
+    if docs_url is not None and docs_url_error(docs_url) is not None:
+        session.error(f"--docs-url {_clip(docs_url)!r}: {docs_url_error(docs_url)}")
+        return session.status
     if args.output == "json":
         session.out.write(json.dumps([
-            {"id": r.id, "severity": r.severity.label, "summary": r.summary,
+            {"id": r.id, "severity": r.severity.label, "severityText": r.severity_text,
+             "summary": r.summary,
              "severityWithoutOsName": r.severity_without_os.label
              if r.severity_without_os else None,
-             "lowerWhenPinnedToNoOs": r.windows_nodes_only, "helpUri": r.help_uri}
+             "lowerWhenPinnedToNoOs": r.windows_nodes_only, "page": r.help_uri,
+             **({"helpUri": help_url(r.id, docs_url)} if docs_url else {})}
             for r in RULES
         ], indent=2) + "\n")
         return session.status
     width = max(len(r.id) for r in RULES)
+    column = max(len(r.severity_text) for r in RULES)
     for r in RULES:
-        session.out.write(f"{r.id.ljust(width)}  {r.severity.label.ljust(7)}  {r.summary}\n")
+        session.out.write(f"{r.id.ljust(width)}  {r.severity_text.ljust(column)}  "
+                          f"{r.summary}\n")
     return session.status
 
 

@@ -5,7 +5,7 @@
 ::
 
     rules:
-      include: [host-network-ignored]      # only these (default: every rule)
+      include: [host-network-ignored]      # only these (default, or []: every rule)
       exclude: [gmsa-spec-missing]         # never these
       severity: {host-port-mismatch: warning}
     kubeletVersion: "1.34"
@@ -14,10 +14,18 @@
     assumeWindows: true
     skip: ["charts/**", "vendor/*"]        # paths (globs) not checked
     failOn: error                          # as --fail-on, which wins over it
+    allowEmpty: false                      # as --allow-empty
+    docsUrl: https://docs.example/rules/   # where the rule pages are published (helpUri)
 
 The file is read by the same input layer as manifests (encodings, duplicate keys, size and
-alias limits). Anything wrong in it is :class:`ConfigError` naming ``file:line``; an
-unknown rule id is a note naming the nearest one, as in an ignore annotation.
+alias limits). Every mistake in it, an unknown rule id included, is collected and
+reported together as :class:`ConfigError` lines naming ``file:line``.
+
+The upward search stops where git's discovery stops (setup.c,
+``setup_git_directory_gently``): at the first directory holding ``.git`` and at a file
+system boundary (``GIT_DISCOVERY_ACROSS_FILESYSTEM`` unset). A file found so, or a
+directory on the way, that another user owns is refused, as git's ``safe.directory``
+refuses a repository another user owns (CVE-2022-24765).
 """
 
 from __future__ import annotations
@@ -25,24 +33,36 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import os
-from collections.abc import Callable, Mapping
+import re
+import stat
+import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, read_source
 
-__all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "find_config", "load_config"]
+__all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "docs_url_error",
+           "find_config", "load_config"]
 
 CONFIG_NAME = SETTINGS_FILE
 _KEYS = ("rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip",
-         "failOn")
+         "failOn", "allowEmpty", "docsUrl")
 _RULE_KEYS = ("include", "exclude", "severity")
 _SEVERITIES = ("error", "warning", "info")
 FAIL_ON = (*_SEVERITIES, "never")  # check's --fail-on choices
 
 
 class ConfigError(Exception):
-    """A configuration file that cannot be used; the text names file:line."""
+    """A configuration file that cannot be used: ``messages`` holds one line per
+    mistake, each naming file:line (the text is the lines joined)."""
+
+    def __init__(self, *messages: str, source: str | None = None) -> None:
+        lines = tuple(printable(m) for m in messages)  # a key may hold a line break
+        super().__init__("\n".join(lines))
+        self.messages = lines
+        self.source = source  # the settings file the messages name
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,8 @@ class Config:
     assume_windows: bool = False
     skip: tuple[str, ...] = ()
     fail_on: str | None = None  # None: --fail-on's default
+    allow_empty: bool = False
+    docs_url: str | None = None
     base: str = "."  # the directory holding the file: skip patterns are relative to it
 
     def checks(self, rule: str) -> bool:
@@ -78,49 +100,178 @@ class Config:
         )
 
 
+# --- finding the file ----------------------------------------------------------------
+
+def _me() -> int | None:
+    """The user whose settings may be read (None where the OS has no owners)."""
+    geteuid = getattr(os, "geteuid", None)
+    return None if geteuid is None else int(geteuid())
+
+
+def _owner_name(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _device(path: str) -> int:
+    return os.stat(path).st_dev
+
+
+def _foreign(path: str, status: os.stat_result, me: int | None, what: str) -> ConfigError | None:
+    if me is None or status.st_uid == me:
+        return None
+    return ConfigError(
+        f"configuration {path}: {what} is owned by {_owner_name(status.st_uid)}, not by "
+        f"{_owner_name(me)}, so it is not read (another user could have planted it); "
+        "name a settings file you trust with --config", source=path)
+
+
 def find_config(start: str = ".") -> str | None:
-    """``.kubelet-winnet.yaml`` in ``start`` or the nearest directory above it."""
+    """``.kubelet-winnet.yaml`` in ``start`` or the nearest directory above it, up to the
+    git repository's root or a file system boundary, whichever comes first. A candidate
+    that is not a regular file, or that (or a directory on the way) another user owns,
+    is a :class:`ConfigError`: never passed over for a parent's file."""
     directory = os.path.abspath(start)
+    me = _me()
+    visited: list[str] = []
     while True:
+        visited.append(directory)
         candidate = os.path.join(directory, CONFIG_NAME)
-        if os.path.isfile(candidate):
-            return candidate
+        try:
+            link = os.lstat(candidate)
+        except FileNotFoundError:
+            link = None
+        except OSError as exc:
+            raise ConfigError(f"configuration {candidate}: cannot read: "
+                              f"{exc.strerror or type(exc).__name__}", source=candidate) from None
+        if link is not None:
+            return _checked(candidate, link, visited, me)
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return None  # the repository's root: git looks no further
         parent = os.path.dirname(directory)
         if parent == directory:
+            return None
+        try:
+            if _device(parent) != _device(directory):
+                return None  # a file system boundary
+        except OSError:
             return None
         directory = parent
 
 
-def load_config(path: str, limits: Limits, rules: Mapping[str, object],
-                note: Callable[[str], None]) -> Config:
-    """The settings in ``path``; ``rules`` are the known rule ids, ``note`` gets the
-    notes (unknown rule ids)."""
+def _checked(candidate: str, link: os.stat_result, visited: list[str],
+             me: int | None) -> str:
+    """``candidate`` (its lstat ``link``) when it is a regular file that the user owns,
+    in directories the user owns; else the one-line error."""
+    status = link
+    if stat.S_ISLNK(link.st_mode):
+        refused = _foreign(candidate, link, me, "the symbolic link")
+        if refused is not None:
+            raise refused
+        try:
+            status = os.stat(candidate)
+        except FileNotFoundError:
+            raise ConfigError(f"configuration {candidate}: a symbolic link to "
+                              f"{_target(candidate)}, which does not exist",
+                              source=candidate) from None
+        except OSError as exc:
+            raise ConfigError(f"configuration {candidate}: cannot read: "
+                              f"{exc.strerror or type(exc).__name__}", source=candidate) from None
+    if not stat.S_ISREG(status.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(status.st_mode)
+                else "a FIFO" if stat.S_ISFIFO(status.st_mode)
+                else "a socket" if stat.S_ISSOCK(status.st_mode)
+                else "a device" if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode)
+                else "not a regular file")
+        raise ConfigError(f"configuration {candidate}: {kind}, not a regular file, so no "
+                          "settings can be read from it (remove it, or name a settings file "
+                          "with --config)", source=candidate)
+    refused = _foreign(candidate, status, me, "the file")
+    if refused is not None:
+        raise refused
+    for directory in visited:
+        try:
+            owner = os.stat(directory)
+        except OSError:
+            continue
+        refused = _foreign(candidate, owner, me, f"its directory {directory}"
+                           if directory == visited[-1] else f"the directory {directory}")
+        if refused is not None:
+            raise refused
+    return candidate
+
+
+def _target(path: str) -> str:
+    try:
+        return repr(os.readlink(path))
+    except OSError:
+        return "a missing file"
+
+
+# --- reading it ------------------------------------------------------------------------
+
+def load_config(path: str, limits: Limits, rules: Mapping[str, object]) -> Config:
+    """The settings in ``path``; ``rules`` are the known rule ids. Every mistake is
+    collected into one :class:`ConfigError`."""
     documents: list[Document] = []
+    errors: list[str] = []
     for found in read_source(path, limits):
         if isinstance(found, BadInput):
-            raise ConfigError(f"configuration {found}")
-        documents.append(found)
+            errors.append(f"configuration {found}")
+        else:
+            documents.append(found)
+    if errors:
+        raise ConfigError(*errors, source=path)
     if len(documents) != 1 or documents[0].item is not None:
         raise ConfigError(f"configuration {path}: expected one mapping of settings, found "
-                          f"{len(documents)} documents")
+                          f"{len(documents)} documents", source=path)
     (document,) = documents
-    reader = _Reader(document, rules, note)
-    return reader.config(os.path.dirname(os.path.abspath(path)))
+    reader = _Reader(document, rules, path, limits)
+    config = reader.config(os.path.dirname(os.path.abspath(path)))
+    if reader.errors:
+        raise ConfigError(*reader.errors, source=document.source)
+    return config
+
+
+def docs_url_error(url: str) -> str | None:
+    """Why ``url`` cannot be the documentation base (None: it can)."""
+    parts = urllib.parse.urlsplit(url) if len(url) <= 2000 else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc \
+            or any(c.isspace() for c in url):
+        return "expected an absolute http or https address, such as " \
+               "https://docs.example/kubelet-winnet/rules/"
+    return None
+
+
+def _shown(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else part
+    return text or "the file"
+
+
+# Patterns that match every file: empty, only * and /, or the base directory itself.
+_EVERYTHING = re.compile(r"[*/]*|\.?/?")
 
 
 class _Reader:
-    def __init__(self, document: Document, rules: Mapping[str, object],
-                 note: Callable[[str], None]) -> None:
+    def __init__(self, document: Document, rules: Mapping[str, object], path: str,
+                 limits: Limits) -> None:
         self._document = document
         self._rules = rules
-        self._note = note
+        self._path = path
+        self._limits = limits
+        self.errors: list[str] = []
 
     def _where(self, *path: str | int) -> str:
         return f"{self._document.source}:{self._document.line_of(path)}"
 
-    def _fail(self, path: tuple[str | int, ...], text: str) -> ConfigError:
-        shown = ".".join(str(p) for p in path) or "the file"
-        return ConfigError(f"configuration {self._where(*path)}: {shown}: {text}")
+    def _fail(self, path: tuple[str | int, ...], text: str) -> None:
+        self.errors.append(f"configuration {self._where(*path)}: {_shown(path)}: {text}")
 
     def _keys(self, node: Mapping[str, Any], allowed: tuple[str, ...],
               path: tuple[str, ...]) -> None:
@@ -128,85 +279,164 @@ class _Reader:
             if key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f" (did you mean {close[0]}?)" if close else ""
-                raise self._fail((*path, str(key)), f"not a setting{hint}; the settings are "
-                                 + ", ".join(allowed))
+                self._fail((*path, str(key)), f"not a setting{hint}; the settings are "
+                           + ", ".join(allowed))
 
-    def _string(self, value: object, path: tuple[str | int, ...]) -> str:
+    def _string(self, value: object, path: tuple[str | int, ...]) -> str | None:
         if not isinstance(value, str):
-            raise self._fail(path, f"expected a string, got {_type(value)}")
+            self._fail(path, f"expected a string, got {_type(value)}")
+            return None
         return value
 
     def _bool(self, value: object, path: tuple[str, ...]) -> bool:
         if value is not True and value is not False:
-            raise self._fail(path, f"expected true or false, got {_type(value)}")
+            self._fail(path, f"expected true or false, got {_type(value)}")
+            return False
         return value
 
     def _rule_ids(self, value: object, path: tuple[str, ...]) -> frozenset[str]:
         if not isinstance(value, list):
-            raise self._fail(path, f"expected a list of rule ids, got {_type(value)}")
-        ids = [self._string(item, (*path, index)) for index, item in enumerate(value)]
-        for index, rule in enumerate(ids):
-            self._known(rule, (*path, index))
+            self._fail(path, f"expected a list of rule ids, got {_type(value)}")
+            return frozenset()
+        ids = []
+        for index, item in enumerate(value):
+            rule = self._string(item, (*path, index))
+            if rule is not None and self._known(rule, (*path, index)):
+                ids.append(rule)
         return frozenset(ids)
 
-    def _known(self, rule: str, path: tuple[str | int, ...]) -> None:
-        if rule not in self._rules:
-            close = difflib.get_close_matches(rule, list(self._rules), n=1, cutoff=0.6)
-            self._note(f"{self._where(*path)}: {rule[:60]} names no rule, so it changes "
-                       "nothing" + (f" (did you mean {close[0]}?)" if close else ""))
+    def _known(self, rule: str, path: tuple[str | int, ...]) -> bool:
+        if rule in self._rules:
+            return True
+        close = difflib.get_close_matches(rule, list(self._rules), n=1, cutoff=0.6)
+        self._fail(path, f"{_clip(rule)} names no rule"
+                   + (f" (did you mean {close[0]}?)" if close else "")
+                   + "; --list-rules lists the rules")
+        return False
 
     def config(self, base: str) -> Config:
-        value = self._document.value
+        value: object = self._document.value
+        if not isinstance(value, dict):
+            self._fail((), f"expected a mapping of settings, got {_type(value)}")
+            return Config()
         self._keys(value, _KEYS, ())
         rules = value.get("rules", {})
-        if not isinstance(rules, dict):
-            raise self._fail(("rules",), f"expected a mapping, got {_type(rules)}")
-        self._keys(rules, _RULE_KEYS, ("rules",))
-        include = (self._rule_ids(rules["include"], ("rules", "include"))
-                   if "include" in rules else None)
-        exclude = (self._rule_ids(rules["exclude"], ("rules", "exclude"))
-                   if "exclude" in rules else frozenset())
+        include: frozenset[str] | None = None
+        exclude: frozenset[str] = frozenset()
         severity: dict[str, str] = {}
+        if not isinstance(rules, dict):
+            self._fail(("rules",), f"expected a mapping, got {_type(rules)}")
+            rules = {}
+        self._keys(rules, _RULE_KEYS, ("rules",))
+        if "include" in rules:
+            # kube-linter's reading: an empty include adds nothing to the defaults, so
+            # every rule is checked, as without the key; never "no rule".
+            include = self._rule_ids(rules["include"], ("rules", "include")) or None
+        if "exclude" in rules:
+            exclude = self._rule_ids(rules["exclude"], ("rules", "exclude"))
         levels = rules.get("severity", {})
         if not isinstance(levels, dict):
-            raise self._fail(("rules", "severity"), f"expected a mapping of rule id to "
-                             f"severity, got {_type(levels)}")
+            self._fail(("rules", "severity"), "expected a mapping of rule id to severity, "
+                       f"got {_type(levels)}")
+            levels = {}
         for rule, level in levels.items():
             path = ("rules", "severity", str(rule))
-            self._known(str(rule), path)
+            known = self._known(str(rule), path)
             text = self._string(level, path)
+            if text is None:
+                continue
             if text not in _SEVERITIES:
-                raise self._fail(path, f"expected error, warning or info, got {text[:40]!r}")
-            severity[str(rule)] = text
-        skip = value.get("skip", [])
-        if not isinstance(skip, list):
-            raise self._fail(("skip",), f"expected a list of paths, got {_type(skip)}")
-        kubelet = value.get("kubeletVersion")
-        if isinstance(kubelet, (int, float)) and not isinstance(kubelet, bool):
-            raise self._fail(("kubeletVersion",), f"expected a string: YAML reads {kubelet} "
-                             f"as a number; write \"{kubelet}\"")
-        gates = value.get("featureGates")
-        fail_on = value.get("failOn")
-        if fail_on is not None and fail_on not in FAIL_ON:
-            # YAML 1.1 reads a bare no/off as false: say what it read.
-            got = repr(fail_on[:40]) if isinstance(fail_on, str) else _type(fail_on)
-            if fail_on is False:
-                got += " (YAML reads a bare no or off as false; write never)"
-            raise self._fail(("failOn",), f"expected error, warning, info or never, got {got}")
+                self._fail(path, f"expected error, warning or info, got {text[:40]!r}")
+            elif known:
+                severity[str(rule)] = text
         return Config(
             source=self._document.source,
             include=include,
             exclude=exclude,
             severity=severity,
-            kubelet_version=None if kubelet is None
-            else self._string(kubelet, ("kubeletVersion",)),
-            feature_gates=None if gates is None else self._string(gates, ("featureGates",)),
+            kubelet_version=self._kubelet_version(value.get("kubeletVersion")),
+            feature_gates=None if value.get("featureGates") is None
+            else self._string(value["featureGates"], ("featureGates",)),
             windows_only=self._bool(value.get("windowsOnly", False), ("windowsOnly",)),
             assume_windows=self._bool(value.get("assumeWindows", False), ("assumeWindows",)),
-            skip=tuple(self._string(item, ("skip", i)) for i, item in enumerate(skip)),
-            fail_on=fail_on,
+            skip=self._skip(value.get("skip", [])),
+            fail_on=self._fail_on(value.get("failOn")),
+            allow_empty=self._bool(value.get("allowEmpty", False), ("allowEmpty",)),
+            docs_url=self._docs_url(value.get("docsUrl")),
             base=base,
         )
+
+    def _kubelet_version(self, kubelet: object) -> str | None:
+        if kubelet is None:
+            return None
+        if isinstance(kubelet, (int, float)) and not isinstance(kubelet, bool):
+            written = self._source_text("kubeletVersion")
+            self._fail(("kubeletVersion",), f"expected a string: YAML reads {written} as a "
+                       f"number; write \"{written}\"" if written is not None else
+                       f"expected a string: YAML reads the value as the number {kubelet}; "
+                       "write the version in quotes, as \"1.30\"")
+            return None
+        return self._string(kubelet, ("kubeletVersion",))
+
+    def _source_text(self, key: str) -> str | None:
+        """The scalar of ``key`` as written in the file (1.30, not the float 1.3)."""
+        line = self._document.line_of((key,))
+        if not os.path.isfile(self._path):
+            return None  # --config named a FIFO or device: it cannot be read twice
+        try:
+            with open(self._path, "rb") as file:
+                lines = file.read(min(self._limits.max_bytes, 1 << 20)).splitlines()
+        except OSError:
+            return None
+        if not 0 < line <= len(lines):
+            return None
+        found = re.search(rb"""["']?%s["']?\s*:\s*([^\s,}\]#]{1,40})""" % key.encode(),
+                          lines[line - 1])
+        return found.group(1).decode("ascii", "replace") if found else None
+
+    def _skip(self, skip: object) -> tuple[str, ...]:
+        if not isinstance(skip, list):
+            self._fail(("skip",), f"expected a list of paths, got {_type(skip)}")
+            return ()
+        patterns = []
+        for index, item in enumerate(skip):
+            pattern = self._string(item, ("skip", index))
+            if pattern is None:
+                continue
+            if _EVERYTHING.fullmatch(pattern):
+                self._fail(("skip", index), f"{pattern!r} matches every file, so nothing "
+                           "would be checked; name the paths to skip (\"vendor/*\")")
+                continue
+            patterns.append(pattern)
+        return tuple(patterns)
+
+    def _fail_on(self, fail_on: object) -> str | None:
+        if fail_on is None:
+            return None
+        if isinstance(fail_on, str) and fail_on in FAIL_ON:
+            return fail_on
+        # YAML 1.1 reads a bare no/off as false: say what it read.
+        got = repr(fail_on[:40]) if isinstance(fail_on, str) else _type(fail_on)
+        if fail_on is False:
+            got += " (YAML reads a bare no or off as false; write never)"
+        self._fail(("failOn",), f"expected error, warning, info or never, got {got}")
+        return None
+
+    def _docs_url(self, url: object) -> str | None:
+        if url is None:
+            return None
+        text = self._string(url, ("docsUrl",))
+        if text is None:
+            return None
+        why = docs_url_error(text)
+        if why is not None:
+            self._fail(("docsUrl",), why)
+            return None
+        return text
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _type(value: object) -> str:

@@ -1,0 +1,478 @@
+"""``check`` runs that must not go green by mistake (issue 29) and reports that must not
+break (issue 30): empty runs, the baseline, ignore comments, SARIF notifications, the
+documentation base, and JUnit/SARIF/JSON on any character.
+
+Expected values come from the input and the rules (hostNetwork on a Windows pod that is
+not HostProcess: host-network-ignored, a warning; a hostPort that differs from its
+containerPort under hostNetwork: host-port-mismatch, an error), never from a run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubelet_winnet._lint.report import Notification, Options, report_writer
+from kubelet_winnet._lint.rules import Severity, check_pod, host_network_reach
+from kubelet_winnet._lint.targeting import Target, pod_object
+from tests.strategies import HELM_TEMPLATE, REPO_ROOT, require, run_main
+
+SCHEMA = json.loads((REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(
+    encoding="utf-8"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    return run_main(capsys, "check", *argv)
+
+
+def windows_pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"os": {"name": "windows"},
+                     "containers": [{"name": "c", "image": "i"}], **spec}}
+
+
+@pytest.fixture(autouse=True)
+def _no_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test in its own repository: no settings file of the checkout is found."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+
+
+# --- an empty run is not a pass ----------------------------------------------------------
+
+
+def test_a_chart_alone_is_exit_2_and_allow_empty_accepts_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 29 item 2: `check chart/` gave `0 pods in N files checked` and exit 0."""
+    templates = tmp_path / "chart" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "deployment.yaml").write_text(HELM_TEMPLATE, encoding="utf-8")
+    (templates / "service.yaml").write_text(HELM_TEMPLATE, encoding="utf-8")
+    status, out, err = run(capsys, "chart")
+    assert (status, out) == (2, "")
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert errors == [
+        "kubelet-winnet: error: nothing was checked: no file of the input (2 files) held "
+        "Kubernetes manifests (2 Helm templates or kustomizations left unrendered); an empty "
+        "run fails so that CI does not pass unchecked (--allow-empty, or allowEmpty: true in "
+        "the settings file, accepts it)"]
+    assert run(capsys, "chart", "--allow-empty")[0] == 0
+    (tmp_path / ".kubelet-winnet.yaml").write_text("allowEmpty: true\n", encoding="utf-8")
+    assert run(capsys, "chart")[0] == 0
+
+
+def test_yaml_that_is_not_kubernetes_is_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    workflow = tmp_path / "ci.yml"
+    workflow.write_text("on: push\njobs: {build: {runs-on: ubuntu-latest}}\n", encoding="utf-8")
+    status, _, err = run(capsys, str(workflow))
+    assert status == 2
+    assert "error: nothing was checked: no file of the input (1 file) held Kubernetes " \
+        "manifests; an empty run fails" in err
+
+
+def test_manifests_without_pods_are_a_normal_pass(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A ConfigMap and a Service hold no pod: nothing to find, nothing wrong (pre-commit
+    stays green on them)."""
+    path = tmp_path / "objects.yaml"
+    path.write_text(yaml.safe_dump_all([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+         "spec": {"ports": [{"port": 80}]}},
+    ]), encoding="utf-8")
+    status, out, err = run(capsys, str(path))
+    assert (status, out) == (0, "")
+    assert ": error: " not in err
+
+
+def test_an_empty_run_in_sarif_is_not_successful(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "values.yaml").write_text("replicaCount: 1\n", encoding="utf-8")
+    status, out, _ = run(capsys, "values.yaml", "-o", "sarif")
+    assert status == 2
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    levels = [(n["level"], n["message"]["text"][:20])
+              for n in invocation["toolExecutionNotifications"]]
+    assert levels == [("note", "no Kubernetes object"), ("error", "nothing was checked:")]
+
+
+# --- SARIF tells the whole run -------------------------------------------------------------
+
+
+def test_sarif_carries_notes_and_input_errors_with_their_place(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 29 item 5: a skipped Helm template and an unreadable file reached no
+    toolExecutionNotifications, so code scanning never showed a file went unchecked."""
+    (tmp_path / "template.yaml").write_text(HELM_TEMPLATE, encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: [\n",
+                                       encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p", hostNetwork=True)),
+                                       encoding="utf-8")
+    status, out, err = run(capsys, "template.yaml", "bad.yaml", "pod.yaml", "-o", "sarif")
+    assert status == 2
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    notes = invocation["toolExecutionNotifications"]
+    places = {(n["level"], n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+               n["locations"][0]["physicalLocation"].get("region", {}).get("startLine"))
+              for n in notes}
+    # The template's first "{{" is on line 4; the parser fails at the end of bad.yaml.
+    assert ("note", "template.yaml", 4) in places
+    assert any(level == "error" and uri == "bad.yaml" for level, uri, _ in places)
+    said = [line.split(": ", 2)[2] for line in err.splitlines()
+            if line.startswith(("kubelet-winnet: note: ", "kubelet-winnet: error: "))]
+    assert [n["message"]["text"] for n in notes] == said  # every line of stderr, in order
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["host-network-ignored"]
+
+
+def test_a_settings_error_still_writes_a_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The Action redirects stdout to the SARIF file: a bad settings file must leave a
+    report saying why, not an empty file."""
+    config = tmp_path / ".kubelet-winnet.yaml"
+    config.write_text("failOn: eror\n", encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p")), encoding="utf-8")
+    status, out, _ = run(capsys, "pod.yaml", "-o", "sarif")
+    assert status == 2
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    (note,) = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["level"] == "error"
+    assert note["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    assert note["message"]["text"].startswith(f"configuration {config}:1: failOn:")
+
+
+def test_help_uri_only_under_a_configured_documentation_base(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p", hostNetwork=True)),
+                                       encoding="utf-8")
+    _, out, _ = run(capsys, "pod.yaml", "-o", "json")
+    assert "helpUri" not in json.loads(out)["findings"][0]
+    _, out, _ = run(capsys, "pod.yaml", "-o", "sarif", "--docs-url", "https://docs.example/r")
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rules[0] == {**rules[0], "id": "host-network-ignored",
+                        "helpUri": "https://docs.example/r/host-network-ignored.md"}
+    (tmp_path / ".kubelet-winnet.yaml").write_text(
+        "docsUrl: https://docs.example/site/rules/{rule}/\n", encoding="utf-8")
+    _, out, _ = run(capsys, "pod.yaml", "-o", "json")
+    assert json.loads(out)["findings"][0]["helpUri"] == \
+        "https://docs.example/site/rules/host-network-ignored/"
+
+
+@pytest.mark.parametrize("url", ["docs/rules/", "ftp://x/", "https://", "javascript:alert(1)"])
+def test_a_documentation_base_that_is_no_address_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, url: str
+) -> None:
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p")), encoding="utf-8")
+    status, out, err = run(capsys, "pod.yaml", "--docs-url", url)
+    assert (status, out) == (2, "")
+    assert err == (f"kubelet-winnet: error: --docs-url {url!r}: expected an absolute http or "
+                   "https address, such as https://docs.example/kubelet-winnet/rules/\n")
+    config = tmp_path / ".kubelet-winnet.yaml"
+    config.write_text(f"docsUrl: {json.dumps(url)}\n", encoding="utf-8")
+    status, _, err = run(capsys, "pod.yaml")
+    assert status == 2
+    assert err.startswith(f"kubelet-winnet: error: configuration {config}:1: docsUrl: expected "
+                          "an absolute http or https address")
+
+
+def test_no_guessed_address_is_left_in_the_package() -> None:
+    """Nothing in the project confirms a home address: none is written in the code that
+    users' reports or clusters would carry."""
+    package = REPO_ROOT / "src" / "kubelet_winnet"
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "github.com/kubelet-winnet" not in text, path
+
+
+# --- the baseline ----------------------------------------------------------------------------
+
+
+def _repo(tmp_path: Path) -> Path:
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    (deploy / "a.yaml").write_text(yaml.safe_dump_all([
+        windows_pod("old", hostNetwork=True),
+        windows_pod("ports", hostNetwork=True, containers=[
+            {"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 81}]}]),
+    ]), encoding="utf-8")
+    return deploy
+
+
+def test_create_baseline_then_only_new_findings_fail(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 29 item 4 (checkov's --create-baseline / --baseline)."""
+    deploy = _repo(tmp_path)
+    baseline = tmp_path / "winnet.baseline.json"
+    assert run(capsys, "deploy")[0] == 1
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")
+    assert status == 0
+    written = json.loads(baseline.read_text(encoding="utf-8"))
+    # Keyed by file (relative to the baseline), object, rule and field: no line numbers.
+    assert written == {"failed_checks": [{"file": "deploy/a.yaml", "findings": [
+        {"object": {"kind": "Pod", "name": "old"}, "rule": "host-network-ignored",
+         "field": "spec.hostNetwork"},
+        {"object": {"kind": "Pod", "name": "ports"}, "rule": "host-network-ignored",
+         "field": "spec.hostNetwork"},
+        {"object": {"kind": "Pod", "name": "ports"}, "rule": "host-port-mismatch",
+         "field": "spec.containers[0].ports[0].hostPort"},
+    ]}]}
+    assert f"note: {baseline}: wrote 3 findings to the baseline" in err
+    # Lines move (a comment block on top), the findings stay accepted.
+    text = (deploy / "a.yaml").read_text(encoding="utf-8")
+    (deploy / "a.yaml").write_text("# moved\n# down\n" + text, encoding="utf-8")
+    status, out, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert (status, out) == (0, "")
+    assert "3 in the baseline" in err
+    # A new finding fails; the accepted ones still do not.
+    (deploy / "b.yaml").write_text(yaml.safe_dump(windows_pod("new", hostNetwork=True)),
+                                   encoding="utf-8")
+    status, out, _ = run(capsys, "deploy", "--baseline", str(baseline), "-o", "json")
+    assert status == 1
+    report = json.loads(out)
+    assert [(f["object"]["name"], f["rule"]) for f in report["findings"]] == [
+        ("new", "host-network-ignored")]
+    assert report["summary"]["baseline"] == 3
+
+
+def test_a_baseline_entry_that_no_longer_matches_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    deploy = _repo(tmp_path)
+    baseline = tmp_path / "b.json"
+    run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")
+    (deploy / "a.yaml").write_text(yaml.safe_dump(windows_pod("old", hostNetwork=True)),
+                                   encoding="utf-8")  # "ports" is gone
+    status, out, err = run(capsys, "deploy", "--baseline", str(baseline), "-o", "sarif")
+    assert status == 0
+    stale = [line for line in err.splitlines() if "matches no finding" in line]
+    assert len(stale) == 2
+    assert any(line.startswith(f"kubelet-winnet: note: {baseline}:") and
+               "the baseline entry host-port-mismatch on Pod/ports "
+               "spec.containers[0].ports[0].hostPort in deploy/a.yaml matches no finding any "
+               "more; remove it, or write the baseline again with --create-baseline" in line
+               for line in stale)
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    uris = [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notes
+            if "matches no finding" in n["message"]["text"]]
+    assert len(uris) == 2 and all(uri.endswith("/b.json") for uri in uris)
+    (suppressed,) = log["runs"][0]["results"]
+    assert suppressed["suppressions"][0]["kind"] == "external"
+    _, out, _ = run(capsys, "deploy", "--baseline", str(baseline), "-o", "json")
+    assert sum("matches no finding" in n["message"]
+               for n in json.loads(out)["notifications"]) == 2
+
+
+def test_the_baseline_file_is_not_read_as_a_manifest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    deploy = _repo(tmp_path)
+    baseline = deploy / "baseline.json"
+    run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert status == 0
+    assert "1 pod" not in err and "2 pods in 1 file checked" in err
+    assert "baseline.json" not in err
+
+
+@pytest.mark.parametrize(("text", "line", "reason"), [
+    ('{"failed_checks": {}}\n', 1, "failed_checks: expected a list of files and their "
+     "findings (--create-baseline writes one)"),
+    ('{"failed_checks": [\n {"file": "a.yaml", "findings": [\n  {"rule": "x"}]}]}\n', 3,
+     'failed_checks[0].findings[0]: expected {"object": {"kind", "namespace", "name"}, '
+     '"rule": RULE-ID, "field": PATH} with strings'),
+])
+def test_a_bad_baseline_is_exit_2_naming_file_and_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, line: int, reason: str
+) -> None:
+    _repo(tmp_path)
+    baseline = tmp_path / "b.json"
+    baseline.write_text(text, encoding="utf-8")
+    status, out, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [f"kubelet-winnet: error: baseline {baseline}:{line}: {reason}"]
+    status, _, err = run(capsys, "deploy", "--baseline", str(tmp_path / "missing.json"))
+    assert status == 2 and "cannot read: No such file or directory" in err
+
+
+# --- ignore comments -----------------------------------------------------------------------
+
+VENDORED = """\
+apiVersion: v1
+kind: Pod  # kubelet-winnet:ignore host-port-mismatch vendored; the port is remapped
+metadata:
+  name: vendored
+spec:
+  os: {name: windows}
+  hostNetwork: true  # kubelet-winnet:ignore host-network-ignored upstream chart, issue 12
+  containers:
+  - name: c
+    image: i
+    ports: [{containerPort: 80, hostPort: 81}]
+---
+# kubelet-winnet:ignore host-network-ignored legacy agent, replaced in Q3
+apiVersion: v1
+kind: Pod
+metadata:
+  name: above
+spec:
+  os: {name: windows}
+  hostNetwork: true
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: unsilenced
+spec:
+  os: {name: windows}
+  hostNetwork: true  # kubelet-winnet:ignore host-network-ignored
+  containers:  # kubelet-winnet:ignore host-netwrk-ignored typo
+  - {name: c, image: i}
+"""
+
+
+def test_ignore_comments_silence_like_the_annotation(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Beside the field, on the object's kind: line, or on the line above the document's
+    first key; a comment without reason or with an unknown rule silences nothing."""
+    path = tmp_path / "vendored.yaml"
+    path.write_text(VENDORED, encoding="utf-8")
+    status, out, err = run(capsys, str(path), "-o", "json")
+    assert status == 1
+    report = json.loads(out)
+    assert [(f["object"]["name"], f["rule"], f["line"]) for f in report["findings"]] == [
+        ("unsilenced", "host-network-ignored", 29)]
+    assert report["summary"]["ignoredByComment"] == 3
+    notes = [line for line in err.splitlines() if ": note: " in line]
+    assert notes == [
+        f"kubelet-winnet: note: {path}:29: # kubelet-winnet:ignore host-network-ignored gives "
+        "no reason, so it silences nothing; write the reason after the rule id",
+        f"kubelet-winnet: note: {path}:30: # kubelet-winnet:ignore host-netwrk-ignored names "
+        "no rule, so it silences nothing (did you mean host-network-ignored?)",
+    ]
+    assert "3 ignored by annotation or comment" in err
+    status, out, _ = run(capsys, str(path), "-o", "sarif")
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    reasons = sorted(r["suppressions"][0]["justification"] for r in log["runs"][0]["results"]
+                     if r.get("suppressions"))
+    assert reasons == ["legacy agent, replaced in Q3", "upstream chart, issue 12",
+                       "vendored; the port is remapped"]
+
+
+def test_an_ignore_comment_in_a_utf16_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "wide.yaml"
+    path.write_bytes(VENDORED.split("---\n")[0].encode("utf-16"))
+    status, out, _ = run(capsys, str(path), "-o", "json")
+    assert (status, json.loads(out)["findings"]) == (0, [])
+
+
+# --- reports on any character ----------------------------------------------------------------
+
+class _Doc:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.document = 1
+        self.item: int | None = None
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.pods = 1
+        self.skipped_linux = 0
+        self.skipped_untargeted = 0
+        self.errors = 1
+        self.status = 2
+        self.diagnostics: list[str] = []
+
+
+_REACH = host_network_reach("1.32", None)
+
+
+@given(name=st.text(st.characters(), min_size=1, max_size=12),
+       namespace=st.text(st.characters(), max_size=6),
+       source=st.text(st.characters(), min_size=1, max_size=12),
+       message=st.text(st.characters(), max_size=12))
+def test_every_code_point_keeps_junit_sarif_and_json_parseable(
+    name: str, namespace: str, source: str, message: str
+) -> None:
+    """Issue 30 item 6: C0 controls, U+FFFE/U+FFFF and lone surrogates in pod names,
+    namespaces, file names or messages made the whole JUnit report unparseable. XML 1.0
+    (section 2.2, Char) allows tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and above."""
+    junitparser = require("junitparser", "test")
+    manifest = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"os": {"name": "windows"}, "hostNetwork": True,
+                         "containers": [{"name": name, "image": "i",
+                                         "ports": [{"containerPort": 1, "hostPort": 2}]}]}}
+    pod = pod_object(manifest)
+    assert pod is not None
+    findings = check_pod(pod, Target.WINDOWS, _REACH, {})
+    assert findings
+    notes = [Notification("error", message, source, 3), Notification("note", message)]
+    for output in ("junit", "sarif", "json"):
+        stream = io.StringIO()
+        writer = report_writer(output, stream, Options(Severity.WARNING))
+        writer.pod(_Doc(source), pod)
+        for number, finding in enumerate(findings):
+            writer.finding(_Doc(source), pod, finding, message if number else None, 5)
+        writer.close(_Session(), notes)
+        text = stream.getvalue()
+        text.encode("utf-8")  # what reaches the file: no lone surrogate
+        if output == "junit":
+            ElementTree.fromstring(text.encode("utf-8"))
+            suites = junitparser.JUnitXml.fromstring(text.encode("utf-8"))
+            assert sum(1 for suite in suites for _ in suite) == len(findings) + 1
+        else:
+            json.loads(text)
+
+
+def test_junit_of_a_pod_named_with_control_characters_parses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 30 item 6 end to end: one pod name with U+0001 and U+FFFF (YAML escapes, as a
+    generator may write them) broke the whole report."""
+    junitparser = require("junitparser", "test")
+    path = tmp_path / "odd.yaml"
+    path.write_text('apiVersion: v1\nkind: Pod\nmetadata:\n  name: "a\\x01b\\uffff"\n'
+                    "  namespace: \"n\\x1b\"\nspec:\n  os: {name: windows}\n"
+                    "  hostNetwork: true\n  containers: [{name: c, image: i}]\n",
+                    encoding="utf-8")
+    status, out, _ = run(capsys, str(path), "-o", "junit")
+    assert status == 1
+    root = ElementTree.fromstring(out.encode("utf-8"))
+    (case,) = root.iter("testcase")
+    assert case.get("name") == "host-network-ignored Pod/n\\x1b/a\\x01b\\uffff spec.hostNetwork"
+    (suite,) = list(junitparser.JUnitXml.fromstring(out.encode("utf-8")))
+    assert suite.failures == 1

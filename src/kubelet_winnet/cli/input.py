@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
+from kubelet_winnet import _speedups
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._describe import json_string as _quote
 
@@ -881,7 +882,7 @@ class _JsonReader:
             self._advance(self._pos + 1)
             return
         index = 0
-        fast = _fast_decoder()
+        fast = _fast_decoder() if _speedups.is_on("list-items") else None
         while True:
             found: tuple[Any, int, str] | _Refused | None = (
                 None if fast is None or self._fast_failures >= _FAST_GIVE_UP

@@ -574,7 +574,7 @@ def read_source_text(text: str) -> list[Document | BadInput]:
         os.unlink(handle.name)
 
 
-# --- the fast path for List items (cli/input.py: _JsonReader._fast_item) ---------------
+# --- Lists in kubectl's layout (cli/input/json_reader.py) ------------------------------
 
 
 def _kubectl_list(items: list[str], indent: str = "        ", newline: str = "\n") -> str:
@@ -595,12 +595,6 @@ def _item_lines(text: str, count: int, indent: str = "        ") -> list[int]:
     first = next(n for n, line in enumerate(lines) if '"items": [' in line) + 1
     return [n + 1 for n, line in enumerate(lines)
             if n >= first and line.rstrip("\r") == indent + "{"][:count]
-
-
-def _careful(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kubelet_winnet.cli.input as module
-
-    monkeypatch.setattr(module, "_fast_decoder", lambda: None)
 
 
 _JSON_VALUES = st.recursive(
@@ -640,8 +634,7 @@ def test_list_items_in_kubectl_layout_read_as_the_stdlib_decoder_reads_them(
     # A repeated key deep inside an item: refused with the repeated key's line.
     ('{\n    "kind": "Pod",\n    "spec": {\n        "a": 1,\n        "a": 2\n    }\n}', 5,
      'duplicate key "a"'),
-    # \u003a spells a colon: the colon count cannot see the repeated key, the careful
-    # path does.
+    # \u003a spells a colon (a reader that counts colons would miss the repeated key).
     ('{\n    "kind": "Pod",\n    "a": 1,\n    "a": 2,\n    "b": "\\u003a"\n}', 4,
      'duplicate key "a"'),
     ('{\n    "kind": "Pod",\n    "n": ' + "7" * (MAX_INT_DIGITS + 1) + "\n}", 0, "digits"),
@@ -653,8 +646,7 @@ def test_list_items_in_kubectl_layout_read_as_the_stdlib_decoder_reads_them(
 def test_bad_list_items_in_kubectl_layout(
     tmp_path: Path, item: str, line: int, words: str
 ) -> None:
-    """What the fast path cannot take is refused as the careful path refuses it: the
-    item named, the later items still read."""
+    """A bad item is refused with its index and line; the later items are still read."""
     good = '{\n    "kind": "Pod"\n}'
     text = _kubectl_list([good, item, good])
     found = read(write(tmp_path, "l.json", text))
@@ -670,8 +662,7 @@ def test_bad_list_items_in_kubectl_layout(
 @pytest.mark.parametrize(("lists", "refused"), [(97, False), (98, True)])
 def test_list_item_depth_at_the_limit(tmp_path: Path, lists: int, refused: bool) -> None:
     """An item inside a List counts two levels of --max-depth (100) already: an item of
-    98 nested objects and arrays is read, one of 99 is refused, whichever path reads
-    it (the fast path proves depth by counting brackets)."""
+    98 nested objects and arrays is read, one of 99 is refused."""
     item = '{\n    "kind": "Pod",\n    "x": ' + "[" * lists + "]" * lists + "\n}"
     found = read(write(tmp_path, "l.json", _kubectl_list([item])))
     assert len(found) == 1
@@ -693,7 +684,7 @@ def test_list_item_with_a_lone_surrogate_escape_reads_as_the_stdlib_reads_it(
 @pytest.mark.parametrize("layout", ["inner brace at the item's indentation", "compact",
                                     "tabs", "item after the bracket"])
 def test_list_items_in_other_layouts(tmp_path: Path, layout: str) -> None:
-    """Layouts the fast path cannot prove read the careful way, item by item."""
+    """Every layout of a List reads item by item, to the same values."""
     items = [{"kind": "Pod", "spec": {"n": n, "list": [{"a": 1}]}} for n in range(3)]
     if layout == "compact":
         text = json.dumps({"kind": "List", "items": items})
@@ -710,58 +701,9 @@ def test_list_items_in_other_layouts(tmp_path: Path, layout: str) -> None:
     assert docs(found) == items
 
 
-def test_list_items_without_msgspec_read_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    texts = [json.dumps({"kind": "Pod", "spec": {"n": n, "s": "a:b"}}, indent=4)
-             for n in range(4)]
-    path = write(tmp_path, "l.json", _kubectl_list(texts))
-    fast = read(path)
-    _careful(monkeypatch)
-    careful = read(path)
-    assert [(d.value, d.line) for d in fast if isinstance(d, Document)] == [
-        (d.value, d.line) for d in careful if isinstance(d, Document)
-    ]
-    assert docs(careful) == [json.loads(t) for t in texts]
-
-
-def test_the_fast_path_reads_kubectl_layout_and_stops_trying_elsewhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The fast path is what reads kubectl's layout (one decode per item); a compact
-    List is tried once, then read the careful way."""
-    import kubelet_winnet.cli.input as module
-
-    calls: list[str] = []
-    real = module._fast_decoder
-
-    def counting() -> Any:
-        found = real()
-        assert found is not None
-        decode, encode, failure = found
-
-        def decode_counted(text: str) -> Any:
-            calls.append(text)
-            return decode(text)
-
-        return decode_counted, encode, failure
-
-    monkeypatch.setattr(module, "_fast_decoder", counting)
-    items = [{"kind": "Pod", "spec": {"n": n}} for n in range(5)]
-    read(write(tmp_path, "k.json", _kubectl_list([json.dumps(i, indent=4) for i in items])))
-    assert [json.loads(c) for c in calls] == items
-    calls.clear()
-    assert docs(read(write(tmp_path, "c.json", json.dumps({"kind": "List", "items": items})))
-                ) == items
-    assert calls == []
-
-
-def test_an_escape_far_into_a_long_list_still_sends_its_item_the_careful_way(
-    tmp_path: Path,
-) -> None:
-    """Where the next backslash is, is found once and kept while the buffer moves on: an
-    item past several reads (64 KiB each) with a \\u003a-hidden repeated key is still
-    refused."""
+def test_a_repeated_key_far_into_a_long_list_is_refused(tmp_path: Path) -> None:
+    """An item past several reads (64 KiB each) with a \\u003a-hidden repeated key is
+    still refused, with its index."""
     filler = '{\n    "kind": "Pod",\n    "pad": "' + "x" * 1000 + '"\n}'
     hidden = '{\n    "kind": "Pod",\n    "a": 1,\n    "a": 2,\n    "b": "\\u003a"\n}'
     items = [filler] * 300 + [hidden] + [filler] * 10

@@ -357,6 +357,48 @@ def test_byte_limit(tmp_path: Path) -> None:
     assert "--max-bytes" in problem.reason
 
 
+@pytest.mark.parametrize("max_bytes", range(1, 9))
+def test_every_byte_limit_error_says_reading_stops_here(tmp_path: Path, max_bytes: int) -> None:
+    """Issue 30 item 17: with --max-bytes 1 to 4 the limit was met inside the first four
+    bytes (read for the byte order mark) and the error lacked the ending every error
+    that stops a file has. One wording for every limit, whatever the value."""
+    path = write(tmp_path, "small.yaml", POD_YAML)
+    assert len(POD_YAML) > 8
+    (problem,) = read(path, Limits(max_bytes=max_bytes))
+    assert isinstance(problem, BadInput)
+    unit = "byte" if max_bytes == 1 else "bytes"
+    assert (problem.document, problem.line) == (1, 1)
+    assert problem.reason == (
+        f"larger than {max_bytes} {unit} (raise the limit with --max-bytes); "
+        "reading of this file stops here"
+    )
+
+
+def test_max_bytes_1_on_the_command_line_says_reading_stops_here(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "small.yaml", POD_YAML)
+    status, _, err = run_main(capsys, "check", str(path), "--max-bytes", "1")
+    assert status == 2
+    assert (f"error: {path}:1: document 1: larger than 1 byte (raise the limit with "
+            "--max-bytes); reading of this file stops here\n") in err
+
+
+@pytest.mark.parametrize("data", [
+    codecs.BOM_UTF32_LE + "kind: Pod\n".encode("utf-32-le"),
+    POD_YAML.encode("utf-16-le"),
+    b"\xe9kind: Pod\n",
+])
+def test_an_encoding_refused_at_the_start_says_reading_stops_here(
+    tmp_path: Path, data: bytes,
+) -> None:
+    """Refused in the first bytes, the file is not read at all: the same ending as a
+    bad byte further in."""
+    (problem,) = read(write(tmp_path, "x.yaml", data))
+    assert isinstance(problem, BadInput)
+    assert problem.reason.endswith("; reading of this file stops here")
+
+
 def test_dev_zero_stops_at_the_byte_limit() -> None:
     found = list(read_source("/dev/zero", Limits(max_bytes=1 << 20)))
     assert len(found) == 1

@@ -51,7 +51,8 @@ class Text:
         encoding = "utf-8"
         skip = 0
         if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-            raise Refused("UTF-32 is not supported (use UTF-8 or UTF-16 with a BOM)", 1)
+            raise Refused("UTF-32 is not supported (use UTF-8 or UTF-16 with a BOM)", 1,
+                          fatal=True)
         if head.startswith(codecs.BOM_UTF8):
             skip = 3
         elif head.startswith(codecs.BOM_UTF16_LE):
@@ -59,7 +60,8 @@ class Text:
         elif head.startswith(codecs.BOM_UTF16_BE):
             encoding, skip = "utf-16-be", 2
         elif len(head) >= 2 and (head[0] == 0) != (head[1] == 0):
-            raise Refused("looks like UTF-16 without a byte order mark; not UTF-8", 1)
+            raise Refused("looks like UTF-16 without a byte order mark; not UTF-8", 1,
+                          fatal=True)
         self._decoder = codecs.getincrementaldecoder(encoding)("strict")
         self._pending = head[skip:]
         self._failed: Refused | None = None  # raised by the read after the good text
@@ -69,8 +71,9 @@ class Text:
             if not self._raw.read(1):
                 self._eof = True
                 return b""
+            unit = "byte" if self._max == 1 else "bytes"
             raise Refused(
-                f"larger than {self._max} bytes (raise the limit with --max-bytes)",
+                f"larger than {self._max} {unit} (raise the limit with --max-bytes)",
                 self._lines, fatal=True,
             )
         data = self._raw.read(min(size, self._max - self._read))

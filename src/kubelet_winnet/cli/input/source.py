@@ -46,8 +46,8 @@ def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | Ba
     try:
         text = Text(raw, limits.max_bytes)
         first = text.read()
-    except Refused as exc:
-        yield BadInput(source, 1, exc.line, exc.reason)
+    except Refused as exc:  # every refusal here stops the file: it says so
+        yield exc.bad_input(source, 1)
         return
     start = first.lstrip(WHITESPACE)
     while not start and first:  # whitespace only so far

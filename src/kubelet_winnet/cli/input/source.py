@@ -20,13 +20,25 @@ from kubelet_winnet.cli.input.yaml_reader import yaml_documents
 
 __all__ = ["read_source"]
 
+
 def read_source(
-    path: str, limits: Limits = DEFAULT_LIMITS, *, label: str | None = None,
+    path: str | IO[bytes], limits: Limits = DEFAULT_LIMITS, *, label: str | None = None,
 ) -> Iterator[Document | BadInput]:
-    """Every object of one file (``-``: stdin), in order, one at a time; ``label`` names
-    the file in documents and messages when ``path`` is a copy of it. A file without
-    objects (empty, only comments or ``---``) yields nothing, as kubectl and kube-linter
-    skip empty documents; the commands note an argument that held no object at all."""
+    """Every object of one file (``-``: stdin), in order, one at a time. ``path`` may
+    also be a seekable copy of a source that cannot be read twice (an open binary
+    file, read from its start and left open); ``label`` names the file in documents
+    and messages when ``path`` is a copy of it. A file without objects (empty, only
+    comments or ``---``) yields nothing, as kubectl and kube-linter skip empty
+    documents; the commands note an argument that held no object at all."""
+    if not isinstance(path, str):
+        source = label if label is not None else "<copy>"
+        try:
+            path.seek(0)
+        except OSError as exc:
+            yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
+            return
+        yield from _guarded(path, source, limits)
+        return
     source = label if label is not None else "<stdin>" if path == "-" else path
     try:
         raw = open_source(path)
@@ -34,12 +46,17 @@ def read_source(
         yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
         return
     try:
-        yield from _read(raw, source, limits)
-    except OSError as exc:
-        yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
+        yield from _guarded(raw, source, limits)
     finally:
         if path != "-":
             raw.close()
+
+
+def _guarded(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | BadInput]:
+    try:
+        yield from _read(raw, source, limits)
+    except OSError as exc:
+        yield BadInput(source, 0, 0, f"cannot read: {exc.strerror or type(exc).__name__}")
 
 
 def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | BadInput]:

@@ -102,6 +102,67 @@ def test_scalars_kubectl_resolves_where_yaml_1_1_does_not(tmp_path: Path) -> Non
     }
 
 
+# !!binary as kubectl reads it: go-yaml v2 (decode.go ``scalar``) decodes the base64
+# with Go's base64.StdEncoding (padding required, line breaks skipped) into a string of
+# the raw bytes, and sigs.k8s.io/yaml's json.Marshal writes each byte that does not start
+# valid UTF-8 as U+FFFD. Rows checked against go-yaml v2 and encoding/json themselves.
+_BINARY_ROWS = [
+    ("cHA=", "pp"),
+    ('""', ""),
+    ("|\n    cH\n    A=\n", "pp"),  # a literal block: Go's decoder skips the line breaks
+    ("8J+Ygg==", "\U0001f602"),  # f0 9f 98 82: valid UTF-8 stays as it is
+    ("gA==", "\ufffd"),  # 80: a continuation byte alone
+    ("4oI=", "\ufffd\ufffd"),  # e2 82: a cut sequence, one U+FFFD per byte
+    ("7aCA", "\ufffd\ufffd\ufffd"),  # ed a0 80: a UTF-16 surrogate is not UTF-8
+    ("cHB=", "pp"),  # bits past the last byte are ignored (StdEncoding is not Strict)
+]
+
+
+@pytest.mark.parametrize(("scalar", "expected"), _BINARY_ROWS)
+def test_binary_scalars_read_as_kubectl_reads_them(
+    tmp_path: Path, scalar: str, expected: str,
+) -> None:
+    """Issue 30 item 14: `name: !!binary cHA=` was checked as the name "cHA="."""
+    path = write(tmp_path, "b.yaml", f"kind: Pod\nmetadata:\n  name: !!binary {scalar}\n")
+    (value,) = docs(read(path))
+    assert value["metadata"]["name"] == expected
+
+
+@pytest.mark.parametrize("scalar", [
+    "cHA",  # no padding
+    "cA=",  # too little padding
+    '"="',
+    "YQ==YQ==",  # data after the padding
+    "cH\n    A=",  # a plain scalar folds its line break into a space
+    "cH*A",
+])
+def test_invalid_base64_in_a_binary_scalar_is_bad_input_with_its_line(
+    tmp_path: Path, scalar: str,
+) -> None:
+    """kubectl refuses the document ("!!binary value contains invalid base64 data"): so
+    does the reader, naming the line, and the next document is still read."""
+    path = write(tmp_path, "b.yaml",
+                 f"kind: Pod\nmetadata:\n  name: !!binary {scalar}\n---\n{POD_YAML}")
+    found = read(path)
+    (problem,) = bad(found)
+    assert (problem.document, problem.line) == (1, 3)
+    assert "!!binary" in problem.reason and "is not valid base64" in problem.reason
+    assert docs(found) == [POD_VALUE]
+
+
+def test_check_names_a_pod_by_its_binary_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "p.yaml", (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: !!binary cHA=\nspec:\n"
+        "  hostNetwork: true\n  nodeSelector: {kubernetes.io/os: windows}\n"
+        "  containers: [{name: c, image: i}]\n"
+    ))
+    _, out, _ = run_main(capsys, "check", str(path), "-o", "json", "--fail-on", "never")
+    names = {f["object"]["name"] for f in json.loads(out)["findings"]}
+    assert names == {"pp"}
+
+
 def test_merge_keys_and_aliases(tmp_path: Path) -> None:
     path = write(tmp_path, "m.yaml", (
         "base: &b {u: 1, v: 2}\nspec:\n  <<: *b\n  v: 3\nlist: [*b, *b]\n"

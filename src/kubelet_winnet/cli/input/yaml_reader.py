@@ -6,6 +6,8 @@ scalars resolve as go-yaml v2's ``resolve.go`` does, aliases count against
 
 from __future__ import annotations
 
+import base64
+import codecs
 import contextlib
 import re
 from collections.abc import Iterator
@@ -77,7 +79,9 @@ def _scalar(loader: Any, event: Any, limits: Limits) -> tuple[Any, str]:
     line = event.start_mark.line + 1
     if tag not in _SCALAR_TAGS:
         raise Refused(f"unsupported tag {_short(tag)}", line)
-    if tag.endswith((":str", ":timestamp", ":binary", ":value")):
+    if tag.endswith(":binary"):
+        return _binary(value, line), tag
+    if tag.endswith((":str", ":timestamp", ":value")):
         return value, tag
     if tag.endswith(":null"):
         if value in ("", "~", "null", "Null", "NULL"):
@@ -95,6 +99,32 @@ def _scalar(loader: Any, event: Any, limits: Limits) -> tuple[Any, str]:
     if tag.endswith(":int"):
         return _yaml_int(value, line), tag
     return _yaml_float(value, line), tag
+
+
+# A !!binary scalar, as kubectl reads it: go-yaml v2 (decode.go, ``scalar``) decodes it
+# with Go's ``base64.StdEncoding.DecodeString`` (padding required, line breaks skipped,
+# nothing else) into ``string(data)``, raw bytes; sigs.k8s.io/yaml then writes it with
+# ``json.Marshal``, whose ``encodeState.string`` turns each byte that does not start a
+# valid UTF-8 sequence into U+FFFD, one per byte, and decoding goes on at the next byte.
+_BASE64 = re.compile(
+    r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
+)
+_GO_REPLACE = "kubelet-winnet-go-json"
+
+
+def _go_replace(exc: UnicodeError) -> tuple[str, int]:
+    assert isinstance(exc, UnicodeDecodeError)
+    return "\ufffd", exc.start + 1
+
+
+codecs.register_error(_GO_REPLACE, _go_replace)
+
+
+def _binary(text: str, line: int) -> str:
+    cleaned = text.replace("\r", "").replace("\n", "")
+    if not _BASE64.fullmatch(cleaned):
+        raise Refused(f"!!binary {clip(text)} is not valid base64", line)
+    return base64.b64decode(cleaned).decode("utf-8", _GO_REPLACE)
 
 
 def _yaml_int(text: str, line: int) -> int:

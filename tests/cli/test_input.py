@@ -7,9 +7,11 @@ YAML 1.1 scalars, timestamps kept as strings, keys as JSON strings), never from 
 
 from __future__ import annotations
 
+import base64
 import codecs
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -126,6 +128,43 @@ def test_binary_scalars_read_as_kubectl_reads_them(
     path = write(tmp_path, "b.yaml", f"kind: Pod\nmetadata:\n  name: !!binary {scalar}\n")
     (value,) = docs(read(path))
     assert value["metadata"]["name"] == expected
+
+
+# One well-formed UTF-8 sequence at a position, by Go's table (unicode/utf8/utf8.go:
+# ``first`` and ``acceptRanges``); Go's json.Marshal writes each byte where none starts
+# as U+FFFD and goes on at the next byte.
+_GO_UTF8 = re.compile(
+    rb"[\x00-\x7f]|[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]"
+    rb"|[\xe1-\xec\xee\xef][\x80-\xbf]{2}|\xed[\x80-\x9f][\x80-\xbf]"
+    rb"|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+
+
+def _go_json_string(data: bytes) -> str:
+    out, at = [], 0
+    while at < len(data):
+        match = _GO_UTF8.match(data, at)
+        if match is None:
+            out.append("\ufffd")
+            at += 1
+        else:
+            out.append(match.group().decode("utf-8"))
+            at = match.end()
+    return "".join(out)
+
+
+@given(st.binary(max_size=24) | st.lists(
+    st.sampled_from([b"\x80", b"\xbf", b"\xc2", b"\xe0", b"\xe2\x82", b"\xed\xa0",
+                     b"\xf0\x9f", b"\xf4\x90", b"\xf5", b"\xff", b"a", b"\xc3\xa9"]),
+    max_size=8).map(b"".join))
+@settings(max_examples=150, deadline=None)
+def test_binary_scalars_of_any_bytes_read_as_go_writes_them(data: bytes) -> None:
+    """go-yaml v2 gives string(data); json.Marshal replaces, byte by byte, what does not
+    start valid UTF-8 (sigs.k8s.io/yaml, YAML -> JSON)."""
+    encoded = base64.b64encode(data).decode()
+    text = f'kind: Pod\nv: !!binary "{encoded}"\n'  # the reader goes by content, not suffix
+    found = [d for d in read_source_text(text) if isinstance(d, Document)]
+    assert [d.value["v"] for d in found] == [_go_json_string(data)]
 
 
 @pytest.mark.parametrize("scalar", [

@@ -25,7 +25,13 @@ from render_cli_reference import render_cli_page, render_policy_page, render_ver
 from render_conformance import render_conformance_page
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._kubelet.profile import KEP_WITHDRAWN_MINOR, TIMELINE, GateStage, bands
+from kubelet_winnet._kubelet.profile import (
+    KEP_WITHDRAWN_MINOR,
+    STATUS_AS_OF,
+    TIMELINE,
+    GateStage,
+    bands,
+)
 from kubelet_winnet._kubelet.rules import (
     STEPS,
     ContainerFacts,
@@ -110,6 +116,16 @@ def render_decision_table() -> str:
         default = "—" if row.stage is GateStage.REMOVED else str(row.default).lower()
         sets = "when enabled" if row.reads_gate else "never"
         lines.append(f"| {band.label} | {row.stage.value} | {default} | {sets} | {row.note} |")
+    lines += [
+        "",
+        f"## Kubelet releases as of {STATUS_AS_OF}",
+        "",
+        "| kubelet | status | date |",
+        "|---|---|---|",
+    ]
+    for row in TIMELINE:
+        status = "released" if row.status == "released" else "release candidate, due"
+        lines.append(f"| 1.{row.minor} | {status} | {row.date} |")
     lines += [
         "",
         "## Steps of generatePodSandboxWindowsConfig",

@@ -53,6 +53,17 @@ def test_version_rows_come_from_the_timeline() -> None:
     assert covered == [row.minor for row in TIMELINE]
 
 
+def test_decision_table_says_which_kubelets_are_released() -> None:
+    """admission-and-distribution.md, "Updates, 2026-12-04": 1.35-1.37 are out, 1.38 is
+    due 2026-12-16."""
+    text = render_decision_table()
+    assert "## Kubelet releases as of 2026-12-04" in text
+    for line in ("| 1.35 | released | 2025-12-17 |", "| 1.36 | released | 2026-04-22 |",
+                 "| 1.37 | released | 2026-08-26 |",
+                 "| 1.38 | release candidate, due | 2026-12-16 |"):
+        assert line in text
+
+
 @pytest.mark.parametrize("page", ["docs/decision-table.md", "docs/runtime.md"])
 def test_check_mode_reports_each_stale_page(
     tmp_path: Path, page: str, capsys: pytest.CaptureFixture[str]

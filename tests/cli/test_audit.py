@@ -167,7 +167,10 @@ def expected(manifest: dict[str, Any], default_kubelet: str = "1.32") -> dict[st
         for c in spec["containers"]
     ):
         rules.append("host-process-override")
-    if host_network and not any(flags):
+    # host-network-ignored says what containerd does; on a node whose runtime is another
+    # (docker: cri-dockerd since dockershim's removal in 1.24) that is not known.
+    other_runtime = bool(runtime) and not runtime.startswith("containerd://")
+    if host_network and not any(flags) and not other_runtime:
         rules.append("host-network-ignored")
     ignored = [
         key.split("/", 1)[1] for key in manifest["metadata"].get("annotations", {})
@@ -921,3 +924,41 @@ def test_a_field_newer_than_the_pinned_lists_is_no_finding_of_a_served_pod(
     assert main(["check", str(manifest), "--assume-windows", "-o", "json"]) == 1
     found = json.loads(capsys.readouterr().out)["findings"]
     assert [f["rule"] for f in found] == ["unknown-field", "unknown-field"]
+
+
+# --- a docker node: one true thing per row ---------------------------------------------------
+
+DOCKER_NOTE = (
+    "docker: the kubelet has had no dockershim since 1.24, so it reaches Docker through "
+    "cri-dockerd, whose handling of a Windows pod's hostNetwork is not modelled"
+)
+
+
+def test_a_docker_node_row_says_unknown_and_why_never_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dockershim left the kubelet in 1.24 (KEP-2221): a node reporting docker:// runs
+    cri-dockerd, which the library does not model, so hostNetwork's effect is unknown and
+    no finding may call it ignored, in any output form."""
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-docker", "windows", "v1.32.1", "docker://25.0.3"),
+        pod("apps", "web", "win-docker", host_network=True, selector="windows"),
+        pod("apps", "plain", "win-docker", selector="windows"),
+    ]}), encoding="utf-8")
+    status, out, err = audit(["-f", str(path), "-o", "json"], capsys)
+    assert status == 0, err  # the only warning of the row is gone
+    records = {r["name"]: r for r in json.loads(out)["pods"]}
+    web = records["web"]
+    assert (web["hostNetworkEffect"], web["findings"], web["note"]) == (
+        "unknown", [], DOCKER_NOTE)
+    assert records["plain"]["note"] is None  # no hostNetwork asked: nothing to explain
+    status, out, _ = audit(["-f", str(path), "-o", "csv"], capsys)
+    rows = {r["pod"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert (rows["web"]["hostNetworkEffect"], rows["web"]["findings"], rows["web"]["note"]) == (
+        "unknown", "", DOCKER_NOTE)
+    status, out, _ = audit(["-f", str(path)], capsys)
+    (row,) = [line for line in out.splitlines() if line.startswith("web ")]
+    assert row.split()[-2:] == ["unknown", "-"]
+    assert "ignored" not in row.lower()
+    assert f"  note: web: {DOCKER_NOTE}" in out.splitlines()

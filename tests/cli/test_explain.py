@@ -31,6 +31,13 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 GMSA = {"windowsOptions": {"gmsaCredentialSpecName": "webapp"}}
 
 
+def _line_of(path: Path, text: str, after: int = 0) -> int:
+    """The 1-based number of the first line of ``path`` after line ``after`` that is
+    ``text`` (the input itself, not the tool, says where a field is)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if n > after and line == text)
+
+
 @pytest.mark.parametrize(
     ("spec", "version", "rule", "severity", "reason"),
     [
@@ -53,9 +60,9 @@ def test_explain_gives_a_finding_the_severity_check_gives_it(
     path = tmp_path / "pod.yaml"
     path.write_text(yaml.safe_dump(_pod("p", **spec)), encoding="utf-8")
     _, out, _ = _run(capsys, "explain", "--kubelet-version", version, str(path))
-    (line,) = [t for t in out.splitlines() if t.startswith(("warning ", "info "))]
+    (line,) = [t for t in out.splitlines() if t.startswith(f"{path}:")]
     name = rule if rule == reason else f"{rule} [{reason}]"
-    assert line.startswith(f"{severity} {name} spec.")
+    assert line.split(": ", 1)[1].startswith(f"{severity} {name} spec.")
     _, out, _ = _run(capsys, "check", "--kubelet-version", version, str(path))
     assert f": {severity} {rule}: " in out  # check says the same of the same pod
     _, out, _ = _run(capsys, "explain", "--kubelet-version", version, str(path), "-o", "json")
@@ -117,9 +124,10 @@ def test_translate_and_explain_say_the_same_true_sentence_of_host_network(
     path = tmp_path / "pod.yaml"
     path.write_text(yaml.safe_dump(_pod("p", hostNetwork=True, nodeSelector=WINDOWS)),
                     encoding="utf-8")
+    line = _line_of(path, "  hostNetwork: true")
     _, _, err = _run(capsys, "translate", *argv, str(path))
-    assert err == (f"kubelet-winnet: note: {path}:1: Pod/p: hostNetwork: true {outcome}; the "
-                   "pod gets its own network namespace (kubelet-winnet check explains)\n")
+    assert err == (f"kubelet-winnet: note: {path}:{line}: Pod/p: hostNetwork: true {outcome}; "
+                   "the pod gets its own network namespace (kubelet-winnet check explains)\n")
     _, out, _ = _run(capsys, "explain", *argv, str(path), "-o", "json")
     (warning,) = json.loads(out)[0]["warnings"]
     assert warning["code"] == code
@@ -160,3 +168,78 @@ def test_a_mistyped_reason_id_is_suggested_by_check_explain(
     assert err == ("kubelet-winnet: error: --explain: host-network-withdrwn is not a rule nor "
                    "an id explain prints (did you mean host-network-withdrawn?); --list-rules "
                    "lists the rules\n")
+
+
+# A Deployment after a ConfigMap, its fields far below the document's first line.
+_FAR = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      nodeSelector:
+        kubernetes.io/os: windows
+      securityContext:
+        windowsOptions:
+          gmsaCredentialSpecName: webapp
+      containers:
+      - name: c
+        image: mcr.microsoft.com/x
+      hostNetwork: true
+"""
+
+
+def test_explain_warnings_name_the_line_of_their_field_as_check_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_text(_FAR, encoding="utf-8")
+    network = _line_of(path, "      hostNetwork: true")
+    gmsa = _line_of(path, "          gmsaCredentialSpecName: webapp")
+    assert (network, gmsa) == (20, 16)  # the document starts on line 5
+    _, out, _ = _run(capsys, "explain", str(path), "--feature-gates", "Foo=true")
+    lines = out.splitlines()
+    assert lines[0].startswith(f"# Deployment/web ({path}#2, line 5; windows)")
+    assert any(t.startswith(f"{path}:{network}: warning host-network-ignored "
+                            "[containerd-ignores-namespace-options] "
+                            "spec.template.spec.hostNetwork: hostNetwork: true will not take "
+                            "effect") for t in lines), out
+    assert any(t.startswith(f"{path}:{gmsa}: info gmsa-spec-missing "
+                            "spec.template.spec.securityContext.windowsOptions."
+                            "gmsaCredentialSpecName: ") for t in lines), out
+    # a note about the flags has no line of the file
+    assert any(t.startswith("note feature-gate-not-modelled --feature-gates: ") for t in lines)
+    _, out, _ = _run(capsys, "check", str(path))
+    assert f"{path}:{network}: warning host-network-ignored: " in out
+    assert f"{path}:{gmsa}: info gmsa-spec-missing: " in out
+    for output in ("json", "yaml"):
+        _, out, _ = _run(capsys, "explain", str(path), "--feature-gates", "Foo=true",
+                         "-o", output)
+        (record,) = json.loads(out) if output == "json" else list(yaml.safe_load_all(out))
+        assert {w["code"]: w["line"] for w in record["warnings"]} == {
+            "containerd-ignores-namespace-options": network, "gmsa-spec-missing": gmsa,
+            "feature-gate-not-modelled": None,
+        }
+
+
+@pytest.mark.parametrize(("version", "noted"), [("1.37", False), ("1.38", True)])
+def test_explain_says_once_that_1_38_is_a_release_candidate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, version: str, noted: bool,
+) -> None:
+    """As of 2026-12-04, 1.38 is due 2026-12-16 (admission-and-distribution.md)."""
+    path = tmp_path / "pods.yaml"
+    path.write_text(yaml.safe_dump_all([_pod("a", nodeSelector=WINDOWS),
+                                        _pod("b", nodeSelector=WINDOWS)]), encoding="utf-8")
+    _, out, _ = _run(capsys, "explain", "--kubelet-version", version, str(path))
+    steps = [t for t in out.splitlines() if t.startswith("  step gates: ")]
+    assert len(steps) == 2
+    for step in steps:
+        assert step.startswith(f"  step gates: kubelet {version}"
+                               + (" (a release candidate, due 2026-12-16): " if noted else ": "))
+    assert out.count("release candidate") == (2 if noted else 0)  # once per pod, no more

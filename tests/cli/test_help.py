@@ -37,7 +37,8 @@ def test_check_help_says_it_judges_every_release_without_the_flag(
     text = _flag_help(_help(capsys, "check"), "--kubelet-version")
     assert "default 1.32" not in text
     assert text.endswith("(default: none, and the hostNetwork finding speaks of every "
-                         "release, unless the settings file sets kubeletVersion)")
+                         "release, unless the settings file sets kubeletVersion; as of "
+                         "2026-12-04, 1.38 is a release candidate, due 2026-12-16)")
     # ... and it does: the finding's detail names 1.26-1.32 and 1.33-1.38, not one kubelet.
     path = tmp_path / "pod.yaml"
     path.write_text(yaml.safe_dump(HOST_NETWORK_POD), encoding="utf-8")
@@ -51,9 +52,11 @@ def test_other_commands_name_their_default_version_and_why(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
 ) -> None:
     text = _flag_help(_help(capsys, command), "--kubelet-version")
-    # kubelet-rules.md: 1.32 is the last release that sets namespace_options.
+    # kubelet-rules.md: 1.32 is the last release that sets namespace_options;
+    # admission-and-distribution.md: on 2026-12-04 1.38 is due 2026-12-16.
     assert text.endswith("(default 1.32: the newest kubelet that sends hostNetwork to the "
-                         "runtime; KEP-3503 was withdrawn in 1.33)")
+                         "runtime; KEP-3503 was withdrawn in 1.33; as of 2026-12-04, 1.38 is "
+                         "a release candidate, due 2026-12-16)")
 
 
 def test_a_mistyped_command_gets_did_you_mean_like_a_mistyped_flag(

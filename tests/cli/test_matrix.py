@@ -54,6 +54,8 @@ def expected_cell(minor: int, gate: bool | None, spec: dict[str, Any]) -> dict[s
         "outcome": "sent",
         "network": ("NODE" if host_network else "POD") if enabled else None,
         "hostProcess": any(flags),
+        # cri-and-hcn.md: containerd's hostNetwork() on Windows reads host_process alone.
+        "containerdNetwork": "host" if any(flags) else "pod",
     }
 
 
@@ -126,13 +128,70 @@ def test_markdown_merges_versions_where_the_timeline_changes(
     headers = [line for line in out.splitlines() if line.startswith("| pod |")]
     # default: the answer changes only at 1.33 (PR #130250); "on": also at 1.38 where the
     # gate is unrecognized; "off": only at 1.38.
+    # 1.38 is a release candidate on 2026-12-04 (admission-and-distribution.md): every
+    # column holding it says so.
     assert headers == [
-        "| pod | kubelet 1.26–1.32 | kubelet 1.33–1.38 |",
-        "| pod | kubelet 1.26–1.32 | kubelet 1.33–1.37 | kubelet 1.38 |",
-        "| pod | kubelet 1.26–1.37 | kubelet 1.38 |",
+        "| pod | kubelet 1.26–1.32 | kubelet 1.33–1.38 (1.38 rc) |",
+        "| pod | kubelet 1.26–1.32 | kubelet 1.33–1.37 | kubelet 1.38 (rc) |",
+        "| pod | kubelet 1.26–1.37 | kubelet 1.38 (rc) |",
     ]
-    assert "| no HostProcess, hostNetwork: true | network NODE | no namespace_options |" in out
+    assert ("| no HostProcess, hostNetwork: true | sends NODE; containerd: pod network | "
+            "sends no namespace_options; containerd: pod network |") in out
     assert f"`{UNRECOGNIZED}`" in out and f"`{POD_FALSE}`" in out
+    # The legend says the two halves of a cell apart (cri-and-hcn.md: containerd reads
+    # host_process alone).
+    legend = " ".join(out.split("### ")[0].split())
+    assert ("Each cell says what the kubelet puts in `WindowsPodSandboxConfig.security_context`, "
+            "then what the pod gets on containerd: ") in legend
+    assert ("containerd takes the host network from `host_process` alone, so a pod sent `NODE` "
+            "still gets a pod network unless it is HostProcess.") in legend
+
+
+# admission-and-distribution.md, "Updates, 2026-12-04": 1.35 (2025-12-17), 1.36
+# (2026-04-22) and 1.37 (2026-08-26) released, 1.38 due 2026-12-16; the earlier minors'
+# dates are their kubernetes.io release announcements.
+RELEASES = {
+    26: "2022-12-08", 27: "2023-04-11", 28: "2023-08-15", 29: "2023-12-13",
+    30: "2024-04-17", 31: "2024-08-13", 32: "2024-12-11", 33: "2025-04-23",
+    34: "2025-08-27", 35: "2025-12-17", 36: "2026-04-22", 37: "2026-08-26",
+}
+
+
+def test_matrix_says_which_kubelets_are_released(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run("-o", "json", capsys=capsys)
+    document = json.loads(out)
+    assert document["kubeletReleasesAsOf"] == "2026-12-04"
+    assert document["kubeletReleases"] == {
+        **{f"1.{m}": {"status": "released", "date": d} for m, d in RELEASES.items()},
+        "1.38": {"status": "rc", "date": "2026-12-16"},
+    }
+    _, out, _ = run(capsys=capsys)
+    (line,) = [t for t in out.splitlines() if t.startswith("As of ")]
+    assert line == ("As of 2026-12-04, kubelet 1.26–1.37 are released; 1.38 is a release "
+                    "candidate, due 2026-12-16.")
+
+
+@pytest.mark.parametrize(("spec", "sent", "gets"), [
+    # KEP-3503: 1.26-1.32 send NODE for hostNetwork; containerd gives a pod the node's
+    # network only when host_process is set (cri-and-hcn.md), so the two differ here.
+    ("  hostNetwork: true\n", "sends NODE", "containerd: pod network"),
+    ("  hostNetwork: true\n  securityContext:\n    windowsOptions:\n      hostProcess: true\n",
+     "sends NODE, host_process", "containerd: host network"),
+    ("", "sends POD", "containerd: pod network"),
+])
+def test_pod_cells_tell_what_is_sent_from_what_containerd_gives(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, spec: str, sent: str, gets: str,
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(WINDOWS_POD.replace("spec:\n", "spec:\n" + spec), encoding="utf-8")
+    status, out, _ = run_main(capsys, "matrix", "--pod", str(path))
+    assert status == 0
+    (row, *_) = [t for t in out.splitlines() if t.startswith("| Pod/web (")]
+    assert row.split(" | ")[1] == f"{sent}; {gets}"
+    assert "network NODE" not in out
+    status, out, _ = run_main(capsys, "matrix", "--pod", str(path), "-o", "json")
+    cell = json.loads(out)["rows"][0]["cells"][0]  # kubelet 1.26, gate at its default
+    assert cell["containerdNetwork"] == gets.removeprefix("containerd: ").split()[0]
 
 
 def _fixture_spec(name: str) -> dict[str, Any]:
@@ -170,14 +229,30 @@ def test_pod_file_markdown_names_the_pod(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     manifest = tmp_path / "p.yaml"
     manifest.write_text(
-        "kind: Pod\nmetadata: {name: 'a|b', namespace: web}\n"
-        "spec: {hostNetwork: true, containers: [{name: c, image: i}]}\n",
+        "# a comment\nkind: Pod\nmetadata: {name: 'a|b', namespace: web}\n"
+        "spec:\n  containers: [{name: c, image: i}]\n  hostNetwork: true\n",
         encoding="utf-8",
     )
     status, out, _ = run("--pod", str(manifest), capsys=capsys)
     assert status == 0
-    assert "| Pod/web/a\\|b (" in out
-    assert "| network NODE | no namespace_options |" in out
+    # The row names the hostNetwork line (6), where check puts a finding about it, not
+    # the object's first line (2).
+    assert f"| Pod/web/a\\|b ({manifest}:6: hostNetwork: true) | " in out
+    assert ("| sends NODE; containerd: pod network | sends no namespace_options; "
+            "containerd: pod network |") in out
+    status, out, _ = run_main(capsys, "check", str(manifest), "--assume-windows")
+    assert f"{manifest}:6: " in out
+
+
+def test_pod_file_row_without_host_network_names_the_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text("---\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: []\n",
+                        encoding="utf-8")
+    status, out, _ = run("--pod", str(manifest), capsys=capsys)
+    assert status == 0
+    assert f"| Pod/a ({manifest}:2) | " in out
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ def test_run_dry_run_streams_its_input(tmp_path: Path, stdin: bool) -> None:
     small = write_list(tmp_path / "small.json", [fat_pod(0, 1000)])
     runs = []
     for path in (small, big):
-        args = ["run", "--dry-run", "-" if stdin else str(path)]
+        args = ["run", "--dry-run", "--quiet", "-" if stdin else str(path)]  # no note
         runs.append(cli_child(args, stdin=path.read_bytes() if stdin else None))
     for run in runs:
         assert run.status == 0 and run.err_lines == [], run.err_lines
@@ -77,8 +77,8 @@ def test_run_dry_run_still_finds_a_config_map_after_its_pod(tmp_path: Path) -> N
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": "cm", "namespace": "apps"}, "data": {"a": "later"}}
     path = write_list(tmp_path / "p.json", [pod, config_map])
-    for args, stdin in ((["run", "--dry-run", str(path)], None),
-                        (["run", "--dry-run", "-"], path.read_bytes())):
+    for args, stdin in ((["run", "--dry-run", "--quiet", str(path)], None),
+                        (["run", "--dry-run", "--quiet", "-"], path.read_bytes())):
         run = cli_child(args, stdin=stdin)
         assert run.status == 0 and run.err_lines == [], run.err_lines
         (record,) = json.loads(run.out)
@@ -116,8 +116,13 @@ def test_streamed_renderings_are_the_whole_documents() -> None:
     """write_json/write_markdown (row by row) give what one json.dumps of every row and
     the column merging over all rows give."""
     rows = list(matrix_rows())
+    from kubelet_winnet._kubelet.profile import TIMELINE
+
     whole = {"gateStates": {"default": None, "on": "WindowsHostNetwork=true",
                             "off": "WindowsHostNetwork=false"},
+             "kubeletReleasesAsOf": "2026-12-04",
+             "kubeletReleases": {f"1.{row.minor}": {"status": row.status, "date": row.date}
+                                 for row in TIMELINE},
              "rows": [{"pod": r.id, "label": r.label, "cells": [c.to_dict() for c in r.cells]}
                       for r in rows]}
     assert render_json(rows) == json.dumps(whole, indent=2) + "\n"

@@ -204,8 +204,9 @@ def test_config_map_of_another_namespace_is_not_found(
     assert json.loads(out)[0]["error"] == error
     # Not refused: the kubelet keeps the pod waiting and retries (CreateContainerConfigError
     # is a waiting reason: kuberuntime_container.go, startContainer).
-    assert err.endswith(f"/web: the kubelet does not start it: {error} (the pod waits "
-                        "in CreateContainerConfigError and the kubelet retries)\n")
+    (line,) = [t for t in err.splitlines() if "/web: " in t]
+    assert line.endswith(f"/web: the kubelet does not start it: {error} (the pod waits "
+                         "in CreateContainerConfigError and the kubelet retries)")
     assert "refuses" not in err
 
 
@@ -505,3 +506,98 @@ def test_dry_run_of_a_pod_with_a_uid_has_no_stand_ins(
     (record,) = json.loads(out)
     assert record["runPodSandbox"]["config"]["metadata"]["uid"] == uid
     assert "standIns" not in record
+
+
+# --- run --dry-run names what it assumed ---------------------------------------------------
+
+# NodeContext's defaults (a typical kubeadm-style Windows node, its resolver Azure's
+# wire server 168.63.129.16), each with the --node-config key that sets it.
+_ASSUMED = (
+    "the node's DNS server 168.63.129.16 (resolverServers), cluster DNS 10.96.0.10 "
+    "(clusterDNS), cluster domain cluster.local (clusterDomain), node name win-node-1 "
+    "(nodeName), hostname win-node-1 (hostname), node IP 10.240.0.4 (nodeIPs), pod log "
+    "directory C:\\var\\log\\pods (podLogsDir), kubelet root directory C:\\var\\lib\\kubelet "
+    "(kubeletRoot), logical CPUs 4 (processorCount), allocatable CPU 4 (allocatableCpu), "
+    "allocatable memory 16Gi (allocatableMemory)"
+)
+
+
+def _notes(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("kubelet-winnet: note: ")]
+
+
+def test_dry_run_names_the_node_it_assumed_and_the_empty_uid(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    without = _pod("a")
+    del without["metadata"]["uid"]
+    path = _write(tmp_path / "p.yaml", without, _pod("b"), without | {
+        "metadata": {"name": "c", "namespace": "ns1"}})
+    code, out, err = run(capsys, "--dry-run", str(path))
+    assert code == 0, err
+    assert _notes(err) == [
+        "kubelet-winnet: note: run --dry-run assumed a node (set each with --node-config "
+        f"FILE, key in parentheses): {_ASSUMED}; gave 2 pods without metadata.uid an empty "
+        "pod uid (set metadata.uid in the manifest to give one)"
+    ]
+    # What the note names is what the requests carry.
+    config = json.loads(out)[0]["runPodSandbox"]["config"]
+    assert config["dnsConfig"]["servers"] == ["10.96.0.10"]  # ClusterFirst: cluster DNS
+    assert config["logDirectory"] == "C:\\var\\log\\pods\\ns1_a_"  # the empty uid
+    code, _, err = run(capsys, "--dry-run", "--quiet", str(path))
+    assert (code, err) == (0, "")
+
+
+def test_dry_run_default_dns_policy_pod_gets_the_assumed_dns_server(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "p.yaml", _pod("a", dnsPolicy="Default"))
+    code, out, err = run(capsys, "--dry-run", str(path))
+    assert code == 0, err
+    config = json.loads(out)[0]["runPodSandbox"]["config"]
+    assert config["dnsConfig"]["servers"] == ["168.63.129.16"]
+    (note,) = _notes(err)
+    assert "the node's DNS server 168.63.129.16 (resolverServers)" in note
+    assert "uid" not in note  # the pod has one
+
+
+def test_dry_run_names_only_what_the_node_config_leaves_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from kubelet_winnet._kubelet.node import NodeContext
+
+    node = tmp_path / "node.yaml"
+    # Every key the note names, as the note spells it: each must set its field.
+    keys = {
+        "resolverServers": ["1.1.1.1"], "clusterDNS": ["10.0.0.10"], "clusterDomain": "c.l",
+        "nodeName": "n7", "hostname": "h7", "nodeIPs": ["10.9.9.9"], "podLogsDir": "D:\\l",
+        "kubeletRoot": "D:\\k", "processorCount": 8, "allocatableCpu": "8",
+        "allocatableMemory": "1Gi",
+    }
+    assert all(getattr(NodeContext.from_mapping(keys), f) != getattr(NodeContext(), f)
+               for f in NodeContext.__dataclass_fields__
+               if f not in ("resolver_searches", "resolver_options", "resolv_conf_set",
+                            "runtime_handlers"))
+    node.write_text(yaml.safe_dump(keys), encoding="utf-8")
+    path = _write(tmp_path / "p.yaml", _pod("web"))
+    code, _, err = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    assert (code, _notes(err)) == (0, [])  # everything given: nothing assumed
+    node.write_text("nodeName: n7\nclusterDns: [10.0.0.10]\n", encoding="utf-8")
+    code, _, err = run(capsys, "--dry-run", "--node-config", str(node), str(path))
+    (note,) = _notes(err)
+    assert note.startswith(f"kubelet-winnet: note: run --dry-run assumed what --node-config "
+                           f"{node} does not set (key in parentheses): the node's DNS server "
+                           "168.63.129.16 (resolverServers), cluster domain cluster.local "
+                           "(clusterDomain), hostname win-node-1 (hostname), ")
+    assert "clusterDNS" not in note and "nodeName" not in note
+
+
+def test_dry_run_of_refused_pods_only_assumes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    refused = _pod("hp", containers=[{"name": "c", "image": "i", "securityContext": {
+        "windowsOptions": {"hostProcess": True}}}])
+    path = _write(tmp_path / "p.yaml", refused)
+    code, _, err = run(capsys, "--dry-run", str(path))
+    assert code == 1
+    assert _notes(err) == []  # no request was built

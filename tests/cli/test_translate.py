@@ -59,3 +59,27 @@ def test_json_records_are_the_bytes_json_dumps_writes(
             continue
         config = api.windows_sandbox_config(pod, kubelet_version=version)
         assert record["windowsPodSandboxConfig"] == json_format.MessageToDict(config)
+
+
+def test_the_host_network_note_names_the_line_of_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The note is about spec.template.spec.hostNetwork: it names that line, as check
+    names it for its finding, not the line where the document starts."""
+    path = tmp_path / "deploy.yaml"
+    path.write_text(
+        "kind: Service\nmetadata: {name: s}\n---\n"  # the Deployment starts on line 4
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+        "  template:\n    spec:\n      containers: [{name: c, image: i}]\n"
+        "      nodeSelector: {kubernetes.io/os: windows}\n      hostNetwork: true\n",
+        encoding="utf-8",
+    )
+    line = path.read_text(encoding="utf-8").splitlines().index("      hostNetwork: true") + 1
+    assert line == 12
+    main(["translate", str(path)])
+    _, err = capsys.readouterr()
+    assert err.startswith(f"kubelet-winnet: note: {path}:{line}: Deployment/web: hostNetwork: "
+                          "true will not take effect: ")
+    main(["check", str(path)])
+    out, _ = capsys.readouterr()
+    assert f"{path}:{line}: warning host-network-ignored: " in out

@@ -225,3 +225,63 @@ def test_to_dict_keeps_presence() -> None:
     assert got.to_dict()["windowsPodSandboxConfig"] == {
         "securityContext": {"namespaceOptions": {}}
     }
+
+
+# --- the words of the steps ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("options", "copied"), [
+    # kuberuntime_sandbox_windows.go, generatePodSandboxWindowsConfig: with pod-level
+    # windowsOptions, GMSACredentialSpec -> credential_spec and RunAsUserName ->
+    # run_as_username, each only when set. The text says which were there to copy.
+    ({"runAsUserName": "u", "gmsaCredentialSpec": "{}"},
+     "copied runAsUserName and gmsaCredentialSpec"),
+    ({"runAsUserName": "u"}, "copied runAsUserName (gmsaCredentialSpec is not set)"),
+    ({"runAsUserName": "u", "gmsaCredentialSpecName": "webapp"},
+     "copied runAsUserName (gmsaCredentialSpec is not set)"),
+    ({"gmsaCredentialSpec": "{}"}, "copied gmsaCredentialSpec (runAsUserName is not set)"),
+    ({"hostProcess": False},
+     "neither runAsUserName nor gmsaCredentialSpec is set: nothing copied"),
+    ({"gmsaCredentialSpecName": "webapp"},
+     "neither runAsUserName nor gmsaCredentialSpec is set: nothing copied"),
+])
+def test_step_5_says_what_was_copied(options: dict[str, Any], copied: str) -> None:
+    got = explain({"spec": {"securityContext": {"windowsOptions": options},
+                            "containers": [{"name": "c"}]}})
+    (step,) = [s for s in got.steps if s.rule == "5"]
+    assert step.text == f"pod-level windowsOptions: {copied}"
+    assert got.config is not None
+    context = got.config.security_context  # the text agrees with what is sent
+    assert context.run_as_username == options.get("runAsUserName", "")
+    assert context.credential_spec == options.get("gmsaCredentialSpec", "")
+
+
+def test_step_5_of_a_pod_refused_at_step_6_names_what_it_copied_first() -> None:
+    """Step 5 copies before step 6 refuses (the same if block of the kubelet)."""
+    got = explain({"spec": {
+        "hostNetwork": True,
+        "securityContext": {"windowsOptions": {"hostProcess": False, "runAsUserName": "u"}},
+        "containers": [{"name": "c", "securityContext": {"windowsOptions": {
+            "hostProcess": True}}}],
+    }})
+    assert got.error is not None
+    assert [(s.rule, s.text) for s in got.steps if s.rule in ("5", "6")] == [
+        ("5", "pod-level windowsOptions: copied runAsUserName (gmsaCredentialSpec is not set)"),
+        ("6", f"error: {ERR_POD_HOST_PROCESS_FALSE}"),
+    ]
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_the_gate_step_says_a_release_candidate_is_one(minor: int) -> None:
+    """As of 2026-12-04 1.38 is a release candidate due 2026-12-16; 1.26-1.37 are out
+    (admission-and-distribution.md): said once, in the step that names the version."""
+    got = explain({"spec": {"containers": [{"name": "c"}]}}, kubelet_version=f"1.{minor}")
+    gates = got.steps[0]
+    assert gates.rule == "gates"
+    rc = "(a release candidate, due 2026-12-16)"
+    if minor == 38:
+        assert gates.text == f"kubelet 1.38 {rc}: WindowsHostNetwork no longer exists"
+    else:
+        assert gates.text.startswith(f"kubelet 1.{minor}: ")
+        assert "release candidate" not in gates.text
+    assert sum("release candidate" in s.text for s in got.steps) == (minor == 38)

@@ -295,6 +295,32 @@ def test_gate_timeline(minor: int) -> None:
         assert (row.stage, row.default, row.reads_gate) == (GateStage.REMOVED, None, False)
 
 
+# Release status as of 2026-12-04 (admission-and-distribution.md, "Updates, 2026-12-04":
+# 1.35 on 2025-12-17, 1.36 on 2026-04-22, 1.37 on 2026-08-26, 1.38 due 2026-12-16; the
+# earlier .0 dates are the kubernetes.io release announcements).
+RELEASE_DATES = {
+    26: "2022-12-08", 27: "2023-04-11", 28: "2023-08-15", 29: "2023-12-13",
+    30: "2024-04-17", 31: "2024-08-13", 32: "2024-12-11", 33: "2025-04-23",
+    34: "2025-08-27", 35: "2025-12-17", 36: "2026-04-22", 37: "2026-08-26",
+}
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+def test_timeline_release_status_as_of_2026_12_04(minor: int) -> None:
+    from kubelet_winnet._kubelet.profile import STATUS_AS_OF
+
+    assert STATUS_AS_OF == "2026-12-04"
+    row = release(minor)
+    if minor in RELEASE_DATES:
+        assert (row.status, row.date) == ("released", RELEASE_DATES[minor])
+        assert row.status_text == f"released {RELEASE_DATES[minor]}"
+        assert row.date <= STATUS_AS_OF  # ISO dates order as text
+    else:
+        assert (row.status, row.date) == ("rc", "2026-12-16")
+        assert row.status_text == "a release candidate, due 2026-12-16"
+        assert row.date > STATUS_AS_OF
+
+
 def test_timeline_has_one_row_per_minor() -> None:
     assert [row.minor for row in TIMELINE] == list(SUPPORTED_MINORS)
 

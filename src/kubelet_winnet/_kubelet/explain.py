@@ -18,7 +18,13 @@ from kubelet_winnet._kubelet.profile import (
     GateStage,
     kubelet_profile,
 )
-from kubelet_winnet._kubelet.rules import STEP_BY_ID, ContainerFacts, PodFacts, decide_sandbox
+from kubelet_winnet._kubelet.rules import (
+    STEP_BY_ID,
+    ContainerFacts,
+    PodFacts,
+    SandboxDecision,
+    decide_sandbox,
+)
 from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
 
 __all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explain"]
@@ -94,7 +100,9 @@ class Explanation:
 
 
 def _gate_step(profile: GateResolution) -> str:
-    version = profile.version
+    version: object = profile.version
+    if profile.release.status == "rc":  # said once, where the version is named
+        version = f"{version} ({profile.release.status_text})"
     if profile.stage is GateStage.REMOVED:
         return f"kubelet {version}: {WINDOWS_HOST_NETWORK} no longer exists"
     state = "enabled" if profile.enabled else "disabled"
@@ -108,6 +116,23 @@ def _gate_step(profile: GateResolution) -> str:
         f"kubelet {version}: {WINDOWS_HOST_NETWORK} is {profile.stage.value}, {state} "
         f"({how}); {effect}"
     )
+
+
+def _copied(decision: SandboxDecision, pod: PodFacts) -> str:
+    """What step 5 copied, from what the decision sends: an empty field is not set (the
+    kubelet copies a pointer's value; an empty string sends nothing either). A pod
+    refused at step 6 sends nothing, but step 5 ran first: its pod-level options say."""
+    user, spec = bool(decision.run_as_username), bool(decision.credential_spec)
+    if decision.error is not None and pod.windows_options is not None:
+        options = pod.windows_options
+        user, spec = bool(options.run_as_user_name), bool(options.gmsa_credential_spec)
+    if user and spec:
+        return "copied runAsUserName and gmsaCredentialSpec"
+    if user:
+        return "copied runAsUserName (gmsaCredentialSpec is not set)"
+    if spec:
+        return "copied gmsaCredentialSpec (runAsUserName is not set)"
+    return "neither runAsUserName nor gmsaCredentialSpec is set: nothing copied"
 
 
 def _warnings(
@@ -204,7 +229,9 @@ def explain(
     steps += [
         ExplainStep(
             step_id,
-            STEP_BY_ID[step_id].text.format(network=decision.network, error=decision.error),
+            STEP_BY_ID[step_id].text.format(
+                network=decision.network, error=decision.error, copied=_copied(decision, facts)
+            ),
         )
         for step_id in decision.steps
     ]

@@ -18,6 +18,7 @@ import enum
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from kubelet_winnet._describe import describe, type_name
 from kubelet_winnet.errors import FeatureGateError, InvalidArgumentError, UnsupportedVersionError
@@ -29,6 +30,7 @@ __all__ = [
     "MAX_MINOR",
     "MIN_MINOR",
     "MODELLED_GATES",
+    "STATUS_AS_OF",
     "TIMELINE",
     "WINDOWS_HOST_NETWORK",
     "Band",
@@ -37,6 +39,7 @@ __all__ = [
     "GateStage",
     "KubeletVersion",
     "Release",
+    "ReleaseStatus",
     "bands",
     "kubelet_profile",
     "parse_feature_gates",
@@ -49,6 +52,11 @@ WINDOWS_HOST_NETWORK = "WindowsHostNetwork"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 MODELLED_GATES = frozenset({WINDOWS_HOST_NETWORK, ALL_ALPHA, ALL_BETA})
+
+
+# Where a minor stands on STATUS_AS_OF: out, or a release candidate (its .0 not yet out).
+ReleaseStatus = Literal["released", "rc"]
+STATUS_AS_OF = "2026-12-04"
 
 
 class GateStage(enum.Enum):
@@ -67,6 +75,15 @@ class Release:
     # The sandbox code sets namespace_options when the gate is enabled (KEP-3503 live).
     reads_gate: bool
     note: str
+    status: ReleaseStatus  # as of STATUS_AS_OF
+    date: str  # ISO date: released on ("released"), or due ("rc")
+
+    @property
+    def status_text(self) -> str:
+        """``released 2025-12-17`` or ``a release candidate, due 2026-12-16``."""
+        if self.status == "rc":
+            return f"a release candidate, due {self.date}"
+        return f"released {self.date}"
 
 
 _ALPHA = "sets namespace_options when enabled"
@@ -75,21 +92,24 @@ _REMOVED = "removed (PR #142018): setting it is an error"
 A, D, R = GateStage.ALPHA, GateStage.DEPRECATED, GateStage.REMOVED
 
 # The timeline. 1.26-1.32 say {Default: true, PreRelease: Alpha} in their own
-# kube_features.go (the versioned table of 1.33+ rewrote that history as false).
+# kube_features.go (the versioned table of 1.33+ rewrote that history as false). Status
+# and date as of STATUS_AS_OF: each minor's .0 release date (the kubernetes.io release
+# announcements); 1.38 is a release candidate, its .0 due 2026-12-16 (the 1.38 release
+# schedule, kubernetes/sig-release releases/release-1.38).
 TIMELINE: tuple[Release, ...] = (
-    Release(26, A, True, True, _ALPHA),
-    Release(27, A, True, True, _ALPHA),
-    Release(28, A, True, True, _ALPHA),
-    Release(29, A, True, True, _ALPHA),
-    Release(30, A, True, True, _ALPHA),
-    Release(31, A, True, True, _ALPHA),
-    Release(32, A, True, True, _ALPHA),
-    Release(33, D, False, False, _GONE),
-    Release(34, D, False, False, _GONE),
-    Release(35, D, False, False, _GONE),
-    Release(36, D, False, False, _GONE),
-    Release(37, D, False, False, _GONE),
-    Release(38, R, None, False, _REMOVED),
+    Release(26, A, True, True, _ALPHA, "released", "2022-12-08"),
+    Release(27, A, True, True, _ALPHA, "released", "2023-04-11"),
+    Release(28, A, True, True, _ALPHA, "released", "2023-08-15"),
+    Release(29, A, True, True, _ALPHA, "released", "2023-12-13"),
+    Release(30, A, True, True, _ALPHA, "released", "2024-04-17"),
+    Release(31, A, True, True, _ALPHA, "released", "2024-08-13"),
+    Release(32, A, True, True, _ALPHA, "released", "2024-12-11"),
+    Release(33, D, False, False, _GONE, "released", "2025-04-23"),
+    Release(34, D, False, False, _GONE, "released", "2025-08-27"),
+    Release(35, D, False, False, _GONE, "released", "2025-12-17"),
+    Release(36, D, False, False, _GONE, "released", "2026-04-22"),
+    Release(37, D, False, False, _GONE, "released", "2026-08-26"),
+    Release(38, R, None, False, _REMOVED, "rc", "2026-12-16"),
 )
 del A, D, R
 

@@ -94,7 +94,8 @@ class Step:
     """One step (or one outcome of a step) of ``generatePodSandboxWindowsConfig``.
 
     ``id`` is what decisions record; ``summary`` is the docs' text, ``text`` what
-    ``explain`` prints (``{network}`` and ``{error}`` filled from the decision).
+    ``explain`` prints (``{network}``, ``{error}`` and ``{copied}`` filled from the
+    decision).
     """
 
     id: str
@@ -122,7 +123,7 @@ STEPS: tuple[Step, ...] = (
          ERROR_HOST_NETWORK_REQUIRED),
     Step("4", "no spec.securityContext.windowsOptions: done", "no pod-level windowsOptions: done"),
     Step("5", "pod-level gmsaCredentialSpec -> credential_spec, runAsUserName -> "
-         "run_as_username", "copied pod-level runAsUserName and gmsaCredentialSpec"),
+         "run_as_username", "pod-level windowsOptions: {copied}"),
     Step("6", "HostProcess containers with pod-level hostProcess: false: error",
          "error: {error}", ERROR_POD_HOST_PROCESS_FALSE),
 )

@@ -291,6 +291,11 @@ class Auditor:
             # could only mean a field newer than the pinned lists: not the pod's problem.
             raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self.runtime_classes)
                    if f.rule.id != "unknown-field"]
+            other = runtime_name(runtime)
+            if other and other != "containerd" and host_network and effect != "refused":
+                # What becomes of hostNetwork here is unknown: no finding says "ignored".
+                raw = [f for f in raw if f.rule.id != "host-network-ignored"]
+                note += _not_modelled_runtime(other)
             if raw:
                 ignored = ignored_rules(pod)
                 findings = tuple(_record(f, ignored.get(f.rule.id)) for f in raw)
@@ -356,6 +361,16 @@ class Auditor:
             if len(self._reach) < 4096:
                 self._reach[kubelet] = reach
         return reach
+
+
+def _not_modelled_runtime(name: str) -> str:
+    """Why hostNetwork's effect is unknown on a node whose runtime is not containerd."""
+    if name == "docker":  # dockershim was removed in 1.24 (KEP-2221)
+        return ("docker: the kubelet has had no dockershim since 1.24, so it reaches Docker "
+                "through cri-dockerd, whose handling of a Windows pod's hostNetwork is not "
+                "modelled; ")
+    return (f"{_cell(name, 40)}: only containerd's handling of a Windows pod's hostNetwork "
+            "is modelled; ")
 
 
 def _shim_has_hyperv_host_process(runtime: str) -> bool:

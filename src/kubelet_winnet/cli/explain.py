@@ -75,7 +75,7 @@ def _run_explain(args: argparse.Namespace, session: Session) -> int:
 
             session.out.write(yaml.safe_dump(record, sort_keys=False, explicit_start=True))
         else:
-            _explain_text(record, session.out)
+            _explain_text(record, item.document.source, session.out)
     if array is not None:
         array.close()
     inputs.note_empty(input_paths(args))
@@ -105,10 +105,20 @@ def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> di
         "steps": [{"rule": step.rule, "text": step.text} for step in explanation.steps],
         "warnings": [
             {"code": str(w.code), **_rule_of(str(w.code), item), "field": w.field,
-             "message": w.message}
+             "line": _line_of(w.field, item), "message": w.message}
             for w in explanation.warnings
         ],
     }
+
+
+def _line_of(field: str, item: Pod) -> int | None:
+    """The line of the pod field a warning is about, located as check locates a
+    finding's; ``None`` for a note about the flags (``--feature-gates``)."""
+    from kubelet_winnet.cli.session import field_path
+
+    if not field or field.startswith("-"):
+        return None
+    return item.document.line_of(field_path(field))
 
 
 def _rule_of(code: str, item: Pod) -> dict[str, str | None]:
@@ -123,7 +133,7 @@ def _rule_of(code: str, item: Pod) -> dict[str, str | None]:
     return {"rule": rule.id, "severity": rule.severity_for(item.target).label}
 
 
-def _explain_text(record: dict[str, Any], out: TextIO) -> None:
+def _explain_text(record: dict[str, Any], source: str, out: TextIO) -> None:
     def line(text: str) -> None:
         out.write(printable(text) + "\n")
 
@@ -139,9 +149,11 @@ def _explain_text(record: dict[str, Any], out: TextIO) -> None:
     for warning in record["warnings"]:
         # As check prints a finding: severity, then the rule id (`check --explain` takes
         # it), then explain's more precise reason when it is not the rule itself.
+        # A warning about a field starts with its file:line, as check's findings do.
         rule, code = warning["rule"], warning["code"]
         name = code if rule in (None, code) else f"{rule} [{code}]"
-        line(f"{warning['severity']} {name} {warning['field']}: {warning['message']}")
+        where = "" if warning["line"] is None else f"{source}:{warning['line']}: "
+        line(f"{where}{warning['severity']} {name} {warning['field']}: {warning['message']}")
     out.write("\n")
 
 

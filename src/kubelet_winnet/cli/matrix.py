@@ -25,6 +25,8 @@ from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import Command
 
 if TYPE_CHECKING:
+    from kubelet_winnet._lint.targeting import PodObject
+    from kubelet_winnet.cli.input import Document
     from kubelet_winnet.cli.session import Session
 
 __all__ = [
@@ -102,7 +104,8 @@ class Cell:
     """What one kubelet does with one pod.
 
     ``outcome``: ``sent`` (``network``: ``"POD"``/``"NODE"``, or ``None`` when
-    ``namespace_options`` is unset; ``host_process``), ``refused`` (the kubelet's
+    ``namespace_options`` is unset; ``host_process``; ``containerd_host_network``: whether
+    containerd then gives the pod the node's network), ``refused`` (the kubelet's
     ``error`` text and the ``step`` of ``generatePodSandboxWindowsConfig``), or
     ``flag-error`` (the kubelet does not start with that ``--feature-gates``).
     """
@@ -115,15 +118,19 @@ class Cell:
     error: str | None = None
     step: str | None = None
     config: Mapping[str, Any] | None = None  # proto3 JSON of WindowsPodSandboxConfig
+    containerd_host_network: bool = False
 
     @property
     def short(self) -> str:
+        """What the kubelet sends, then what the pod gets on containerd: the two differ
+        (a NODE request is a pod network there unless the pod is HostProcess)."""
         if self.outcome == "flag-error":
             return "kubelet does not start"
         if self.outcome == "refused":
             return f"refused (step {self.step})"
-        text = f"network {self.network}" if self.network else "no namespace_options"
-        return text + (", host_process" if self.host_process else "")
+        text = f"sends {self.network}" if self.network else "sends no namespace_options"
+        text += ", host_process" if self.host_process else ""
+        return text + f"; containerd: {_CONTAINERD[self.containerd_host_network]}"
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {"kubelet": self.kubelet, "gates": self.gates,
@@ -131,6 +138,7 @@ class Cell:
         if self.outcome == "sent":
             record["network"] = self.network
             record["hostProcess"] = self.host_process
+            record["containerdNetwork"] = "host" if self.containerd_host_network else "pod"
             record["windowsPodSandboxConfig"] = self.config
         else:
             record["error"] = self.error
@@ -180,7 +188,22 @@ def evaluate(manifest: Mapping[str, Any], kubelet: str, gates_label: str,
     if context.HasField("namespace_options"):
         network = "NODE" if context.namespace_options.network == 2 else "POD"  # NamespaceMode
     return Cell(kubelet, gates_label, "sent", network, context.host_process,
-                config=message_json(config))
+                config=message_json(config),
+                containerd_host_network=_containerd_host_network(config))
+
+
+def _containerd_host_network(config: Any) -> bool:
+    """Whether containerd gives the pod the node's network, as the runtime planner says
+    (``policy="containerd"``), not a restatement of its rule."""
+    from cri_api.runtime.v1 import api_pb2
+    from kubelet_winnet.runtime import plan_sandbox_config_network
+
+    request = api_pb2.PodSandboxConfig()
+    request.windows.CopyFrom(config)
+    return plan_sandbox_config_network(request, policy="containerd").host_network
+
+
+_CONTAINERD = {True: "host network", False: "pod network"}
 
 
 def matrix_rows(pods: Iterable[tuple[str, str, Mapping[str, Any]]] | None = None) -> Iterator[Row]:
@@ -206,7 +229,7 @@ def write_json(rows: Iterable[Row], out: TextIO) -> int:
     count = 0
     for row in rows:
         if count == 0:
-            head = json.dumps({"gateStates": dict(GATE_STATES)}, indent=2)[:-2]
+            head = json.dumps(_json_head(), indent=2)[:-2]
             out.write(head + ',\n  "rows": [\n')
         else:
             out.write(",\n")
@@ -217,9 +240,48 @@ def write_json(rows: Iterable[Row], out: TextIO) -> int:
     return count
 
 
+def _json_head() -> dict[str, Any]:
+    """The gate states, and where each kubelet minor stands (released or a release
+    candidate, with the date) as of the day the timeline records."""
+    from kubelet_winnet._kubelet.profile import STATUS_AS_OF, TIMELINE
+
+    return {
+        "gateStates": dict(GATE_STATES),
+        "kubeletReleasesAsOf": STATUS_AS_OF,
+        "kubeletReleases": {
+            f"1.{row.minor}": {"status": row.status, "date": row.date} for row in TIMELINE
+        },
+    }
+
+
+def _releases_line() -> str:
+    """One sentence of the legend: which minors are out and which is a release
+    candidate, from the timeline."""
+    from kubelet_winnet._kubelet.profile import STATUS_AS_OF, TIMELINE
+
+    out = [row.minor for row in TIMELINE if row.status == "released"]
+    text = f"As of {STATUS_AS_OF}, kubelet 1.{out[0]}–1.{out[-1]} are released"
+    for row in TIMELINE:
+        if row.status == "rc":
+            text += f"; 1.{row.minor} is {row.status_text}"
+    return text + "."
+
+
+def _span_label(first: str, last: str) -> str:
+    """A column's kubelet versions, with the release candidates among them marked."""
+    from kubelet_winnet._kubelet.profile import parse_kubelet_version, release
+
+    low, high = parse_kubelet_version(first).minor, parse_kubelet_version(last).minor
+    label = first if low == high else f"{first}–{last}"
+    rcs = [f"1.{m}" for m in range(low, high + 1) if release(m).status == "rc"]
+    if not rcs:
+        return label
+    return label + (" (rc)" if low == high else f" ({', '.join(rcs)} rc)")
+
+
 def render_json(rows: Sequence[Row]) -> str:
     if not rows:
-        return json.dumps({"gateStates": dict(GATE_STATES), "rows": []}, indent=2) + "\n"
+        return json.dumps({**_json_head(), "rows": []}, indent=2) + "\n"
     text = io.StringIO()
     write_json(rows, text)
     return text.getvalue()
@@ -231,12 +293,14 @@ _GATE_TITLES = {
     "off": "`--feature-gates=WindowsHostNetwork=false`",
 }
 _LEGEND = (
-    "Each cell is what the kubelet puts in `WindowsPodSandboxConfig.security_context`:",
-    "`network POD` / `network NODE` (`namespace_options` present), `no namespace_options`,",
-    "and `host_process` when it is true; `refused (step N)`: the kubelet fails the sandbox",
-    "at that step of `generatePodSandboxWindowsConfig`; `kubelet does not start`: it",
-    "rejects the `--feature-gates` value. Released containerd takes the host network from",
-    "`host_process` alone.",
+    "Each cell says what the kubelet puts in `WindowsPodSandboxConfig.security_context`,",
+    "then what the pod gets on containerd: `sends POD` / `sends NODE` (`namespace_options`",
+    "present) or `sends no namespace_options`, with `host_process` when it is true; then",
+    "`containerd: pod network` (its own network namespace) or `containerd: host network`",
+    "(the node's). containerd takes the host network from `host_process` alone, so a pod",
+    "sent `NODE` still gets a pod network unless it is HostProcess. `refused (step N)`:",
+    "the kubelet fails the sandbox at that step of `generatePodSandboxWindowsConfig`;",
+    "`kubelet does not start`: it rejects the `--feature-gates` value.",
     "",
 )
 
@@ -275,7 +339,7 @@ def write_markdown(rows: Iterable[Row], out: TextIO) -> int:
             count += 1
         if not count:
             return 0
-        out.write("\n".join(_LEGEND))
+        out.write("\n".join((*_LEGEND, _releases_line(), "")))
         for gates_label, _ in GATE_STATES:
             indexes = [i for i, (_, gates) in enumerate(versions) if gates == gates_label]
             runs: list[list[int]] = []
@@ -283,8 +347,7 @@ def write_markdown(rows: Iterable[Row], out: TextIO) -> int:
                 if not runs or index in breaks:
                     runs.append([])
                 runs[-1].append(index)
-            spans = [versions[run[0]][0] if len(run) == 1
-                     else f"{versions[run[0]][0]}–{versions[run[-1]][0]}" for run in runs]
+            spans = [_span_label(versions[run[0]][0], versions[run[-1]][0]) for run in runs]
             out.write(f"\n### {_GATE_TITLES[gates_label]}\n\n")
             out.write("| pod | " + " | ".join(f"kubelet {span}" for span in spans) + " |\n")
             out.write("|---" * (len(runs) + 1) + "|")
@@ -393,7 +456,17 @@ def _pods_of(
                 continue
             if pod is None:
                 continue
-            yield found.label, f"{pod.identity} ({found.source}:{found.line})", found.value
+            yield found.label, _pod_label(found, pod), found.value
+
+
+def _pod_label(found: Document, pod: PodObject) -> str:
+    """A --pod row's name: the pod and the line of its hostNetwork field, what the row's
+    cells turn on (located as check locates a finding's), else of the object."""
+    host_network = pod.spec.get("hostNetwork")
+    if not isinstance(host_network, bool):
+        return f"{pod.identity} ({found.source}:{found.line})"
+    line = found.line_of((*pod.spec_path, "hostNetwork"))
+    return f"{pod.identity} ({found.source}:{line}: hostNetwork: {str(host_network).lower()})"
 
 
 COMMAND = Command("matrix", configure_matrix, run_matrix)

@@ -105,9 +105,10 @@ def _request_timeout(text: str) -> float:
 # --- input ---------------------------------------------------------------------------------
 
 
-def _load_node_config(path: str, limits: Limits) -> NodeContext:
+def _load_node_config(path: str, limits: Limits) -> tuple[NodeContext, frozenset[str]]:
     """The ``NodeContext`` a ``--node-config`` file describes: one YAML or JSON mapping,
-    read by the input layer (encodings, duplicate keys, alias and size limits)."""
+    read by the input layer (encodings, duplicate keys, alias and size limits); and the
+    fields it sets (the rest are NodeContext's defaults, which --dry-run names)."""
     from kubelet_winnet._kubelet.node import NodeContext
     from kubelet_winnet.cli.input import BadInput, read_source
 
@@ -123,7 +124,10 @@ def _load_node_config(path: str, limits: Limits) -> NodeContext:
         )
     (document,) = documents
     try:
-        return NodeContext.from_mapping(document.value)
+        from kubelet_winnet._kubelet.node import _snake
+
+        given = frozenset(_snake(key) for key in document.value if isinstance(key, str))
+        return NodeContext.from_mapping(document.value), given
     except WinnetError as exc:
         line = _field_line(document, getattr(exc, "argument", ""))
         raise _UsageError(f"--node-config {document.source}:{line}: {exc}") from None
@@ -216,6 +220,8 @@ class _Settings:
     feature_gates: str | None
     objects: _Objects
     out: TextIO
+    given: frozenset[str] = frozenset()  # NodeContext fields --node-config sets
+    node_config: str | None = None  # the --node-config path
 
 
 def _volume_paths(pod: Any) -> dict[str, str]:
@@ -349,8 +355,9 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         if args.dry_run and args.cleanup:
             raise _UsageError("run: --cleanup needs a runtime; it cannot go with --dry-run")
         limits = limits_of(args)
-        node = (
-            _load_node_config(args.node_config, limits) if args.node_config else NodeContext()
+        node, given = (
+            _load_node_config(args.node_config, limits) if args.node_config
+            else (NodeContext(), frozenset[str]())
         )
     except _UsageError as exc:
         session.error(str(exc))
@@ -386,7 +393,8 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         again = argparse.Namespace(**{**vars(args), "verbose": False, "quiet": True})
         second = Session(session.out, session.err)  # counts and notes were pass 1's
         found = pods(again, second, None, inputs.bad, copies=copies)  # notes said once
-        settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out)
+        settings = _Settings(node, args.kubelet_version, args.feature_gates, objects, out,
+                             given, args.node_config)
         if args.dry_run:
             status = _dry_run(found, settings, session)
         else:
@@ -595,10 +603,57 @@ def _copy(source: IO[bytes], stack: contextlib.ExitStack, max_bytes: int) -> IO[
     return copy
 
 
+# The NodeContext fields --dry-run names when it assumes them: (field, --node-config
+# key, what it is). Left out: those whose default is nothing (no search domains, resolver
+# options or RuntimeClass handlers) and resolvConfSet (true: the node's resolver is read).
+_NODE_VALUES = (
+    ("resolver_servers", "resolverServers", "the node's DNS server"),
+    ("cluster_dns", "clusterDNS", "cluster DNS"),
+    ("cluster_domain", "clusterDomain", "cluster domain"),
+    ("node_name", "nodeName", "node name"),
+    ("hostname", "hostname", "hostname"),
+    ("node_ips", "nodeIPs", "node IP"),
+    ("pod_logs_dir", "podLogsDir", "pod log directory"),
+    ("kubelet_root", "kubeletRoot", "kubelet root directory"),
+    ("processor_count", "processorCount", "logical CPUs"),
+    ("allocatable_cpu", "allocatableCpu", "allocatable CPU"),
+    ("allocatable_memory", "allocatableMemory", "allocatable memory"),
+)
+
+
+def _assumed_note(settings: _Settings, without_uid: int) -> str | None:
+    """One line naming every value the requests carry that nothing given set: the
+    NodeContext defaults (a typical node, its DNS server Azure's 168.63.129.16) and the
+    empty uid of a pod without ``metadata.uid``; each with the key that sets it."""
+    values = []
+    for name, key, what in _NODE_VALUES:
+        if name in settings.given:
+            continue
+        value = getattr(settings.node, name)
+        shown = ", ".join(value) if isinstance(value, tuple) else str(value)
+        values.append(f"{what} {shown} ({key})")
+    parts = []
+    if values:
+        parts.append(
+            ("assumed a node (set each with --node-config FILE, key in parentheses): "
+             if settings.node_config is None else
+             f"assumed what --node-config {settings.node_config} does not set (key in "
+             "parentheses): ") + ", ".join(values)
+        )
+    if without_uid:
+        parts.append(
+            f"gave {without_uid} pod{'s' * (without_uid != 1)} without metadata.uid an "
+            "empty pod uid (set metadata.uid in the manifest to give one)"
+        )
+    return "run --dry-run " + "; ".join(parts) if parts else None
+
+
 def _dry_run(found: Iterator[Pod], settings: _Settings, session: Session) -> int:
     from kubelet_winnet.cli.session import JsonArray, invalid_pod
 
     array = JsonArray(settings.out)
+    built = 0  # pods whose requests were built
+    without_uid = 0
     for item in found:
         manifest = item.document.value
         record: dict[str, Any] = {
@@ -606,11 +661,13 @@ def _dry_run(found: Iterator[Pod], settings: _Settings, session: Session) -> int
             "pod": item.pod.identity,
         }
         try:
-            built, code = _dry_run_pod(manifest, _namespace(manifest), settings)
-            record.update(built)
-            stand_ins = _stand_ins(item, built["runPodSandbox"]["config"]["metadata"])
+            requests, code = _dry_run_pod(manifest, _namespace(manifest), settings)
+            record.update(requests)
+            stand_ins = _stand_ins(item, requests["runPodSandbox"]["config"]["metadata"])
             if stand_ins:
                 record["standIns"] = stand_ins
+            built += 1
+            without_uid += "uid" in stand_ins
             session.fail(code)
         except SandboxConfigError as exc:
             record["error"] = f"Failed to create pod sandbox: {exc}"
@@ -630,6 +687,9 @@ def _dry_run(found: Iterator[Pod], settings: _Settings, session: Session) -> int
             ) + "\n")
         array.add(record)
     array.close()
+    note = _assumed_note(settings, without_uid) if built else None
+    if note is not None:
+        session.note(note)
     return session.status
 
 

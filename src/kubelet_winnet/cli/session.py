@@ -226,13 +226,20 @@ def add_profile_arguments(
         KEP_WITHDRAWN_MINOR,
         MAX_MINOR,
         MIN_MINOR,
+        STATUS_AS_OF,
+        TIMELINE,
     )
 
+    candidates = "".join(
+        f"; as of {STATUS_AS_OF}, 1.{row.minor} is {row.status_text}"
+        for row in TIMELINE if row.status == "rc"
+    )
     parser.add_argument(
         "--kubelet-version", default=DEFAULT_KUBELET_VERSION,
         help=f"kubelet release, 1.{MIN_MINOR} to 1.{MAX_MINOR} (" + (without or (
             f"default {DEFAULT_KUBELET_VERSION}: the newest kubelet that sends hostNetwork "
-            f"to the runtime; KEP-3503 was withdrawn in 1.{KEP_WITHDRAWN_MINOR}")) + ")",
+            f"to the runtime; KEP-3503 was withdrawn in 1.{KEP_WITHDRAWN_MINOR}"))
+        + candidates + ")",
     )
     parser.add_argument(
         "--feature-gates", default=None,

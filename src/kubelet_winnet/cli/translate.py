@@ -86,8 +86,10 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             continue
         writer.config(item, config)
         if item.pod.spec.get("hostNetwork") is True and not decision.host_process:
+            # The line of the hostNetwork field, located as check locates a finding's.
+            line = item.document.line_of((*item.pod.spec_path, "hostNetwork"))
             session.note(
-                f"{item.where}: {item.pod.identity}: hostNetwork: true "
+                f"{item.document.source}:{line}: {item.pod.identity}: hostNetwork: true "
                 f"{profile.host_network_outcome}; the pod gets its own network namespace "
                 f"({session.prog} check explains)"
             )

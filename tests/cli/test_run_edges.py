@@ -36,7 +36,7 @@ from kubelet_winnet._kubelet import container_config, sandbox_config
 from kubelet_winnet._kubelet.container_config import MAX_EXPANDED_VALUE
 from kubelet_winnet.cli import main
 from tests.cri.test_cri import FakeRuntime, serving
-from tests.strategies import REPO_ROOT
+from tests.strategies import MUST_RUN, REPO_ROOT
 
 # The benchmarks' child-process prelude and peak reader (a sibling script there).
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -366,6 +366,15 @@ def _copy_error(code: int) -> str:
     return f"kubelet-winnet: error: cannot copy standard input: {os.strerror(code)}"
 
 
+def _needs(path: str, what: str) -> None:
+    """Skip without ``path`` (``what`` says why it is needed); under CI, fail."""
+    if not os.path.exists(path):
+        reason = f"needs {path}: {what}"
+        if MUST_RUN:
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
 def _errors(stderr: str) -> list[str]:
     """The error lines (notes, such as the dry run's assumed node, may come first)."""
     return [line for line in stderr.splitlines() if ": error: " in line]
@@ -377,8 +386,7 @@ def test_issue30_item4_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_r
 ) -> None:
     """The copy lands on /dev/full (every write: ENOSPC): exit 2 with the OS's reason,
     nothing printed, no pod read from what was left of stdin, no blame on the YAML."""
-    if not os.path.exists("/dev/full"):
-        pytest.skip("needs /dev/full (Linux, FreeBSD)")
+    _needs("/dev/full", "a device whose every write fails with ENOSPC (Linux, FreeBSD)")
     import kubelet_winnet.cli.run as run_module
 
     monkeypatch.setattr(run_module, "_temporary_copy",
@@ -479,8 +487,7 @@ def test_issue30_item5_no_signal_leaves_the_stdin_copy_behind(
 ) -> None:
     """A signal while stdin is being copied (the input half sent, stdin still open)
     leaves nothing in $TMPDIR: the copy was never a name there to remove."""
-    if not Path("/proc/self/fd").is_dir():
-        pytest.skip("needs /proc to see the copy being written")
+    _needs("/proc/self/fd", "/proc, to see the copy being written")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}

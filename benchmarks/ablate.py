@@ -3,8 +3,8 @@
 Each one is switched off and on in alternating rounds on the benchmark row it serves
 (``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, or
 ``pod_sandbox_config`` or ``container_config`` of ``benchmarks/cri_requests.py``; same
-corpus; or, for the command line's, reading or translating a generated 2,000-pod List
-in kubectl's layout, in this process); the
+corpus; or, for the command line's, translating a generated 2,000-pod List in kubectl's
+layout, in this process); the
 table gives the median over rounds of time(off) / time(on). A row under 1.10 means the
 code should go. Usage: ``python benchmarks/ablate.py [--corpus DIR] [--rounds N]
 [--rows container_config]`` (``--rows``: only the rows whose name holds the text).
@@ -47,7 +47,6 @@ from kubelet_winnet._kubelet.rules import (
     SandboxDecision,
     WindowsOptions,
 )
-from kubelet_winnet.cli import input as _input
 from kubelet_winnet.cli import main as cli_main
 from kubelet_winnet.cli import translate as _translate_module
 
@@ -184,11 +183,6 @@ def _list_file(pods: int) -> str:
     return str(path)
 
 
-def _read_list(path: str) -> None:
-    for _ in _input.read_source(path):
-        pass
-
-
 def _translate_list(path: str) -> None:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         cli_main(["translate", path, "-o", "json"])
@@ -242,8 +236,6 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_container_config, "_HASHES", _NoCache())),
         ("quick container builder (_container_config._quick_config)", "container_config",
          accepted, _quick_container_builder()),
-        ("List item fast path (cli.input._fast_decoder)", "read List", [listed],
-         _swap(_input, "_fast_decoder", lambda: None)),
         ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],
          _swap(_translate_module, "_CONFIG_JSON", _NoCache())),
     ]
@@ -256,9 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rounds = args.rounds if row != "V1Pod" else max(args.rounds // 4, 3)
         function = {"pod_sandbox_config": _sandbox, "pod_sandbox_config V1Pod": _sandbox,
                     "container_config": _container,
-                    "read List": _read_list, "translate -o json": _translate_list}.get(
+                    "translate -o json": _translate_list}.get(
             row, _translate)
-        whole_runs = row in ("read List", "translate -o json")  # one run is a whole file
+        whole_runs = row == "translate -o json"  # one run is a whole file
         loops = 1 if whole_runs else 3
         for _ in range(max(args.rounds // 8, 3) if whole_runs else rounds):
             on()

@@ -2,7 +2,7 @@
 
 Usage (after ``pip install -e .[test]``; the candidates are optional)::
 
-    pip install orjson ijson              # msgspec is a dependency; a missing candidate is skipped
+    pip install msgspec orjson ijson      # a missing candidate is skipped
     python benchmarks/readers.py          # a 20,000-pod List, ~1 minute
     python benchmarks/readers.py --quick  # 500 pods, one round (CI: it must run)
 
@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 gen_manifests = importlib.import_module("gen_manifests")  # a sibling script, not a package
 
 from kubelet_winnet.cli import input as reader  # noqa: E402
+from kubelet_winnet.cli.input.json_reader import DECODER  # noqa: E402
 
 
 def _optional(name: str) -> Any:
@@ -75,7 +76,7 @@ def _read_source(path: Path) -> Callable[[], int]:
 
 
 def _stdlib(texts: list[str], hooks: bool) -> Callable[[], int]:
-    decoder = reader._DECODER if hooks else json.JSONDecoder()
+    decoder = DECODER if hooks else json.JSONDecoder()
     return lambda: sum(1 for text in texts if decoder.raw_decode(text)[0])
 
 

@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import re
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -164,6 +165,69 @@ def require_tool(name: str, install: str) -> str:
             pytest.fail(f"{name} is not on PATH under KUBELET_WINNET_CI=1: {install}")
         pytest.skip(f"{name} is not on PATH: {install} to run these")
     return found
+
+
+# --- the input layer's tests (tests/cli/test_input*.py) -----------------------------------
+
+# Peak RSS of a child, from inside it: VmHWM belongs to the process image, while
+# ru_maxrss also counts the parent's memory at the fork before exec (Linux keeps the max).
+PEAK_KB = (
+    "import resource\n"
+    "def peak_kb():\n"
+    "    try:\n"
+    "        with open('/proc/self/status') as status:\n"
+    "            for line in status:\n"
+    "                if line.startswith('VmHWM:'):\n"
+    "                    return int(line.split()[1])\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+)
+POD_YAML = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  hostNetwork: true\n"
+POD_VALUE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+             "spec": {"hostNetwork": True}}
+
+
+def read_input(path: Path, limits: Any = None) -> list[Any]:
+    """Every Document and BadInput the input layer gives for ``path``."""
+    from kubelet_winnet.cli.input import Limits, read_source
+
+    return list(read_source(str(path), limits or Limits()))
+
+
+def read_input_text(text: str) -> list[Any]:
+    """:func:`read_input` of ``text`` written to a file (the reader goes by content)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False,
+                                     encoding="utf-8") as handle:
+        handle.write(text)
+    try:
+        return read_input(Path(handle.name))
+    finally:
+        os.unlink(handle.name)
+
+
+def input_values(found: list[Any]) -> list[Any]:
+    """The values of the Documents of :func:`read_input`."""
+    from kubelet_winnet.cli.input import Document
+
+    return [d.value for d in found if isinstance(d, Document)]
+
+
+def bad_inputs(found: list[Any]) -> list[Any]:
+    """The BadInputs of :func:`read_input`."""
+    from kubelet_winnet.cli.input import BadInput
+
+    return [d for d in found if isinstance(d, BadInput)]
+
+
+def write_input(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    """``text`` (UTF-8 when a str) written to ``tmp_path / name``."""
+    path = tmp_path / name
+    if isinstance(text, str):
+        path.write_text(text, encoding="utf-8")
+    else:
+        path.write_bytes(text)
+    return path
 
 
 def corpus_params(cases: Callable[[], Iterable[tuple[str, Any]]]) -> list[Any]:

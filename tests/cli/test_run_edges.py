@@ -10,10 +10,17 @@ containers), never timings of the library.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
 import json
+import os
 import resource
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +36,7 @@ from kubelet_winnet._kubelet import container_config, sandbox_config
 from kubelet_winnet._kubelet.container_config import MAX_EXPANDED_VALUE
 from kubelet_winnet.cli import main
 from tests.cri.test_cri import FakeRuntime, serving
-from tests.strategies import REPO_ROOT
+from tests.strategies import MUST_RUN, REPO_ROOT
 
 # The benchmarks' child-process prelude and peak reader (a sibling script there).
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -333,3 +340,179 @@ def test_issue16_a_bad_runtime_request_timeout_is_one_line(
     out, err = capsys.readouterr()
     assert exit_.value.code == 2 and out == ""
     assert err.count("\n") == 1 and reason in err and "--runtime-request-timeout" in err, err
+
+
+# --- issue 30 items 4 and 5: the copy of standard input -----------------------------------
+#
+# `run` reads its input twice (ConfigMaps first, then the pods), so stdin is copied to a
+# temporary file first. Expected texts are the OS's own strerror for the errno.
+
+_WINDOWS_POD = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+                "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                         "containers": [{"name": "c", "image": "i"}]}}
+
+
+def _pods_text(size: int) -> bytes:
+    """YAML documents of Windows pods, at least ``size`` bytes, not a multiple of 1 MiB
+    (a copy cut at a 1 MiB read then ends inside a document)."""
+    one = ("---\n" + yaml.safe_dump(_WINDOWS_POD)).encode()
+    text = one * (size // len(one) + 1)
+    assert len(text) % (1 << 20)
+    return text
+
+
+def _copy_error(code: int) -> str:
+    return f"kubelet-winnet: error: cannot copy standard input: {os.strerror(code)}"
+
+
+def _needs(path: str, what: str) -> None:
+    """Skip without ``path`` (``what`` says why it is needed); under CI, fail."""
+    if not os.path.exists(path):
+        reason = f"needs {path}: {what}"
+        if MUST_RUN:
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def _errors(stderr: str) -> list[str]:
+    """The error lines (notes, such as the dry run's assumed node, may come first)."""
+    return [line for line in stderr.splitlines() if ": error: " in line]
+
+
+@pytest.mark.parametrize("size", [1_000, 3 << 20])  # one buffered write; several 1 MiB ones
+def test_issue30_item4_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_read(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, size: int,
+) -> None:
+    """The copy lands on /dev/full (every write: ENOSPC): exit 2 with the OS's reason,
+    nothing printed, no pod read from what was left of stdin, no blame on the YAML."""
+    _needs("/dev/full", "a device whose every write fails with ENOSPC (Linux, FreeBSD)")
+    import kubelet_winnet.cli.run as run_module
+
+    monkeypatch.setattr(run_module, "_temporary_copy",
+                        lambda: open("/dev/full", "w+b"))  # noqa: SIM115 - closed by run
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_pods_text(size))))
+    code, out, err = run(capsys, "--dry-run", "-")
+    assert (code, out) == (2, "")
+    assert _errors(err) == [_copy_error(errno.ENOSPC)]
+
+
+def test_issue30_item4_a_file_size_limit_under_the_stdin_copy_is_said(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE below the input (SIGXFSZ ignored, as Python does): the write fails
+    with EFBIG part-way through a 3 MiB input that is not a multiple of 1 MiB."""
+    text = _pods_text(3 << 20)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))
+
+    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run", "-"],
+        input=text, capture_output=True, timeout=120, env=env, preexec_fn=limit,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert _errors(done.stderr.decode()) == [_copy_error(errno.EFBIG)]
+    assert os.listdir(scratch) == []
+
+
+# A child that gives up root after its imports (a read-only directory binds root in
+# nothing); argv: a pod file to warm up with, the temporary directory to pin ("" none).
+_AS_NOBODY = """\
+import contextlib, io, os, sys, tempfile
+from kubelet_winnet.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["run", "--dry-run", sys.argv[1]])
+tempfile.tempdir = sys.argv[2] or None
+if os.geteuid() == 0:
+    os.setgid(65534)
+    os.setuid(65534)
+sys.exit(main(["run", "--dry-run", "-"]))
+"""
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_issue30_item4_a_read_only_temporary_directory(tmp_path: Path, pinned: bool) -> None:
+    """$TMPDIR read-only: Python's tempfile takes the next usable directory (its
+    documented search), and every pod is read. No usable directory at all (the
+    directory pinned as tempfile's own): exit 2, "Permission denied", nothing read."""
+    base = Path(tempfile.mkdtemp(prefix="kubelet-winnet-"))
+    try:
+        base.chmod(0o755)
+        read_only = base / "ro"
+        read_only.mkdir(mode=0o555)
+        read_only.chmod(0o555)
+        pod = base / "pod.yaml"
+        pod.write_bytes(_pods_text(1))
+        pod.chmod(0o644)
+        env = {**os.environ, "TMPDIR": str(read_only), "PYTHONDONTWRITEBYTECODE": "1"}
+        done = subprocess.run(
+            [sys.executable, "-c", _AS_NOBODY, str(pod), str(read_only) if pinned else ""],
+            input=_pods_text(20_000), capture_output=True, timeout=120, env=env, check=False,
+        )
+        assert os.listdir(read_only) == []
+    finally:
+        shutil.rmtree(base)
+    if pinned:
+        assert (done.returncode, done.stdout) == (2, b"")
+        assert _errors(done.stderr.decode()) == [_copy_error(errno.EACCES)]
+    else:
+        assert done.returncode == 0, done.stderr
+        records = json.loads(done.stdout)
+        assert len(records) == _pods_text(20_000).count(b"---\n")
+        assert records[0]["source"] == "<stdin>#1"
+
+
+def _holds_a_file_in(pid: int, directory: Path) -> bool:
+    """Whether process ``pid`` has a file in ``directory`` open (unlinked or not)."""
+    fds = Path(f"/proc/{pid}/fd")
+    with contextlib.suppress(OSError):
+        for fd in fds.iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd).startswith(str(directory) + os.sep):
+                    return True
+    return False
+
+
+@pytest.mark.parametrize(("signum", "status"), [
+    (signal.SIGTERM, -signal.SIGTERM),  # killed by the signal: a shell says 128 + 15
+    (signal.SIGHUP, -signal.SIGHUP),
+    (signal.SIGINT, 130),  # KeyboardInterrupt: the CLI exits 128 + 2 (cli/__init__.py)
+])
+def test_issue30_item5_no_signal_leaves_the_stdin_copy_behind(
+    tmp_path: Path, signum: int, status: int,
+) -> None:
+    """A signal while stdin is being copied (the input half sent, stdin still open)
+    leaves nothing in $TMPDIR: the copy was never a name there to remove."""
+    _needs("/proc/self/fd", "/proc, to see the copy being written")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )
+    try:
+        assert child.stdin is not None
+        child.stdin.write(_pods_text(256 << 10))
+        child.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not _holds_a_file_in(child.pid, scratch):
+            assert time.monotonic() < deadline, "the copy never started"
+            assert child.poll() is None, child.stderr.read() if child.stderr else b""
+            time.sleep(0.02)
+        time.sleep(0.1)  # the written part is in the copy: the child waits for more
+        child.send_signal(signum)
+        assert child.wait(timeout=60) == status
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        for stream in (child.stdin, child.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+    assert os.listdir(scratch) == []

@@ -28,7 +28,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import Command, Session
@@ -377,7 +377,9 @@ def run_command(args: argparse.Namespace, session: Session) -> int:
         except _UsageError as exc:
             session.error(str(exc))
 
-    with _copies([*args.paths, *args.filename], limits.max_bytes) as copies:
+    with _copies([*args.paths, *args.filename], limits.max_bytes, session) as copies:
+        if copies is None:  # said on stderr: nothing is read of an input half copied
+            return session.status
         # Pass 1: every ConfigMap and Secret (a pod may come before the ConfigMap it
         # reads) and every input error, before anything is sent or printed; no pod is
         # kept. Pass 2 reads the pods again, one at a time, so memory follows the
@@ -520,38 +522,85 @@ class _Lines:
         self._out.write(printable(text) + "\n")
 
 
+def _temporary_copy() -> IO[bytes]:
+    """An unlinked temporary file (``O_TMPFILE`` where the OS has it, else unlinked as
+    soon as it is made): whatever signal ends the process, SIGKILL included, nothing of
+    the input (possibly Secrets) stays in ``$TMPDIR``, and no handler is needed."""
+    return tempfile.TemporaryFile(prefix="kubelet-winnet-run-")
+
+
 @contextlib.contextmanager
-def _copies(arguments: list[str], max_bytes: int) -> Iterator[dict[str, str]]:
-    """Arguments that cannot be read twice (stdin, FIFOs, devices), each copied to a
-    temporary file, at most ``max_bytes`` + 1 bytes (the reader reports the excess)."""
+def _copies(
+    arguments: list[str], max_bytes: int, session: Session,
+) -> Iterator[dict[str, IO[bytes]] | None]:
+    """Arguments that cannot be read twice (stdin, FIFOs, devices), each copied to an
+    unlinked temporary file, at most ``max_bytes`` + 1 bytes (the reader reports the
+    excess). None, the error said, when a copy cannot be made: what was read of stdin
+    is gone, so nothing is read from it at all rather than its rest."""
     from kubelet_winnet.cli.input import replayable
 
-    copies: dict[str, str] = {}
-    with tempfile.TemporaryDirectory(prefix="kubelet-winnet-run-") as directory:
-        for index, argument in enumerate(dict.fromkeys(arguments)):
+    copies: dict[str, IO[bytes]] = {}
+    failure = ""
+    with contextlib.ExitStack() as stack:
+        for argument in dict.fromkeys(arguments):
             if replayable(argument):
                 continue
-            target = os.path.join(directory, str(index))
             try:
                 source = sys.stdin.buffer if argument == "-" else open(argument, "rb")  # noqa: SIM115
             except (OSError, AttributeError):
                 continue  # pass 1 reports it
+            if argument != "-":
+                stack.callback(source.close)
             try:
-                with open(target, "wb") as copy:
-                    left = max_bytes + 1
-                    while left > 0:
-                        chunk = source.read(min(left, 1 << 20))
-                        if not chunk:
-                            break
-                        copy.write(chunk)
-                        left -= len(chunk)
-            except OSError:
-                continue  # pass 1 reads the original and reports it
-            finally:
-                if argument != "-":
-                    source.close()
-            copies[argument] = target
-        yield copies
+                copies[argument] = _copy(source, stack, max_bytes)
+            except _Uncopied as exc:
+                name = "standard input" if argument == "-" else argument
+                failure = f"cannot {exc.verb} {name}: {exc.reason}"
+                break
+        if failure:
+            session.error(failure)
+            yield None
+        else:
+            yield copies
+
+
+def _discard(copy: IO[bytes]) -> None:
+    # Closing flushes: a copy that failed to write fails again, and that is said already.
+    with contextlib.suppress(OSError):
+        copy.close()
+
+
+class _Uncopied(Exception):
+    def __init__(self, verb: str, exc: OSError) -> None:
+        super().__init__(verb)
+        self.verb = verb  # "read" the source or "copy" it (the write failed)
+        self.reason = exc.strerror or str(exc) or type(exc).__name__
+
+
+def _copy(source: IO[bytes], stack: contextlib.ExitStack, max_bytes: int) -> IO[bytes]:
+    try:
+        copy = _temporary_copy()
+    except OSError as exc:  # no usable temporary directory
+        raise _Uncopied("copy", exc) from None
+    stack.callback(_discard, copy)
+    left = max_bytes + 1
+    while left > 0:
+        try:
+            chunk = source.read(min(left, 1 << 20))
+        except OSError as exc:
+            raise _Uncopied("read", exc) from None
+        if not chunk:
+            break
+        try:
+            copy.write(chunk)
+        except OSError as exc:  # ENOSPC; EFBIG past RLIMIT_FSIZE (Python ignores SIGXFSZ)
+            raise _Uncopied("copy", exc) from None
+        left -= len(chunk)
+    try:
+        copy.flush()
+    except OSError as exc:
+        raise _Uncopied("copy", exc) from None
+    return copy
 
 
 # The NodeContext fields --dry-run names when it assumes them: (field, --node-config

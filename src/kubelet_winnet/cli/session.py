@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import printable
@@ -359,7 +359,7 @@ def pods(
     args: argparse.Namespace, session: Session,
     others: Callable[[Document], None] | None = None,
     bad: Callable[[BadInput], bool] | None = None,
-    copies: Mapping[str, str] | None = None,
+    copies: Mapping[str, str | IO[bytes]] | None = None,
 ) -> Iterator[Pod]:
     """Each pod of the input, one at a time; bad input reported on the way. ``others``
     sees every document that is not yielded: one that holds no pod (``run`` keeps

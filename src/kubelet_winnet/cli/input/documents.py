@@ -1,0 +1,115 @@
+"""What the input layer hands over: a :class:`Document` (one object, with its lines) or a
+:class:`BadInput` (what is wrong, with file, document and line), and the words shared by
+the readers that make them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "STOPS",
+    "BadInput",
+    "Document",
+    "FieldPath",
+    "Refused",
+    "clip",
+    "json_kind",
+    "list_items",
+]
+
+#: A field's path inside a document: keys and list indexes.
+FieldPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """Input that cannot be read: ``document`` is 1-based (0: the file as a whole),
+    ``line`` 1-based (0: unknown)."""
+
+    source: str
+    document: int
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.source
+        if self.line:
+            where += f":{self.line}"
+        if self.document:
+            where += f": document {self.document}"
+        return f"{where}: {self.reason}"
+
+
+@dataclass(slots=True)  # not frozen: a frozen dataclass pays a setattr per field
+class Document:
+    """One object: a document of a file, or an item of a ``List`` document."""
+
+    source: str
+    document: int  # 1-based document number in the file
+    item: int | None  # index in the List's items, or None
+    line: int  # line where the object starts
+    value: dict[str, Any]
+    _locate: Callable[[FieldPath], int] = field(repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        text = f"{self.source}#{self.document}"
+        return text if self.item is None else f"{text}.items[{self.item}]"
+
+    def line_of(self, path: FieldPath) -> int:
+        """The line of the field at ``path`` (or of its nearest present parent)."""
+        try:
+            return self._locate(path) or self.line
+        except Exception:  # a locator is best effort: never lose a finding over it
+            return self.line
+
+
+#: Ends every error after which nothing more of the file is read (a parser that cannot
+#: recover, a limit): one wording for all of them.
+STOPS = "; reading of this file stops here"
+
+
+class Refused(Exception):
+    """Bad input found while reading; ``line`` 0 when unknown. ``fatal``: the rest of the
+    stream cannot be read (the message then ends with :data:`STOPS`)."""
+
+    def __init__(self, reason: str, line: int = 0, *, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.fatal = fatal
+
+    def bad_input(self, source: str, document: int) -> BadInput:
+        """The :class:`BadInput` a user reads for this refusal."""
+        return BadInput(source, document, self.line,
+                        self.reason + STOPS if self.fatal else self.reason)
+
+
+def list_items(value: dict[str, Any]) -> list[Any] | None:
+    """The items of a ``List`` (``kind`` ending in ``List``, as kubectl's ``*List``), else
+    None."""
+    kind = value.get("kind")
+    items = value.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        return items
+    return None
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value that is not an object is, in words."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is True or value is False:
+        return "a boolean"
+    return "a number"
+
+
+def clip(text: str, size: int = 40) -> str:
+    """``text`` as a JSON string, cut to about ``size`` characters."""
+    shown = json.dumps(text)
+    return shown if len(shown) <= size else shown[: size - 4] + '..."'

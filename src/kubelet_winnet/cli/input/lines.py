@@ -1,0 +1,228 @@
+"""Line locating: the line of a field inside a document, found only when a finding asks.
+
+A YAML document's lines are kept as it is composed (:class:`LineTable`); a JSON value's
+are found in its text (:class:`JsonLines`), linear in the findings of a document."""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kubelet_winnet._describe import json_string as _quote
+from kubelet_winnet.cli.input.documents import FieldPath
+
+__all__ = ["SKIPPER", "JsonLines", "LineTable", "json_locator", "spans_locator"]
+
+# Decodes anything the strict decoder does, to find where a value ends (refused values
+# are skipped with it too).
+SKIPPER = json.JSONDecoder(
+    parse_int=lambda text: 0, parse_float=lambda text: 0.0, parse_constant=lambda name: 0.0
+)
+
+class LineTable:
+    """Lines of a YAML document's nodes: ``id(container) -> (line, child lines)``."""
+
+    def __init__(self) -> None:
+        self.table: dict[int, tuple[int, Any]] = {}
+        self.keep: list[Any] = []  # containers stay alive while their ids are keys
+
+    def add(self, value: Any, line: int, lines: Any) -> None:
+        self.table[id(value)] = (line, lines)
+        self.keep.append(value)
+
+    def locate(self, root: Any, path: FieldPath) -> int:
+        node = root
+        entry = self.table.get(id(root))
+        best = 0 if entry is None else entry[0]
+        for part in path:  # the line of the deepest key present
+            entry = self.table.get(id(node))
+            if entry is None:
+                break
+            try:
+                best = entry[1][part]
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                break
+        return best
+
+
+def spans_locator(
+    spans: dict[str, tuple[str, int]], values: dict[str, Any]
+) -> Callable[[FieldPath], int]:
+    """Lines in a top-level object read key by key: each key's value has its own text."""
+    locators: dict[str, Callable[[FieldPath], int]] = {}
+
+    def locate(path: FieldPath) -> int:
+        if not path or path[0] not in spans:
+            return 0
+        key = str(path[0])
+        if key not in locators:
+            text, line = spans[key]
+            locators[key] = json_locator(text, line, values.get(key))
+        return locators[key](path[1:])
+
+    return locate
+
+
+def json_locator(text: str, first_line: int, value: Any) -> Callable[[FieldPath], int]:
+    """Lines inside a JSON value's text, found only when a finding asks."""
+    return JsonLines(text, first_line, value)
+
+
+_SCAN = json.scanner.make_scanner(SKIPPER)  # type: ignore[arg-type]
+_SPACE = re.compile(r"[ \t\n\r]*")
+_BLOCK = 12  # newlines are counted per block of 2**12 characters, once
+
+
+def _present(value: Any, path: FieldPath) -> int:
+    """How many leading parts of ``path`` are present in ``value``."""
+    for depth, part in enumerate(path):
+        if type(value) is dict:
+            if type(part) is not str or part not in value:
+                return depth
+        elif type(value) is list:
+            if type(part) is not int or not 0 <= part < len(value):
+                return depth
+        else:
+            return depth
+        value = value[part]
+    return len(path)
+
+
+def _skip_space(text: str, pos: int) -> int:
+    match = _SPACE.match(text, pos)
+    return pos if match is None else match.end()
+
+
+class JsonLines:
+    """The line of the field at a path inside one JSON value's text (called as a
+    locator), where the deepest key of the path present starts.
+
+    Linear in the findings of a document: each container on a path asked for is
+    scanned once (its members' offsets kept), each key's text searched for once, and a
+    line is counted from the start of its 4 KiB block, whose line is counted once."""
+
+    __slots__ = ("_blocks", "_members", "_text", "_unique", "_value")
+
+    def __init__(self, text: str, first_line: int, value: Any) -> None:
+        # Most documents are never asked: the tables are made by the first question.
+        self._text = text
+        self._value = value
+        self._blocks: list[int] | int = first_line  # then the line at each block's start
+
+    def __call__(self, path: FieldPath) -> int:
+        if isinstance(self._blocks, int):
+            self._blocks = [self._blocks]
+            self._members: dict[int, list[Any]] = {}
+            # (a key's JSON text, from where) -> (its only offset from there, its
+            # value's offset), or (-1, -1)
+            self._unique: dict[tuple[str, int], tuple[int, int]] = {}
+        return self._line(self._offset(path))
+
+    def _offset(self, path: FieldPath) -> int:
+        """Where the deepest key of ``path`` present starts (0: the value itself).
+
+        From the value reached so far (at first the whole text), a key of the rest of
+        the present path whose JSON string occurs once from there on (followed by a
+        colon) is that key: its value lies inside the one reached, and so does every
+        other occurrence it could be. The deepest such key is jumped to; when there is
+        none, one step of the walk through the containers' members is taken."""
+        text = self._text
+        present = _present(self._value, path)
+        begin, pos, found = 0, -1, 0  # parts resolved, where the value reached starts
+        while begin < present:
+            for index in range(present - 1, begin - 1, -1):
+                part = path[index]
+                if type(part) is str:
+                    at, value_at = self._unique_key(part, max(pos, 0))
+                    if at >= 0:
+                        begin, pos, found = index + 1, value_at, at
+                        break
+            else:
+                if pos < 0:
+                    pos = _skip_space(text, 0)
+                entry = self._member(pos, path[begin])
+                if entry is None:
+                    break
+                found, pos = entry
+                begin += 1
+        return found
+
+    def _unique_key(self, key: str, start: int) -> tuple[int, int]:
+        """(where the key's JSON string starts, where its value starts) when it occurs
+        once in the text from ``start`` on, as a key; (-1, -1) otherwise."""
+        needle = _quote(key)
+        known = self._unique.get((needle, start))
+        if known is not None:
+            return known
+        text = self._text
+        at = text.find(needle, start)
+        value_at = -1
+        if at >= 0 and text.find(needle, at + 1) < 0:
+            colon = _skip_space(text, at + len(needle))
+            if text.startswith(":", colon):
+                value_at = _skip_space(text, colon + 1)
+        found = (at, value_at) if value_at >= 0 else (-1, -1)
+        self._unique[needle, start] = found
+        return found
+
+    def _member(self, pos: int, part: str | int) -> tuple[int, int] | None:
+        """(where the key or element ``part`` of the container at ``pos`` starts, where
+        its value starts), or None. The container is scanned from where the last question
+        stopped, only as far as ``part``: every sibling value is skipped once, by the C
+        scanner."""
+        text = self._text
+        state = self._members.get(pos)
+        if state is None:  # [members, where to go on (-1: the end), opener, skip first]
+            opener = text[pos:pos + 1]
+            go_on = _skip_space(text, pos + 1) if opener in ("{", "[") else -1
+            state = self._members[pos] = [{}, go_on, opener, False]
+        members: dict[str | int, tuple[int, int]] = state[0]
+        go_on, opener, skip = state[1], state[2], state[3]
+        entry = members.get(part)
+        if entry is not None or go_on < 0:
+            return entry
+        scan = _SCAN
+        space = _skip_space
+        try:
+            while go_on >= 0:
+                if skip:  # the value of the member found last time
+                    _, at = scan(text, go_on)
+                    at = space(text, at)
+                    go_on = space(text, at + 1) if text.startswith(",", at) else -1
+                    skip = False
+                    continue
+                if opener == "{":
+                    if not text.startswith('"', go_on):
+                        go_on = -1
+                        break
+                    key_at = go_on
+                    key, at = scan(text, go_on)
+                    at = space(text, space(text, at) + 1)  # past ":"
+                    members.setdefault(key, (key_at, at))
+                else:
+                    if go_on >= len(text) or text[go_on] == "]":
+                        go_on = -1
+                        break
+                    key, at = len(members), go_on
+                    members[key] = (at, at)
+                go_on, skip = at, True
+                if key == part:
+                    break
+        except (StopIteration, ValueError, RecursionError):  # text the decoder refused
+            go_on = -1
+        state[1], state[3] = go_on, skip
+        return members.get(part)
+
+    def _line(self, offset: int) -> int:
+        text = self._text
+        blocks = self._blocks
+        assert isinstance(blocks, list)
+        block = offset >> _BLOCK
+        while len(blocks) <= block:
+            start = (len(blocks) - 1) << _BLOCK
+            blocks.append(blocks[-1] + text.count("\n", start, start + (1 << _BLOCK)))
+        return blocks[block] + text.count("\n", block << _BLOCK, offset)

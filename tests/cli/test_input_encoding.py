@@ -69,6 +69,9 @@ def test_utf16_json(tmp_path: Path, bom: bytes) -> None:
     (codecs.BOM_UTF32_LE + "kind: Pod\n".encode("utf-32-le"), 1, "UTF-32"),
     (bytes(range(256)) * 4, 0, ""),
     (b"kind: Pod\n\x00\x01", 0, "YAML"),
+    (b" \x80", 1, "UTF-8"),  # a bad byte after whitespace: the file's start is read twice
+    (b" \n\n\t\x80", 3, "UTF-8"),
+    (b"\n" * 70000 + b"\xff", 70001, "UTF-8"),  # past the first chunk
 ])
 def test_other_bytes_are_bad_input(tmp_path: Path, data: bytes, line: int, words: str) -> None:
     (problem,) = read_input(write_input(tmp_path, "x.yaml", data))

@@ -240,10 +240,6 @@ def _whitespace_then_bad_utf8(data: bytes) -> bool:
     return False
 
 
-@pytest.mark.xfail(strict=True, raises=Exception, reason=(
-    "input layer bug (cli/input.py _read): when a file starts with whitespace and then a "
-    "byte that is not UTF-8, the whitespace loop's text.read() lets the private _Refused "
-    "escape instead of a BadInput; `check` shows a traceback for the same file"))
 def test_input_layer_whitespace_then_bad_utf8(tmp_path: Path) -> None:
     (tmp_path / "10-net.conflist").write_bytes(b" \x80")
     found = read_node([str(tmp_path)])

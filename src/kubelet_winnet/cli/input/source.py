@@ -67,12 +67,16 @@ def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | Ba
         yield exc.bad_input(source, 1)
         return
     start = first.lstrip(WHITESPACE)
-    while not start and first:  # whitespace only so far
-        more = text.read()
-        if not more:
-            break
-        first += more
-        start = first.lstrip(WHITESPACE)
+    try:
+        while not start and first:  # whitespace only so far
+            more = text.read()
+            if not more:
+                break
+            first += more
+            start = first.lstrip(WHITESPACE)
+    except Refused as exc:  # a bad byte after leading whitespace stops the file too
+        yield exc.bad_input(source, 1)
+        return
     if start[:1] in ("{", "["):
         reader = JsonReader(text, first, limits)
         try:

@@ -52,8 +52,9 @@ class GoOracle:
         return [base64.b64decode(text) for text in self.ask(op, sent)]
 
     def close(self) -> None:
-        if self._process.stdin is not None:
-            self._process.stdin.close()
+        for stream in (self._process.stdin, self._process.stdout):
+            if stream is not None:
+                stream.close()
         self._process.wait(timeout=10)
 
 

@@ -144,8 +144,13 @@ _SHORT = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09:
           0x0B: "\\v", 0x22: '\\"', 0x5C: "\\\\"}
 
 
-def _escape(char: str) -> str:
+# What quote may have to escape: anything but printable ASCII other than " and \.
+_NOT_PLAIN = re.compile(r'[^ !#-\[\]-~]')
+
+
+def _escape(match: re.Match[str]) -> str:
     # strconv.appendEscapedRune, with quote '"', not ASCII-only.
+    char = match.group()
     rune = ord(char)
     short = _SHORT.get(rune)
     if short is not None:
@@ -177,9 +182,7 @@ def quote(value: str | bytes) -> str:
         # Each byte that is not UTF-8 becomes one surrogate U+DC80..U+DCFF; well-formed
         # UTF-8 never decodes to a surrogate, so _escape can tell them apart.
         text = bytes(value).decode("utf-8", "surrogateescape")
-    return '"' + "".join(
-        char if " " <= char <= "~" and char not in '"\\' else _escape(char) for char in text
-    ) + '"'
+    return '"' + _NOT_PLAIN.sub(_escape, text) + '"'
 
 
 def format_map(items: Mapping[str, str]) -> str:

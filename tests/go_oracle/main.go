@@ -88,7 +88,7 @@ func handle(req request) ([]any, error) {
 	}
 	for _, item := range req.Items {
 		switch req.Op {
-		case "quote", "quote_ascii", "bytes":
+		case "quote", "bytes":
 			s, err := unb64(item)
 			if err != nil {
 				return nil, err
@@ -96,8 +96,6 @@ func handle(req request) ([]any, error) {
 			switch req.Op {
 			case "quote":
 				out = append(out, b64(fmt.Sprintf("%q", s)))
-			case "quote_ascii":
-				out = append(out, b64(fmt.Sprintf("%+q", s)))
 			default:
 				// len, utf8.ValidString, and utf8.DecodeRuneInString at every byte offset.
 				var runes [][2]int

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import ntpath
-import re
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,7 +122,7 @@ def test_quote_round_trips_through_json_for_printable_ascii(text: str) -> None:
         assert quoted == f'"{text}"'
     if all("\ud800" <= c <= "\udfff" or (golang.is_print(ord(c)) and c not in '"\\')
            for c in text):
-        assert quoted[1:-1] == re.sub("[\ud800-\udfff]", "\ufffd", text)
+        assert quoted[1:-1] == golang.go_bytes(text).decode("utf-8")
 
 
 # --- FormatMap ------------------------------------------------------------------------------
@@ -299,3 +298,13 @@ def test_join_under_a_drive_is_what_ntpath_gave(root: str, parts: list[str]) -> 
     # differ elsewhere, e.g. Clean("C:") is "C:." and ntpath's is "C:".
     assert golang.join_windows(root, *parts) == ntpath.normpath(ntpath.join(root, *parts))
     assert golang.clean_windows("C:") == "C:." != ntpath.normpath("C:")
+
+
+def test_surrogates_are_what_gos_json_decoder_makes_of_them() -> None:
+    # encoding/json: "invalid UTF-8 or invalid UTF-16 surrogate pairs are not treated as
+    # an error. Instead, they are replaced by the Unicode replacement character U+FFFD";
+    # a valid pair is one character.
+    assert golang.go_bytes(json.loads('"a\\ud800b"')) == "a\ufffdb".encode()
+    assert golang.go_bytes("\ud83d\ude00") == "\U0001f600".encode()
+    assert golang.go_bytes("\ude00\ud83d") == "\ufffd\ufffd".encode()
+    assert golang.quote("\ud83d\ude00\ud800") == '"\U0001f600\ufffd"'  # U+FFFD prints

@@ -10,8 +10,10 @@ rows of Go's own ``path/filepath`` tests instead.
 
 A Python ``str`` stands for the Go string of its UTF-8 bytes (:func:`go_bytes`). A lone
 surrogate (``json.loads`` lets ``"\\ud800"`` through; no UTF-8 can hold it) stands for
-U+FFFD, which is what Go's ``encoding/json`` makes of that escape, so the kubelet, which
-reads the pod through Go's JSON decoder, holds U+FFFD there.
+U+FFFD, which is what Go's ``encoding/json`` makes of that escape ("invalid UTF-8 or
+invalid UTF-16 surrogate pairs are not treated as an error. Instead, they are replaced by
+the Unicode replacement character U+FFFD"), so the kubelet, which reads the pod through
+Go's JSON decoder, holds U+FFFD there.
 
 No I/O; no state.
 """
@@ -56,11 +58,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _without_surrogates(text: str) -> str:
-    return _SURROGATE.sub("\ufffd", text)
+    # As Go's JSON decoder reads "\ud83d\ude00" (one rune) and "\ud800" (U+FFFD): a high
+    # and a low surrogate side by side are the character they encode, any other U+FFFD.
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def go_bytes(text: str) -> bytes:
-    """The bytes of the Go string ``text`` stands for: UTF-8, a lone surrogate as U+FFFD."""
+    """The bytes of the Go string ``text`` stands for: UTF-8, a lone surrogate as U+FFFD
+    (a high and a low one side by side as the character they encode)."""
     if text.isascii():
         return text.encode("ascii")
     try:

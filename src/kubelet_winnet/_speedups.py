@@ -33,7 +33,7 @@ _ENV = "KUBELET_WINNET_NO_FAST_PATHS"
 _off: set[str] = set(FAST_PATHS) if os.environ.get(_ENV, "") not in ("", "0") else set()
 
 
-class GiveUp(Exception):
+class GiveUp(Exception):  # noqa: N818 - a signal, not an error a user ever sees
     """Raised by a fast path that cannot answer; the caller then runs the reference."""
 
 

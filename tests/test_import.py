@@ -200,6 +200,7 @@ def test_every_error_is_a_winnet_error(cls: type[BaseException]) -> None:
         kubelet_winnet.FeatureGateError,
         kubelet_winnet.UnsupportedVersionError,
         kubelet_winnet.InvalidRequestError,
+        kubelet_winnet.InvalidUtf8Error,
     ],
     ids=lambda c: c.__name__,
 )
@@ -308,6 +309,13 @@ ERROR_SAMPLES: list[tuple[BaseException, dict[str, object]]] = [
         errors.CriError("/runtime.v1.RuntimeService/RunPodSandbox", "UNAVAILABLE", "no socket"),
         {"method": "/runtime.v1.RuntimeService/RunPodSandbox", "code": "UNAVAILABLE",
          "details": "no socket"},
+    ),
+    (
+        errors.InvalidUtf8Error(
+            "spec.containers[0].env[0].value", "not UTF-8", b"$\xc3\x83\xa9"
+        ),
+        {"field": "spec.containers[0].env[0].value", "reason": "not UTF-8",
+         "value": b"$\xc3\x83\xa9"},
     ),
     (
         errors.CriEndpointError("tcp://x", "unsupported scheme 'tcp'"),

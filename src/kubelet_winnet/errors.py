@@ -23,6 +23,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidPodError",
     "InvalidRequestError",
+    "InvalidUtf8Error",
     "NodeConfigError",
     "SandboxConfigError",
     "StateFileError",
@@ -124,6 +125,27 @@ class UnsupportedVersionError(WinnetError, ValueError):
 
     def __reduce__(self) -> tuple[type[UnsupportedVersionError], tuple[object, str]]:
         return (type(self), (self.version, self.reason))
+
+
+class InvalidUtf8Error(WinnetError, ValueError):
+    """The kubelet would put bytes that are not UTF-8 into a request field, at ``field``
+    (the pod's JSON path, e.g. ``spec.containers[0].env[2].value``); ``value`` holds the
+    kubelet's bytes.
+
+    A ``runtime.v1`` string cannot hold them, so no request is built. What the kubelet
+    does is in ``reason``: kubelets 1.34 and later fail ``CreateContainer`` with gRPC's
+    text ``grpc: error while marshaling: string field contains invalid UTF-8`` (the
+    container waits in ``CreateContainerError``; kubernetes#136323); older ones send the
+    bytes and leave it to the runtime."""
+
+    def __init__(self, field: str, reason: str, value: bytes = b"") -> None:
+        self.field = field
+        self.reason = reason
+        self.value = value
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+    def __reduce__(self) -> tuple[type[InvalidUtf8Error], tuple[str, str, bytes]]:
+        return (type(self), (self.field, self.reason, self.value))
 
 
 class InvalidRequestError(WinnetError, ValueError):

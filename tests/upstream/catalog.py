@@ -8,6 +8,7 @@ from types import ModuleType
 from tests.upstream import (
     container_helpers,
     dns,
+    expansion,
     kubelet_pods,
     kubelet_pods_env,
     kubelet_pods_windows,
@@ -33,6 +34,7 @@ MODULES: tuple[ModuleType, ...] = (
     kubelet_pods_env,
     kubelet_pods_windows,
     dns,
+    expansion,
     validation_windows,
     not_transcribed,
 )

@@ -9,7 +9,8 @@ mount), ``MakeAbsolutePath`` / ``IsWindowsLocalPath`` / ``IsWindowsUNCPath`` in
 pkg/volume/util/util.go, ``IsAbs`` in pkg/util/filesystem/util_windows.go,
 ``ExpandContainerVolumeMounts`` in pkg/kubelet/container/helpers.go and the volume plugins'
 ``GetPath`` (``<root>\\pods\\<uid>\\volumes\\kubernetes.io~<plugin>\\<volume>``, via
-``GetPodVolumeDir``). Paths are joined as Go's ``filepath.Join`` does on Windows.
+``GetPodVolumeDir``). Paths are joined as Go's ``filepath.Join`` does on Windows
+(``golang.join_windows``).
 
 The volume manager's state is not modelled: the host path of a volume the library cannot
 place (a PersistentVolumeClaim, CSI, ...) is an explicit input (``volume_paths``), and the
@@ -18,13 +19,13 @@ termination log's random file name (``makeUID``: ``%08x`` of ``rand.Uint32()``) 
 
 from __future__ import annotations
 
-import ntpath
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubelet_winnet._describe import type_name
-from kubelet_winnet._kubelet.expansion import expand
+from kubelet_winnet._kubelet.expansion import ExpansionNotUtf8, expand, not_utf8_error
+from kubelet_winnet._kubelet.golang import join_windows, quote
 from kubelet_winnet._kubelet.node import is_mapping
 from kubelet_winnet._kubelet.pod import is_utf8
 from kubelet_winnet._kubelet.podview import (
@@ -34,7 +35,7 @@ from kubelet_winnet._kubelet.podview import (
     get_objects,
     get_str,
 )
-from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
+from kubelet_winnet._kubelet.profile import ExpansionRule
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = ["PLUGIN_DIRS", "container_mounts", "make_absolute_path"]
@@ -104,11 +105,8 @@ def is_abs_path(path: str, minor: int) -> bool:
 
 
 def join_path(*parts: str) -> str:
-    """``filepath.Join`` on Windows: empty elements dropped, the rest cleaned."""
-    kept = [part for part in parts if part]
-    if not kept:
-        return ""
-    return ntpath.normpath("\\".join(kept))
+    """``filepath.Join`` on Windows (:func:`golang.join_windows`)."""
+    return join_windows(*parts)
 
 
 def is_plain_part(part: str) -> bool:
@@ -152,11 +150,20 @@ class _Missing(Mapping[str, str]):
         return len(self.env)
 
 
-def expand_sub_path(expression: str, env: Mapping[str, str]) -> str:
+def expand_sub_path(
+    expression: str, env: Mapping[str, str], rule: ExpansionRule | None = None,
+    field: str = "subPathExpr",
+) -> str:
     """``ExpandContainerVolumeMounts``: ``$(NAME)`` by the container's variables; a
-    name without a non-empty value fails the container."""
+    name without a non-empty value fails the container. ``rule``: the kubelet's
+    expansion (``profile.expansion_rule``; rune-wise without it); a result that is not
+    UTF-8 raises ``InvalidUtf8Error`` at ``field``."""
     lookup = _Missing(env)
-    expanded = expand(expression, lookup)
+    try:
+        expanded = expand(expression, lookup, runes=rule is None or rule.rune_wise)
+    except ExpansionNotUtf8 as exc:
+        assert rule is not None  # only the byte-wise rule makes bytes that are not UTF-8
+        raise not_utf8_error(field, "subPathExpr", exc.value, rule) from None
     if lookup.missing:
         raise SandboxConfigError(
             "missing value for " + ", ".join(sorted(lookup.missing)), _ERROR_RULE
@@ -252,14 +259,15 @@ def container_mounts(
     view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
     container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
     volume_paths: Mapping[str, str], termination_log_id: str,
-    host_process: Callable[[], bool] | None = None,
+    host_process: Callable[[], bool] | None = None, expansion: ExpansionRule | None = None,
 ) -> list[tuple[str, str, bool]]:
     """``ContainerConfig.mounts`` as (container path, host path, read-only): the volume
     mounts in order, the managed hosts file, then the termination log. Every one has
     ``propagation`` ``PROPAGATION_PRIVATE`` (0): ``translateMountPropagation`` returns it on
     Windows, whatever ``mountPropagation`` says; ``selinux.GetEnabled()`` is false there.
     ``host_process``: :func:`has_host_process_container` of the pod, from facts the
-    caller has read (asked only when the hosts file would be mounted)."""
+    caller has read (asked only when the hosts file would be mounted). ``expansion``: the
+    kubelet's ``$(VAR)`` rule for ``subPathExpr`` (rune-wise without it)."""
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
     should_mount = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
@@ -277,8 +285,8 @@ def container_mounts(
         mount_hosts = mount_hosts and mount_path != WINDOWS_ETC_HOSTS_PATH
         if name not in volumes:
             raise SandboxConfigError(
-                f"cannot find volume {go_percent_q(name)} to mount into container "
-                f"{go_percent_q(container_name)}",
+                f"cannot find volume {quote(name)} to mount into container "
+                f"{quote(container_name)}",
                 _ERROR_RULE,
             )
         kind, source, volume_at = volumes[name]
@@ -288,7 +296,7 @@ def container_mounts(
         sub_path = get_str(mount, "subPath", where)
         expression = get_str(mount, "subPathExpr", where)
         if expression:
-            sub_path = expand_sub_path(expression, env)
+            sub_path = expand_sub_path(expression, env, expansion, f"{where}subPathExpr")
         if sub_path:
             if is_abs_path(sub_path, minor):
                 raise SandboxConfigError(

@@ -33,8 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
+    "EXPANSION_FIXED_IN",
+    "EXPANSION_RUNE_WISE_MINOR",
     "KEP_WITHDRAWN_MINOR",
     "LAST_NAMESPACE_OPTIONS_MINOR",
+    "MARSHAL_CHECKS_UTF8_MINOR",
     "MAX_MINOR",
     "MIN_MINOR",
     "MODELLED_GATES",
@@ -42,6 +45,7 @@ __all__ = [
     "TIMELINE",
     "WINDOWS_HOST_NETWORK",
     "Band",
+    "ExpansionRule",
     "FeatureGates",
     "GateResolution",
     "GateStage",
@@ -49,6 +53,7 @@ __all__ = [
     "Release",
     "ReleaseStatus",
     "bands",
+    "expansion_rule",
     "kubelet_profile",
     "parse_feature_gates",
     "parse_kubelet_version",
@@ -238,6 +243,47 @@ def parse_kubelet_version(value: KubeletVersionInput) -> KubeletVersion:
             "kubelet_version", 'a string like "1.32" or a KubeletVersion', type_name(value)
         )
     return _parse_version(value)
+
+
+# --- $(VAR) expansion, per release --------------------------------------------------------
+# third_party/forked/golang/expansion read the character after a lone "$" as one byte
+# (Go's string(input[0])) until kubernetes PR #136325 (January 2026, issue #136323) made it
+# read a rune. Cherry-picks: #136490 shipped in 1.34.4, #136491 in 1.35.1 (CHANGELOG-1.34.md,
+# CHANGELOG-1.35.md: "Fixes a 1.34 regression starting pods with environment variables with
+# a value containing `$` followed by a multi-byte character"); 1.36.0 has it from
+# v1.36.0-alpha.1. Minor -> the first patch release with the fix.
+EXPANSION_FIXED_IN: Mapping[int, int] = {34: 4, 35: 1}
+EXPANSION_RUNE_WISE_MINOR = 36  # every release from here on
+# The kubelet's CRI client refuses to marshal a string field that is not UTF-8 from 1.34
+# (cri-api left gogo protobuf between v1.34.0-alpha.1 and v1.34.0: issue #136323's bisect);
+# before, gogo encoded whatever bytes the string held.
+MARSHAL_CHECKS_UTF8_MINOR = 34
+
+
+@dataclass(frozen=True)
+class ExpansionRule:
+    """How kubelet ``version`` expands ``$(VAR)`` and what becomes of a value that is not
+    UTF-8 (only the byte-wise rule makes one from UTF-8 input)."""
+
+    version: KubeletVersion
+    rune_wise: bool
+    """The character after a lone ``$`` is read as a rune (kubernetes#136325), not a byte."""
+    marshal_checks_utf8: bool
+    """``CreateContainer`` fails to marshal a request holding a string that is not UTF-8."""
+
+
+def expansion_rule(version: KubeletVersion) -> ExpansionRule:
+    """The ``$(VAR)`` expansion of kubelet ``version``. A version without a patch
+    (``1.34``) means the newest patch release of that minor, which has every fix its
+    release branch got (``1.34.0`` asks for the first)."""
+    first_fixed = EXPANSION_FIXED_IN.get(version.minor)
+    if version.minor >= EXPANSION_RUNE_WISE_MINOR:
+        rune_wise = True
+    elif first_fixed is None:
+        rune_wise = False
+    else:
+        rune_wise = version.patch is None or version.patch >= first_fixed
+    return ExpansionRule(version, rune_wise, version.minor >= MARSHAL_CHECKS_UTF8_MINOR)
 
 
 # --- feature gates ----------------------------------------------------------------------

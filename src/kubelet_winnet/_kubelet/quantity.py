@@ -12,6 +12,8 @@ import math
 import re
 from fractions import Fraction
 
+from kubelet_winnet._kubelet import golang
+
 __all__ = [
     "go_div",
     "go_milli_value",
@@ -126,23 +128,16 @@ def milli_value(amount: Fraction) -> int:
 # and on ScaledValue's overflow: it wraps (the low 64 bits), or, in the newest
 # apimachinery, saturates (scale_int.go ``scaledValue``: "the result saturates").
 
-_INT64_MAX = 2**63 - 1
-_INT64_MIN = -(2**63)
+_INT64_MAX = golang.INT64_MAX
+_INT64_MIN = golang.INT64_MIN
 _DECIMAL_EXPONENT = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12,
                      "P": 15, "E": 18}
 _BINARY_EXPONENT = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 
-def wrap_int64(number: int) -> int:
-    """Two's-complement int64 overflow, as Go's ``*`` and ``big.Int.Int64()`` give it."""
-    number &= 2**64 - 1
-    return number - 2**64 if number > _INT64_MAX else number
-
-
-def go_div(dividend: int, divisor: int) -> int:
-    """Go's integer division: truncates toward zero."""
-    quotient = abs(dividend) // abs(divisor)
-    return quotient if (dividend < 0) == (divisor < 0) else -quotient
+# Go's int64 arithmetic lives in golang.py; these names stay for the builders' imports.
+wrap_int64 = golang.wrap_int64
+go_div = golang.div_int64
 
 
 def _int64_multiply(a: int, b: int) -> tuple[int, bool]:

@@ -1,0 +1,3 @@
+module kubelet-winnet/go-oracle
+
+go 1.22

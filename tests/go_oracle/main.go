@@ -1,0 +1,211 @@
+// The Go oracle: answers questions about Go's semantics with Go's own standard library,
+// so that kubelet_winnet/_kubelet/golang.py is checked against Go rather than against a
+// second reading of Go's documentation. Standard library only; no network.
+//
+// Protocol: one JSON object per line on stdin, one JSON answer per line on stdout. Strings
+// travel as base64 of their bytes (a Go string is bytes, not necessarily UTF-8); integers
+// travel as decimal strings (JSON numbers lose int64 precision in many readers). Each
+// request carries a batch ("items") so that one round trip answers many cases.
+package main
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+type request struct {
+	Op    string            `json:"op"`
+	Items []json.RawMessage `json:"items"`
+}
+
+type answer struct {
+	Out   []any  `json:"out,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+func unb64(raw json.RawMessage) (string, error) {
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return "", err
+	}
+	data, err := base64.StdEncoding.DecodeString(text)
+	return string(data), err
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func parseInt64(raw json.RawMessage) (int64, error) {
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(text, 10, 64)
+}
+
+// printRanges lists the inclusive [lo, hi] ranges of code points strconv.IsPrint accepts,
+// and fails if unicode.IsPrint disagrees anywhere (they are documented to be the same).
+func printRanges() ([]any, error) {
+	var out []any
+	start := rune(-1)
+	for r := rune(0); r <= unicode.MaxRune+1; r++ {
+		ok := r <= unicode.MaxRune && strconv.IsPrint(r)
+		if r <= unicode.MaxRune && ok != unicode.IsPrint(r) {
+			return nil, fmt.Errorf("strconv.IsPrint and unicode.IsPrint disagree on U+%04X", r)
+		}
+		switch {
+		case ok && start < 0:
+			start = r
+		case !ok && start >= 0:
+			out = append(out, []int32{start, r - 1})
+			start = -1
+		}
+	}
+	return out, nil
+}
+
+func handle(req request) ([]any, error) {
+	out := make([]any, 0, len(req.Items))
+	switch req.Op {
+	case "version":
+		return []any{runtimeVersion(), unicode.Version}, nil
+	case "print_ranges":
+		return printRanges()
+	case "string_of_byte":
+		// string(b) for every byte value: the conversion of an integer to a string.
+		for i := 0; i < 256; i++ {
+			b := byte(i)
+			out = append(out, b64(string(rune(b))))
+		}
+		return out, nil
+	}
+	for _, item := range req.Items {
+		switch req.Op {
+		case "quote", "bytes":
+			s, err := unb64(item)
+			if err != nil {
+				return nil, err
+			}
+			switch req.Op {
+			case "quote":
+				out = append(out, b64(fmt.Sprintf("%q", s)))
+			default:
+				// len, utf8.ValidString, and utf8.DecodeRuneInString at every byte offset.
+				var runes [][2]int
+				for i := 0; i < len(s); i++ {
+					r, size := utf8.DecodeRuneInString(s[i:])
+					runes = append(runes, [2]int{int(r), size})
+				}
+				out = append(out, map[string]any{
+					"len": len(s), "valid": utf8.ValidString(s), "runes": runes,
+				})
+			}
+		case "format_map":
+			// pkg/fieldpath FormatMap's steps, in the standard library: keys sorted as Go
+			// sorts strings, "%v=%q\n" per key, the last newline trimmed.
+			var encoded map[string]string
+			if err := json.Unmarshal(item, &encoded); err != nil {
+				return nil, err
+			}
+			m := map[string]string{}
+			for k, v := range encoded {
+				key, err := base64.StdEncoding.DecodeString(k)
+				if err != nil {
+					return nil, err
+				}
+				value, err := base64.StdEncoding.DecodeString(v)
+				if err != nil {
+					return nil, err
+				}
+				m[string(key)] = string(value)
+			}
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			text := ""
+			for _, k := range keys {
+				text += fmt.Sprintf("%v=%q\n", k, m[k])
+			}
+			out = append(out, b64(strings.TrimSuffix(text, "\n")))
+		case "int64":
+			// [op, a, b]: Go's int64 arithmetic, which wraps on overflow.
+			var parts []json.RawMessage
+			if err := json.Unmarshal(item, &parts); err != nil || len(parts) != 3 {
+				return nil, fmt.Errorf("int64 wants [op, a, b]")
+			}
+			var op string
+			if err := json.Unmarshal(parts[0], &op); err != nil {
+				return nil, err
+			}
+			a, err := parseInt64(parts[1])
+			if err != nil {
+				return nil, err
+			}
+			b, err := parseInt64(parts[2])
+			if err != nil {
+				return nil, err
+			}
+			var r int64
+			switch op {
+			case "add":
+				r = a + b
+			case "sub":
+				r = a - b
+			case "mul":
+				r = a * b
+			case "div":
+				r = a / b
+			case "rem":
+				r = a % b
+			default:
+				return nil, fmt.Errorf("unknown int64 op %q", op)
+			}
+			out = append(out, strconv.FormatInt(r, 10))
+		case "format_int":
+			// %v and strconv.FormatInt of an int64, which must agree.
+			n, err := parseInt64(item)
+			if err != nil {
+				return nil, err
+			}
+			v := fmt.Sprintf("%v", n)
+			if d := strconv.FormatInt(n, 10); d != v {
+				return nil, fmt.Errorf("%%v %s and FormatInt %s disagree", v, d)
+			}
+			out = append(out, v)
+		default:
+			return nil, fmt.Errorf("unknown op %q", req.Op)
+		}
+	}
+	return out, nil
+}
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<30)
+	w := bufio.NewWriter(os.Stdout)
+	enc := json.NewEncoder(w)
+	for in.Scan() {
+		var req request
+		var ans answer
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			ans.Error = err.Error()
+		} else if out, err := handle(req); err != nil {
+			ans.Error = err.Error()
+		} else {
+			ans.Out = out
+		}
+		if err := enc.Encode(ans); err != nil {
+			os.Exit(1)
+		}
+		w.Flush()
+	}
+}

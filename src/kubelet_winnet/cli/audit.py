@@ -560,13 +560,28 @@ _CSV_HEADER = (
 )
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV
+# Injection": = + - @, tab and carriage return); a node's kubeletVersion and every name of
+# a dump are free text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(text: str) -> str:
+    """One CSV cell, safe to open in a spreadsheet: the shared escaping rule, then a single
+    quote before a cell that would start a formula, as OWASP recommends. The writer quotes
+    every cell (OWASP's other half), so a separator inside a value never starts a new cell
+    that could begin with a formula character."""
+    text = printable(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 class _CsvWriter:
     def __init__(self, out: TextIO) -> None:
-        self._csv = csv.writer(out, lineterminator="\n")
+        self._csv = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
         self._csv.writerow(_CSV_HEADER)
 
     def add(self, r: PodAudit) -> None:
-        self._csv.writerow(printable(cell) for cell in (  # one record a line, as the rest
+        self._csv.writerow(_csv_cell(cell) for cell in (  # one record a line, as the rest
             r.namespace, r.name, r.node, r.kubelet_version, r.kubelet_source, r.runtime,
             str(r.host_network).lower(), r.network or "", str(r.host_process).lower(),
             r.refused or "", r.effect,

@@ -1007,3 +1007,70 @@ def test_csv_separator_then_formula_stays_inside_one_quoted_cell(text: str) -> N
     assert not any(cell.startswith(FORMULA_START) for cell in row)
     line = out.getvalue().splitlines()[1]
     assert line.count('"') % 2 == 0 and line.startswith('"')
+
+
+# --- a server that accepts and never answers (issue 30, item 8) -----------------------------
+
+
+class SilentServer:
+    """Accepts every connection on 127.0.0.1 and never sends a byte."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[Any] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            self.accepted.append(connection)
+
+    def close(self) -> None:
+        self.sock.close()
+        for connection in self.accepted:
+            connection.close()
+
+
+def test_request_timeout_against_a_silent_server_exits_2_without_aborting(
+    tmp_path: Path,
+) -> None:
+    """Every run printed the right error and then died with status 134 ("Fatal Python
+    error: Aborted"): the thread reading the response was still blocked at interpreter
+    exit. Several runs at once, each its own process, as a user runs it."""
+    require("kubernetes")
+    server = SilentServer()
+    try:
+        config = tmp_path / "kubeconfig"
+        config.write_text(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+            f"clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:{server.port}\n"
+            "users:\n- name: u\n  user:\n    token: t\n"
+            "contexts:\n- name: c\n  context: {cluster: k, user: u}\n",
+            encoding="utf-8",
+        )
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "kubelet_winnet.cli", "audit", "--kubeconfig",
+                 str(config), "--request-timeout", "300ms"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            for _ in range(3)
+        ]
+        for run in runs:
+            out, err = run.communicate(timeout=120)
+            assert run.returncode == 2, err
+            assert out == ""
+            assert err == (
+                "kubelet-winnet: error: the API server at http://127.0.0.1:"
+                f"{server.port} did not send the whole response within --request-timeout "
+                "0.3s (listing nodes (cluster-scoped), page 1)\n"
+            )
+    finally:
+        server.close()

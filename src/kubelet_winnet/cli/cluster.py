@@ -14,10 +14,12 @@ each: what was being listed, what went wrong, and which permission is missing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -303,12 +305,19 @@ class LiveCluster:
                 outcome.append(self._fetch(call, what, resource, token, kwargs, timeout, stop))
             except BaseException as exc:  # handed to the waiting thread
                 outcome.append(exc)
+            finally:
+                _SOCKETS.forget()
 
         worker = threading.Thread(target=work, name="kubelet-winnet-list", daemon=True)
         worker.start()
         worker.join(limit if limit > 0 else None)
         if worker.is_alive():
             stop.set()  # the worker drops the connection at its next read
+            # A thread still blocked in a read when the interpreter exits aborts the
+            # process (status 134): end its reads now, and wait for it (a connect it is
+            # in may take its own timeout), so the error line is the whole story.
+            _SOCKETS.abort(worker.ident)
+            worker.join(timeout[0] + 1.0)
             raise ClusterAccessError(
                 "timeout",
                 f"the API server at {self.host} did not send the whole response within "
@@ -510,12 +519,92 @@ def _connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str, str
     rest = getattr(api_client, "rest_client", None)
     manager = getattr(rest, "pool_manager", None)
     if manager is not None:  # error bodies are read by the client itself: bound them
+        _track_sockets(manager)
         rest.pool_manager = _BoundedBodies(manager)  # type: ignore[union-attr]
     api = client.CoreV1Api(api_client)
     return api, str(configuration.host), namespace
 
 
 _ERROR_BODY = 65536  # bytes of a body the client reads itself (a Status message)
+
+
+class _ThreadSockets:
+    """The sockets each list worker thread has opened, so that the waiting thread can
+    end a request it gave up on: ``shutdown`` makes a blocked ``recv`` return at once,
+    and a thread marked aborted opens no new connection (urllib3 would retry)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[int, list[socket.socket]] = {}
+        self._aborted: set[int] = set()
+
+    def opened(self, sock: socket.socket) -> None:
+        ident = threading.get_ident()
+        with self._lock:
+            self._open.setdefault(ident, []).append(sock)
+            aborted = ident in self._aborted
+        if aborted:
+            _shutdown(sock)
+
+    def check(self) -> None:
+        if threading.get_ident() in self._aborted:
+            raise ConnectionAbortedError("the request was given up (--request-timeout)")
+
+    def abort(self, ident: int | None) -> None:
+        if ident is None:
+            return
+        with self._lock:
+            self._aborted.add(ident)
+            sockets = list(self._open.get(ident, ()))
+        for sock in sockets:
+            _shutdown(sock)
+
+    def forget(self) -> None:
+        ident = threading.get_ident()
+        with self._lock:
+            self._open.pop(ident, None)
+            self._aborted.discard(ident)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed, or never connected
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+_SOCKETS = _ThreadSockets()
+
+
+def _track_sockets(manager: Any) -> None:
+    """Give the client's pool manager connections that report their sockets to
+    ``_SOCKETS``; a manager with pools of its own (a SOCKS proxy) is left as it is."""
+    import urllib3
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+
+    pools = getattr(manager, "pool_classes_by_scheme", None)
+    if pools != {"http": urllib3.HTTPConnectionPool, "https": urllib3.HTTPSConnectionPool}:
+        return
+
+    class Tracked(HTTPConnection):
+        def _new_conn(self) -> socket.socket:
+            _SOCKETS.check()
+            sock = super()._new_conn()
+            _SOCKETS.opened(sock)
+            return sock
+
+    class TrackedTLS(HTTPSConnection):
+        def _new_conn(self) -> socket.socket:
+            _SOCKETS.check()
+            sock = super()._new_conn()
+            _SOCKETS.opened(sock)
+            return sock
+
+    class Pool(urllib3.HTTPConnectionPool):
+        ConnectionCls = Tracked
+
+    class TLSPool(urllib3.HTTPSConnectionPool):
+        ConnectionCls = TrackedTLS
+
+    manager.pool_classes_by_scheme = {"http": Pool, "https": TLSPool}
 
 
 class _BoundedBodies:

@@ -1074,3 +1074,57 @@ def test_request_timeout_against_a_silent_server_exits_2_without_aborting(
             )
     finally:
         server.close()
+
+
+# --- the client's own log lines (issue 30, item 16) -----------------------------------------
+
+
+def test_client_log_lines_never_appear_beside_the_one_error_line(tmp_path: Path) -> None:
+    """An exec credential plugin that prints garbage made the client log
+    ``ERROR:root:exec: failed to decode ...`` (and install a root handler), and a refused
+    connection then logged urllib3's retry warning: three lines for one failure. Now the
+    one error line carries the client's reason."""
+    require("kubernetes")
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as probe:  # a port nobody listens on
+        port = probe.getsockname()[1]
+    config = tmp_path / "kubeconfig"
+    config.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": sys.executable,
+            "args": ["-c", "import sys; print('{not json'); print('noise', file=sys.stderr)"],
+            "interactiveMode": "Never",
+        }}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    }), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "kubelet_winnet.cli", "audit", "--kubeconfig", str(config)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(
+        f"kubelet-winnet: error: cannot reach the API server at http://127.0.0.1:{port}: "
+        "connection refused (listing nodes (cluster-scoped), page 1); the kubernetes client "
+        "logged: exec: failed to decode process output: "
+    ), lines[0]
+    assert "WARNING" not in done.stderr and "ERROR:" not in done.stderr
+
+
+def test_the_client_loggers_are_restored_after_a_live_audit(
+    kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    root = logging.getLogger()
+    before = (root.handlers[:], logging.getLogger("urllib3").propagate,
+              logging.getLogger("kubernetes").handlers[:])
+    audit(["--kubeconfig", str(kubeconfig), "--context", "closed"], capsys)
+    assert (root.handlers, logging.getLogger("urllib3").propagate,
+            logging.getLogger("kubernetes").handlers) == before

@@ -17,11 +17,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +145,53 @@ def parse_timeout(text: str) -> float:
     return seconds
 
 
+# --- the client's log ---------------------------------------------------------------------
+
+
+class _ClientLog(logging.Handler):
+    """Takes every record the client libraries log while audit runs; keeps the first
+    error's text (an exec credential plugin that failed, say) for the error line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.first: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.first is None and record.levelno >= logging.ERROR:
+            try:
+                self.first = _clip(record.getMessage(), 200)
+            except Exception:  # a record whose arguments do not format
+                self.first = _clip(str(record.msg), 200)
+
+
+# The loggers of the client and its HTTP library. The client also logs with the root
+# logger's functions (logging.error(...) in its exec provider), which install a stderr
+# handler on the root logger when it has none.
+_CLIENT_LOGGERS = ("kubernetes", "urllib3")
+
+
+@contextmanager
+def _quiet_client(log: _ClientLog) -> Iterator[None]:
+    """While it is open, the client's log records go to ``log`` and nowhere else, so that
+    audit's one error line stays the only diagnostic; the loggers are as they were
+    after (a root handler the client installed meanwhile is removed)."""
+    root = logging.getLogger()
+    loggers = [logging.getLogger(name) for name in _CLIENT_LOGGERS]
+    saved = [(logger.handlers[:], logger.propagate) for logger in loggers]
+    root_handlers = root.handlers[:]
+    for logger in loggers:
+        logger.handlers = [log]
+        logger.propagate = False
+    root.handlers = [log]  # not empty: logging.error() installs nothing
+    try:
+        yield
+    finally:
+        for logger, (handlers, propagate) in zip(loggers, saved, strict=True):
+            logger.handlers = handlers
+            logger.propagate = propagate
+        root.handlers = root_handlers
+
+
 # --- dump ------------------------------------------------------------------------------
 
 
@@ -234,10 +283,25 @@ class LiveCluster:
         self.all_namespaces = all_namespaces
         self.expected_pods: int | None = None
         self.pages = 0
-        self._api, self.host, context_namespace = _connect(kubeconfig, context)
+        self._logged = _ClientLog()
+        with _quiet_client(self._logged):
+            self._api, self.host, context_namespace = _connect(kubeconfig, context)
         self.namespace = namespace or context_namespace
 
     def objects(self) -> Iterator[ClusterObject]:
+        with _quiet_client(self._logged):
+            try:
+                yield from self._objects()
+            except ClusterAccessError as exc:
+                said = self._logged.first
+                if said is None or exc.kind not in ("unreachable", "unauthorized"):
+                    raise
+                raise ClusterAccessError(  # the client's own reason, on the same line
+                    exc.kind, f"{exc.message}; the kubernetes client logged: {said}",
+                    status=exc.status, permission=exc.permission,
+                ) from None
+
+    def _objects(self) -> Iterator[ClusterObject]:
         for node in self._list("nodes", "list_node"):
             yield ClusterObject("Node", node, f"{self.host}: nodes")
         if self.all_namespaces:

@@ -560,12 +560,16 @@ def _connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str, str
             "kubeconfig", f"the kubeconfig {kubeconfig} {state} (or read a dump with -f)"
         )
     configuration = client.Configuration()
+    # The files are read here, through the bounded input layer; the client gets the
+    # parsed, merged configuration and never parses a file itself (a few hundred bytes of
+    # nested YAML aliases took it to a MemoryError).
+    merged = _read_kubeconfig(kubeconfig, where)
     try:
-        config.load_kube_config(
-            config_file=kubeconfig, context=context,
-            client_configuration=configuration, persist_config=False,
+        loader = config.kube_config.KubeConfigLoader(
+            config_dict=merged, active_context=context, config_base_path=None,
         )
-        contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)
+        loader.load_and_set(configuration)
+        contexts, active = loader.list_contexts(), loader.current_context
     except (config.ConfigException, OSError, ValueError, TypeError, KeyError,
             AttributeError, yaml.YAMLError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _clip(
@@ -590,6 +594,75 @@ def _connect(kubeconfig: str | None, context: str | None) -> tuple[Any, str, str
 
 
 _ERROR_BODY = 65536  # bytes of a body the client reads itself (a Status message)
+# A kubeconfig is a few kilobytes; this holds hundreds of embedded certificates.
+_KUBECONFIG_BYTES = 16 * 1024 * 1024
+
+
+def _read_kubeconfig(kubeconfig: str | None, where: str) -> Any:
+    """The kubeconfig the client would load, read through the input layer (byte, depth
+    and YAML alias bounds; a refusal is a ``ClusterAccessError`` naming file:line) and
+    merged as kubectl merges the files of KUBECONFIG (client-go's loading rules: the
+    first file to name a cluster, context or user, or to set current-context, wins; each
+    entry keeps the file its relative paths are resolved against). ``--kubeconfig`` is
+    one file, as kubectl's is."""
+    from dataclasses import replace
+
+    from kubernetes.config import kube_config
+
+    node: Any = kube_config.ConfigNode  # unannotated
+
+    from kubelet_winnet.cli.input import DEFAULT_LIMITS, read_source
+
+    if kubeconfig is not None:
+        paths = [kubeconfig]
+    else:
+        listed = os.environ.get("KUBECONFIG") or "~/.kube/config"
+        paths = [os.path.expanduser(p) for p in listed.split(os.pathsep) if p]
+        paths = [p for p in paths if os.path.exists(p)]
+    limits = replace(DEFAULT_LIMITS, max_bytes=_KUBECONFIG_BYTES)
+    merged: Any = None
+    for path in paths:
+        documents = []
+        for found in read_source(path, limits):
+            if isinstance(found, BadInput):
+                raise ClusterAccessError("kubeconfig", f"cannot use the kubeconfig {found}")
+            documents.append(found.value)
+            if len(documents) > 1:
+                raise ClusterAccessError(
+                    "kubeconfig",
+                    f"cannot use the kubeconfig {path}:{found.line}: a second YAML document "
+                    "(a kubeconfig is one)",
+                )
+        if not documents:
+            raise ClusterAccessError("kubeconfig", f"cannot use the kubeconfig {path}: it is "
+                                     "empty")
+        document = documents[0]
+        if merged is None:
+            merged = node(path, {**document, "clusters": [], "contexts": [], "users": []}, path)
+            merged.value.pop("current-context", None)
+        for section in ("clusters", "contexts", "users"):
+            entries = document.get(section) or []
+            if not isinstance(entries, list):
+                raise ClusterAccessError(
+                    "kubeconfig", f"cannot use the kubeconfig {path}: {section} is not a list"
+                )
+            known = {_get(entry.value, "name") for entry in merged.value[section]}
+            for entry in entries:
+                if not isinstance(entry, dict):
+                    raise ClusterAccessError(
+                        "kubeconfig",
+                        f"cannot use the kubeconfig {path}: an entry of {section} is not "
+                        "a mapping",
+                    )
+                if entry.get("name") not in known:
+                    known.add(entry.get("name"))
+                    merged.value[section].append(node(f"{path}/{section}", entry, path))
+        if "current-context" not in merged.value and document.get("current-context"):
+            merged.value["current-context"] = document["current-context"]
+    if merged is None:
+        raise ClusterAccessError("kubeconfig", f"cannot use {where}: there is no kubeconfig "
+                                 "there (pass --kubeconfig, or read a dump with -f)")
+    return merged
 
 
 class _ThreadSockets:

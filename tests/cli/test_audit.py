@@ -1128,3 +1128,51 @@ def test_the_client_loggers_are_restored_after_a_live_audit(
     audit(["--kubeconfig", str(kubeconfig), "--context", "closed"], capsys)
     assert (root.handlers, logging.getLogger("urllib3").propagate,
             logging.getLogger("kubernetes").handlers) == before
+
+
+# --- a pod before its node (issue 30, item 7) -------------------------------------------------
+
+
+def _judged(out: str) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in json.loads(out)["pods"]}
+
+
+def test_a_pod_before_its_node_is_judged_by_that_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``[Node n1, Pod on n2, Node n2]``: the pod was judged by the default kubelet with
+    "node n2 is not in the input". Its node's kubelet (1.34: no NODE sent) decides."""
+    n1 = node("n1", "windows", "v1.30.4", "containerd://1.7.20")
+    n2 = node("n2", "windows", "v1.34.1", "containerd://2.1.3")
+    items = [n1, pod("web", "early", "n2", host_network=True), n2,
+             pod("web", "late", "n2", host_network=True),
+             pod("web", "lost", "n3", host_network=True, selector="windows")]
+    path = write_dump(tmp_path / "dump.json", items)
+    status, out, err = audit(["-f", str(path), "-o", "json"], capsys)
+    assert err == ""
+    pods = _judged(out)
+    for name in ("early", "late"):
+        assert pods[name]["kubeletVersion"] == "v1.34.1"
+        assert pods[name]["kubeletVersionFrom"] == "node"
+        assert pods[name]["runtime"] == "containerd://2.1.3"
+        assert pods[name]["note"] is None
+        assert pods[name]["sent"] == {"network": None, "hostProcess": False}
+    # A node that never comes keeps its wording, judged by --kubelet-version.
+    assert pods["lost"]["note"] == "node n3 is not in the input"
+    assert pods["lost"]["kubeletVersionFrom"] == "--kubelet-version"
+    assert json.loads(out)["summary"]["nodes"] == 2
+
+
+def test_nodes_in_a_later_file_judge_the_pods_of_an_earlier_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods_file = write_dump(tmp_path / "pods.json",
+                           [node("n1", "windows", "v1.30.4", "containerd://1.7.20"),
+                            pod("web", "p", "n2", host_network=True, selector="windows")])
+    nodes_file = write_dump(tmp_path / "nodes.json",
+                            [node("n2", "linux", "v1.34.1", "containerd://2.1.3")])
+    _, out, err = audit(["-f", str(pods_file), "-f", str(nodes_file), "-o", "json"], capsys)
+    assert err == ""
+    document = json.loads(out)
+    assert document["pods"] == []  # its node is a Linux node: not a Windows pod
+    assert document["summary"]["skipped"]["linux-node"] == 1

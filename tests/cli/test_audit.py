@@ -1148,7 +1148,7 @@ def test_a_pod_before_its_node_is_judged_by_that_node(
              pod("web", "late", "n2", host_network=True),
              pod("web", "lost", "n3", host_network=True, selector="windows")]
     path = write_dump(tmp_path / "dump.json", items)
-    status, out, err = audit(["-f", str(path), "-o", "json"], capsys)
+    _, out, err = audit(["-f", str(path), "-o", "json"], capsys)
     assert err == ""
     pods = _judged(out)
     for name in ("early", "late"):

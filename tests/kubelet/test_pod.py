@@ -271,11 +271,13 @@ def _twin_first(mapping: dict[str, Any], key: str) -> None:
 
 
 def _armed_pod(where: str, key: str) -> Manifest:
-    container = {"name": "c", "securityContext": {"windowsOptions": {"hostProcess": True}}}
-    spec = {"hostNetwork": True, "containers": [container],
-            "securityContext": {"windowsOptions": {"hostProcess": True}}}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
-    holder = {
+    container: Any = {"name": "c",
+                      "securityContext": {"windowsOptions": {"hostProcess": True}}}
+    spec: Any = {"hostNetwork": True, "containers": [container],
+                 "securityContext": {"windowsOptions": {"hostProcess": True}}}
+    pod: Manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                     "spec": spec}
+    holder: dict[str, Any] = {
         "": pod, "spec.": spec, "spec.securityContext.": spec["securityContext"],
         "spec.securityContext.windowsOptions.": spec["securityContext"]["windowsOptions"],
         "spec.containers[0].": container,

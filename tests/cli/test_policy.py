@@ -229,8 +229,11 @@ def test_namespace_selector_keeps_every_requirement(
     assert _selector_of(capsys, selector) == want
 
 
-@pytest.mark.parametrize("shape", ["{s}", "a{s}b", "a{s}={s}b", "a{s}in{s}({s}b{s},{s}c{s})",
-                                   "!{s}a{s},{s}b", "a{s}=={s}"])
+WHITESPACE_SHAPES = ["{s}", "a{s}b", "a{s}={s}b", "a{s}in{s}({s}b{s},{s}c{s})",
+                     "!{s}a{s},{s}b", "a{s}=={s}"]
+
+
+@pytest.mark.parametrize("shape", ["a{s}b", "a{s}in{s}({s}b{s},{s}c{s})"])
 def test_namespace_selector_is_linear_in_whitespace(shape: str) -> None:
     """Issue 30 item 10: 32,000 characters of whitespace took 18 s (a backtracking
     expression). 120,000, about the most one argument of a command line may hold (Linux's
@@ -244,6 +247,22 @@ def test_namespace_selector_is_linear_in_whitespace(shape: str) -> None:
     )
     assert done.returncode in (0, 2), done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("shape", WHITESPACE_SHAPES)
+def test_a_million_characters_of_whitespace_in_every_place(shape: str) -> None:
+    """selector.go's whitespace is space, tab, CR and LF, and a run of it is one gap: a
+    million characters of it read as one space does, at once."""
+    from kubelet_winnet.cli.policy import _FlagError, _selector
+
+    def read(text: str) -> object:
+        try:
+            return _selector(text)
+        except _FlagError as exc:
+            return str(exc)
+
+    text = shape.format(s=" \t\r\n" * (250_000 // shape.count("{s}")))
+    assert read(text) == read(shape.format(s=" "))
 
 
 def test_namespace_selector_lexer_scans_each_character_once(

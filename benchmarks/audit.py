@@ -148,8 +148,9 @@ def write_dump(out: TextIO, pods: int, nodes: int) -> None:
 
 
 # A pod line of `audit -o json` starts with {"namespace"; a CSV row with its namespace,
-# which the generator names team-NN; a text table row with the pod's name, web-NNNNNN.
-_RECORDS = (b'{"namespace"', b"team-", b"web-")
+# which the generator names team-NN, quoted (audit quotes every CSV cell); a text table
+# row with the pod's name, web-NNNNNN.
+_RECORDS = (b'{"namespace"', b'"team-', b"web-")
 
 
 def measure(argv: list[str]) -> tuple[float, float, float, int, bytes, int]:

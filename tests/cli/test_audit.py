@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubelet_winnet.cli import main
 from tests.strategies import require
@@ -363,17 +365,26 @@ def test_text_output_is_a_table_per_namespace_with_totals(
     assert status == 1
     records = expected_records()
     namespaces = sorted({r["namespace"] for r in records.values()})
-    assert re.findall(r"^NAMESPACE (\S+)$", out, re.M) == namespaces
+    # A pod whose node is not in the input waits until the input ends (its node might
+    # come later), so its namespace gets a second table, marked "(continued)".
+    tables = re.findall(r"^NAMESPACE (\S+)( \(continued\))?$", out, re.M)
+    assert sorted({name for name, _ in tables}) == namespaces
+    assert [name for name, again in tables if not again] == namespaces
     totals = re.findall(r"^  total: (\d+) pods?, (\d+) with hostNetwork \((\d+) applied, "
                         r"(\d+) ignored, (\d+) unknown\); (\d+) refused", out, re.M)
-    for namespace, found in zip(namespaces, totals, strict=True):
+    summed: dict[str, list[int]] = {}
+    for (namespace, _), found in zip(tables, totals, strict=True):
+        counts = summed.setdefault(namespace, [0] * 6)
+        for index, value in enumerate(found):
+            counts[index] += int(value)
+    for namespace in namespaces:
         mine = [r for r in records.values() if r["namespace"] == namespace]
         effects = [r["hostNetworkEffect"] for r in mine]
-        assert found == (
-            str(len(mine)), str(sum(r["hostNetwork"] for r in mine)),
-            str(effects.count("applied")), str(effects.count("ignored")),
-            str(effects.count("unknown")), str(effects.count("refused")),
-        )
+        assert summed[namespace] == [
+            len(mine), sum(r["hostNetwork"] for r in mine),
+            effects.count("applied"), effects.count("ignored"),
+            effects.count("unknown"), effects.count("refused"),
+        ]
     assert re.search(rf"^TOTAL: {len(records)} pods,", out, re.M)
     web = next(line for line in out.splitlines() if line.startswith("web-win-133 "))
     assert web.split()[1:4] == ["win-133", "v1.33.2+k3s1", "containerd://2.0.5"]
@@ -962,3 +973,256 @@ def test_a_docker_node_row_says_unknown_and_why_never_ignored(
     assert row.split()[-2:] == ["unknown", "-"]
     assert "ignored" not in row.lower()
     assert f"  note: web: {DOCKER_NOTE}" in out.splitlines()
+
+
+# --- CSV cells a spreadsheet would run (issue 30, item 3) -----------------------------------
+
+# OWASP, "CSV Injection": a cell starting with one of these is read as a formula.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def test_csv_cells_that_would_start_a_formula_get_a_single_quote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node reports its own kubeletVersion and names in a dump are free text."""
+    payload = "=cmd|' /C calc'!A0"
+    evil = node("+n1", "windows", payload, "@SUM(1+1)*cmd|' /C calc'!A0")
+    manifest = pod("-ns", "=HYPERLINK(\"http://x/\"&A1)", "+n1", host_network=True)
+    path = write_dump(tmp_path / "evil.json", [evil, manifest])
+    _, out, _ = audit(["-f", str(path), "-o", "csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["namespace"] == "'-ns"
+    assert row["pod"] == "'=HYPERLINK(\"http://x/\"&A1)"
+    assert row["node"] == "'+n1"
+    assert row["kubeletVersion"] == "'" + payload
+    assert row["runtime"] == "'@SUM(1+1)*cmd|' /C calc'!A0"
+    for line in out.splitlines():  # every cell quoted: a separator never starts a cell
+        assert line.startswith('"') and line.endswith('"')
+
+
+def _audit_record(cells: list[str]) -> Any:
+    from kubelet_winnet.cli.audit import PodAudit
+
+    return PodAudit(
+        namespace=cells[0], name=cells[1], node=cells[2], kubelet_version=cells[3],
+        kubelet_source=cells[4], runtime=cells[5], host_network=False, network=cells[6],
+        host_process=False, refused=cells[7], effect="not-requested", note=cells[8],
+        findings=(), where="x",
+    )
+
+
+# Indexes of the free-text fields above in the CSV row (_CSV_HEADER's order).
+_FREE_CELLS = (0, 1, 2, 3, 4, 5, 7, 9, 13)
+
+
+_CELL_TEXT = st.tuples(st.sampled_from(("", "", *FORMULA_START)), st.text(max_size=12)).map(
+    "".join
+)
+
+
+@given(st.lists(_CELL_TEXT, min_size=9, max_size=9))
+def test_csv_no_parsed_cell_starts_a_formula_and_other_cells_round_trip(
+    cells: list[str],
+) -> None:
+    from kubelet_winnet.cli.audit import _CsvWriter
+
+    out = io.StringIO()
+    writer = _CsvWriter(out)
+    writer.add(_audit_record(cells))
+    header, row = list(csv.reader(io.StringIO(out.getvalue())))
+    assert len(row) == len(header)
+    for parsed in row:
+        assert not parsed.startswith(FORMULA_START), row
+    for index, text in zip(_FREE_CELLS, cells, strict=True):
+        if not text.isprintable():
+            continue  # the shared escaping rule rewrites it; the property above holds
+        if text.startswith(FORMULA_START):
+            assert row[index] == "'" + text
+        elif index not in (6, 9) or text:  # network and refused: "" when absent
+            assert row[index] == text
+
+
+@pytest.mark.parametrize("text", ["a,=1+2", 'x";=1+2', "x;@SUM(A1)", "x\t=1"])
+def test_csv_separator_then_formula_stays_inside_one_quoted_cell(text: str) -> None:
+    """OWASP: a separator or quote in a value must not open a new cell that starts with
+    a formula character; every cell is quoted and its quotes doubled."""
+    from kubelet_winnet.cli.audit import _CsvWriter
+
+    out = io.StringIO()
+    _CsvWriter(out).add(_audit_record([text] * 9))
+    _, row = list(csv.reader(io.StringIO(out.getvalue())))
+    assert len(row) == 14
+    assert not any(cell.startswith(FORMULA_START) for cell in row)
+    line = out.getvalue().splitlines()[1]
+    assert line.count('"') % 2 == 0 and line.startswith('"')
+
+
+# --- a server that accepts and never answers (issue 30, item 8) -----------------------------
+
+
+class SilentServer:
+    """Accepts every connection on 127.0.0.1 and never sends a byte."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[Any] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            self.accepted.append(connection)
+
+    def close(self) -> None:
+        self.sock.close()
+        for connection in self.accepted:
+            connection.close()
+
+
+def test_request_timeout_against_a_silent_server_exits_2_without_aborting(
+    tmp_path: Path,
+) -> None:
+    """Every run printed the right error and then died with status 134 ("Fatal Python
+    error: Aborted"): the thread reading the response was still blocked at interpreter
+    exit. Several runs at once, each its own process, as a user runs it."""
+    require("kubernetes")
+    server = SilentServer()
+    try:
+        config = tmp_path / "kubeconfig"
+        config.write_text(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+            f"clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:{server.port}\n"
+            "users:\n- name: u\n  user:\n    token: t\n"
+            "contexts:\n- name: c\n  context: {cluster: k, user: u}\n",
+            encoding="utf-8",
+        )
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "kubelet_winnet.cli", "audit", "--kubeconfig",
+                 str(config), "--request-timeout", "300ms"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            for _ in range(3)
+        ]
+        for run in runs:
+            out, err = run.communicate(timeout=120)
+            assert run.returncode == 2, err
+            assert out == ""
+            assert err == (
+                "kubelet-winnet: error: the API server at http://127.0.0.1:"
+                f"{server.port} did not send the whole response within --request-timeout "
+                "0.3s (listing nodes (cluster-scoped), page 1)\n"
+            )
+    finally:
+        server.close()
+
+
+# --- the client's own log lines (issue 30, item 16) -----------------------------------------
+
+
+def test_client_log_lines_never_appear_beside_the_one_error_line(tmp_path: Path) -> None:
+    """An exec credential plugin that prints garbage made the client log
+    ``ERROR:root:exec: failed to decode ...`` (and install a root handler), and a refused
+    connection then logged urllib3's retry warning: three lines for one failure. Now the
+    one error line carries the client's reason."""
+    require("kubernetes")
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as probe:  # a port nobody listens on
+        port = probe.getsockname()[1]
+    config = tmp_path / "kubeconfig"
+    config.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": sys.executable,
+            "args": ["-c", "import sys; print('{not json'); print('noise', file=sys.stderr)"],
+            "interactiveMode": "Never",
+        }}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    }), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "kubelet_winnet.cli", "audit", "--kubeconfig", str(config)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(
+        f"kubelet-winnet: error: cannot reach the API server at http://127.0.0.1:{port}: "
+        "connection refused (listing nodes (cluster-scoped), page 1); the kubernetes client "
+        "logged: exec: failed to decode process output: "
+    ), lines[0]
+    assert "WARNING" not in done.stderr and "ERROR:" not in done.stderr
+
+
+def test_the_client_loggers_are_restored_after_a_live_audit(
+    kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    root = logging.getLogger()
+    before = (root.handlers[:], logging.getLogger("urllib3").propagate,
+              logging.getLogger("kubernetes").handlers[:])
+    audit(["--kubeconfig", str(kubeconfig), "--context", "closed"], capsys)
+    assert (root.handlers, logging.getLogger("urllib3").propagate,
+            logging.getLogger("kubernetes").handlers) == before
+
+
+# --- a pod before its node (issue 30, item 7) -------------------------------------------------
+
+
+def _judged(out: str) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in json.loads(out)["pods"]}
+
+
+def test_a_pod_before_its_node_is_judged_by_that_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``[Node n1, Pod on n2, Node n2]``: the pod was judged by the default kubelet with
+    "node n2 is not in the input". Its node's kubelet (1.34: no NODE sent) decides."""
+    n1 = node("n1", "windows", "v1.30.4", "containerd://1.7.20")
+    n2 = node("n2", "windows", "v1.34.1", "containerd://2.1.3")
+    items = [n1, pod("web", "early", "n2", host_network=True), n2,
+             pod("web", "late", "n2", host_network=True),
+             pod("web", "lost", "n3", host_network=True, selector="windows")]
+    path = write_dump(tmp_path / "dump.json", items)
+    _, out, err = audit(["-f", str(path), "-o", "json"], capsys)
+    assert err == ""
+    pods = _judged(out)
+    for name in ("early", "late"):
+        assert pods[name]["kubeletVersion"] == "v1.34.1"
+        assert pods[name]["kubeletVersionFrom"] == "node"
+        assert pods[name]["runtime"] == "containerd://2.1.3"
+        assert pods[name]["note"] is None
+        assert pods[name]["sent"] == {"network": None, "hostProcess": False}
+    # A node that never comes keeps its wording, judged by --kubelet-version.
+    assert pods["lost"]["note"] == "node n3 is not in the input"
+    assert pods["lost"]["kubeletVersionFrom"] == "--kubelet-version"
+    assert json.loads(out)["summary"]["nodes"] == 2
+
+
+def test_nodes_in_a_later_file_judge_the_pods_of_an_earlier_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods_file = write_dump(tmp_path / "pods.json",
+                           [node("n1", "windows", "v1.30.4", "containerd://1.7.20"),
+                            pod("web", "p", "n2", host_network=True, selector="windows")])
+    nodes_file = write_dump(tmp_path / "nodes.json",
+                            [node("n2", "linux", "v1.34.1", "containerd://2.1.3")])
+    _, out, err = audit(["-f", str(pods_file), "-f", str(nodes_file), "-o", "json"], capsys)
+    assert err == ""
+    document = json.loads(out)
+    assert document["pods"] == []  # its node is a Linux node: not a Windows pod
+    assert document["summary"]["skipped"]["linux-node"] == 1

@@ -432,3 +432,83 @@ def test_fuzz_hostile_server_ends_typed_and_bounded(
         assert line.isprintable(), line  # one line each: nothing the server sent splits it
     if "error" in document["summary"]:
         assert status == 2 and document["summary"]["error"] in "\n".join(err)
+
+
+# --- the kubeconfig through the bounded input layer (issue 30, item 15) ---------------------
+
+
+def _alias_bomb() -> str:
+    """A kubeconfig whose one cluster holds nested YAML aliases: 9 levels of 9
+    references, 9**9 strings when written out, in about 600 bytes (the issue's was 590).
+    The client wrote each entry into a name (``"{}/{}".format(path, entry)``)."""
+    lines = ["apiVersion: v1", "kind: Config", "current-context: c", "clusters:",
+             "- name: k", "  cluster:", "    server: http://127.0.0.1:9",
+             '    l0: &l0 ["x","x","x","x","x","x","x","x","x"]']
+    for level in range(1, 9):
+        refs = ",".join([f"*l{level - 1}"] * 9)
+        lines.append(f"    l{level}: &l{level} [{refs}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_kubeconfig_of_nested_aliases_is_one_line_naming_file_and_line(
+    tmp_path: Path,
+) -> None:
+    """The client parsed the file itself and ran to a MemoryError traceback at 2.3 GB
+    after 28 s. Now the input layer reads it first and refuses it at its alias bound."""
+    require_kubernetes()
+    bomb = tmp_path / "kubeconfig"
+    bomb.write_text(_alias_bomb(), encoding="utf-8")
+    assert len(bomb.read_bytes()) < 800
+    run = cli_child(["audit", "--kubeconfig", str(bomb)], timeout=120)
+    assert run.status == 2 and len(run.err_lines) == 1, run.err_lines
+    assert run.err_lines[0].startswith(f"kubelet-winnet: error: cannot use the kubeconfig {bomb}:")
+    assert re.search(rf"{re.escape(str(bomb))}:\d+: ", run.err_lines[0]), run.err_lines[0]
+    assert "alias" in run.err_lines[0]
+    assert run.peak_mb < 250
+
+
+@pytest.mark.parametrize("env", [True, False])
+def test_an_alias_bomb_in_kubeconfig_env_is_refused_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    env: bool,
+) -> None:
+    require_kubernetes()
+    bomb = tmp_path / "config"
+    bomb.write_text(_alias_bomb(), encoding="utf-8")
+    if env:
+        monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'absent'}:{bomb}")
+    else:
+        monkeypatch.delenv("KUBECONFIG", raising=False)
+        monkeypatch.setenv("HOME", str(tmp_path))
+        (tmp_path / ".kube").mkdir()
+        bomb = bomb.rename(tmp_path / ".kube" / "config")
+    status = main(["audit"])
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "")
+    assert err.startswith(f"kubelet-winnet: error: cannot use the kubeconfig {bomb}:")
+    assert len(err.splitlines()) == 1
+
+
+def test_kubeconfig_files_merge_as_kubectl_merges_them(
+    hostile: HostileApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """client-go's loading rules: the first file to set current-context wins, and the
+    first to name a cluster, user or context; the others fill in the rest."""
+    first = tmp_path / "first"
+    first.write_text("apiVersion: v1\nkind: Config\ncurrent-context: hostile\n"
+                     "clusters:\n- name: local\n  cluster:\n"
+                     f"    server: http://127.0.0.1:{hostile.port}\n", encoding="utf-8")
+    second = tmp_path / "second"
+    second.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: elsewhere\n"
+        "clusters:\n- name: local\n  cluster:\n    server: http://127.0.0.1:9\n"
+        "users:\n- name: u\n  user:\n    token: t\n"
+        "contexts:\n- name: hostile\n  context:\n    cluster: local\n    user: u\n"
+        "    namespace: apps\n", encoding="utf-8")
+    monkeypatch.setenv("KUBECONFIG", f"{first}:{tmp_path / 'absent'}:{second}")
+    hostile.play(Page(items=[windows_pod("merged")]))
+    status = main(["audit", "-o", "json"])
+    out, err = capsys.readouterr()
+    assert (status, err) == (0, ""), err
+    assert [p["name"] for p in json.loads(out)["pods"]] == ["merged"]

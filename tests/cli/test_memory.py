@@ -183,5 +183,5 @@ def test_audit_pods_before_their_node_wait_on_disk(tmp_path: Path) -> None:
         assert run.status == 0 and run.err_lines == [], run.err_lines
     rows = runs[1].out.decode().splitlines()[1:]
     assert len(rows) == 20_000
-    assert all(",win-1,v1.32.2,node,containerd://1.7.20," in row for row in rows)
+    assert all('","win-1","v1.32.2","node","containerd://1.7.20","' in row for row in rows)
     bounded(runs[1], runs[0], grow_mb=40, seconds=300)

@@ -141,19 +141,156 @@ def test_namespace_selector_and_exclusions(capsys: pytest.CaptureFixture[str]) -
     }}
 
 
+# The texts are apimachinery's: pkg/labels/selector.go (the parser's "found ..., expected
+# ..." and NewRequirement), pkg/api/validate/content (IsLabelKey, IsLabelValue) and
+# pkg/util/validation (RegexError: its examples really are joined by ",  or ").
+HINT = "; use key=value, key!=value, key in (a,b), key notin (a,b), key or !key"
+PARSE = "--namespace-selector: unable to parse requirement: "
+KEY_NAME = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+            "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', "
+         "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  "
+         "or 'my_value',  or '12345', regex used for validation is "
+         "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+PREFIX_DNS = ("prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+              "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+              "character (e.g. 'example.com', regex used for validation is "
+              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
 @pytest.mark.parametrize(("selector", "message"), [
-    ("env=prod,,x", "--namespace-selector: cannot read ',x' (use key=value, key!=value, "
-     "key in (a,b), key notin (a,b), key or !key)"),
-    ("team in (a", "--namespace-selector: cannot read 'team in (a' (use key=value, key!=value, "
-     "key in (a,b), key notin (a,b), key or !key)"),
-    ("-bad=x", "--namespace-selector: '-bad' is not a label key"),
-    ("env=pro d", "--namespace-selector: cannot read 'env=pro d' (use key=value, key!=value, "
-     "key in (a,b), key notin (a,b), key or !key)"),
-    ("env=" + "x" * 64, "--namespace-selector: '" + "x" * 64 + "' is not a label value"),
+    ("env=prod,,x", "--namespace-selector: found ',', expected: identifier after ','" + HINT),
+    ("team in (a", PARSE + "found '', expected: ',' or ')'" + HINT),
+    ("-bad=x", PARSE + 'Invalid value: "-bad": ' + KEY_NAME),
+    ("env=pro d", "--namespace-selector: found 'd', expected: ',' or 'end of string'" + HINT),
+    ("env=" + "x" * 64,
+     PARSE + f'Invalid value: "{"x" * 64}": must be no more than 63 characters'),
+    # Issue 30 item 9: an empty prefix is refused, as the API server refuses it.
+    ("/x=1", PARSE + 'Invalid value: "/x": prefix part must be non-empty'),
+    ("!/y", PARSE + 'Invalid value: "/y": prefix part must be non-empty'),
+    ("a/", PARSE + 'Invalid value: "a/": name part must be non-empty; ' + KEY_NAME),
+    ("x" * 64, PARSE + f'Invalid value: "{"x" * 64}": name part must be no more than 63 '
+     "characters"),
+    ("Example.com/x", PARSE + 'Invalid value: "Example.com/x": ' + PREFIX_DNS),
+    ("a" * 254 + "/x", PARSE + 'Invalid value: "' + "a" * 76 + "...: prefix part must be no "
+     "more than 253 characters"),
+    ("a/b/c", PARSE + 'Invalid value: "a/b/c": a valid label key must consist of alphanumeric '
+     "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+     "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and "
+     "'/' (e.g. 'example.com/MyName')"),
+    ("env in (prod,-x)", PARSE + 'Invalid value: "-x": ' + VALUE),
+    ("env!=_", PARSE + 'Invalid value: "_": ' + VALUE),
+    ("a b", PARSE + "found 'b', expected: in, notin, =, ==, !=, gt, lt" + HINT),
+    ("a in b", PARSE + "found 'b' expected: '('" + HINT),
+    (",a", "--namespace-selector: found ',', expected: !, identifier, or 'end of string'"
+     + HINT),
+    ("!a=b", "--namespace-selector: found '=', expected: ',' or 'end of string'" + HINT),
+    # labels.Parse reads these; a LabelSelector cannot hold them (ParseToLabelSelector).
+    ("replicas>1", "--namespace-selector: \"gt\" isn't supported in label selectors" + HINT),
+    ("replicas<1", "--namespace-selector: \"lt\" isn't supported in label selectors" + HINT),
 ])
 def test_bad_namespace_selector(capsys: pytest.CaptureFixture[str], selector: str,
                                 message: str) -> None:
     assert refused(capsys, f"--namespace-selector={selector}") == message
+
+
+def _selector_of(capsys: pytest.CaptureFixture[str], selector: str) -> Any:
+    status, out, err = run(capsys, "--namespace-selector", selector)
+    assert (status, err) == (0, "")
+    return documents(out)[1]["spec"].get("matchResources", {}).get("namespaceSelector")
+
+
+@pytest.mark.parametrize(("selector", "want"), [
+    # Issue 30 item 9: labels.Parse ANDs every requirement; the LabelSelector keeps both.
+    ("env=prod,env=dev", {"matchLabels": {"env": "prod"},
+                          "matchExpressions": [{"key": "env", "operator": "In",
+                                                "values": ["dev"]}]}),
+    ("env=prod,env==prod", {"matchLabels": {"env": "prod"}}),
+    ("a!=b,a!=c", {"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["b"]},
+                                        {"key": "a", "operator": "NotIn", "values": ["c"]}]}),
+    # selector.go's own example: "x in (foo,,baz),y,z notin ()"; a value set is a set,
+    # listed sorted, and "()" / ",," stand for the empty value.
+    ("x in (foo,,baz),y,z notin ()", {"matchExpressions": [
+        {"key": "x", "operator": "In", "values": ["", "baz", "foo"]},
+        {"key": "y", "operator": "Exists"},
+        {"key": "z", "operator": "NotIn", "values": [""]},
+    ]}),
+    ("x in (in, notin)", {"matchExpressions": [{"key": "x", "operator": "In",
+                                                "values": ["in", "notin"]}]}),
+    ("\tenv = prod\r\n", {"matchLabels": {"env": "prod"}}),
+    ("env=", {"matchLabels": {"env": ""}}),
+    ("", None),
+])
+def test_namespace_selector_keeps_every_requirement(
+    capsys: pytest.CaptureFixture[str], selector: str, want: Any
+) -> None:
+    assert _selector_of(capsys, selector) == want
+
+
+WHITESPACE_SHAPES = ["{s}", "a{s}b", "a{s}={s}b", "a{s}in{s}({s}b{s},{s}c{s})",
+                     "!{s}a{s},{s}b", "a{s}=={s}"]
+
+
+@pytest.mark.parametrize("shape", ["a{s}b", "a{s}in{s}({s}b{s},{s}c{s})"])
+def test_namespace_selector_is_linear_in_whitespace(shape: str) -> None:
+    """Issue 30 item 10: 32,000 characters of whitespace took 18 s (a backtracking
+    expression). 120,000, about the most one argument of a command line may hold (Linux's
+    MAX_ARG_STRLEN is 128 KiB), now parse or are refused at once; the timeout is only
+    there so that a quadratic parser fails instead of running for many minutes."""
+    selector = shape.format(s=" \t" * (60_000 // shape.count("{s}")))
+    done = subprocess.run(
+        [sys.executable, "-m", "kubelet_winnet.cli", "policy", "--namespace-selector",
+         selector, "-o", "json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode in (0, 2), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("shape", WHITESPACE_SHAPES)
+def test_a_million_characters_of_whitespace_in_every_place(shape: str) -> None:
+    """selector.go's whitespace is space, tab, CR and LF, and a run of it is one gap: a
+    million characters of it read as one space does, at once."""
+    from kubelet_winnet.cli.policy import _FlagError, _selector
+
+    def read(text: str) -> object:
+        try:
+            return _selector(text)
+        except _FlagError as exc:
+            return str(exc)
+
+    text = shape.format(s=" \t\r\n" * (250_000 // shape.count("{s}")))
+    assert read(text) == read(shape.format(s=" "))
+
+
+def test_namespace_selector_lexer_scans_each_character_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The linear design: one expression match per token, each consuming its whole run, so
+    the work does not grow with the gaps between tokens."""
+    from kubelet_winnet.cli import policy
+
+    calls = []
+
+    class Counting:
+        def __init__(self, pattern: Any) -> None:
+            self._pattern = pattern
+
+        def match(self, text: str, position: int) -> Any:
+            found = self._pattern.match(text, position)
+            calls.append(found.end() - position)
+            return found
+
+    monkeypatch.setattr(policy, "_SPACE", Counting(policy._SPACE))
+    monkeypatch.setattr(policy, "_IDENTIFIER", Counting(policy._IDENTIFIER))
+    for gap in (1, 1000, 100_000):
+        calls.clear()
+        text = f"a{' ' * gap}in{' ' * gap}(b,{' ' * gap}c)"
+        policy._selector(text)
+        assert len(calls) == 12  # 4 words, and the gap before each of 7 tokens and the end
+        assert sum(calls) == len(text) - 3  # every character but ( , ) once
 
 
 def test_kubelet_version_changes_what_the_message_says(

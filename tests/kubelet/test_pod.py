@@ -233,3 +233,107 @@ def test_unmodelled_keys_ignored() -> None:
     assert windows_sandbox_config(manifest) == windows_sandbox_config(
         {"spec": {"containers": [{"name": "c"}]}}
     )
+
+
+# --- a key whose __eq__ raises (issue 30, item 17) ------------------------------------------
+
+
+class _Raised(Exception):
+    """The caller's own exception, which must not escape the reader."""
+
+
+class _HashTwin:
+    """A dict key with the hash of a field name whose ``__eq__`` raises once armed: a dict
+    lookup of that name compares the two keys (CPython's dict probe), so the lookup raises.
+    Disarmed while the dict is built, so that building it compares nothing fatally."""
+
+    armed = False
+
+    def __init__(self, twin: str) -> None:
+        self.twin = twin
+
+    def __hash__(self) -> int:
+        return hash(self.twin)
+
+    def __eq__(self, other: object) -> bool:
+        if _HashTwin.armed:
+            raise _Raised
+        return other is self
+
+
+def _twin_first(mapping: dict[str, Any], key: str) -> None:
+    """Put a twin of ``key`` before every key of ``mapping``, so a lookup of ``key`` meets
+    the twin first."""
+    items = list(mapping.items())
+    mapping.clear()
+    mapping[_HashTwin(key)] = 1  # type: ignore[index]
+    mapping.update(items)
+
+
+def _armed_pod(where: str, key: str) -> Manifest:
+    container: Any = {"name": "c",
+                      "securityContext": {"windowsOptions": {"hostProcess": True}}}
+    spec: Any = {"hostNetwork": True, "containers": [container],
+                 "securityContext": {"windowsOptions": {"hostProcess": True}}}
+    pod: Manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                     "spec": spec}
+    holder: dict[str, Any] = {
+        "": pod, "spec.": spec, "spec.securityContext.": spec["securityContext"],
+        "spec.securityContext.windowsOptions.": spec["securityContext"]["windowsOptions"],
+        "spec.containers[0].": container,
+        "spec.containers[0].securityContext.": container["securityContext"],
+        "spec.containers[0].securityContext.windowsOptions.":
+            container["securityContext"]["windowsOptions"],
+    }[where]
+    _twin_first(holder, key)
+    return pod
+
+
+TWIN_FIELDS = [
+    ("", "kind"), ("", "spec"), ("spec.", "hostNetwork"), ("spec.", "securityContext"),
+    ("spec.", "initContainers"), ("spec.", "containers"),
+    ("spec.securityContext.", "windowsOptions"),
+    ("spec.securityContext.windowsOptions.", "runAsUserName"),
+    ("spec.securityContext.windowsOptions.", "gmsaCredentialSpecName"),
+    ("spec.securityContext.windowsOptions.", "gmsaCredentialSpec"),
+    ("spec.securityContext.windowsOptions.", "hostProcess"),
+    ("spec.containers[0].", "name"), ("spec.containers[0].", "securityContext"),
+    ("spec.containers[0].securityContext.", "windowsOptions"),
+    ("spec.containers[0].securityContext.windowsOptions.", "hostProcess"),
+    ("spec.containers[0].securityContext.windowsOptions.", "runAsUserName"),
+]
+
+
+@pytest.mark.parametrize(("where", "key"), TWIN_FIELDS, ids=[w + k for w, k in TWIN_FIELDS])
+def test_a_key_whose_eq_raises_is_an_invalid_pod_error_naming_the_field(
+    where: str, key: str
+) -> None:
+    """Issue 30 item 17: the caller's exception from a key's ``__eq__`` never escapes the
+    reader; it is InvalidPodError at the field being looked up, in the one wording of an
+    unreadable field."""
+    pod = _armed_pod(where, key)
+    _HashTwin.armed = True
+    try:
+        with pytest.raises(InvalidPodError) as info:
+            windows_sandbox_config(pod)
+    finally:
+        _HashTwin.armed = False
+    assert info.value.field == where + key
+    assert str(info.value) == f"{where}{key}: could not be read: _Raised was raised"
+    assert not isinstance(info.value.__context__, _Raised) or info.value.__suppress_context__
+
+
+@pytest.mark.parametrize("getter", ["get_object", "get_array", "get_str", "get_bool",
+                                    "get_int", "get_str_map"])
+def test_every_getter_turns_a_raising_key_into_invalid_pod_error(getter: str) -> None:
+    from kubelet_winnet._kubelet import pod as reader
+
+    mapping: dict[str, Any] = {"other": 1}
+    _twin_first(mapping, "labels")
+    _HashTwin.armed = True
+    try:
+        with pytest.raises(InvalidPodError) as info:
+            getattr(reader, getter)(mapping, "labels", "metadata.")
+    finally:
+        _HashTwin.armed = False
+    assert info.value.field == "metadata.labels"

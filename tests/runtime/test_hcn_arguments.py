@@ -449,3 +449,30 @@ def test_issue16_item9_longest_accepted_id_round_trips(tmp_path: Path) -> None:
     assert networks.reconcile([sandbox_id]).torn_down == ()
     assert networks.teardown(sandbox_id) is True
     assert not fake.has_namespace(made.namespace_id)
+
+
+# --- issue 30 item 17: a path the file system cannot encode --------------------------------
+
+
+@pytest.mark.parametrize("state_dir", ["\ud800", "state-\udfff", Path("a") / "\ud83d"])
+def test_a_state_dir_with_a_lone_surrogate_is_invalid_argument_error(
+    state_dir: str | Path,
+) -> None:
+    """``SandboxNetworks(InMemoryHcn(), "\\ud800")`` raised UnicodeEncodeError from the
+    first file call: the parameter is named, as for every other argument it cannot take."""
+    with pytest.raises(InvalidArgumentError) as caught:
+        SandboxNetworks(InMemoryHcn(), state_dir)
+    assert caught.value.argument == "state_dir"
+    assert str(caught.value) == (
+        "state_dir: expected a path the file system can encode, got a lone surrogate that "
+        "stands for no character or byte"
+    )
+
+
+@pytest.mark.skipif(os.name == "nt", reason="surrogateescape is the POSIX file system's")
+def test_a_state_dir_of_undecodable_bytes_is_still_a_path(tmp_path: Path) -> None:
+    """A directory whose name is not UTF-8 comes to Python as surrogateescape text; it is
+    a real path and stays accepted."""
+    state_dir = tmp_path / os.fsdecode(b"state-\xff")
+    networks = SandboxNetworks(InMemoryHcn(), state_dir)
+    assert networks.reconcile([]).torn_down == ()

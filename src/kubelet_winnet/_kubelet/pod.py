@@ -105,6 +105,13 @@ def _unreadable(field: str, exc: BaseException) -> InvalidPodError:
     return InvalidPodError(field, f"could not be read: {type_name(exc)} was raised")
 
 
+def _lookup_failed(field: str, exc: Exception) -> InvalidPodError:
+    """A lookup of ``field`` raised: a key of the caller's dict whose ``__eq__`` raises
+    (its hash equal to the key looked up) or a mapping's own ``get``. The lookups below
+    each sit in a ``try``, which costs nothing until something is raised."""
+    return exc if isinstance(exc, InvalidPodError) else _unreadable(field, exc)
+
+
 def _is_mapping(value: object) -> bool:
     try:
         return isinstance(value, Mapping)
@@ -417,12 +424,18 @@ def _object(value: object, field: str) -> Mapping[str, Any]:
 def get_object(mapping: Mapping[str, Any], key: str, at: str = "") -> Mapping[str, Any] | None:
     """``mapping[key]`` as an object (``None`` if unset); ``at`` is ``mapping``'s path
     prefix ("spec." ...); errors name ``at + key``."""
-    value = mapping.get(key)
+    try:
+        value = mapping.get(key)
+    except Exception as exc:
+        raise _lookup_failed(at + key, exc) from None
     return None if value is None else _object(value, at + key)
 
 
 def get_array(mapping: Mapping[str, Any], key: str, at: str = "") -> list[Any] | None:
-    value = mapping.get(key)
+    try:
+        value = mapping.get(key)
+    except Exception as exc:
+        raise _lookup_failed(at + key, exc) from None
     if value is None:
         return None
     if type(value) is not list and type(value) is not tuple:
@@ -443,14 +456,20 @@ def get_objects(
 
 
 def get_str(mapping: Mapping[str, Any], key: str, at: str = "") -> str | None:
-    value = mapping.get(key)
+    try:
+        value = mapping.get(key)
+    except Exception as exc:
+        raise _lookup_failed(at + key, exc) from None
     if value is not None and type(value) is not str:
         raise _bad(at + key, "a string", value)
     return value
 
 
 def get_bool(mapping: Mapping[str, Any], key: str, at: str = "") -> bool | None:
-    value = mapping.get(key)
+    try:
+        value = mapping.get(key)
+    except Exception as exc:
+        raise _lookup_failed(at + key, exc) from None
     if value is not None and value is not True and value is not False:
         raise _bad(at + key, "a boolean", value)
     return value
@@ -463,7 +482,10 @@ def get_int(
     minimum: int | None = None,
     maximum: int | None = None,
 ) -> int | None:
-    value = mapping.get(key)
+    try:
+        value = mapping.get(key)
+    except Exception as exc:
+        raise _lookup_failed(at + key, exc) from None
     if value is None:
         return None
     if type(value) is not int:
@@ -530,7 +552,10 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
     else:
         root, kind = _root(pod)
     if kind is None:
-        kind = root.get("kind")
+        try:
+            kind = root.get("kind")
+        except Exception as exc:
+            raise _lookup_failed("kind", exc) from None
         if kind is None:
             return root, ""
         if type(kind) is not str:
@@ -568,16 +593,26 @@ def _windows_options_in(
     """``securityContext.windowsOptions`` of the pod (``container`` None) or of a container."""
     if type(context) is not dict:
         context = _object(context, _path(at, container, "securityContext"))
-    options = context.get("windowsOptions")
+    try:
+        options = context.get("windowsOptions")
+    except Exception as exc:
+        raise _lookup_failed(_path(at, container, "securityContext.windowsOptions"), exc) from None
     if options is None:
         return None
     if type(options) is not dict:
         options = _object(options, _path(at, container, "securityContext.windowsOptions"))
     get = options.get
-    user = get("runAsUserName")
-    gmsa_name = get("gmsaCredentialSpecName")
-    gmsa = get("gmsaCredentialSpec")
-    host_process = get("hostProcess")
+    key = "runAsUserName"
+    try:
+        user = get(key)
+        key = "gmsaCredentialSpecName"
+        gmsa_name = get(key)
+        key = "gmsaCredentialSpec"
+        gmsa = get(key)
+        key = "hostProcess"
+        host_process = get(key)
+    except Exception as exc:
+        raise _lookup_failed(_path(at, container, _OPTIONS + key), exc) from None
     if user is not None and type(user) is not str:
         raise _bad(_path(at, container, _OPTIONS + "runAsUserName"), "a string", user)
     if gmsa_name is not None and type(gmsa_name) is not str:
@@ -623,18 +658,26 @@ def pod_facts(spec: object, at: str) -> PodFacts:
     if type(spec) is not dict:
         spec = _object(spec, at[:-1])
     get = spec.get
-    host_network = get("hostNetwork")
+    key = "hostNetwork"
+    try:
+        host_network = get(key)
+        key = "securityContext"
+        context = get(key)
+    except Exception as exc:
+        raise _lookup_failed(at + key, exc) from None
     if host_network is None:
         host_network = False
     elif host_network is not True and host_network is not False:
         raise _bad(f"{at}hostNetwork", "a boolean", host_network)
-    context = get("securityContext")
     pod_options = None
     if context is not None:
         pod_options = _windows_options_in(context, at, None)
     containers: list[ContainerFacts] = []
     for kind in CONTAINER_KINDS:
-        entries = get(kind)
+        try:
+            entries = get(kind)
+        except Exception as exc:
+            raise _lookup_failed(at + kind, exc) from None
         if entries is None:
             continue
         if type(entries) is not list and type(entries) is not tuple:
@@ -642,12 +685,17 @@ def pod_facts(spec: object, at: str) -> PodFacts:
         for index, entry in enumerate(entries):
             if type(entry) is not dict:
                 entry = _object(entry, f"{at}{kind}[{index}]")
-            name = entry.get("name")
+            key = "name"
+            try:
+                name = entry.get(key)
+                key = "securityContext"
+                context = entry.get(key)
+            except Exception as exc:
+                raise _lookup_failed(f"{at}{kind}[{index}].{key}", exc) from None
             if name is None:
                 name = ""
             elif type(name) is not str:
                 raise _bad(f"{at}{kind}[{index}].name", "a string", name)
-            context = entry.get("securityContext")
             options = None
             if context is not None:
                 options = _windows_options_in(context, at, (kind, index))
@@ -735,7 +783,10 @@ def read_pod(pod: object) -> PodFacts:
         except Exception:  # the general reader below reads it again (and reports)
             pass
     template, at = pod_template(pod)
-    spec = template.get("spec")
+    try:
+        spec = template.get("spec")
+    except Exception as exc:
+        raise _lookup_failed(f"{at}spec", exc) from None
     if spec is None:
         raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
     return pod_facts(spec, f"{at}spec." if at else "spec.")

@@ -192,9 +192,10 @@ class Totals:
 
 
 class Auditor:
-    """Judges pods against the nodes seen so far. Nodes must be given before their pods
-    (``kubectl get nodes,pods`` and the live source do that); :meth:`pod` returns
-    ``None`` for a pod that is not a Windows pod, counting why."""
+    """Judges pods against the nodes seen so far: a pod's node must be given before the
+    pod (``kubectl get nodes,pods`` and the live source do that, and ``_ordered`` holds
+    back a pod whose node has not come yet); :meth:`pod` returns ``None`` for a pod that
+    is not a Windows pod, counting why."""
 
     def __init__(self, default_kubelet: str, feature_gates: str | None) -> None:
         self.default_kubelet = default_kubelet
@@ -572,13 +573,28 @@ _CSV_HEADER = (
 )
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV
+# Injection": = + - @, tab and carriage return); a node's kubeletVersion and every name of
+# a dump are free text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(text: str) -> str:
+    """One CSV cell, safe to open in a spreadsheet: the shared escaping rule, then a single
+    quote before a cell that would start a formula, as OWASP recommends. The writer quotes
+    every cell (OWASP's other half), so a separator inside a value never starts a new cell
+    that could begin with a formula character."""
+    text = printable(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 class _CsvWriter:
     def __init__(self, out: TextIO) -> None:
-        self._csv = csv.writer(out, lineterminator="\n")
+        self._csv = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
         self._csv.writerow(_CSV_HEADER)
 
     def add(self, r: PodAudit) -> None:
-        self._csv.writerow(printable(cell) for cell in (  # one record a line, as the rest
+        self._csv.writerow(_csv_cell(cell) for cell in (  # one record a line, as the rest
             r.namespace, r.name, r.node, r.kubelet_version, r.kubelet_source, r.runtime,
             str(r.host_network).lower(), r.network or "", str(r.host_process).lower(),
             r.refused or "", r.effect,
@@ -846,10 +862,13 @@ class _Kinds:
 
 
 def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[ClusterObject]:
-    """Pods, with every node applied before. Nodes normally come first (the live source,
-    ``kubectl get nodes,pods``); when a dump lists scheduled pods before any node, those
-    pods wait in a temporary file (one JSON line each) until the input ends, so memory
-    does not grow with them; disk holds them meanwhile."""
+    """Pods, each after its node wherever the node comes in the input. Nodes normally
+    come first (the live source, ``kubectl get nodes,pods``); a scheduled pod whose node
+    has not been seen yet (``[Node n1, Pod on n2, Node n2]``, or nodes in a later ``-f``
+    file) waits in a temporary file (one JSON line each) until the input ends, so memory
+    does not grow with the pods that wait; disk holds them meanwhile. A pod whose node
+    never comes is then judged as one whose node is not in the input."""
+    nodes = auditor.nodes
     with tempfile.TemporaryFile("w+", encoding="utf-8") as pending:
         waiting = 0
         for item in objects:
@@ -859,13 +878,12 @@ def _ordered(objects: Iterator[ClusterObject], auditor: Auditor) -> Iterator[Clu
             if item.kind == "RuntimeClass":  # before the pods: kubectl get runtimeclasses,...
                 auditor.runtime_class(item.value)
                 continue
-            if not auditor.nodes:
-                spec = item.value.get("spec")
-                node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-                if isinstance(node, str) and node:
-                    pending.write(json.dumps([item.where, item.value]) + "\n")
-                    waiting += 1
-                    continue
+            spec = item.value.get("spec")
+            node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+            if isinstance(node, str) and node and node not in nodes:
+                pending.write(json.dumps([item.where, item.value]) + "\n")
+                waiting += 1
+                continue
             yield item
         if not waiting:
             return

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+from kubelet_winnet._printable import clip
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
     Command,
@@ -21,18 +22,8 @@ __all__ = ["COMMAND"]
 
 # Label keys and values, namespace and object names (k8s.io/apimachinery
 # pkg/util/validation/validation.go: qualified names, DNS-1123 labels and subdomains).
-_NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-# One requirement of a label selector (kubectl -l syntax): key, !key, key=value,
-# key==value, key!=value, key in (a,b), key notin (a,b).
-_REQUIREMENT = re.compile(
-    r"\s*(?:(?P<not>!)\s*(?P<absent>[^\s=!(),]+)"
-    r"|(?P<key>[^\s=!(),]+)\s*(?:(?P<op>==|=|!=)\s*(?P<value>[^\s=!(),]*)"
-    r"|\s+(?P<set>in|notin)\s*\((?P<values>[^()]*)\))?)\s*(?:,|$)"
-)
-
-
 class _FlagError(Exception):
     """A flag value the command cannot use; ``str()`` is the one-line message."""
 
@@ -117,51 +108,256 @@ def _rules(values: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chosen))
 
 
-def _label_key(key: str, flag: str) -> str:
-    prefix, _, name = key.rpartition("/")
-    if (not _NAME_PART.fullmatch(name) or len(name) > 63
-            or (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)))):
-        raise _FlagError(f"{flag}: {key[:70]!r} is not a label key")
-    return key
+# --- --namespace-selector: kubectl -l syntax, read as apimachinery reads it ---------------
+#
+# k8s.io/apimachinery pkg/labels/selector.go (Lexer, Parser, NewRequirement) and
+# pkg/apis/meta/v1/helpers.go (ParseToLabelSelector): the tokens, the grammar, the
+# validation and the error texts are theirs; the code is this module's. One pass over the
+# text, so time is linear in its length whatever the whitespace.
+
+_SELECTOR_HINT = "use key=value, key!=value, key in (a,b), key notin (a,b), key or !key"
+_SPACE = re.compile(r"[ \t\r\n]*")  # selector.go isWhitespace: these four only
+_IDENTIFIER = re.compile(r"[^ \t\r\n=!(),<>]+")  # up to whitespace or a special symbol
+_SPECIAL = frozenset("=!(),<>")
+_TWO_CHARACTER = ("==", "!=")
+_KEYWORDS = ("in", "notin")
+_END = ""  # the end-of-string token
+# What binaryOperators prints (selection.Operator values, in selector.go's order).
+_BINARY = "in, notin, =, ==, !=, gt, lt"
+
+# k8s.io/apimachinery pkg/api/validate/content (IsLabelKey, IsLabelValue) and
+# pkg/util/validation (IsDNS1123Subdomain, RegexError, MaxLenError, EmptyError).
+_KEY_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_KEY_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                 "and end with an alphanumeric character")
+_VALUE_FMT = f"({_KEY_NAME_FMT})?"
+_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
+              "'-', '_' or '.', and must start and end with an alphanumeric character")
+_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                  "characters, '-' or '.', and must start and end with an alphanumeric character")
+_KEY_NAME = re.compile(_KEY_NAME_FMT)
+_VALUE = re.compile(_VALUE_FMT)
 
 
-def _label_value(value: str, flag: str) -> str:
-    if value and (len(value) > 63 or not _NAME_PART.fullmatch(value)):
-        raise _FlagError(f"{flag}: {value[:70]!r} is not a label value")
-    return value
+def _go_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))  # Go's len(): bytes
+
+
+def _regex_error(message: str, fmt: str, *examples: str) -> str:
+    shown = "".join(f"{' or ' if i else ''}'{e}', " for i, e in enumerate(examples))
+    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def _label_key_errors(key: str) -> list[str]:
+    """content.IsLabelKey: an optional DNS-subdomain prefix and '/', then a name of at
+    most 63 characters."""
+    prefix, slash, name = key.partition("/")
+    if not slash:
+        prefix, name = "", key
+    elif "/" in name:
+        return ["a valid label key " + _regex_error(_KEY_NAME_MSG, _KEY_NAME_FMT, "MyName",
+                                                    "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    errors = []
+    if slash and not prefix:
+        errors.append("prefix part must be non-empty")
+    elif slash:
+        if _go_len(prefix) > 253:
+            errors.append("prefix part must be no more than 253 characters")
+        if not _DNS_SUBDOMAIN.fullmatch(prefix):
+            errors.append("prefix part " + _regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT,
+                                                        "example.com"))
+    if not name:
+        errors.append("name part must be non-empty")
+    elif _go_len(name) > 63:
+        errors.append("name part must be no more than 63 characters")
+    if not _KEY_NAME.fullmatch(name):
+        errors.append("name part " + _regex_error(_KEY_NAME_MSG, _KEY_NAME_FMT, "MyName",
+                                                  "my.name", "123-abc"))
+    return errors
+
+
+def _label_value_errors(value: str) -> list[str]:
+    """validation.IsValidLabelValue: empty, or at most 63 characters of the name form."""
+    errors = []
+    if _go_len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _VALUE.fullmatch(value):
+        errors.append(_regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errors
+
+
+def _go_quote(text: str) -> str:
+    return clip(json.dumps(text, ensure_ascii=False), 80)
+
+
+def _invalid(text: str, errors: list[str]) -> _FlagError:
+    # field.Invalid(path, value, detail) as a user reads it, without the nil path.
+    return _FlagError(
+        "--namespace-selector: unable to parse requirement: Invalid value: "
+        f"{_go_quote(text)}: {'; '.join(errors)}"
+    )
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    """selector.go's Lexer: (kind, literal) pairs, kind one of the special symbols,
+    "identifier", "in", "notin" or the end ``""``."""
+    tokens: list[tuple[str, str]] = []
+    position = 0
+    while True:
+        position = _SPACE.match(text, position).end()  # type: ignore[union-attr]
+        if position == len(text):
+            tokens.append((_END, ""))
+            return tokens
+        if text[position] in _SPECIAL:
+            symbol = text[position:position + 2]
+            if symbol not in _TWO_CHARACTER:
+                symbol = text[position]
+            tokens.append((symbol, symbol))
+            position += len(symbol)
+            continue
+        found = _IDENTIFIER.match(text, position)
+        assert found is not None  # not a space and not special: an identifier starts here
+        word = found[0]
+        tokens.append((word if word in _KEYWORDS else "identifier", word))
+        position = found.end()
+
+
+class _SelectorParser:
+    """selector.go's Parser over the tokens: ``parse`` gives (key, operator, values)."""
+
+    def __init__(self, text: str) -> None:
+        self._tokens = _tokens(text)
+        self._at = 0
+
+    def _peek(self, values: bool = True) -> tuple[str, str]:
+        kind, literal = self._tokens[self._at]
+        # In a value context, in and notin are plain identifiers ("x in (in)").
+        return ("identifier" if values and kind in _KEYWORDS else kind), literal
+
+    def _take(self, values: bool = True) -> tuple[str, str]:
+        token = self._peek(values)
+        self._at += 1
+        return token
+
+    @staticmethod
+    def _error(message: str) -> _FlagError:
+        return _FlagError(f"--namespace-selector: {message}; {_SELECTOR_HINT}")
+
+    def _found(self, literal: str, expected: str, requirement: bool = True) -> _FlagError:
+        what = f"found '{clip(literal, 40)}', expected: {expected}"
+        return self._error(f"unable to parse requirement: {what}" if requirement else what)
+
+    def parse(self) -> list[tuple[str, str, list[str]]]:
+        requirements: list[tuple[str, str, list[str]]] = []
+        while True:
+            kind, literal = self._peek()
+            if kind == _END:
+                return requirements
+            if kind not in ("identifier", "!"):
+                raise self._found(literal, "!, identifier, or 'end of string'", False)
+            requirements.append(self._requirement())
+            kind, literal = self._take()
+            if kind == _END:
+                return requirements
+            if kind != ",":
+                raise self._found(literal, "',' or 'end of string'", False)
+            kind, literal = self._peek()
+            if kind not in ("identifier", "!"):
+                raise self._found(literal, "identifier after ','", False)
+
+    def _requirement(self) -> tuple[str, str, list[str]]:
+        kind, key = self._take()
+        operator = ""
+        if kind == "!":
+            operator = "DoesNotExist"
+            kind, key = self._take()
+        if kind != "identifier":
+            raise self._found(key, "identifier")
+        errors = _label_key_errors(key)
+        if errors:
+            raise _invalid(key, errors)
+        if operator or self._peek()[0] in (_END, ","):
+            return key, operator or "Exists", []
+        kind, literal = self._take(values=False)
+        operators = {"in": "In", "notin": "NotIn", "=": "Equals", "==": "Equals",
+                     "!=": "NotEquals", ">": "Gt", "<": "Lt"}
+        if kind not in operators:
+            raise self._found(literal, _BINARY)
+        operator = operators[kind]
+        values = self._set() if operator in ("In", "NotIn") else self._exact()
+        for value in values:
+            errors = _label_value_errors(value)
+            if errors:
+                raise _invalid(value, errors)
+        if operator in ("Gt", "Lt"):
+            # labels.Parse takes them; a LabelSelector has no such operator
+            # (ParseToLabelSelector's words).
+            raise self._error(f'"{operator.lower()}" isn\'t supported in label selectors')
+        return key, operator, values
+
+    def _exact(self) -> list[str]:
+        if self._peek()[0] in (_END, ","):
+            return [""]
+        kind, literal = self._take()
+        if kind != "identifier":
+            raise self._found(literal, "identifier")
+        return [literal]
+
+    def _set(self) -> list[str]:
+        kind, literal = self._take()
+        if kind != "(":
+            # selector.go writes this one without the comma
+            raise self._error(f"unable to parse requirement: found '{clip(literal, 40)}' "
+                              "expected: '('")
+        kind, literal = self._peek()
+        if kind == ")":  # "()": the one empty value
+            self._take()
+            return [""]
+        if kind not in ("identifier", ","):
+            raise self._found(literal, "',', ')' or identifier")
+        values: set[str] = set()
+        while True:
+            kind, literal = self._take()
+            if kind == "identifier":
+                values.add(literal)
+                kind, literal = self._peek()
+                if kind == ")":
+                    break
+                if kind != ",":
+                    raise self._found(literal, "',' or ')'")
+            elif kind == ",":
+                # "(,", ",," and ",)" each stand for the empty value.
+                after = self._peek()[0]
+                if not values or after in (",", ")"):
+                    values.add("")
+                if after == ")":
+                    break
+            else:
+                raise self._found(literal, "',', or identifier")
+        self._take()  # the ")"
+        return sorted(values)  # a set, listed sorted as sets.String.List() does
 
 
 def _selector(text: str) -> dict[str, Any]:
-    """``key=value,key in (a,b),!key`` as a LabelSelector (matchLabels, matchExpressions)."""
-    flag = "--namespace-selector"
+    """``key=value,key in (a,b),!key`` as a LabelSelector (matchLabels,
+    matchExpressions), every requirement kept: they are ANDed, as ``labels.Parse`` ANDs
+    them, so ``env=prod,env=dev`` is both (and matches no namespace), never the last
+    one only. ``!=`` is ``NotIn`` of its one value, which matches the same labels."""
     labels: dict[str, str] = {}
     expressions: list[dict[str, Any]] = []
-    position = 0
-    text = text.strip()
-    while position < len(text):
-        found = _REQUIREMENT.match(text, position)
-        if found is None or found.end() == position:
-            raise _FlagError(f"{flag}: cannot read {text[position:position + 40]!r} (use "
-                             "key=value, key!=value, key in (a,b), key notin (a,b), key or !key)")
-        position = found.end()
-        if found["absent"] is not None:
-            expressions.append({"key": _label_key(found["absent"], flag),
-                                "operator": "DoesNotExist"})
+    for key, operator, values in _SelectorParser(text).parse():
+        if operator == "Equals" and labels.get(key, values[0]) == values[0]:
+            labels[key] = values[0]
             continue
-        key = _label_key(found["key"], flag)
-        if found["op"] in ("=", "=="):
-            labels[key] = _label_value(found["value"], flag)
-        elif found["op"] == "!=":
-            expressions.append({"key": key, "operator": "NotIn",
-                                "values": [_label_value(found["value"], flag)]})
-        elif found["set"] is not None:
-            values = [_label_value(v.strip(), flag) for v in found["values"].split(",")]
-            expressions.append({"key": key, "operator": "In" if found["set"] == "in" else "NotIn",
-                                "values": values})
-        else:
-            expressions.append({"key": key, "operator": "Exists"})
-        if position < len(text) and text[position - 1] != ",":  # pragma: no cover - regex
-            raise _FlagError(f"{flag}: expected a comma at {text[position:position + 40]!r}")
+        expression: dict[str, Any] = {
+            "key": key, "operator": {"Equals": "In", "NotEquals": "NotIn"}.get(operator, operator),
+        }
+        if values:
+            expression["values"] = values
+        if expression not in expressions:
+            expressions.append(expression)
     selector: dict[str, Any] = {}
     if labels:
         selector["matchLabels"] = labels

@@ -4,7 +4,9 @@ Every public function, method and constructor here checks its arguments first an
 raises :class:`~kubelet_winnet.errors.InvalidArgumentError` (a ``TypeError``) naming the
 parameter, so a wrong type never reaches ctypes, ``json`` or a set lookup as a bare
 ``TypeError``/``AttributeError``. Values of the right type that HCN cannot take (a NUL
-in a document, a lone surrogate) stay :class:`~kubelet_winnet.errors.InvalidRequestError`.
+in a document, a lone surrogate) stay :class:`~kubelet_winnet.errors.InvalidRequestError`;
+a path is checked whole here (no NUL, encodable by ``os.fsencode``), since every file call
+would fail on it before HCN sees anything.
 """
 
 from __future__ import annotations
@@ -83,7 +85,9 @@ def handle(name: str, value: object) -> int:
 
 
 def path(name: str, value: object) -> str:
-    """A filesystem path given as ``str`` or ``os.PathLike[str]``, without NUL."""
+    """A filesystem path given as ``str`` or ``os.PathLike[str]``, without NUL, that
+    ``os.fsencode`` can encode (a surrogate from ``surrogateescape`` is a byte; a lone
+    ``"\\ud800"`` is nothing)."""
     if not instance(value, (str, os.PathLike)):
         raise InvalidArgumentError(name, "a path (str or os.PathLike)", type_name(value))
     try:
@@ -94,6 +98,13 @@ def path(name: str, value: object) -> str:
         raise InvalidArgumentError(name, "a str path", type_name(result))
     if "\x00" in result:
         raise InvalidArgumentError(name, "a path without NUL characters", "a NUL character")
+    try:
+        os.fsencode(result)  # what every file call does first; "\ud800" has no bytes
+    except UnicodeError:
+        raise InvalidArgumentError(
+            name, "a path the file system can encode",
+            "a lone surrogate that stands for no character or byte",
+        ) from None
     return result
 
 

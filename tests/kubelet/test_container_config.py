@@ -10,14 +10,17 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._kubelet import container_config as quick_module
-from kubelet_winnet._kubelet.container_config import calculate_cpu_maximum, container_hash, expand
-from kubelet_winnet._kubelet.podview import Unusual, quick_view, view_pod
+from kubelet_winnet._kubelet.container_config import (
+    PodRequests,
+    calculate_cpu_maximum,
+    container_hash,
+    expand,
+)
 from tests.strategies import wrap
 
 
@@ -375,167 +378,12 @@ def test_hash_cache_keeps_the_upstream_value_and_stays_bounded() -> None:
     assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
 
 
-# --- the quick builder (container_config._quick_config) ---------------------------------
-# It must give what the general builder gives, byte for byte, or leave the container to
-# it: the general builder is the one the tests above hold to the kubelet's rules.
-
-_odd = st.sampled_from([None, 0, -1, 2**70, 1.5, "", "x", True, [], {}, ["a"], [1], {"a": 1}])
-_texts = st.sampled_from(["", "a", "$(A)", "x$$y", "$$", "$(B)z", "$(", "a$b", "C:\\d", "/m", "é"])
-_variables = st.fixed_dictionaries({"name": st.sampled_from(["A", "B", "$(A)"])}, optional={
-    "value": _texts,
-    "valueFrom": st.sampled_from([
-        None, {}, {"fieldRef": {"fieldPath": "metadata.name"}},
-        {"fieldRef": {"fieldPath": "spec.nodeName"}}, {"fieldRef": {"fieldPath": "status.podIP"}},
-        {"fieldRef": {"fieldPath": "metadata.uid", "apiVersion": "v2"}},
-        {"fieldRef": {"fieldPath": "status.hostIP", "apiVersion": "v1"}},
-        {"fieldRef": {"fieldPath": "spec.serviceAccountName"}}, {"fieldRef": 3},
-        {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}},
-        {"configMapKeyRef": {"name": "cfg", "key": "k"}},
-    ]),
-})
-_MOUNT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "readOnly": st.sampled_from([True, False, None]),
-    "subPath": st.sampled_from(["", "sub", "..", "C:\\abs", "a\\b", "/abs"]),
-    "subPathExpr": st.sampled_from(["", "$(A)"]),
-    "recursiveReadOnly": st.sampled_from(["", "Disabled", "Enabled", "IfPossible"]),
-}
+# --- one pod, several containers -------------------------------------------------------
 
 
-@st.composite
-def _volume_mounts(draw: st.DrawFn, odd: bool) -> dict[str, Any]:
-    mount: dict[str, Any] = {
-        "name": draw(st.sampled_from(["e", "c", "h", "p", "missing"])),
-        "mountPath": draw(st.sampled_from(["C:\\data", "/data", "d", "\\\\srv\\s",
-                                           "C:\\Windows\\System32\\drivers\\etc\\hosts"])),
-    }
-    for key, values in _MOUNT_FIELDS.items():
-        if draw(st.integers(0, 2)) == 0:
-            mount[key] = draw(values)
-    if odd:
-        mount[draw(st.sampled_from(["name", "mountPath", *_MOUNT_FIELDS]))] = draw(_odd)
-    return mount
-
-
-# Each field's usual values (one field of the container or pod may get an odd one).
-_CONTAINER_FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "name": st.sampled_from(["app", "a\\b", ""]),
-    "image": st.sampled_from(["img:1", ""]),
-    "command": st.lists(_texts, max_size=3), "args": st.lists(_texts, max_size=3),
-    "workingDir": _texts, "env": st.lists(_variables, max_size=3),
-    "envFrom": st.sampled_from([None, [], [{"configMapRef": {"name": "cfg"}}]]),
-    "ports": st.sampled_from([None, [], [{"containerPort": 80}],
-                              [{"containerPort": 8080, "hostPort": 80, "protocol": "UDP"}]]),
-    "resources": st.fixed_dictionaries({}, optional={
-        "limits": st.none() | st.fixed_dictionaries({}, optional={
-            "cpu": st.sampled_from(["500m", "2", 1, 0.5, "0", "1e3", "x", None]),
-            "memory": st.sampled_from(["1Gi", "0", 512, "9Ei", "x"])}),
-        "requests": st.none() | st.just({"cpu": "1"})}),
-    "lifecycle": st.sampled_from([None, {}, {"preStop": {"exec": {"command": ["a"]}}}]),
-    "stdin": st.booleans(), "stdinOnce": st.booleans(), "tty": st.booleans(),
-    "terminationMessagePath": st.sampled_from(["", "C:\\t\\log", "/x"]),
-    "terminationMessagePolicy": st.sampled_from(["", "FallbackToLogsOnError"]),
-    "securityContext": st.sampled_from([
-        None, {}, {"runAsNonRoot": True},
-        {"runAsNonRoot": True, "windowsOptions": {"runAsUserName": "ContainerAdministrator"}},
-        {"windowsOptions": {"hostProcess": True, "gmsaCredentialSpec": "s"}},
-        {"windowsOptions": {"runAsUserName": 3}}, {"runAsNonRoot": "yes"}]),
-}
-_POD_FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "hostNetwork": st.sampled_from([True, False, None]),
-    "enableServiceLinks": st.sampled_from([True, False, None]),
-    "terminationGracePeriodSeconds": st.sampled_from([None, 0, 10, 2**64]),
-    "nodeName": st.sampled_from(["n1", None]),
-    "serviceAccountName": st.sampled_from(["sa", None]),
-    "securityContext": st.sampled_from([
-        None, {"windowsOptions": {"hostProcess": True}},
-        {"windowsOptions": {"runAsUserName": "u", "gmsaCredentialSpecName": "g"}}]),
-    "volumes": st.sampled_from([
-        [], [{"name": "p", "persistentVolumeClaim": {"claimName": "p"}}],
-        [{"name": "e", "emptyDir": {}, "secret": {}}], [{"name": "e"}],
-        [{"name": "e", "emptyDir": None}]]),
-}
-_PLAIN_VOLUMES = [{"name": "e", "emptyDir": {}}, {"name": "c", "configMap": {"name": "c"}},
-                  {"name": "h", "hostPath": {"path": "C:\\host"}}]
-
-
-@st.composite
-def _quick_cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
-    # At most one odd value, so that the builders get past the first check.
-    odd = draw(st.sampled_from([None, "mount", *_CONTAINER_FIELDS, *_POD_FIELDS]))
-    container: dict[str, Any] = {"name": "app", "image": "img:1"}
-    for key, values in _CONTAINER_FIELDS.items():
-        if key == odd:
-            container[key] = draw(_odd)
-        elif draw(st.integers(0, 2)) == 0:
-            container[key] = draw(values)
-    if odd == "mount" or draw(st.booleans()):
-        mounts = draw(st.lists(_volume_mounts(False), min_size=1, max_size=3))
-        if odd == "mount":
-            mounts.append(draw(_volume_mounts(True)))
-        container["volumeMounts"] = mounts
-    spec: dict[str, Any] = {"containers": [container], "volumes": _PLAIN_VOLUMES}
-    if draw(st.booleans()):
-        spec["initContainers"] = [{"name": "init", "image": "i",
-                                   "securityContext": draw(_POD_FIELDS["securityContext"])}]
-    for key, values in _POD_FIELDS.items():
-        if key == odd:
-            spec[key] = draw(_odd)
-        elif draw(st.integers(0, 3)) == 0:
-            spec[key] = draw(values)
-    metadata = draw(st.sampled_from([{"name": "web", "uid": "u-1"}, {"namespace": 3}, {}]))
-    kind = draw(st.sampled_from(["Pod", "Deployment", "CronJob", "StatefulSet", "PodTemplate"]))
-    manifest: dict[str, Any] = {"kind": kind, "metadata": metadata, "spec": spec}
-    if kind != "Pod":
-        manifest = wrap(kind, {"spec": spec})
-    arguments = draw(st.fixed_dictionaries({}, optional={
-        "pod_ips": st.sampled_from([("10.0.0.5",), ("fd00::5", "10.0.0.5")]),
-        "kubelet_version": st.sampled_from(["1.26", "1.29", "1.30", "1.31", "1.34"]),
-        "volume_paths": st.just({"p": "E:\\pvc", "e": "D:\\e"}),
-        "image_username": st.sampled_from(["ContainerAdministrator", "u"]),
-        "image_ref": st.just("sha256:1"), "attempt": st.just(3),
-        # roots with and without a drive (make_absolute_path), and ones normpath changes
-        "node": st.sampled_from(["D:\\k", "\\k", "k\\", "C:", "C:\\a\\..\\k"]).map(
-            lambda root: kw.NodeContext(kubelet_root=root)),
-        "services": st.just([{"metadata": {"name": "db", "namespace": "default"},
-                              "spec": {"clusterIP": "10.96.0.9", "ports": [{"port": 5432}]}}]),
-    }))
-    return manifest, arguments
-
-
-def _outcome(manifest: dict[str, Any], arguments: dict[str, Any]) -> tuple[Any, ...]:
-    try:
-        config = kw.container_config(manifest, "app", **arguments)
-    except Exception as exc:  # the type and text are what must agree
-        return type(exc), str(exc)
-    return ("built", config.SerializeToString(deterministic=True))
-
-
-@settings(max_examples=400)
-@given(_quick_cases())
-def test_quick_builder_agrees_with_the_general_builder(
-    case: tuple[dict[str, Any], dict[str, Any]],
-) -> None:
-    """The same message or the same error with the quick builder as without it, for
-    containers whose fields have their usual types, other types, or none."""
-    manifest, arguments = case
-    quick = _outcome(manifest, arguments)
-    patched: Any = quick_module  # the quick builder off, as benchmarks/ablate.py does
-    saved = patched._quick_config, patched.quick_view
-    patched._quick_config, patched.quick_view = _general_only, view_pod
-    try:
-        general = _outcome(manifest, arguments)
-    finally:
-        patched._quick_config, patched.quick_view = saved
-    assert quick == general
-
-
-def _general_only(*args: object) -> Any:
-    raise Unusual
-
-
-def test_quick_builder_builds_plain_containers() -> None:
-    """It is the quick builder that builds a plain container (it does not always give
-    up), and its message is the general builder's."""
+def test_termination_log_is_the_last_mount() -> None:
+    """makeMounts appends the termination log last: ``<root>\\pods\\<uid>\\containers\\
+    <name>\\<id>`` (kubelet_pods.go), after the volume mounts."""
     manifest = wrap("Deployment", pod(
         [{"name": "app", "image": "img:1", "command": ["run", "$(A)", "$$x"],
           "env": [{"name": "A", "value": "1"},
@@ -544,16 +392,14 @@ def test_quick_builder_builds_plain_containers() -> None:
           "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}}],
         hostNetwork=True, volumes=[{"name": "c", "configMap": {"name": "c"}},
                                    {"name": "h", "hostPath": {"path": "C:\\host"}}]))
-    node = kw.NodeContext()
-    builder = quick_module.ContainerBuilder(quick_view(manifest), node, 38)
-    quick = quick_module._quick_config(builder, "app", 0, None, "", (), {}, "00000000")
-    general = quick_module.ContainerBuilder(view_pod(manifest), node, 38)._config(
-        "app", 0, None, "", None, None, (), {}, "00000000")
-    assert quick == general
-    assert [m.host_path for m in quick.mounts][-1].endswith("\\containers\\app\\00000000")
+    config = kw.container_config(manifest, "app")
+    assert list(config.command) == ["run", "1", "$x"]
+    paths = [m.container_path for m in config.mounts]
+    assert paths[:2] == ["C:\\c", "/h"]
+    assert config.mounts[-1].host_path.endswith("\\containers\\app\\00000000")
 
 
-def test_quick_builder_of_several_containers_of_one_pod() -> None:
+def test_pod_requests_builds_each_container_as_alone() -> None:
     """PodRequests builds every container of a pod with one builder (its later
     containers located through the builder's index): each message is the one a
     builder of that container alone gives."""
@@ -564,7 +410,7 @@ def test_quick_builder_of_several_containers_of_one_pod() -> None:
         hostNetwork=True, initContainers=[{"name": "init", "image": "i"}],
         securityContext={"windowsOptions": {"gmsaCredentialSpec": "spec"}},
     )
-    requests = quick_module.PodRequests(manifest)
+    requests = PodRequests(manifest)
     for name in ["c2", "init", "c0", "c3", "c1", "c2"]:
         alone = kw.container_config(manifest, name, pod_ips=("10.0.0.5",))
         assert requests.container_config(name, pod_ips=("10.0.0.5",)) == alone

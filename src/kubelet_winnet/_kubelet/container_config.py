@@ -22,32 +22,17 @@ from kubelet_winnet._describe import describe, quoted, type_name
 from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.mounts import (
-    HOSTS_HOST_NETWORK_MINOR,
-    PLUGIN_DIRS,
-    WINDOWS_ETC_HOSTS_PATH,
     check_termination_log_id,
     check_volume_paths,
     container_mounts,
-    is_abs_path,
-    is_extendable,
-    is_local_path,
-    is_plain_part,
-    is_unc_path,
-    join_path,
-    make_absolute_path,
-    no_backsteps,
-    volume_host_path,
 )
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
 from kubelet_winnet._kubelet.pod import (
-    CONTAINER_KINDS,
     is_utf8,
     pod_facts,
 )
-from kubelet_winnet._kubelet.pod import _windows_options_in as windows_options_in
 from kubelet_winnet._kubelet.podview import (
     PodView,
-    Unusual,
     get_bool,
     get_int,
     get_map,
@@ -56,9 +41,7 @@ from kubelet_winnet._kubelet.podview import (
     get_str_map,
     get_strings,
     not_utf8_error,
-    plain_flag,
-    plain_str,
-    quick_view,
+    view_pod,
 )
 from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._kubelet.quantity import (
@@ -67,13 +50,11 @@ from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
     parse_nanos,
-    plain_nanos,
     wrap_int64,
 )
 from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     PodFacts,
-    WindowsOptions,
     decide_container,
 )
 from kubelet_winnet._kubelet.sandbox_config import (
@@ -84,7 +65,6 @@ from kubelet_winnet._kubelet.sandbox_config import (
     build_sandbox_config,
     check_attempt,
     check_node,
-    clean_path,
     echo,
     pod_identity_of,
     runtime_handler,
@@ -797,8 +777,7 @@ class ContainerBuilder:
     read once: building every container's config costs each container once (``run``
     builds them all), not once per container."""
 
-    __slots__ = ("_built", "_facts", "_host_process", "_index", "identity", "minor", "node",
-                 "services", "view")
+    __slots__ = ("_facts", "_index", "identity", "minor", "node", "services", "view")
 
     def __init__(
         self, view: PodView, node: NodeContext, minor: int, services: tuple[Service, ...] = ()
@@ -810,8 +789,6 @@ class ContainerBuilder:
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
         self.identity: tuple[str, str, str] | None = None  # pod_identity_of, read once
-        self._built = False  # whether the quick builder has built one of its containers
-        self._host_process: bool | None = None  # HasWindowsHostProcessContainer, once
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
@@ -877,13 +854,6 @@ class ContainerBuilder:
     ) -> api_pb2.ContainerConfig:
         volume_paths = volume_paths or {}
         try:
-            try:
-                return _quick_config(
-                    self, container_name, attempt, image_ref, image_username, pod_ips,
-                    volume_paths, termination_log_id,
-                )
-            except Exception:  # the general builder reads it again, and alone reports
-                pass
             return self._config(
                 container_name, attempt, image_ref, image_username, config_maps, secrets,
                 pod_ips, volume_paths, termination_log_id,
@@ -991,598 +961,6 @@ class ContainerBuilder:
         return config
 
 
-# --- the quick builder: the common plain-dict container in one checked pass ------------
-#
-# The general builder reads each field through a typed getter that builds its field path
-# and reports; most containers are plain manifest dicts whose fields all have their usual
-# types. This builder reads such a container in one pass, with the plain checks inline
-# and the general helpers only for the parts it does not inline (fieldRef and
-# resourceFieldRef values, preStop, ports, resources, the security context). It gives up
-# (raises) on anything else, and on any error: the general builder then builds the
-# container again and alone reports, so both give the same message or the same error.
-# Off (benchmarks/ablate.py), it always gives up.
-
-
-def _plain_int64(value: object) -> int | None:
-    if value is None:
-        return None
-    if type(value) is not int or not -_INT64_MAX - 1 <= value <= _INT64_MAX:
-        raise Unusual
-    return value
-
-
-# The fieldRef paths _field_value answers from the pod and node alone.
-_POD_FIELDS = frozenset({
-    "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
-    "spec.serviceAccountName", "status.hostIP",
-})
-
-
-def _pod_fields(
-    spec: Mapping[str, Any], identity: tuple[str, str, str], node: NodeContext
-) -> dict[str, str]:
-    """:func:`_field_value` of each of ``_POD_FIELDS`` (with its checks of
-    ``nodeName`` and ``serviceAccountName``)."""
-    name, namespace, uid = identity
-    return {
-        "metadata.name": name, "metadata.namespace": namespace, "metadata.uid": uid,
-        "spec.nodeName": plain_str(spec.get("nodeName")) or node.node_name,
-        "spec.serviceAccountName": plain_str(spec.get("serviceAccountName")),
-        "status.hostIP": node.node_ips[0] if node.node_ips else "",
-    }
-
-
-def _quick_expand(
-    text: str, env: Mapping[str, str], left: int, *more: Mapping[str, str]
-) -> str:
-    """``_Budget.expanded`` of a text holding a ``$`` (the caller checks the result's
-    size against ``left``). Without a ``$(``, only ``$$`` pairs change, left to right,
-    as ``str.replace`` pairs them, and the result is no longer than the text: expand()
-    would refuse it only for passing ``left``."""
-    if "$(" not in text:
-        return text.replace("$$", "$")
-    return expand(text, env, *more, limit=min(max(MAX_EXPANDED_VALUE, utf8_len(text)), left))
-
-
-def _quick_resources(
-    target: api_pb2.WindowsContainerResources, resources: object, node: NodeContext,
-    minor: int,
-) -> None:
-    """:func:`fill_windows_resources` of plain-dict ``resources``; plain quantities
-    read by :func:`plain_nanos`, the rest by :func:`_quantity`."""
-    target.SetInParent()
-    if resources is None:
-        return
-    if type(resources) is not dict:
-        raise Unusual
-    limits = resources.get("limits")
-    requests = resources.get("requests")
-    cpu = memory = 0
-    cpu_milli: int | None = None
-    for table in (limits, requests):  # requests are checked only
-        if table is None:
-            continue
-        if type(table) is not dict:
-            raise Unusual
-        for name, amount in table.items():
-            if type(name) is not str:
-                raise Unusual
-            nanos = plain_nanos(amount) if type(amount) is str else None
-            plain = nanos is not None
-            if nanos is None:
-                nanos = _quantity(amount, "")
-            if table is limits:
-                if name == "cpu":
-                    cpu = nanos
-                    # a plain quantity's MilliValue(), when it fits (plain_nanos)
-                    fits = plain and nanos // 10**6 <= _INT64_MAX
-                    cpu_milli = nanos // 10**6 if fits else None
-                elif name == "memory":
-                    memory = nanos
-    if cpu:  # !cpuLimit.IsZero()
-        assert type(limits) is dict
-        if cpu_milli is None:
-            cpu_milli = go_milli_value(
-                _quantity_text(limits["cpu"]),
-                saturating=minor >= SATURATING_MILLI_VALUE_MINOR,
-            )
-        target.cpu_maximum = calculate_cpu_maximum(cpu_milli, node.processor_count, minor)
-    if memory:
-        amount = nanos_value(memory)
-        if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
-            raise Unusual
-        target.memory_limit_in_bytes = amount
-
-
-def _quick_env(
-    builder: ContainerBuilder, container: dict[str, Any], at: str,
-    identity: tuple[str, str, str], pod_ips: tuple[str, ...],
-) -> tuple[dict[str, str], int]:
-    """:func:`environment` without ``envFrom`` or ConfigMap and Secret keys, and the
-    container's bytes left (``_Budget.left``) after it."""
-    view, spec = builder.view, builder.view.spec
-    links = spec.get("enableServiceLinks")
-    if links is not None and links is not True and links is not False:
-        raise Unusual
-    services = builder.services
-    service_env = service_env_vars(services, identity[1], links is not False) if services else {}
-    env_from = container.get("envFrom")
-    if env_from is not None and (type(env_from) is not list or env_from):
-        raise Unusual
-    env: dict[str, str] = {}
-    left = MAX_EXPANDED_CONTAINER
-    variables = container.get("env")
-    if variables is not None:
-        if type(variables) is not list or len(variables) > _MAX_ENV:
-            raise Unusual
-        sizes: dict[str, int] = {}
-        pod_fields: dict[str, str] | None = None
-        for variable in variables:
-            if type(variable) is not dict:
-                raise Unusual
-            name = plain_str(variable.get("name"))
-            value = plain_str(variable.get("value"))
-            value_from = variable.get("valueFrom")
-            if value_from is not None and type(value_from) is not dict:
-                raise Unusual
-            if value:
-                if "$" in value:
-                    value = _quick_expand(value, env, left, service_env)
-                size = utf8_len(value)
-                if size > left:
-                    raise Unusual
-            elif value_from is not None:
-                field = value_from.get("fieldRef")
-                resource = value_from.get("resourceFieldRef")
-                if (
-                    value_from.get("configMapKeyRef") is not None
-                    or value_from.get("secretKeyRef") is not None
-                    or (field is not None and type(field) is not dict)
-                    or (resource is not None and type(resource) is not dict)
-                ):
-                    raise Unusual
-                if field is not None:
-                    path = field.get("fieldPath")
-                    version = field.get("apiVersion")
-                    if (
-                        type(path) is str and path in _POD_FIELDS
-                        and (version is None or version == "v1")
-                    ):
-                        if pod_fields is None:
-                            pod_fields = _pod_fields(spec, identity, builder.node)
-                        value = pod_fields[path]
-                    else:
-                        value = _field_value(
-                            field, "", view, builder.node, pod_ips, builder.minor, identity
-                        )
-                elif resource is not None:
-                    value = _resource_value(resource, "", container, at, builder.node,
-                                            builder.find)
-                size = utf8_len(value)
-            else:
-                size = 0
-            grown = size - sizes.get(name, 0)
-            if grown > left:
-                raise Unusual
-            left -= grown
-            sizes[name] = size
-            env[name] = value
-    for key, item in service_env.items():
-        env.setdefault(key, item)
-    return env, left
-
-
-def _quick_non_root(spec: Mapping[str, Any], container: dict[str, Any]) -> bool:
-    """Whether the effective ``runAsNonRoot`` is true (:func:`_effective_non_root`'s
-    checks)."""
-    non_root = None
-    for owner in (spec, container):
-        context = owner.get("securityContext")
-        if context is None:
-            continue
-        if type(context) is not dict:
-            raise Unusual
-        options = context.get("windowsOptions")
-        if options is not None:
-            if type(options) is not dict:
-                raise Unusual
-            user = options.get("runAsUserName")
-            if user is not None and type(user) is not str:
-                raise Unusual
-        flag = context.get("runAsNonRoot")
-        if flag is not None:
-            non_root = plain_flag(flag)
-    return non_root is True
-
-
-def _quick_mounts(
-    builder: ContainerBuilder, container: dict[str, Any], uid: str, container_name: str,
-    termination_path: str, pod_ips: tuple[str, ...], host_network: bool,
-    host_process: bool, volume_paths: Mapping[str, str], termination_log_id: str,
-) -> list[tuple[str, str, bool]]:
-    """:func:`container_mounts` of volume mounts without ``subPathExpr``; paths under
-    the kubelet root joined without ``normpath`` where it provably changes nothing
-    (``mounts.is_extendable``)."""
-    spec, minor, root = builder.view.spec, builder.minor, builder.node.kubelet_root
-    # host_process: HasWindowsHostProcessContainer, read by _quick_pod
-    mount_hosts = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
-    mount_hosts = mount_hosts and not host_process
-    # join_path(root, "pods", uid, *parts) is pod_dir + "\\" + the parts when they are
-    # plain and pod_dir extendable (mounts.is_extendable)
-    clean_root = clean_path(root)
-    if is_extendable(clean_root) and (not uid or is_plain_part(uid)):
-        pod_dir = f"{clean_root}\\pods\\{uid}" if uid else f"{clean_root}\\pods"
-        extendable = True
-    else:
-        pod_dir = join_path(root, "pods", uid)
-        extendable = is_extendable(pod_dir)
-    # make_absolute_path leaves a path with a colon as it is: so every path under a
-    # pod directory that has one (C:\var\lib\kubelet\...)
-    absolute = ":" in pod_dir
-    volumes: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    entries = spec.get("volumes")
-    if entries is not None:
-        if type(entries) is not list:
-            raise Unusual
-        for volume in entries:
-            # {"name": ..., "<source>": {...}}: the one shape _volumes accepts unchanged
-            if type(volume) is not dict or len(volume) != 2:
-                raise Unusual
-            name = volume.get("name")
-            for kind in volume:
-                if kind != "name":
-                    break
-            source = volume[kind]
-            if type(name) is not str or type(kind) is not str or type(source) is not dict:
-                raise Unusual
-            if name not in volumes:
-                volumes[name] = (kind, source)
-    mounts: list[tuple[str, str, bool]] = []
-    entries = container.get("volumeMounts")
-    if entries is not None:
-        if type(entries) is not list:
-            raise Unusual
-        for mount in entries:
-            if type(mount) is not dict:
-                raise Unusual
-            name = plain_str(mount.get("name"))
-            mount_path = plain_str(mount.get("mountPath"))
-            sub_path = plain_str(mount.get("subPath"))
-            if plain_str(mount.get("subPathExpr")):
-                raise Unusual
-            rro = plain_str(mount.get("recursiveReadOnly"))
-            if minor >= 30 and rro not in ("", "Disabled"):
-                raise Unusual
-            read_only = plain_flag(mount.get("readOnly"))
-            mount_hosts = mount_hosts and mount_path != WINDOWS_ETC_HOSTS_PATH
-            found = volumes.get(name)
-            if found is None:
-                raise Unusual
-            kind, source = found
-            if kind in PLUGIN_DIRS and name not in volume_paths:
-                plugin, must_read_only = PLUGIN_DIRS[kind]
-                host_path = (
-                    f"{pod_dir}\\volumes\\{plugin}\\{name}"
-                    if extendable and is_plain_part(name)
-                    else join_path(root, "pods", uid, "volumes", plugin, name)
-                )
-            else:
-                host_path, must_read_only = volume_host_path(
-                    kind, source, "", name, root, uid, volume_paths
-                )
-            if sub_path:
-                if is_abs_path(sub_path, minor) or not no_backsteps(sub_path):
-                    raise Unusual
-                host_path = join_path(host_path, sub_path)
-            if host_path and is_local_path(host_path):
-                host_path = make_absolute_path(host_path)
-            container_path = mount_path
-            if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
-                container_path = make_absolute_path(container_path)
-            mounts.append((container_path, host_path, read_only or must_read_only))
-    if mount_hosts:
-        if extendable:
-            hosts = f"{pod_dir}\\etc-hosts"
-            if not absolute:
-                hosts = make_absolute_path(hosts)
-        else:
-            hosts = make_absolute_path(join_path(root, "pods", uid, "etc-hosts"))
-        mounts.append((WINDOWS_ETC_HOSTS_PATH, hosts, False))
-    # termination_log_id is eight hex digits (check_termination_log_id): a plain part
-    if extendable and is_plain_part(container_name):
-        host = f"{pod_dir}\\containers\\{container_name}\\{termination_log_id}"
-        if not absolute:
-            host = make_absolute_path(host)
-    else:
-        host = make_absolute_path(
-            join_path(root, "pods", uid, "containers", container_name, termination_log_id)
-        )
-    mounts.append((
-        _DEFAULT_TERMINATION_PATH if termination_path == "/dev/termination-log"
-        else make_absolute_path(termination_path),
-        host, False,
-    ))
-    return mounts
-
-
-# MakeAbsolutePath of the default terminationMessagePath, where most containers keep it
-_DEFAULT_TERMINATION_PATH = make_absolute_path("/dev/termination-log")
-
-
-def _quick_pod(
-    builder: ContainerBuilder, container_name: str
-) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool,
-           bool]:
-    """The container, its path prefix, ``hostNetwork``, the pod's and the container's
-    ``windowsOptions``, ``HasWindowsHostProcessContainer`` and the effective
-    ``runAsNonRoot`` (:func:`_quick_non_root`), from one pass over the pod's containers
-    with ``pod_facts``'s checks (which also cover ``find``'s)."""
-    view = builder.view
-    spec = view.spec
-    spec_at = view.prefix + "spec."
-    host_network = spec.get("hostNetwork")
-    if host_network is None:
-        host_network = False
-    elif host_network is not True and host_network is not False:
-        raise Unusual
-    context = spec.get("securityContext")
-    non_root: object = None
-    if context is None:
-        pod_options = None
-        pod_host_process = None
-    else:
-        raw = context.get("windowsOptions") if type(context) is dict else context
-        if raw is not None and type(raw) is not dict:
-            raise Unusual  # a securityContext or windowsOptions that is no dict
-        pod_options = windows_options_in(context, spec_at, None)
-        pod_host_process = None if pod_options is None else pod_options.host_process
-        non_root = context.get("runAsNonRoot")
-        if non_root is not None and non_root is not True and non_root is not False:
-            raise Unusual
-    host_process = False
-    found: tuple[dict[str, Any], str, WindowsOptions | None] | None = None
-    for kind in CONTAINER_KINDS:
-        entries = spec.get(kind)
-        if entries is None:
-            continue
-        if type(entries) is not list:
-            raise Unusual
-        for index, entry in enumerate(entries):
-            if type(entry) is not dict:
-                raise Unusual
-            name = entry.get("name")
-            if type(name) is not str:
-                name = plain_str(name)
-            context = entry.get("securityContext")
-            if context is None:
-                options = None
-                value = None
-            else:
-                raw = context.get("windowsOptions") if type(context) is dict else context
-                if raw is not None and type(raw) is not dict:
-                    raise Unusual
-                options = windows_options_in(context, spec_at, (kind, index))
-                value = None if options is None else options.host_process
-            if (pod_host_process if value is None else value) is True:
-                host_process = True
-            if found is None and name == container_name:
-                found = (entry, f"{spec_at}{kind}[{index}].", options)
-                if context is not None:
-                    flag = context.get("runAsNonRoot")
-                    if flag is not None:
-                        if flag is not True and flag is not False:
-                            raise Unusual
-                        non_root = flag
-    if found is None:
-        raise Unusual
-    container, at, own = found
-    return container, at, host_network, pod_options, own, host_process, non_root is True
-
-
-def _indexed_pod(
-    builder: ContainerBuilder, container_name: str
-) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool,
-           bool]:
-    """:func:`_quick_pod`'s answers from the builder's container index and rule facts
-    (each read once per builder)."""
-    found = builder.find(container_name)
-    if found is None or type(found[0]) is not dict:
-        raise Unusual
-    facts, first = builder._read_facts()
-    if builder._host_process is None:
-        builder._host_process = builder._has_host_process()
-    container = found[0]
-    return (container, found[1], facts.host_network, facts.windows_options,
-            first[container_name].windows_options, builder._host_process,
-            _quick_non_root(builder.view.spec, container))
-
-
-def _quick_security_context(
-    target: api_pb2.WindowsContainerSecurityContext, pod: WindowsOptions | None,
-    own: WindowsOptions | None, image_username: str,
-) -> None:
-    """``fill_container_security_context(target, decide_container(...))`` without
-    building the effective options or the decision (rules.effective_windows_options)."""
-    target.SetInParent()
-    user = None if own is None else own.run_as_user_name
-    if user is None and pod is not None:
-        user = pod.run_as_user_name
-    gmsa_from = (
-        own if own is not None and (
-            own.gmsa_credential_spec_name is not None or own.gmsa_credential_spec is not None
-        ) else pod
-    )
-    host_process = None if own is None else own.host_process
-    if host_process is None and pod is not None:
-        host_process = pod.host_process
-    run_as_username = image_username if user is None else user
-    if run_as_username:
-        target.run_as_username = run_as_username
-    if gmsa_from is not None and gmsa_from.gmsa_credential_spec:
-        target.credential_spec = gmsa_from.gmsa_credential_spec
-    if host_process is True:
-        target.host_process = True
-
-
-_TERMINAL_KEYS = frozenset({"stdin", "stdinOnce", "tty"})
-
-
-def _quick_config(
-    builder: ContainerBuilder, container_name: str, attempt: int, image_ref: str | None,
-    image_username: str, pod_ips: tuple[str, ...], volume_paths: Mapping[str, str],
-    termination_log_id: str,
-) -> api_pb2.ContainerConfig:
-    """``ContainerBuilder._config`` of a plain-dict pod, or an exception (any: the
-    general builder then builds it)."""
-    view, minor = builder.view, builder.minor
-    spec, metadata = view.spec, view.metadata
-    if type(spec) is not dict or type(metadata) is not dict or view.claims:
-        raise Unusual
-    if not builder._built:
-        # One container of this pod: one walk over its containers.
-        container, at, host_network, pod_options, own, host_process, non_root = _quick_pod(
-            builder, container_name
-        )
-        builder._built = True
-    else:
-        # Several (PodRequests): the index and facts read once per pod, as the general
-        # builder does, so that n containers cost n, not n walks of n.
-        container, at, host_network, pod_options, own, host_process, non_root = (
-            _indexed_pod(builder, container_name)
-        )
-    identity = builder.identity
-    if identity is None:
-        name, namespace, uid = (
-            metadata.get("name"), metadata.get("namespace"), metadata.get("uid")
-        )
-        identity = builder.identity = (
-            name if type(name) is str else plain_str(name),
-            "default" if namespace is None
-            else namespace if type(namespace) is str else plain_str(namespace),
-            uid if type(uid) is str else plain_str(uid),
-        )
-    name, namespace, uid = identity
-    if (
-        "env" in container or "envFrom" in container or builder.services
-        or "enableServiceLinks" in spec
-    ):
-        env, left = _quick_env(builder, container, at, identity, pod_ips)
-    else:  # what _quick_env gives a container with no variables of any kind
-        env, left = {}, MAX_EXPANDED_CONTAINER
-    if non_root:
-        verify_run_as_non_root(view, container, at, image_username, identity)
-    config = api_pb2.ContainerConfig()
-    metadata_part = config.metadata
-    metadata_part.name = container_name
-    metadata_part.attempt = attempt
-    get = container.get
-    image = get("image")
-    if type(image) is not str:
-        image = plain_str(image)
-    image_spec = config.image
-    image_spec.image = image if image_ref is None else image_ref
-    if minor >= 30:
-        image_spec.user_specified_image = image
-    command, arguments = get("command"), get("args")
-    if command is not None or arguments is not None:
-        for parts, target in ((command, config.command), (arguments, config.args)):
-            if parts is None:
-                continue
-            if type(parts) is not list:
-                raise Unusual
-            values = []
-            for part in parts:
-                if type(part) is not str:
-                    raise Unusual
-                if "$" in part:
-                    part = _quick_expand(part, env, left)
-                size = len(part) if part.isascii() else utf8_len(part)
-                if size > left:
-                    raise Unusual
-                left -= size
-                values.append(part)
-            target.extend(values)
-    working_dir = get("workingDir")
-    if working_dir is not None:
-        config.working_dir = plain_str(working_dir)
-    if env:
-        envs = config.envs
-        for key, item in env.items():
-            pair = envs.add()
-            pair.key = key
-            pair.value = item
-    labels = config.labels
-    labels[POD_NAME_LABEL] = name
-    labels[POD_NAMESPACE_LABEL] = namespace
-    labels[POD_UID_LABEL] = uid
-    labels[CONTAINER_NAME_LABEL] = container_name
-    annotations = config.annotations
-    if minor >= 31:
-        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
-    annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
-    termination_path = get("terminationMessagePath")
-    if type(termination_path) is not str:
-        termination_path = plain_str(termination_path)
-    termination_path = termination_path or "/dev/termination-log"
-    annotations[TERMINATION_PATH_ANNOTATION] = termination_path
-    policy = get("terminationMessagePolicy")
-    if type(policy) is not str:
-        policy = plain_str(policy)
-    annotations[TERMINATION_POLICY_ANNOTATION] = policy or "File"
-    deletion = metadata.get("deletionGracePeriodSeconds")
-    if deletion is not None:
-        annotations[DELETION_GRACE_ANNOTATION] = str(_plain_int64(deletion))
-    grace = spec.get("terminationGracePeriodSeconds")
-    annotations[TERMINATION_GRACE_ANNOTATION] = (
-        "30" if grace is None else str(_plain_int64(grace))
-    )
-    lifecycle = container.get("lifecycle")
-    if lifecycle is not None:
-        if type(lifecycle) is not dict:
-            raise Unusual
-        pre_stop = lifecycle.get("preStop")
-        if pre_stop is not None:
-            if type(pre_stop) is not dict:
-                raise Unusual
-            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
-                pre_stop, f"{at}lifecycle.preStop."
-            )
-    ports = container.get("ports")
-    if ports is not None:
-        if type(ports) is not list:
-            raise Unusual
-        if ports:
-            annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
-    mounts = config.mounts
-    for container_path, host_path, read_only in _quick_mounts(
-        builder, container, uid, container_name, termination_path, pod_ips, host_network,
-        host_process, volume_paths, termination_log_id,
-    ):
-        mount = mounts.add()
-        mount.container_path = container_path
-        mount.host_path = host_path
-        if read_only:
-            mount.readonly = True
-    config.log_path = f"{container_name}\\{attempt}.log"
-    # stdin, stdinOnce and tty: set when true (false is proto3's default); most
-    # containers have none of them, which one key-set test in C finds
-    if not _TERMINAL_KEYS.isdisjoint(container):
-        if plain_flag(get("stdin")):
-            config.stdin = True
-        if plain_flag(get("stdinOnce")):
-            config.stdin_once = True
-        if plain_flag(get("tty")):
-            config.tty = True
-    windows = config.windows
-    resources = get("resources")
-    if resources is None:
-        windows.resources.SetInParent()
-    else:
-        _quick_resources(windows.resources, resources, builder.node, minor)
-    _quick_security_context(windows.security_context, pod_options, own, image_username)
-    return config
-
-
 def _check_args(
     container_name: object, image_ref: object, image_username: object, pod_ips: object,
     config_maps: object, secrets: object,
@@ -1660,7 +1038,7 @@ def container_config(
         )
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        quick_view(pod), node, profile.version.minor,
+        view_pod(pod), node, profile.version.minor,
         () if services is None else read_services(services),
     )
     return builder.config(

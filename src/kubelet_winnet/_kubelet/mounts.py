@@ -111,23 +111,6 @@ def join_path(*parts: str) -> str:
     return ntpath.normpath("\\".join(kept))
 
 
-def is_plain_part(part: str) -> bool:
-    """A path element ``normpath`` leaves as it is: non-empty, no separator or colon,
-    neither ``.`` nor ``..``."""
-    return bool(part) and not (
-        "\\" in part or "/" in part or ":" in part or part == "." or part == ".."
-    )
-
-
-def is_extendable(clean: str) -> bool:
-    """Whether ``normpath(path + "\\" + p) == clean + "\\" + p`` for every plain part
-    ``p`` (or several, joined by backslashes) and every ``path`` whose ``normpath`` is
-    ``clean``: it is neither ``.`` nor ends in a separator or a colon (a drive-relative
-    ``C:``). The container builder joins paths under the kubelet root by this rule,
-    without ``normpath``."""
-    return clean != "." and not clean.endswith(("\\", "/", ":"))
-
-
 class _Missing(Mapping[str, str]):
     """The mapping ``ExpandContainerVolumeMounts`` expands with: every name resolves,
     to its value, and a name without a non-empty value is recorded as missing."""

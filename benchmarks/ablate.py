@@ -34,7 +34,7 @@ import gen_manifests
 import run
 
 import kubelet_winnet as kw
-from kubelet_winnet._kubelet import container_config as _container_config
+from kubelet_winnet._kubelet import labels as _labels
 from kubelet_winnet._kubelet import messages as _messages
 from kubelet_winnet._kubelet import pod as _pod
 from kubelet_winnet._kubelet import profile as _profile
@@ -164,8 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
         ("log-root cache (_sandbox_config._CLEAN_ROOTS)", "pod_sandbox_config", accepted,
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
-        ("container-hash cache (_container_config._HASHES)", "container_config", accepted,
-         _swap(_container_config, "_HASHES", _NoCache())),
+        ("container-hash cache (_labels._HASHES)", "container_config", accepted,
+         _swap(_labels, "_HASHES", _NoCache())),
         ("List item fast path (cli.input._fast_decoder)", "read List", [listed],
          _swap(_input, "_fast_decoder", lambda: None)),
         ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],

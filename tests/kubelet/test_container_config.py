@@ -15,12 +15,10 @@ from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._kubelet.container_config import (
-    PodRequests,
-    calculate_cpu_maximum,
-    container_hash,
-    expand,
-)
+from kubelet_winnet._kubelet.container_config import PodRequests
+from kubelet_winnet._kubelet.expansion import expand
+from kubelet_winnet._kubelet.kuberuntime_container_windows import calculate_cpu_maximum
+from kubelet_winnet._kubelet.labels import container_hash
 from tests.strategies import wrap
 
 
@@ -368,7 +366,7 @@ def test_lone_surrogates_are_typed_errors() -> None:
 def test_hash_cache_keeps_the_upstream_value_and_stays_bounded() -> None:
     """The (name, image) -> hash cache (docs/performance.md) gives the upstream row's
     value from a warm cache and after it was cleared by 300 other containers."""
-    from kubelet_winnet._kubelet import container_config as module
+    from kubelet_winnet._kubelet import labels as module
 
     assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
     assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"  # cached

@@ -18,6 +18,7 @@ from kubelet_winnet.errors import InvalidPodError
 
 __all__ = [
     "PodView",
+    "container_index",
     "get_bool",
     "get_int",
     "get_list",
@@ -71,6 +72,18 @@ def view_pod(pod: object) -> PodView:
         if (kind or root.get("kind")) == "StatefulSet":
             return PodView(metadata, spec, prefix, _claims(root))
     return PodView(metadata, spec, prefix)
+
+
+def container_index(view: PodView) -> dict[str, tuple[Mapping[str, Any], str, str]]:
+    """Container name -> (container, its path prefix, its kind), the first of each name in
+    the kubelet's visiting order (init, regular, ephemeral)."""
+    index: dict[str, tuple[Mapping[str, Any], str, str]] = {}
+    at = view.at("spec.")
+    for kind in _pod.CONTAINER_KINDS:
+        for position, container in enumerate(get_objects(view.spec, kind, at)):
+            where = f"{at}{kind}[{position}]."
+            index.setdefault(get_str(container, "name", where), (container, where, kind))
+    return index
 
 
 def _claims(root: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -46,6 +46,7 @@ from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     PodFacts,
     decide_container,
+    has_host_process_container,
 )
 from kubelet_winnet._kubelet.sandbox_config import (
     DEFAULT_NODE,
@@ -117,17 +118,7 @@ class ContainerBuilder:
         return self._facts
 
     def _has_host_process(self) -> bool:
-        """``HasWindowsHostProcessContainer``: some container's effective
-        ``hostProcess`` (its own, else the pod's) is true."""
-        facts, _ = self._read_facts()
-        pod = facts.windows_options
-        pod_value = None if pod is None else pod.host_process
-        for container in facts.containers:
-            own = container.windows_options
-            value = None if own is None else own.host_process
-            if (pod_value if value is None else value) is True:
-                return True
-        return False
+        return has_host_process_container(self._read_facts()[0])
 
     def _decision(self, name: str, image_username: str) -> ContainerDecision:
         # windows_container_security_context's decision, on facts read once per pod.

@@ -152,26 +152,6 @@ def no_backsteps(path: str) -> bool:
     return ".." not in path.replace("\\", "/").split("/")
 
 
-def has_host_process_container(view: PodView) -> bool:
-    """``HasWindowsHostProcessContainer``: some container's (``VisitContainers`` with
-    ``AllFeatureEnabledContainers``: init, regular, ephemeral) effective
-    ``windowsOptions.hostProcess`` (the container's, else the pod's) is true."""
-    spec, spec_at = view.spec, view.at("spec.")
-    pod_options = get_map(get_map(spec, "securityContext", spec_at) or {}, "windowsOptions",
-                          f"{spec_at}securityContext.") or {}
-    pod_value = get_bool(pod_options, "hostProcess",
-                         f"{spec_at}securityContext.windowsOptions.")
-    for kind in ("initContainers", "containers", "ephemeralContainers"):
-        for index, container in enumerate(get_objects(spec, kind, spec_at)):
-            at = f"{spec_at}{kind}[{index}]."
-            context = get_map(container, "securityContext", at) or {}
-            options = get_map(context, "windowsOptions", f"{at}securityContext.") or {}
-            value = get_bool(options, "hostProcess", f"{at}securityContext.windowsOptions.")
-            if (pod_value if value is None else value) is True:
-                return True
-    return False
-
-
 def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
     """name -> (source kind, source, field path) of the pod's volumes."""
     spec_at = view.at("spec.")
@@ -235,21 +215,20 @@ def container_mounts(
     view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
     container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
     volume_paths: Mapping[str, str], termination_log_id: str,
-    host_process: Callable[[], bool] | None = None,
+    host_process: Callable[[], bool],
 ) -> list[tuple[str, str, bool]]:
     """``ContainerConfig.mounts`` as (container path, host path, read-only): the volume
     mounts in order, the managed hosts file, then the termination log. Every one has
     ``propagation`` ``PROPAGATION_PRIVATE`` (0): ``translateMountPropagation`` returns it on
     Windows, whatever ``mountPropagation`` says; ``selinux.GetEnabled()`` is false there.
-    ``host_process``: :func:`has_host_process_container` of the pod, from facts the
-    caller has read (asked only when the hosts file would be mounted)."""
+    ``host_process``: ``HasWindowsHostProcessContainer`` of the pod
+    (:func:`~kubelet_winnet._kubelet.rules.has_host_process_container` on facts the
+    caller has read; asked only when the hosts file would be mounted)."""
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
     should_mount = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
     if should_mount:
-        should_mount = not (
-            has_host_process_container(view) if host_process is None else host_process()
-        )
+        should_mount = not host_process()
     mount_hosts = should_mount
     volumes = _volumes(view)
     mounts: list[tuple[str, str, bool]] = []

@@ -39,7 +39,10 @@ __all__ = [
     "WindowsOptions",
     "decide_container",
     "decide_sandbox",
+    "effective_host_process",
     "effective_windows_options",
+    "has_host_process_container",
+    "is_host_process_container",
 ]
 
 ERROR_MIXED_HOST_PROCESS = "pod must not contain both HostProcess and non-HostProcess containers"
@@ -155,6 +158,33 @@ class ContainerDecision:
     host_process: bool
 
 
+def effective_host_process(pod_value: bool | None, own_value: bool | None) -> bool:
+    """The one HostProcess rule: a container is HostProcess by its own
+    ``windowsOptions.hostProcess`` when set, else by the pod's
+    (``HasWindowsHostProcessRequest``, pkg/securitycontext/util.go). A pod is
+    HostProcess when every container is (``AllContainersAreWindowsHostProcess``,
+    pkg/kubelet/container/helpers.go; ``generatePodSandboxWindowsConfig`` step 3).
+    """
+    return (pod_value if own_value is None else own_value) is True
+
+
+def _option_host_process(options: WindowsOptions | None) -> bool | None:
+    return None if options is None else options.host_process
+
+
+def is_host_process_container(pod: PodFacts, container: ContainerFacts) -> bool:
+    """:func:`effective_host_process` of ``container`` in ``pod``."""
+    return effective_host_process(
+        _option_host_process(pod.windows_options), _option_host_process(container.windows_options)
+    )
+
+
+def has_host_process_container(pod: PodFacts) -> bool:
+    """``HasWindowsHostProcessContainer`` (pkg/kubelet/container/helpers.go, over
+    ``VisitContainers``: init, regular, ephemeral): some container is HostProcess."""
+    return any(is_host_process_container(pod, container) for container in pod.containers)
+
+
 def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> WindowsOptions:
     """The pod's ``windowsOptions`` overridden field by field by the container's.
 
@@ -194,24 +224,16 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
     network: NetworkMode | None = None
     if sets_namespace_options:  # step 2
         network = "NODE" if pod.host_network else "POD"
-    # Step 3 in one pass: is any / every container effectively HostProcess?
-    base = pod.windows_options
-    pod_host_process = base is not None and base.host_process is True
-    any_host_process = False
-    every_host_process = True
-    for container in pod.containers:
-        own = container.windows_options
-        flag = pod_host_process if own is None or own.host_process is None else own.host_process
-        if flag:
-            any_host_process = True
-        else:
-            every_host_process = False
+    # Step 3: is any / every container effectively HostProcess?
+    flags = [is_host_process_container(pod, container) for container in pod.containers]
+    any_host_process = any(flags)
+    every_host_process = all(flags)
     if any_host_process:  # step 3
         if not every_host_process:
             return _REFUSALS[network, "3a"]
         if not pod.host_network:
             return _REFUSALS[network, "3b"]
-    options = base
+    options = pod.windows_options
     if options is None:  # step 4
         return _PLAIN_DECISIONS[network, any_host_process, "4"]
     if any_host_process and options.host_process is False:  # step 6
@@ -266,5 +288,5 @@ def decide_container(
             options.run_as_user_name if options.run_as_user_name is not None else image_username
         ),
         credential_spec=options.gmsa_credential_spec or "",
-        host_process=options.host_process is True,
+        host_process=is_host_process_container(pod, container),
     )

@@ -40,7 +40,11 @@ from kubelet_winnet._kubelet.podview import (
     not_utf8_error,
     view_pod,
 )
-from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+from kubelet_winnet._kubelet.profile import (
+    DEFAULT_KUBELET_VERSION,
+    USER_SPECIFIED_IMAGE,
+    kubelet_profile,
+)
 from kubelet_winnet._kubelet.rules import (
     ContainerDecision,
     ContainerFacts,
@@ -176,7 +180,7 @@ class ContainerBuilder:
         image = get_str(container, "image", at)
         image_spec = config.image
         image_spec.image = image if image_ref is None else image_ref
-        if minor >= 30:  # ImageSpec.user_specified_image, sent since 1.30
+        if USER_SPECIFIED_IMAGE.holds(minor):
             image_spec.user_specified_image = image
         # ExpandContainerCommandAndArgs
         config.command.extend(budget.expand_all(get_strings(container, "command", at), env,

@@ -32,6 +32,7 @@ from kubelet_winnet._kubelet.podview import (
     get_str,
     get_str_map,
 )
+from kubelet_winnet._kubelet.profile import HOST_IPS_FIELD, HOST_IPS_VALUE, MAX_MINOR
 from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
@@ -200,19 +201,18 @@ def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[s
     return tuple(ips)
 
 
-HOST_IPS_MINOR = 28  # status.hostIPs: unknown before, PodHostIPs off by default in it
 
 
 def _field_value(
     selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
-    pod_ips: tuple[str, ...], minor: int = 38,
+    pod_ips: tuple[str, ...], minor: int = MAX_MINOR,
     identity: tuple[str, str, str] | None = None,
 ) -> str:
     version = get_str(selector, "apiVersion", where, "v1")
     path = get_str(selector, "fieldPath", where)
     if version != "v1":
         raise SandboxConfigError(f"unsupported pod version: {echo(version)}", ERROR_RULE)
-    if path == "status.hostIPs" and minor < HOST_IPS_MINOR:
+    if path == "status.hostIPs" and not HOST_IPS_FIELD.holds(minor):
         # ConvertDownwardAPIFieldLabel knows status.hostIPs from 1.28 (KEP-2681)
         raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
     base, _, subscript = path.partition("[")
@@ -246,7 +246,7 @@ def _field_value(
         return node.node_ips[0] if node.node_ips else ""
     if path == "status.hostIPs":
         # podFieldSelectorRuntimeValue: "" while PodHostIPs is off (alpha, default off, 1.28)
-        return ",".join(node.node_ips) if minor > HOST_IPS_MINOR else ""
+        return ",".join(node.node_ips) if HOST_IPS_VALUE.holds(minor) else ""
     if path in ("status.podIP", "status.podIPs"):
         # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
         sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
@@ -341,7 +341,7 @@ def environment(
     secrets: Mapping[str, Mapping[str, Any]] | None,
     pod_ips: tuple[str, ...],
     services: tuple[Service, ...] = (),
-    minor: int = 38,
+    minor: int = MAX_MINOR,
     budget: Budget | None = None,
     find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
     identity: tuple[str, str, str] | None = None,

@@ -16,6 +16,7 @@ from kubelet_winnet._kubelet.node import NodeContext
 from kubelet_winnet._kubelet.podview import (
     get_map,
 )
+from kubelet_winnet._kubelet.profile import CPU_MAXIMUM_HELPER, MAX_MINOR, SATURATING_MILLI_VALUE
 from kubelet_winnet._kubelet.quantity import (
     go_div,
     go_milli_value,
@@ -37,13 +38,11 @@ __all__ = [
 _INT64_MAX = 2**63 - 1
 
 
-# The first kubelet whose apimachinery saturates ScaledValue() at the int64 range instead of
-# wrapping: the release of the TestCalculateCPUMaximum table that pins "limit of 2^64 plus
-# 4000 milli" to 1 (kubernetes commit 0411cc70, TODO #141166); earlier tables lack the row.
-SATURATING_MILLI_VALUE_MINOR = 38
 
 
-def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int, minor: int = 38) -> int:
+def calculate_cpu_maximum(
+    cpu_limit_milli: int, processor_count: int, minor: int = MAX_MINOR
+) -> int:
     """Hundredths of a percent of all processors, clamped to [1, 10000], computed in Go's
     int64 arithmetic (products wrap; division truncates toward zero), per release:
 
@@ -54,7 +53,7 @@ def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int, minor: int
 
     ``cpu_limit_milli`` is the int64 ``MilliValue()`` (:func:`go_milli_value`).
     """
-    if minor >= 27:
+    if CPU_MAXIMUM_HELPER.holds(minor):
         maximum = go_div(wrap_int64(10 * cpu_limit_milli), processor_count)
     else:
         maximum = go_div(go_div(wrap_int64(10000 * cpu_limit_milli), processor_count), 1000)
@@ -112,7 +111,7 @@ def container_resources(
 
 def fill_windows_resources(
     target: api_pb2.WindowsContainerResources, container: Mapping[str, Any], at: str,
-    node: NodeContext, minor: int = 38,
+    node: NodeContext, minor: int = MAX_MINOR,
 ) -> None:
     """``calculateWindowsResources`` into ``target`` (marked present): ``if
     !cpuLimit.IsZero()`` sets ``cpu_maximum`` and ``if memLimit != 0`` the memory limit,
@@ -129,7 +128,7 @@ def fill_windows_resources(
     if limits.get("cpu"):  # !cpuLimit.IsZero()
         assert raw is not None
         milli = go_milli_value(
-            _quantity_text(raw.get("cpu")), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
+            _quantity_text(raw.get("cpu")), saturating=SATURATING_MILLI_VALUE.holds(minor)
         )
         target.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
     memory = limits.get("memory")

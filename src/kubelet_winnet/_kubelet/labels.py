@@ -17,6 +17,7 @@ from kubelet_winnet._kubelet.podview import (
     get_str,
     get_strings,
 )
+from kubelet_winnet._kubelet.profile import CONTAINER_HASH_OF_NAME_AND_IMAGE
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
@@ -170,7 +171,8 @@ def container_annotations(
     """``newContainerAnnotations``, in the kubelet's order of setting them."""
     spec, spec_at = view.spec, view.at("spec.")
     annotations: dict[str, str] = {}
-    if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
+    # Earlier kubelets hash the whole Go struct: not reproduced here.
+    if CONTAINER_HASH_OF_NAME_AND_IMAGE.holds(minor):
         annotations[HASH_ANNOTATION] = container_hash(container_name, image)
     annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
     annotations[TERMINATION_PATH_ANNOTATION] = get_str(

@@ -34,6 +34,11 @@ from kubelet_winnet._kubelet.podview import (
     get_objects,
     get_str,
 )
+from kubelet_winnet._kubelet.profile import (
+    HOSTS_MOUNT_FOR_HOST_NETWORK,
+    RECURSIVE_READ_ONLY,
+    SLASH_IS_ABSOLUTE,
+)
 from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
@@ -56,15 +61,6 @@ PLUGIN_DIRS: Mapping[str, tuple[str, bool]] = {
 # (windowsEtcHostsPath, pkg/kubelet/kubelet.go).
 WINDOWS_ETC_HOSTS_PATH = "C:\\Windows\\System32\\drivers\\etc\\hosts"
 
-# kubernetes#126460 ("hostNetwork pods mount /etc/hosts without network", merged
-# 2024-07-30, after 1.31's code freeze): from then on a hostNetwork pod gets the hosts
-# mount before its pod IPs are known. The stored 1.30 kubelet_pods.go lacks it.
-HOSTS_HOST_NETWORK_MINOR = 32
-
-# makeMounts tests the container path with utilfs.IsAbs, which on Windows also takes a
-# path that starts with a slash; the stored 1.30 TestMakeMountsWindows table still pins
-# `\mnt\path6` -> `c:\mnt\path6` (filepath.IsAbs), so the slash rule is placed after it.
-SLASH_IS_ABSOLUTE_MINOR = 31
 
 _HEX8 = re.compile(r"[0-9a-f]{8}")
 _MAX_VOLUME_PATHS = 10_000  # far above any pod's volumes; bounds the copy
@@ -98,7 +94,7 @@ def _filepath_is_abs(path: str) -> bool:
 
 def is_abs_path(path: str, minor: int) -> bool:
     """``utilfs.IsAbs`` (1.31+ here: slash-rooted paths count) or ``filepath.IsAbs``."""
-    if minor >= SLASH_IS_ABSOLUTE_MINOR and path.startswith(("\\", "/")):
+    if SLASH_IS_ABSOLUTE.holds(minor) and path.startswith(("\\", "/")):
         return True
     return _filepath_is_abs(path)
 
@@ -226,7 +222,7 @@ def container_mounts(
     caller has read; asked only when the hosts file would be mounted)."""
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
-    should_mount = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
+    should_mount = bool(pod_ips) or (HOSTS_MOUNT_FOR_HOST_NETWORK.holds(minor) and host_network)
     if should_mount:
         should_mount = not host_process()
     mount_hosts = should_mount
@@ -268,7 +264,7 @@ def container_mounts(
         if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
             container_path = make_absolute_path(container_path)
         rro = get_str(mount, "recursiveReadOnly", where)
-        if minor >= 30 and rro not in ("", "Disabled"):
+        if RECURSIVE_READ_ONLY.holds(minor) and rro not in ("", "Disabled"):
             raise InvalidPodError(
                 f"{where}recursiveReadOnly",
                 "recursive read-only mounts depend on the runtime handler's reported "

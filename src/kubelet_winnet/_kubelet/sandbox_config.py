@@ -45,6 +45,8 @@ from kubelet_winnet._kubelet.podview import (
 )
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
+    EXPANDED_DNS_LOCKED,
+    SUPPLEMENTAL_GROUPS_POLICY,
     kubelet_profile,
     parse_feature_gates,
 )
@@ -445,7 +447,9 @@ def fill_linux_config(
         pid = api_pb2.CONTAINER
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
-    policy = context.get("supplementalGroupsPolicy") if minor >= 31 else None
+    policy = (
+        context.get("supplementalGroupsPolicy") if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
+    )
     if policy is not None:
         if type(policy) is not str:
             get_str(context, "supplementalGroupsPolicy", here)
@@ -530,8 +534,8 @@ def runtime_handler(view: PodView, node: NodeContext) -> str:
 
 
 def _expanded_dns(feature_gates: object, minor: int) -> bool:
-    # ExpandedDNSConfig: beta and on by default in 1.26-1.27, GA (locked) from 1.28.
-    if minor >= 28:
+    # ExpandedDNSConfig: beta and on by default before it is locked on.
+    if EXPANDED_DNS_LOCKED.holds(minor):
         return True
     gates = parse_feature_gates(feature_gates)
     return gates.get("ExpandedDNSConfig", True)

@@ -225,9 +225,14 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
     if sets_namespace_options:  # step 2
         network = "NODE" if pod.host_network else "POD"
     # Step 3: is any / every container effectively HostProcess?
-    flags = [is_host_process_container(pod, container) for container in pod.containers]
-    any_host_process = any(flags)
-    every_host_process = all(flags)
+    pod_value = _option_host_process(pod.windows_options)
+    any_host_process = False
+    every_host_process = True
+    for container in pod.containers:
+        if effective_host_process(pod_value, _option_host_process(container.windows_options)):
+            any_host_process = True
+        else:
+            every_host_process = False
     if any_host_process:  # step 3
         if not every_host_process:
             return _REFUSALS[network, "3a"]

@@ -1,13 +1,13 @@
 """The ``ContainerConfig`` a kubelet on a Windows node sends in ``CreateContainer``.
 
-``generateContainerConfig`` (pkg/kubelet/kuberuntime/kuberuntime_container.go) with the
-environment of ``makeEnvironmentVariables`` (pkg/kubelet/kubelet_pods.go), the
-``$(VAR)`` expansion of third_party/forked/golang/expansion, labels and annotations of
-labels.go and the Windows part of kuberuntime_container_windows.go
-(``calculateWindowsResources``, ``calculateCPUMaximum``) with the security context from
-the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`,
-mounts from :mod:`~kubelet_winnet._kubelet.mounts`. What is not modelled (devices, the
-container hash annotation before 1.31) is listed in docs/requests.md.
+``generateContainerConfig`` (pkg/kubelet/kuberuntime/kuberuntime_container.go), its steps
+in the kubelet's order, each in the module named like its Go file: the environment
+(:mod:`~kubelet_winnet._kubelet.kubelet_pods`, ``makeEnvironmentVariables``), the
+non-root check (:mod:`~kubelet_winnet._kubelet.security_context_windows`), labels and
+annotations (:mod:`~kubelet_winnet._kubelet.labels`), mounts
+(:mod:`~kubelet_winnet._kubelet.mounts`, ``makeMounts``) and the Windows part
+(:mod:`~kubelet_winnet._kubelet.kuberuntime_container_windows`). What is not modelled
+(devices, the container hash annotation before 1.31) is listed in docs/requests.md.
 """
 
 from __future__ import annotations

@@ -20,9 +20,7 @@ from kubelet_winnet._kubelet.kuberuntime_container_windows import (
     quantity_nanos,
 )
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
-from kubelet_winnet._kubelet.pod import (
-    is_utf8,
-)
+from kubelet_winnet._kubelet.pod import is_utf8
 from kubelet_winnet._kubelet.podview import (
     PodView,
     container_index,
@@ -69,7 +67,6 @@ MAX_EXPANDED_CONTAINER = 16 << 20
 
 
 # --- $(VAR) expansion's bounds (the expansion itself: _kubelet/expansion.py) -----------
-
 
 
 class Budget:
@@ -138,6 +135,7 @@ class Budget:
                 for index, part in enumerate(parts)]
 
 
+# --- the environment (makeEnvironmentVariables) --------------------------------------
 
 
 def _go_quote(text: str) -> str:
@@ -199,8 +197,6 @@ def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[s
                 ips.append(ip)
                 break
     return tuple(ips)
-
-
 
 
 def _field_value(

@@ -13,9 +13,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import describe
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.podview import (
-    get_map,
-)
+from kubelet_winnet._kubelet.podview import get_map
 from kubelet_winnet._kubelet.profile import CPU_MAXIMUM_HELPER, MAX_MINOR, SATURATING_MILLI_VALUE
 from kubelet_winnet._kubelet.quantity import (
     go_div,
@@ -36,8 +34,6 @@ __all__ = [
 ]
 
 _INT64_MAX = 2**63 - 1
-
-
 
 
 def calculate_cpu_maximum(

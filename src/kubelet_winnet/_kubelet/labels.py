@@ -43,7 +43,6 @@ DELETION_GRACE_ANNOTATION = "io.kubernetes.pod.deletionGracePeriod"
 TERMINATION_GRACE_ANNOTATION = "io.kubernetes.pod.terminationGracePeriod"
 
 
-
 # json.dumps(data, separators=(",", ":"), ensure_ascii=False), without building the
 # encoder on every call
 _COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode

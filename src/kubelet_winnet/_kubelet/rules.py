@@ -225,11 +225,13 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
     if sets_namespace_options:  # step 2
         network = "NODE" if pod.host_network else "POD"
     # Step 3: is any / every container effectively HostProcess?
-    pod_value = _option_host_process(pod.windows_options)
+    base = pod.windows_options
+    pod_value = None if base is None else base.host_process
     any_host_process = False
     every_host_process = True
     for container in pod.containers:
-        if effective_host_process(pod_value, _option_host_process(container.windows_options)):
+        own = container.windows_options
+        if effective_host_process(pod_value, None if own is None else own.host_process):
             any_host_process = True
         else:
             every_host_process = False
@@ -238,7 +240,7 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
             return _REFUSALS[network, "3a"]
         if not pod.host_network:
             return _REFUSALS[network, "3b"]
-    options = pod.windows_options
+    options = base
     if options is None:  # step 4
         return _PLAIN_DECISIONS[network, any_host_process, "4"]
     if any_host_process and options.host_process is False:  # step 6

@@ -19,7 +19,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted, type_name
 from kubelet_winnet._kubelet.kubelet_pods import MAX_EXPANDED_VALUE, Budget, environment
 from kubelet_winnet._kubelet.kuberuntime_container_windows import fill_windows_config
-from kubelet_winnet._kubelet.labels import container_annotations, container_labels
+from kubelet_winnet._kubelet.labels import fill_container_annotations, fill_container_labels
 from kubelet_winnet._kubelet.mounts import (
     check_termination_log_id,
     check_volume_paths,
@@ -193,14 +193,9 @@ class ContainerBuilder:
             pair = envs.add()
             pair.key = key
             pair.value = item
-        labels = config.labels
-        for key, item in container_labels(identity, container_name).items():
-            labels[key] = item
-        annotations = config.annotations
-        for key, item in container_annotations(
-            view, container, at, container_name, image, attempt, minor, host_network
-        ).items():
-            annotations[key] = item
+        fill_container_labels(config.labels, identity, container_name)
+        fill_container_annotations(config.annotations, view, container, at, container_name,
+                                   image, attempt, minor, host_network)
         mounts = config.mounts
         for container_path, host_path, read_only in container_mounts(
             view, container, at, root=node.kubelet_root, uid=uid,

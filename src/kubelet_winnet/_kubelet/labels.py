@@ -6,7 +6,7 @@ annotations in Go's ``encoding/json`` form."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kubelet_winnet._kubelet.podview import (
@@ -26,9 +26,9 @@ from kubelet_winnet._kubelet.sandbox_config import (
 
 __all__ = [
     "CONTAINER_NAME_LABEL",
-    "container_annotations",
     "container_hash",
-    "container_labels",
+    "fill_container_annotations",
+    "fill_container_labels",
 ]
 
 # labels.go and pkg/kubelet/types/labels.go
@@ -154,22 +154,23 @@ def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool)
     return _go_json(ports)
 
 
-def container_labels(
-    identity: tuple[str, str, str], container_name: str
-) -> dict[str, str]:
+def fill_container_labels(
+    labels: MutableMapping[str, str], identity: tuple[str, str, str], container_name: str
+) -> None:
     """``newContainerLabels``: the pod's name, namespace and uid, and the container's name."""
     name, namespace, uid = identity
-    return {POD_NAME_LABEL: name, POD_NAMESPACE_LABEL: namespace, POD_UID_LABEL: uid,
-            CONTAINER_NAME_LABEL: container_name}
+    labels[POD_NAME_LABEL] = name
+    labels[POD_NAMESPACE_LABEL] = namespace
+    labels[POD_UID_LABEL] = uid
+    labels[CONTAINER_NAME_LABEL] = container_name
 
 
-def container_annotations(
-    view: PodView, container: Mapping[str, Any], at: str, container_name: str, image: str,
-    attempt: int, minor: int, host_network: bool,
-) -> dict[str, str]:
+def fill_container_annotations(
+    annotations: MutableMapping[str, str], view: PodView, container: Mapping[str, Any],
+    at: str, container_name: str, image: str, attempt: int, minor: int, host_network: bool,
+) -> None:
     """``newContainerAnnotations``, in the kubelet's order of setting them."""
     spec, spec_at = view.spec, view.at("spec.")
-    annotations: dict[str, str] = {}
     # Earlier kubelets hash the whole Go struct: not reproduced here.
     if CONTAINER_HASH_OF_NAME_AND_IMAGE.holds(minor):
         annotations[HASH_ANNOTATION] = container_hash(container_name, image)
@@ -194,4 +195,3 @@ def container_annotations(
             )
     if get_objects(container, "ports", at):
         annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
-    return annotations

@@ -168,21 +168,24 @@ def effective_host_process(pod_value: bool | None, own_value: bool | None) -> bo
     return (pod_value if own_value is None else own_value) is True
 
 
-def _option_host_process(options: WindowsOptions | None) -> bool | None:
-    return None if options is None else options.host_process
-
-
 def is_host_process_container(pod: PodFacts, container: ContainerFacts) -> bool:
     """:func:`effective_host_process` of ``container`` in ``pod``."""
+    base, own = pod.windows_options, container.windows_options
     return effective_host_process(
-        _option_host_process(pod.windows_options), _option_host_process(container.windows_options)
+        None if base is None else base.host_process, None if own is None else own.host_process
     )
 
 
 def has_host_process_container(pod: PodFacts) -> bool:
     """``HasWindowsHostProcessContainer`` (pkg/kubelet/container/helpers.go, over
     ``VisitContainers``: init, regular, ephemeral): some container is HostProcess."""
-    return any(is_host_process_container(pod, container) for container in pod.containers)
+    base = pod.windows_options
+    pod_value = None if base is None else base.host_process
+    for container in pod.containers:
+        own = container.windows_options
+        if effective_host_process(pod_value, None if own is None else own.host_process):
+            return True
+    return False
 
 
 def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> WindowsOptions:

@@ -476,7 +476,7 @@ class GateResolution:
 
     @property
     def request_facts(self) -> tuple[RequestFact, ...]:
-        """The :data:`REQUEST_FACTS` that hold for this kubelet."""
+        """The request builders' version facts (``REQUEST_FACTS``) that hold for this kubelet."""
         return tuple(fact for fact in REQUEST_FACTS if fact.holds(self.version.minor))
 
     @property

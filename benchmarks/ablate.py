@@ -34,18 +34,14 @@ import gen_manifests
 import run
 
 import kubelet_winnet as kw
-from kubelet_winnet._kubelet import container_config as _container_config
+from kubelet_winnet._kubelet import labels as _labels
 from kubelet_winnet._kubelet import messages as _messages
 from kubelet_winnet._kubelet import pod as _pod
-from kubelet_winnet._kubelet import podview as _podview
 from kubelet_winnet._kubelet import profile as _profile
 from kubelet_winnet._kubelet import rules as _rules
 from kubelet_winnet._kubelet import sandbox_config as _sandbox_config
 from kubelet_winnet._kubelet.rules import (
-    ContainerFacts,
-    PodFacts,
     SandboxDecision,
-    WindowsOptions,
 )
 from kubelet_winnet.cli import main as cli_main
 from kubelet_winnet.cli import translate as _translate_module
@@ -112,67 +108,6 @@ def _swap(module: Any, name: str, off: Any) -> tuple[Callable[[], None], Callabl
     return (lambda: setattr(module, name, on)), (lambda: setattr(module, name, off))
 
 
-def _general_reader_only(spec: object) -> Any:
-    """The compiled reader, always leaving the pod to the general reader."""
-    raise _pod._Unusual
-
-
-def _general_builder_only(*args: object) -> Any:
-    """A quick builder, always leaving the pod or container to the general one."""
-    raise _podview.Unusual
-
-
-def _quick_container_builder() -> tuple[Callable[[], None], Callable[[], None]]:
-    """Off: every container built by the general builder from the general view."""
-    swaps = [_swap(_container_config, "_quick_config", _general_builder_only),
-             _swap(_container_config, "quick_view", _podview.view_pod)]
-
-    def on() -> None:
-        for switch_on, _ in swaps:
-            switch_on()
-
-    def off() -> None:
-        for _, switch_off in swaps:
-            switch_off()
-
-    return on, off
-
-
-def _quick_sandbox_builder() -> tuple[Callable[[], None], Callable[[], None]]:
-    """Off: every pod built by the general sandbox builder from the general view."""
-    swaps = [_swap(_sandbox_config, "_quick_sandbox", _general_builder_only),
-             _swap(_sandbox_config, "quick_view", _podview.view_pod)]
-
-    def on() -> None:
-        for switch_on, _ in swaps:
-            switch_on()
-
-    def off() -> None:
-        for _, switch_off in swaps:
-            switch_off()
-
-    return on, off
-
-
-def _fast_constructors() -> tuple[Callable[[], None], Callable[[], None]]:
-    pod: Any = _pod
-    rules: Any = _rules
-    names = ("make_windows_options", "make_container_facts", "make_pod_facts")
-    saved = [getattr(pod, name) for name in names] + [rules.make_sandbox_decision]
-
-    def on() -> None:
-        for name, function in zip(names, saved, strict=False):
-            setattr(pod, name, function)
-        rules.make_sandbox_decision = saved[-1]
-
-    def off() -> None:
-        for name, cls in zip(names, (WindowsOptions, ContainerFacts, PodFacts), strict=True):
-            setattr(pod, name, cls)
-        rules.make_sandbox_decision = lambda n, h, u, c, s: SandboxDecision(n, h, u, c, steps=s)
-
-    return on, off
-
-
 def _list_file(pods: int) -> str:
     """A generated ``kind: List`` in kubectl's layout (benchmarks/gen_manifests.py),
     written once into a temporary directory."""
@@ -215,27 +150,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("encoded-message cache (_messages._ENCODED)", "dict", accepted,
          _swap(_messages, "_ENCODED", _NoCache())),
         ("schema cache (_pod._SCHEMAS)", "V1Pod", v1pods, _swap(_pod, "_SCHEMAS", _NoCache())),
-        ("compiled reader (_pod._quick_facts)", "V1Pod", v1pods,
-         _swap(_pod, "_quick_facts", _general_reader_only)),
         ("prebuilt decisions (_rules._PLAIN_DECISIONS)", "dict", accepted,
          _swap(_rules, "_PLAIN_DECISIONS", _Rebuilt(_rules._PLAIN_DECISIONS))),
         ("prebuilt refusals (_rules._REFUSALS)", "dict refused", refused,
          _swap(_rules, "_REFUSALS", _Rebuilt(_rules._REFUSALS))),
-        ("fast fact constructors (_fastfacts)", "dict", accepted, _fast_constructors()),
-        # The quick builder reads plain dicts only: objects take the general builder,
-        # where this cache pays.
-        ("DNS config cache (_sandbox_config._DNS_CACHE)", "pod_sandbox_config V1Pod",
-         v1pods, _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
+        ("DNS config cache (_sandbox_config._DNS_CACHE)", "pod_sandbox_config", accepted,
+         _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
         ("log-root cache (_sandbox_config._CLEAN_ROOTS)", "pod_sandbox_config", accepted,
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
-        ("quick sandbox builder (_sandbox_config._quick_sandbox)", "pod_sandbox_config",
-         accepted, _quick_sandbox_builder()),
-        ("sandbox tail cache (_sandbox_config._TAILS)", "pod_sandbox_config", accepted,
-         _swap(_sandbox_config, "_TAILS", _NoCache())),
-        ("container-hash cache (_container_config._HASHES)", "container_config", accepted,
-         _swap(_container_config, "_HASHES", _NoCache())),
-        ("quick container builder (_container_config._quick_config)", "container_config",
-         accepted, _quick_container_builder()),
+        ("container-hash cache (_labels._HASHES)", "container_config", accepted,
+         _swap(_labels, "_HASHES", _NoCache())),
         ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],
          _swap(_translate_module, "_CONFIG_JSON", _NoCache())),
     ]

@@ -8,7 +8,7 @@ pod. The verdict uses the ratio of the two best rounds (``min`` over rounds, per
 on a shared machine preemption only ever adds time, so the minimum is each side's own
 cost; the median of the per-round ratios is printed too. ``container_config`` is measured
 the same way for each pod's first container, against building and serializing the same
-``ContainerConfig`` from precomputed values. Targets: <= 1.5x and <= 2.5x (informational:
+``ContainerConfig`` from precomputed values. Targets: <= 3.5x and <= 6x (informational:
 the exit code is non-zero only when something errors or a floor disagrees on bytes).
 
 Usage::
@@ -39,8 +39,8 @@ from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 FALLBACK_CORPUS = REPO / "tests" / "data" / "manifests"  # in every clone
-TARGET = 1.5
-CONTAINER_TARGET = 2.5
+TARGET = 3.5  # issue 28: the budgets once the quick builders were deleted
+CONTAINER_TARGET = 6.0
 
 Values = tuple[Any, ...]
 
@@ -216,14 +216,20 @@ def library(doc: dict[str, Any]) -> bytes:
     return kw.pod_sandbox_config(doc).SerializeToString(deterministic=True)
 
 
+# Wall time by default; --clock cpu counts only this process's CPU time, which a machine
+# shared with other jobs disturbs less (preemption is not counted, cache pollution is).
+_CLOCK: list[Callable[[], float]] = [time.perf_counter]
+
+
 def _time_batch(operation: Callable[[Any], bytes], inputs: Sequence[Any], repeat: int) -> float:
+    clock = _CLOCK[0]
     gc.disable()
     try:
-        start = time.perf_counter()
+        start = clock()
         for _ in range(repeat):
             for item in inputs:
                 operation(item)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
     finally:
         gc.enable()
     return elapsed / (repeat * len(inputs))
@@ -256,7 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=None,
                         help="default: ../shared/corpus, else tests/data/manifests")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall time (default) or this process's CPU time")
     args = parser.parse_args(argv)
+    _CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     corpus = args.corpus or (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else FALLBACK_CORPUS)
     pods = load_pods(corpus)
     if not pods:

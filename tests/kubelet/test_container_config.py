@@ -1,23 +1,18 @@
-"""container_config / create_container_request against generateContainerConfig
-(kuberuntime_container.go), makeEnvironmentVariables (kubelet_pods.go), labels.go and
-kuberuntime_container_windows.go. Expected values come from those rules."""
+"""container_config / create_container_request / PodRequests against
+generateContainerConfig (kuberuntime_container.go). The parts in their own modules have
+their own test files: test_kubelet_pods.py (environment), test_labels.py,
+test_kuberuntime_container_windows.py. Expected values come from the kubelet's rules."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._kubelet import container_config as quick_module
-from kubelet_winnet._kubelet.container_config import calculate_cpu_maximum, container_hash, expand
-from kubelet_winnet._kubelet.podview import Unusual, quick_view, view_pod
+from kubelet_winnet._kubelet.container_config import PodRequests
 from tests.strategies import wrap
 
 
@@ -26,52 +21,6 @@ def pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
             "metadata": {"name": "web", "namespace": "shop", "uid": "u-1",
                          "labels": {"app": "web"}, "annotations": {"note": "x"}},
             "spec": {"containers": containers, **spec}}
-
-
-# --- TestCalculateCPUMaximum (kuberuntime_container_windows_test.go) -----------------
-
-
-@given(limit=st.sampled_from(["1", "94", "2", "1m", "500m", "3"]),
-       count=st.integers(1, 256))
-@example(limit="1", count=1).via("max range when same amount")  # -> 10000
-@example(limit="94", count=96).via("percentage calculation is working as intended")  # 9791
-@example(limit="1", count=2).via("half range when half amount")  # 5000
-@example(limit="2", count=1).via("max range when more requested than available")  # 10000
-@example(limit="1m", count=100).via("min range when less than minimum")  # 1
-def test_calculate_cpu_maximum(limit: str, count: int) -> None:
-    """calculateCPUMaximum: `10 * cpuLimit.MilliValue() / cpuCount`, clamped to
-    [1, 10000]."""
-    pinned = {("1", 1): 10000, ("94", 96): 9791, ("1", 2): 5000, ("2", 1): 10000,
-              ("1m", 100): 1}
-    milli = {"1": 1000, "94": 94000, "2": 2000, "1m": 1, "500m": 500, "3": 3000}[limit]
-    got = calculate_cpu_maximum(milli, count)
-    if (limit, count) in pinned:
-        assert got == pinned[limit, count]
-    assert got == max(1, min(10000, (10 * milli) // count))
-
-
-def test_windows_resources_and_security_context() -> None:
-    """generateWindowsContainerConfig: resources always present (cpu_maximum from
-    limits.cpu, memory limit in bytes, cpu_count never set) and the security context
-    from the effective windowsOptions over the image user."""
-    manifest = pod([{"name": "app", "image": "img:1",
-                     "resources": {"limits": {"cpu": "3", "memory": "256Mi"}},
-                     "securityContext": {"windowsOptions": {
-                         "gmsaCredentialSpec": "spec",
-                         "runAsUserName": "ContainerAdministrator"}}}])
-    node = kw.NodeContext(processor_count=4)
-    config = kw.container_config(manifest, "app", node=node, image_username="foo")
-    assert config.windows.resources == api_pb2.WindowsContainerResources(
-        cpu_maximum=7500, memory_limit_in_bytes=256 * 1024 * 1024
-    )
-    assert config.windows.security_context == api_pb2.WindowsContainerSecurityContext(
-        run_as_username="ContainerAdministrator", credential_spec="spec"
-    )
-    plain = kw.container_config(pod([{"name": "app", "image": "i"}]), "app",
-                                image_username="imguser")
-    assert plain.windows.HasField("resources") and plain.windows.resources.ByteSize() == 0
-    assert plain.windows.security_context.run_as_username == "imguser"
-    assert not plain.HasField("linux")
 
 
 # --- identity, labels, annotations, log path ------------------------------------------
@@ -119,119 +68,6 @@ def test_init_and_ephemeral_containers_are_found() -> None:
     assert kw.container_config(manifest, "debug").image.image == "d"
     with pytest.raises(kw.InvalidPodError, match="no container named"):
         kw.container_config(manifest, "nope")
-
-
-# --- environment -------------------------------------------------------------------------
-
-
-@given(text=st.text(alphabet="$()AB x", max_size=12))
-@example(text="$(A)").via("defined")
-@example(text="$$(A)").via("escaped")
-@example(text="$(C)").via("undefined stays")
-@example(text="$(A").via("unterminated")
-def test_expansion_rules(text: str) -> None:
-    """expansion.Expand: `$$` -> `$`; `$(NAME)` -> value or itself; lone `$x` kept."""
-    env = {"A": "1", "B": "2"}
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "$" and i + 1 < len(text):
-            nxt = text[i + 1]
-            if nxt == "$":
-                out.append("$")
-                i += 2
-                continue
-            if nxt == "(":
-                close = text.find(")", i + 2)
-                if close != -1:
-                    name = text[i + 2:close]
-                    out.append(env.get(name, f"$({name})"))
-                    i = close + 1
-                    continue
-                out.append("$(")
-                i += 2
-                continue
-            out.append("$" + nxt)
-            i += 2
-            continue
-        out.append(text[i])
-        i += 1
-    assert expand(text, env) == "".join(out)
-
-
-def test_expansion_of_many_unterminated_references_is_linear() -> None:
-    """A million unterminated `$(` (2 MB, within MAX_EXPANDED_CONTAINER) stay as they
-    are, in a child given 60 s: a search for the closing `)` from each one would take
-    hours (10^12 steps)."""
-    code = (
-        "from kubelet_winnet._kubelet.expansion import expand\n"
-        "text = '$(' * 1_000_000 + '$$'\n"
-        "assert expand(text, {}, limit=1 << 24) == '$(' * 1_000_000 + '$'\n"
-    )
-    subprocess.run([sys.executable, "-c", code], timeout=60, check=True)
-
-
-def test_env_sources() -> None:
-    manifest = pod([{
-        "name": "app", "image": "i",
-        "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "250m"}},
-        "envFrom": [{"configMapRef": {"name": "cm"}, "prefix": "CM_"},
-                    {"secretRef": {"name": "missing", "optional": True}}],
-        "env": [
-            {"name": "LIT", "value": "a-$(CM_K)"},
-            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-            {"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-            {"name": "APP", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}},
-            {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "HOSTIP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
-            {"name": "PODIP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
-            {"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory",
-                                                               "divisor": "1Mi"}}},
-            {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}},
-            {"name": "REQ", "valueFrom": {"resourceFieldRef": {"resource": "requests.cpu",
-                                                               "divisor": "1m"}}},
-            {"name": "SEC", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
-            {"name": "OPT", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "no",
-                                                              "optional": True}}},
-        ],
-    }])
-    node = kw.NodeContext(node_name="n1", node_ips=("10.1.0.5",), allocatable_cpu="8")
-    config = kw.container_config(manifest, "app", node=node, pod_ips=("10.244.0.9",),
-                                 config_maps={"cm": {"K": "v"}}, secrets={"s": {"k": b"pw"}})
-    assert {kv.key: kv.value for kv in config.envs} == {
-        "CM_K": "v", "LIT": "a-v", "POD": "web", "NS": "shop", "APP": "web",
-        "NODE": "n1", "HOSTIP": "10.1.0.5", "PODIP": "10.244.0.9",
-        "MEM": "1024",  # ceil(1Gi / 1Mi)
-        "CPU": "8",  # no cpu limit: node allocatable (defaultPodLimitsForDownwardAPI)
-        "REQ": "250", "SEC": "pw",
-    }
-
-
-def test_env_errors_are_the_kubelets() -> None:
-    def one(env: dict[str, Any], **kwargs: Any) -> None:
-        kw.container_config(pod([{"name": "c", "env": [env]}]), "c", **kwargs)
-
-    cm_ref = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}
-    with pytest.raises(kw.SandboxConfigError) as info:
-        one(cm_ref)
-    assert str(info.value) == "couldn't get configMap shop/cm, no kubeClient defined"
-    with pytest.raises(kw.SandboxConfigError) as info:
-        one(cm_ref, config_maps={})
-    assert str(info.value) == 'configmaps "cm" not found'
-    with pytest.raises(kw.SandboxConfigError) as info:
-        one(cm_ref, config_maps={"cm": {}})
-    assert str(info.value) == "couldn't find key k in ConfigMap shop/cm"
-    secret_ref = {"name": "X", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
-    with pytest.raises(kw.SandboxConfigError) as info:
-        one(secret_ref, secrets={"s": {}})
-    assert str(info.value) == "couldn't find key k in Secret shop/s"
-    with pytest.raises(kw.SandboxConfigError) as info:
-        one({"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "spec.bogus"}}})
-    assert str(info.value) == "field label not supported: spec.bogus"
-    with pytest.raises(kw.SandboxConfigError) as info:
-        one({"name": "X", "valueFrom": {"resourceFieldRef": {"resource": "limits.gpu"}}})
-    assert str(info.value) == "unsupported container resource : limits.gpu"
-    with pytest.raises(kw.InvalidArgumentError):
-        one(secret_ref, secrets={"s": {"k": b"\xff"}})
 
 
 # --- requests --------------------------------------------------------------------------
@@ -284,74 +120,6 @@ def test_typed_pod_errors(container: dict[str, Any], field: str) -> None:
     assert info.value.field == field
 
 
-def test_upstream_hash_container_row() -> None:
-    """TestHashContainer (pkg/kubelet/container/helpers_test.go): name test_container,
-    image foo/image:v1 (args and ports do not count since 1.31) -> 0x8e45cbd0."""
-    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
-    manifest = pod([{"name": "test_container", "image": "foo/image:v1",
-                     "args": ["/bin/sh", "-c", "echo abc"], "ports": [{"containerPort": 8001}]}])
-    new = kw.container_config(manifest, "test_container", kubelet_version="1.31")
-    assert new.annotations["io.kubernetes.container.hash"] == "8e45cbd0"
-    old = kw.container_config(manifest, "test_container", kubelet_version="1.30")
-    assert "io.kubernetes.container.hash" not in old.annotations
-
-
-@pytest.mark.parametrize(
-    ("pre_stop", "expected"),
-    [
-        ({"exec": {"command": ["/azurediskplugin.exe", "--pre-stop-hook=true"]}},
-         '{"exec":{"command":["/azurediskplugin.exe","--pre-stop-hook=true"]}}'),
-        ({"httpGet": {"port": 8080}}, '{"httpGet":{"path":"/","port":8080,"scheme":"HTTP"}}'),
-        ({"httpGet": {"port": "http", "host": "h", "path": "/q?a=<b>",
-                      "httpHeaders": [{"name": "X", "value": "1"}]}},
-         '{"httpGet":{"path":"/q?a=\\u003cb\\u003e","port":"http","host":"h",'
-         '"scheme":"HTTP","httpHeaders":[{"name":"X","value":"1"}]}}'),
-        ({"tcpSocket": {"port": 22}}, '{"tcpSocket":{"port":22}}'),
-        ({"sleep": {"seconds": 5}}, '{"sleep":{"seconds":5}}'),
-    ],
-)
-def test_pre_stop_annotation(pre_stop: dict[str, Any], expected: str) -> None:
-    """newContainerAnnotations: json.Marshal(container.Lifecycle.PreStop) - Go field
-    order, omitempty, HTML characters escaped; httpGet defaults path "/", scheme HTTP."""
-    manifest = pod([{"name": "c", "lifecycle": {"preStop": pre_stop}}])
-    annotations = kw.container_config(manifest, "c").annotations
-    assert annotations["io.kubernetes.container.preStopHandler"] == expected
-
-
-@given(
-    milli=st.integers(1, 10**7), count=st.integers(1, 1024),
-    memory_mi=st.integers(0, 10**6), unit=st.sampled_from(["m", ""]),
-)
-def test_windows_resources_property(milli: int, count: int, memory_mi: int, unit: str) -> None:
-    """calculateWindowsResources: `if !cpuLimit.IsZero() { CpuMaximum =
-    calculateCPUMaximum(cpuLimit, ProcessorCount) }`; `if memLimit != 0 {
-    MemoryLimitInBytes = memLimit }`; CpuCount is never set."""
-    cpu = f"{milli}m" if unit == "m" else str(milli)
-    cpu_milli = milli if unit == "m" else milli * 1000
-    limits = {"cpu": cpu, "memory": f"{memory_mi}Mi"}
-    config = kw.container_config(pod([{"name": "c", "resources": {"limits": limits}}]), "c",
-                                 node=kw.NodeContext(processor_count=count))
-    resources = config.windows.resources
-    assert resources.cpu_maximum == max(1, min(10000, 10 * cpu_milli // count))
-    assert resources.memory_limit_in_bytes == memory_mi * 2**20
-    assert resources.cpu_count == 0 and resources.cpu_shares == 0
-
-
-env_names = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
-
-
-@given(env=st.lists(st.tuples(env_names, st.text(alphabet="ab c-/", max_size=8)), max_size=6))
-def test_literal_env_property(env: list[tuple[str, str]]) -> None:
-    """makeEnvironmentVariables: env in declaration order, a later entry of the same name
-    overriding an earlier one; literal values without `$` are kept as written."""
-    manifest = pod([{"name": "c", "env": [{"name": k, "value": v} for k, v in env]}])
-    got = [(kv.key, kv.value) for kv in kw.container_config(manifest, "c").envs]
-    expected: dict[str, str] = {}
-    for key, text in env:
-        expected[key] = text
-    assert got == list(expected.items())
-
-
 def test_lone_surrogates_are_typed_errors() -> None:
     manifest = pod([{"name": "c", "args": ["ok", "\udc80"]}])
     with pytest.raises(kw.InvalidPodError) as info:
@@ -362,180 +130,12 @@ def test_lone_surrogates_are_typed_errors() -> None:
                             "c", config_maps={"m": {"\ud800": "v"}})
 
 
-def test_hash_cache_keeps_the_upstream_value_and_stays_bounded() -> None:
-    """The (name, image) -> hash cache (docs/performance.md) gives the upstream row's
-    value from a warm cache and after it was cleared by 300 other containers."""
-    from kubelet_winnet._kubelet import container_config as module
-
-    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
-    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"  # cached
-    for i in range(300):
-        container_hash(f"c{i}", "foo/image:v1")
-    assert len(module._HASHES) <= 256
-    assert container_hash("test_container", "foo/image:v1") == "8e45cbd0"
+# --- one pod, several containers -------------------------------------------------------
 
 
-# --- the quick builder (container_config._quick_config) ---------------------------------
-# It must give what the general builder gives, byte for byte, or leave the container to
-# it: the general builder is the one the tests above hold to the kubelet's rules.
-
-_odd = st.sampled_from([None, 0, -1, 2**70, 1.5, "", "x", True, [], {}, ["a"], [1], {"a": 1}])
-_texts = st.sampled_from(["", "a", "$(A)", "x$$y", "$$", "$(B)z", "$(", "a$b", "C:\\d", "/m", "é"])
-_variables = st.fixed_dictionaries({"name": st.sampled_from(["A", "B", "$(A)"])}, optional={
-    "value": _texts,
-    "valueFrom": st.sampled_from([
-        None, {}, {"fieldRef": {"fieldPath": "metadata.name"}},
-        {"fieldRef": {"fieldPath": "spec.nodeName"}}, {"fieldRef": {"fieldPath": "status.podIP"}},
-        {"fieldRef": {"fieldPath": "metadata.uid", "apiVersion": "v2"}},
-        {"fieldRef": {"fieldPath": "status.hostIP", "apiVersion": "v1"}},
-        {"fieldRef": {"fieldPath": "spec.serviceAccountName"}}, {"fieldRef": 3},
-        {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}},
-        {"configMapKeyRef": {"name": "cfg", "key": "k"}},
-    ]),
-})
-_MOUNT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "readOnly": st.sampled_from([True, False, None]),
-    "subPath": st.sampled_from(["", "sub", "..", "C:\\abs", "a\\b", "/abs"]),
-    "subPathExpr": st.sampled_from(["", "$(A)"]),
-    "recursiveReadOnly": st.sampled_from(["", "Disabled", "Enabled", "IfPossible"]),
-}
-
-
-@st.composite
-def _volume_mounts(draw: st.DrawFn, odd: bool) -> dict[str, Any]:
-    mount: dict[str, Any] = {
-        "name": draw(st.sampled_from(["e", "c", "h", "p", "missing"])),
-        "mountPath": draw(st.sampled_from(["C:\\data", "/data", "d", "\\\\srv\\s",
-                                           "C:\\Windows\\System32\\drivers\\etc\\hosts"])),
-    }
-    for key, values in _MOUNT_FIELDS.items():
-        if draw(st.integers(0, 2)) == 0:
-            mount[key] = draw(values)
-    if odd:
-        mount[draw(st.sampled_from(["name", "mountPath", *_MOUNT_FIELDS]))] = draw(_odd)
-    return mount
-
-
-# Each field's usual values (one field of the container or pod may get an odd one).
-_CONTAINER_FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "name": st.sampled_from(["app", "a\\b", ""]),
-    "image": st.sampled_from(["img:1", ""]),
-    "command": st.lists(_texts, max_size=3), "args": st.lists(_texts, max_size=3),
-    "workingDir": _texts, "env": st.lists(_variables, max_size=3),
-    "envFrom": st.sampled_from([None, [], [{"configMapRef": {"name": "cfg"}}]]),
-    "ports": st.sampled_from([None, [], [{"containerPort": 80}],
-                              [{"containerPort": 8080, "hostPort": 80, "protocol": "UDP"}]]),
-    "resources": st.fixed_dictionaries({}, optional={
-        "limits": st.none() | st.fixed_dictionaries({}, optional={
-            "cpu": st.sampled_from(["500m", "2", 1, 0.5, "0", "1e3", "x", None]),
-            "memory": st.sampled_from(["1Gi", "0", 512, "9Ei", "x"])}),
-        "requests": st.none() | st.just({"cpu": "1"})}),
-    "lifecycle": st.sampled_from([None, {}, {"preStop": {"exec": {"command": ["a"]}}}]),
-    "stdin": st.booleans(), "stdinOnce": st.booleans(), "tty": st.booleans(),
-    "terminationMessagePath": st.sampled_from(["", "C:\\t\\log", "/x"]),
-    "terminationMessagePolicy": st.sampled_from(["", "FallbackToLogsOnError"]),
-    "securityContext": st.sampled_from([
-        None, {}, {"runAsNonRoot": True},
-        {"runAsNonRoot": True, "windowsOptions": {"runAsUserName": "ContainerAdministrator"}},
-        {"windowsOptions": {"hostProcess": True, "gmsaCredentialSpec": "s"}},
-        {"windowsOptions": {"runAsUserName": 3}}, {"runAsNonRoot": "yes"}]),
-}
-_POD_FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "hostNetwork": st.sampled_from([True, False, None]),
-    "enableServiceLinks": st.sampled_from([True, False, None]),
-    "terminationGracePeriodSeconds": st.sampled_from([None, 0, 10, 2**64]),
-    "nodeName": st.sampled_from(["n1", None]),
-    "serviceAccountName": st.sampled_from(["sa", None]),
-    "securityContext": st.sampled_from([
-        None, {"windowsOptions": {"hostProcess": True}},
-        {"windowsOptions": {"runAsUserName": "u", "gmsaCredentialSpecName": "g"}}]),
-    "volumes": st.sampled_from([
-        [], [{"name": "p", "persistentVolumeClaim": {"claimName": "p"}}],
-        [{"name": "e", "emptyDir": {}, "secret": {}}], [{"name": "e"}],
-        [{"name": "e", "emptyDir": None}]]),
-}
-_PLAIN_VOLUMES = [{"name": "e", "emptyDir": {}}, {"name": "c", "configMap": {"name": "c"}},
-                  {"name": "h", "hostPath": {"path": "C:\\host"}}]
-
-
-@st.composite
-def _quick_cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
-    # At most one odd value, so that the builders get past the first check.
-    odd = draw(st.sampled_from([None, "mount", *_CONTAINER_FIELDS, *_POD_FIELDS]))
-    container: dict[str, Any] = {"name": "app", "image": "img:1"}
-    for key, values in _CONTAINER_FIELDS.items():
-        if key == odd:
-            container[key] = draw(_odd)
-        elif draw(st.integers(0, 2)) == 0:
-            container[key] = draw(values)
-    if odd == "mount" or draw(st.booleans()):
-        mounts = draw(st.lists(_volume_mounts(False), min_size=1, max_size=3))
-        if odd == "mount":
-            mounts.append(draw(_volume_mounts(True)))
-        container["volumeMounts"] = mounts
-    spec: dict[str, Any] = {"containers": [container], "volumes": _PLAIN_VOLUMES}
-    if draw(st.booleans()):
-        spec["initContainers"] = [{"name": "init", "image": "i",
-                                   "securityContext": draw(_POD_FIELDS["securityContext"])}]
-    for key, values in _POD_FIELDS.items():
-        if key == odd:
-            spec[key] = draw(_odd)
-        elif draw(st.integers(0, 3)) == 0:
-            spec[key] = draw(values)
-    metadata = draw(st.sampled_from([{"name": "web", "uid": "u-1"}, {"namespace": 3}, {}]))
-    kind = draw(st.sampled_from(["Pod", "Deployment", "CronJob", "StatefulSet", "PodTemplate"]))
-    manifest: dict[str, Any] = {"kind": kind, "metadata": metadata, "spec": spec}
-    if kind != "Pod":
-        manifest = wrap(kind, {"spec": spec})
-    arguments = draw(st.fixed_dictionaries({}, optional={
-        "pod_ips": st.sampled_from([("10.0.0.5",), ("fd00::5", "10.0.0.5")]),
-        "kubelet_version": st.sampled_from(["1.26", "1.29", "1.30", "1.31", "1.34"]),
-        "volume_paths": st.just({"p": "E:\\pvc", "e": "D:\\e"}),
-        "image_username": st.sampled_from(["ContainerAdministrator", "u"]),
-        "image_ref": st.just("sha256:1"), "attempt": st.just(3),
-        # roots with and without a drive (make_absolute_path), and ones normpath changes
-        "node": st.sampled_from(["D:\\k", "\\k", "k\\", "C:", "C:\\a\\..\\k"]).map(
-            lambda root: kw.NodeContext(kubelet_root=root)),
-        "services": st.just([{"metadata": {"name": "db", "namespace": "default"},
-                              "spec": {"clusterIP": "10.96.0.9", "ports": [{"port": 5432}]}}]),
-    }))
-    return manifest, arguments
-
-
-def _outcome(manifest: dict[str, Any], arguments: dict[str, Any]) -> tuple[Any, ...]:
-    try:
-        config = kw.container_config(manifest, "app", **arguments)
-    except Exception as exc:  # the type and text are what must agree
-        return type(exc), str(exc)
-    return ("built", config.SerializeToString(deterministic=True))
-
-
-@settings(max_examples=400)
-@given(_quick_cases())
-def test_quick_builder_agrees_with_the_general_builder(
-    case: tuple[dict[str, Any], dict[str, Any]],
-) -> None:
-    """The same message or the same error with the quick builder as without it, for
-    containers whose fields have their usual types, other types, or none."""
-    manifest, arguments = case
-    quick = _outcome(manifest, arguments)
-    patched: Any = quick_module  # the quick builder off, as benchmarks/ablate.py does
-    saved = patched._quick_config, patched.quick_view
-    patched._quick_config, patched.quick_view = _general_only, view_pod
-    try:
-        general = _outcome(manifest, arguments)
-    finally:
-        patched._quick_config, patched.quick_view = saved
-    assert quick == general
-
-
-def _general_only(*args: object) -> Any:
-    raise Unusual
-
-
-def test_quick_builder_builds_plain_containers() -> None:
-    """It is the quick builder that builds a plain container (it does not always give
-    up), and its message is the general builder's."""
+def test_termination_log_is_the_last_mount() -> None:
+    """makeMounts appends the termination log last: ``<root>\\pods\\<uid>\\containers\\
+    <name>\\<id>`` (kubelet_pods.go), after the volume mounts."""
     manifest = wrap("Deployment", pod(
         [{"name": "app", "image": "img:1", "command": ["run", "$(A)", "$$x"],
           "env": [{"name": "A", "value": "1"},
@@ -544,16 +144,14 @@ def test_quick_builder_builds_plain_containers() -> None:
           "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}}],
         hostNetwork=True, volumes=[{"name": "c", "configMap": {"name": "c"}},
                                    {"name": "h", "hostPath": {"path": "C:\\host"}}]))
-    node = kw.NodeContext()
-    builder = quick_module.ContainerBuilder(quick_view(manifest), node, 38)
-    quick = quick_module._quick_config(builder, "app", 0, None, "", (), {}, "00000000")
-    general = quick_module.ContainerBuilder(view_pod(manifest), node, 38)._config(
-        "app", 0, None, "", None, None, (), {}, "00000000")
-    assert quick == general
-    assert [m.host_path for m in quick.mounts][-1].endswith("\\containers\\app\\00000000")
+    config = kw.container_config(manifest, "app")
+    assert list(config.command) == ["run", "1", "$x"]
+    paths = [m.container_path for m in config.mounts]
+    assert paths[:2] == ["C:\\c", "/h"]
+    assert config.mounts[-1].host_path.endswith("\\containers\\app\\00000000")
 
 
-def test_quick_builder_of_several_containers_of_one_pod() -> None:
+def test_pod_requests_builds_each_container_as_alone() -> None:
     """PodRequests builds every container of a pod with one builder (its later
     containers located through the builder's index): each message is the one a
     builder of that container alone gives."""
@@ -564,7 +162,7 @@ def test_quick_builder_of_several_containers_of_one_pod() -> None:
         hostNetwork=True, initContainers=[{"name": "init", "image": "i"}],
         securityContext={"windowsOptions": {"gmsaCredentialSpec": "spec"}},
     )
-    requests = quick_module.PodRequests(manifest)
+    requests = PodRequests(manifest)
     for name in ["c2", "init", "c0", "c3", "c1", "c2"]:
         alone = kw.container_config(manifest, name, pod_ips=("10.0.0.5",))
         assert requests.container_config(name, pod_ips=("10.0.0.5",)) == alone

@@ -6,16 +6,12 @@ kuberuntime_container.go ``makeMounts`` (termination log), pkg/volume/util
 
 from __future__ import annotations
 
-import ntpath
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._kubelet.mounts import is_extendable, is_plain_part
 
 UID = "6d3c9a4e-0000-4000-8000-000000000001"
 ROOT = "C:\\var\\lib\\kubelet"
@@ -316,22 +312,3 @@ def test_empty_termination_message_path_is_defaulted() -> None:
     /dev/termination-log before the kubelet sees the pod."""
     pod = _pod([], [], container={"terminationMessagePath": ""})
     assert [m.container_path for m in _mounts(pod)] == ["c:/dev/termination-log"]
-
-
-_PATH_PIECES = st.sampled_from(
-    ["a", "pods", ".", "..", "\\", "/", ":", "C:", "c:\\", "\\\\", "\\\\?\\", "\\\\.\\",
-     "srv", " ", "x.", "é", ""]
-)
-
-
-@given(root=st.lists(_PATH_PIECES, max_size=6).map("".join),
-       parts=st.lists(st.lists(_PATH_PIECES, max_size=3).map("".join), max_size=5))
-def test_plain_parts_extend_a_clean_path_unchanged(root: str, parts: list[str]) -> None:
-    """The rule the container builder joins paths under the kubelet root by: after a
-    path whose cleaned form is extendable, plain parts joined by backslashes are what
-    ``filepath.Join`` on Windows (``ntpath.normpath`` of the backslash-joined elements)
-    makes of them."""
-    clean = ntpath.normpath(root)
-    plain = [part for part in parts if is_plain_part(part)]
-    if root and is_extendable(clean):
-        assert ntpath.normpath("\\".join([root, *plain])) == "\\".join([clean, *plain])

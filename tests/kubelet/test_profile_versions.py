@@ -348,3 +348,54 @@ def test_kubelet_version_objects_with_bad_fields(version: KubeletVersion) -> Non
     with pytest.raises(UnsupportedVersionError) as info:
         kubelet_profile(version)
     assert len(str(info.value)) < 200
+
+
+# --- the request builders' version facts -----------------------------------------------
+
+# Restated from docs/requests.md "Versions" (each row's upstream source is on the fact):
+# the first kubelet minor that sends the new way.
+EXPECTED_FACTS = {
+    "cpu-maximum-helper": 27,  # kubernetes#114231
+    "expanded-dns-locked": 28,  # ExpandedDNSConfig GA
+    "host-ips-field": 28,  # KEP-2681: status.hostIPs known
+    "host-ips-value": 29,  # KEP-2681: PodHostIPs on by default
+    "user-specified-image": 30,
+    "recursive-read-only": 30,  # KEP-3857
+    "container-hash": 31,  # kubernetes#124220
+    "slash-is-absolute": 31,
+    "supplemental-groups-policy": 31,  # KEP-3619
+    "hosts-mount-host-network": 32,  # kubernetes#126460
+    "saturating-milli-value": 38,
+}
+
+
+def test_request_facts_are_the_versions_table() -> None:
+    from kubelet_winnet._kubelet.profile import REQUEST_FACTS
+
+    assert {fact.name: fact.since for fact in REQUEST_FACTS} == EXPECTED_FACTS
+    assert all(fact.source and fact.change for fact in REQUEST_FACTS)
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+def test_a_profile_holds_the_facts_of_its_minor(minor: int) -> None:
+    held = {fact.name for fact in kubelet_profile(f"1.{minor}").request_facts}
+    assert held == {name for name, since in EXPECTED_FACTS.items() if minor >= since}
+
+
+def test_no_request_builder_compares_kubelet_minors_itself() -> None:
+    """Version facts live in profile.REQUEST_FACTS (adding a kubelet minor is one TIMELINE
+    row): a builder asks ``FACT.holds(minor)`` and never writes ``minor >= 31``."""
+    import re
+    from pathlib import Path
+
+    import kubelet_winnet._kubelet as package
+
+    pattern = re.compile(r"\bminor\s*(?:[<>]=?|==|!=)\s*\d|\d\s*(?:[<>]=?|==|!=)\s*minor\b")
+    folder = Path(package.__file__).parent
+    offenders = [
+        f"{path.name}:{number}"
+        for path in sorted(folder.glob("*.py")) if path.name != "profile.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert offenders == []

@@ -11,13 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelet_winnet._kubelet.quantity import (
-    go_milli_value,
     milli_value,
     nanos_milli_value,
     nanos_value,
     parse_nanos,
     parse_quantity,
-    plain_nanos,
     value,
 )
 
@@ -81,23 +79,3 @@ def test_billionths_are_the_exact_value_rounded_up_to_nanos(case: tuple[str, Fra
     assert nanos_value(nanos) == math.ceil(Fraction(nanos, 10**9))
     assert nanos_milli_value(nanos) == math.ceil(Fraction(nanos, 10**6))
 
-
-@given(digits=st.text("0123456789", min_size=1, max_size=17),
-       suffix=st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ti", "n", "u", "T",
-                               "Pi", "E", "e3", ".5", "-"]))
-def test_plain_quantities_are_read_exactly(digits: str, suffix: str) -> None:
-    """The quick reading of a plain quantity (digits and a common suffix) is its exact
-    value in billionths (quantity.go's suffix table), and anything else is left to the
-    general parser."""
-    text = digits + suffix
-    factors = {"": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10**3),
-               "M": Decimal(10**6), "G": Decimal(10**9), "Ki": Decimal(2**10),
-               "Mi": Decimal(2**20), "Gi": Decimal(2**30), "Ti": Decimal(2**40)}
-    got = plain_nanos(text)
-    if suffix in factors and len(digits) <= 15:
-        assert got == int(Decimal(digits) * factors[suffix] * 10**9)
-        assert got == parse_nanos(text)
-        if got // 10**6 <= 2**63 - 1:  # MilliValue(), on both of Go's paths
-            assert go_milli_value(text) == go_milli_value(text, saturating=True) == got // 10**6
-    else:
-        assert got is None

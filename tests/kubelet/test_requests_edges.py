@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import kubelet_winnet as kw
-from kubelet_winnet._kubelet.container_config import (
+from kubelet_winnet._kubelet.kubelet_pods import (
     MAX_EXPANDED_CONTAINER,
     MAX_EXPANDED_VALUE,
 )

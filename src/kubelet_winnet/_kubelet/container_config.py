@@ -1,799 +1,84 @@
 """The ``ContainerConfig`` a kubelet on a Windows node sends in ``CreateContainer``.
 
-``generateContainerConfig`` (pkg/kubelet/kuberuntime/kuberuntime_container.go) with the
-environment of ``makeEnvironmentVariables`` (pkg/kubelet/kubelet_pods.go), the
-``$(VAR)`` expansion of third_party/forked/golang/expansion, labels and annotations of
-labels.go and the Windows part of kuberuntime_container_windows.go
-(``calculateWindowsResources``, ``calculateCPUMaximum``) with the security context from
-the core. Service-link variables come from :mod:`~kubelet_winnet._kubelet.service_env`,
-mounts from :mod:`~kubelet_winnet._kubelet.mounts`. What is not modelled (devices, the
-container hash annotation before 1.31) is listed in docs/requests.md.
+``generateContainerConfig`` (pkg/kubelet/kuberuntime/kuberuntime_container.go), its steps
+in the kubelet's order, each in the module named like its Go file: the environment
+(:mod:`~kubelet_winnet._kubelet.kubelet_pods`, ``makeEnvironmentVariables``), the
+non-root check (:mod:`~kubelet_winnet._kubelet.security_context_windows`), labels and
+annotations (:mod:`~kubelet_winnet._kubelet.labels`), mounts
+(:mod:`~kubelet_winnet._kubelet.mounts`, ``makeMounts``) and the Windows part
+(:mod:`~kubelet_winnet._kubelet.kuberuntime_container_windows`). What is not modelled
+(devices, the container hash annotation before 1.31) is listed in docs/requests.md.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._describe import describe, quoted, type_name
-from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
-from kubelet_winnet._kubelet.messages import fill_container_security_context
+from kubelet_winnet._describe import quoted, type_name
+from kubelet_winnet._kubelet.kubelet_pods import MAX_EXPANDED_VALUE, Budget, environment
+from kubelet_winnet._kubelet.kuberuntime_container_windows import fill_windows_config
+from kubelet_winnet._kubelet.labels import fill_container_annotations, fill_container_labels
 from kubelet_winnet._kubelet.mounts import (
-    HOSTS_HOST_NETWORK_MINOR,
-    PLUGIN_DIRS,
-    WINDOWS_ETC_HOSTS_PATH,
     check_termination_log_id,
     check_volume_paths,
     container_mounts,
-    is_abs_path,
-    is_extendable,
-    is_local_path,
-    is_plain_part,
-    is_unc_path,
-    join_path,
-    make_absolute_path,
-    no_backsteps,
-    volume_host_path,
 )
 from kubelet_winnet._kubelet.node import NodeContext, is_mapping
 from kubelet_winnet._kubelet.pod import (
-    CONTAINER_KINDS,
     is_utf8,
     pod_facts,
 )
-from kubelet_winnet._kubelet.pod import _windows_options_in as windows_options_in
 from kubelet_winnet._kubelet.podview import (
     PodView,
-    Unusual,
+    container_index,
     get_bool,
-    get_int,
-    get_map,
     get_objects,
     get_str,
-    get_str_map,
     get_strings,
     not_utf8_error,
-    plain_flag,
-    plain_str,
-    quick_view,
+    view_pod,
 )
-from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-from kubelet_winnet._kubelet.quantity import (
-    go_div,
-    go_milli_value,
-    nanos_milli_value,
-    nanos_value,
-    parse_nanos,
-    plain_nanos,
-    wrap_int64,
+from kubelet_winnet._kubelet.profile import (
+    DEFAULT_KUBELET_VERSION,
+    USER_SPECIFIED_IMAGE,
+    kubelet_profile,
 )
 from kubelet_winnet._kubelet.rules import (
+    ContainerDecision,
     ContainerFacts,
     PodFacts,
-    WindowsOptions,
     decide_container,
+    has_host_process_container,
 )
 from kubelet_winnet._kubelet.sandbox_config import (
     DEFAULT_NODE,
-    POD_NAME_LABEL,
-    POD_NAMESPACE_LABEL,
-    POD_UID_LABEL,
     build_sandbox_config,
     check_attempt,
     check_node,
-    clean_path,
-    echo,
     pod_identity_of,
     runtime_handler,
 )
-from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
-from kubelet_winnet._kubelet.service_env import Service, read_services, service_env_vars
-from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
+from kubelet_winnet._kubelet.security_context_windows import verify_run_as_non_root
+from kubelet_winnet._kubelet.service_env import Service, read_services
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.pod import PodInput
     from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
-    "calculate_cpu_maximum",
+    "DEFAULT_TERMINATION_LOG_ID",
+    "MAX_EXPANDED_VALUE",  # its home is kubelet_pods; named here for older imports
+    "ContainerBuilder",
+    "PodRequests",
     "container_config",
-    "container_hash",
     "create_container_request",
-    "expand",
 ]
 
-# labels.go and pkg/kubelet/types/labels.go
-CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
-HASH_ANNOTATION = "io.kubernetes.container.hash"
-PRE_STOP_ANNOTATION = "io.kubernetes.container.preStopHandler"
-RESTART_COUNT_ANNOTATION = "io.kubernetes.container.restartCount"
-TERMINATION_PATH_ANNOTATION = "io.kubernetes.container.terminationMessagePath"
-TERMINATION_POLICY_ANNOTATION = "io.kubernetes.container.terminationMessagePolicy"
-PORTS_ANNOTATION = "io.kubernetes.container.ports"
-DELETION_GRACE_ANNOTATION = "io.kubernetes.pod.deletionGracePeriod"
-TERMINATION_GRACE_ANNOTATION = "io.kubernetes.pod.terminationGracePeriod"
-
-_KINDS = ("initContainers", "containers", "ephemeralContainers")
 # makeUID draws the termination log's name from rand.Uint32(); a fixed stand-in by default.
 DEFAULT_TERMINATION_LOG_ID = "00000000"
-_MAX_ENV = 10_000
-_ERROR_RULE = "container"
-_INT64_MAX = 2**63 - 1
-
-# $(VAR) expansion bounds, in UTF-8 bytes (docs/requests.md, "Environment"). The kubelet
-# has none: 29 variables each "$(V{i-1})$(V{i-1})" would ask it for a 512 MiB value.
-# One value: far beyond the 32,767 characters Windows lets an environment variable hold.
-MAX_EXPANDED_VALUE = 1 << 20
-# One container (every env value, command and args): containerd's default gRPC receive
-# limit (defaults.DefaultMaxRecvMsgSize = 16 << 20), which is also what
-# kubelet_winnet.cri.RuntimeClient sends at most; a larger CreateContainer cannot arrive.
-MAX_EXPANDED_CONTAINER = 16 << 20
-
-
-# --- $(VAR) expansion's bounds (the expansion itself: _kubelet/expansion.py) -----------
-
-
-class _Budget:
-    """The bytes of values one container may still hold, and how far expansion may grow
-    one value."""
-
-    __slots__ = ("container", "left", "sizes")
-
-    def __init__(self, container: str) -> None:
-        self.container = container
-        self.left = MAX_EXPANDED_CONTAINER
-        self.sizes: dict[str, int] = {}  # env name -> bytes its value holds now
-
-    def limit(self, text: str) -> int:
-        # Expansion may not grow a value past MAX_EXPANDED_VALUE; a longer literal is
-        # the manifest's own size, bounded by the container alone.
-        return min(max(MAX_EXPANDED_VALUE, utf8_len(text)), self.left)
-
-    def refuse(self, field: str, what: str, *, container: bool) -> InvalidPodError:
-        if container:
-            return InvalidPodError(
-                field,
-                f"{what}: the environment, command and args of container "
-                f"{quoted(self.container)} would pass {MAX_EXPANDED_CONTAINER} bytes after "
-                "$(VAR) expansion; kubelet-winnet refuses such a container (docs/requests.md)",
-            )
-        return InvalidPodError(
-            field,
-            f"{what} expands to more than {MAX_EXPANDED_VALUE} bytes through $(VAR) "
-            "references; kubelet-winnet refuses such a value (docs/requests.md)",
-        )
-
-    def expanded(
-        self, text: str, env: Mapping[str, str], field: str, what: str,
-        *more: Mapping[str, str],
-    ) -> str:
-        """``text`` with ``$(VAR)`` expanded from ``env`` (then ``more``), within both
-        bounds (the container's is charged by :meth:`set` or :meth:`expand`)."""
-        limit = self.limit(text)
-        try:
-            return expand(text, env, *more, limit=limit)
-        except ExpansionTooLarge:
-            raise self.refuse(field, what, container=limit == self.left) from None
-
-    def set(self, name: str, value: str, field: str) -> None:
-        """Account for env ``name`` holding ``value`` (replacing its old value)."""
-        size = utf8_len(value)
-        freed = self.sizes.get(name, 0)
-        if size - freed > self.left:
-            raise self.refuse(field, f"variable {quoted(name)}", container=True)
-        self.left -= size - freed
-        self.sizes[name] = size
-
-    def expand(self, text: str, env: Mapping[str, str], field: str, what: str) -> str:
-        """A ``command`` or ``args`` element, expanded and charged to the container."""
-        value = self.expanded(text, env, field, what)
-        self.left -= utf8_len(value)
-        return value
-
-    def expand_all(
-        self, parts: list[str], env: Mapping[str, str], at: str, key: str
-    ) -> list[str]:
-        """``ExpandContainerCommandAndArgs`` of ``command`` or ``args``, charged to the
-        container."""
-        return [self.expand(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
-                for index, part in enumerate(parts)]
-
-
-# --- resources ------------------------------------------------------------------------
-
-
-# The first kubelet whose apimachinery saturates ScaledValue() at the int64 range instead of
-# wrapping: the release of the TestCalculateCPUMaximum table that pins "limit of 2^64 plus
-# 4000 milli" to 1 (kubernetes commit 0411cc70, TODO #141166); earlier tables lack the row.
-SATURATING_MILLI_VALUE_MINOR = 38
-
-
-def calculate_cpu_maximum(cpu_limit_milli: int, processor_count: int, minor: int = 38) -> int:
-    """Hundredths of a percent of all processors, clamped to [1, 10000], computed in Go's
-    int64 arithmetic (products wrap; division truncates toward zero), per release:
-
-    * 1.27+: ``calculateCPUMaximum`` (kuberuntime_container_windows.go, PR #114231):
-      ``10 * cpuLimit.MilliValue() / cpuCount``;
-    * 1.26: inline in ``calculateWindowsResources``:
-      ``10000 * cpuLimit.MilliValue() / NumCPU / 1000``, which overflows 1000 times sooner.
-
-    ``cpu_limit_milli`` is the int64 ``MilliValue()`` (:func:`go_milli_value`).
-    """
-    if minor >= 27:
-        maximum = go_div(wrap_int64(10 * cpu_limit_milli), processor_count)
-    else:
-        maximum = go_div(go_div(wrap_int64(10000 * cpu_limit_milli), processor_count), 1000)
-    return max(1, min(10000, maximum))
-
-
-def _quantity_text(value: object) -> str:
-    # The text Quantity parses: a string, or a JSON number's digits.
-    return repr(value) if type(value) is float else str(value)
-
-
-def _quantity(value: object, where: str) -> int:
-    """A quantity field in billionths: a string, or a JSON number (Quantity unmarshals
-    both)."""
-    if type(value) is int:
-        if value.bit_length() > 100:  # far beyond any resource; str() of it is costly
-            raise InvalidPodError(where, "quantity out of range")
-        value = str(value)
-    elif type(value) is float:
-        value = repr(value)
-    if type(value) is not str:
-        raise InvalidPodError(where, f"expected a quantity string, got {describe(value)}")
-    try:
-        return parse_nanos(value)
-    except ValueError as exc:
-        raise InvalidPodError(where, str(exc)) from None
-
-
-def _quantities(raw: Mapping[str, Any] | None, where: str) -> dict[str, int]:
-    """Resource name -> billionths of ``resources.limits`` or ``.requests`` at ``where``."""
-    if raw is None:
-        return {}
-    values = {}
-    for name in raw:
-        if type(name) is not str:
-            raise InvalidPodError(where, "expected string resource names")
-        values[name] = _quantity(raw.get(name), f"{where}.{name}")
-    return values
-
-
-def _resources(container: Mapping[str, Any], at: str) -> tuple[dict[str, int], dict[str, int]]:
-    """(limits, requests) in billionths; requests default to limits (defaults.go)."""
-    resources = get_map(container, "resources", at)
-    if resources is None:
-        return {}, {}
-    here = f"{at}resources."
-    limits = _quantities(get_map(resources, "limits", here), f"{here}limits")
-    requests = _quantities(get_map(resources, "requests", here), f"{here}requests")
-    for name, amount in limits.items():
-        requests.setdefault(name, amount)
-    return limits, requests
-
-
-def fill_windows_resources(
-    target: api_pb2.WindowsContainerResources, container: Mapping[str, Any], at: str,
-    node: NodeContext, minor: int = 38,
-) -> None:
-    """``calculateWindowsResources`` into ``target`` (marked present): ``if
-    !cpuLimit.IsZero()`` sets ``cpu_maximum`` and ``if memLimit != 0`` the memory limit,
-    so a zero CPU or memory limit leaves the field unset (0 on the wire); ``cpu_count``
-    and ``cpu_shares`` are never set."""
-    target.SetInParent()
-    resources = get_map(container, "resources", at)
-    if resources is None:
-        return
-    here = f"{at}resources."
-    raw = get_map(resources, "limits", here)
-    limits = _quantities(raw, f"{here}limits")
-    _quantities(get_map(resources, "requests", here), f"{here}requests")  # checked only
-    if limits.get("cpu"):  # !cpuLimit.IsZero()
-        assert raw is not None
-        milli = go_milli_value(
-            _quantity_text(raw.get("cpu")), saturating=minor >= SATURATING_MILLI_VALUE_MINOR
-        )
-        target.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
-    memory = limits.get("memory")
-    if memory:
-        amount = nanos_value(memory)
-        if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
-            # memory_limit_in_bytes is an int64, as is the Quantity.Value() it comes from.
-            raise InvalidPodError(
-                f"{here}limits.memory",
-                f"a limit of {amount} bytes does not fit the request's int64 "
-                f"memory_limit_in_bytes (at most {_INT64_MAX})",
-            )
-        target.memory_limit_in_bytes = amount
-
-
-# --- environment (kubelet_pods.go makeEnvironmentVariables) ---------------------------
-
-
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _format_map(items: Mapping[str, str]) -> str:
-    # fieldpath.FormatMap: sorted `key="value"` lines.
-    return "\n".join(f"{key}={_go_quote(items[key])}" for key in sorted(items))
-
-
-_FIELD_PATHS = (
-    "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
-    "metadata.uid", "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName",
-    "spec.schedulerName", "status.phase", "status.hostIP", "status.hostIPs",
-    "status.podIP", "status.podIPs",
-)
-
-
-def _parse_ip_sloppy(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """``netutils.ParseIPSloppy``: Go 1.16's ``net.ParseIP``, which also takes IPv4
-    octets with leading zeros (as decimal) and no IPv6 zone."""
-    if "%" in text:
-        return None
-    parts = text.split(".")
-    if len(parts) == 4 and ":" not in text and all(p.isdigit() and p.isascii() for p in parts):
-        text = ".".join(str(int(p)) if len(p) <= 3 else p for p in parts)
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        return None
-
-
-def _is_ipv4(text: str) -> bool:
-    # utilnet.IsIPv4String: ParseIPSloppy(ip).To4() != nil, so IPv4-mapped IPv6 counts.
-    address = _parse_ip_sloppy(text)
-    if isinstance(address, ipaddress.IPv6Address):
-        return address.ipv4_mapped is not None
-    return address is not None
-
-
-def _is_ipv6(text: str) -> bool:
-    return _parse_ip_sloppy(text) is not None and not _is_ipv4(text)
-
-
-def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[str, ...]:
-    """``sortPodIPs`` (kubelet_pods.go): the first IP of the node's primary family (IPv6
-    when the first node IP is IPv6, else IPv4), then the first IP of the other family;
-    every other entry is dropped."""
-    if not pod_ips:
-        return ()
-    primary, secondary = (
-        (_is_ipv6, _is_ipv4) if node_ips and _is_ipv6(node_ips[0]) else (_is_ipv4, _is_ipv6)
-    )
-    ips: list[str] = []
-    for family in (primary, secondary):
-        for ip in pod_ips:
-            if family(ip):
-                ips.append(ip)
-                break
-    return tuple(ips)
-
-
-HOST_IPS_MINOR = 28  # status.hostIPs: unknown before, PodHostIPs off by default in it
-
-
-def _field_value(
-    selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
-    pod_ips: tuple[str, ...], minor: int = 38,
-    identity: tuple[str, str, str] | None = None,
-) -> str:
-    version = get_str(selector, "apiVersion", where, "v1")
-    path = get_str(selector, "fieldPath", where)
-    if version != "v1":
-        raise SandboxConfigError(f"unsupported pod version: {echo(version)}", _ERROR_RULE)
-    if path == "status.hostIPs" and minor < HOST_IPS_MINOR:
-        # ConvertDownwardAPIFieldLabel knows status.hostIPs from 1.28 (KEP-2681)
-        raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
-    base, _, subscript = path.partition("[")
-    if subscript:
-        if base not in ("metadata.annotations", "metadata.labels"):
-            raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
-    elif path not in _FIELD_PATHS:
-        raise SandboxConfigError(f"field label not supported: {echo(path)}", _ERROR_RULE)
-    spec, spec_at = view.spec, view.at("spec.")
-    name, namespace, uid = pod_identity_of(view) if identity is None else identity
-    # Both are read (and type-checked) whichever field is asked for.
-    node_name = get_str(spec, "nodeName", spec_at)
-    service_account = get_str(spec, "serviceAccountName", spec_at)
-    if base in ("metadata.annotations", "metadata.labels"):
-        items = get_str_map(view.metadata, base.split(".")[1], view.at("metadata."))
-        if not subscript:
-            return _format_map(items)
-        key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
-        return items.get(key, "")
-    if path == "metadata.name":
-        return name
-    if path == "metadata.namespace":
-        return namespace
-    if path == "metadata.uid":
-        return uid
-    if path == "spec.nodeName":
-        return node_name or node.node_name  # the scheduler binds the pod to this node
-    if path == "spec.serviceAccountName":
-        return service_account
-    if path == "status.hostIP":
-        return node.node_ips[0] if node.node_ips else ""
-    if path == "status.hostIPs":
-        # podFieldSelectorRuntimeValue: "" while PodHostIPs is off (alpha, default off, 1.28)
-        return ",".join(node.node_ips) if minor > HOST_IPS_MINOR else ""
-    if path in ("status.podIP", "status.podIPs"):
-        # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
-        sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
-        if path == "status.podIPs":
-            return ",".join(sorted_ips)
-        return sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else ""
-    # spec.restartPolicy, spec.schedulerName, status.phase reach ExtractFieldPathAsString,
-    # which only knows metadata fields.
-    raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", _ERROR_RULE)
-
-
-def _resource_value(
-    selector: Mapping[str, Any], where: str, container: Mapping[str, Any],
-    container_at: str, node: NodeContext,
-    find: Callable[[str], tuple[Mapping[str, Any], str, str] | None],
-) -> str:
-    target = get_str(selector, "containerName", where)
-    if target:
-        found = find(target)
-        if found is None:
-            raise SandboxConfigError(
-                f"container {echo(target)} not found", _ERROR_RULE
-            )
-        container, container_at = found[0], found[1]
-    resource = get_str(selector, "resource", where)
-    divisor_value = selector.get("divisor")
-    divisor = _quantity("1" if divisor_value is None else divisor_value, f"{where}divisor")
-    limits, requests = _resources(container, container_at)
-    # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.
-    limits.setdefault("cpu", parse_nanos(node.allocatable_cpu))
-    limits.setdefault("memory", parse_nanos(node.allocatable_memory))
-    part, _, name = resource.partition(".")
-    table = {"limits": limits, "requests": requests}.get(part)
-    if table is None or name not in ("cpu", "memory", "ephemeral-storage"):
-        raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", _ERROR_RULE)
-    amount = table.get(name, 0)
-    if not divisor:
-        raise InvalidPodError(f"{where}divisor", "must be positive")
-    if name == "cpu":  # math.Ceil of the ratio
-        result = -(-nanos_milli_value(amount) // nanos_milli_value(divisor))
-    else:
-        result = -(-nanos_value(amount) // nanos_value(divisor))
-    return str(result)
-
-
-def _lookup(
-    objects: Mapping[str, Mapping[str, Any]] | None, kind: str, namespace: str, name: str,
-) -> dict[Any, Any] | None:
-    """The data of object ``name`` from the caller's store, copied into a dict (a
-    caller's Mapping that raises becomes ``InvalidArgumentError``)."""
-    argument = "config_maps" if kind == "configMap" else "secrets"
-    if objects is None:
-        raise SandboxConfigError(
-            f"couldn't get {kind} {echo(namespace)}/{echo(name)}, no kubeClient defined",
-            _ERROR_RULE,
-        )
-    try:
-        found = objects.get(name)
-        if found is None:
-            return None
-        if not is_mapping(found):
-            raise InvalidArgumentError(
-                f"{argument}[{quoted(name)}]", "a mapping of key to value", type_name(found)
-            )
-        return {key: found[key] for key in found}
-    except InvalidArgumentError:
-        raise
-    except Exception as exc:  # a foreign Mapping that raises
-        raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None
-
-
-def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
-    item = data[key]
-    if type(item) is bytes:
-        try:
-            item = item.decode()
-        except UnicodeDecodeError:
-            raise InvalidArgumentError(argument, "UTF-8 values", "bytes") from None
-    if type(item) is not str or not is_utf8(item):
-        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type_name(item))
-    return item
-
-
-def _not_found(kind: str, name: str) -> SandboxConfigError:
-    plural = "configmaps" if kind == "configMap" else "secrets"
-    return SandboxConfigError(f'{plural} "{echo(name)}" not found', _ERROR_RULE)
-
-
-def environment(
-    view: PodView, container: Mapping[str, Any], at: str, node: NodeContext,
-    config_maps: Mapping[str, Mapping[str, Any]] | None,
-    secrets: Mapping[str, Mapping[str, Any]] | None,
-    pod_ips: tuple[str, ...],
-    services: tuple[Service, ...] = (),
-    minor: int = 38,
-    budget: _Budget | None = None,
-    find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
-    identity: tuple[str, str, str] | None = None,
-) -> dict[str, str]:
-    """Name -> value in the order the kubelet first defines each name (its own order,
-    a Go map walk, is unspecified), then the service variables the container's own do
-    not override (makeEnvironmentVariables: "Add remaining service environment vars").
-    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it).
-    ``identity``: the pod's (name, namespace, uid), when the caller has read them."""
-    if identity is None:
-        identity = pod_identity_of(view)
-    namespace = identity[1]
-    if budget is None:
-        budget = _Budget(get_str(container, "name", at))
-    if find is None:
-        find = ContainerBuilder(view, node, minor).find
-    spec_at = view.at("spec.")
-    links = get_bool(view.spec, "enableServiceLinks", spec_at)
-    # enableServiceLinks defaults to true
-    service_env = service_env_vars(services, namespace, links is not False) if services else {}
-    env: dict[str, str] = {}
-    for index, source in enumerate(get_objects(container, "envFrom", at)):
-        where = f"{at}envFrom[{index}]."
-        prefix = get_str(source, "prefix", where)
-        for kind, key, argument, store in (
-            ("configMap", "configMapRef", "config_maps", config_maps),
-            ("secret", "secretRef", "secrets", secrets),
-        ):
-            ref = get_map(source, key, where)
-            if ref is None:
-                continue
-            name = get_str(ref, "name", f"{where}{key}.")
-            optional = get_bool(ref, "optional", f"{where}{key}.") is True
-            data = _lookup(store, kind, namespace, name)
-            if data is None:
-                if optional:
-                    break
-                raise _not_found(kind, name)
-            for data_key in data:
-                if type(data_key) is not str or not is_utf8(data_key):
-                    raise InvalidArgumentError(argument, "str keys", type_name(data_key))
-                item = _data_value(data, data_key, argument)
-                budget.set(prefix + data_key, item, f"{where}{key}")
-                env[prefix + data_key] = item
-            break
-    for index, variable in enumerate(get_objects(container, "env", at)):
-        if index >= _MAX_ENV:
-            raise InvalidPodError(f"{at}env", f"more than {_MAX_ENV} variables")
-        where = f"{at}env[{index}]."
-        name = get_str(variable, "name", where)
-        runtime_value = get_str(variable, "value", where)
-        value_from = get_map(variable, "valueFrom", where)
-        if runtime_value:
-            # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then services'
-            runtime_value = budget.expanded(
-                runtime_value, env, f"{where}value", f"variable {quoted(name)}", service_env
-            )
-        elif value_from is not None:
-            here = f"{where}valueFrom."
-            field = get_map(value_from, "fieldRef", here)
-            resource = get_map(value_from, "resourceFieldRef", here)
-            cm_ref = get_map(value_from, "configMapKeyRef", here)
-            secret_ref = get_map(value_from, "secretKeyRef", here)
-            if field is not None:
-                runtime_value = _field_value(
-                    field, f"{here}fieldRef.", view, node, pod_ips, minor, identity
-                )
-            elif resource is not None:
-                runtime_value = _resource_value(
-                    resource, f"{here}resourceFieldRef.", container, at, node, find
-                )
-            elif cm_ref is not None or secret_ref is not None:
-                kind, ref, key_name, store, argument = (
-                    ("configMap", cm_ref, "configMapKeyRef", config_maps, "config_maps")
-                    if cm_ref is not None
-                    else ("secret", secret_ref, "secretKeyRef", secrets, "secrets")
-                )
-                assert ref is not None
-                ref_at = f"{here}{key_name}."
-                ref_name = get_str(ref, "name", ref_at)
-                key = get_str(ref, "key", ref_at)
-                optional = get_bool(ref, "optional", ref_at) is True
-                data = _lookup(store, kind, namespace, ref_name)
-                if data is None:
-                    if optional:
-                        continue
-                    raise _not_found(kind, ref_name)
-                if key not in data:
-                    if optional:
-                        continue
-                    label = "ConfigMap" if kind == "configMap" else "Secret"
-                    raise SandboxConfigError(
-                        f"couldn't find key {echo(key)} in {label} "
-                        f"{echo(namespace)}/{echo(ref_name)}",
-                        _ERROR_RULE,
-                    )
-                runtime_value = _data_value(data, key, argument)
-        budget.set(name, runtime_value, f"{where}value")
-        env[name] = runtime_value
-    for key, item in service_env.items():
-        env.setdefault(key, item)
-    return env
-
-
-# --- runAsNonRoot (kuberuntime/security_context_windows.go) ----------------------------
-
-WINDOWS_ROOT_USER_NAME = "ContainerAdministrator"  # windowsRootUserName
-
-
-def _effective_non_root(
-    view: PodView, container: Mapping[str, Any], at: str
-) -> tuple[bool | None, str | None]:
-    """(runAsNonRoot, windowsOptions.runAsUserName) of
-    ``securitycontext.DetermineEffectiveSecurityContext``: the container's value of each
-    field when set, else the pod's."""
-    non_root: bool | None = None
-    user_name: str | None = None
-    # The pod's context, then the container's: each field set in the latter wins.
-    for owner, where in ((view.spec, view.prefix + "spec."), (container, at)):
-        if owner.get("securityContext") is None:
-            continue
-        context = get_map(owner, "securityContext", where)
-        assert context is not None
-        here = f"{where}securityContext."
-        options = get_map(context, "windowsOptions", here)
-        if options is not None and options.get("runAsUserName") is not None:
-            user_name = get_str(options, "runAsUserName", f"{here}windowsOptions.")
-        run_as_non_root = get_bool(context, "runAsNonRoot", here)
-        if run_as_non_root is not None:
-            non_root = run_as_non_root
-    return non_root, user_name
-
-
-def verify_run_as_non_root(
-    view: PodView, container: Mapping[str, Any], at: str, image_username: str,
-    identity: tuple[str, str, str] | None = None,
-) -> None:
-    """``verifyRunAsNonRoot`` on Windows, called by ``generateContainerConfig`` after the
-    environment is built: with an effective ``runAsNonRoot: true``, the effective
-    ``runAsUserName`` (else the image's user) must not be ``ContainerAdministrator``,
-    compared case-insensitively (``strings.EqualFold``, PR #111009, kubelet 1.25+)."""
-    non_root, user_name = _effective_non_root(view, container, at)
-    if non_root is not True:
-        return
-    name, namespace, uid = pod_identity_of(view) if identity is None else identity
-    # format.Pod: "<name>_<namespace>(<uid>)", printed with %q.
-    where = f"(pod: {go_percent_q(f'{name}_{namespace}({uid})')}, container: " + echo(
-        get_str(container, "name", at)
-    ) + ")"
-    if user_name is not None:
-        if user_name.casefold() == WINDOWS_ROOT_USER_NAME.casefold():
-            raise SandboxConfigError(
-                f"container's runAsUserName ({echo(user_name)}) which will be regarded as "
-                f"root identity and will break non-root policy {where}",
-                _ERROR_RULE,
-            )
-        return
-    if image_username and image_username.casefold() == WINDOWS_ROOT_USER_NAME.casefold():
-        raise SandboxConfigError(
-            f"container's runAsUser ({echo(image_username)}) which will be regarded as root "
-            f"identity and will break non-root policy {where}",
-            _ERROR_RULE,
-        )
-
-
-# --- the whole config -------------------------------------------------------------------
-
-
-# json.dumps(data, separators=(",", ":"), ensure_ascii=False), without building the
-# encoder on every call
-_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def _go_json(data: Any) -> str:
-    # encoding/json: compact, HTML-sensitive characters escaped.
-    text = _COMPACT_JSON(data)
-    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(char, escaped)
-    return text
-
-
-def container_hash(name: str, image: str) -> str:
-    """``HashContainer`` of kubelet 1.31+ (PR #124220, pkg/kubelet/container/helpers.go):
-    FNV-32a over the ``%#v`` dump of ``json.Marshal({"image": ..., "name": ...})``
-    (a ``[]uint8``: ``([]uint8)[123 34 ...]``), as lowercase hex."""
-    key = (name, image)
-    hit = _HASHES.get(key)
-    if hit is not None:
-        return hit
-    data = _go_json({"image": image, "name": name}).encode()
-    dumped = ("([]uint8)[" + " ".join(map(str, data)) + "]").encode()
-    value = 0x811C9DC5
-    for byte in dumped:  # a byte at a time in Python: a third of container_config
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    if len(_HASHES) >= 256:  # bounded: names and images come from the input
-        _HASHES.clear()
-    _HASHES[key] = hashed = format(value, "x")
-    return hashed
-
-
-# (name, image) -> hash: a node agent builds the same containers on every restart.
-_HASHES: dict[tuple[str, str], str] = {}
-
-
-def _int_or_string(obj: Mapping[str, Any], key: str, at: str) -> int | str:
-    value = obj.get(key)
-    if value is None:
-        return 0
-    if type(value) is str:
-        return value
-    return get_int(obj, key, at, -(2**31), 2**31 - 1) or 0
-
-
-def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
-    """Go's ``json.Marshal`` of the ``v1.LifecycleHandler`` (field order exec, httpGet,
-    tcpSocket, sleep; omitempty as in the API types; httpGet path "/" and scheme HTTP
-    from API defaulting)."""
-    out: dict[str, Any] = {}
-    action = get_map(handler, "exec", at)
-    if action is not None:
-        command = get_strings(action, "command", f"{at}exec.")
-        out["exec"] = {"command": command} if command else {}
-    action = get_map(handler, "httpGet", at)
-    if action is not None:
-        here = f"{at}httpGet."
-        entry: dict[str, Any] = {"path": get_str(action, "path", here) or "/",
-                                 "port": _int_or_string(action, "port", here)}
-        host = get_str(action, "host", here)
-        if host:
-            entry["host"] = host
-        entry["scheme"] = get_str(action, "scheme", here) or "HTTP"
-        headers = [
-            {"name": get_str(h, "name", f"{here}httpHeaders[{i}]."),
-             "value": get_str(h, "value", f"{here}httpHeaders[{i}].")}
-            for i, h in enumerate(get_objects(action, "httpHeaders", here))
-        ]
-        if headers:
-            entry["httpHeaders"] = headers
-        out["httpGet"] = entry
-    action = get_map(handler, "tcpSocket", at)
-    if action is not None:
-        here = f"{at}tcpSocket."
-        entry = {"port": _int_or_string(action, "port", here)}
-        host = get_str(action, "host", here)
-        if host:
-            entry["host"] = host
-        out["tcpSocket"] = entry
-    action = get_map(handler, "sleep", at)
-    if action is not None:
-        out["sleep"] = {"seconds": get_int(action, "seconds", f"{at}sleep.") or 0}
-    return _go_json(out)
-
-
-def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool) -> str:
-    ports = []
-    for index, port in enumerate(get_objects(container, "ports", at)):
-        where = f"{at}ports[{index}]."
-        entry: dict[str, Any] = {}
-        name = get_str(port, "name", where)
-        container_port = get_int(port, "containerPort", where, 0, 65535) or 0
-        host_port = get_int(port, "hostPort", where, 0, 65535) or 0
-        if host_network and host_port == 0:
-            host_port = container_port
-        protocol = get_str(port, "protocol", where, "TCP") or "TCP"
-        host_ip = get_str(port, "hostIP", where)
-        # v1.ContainerPort field order; omitempty on all but containerPort.
-        if name:
-            entry["name"] = name
-        if host_port:
-            entry["hostPort"] = host_port
-        entry["containerPort"] = container_port
-        entry["protocol"] = protocol
-        if host_ip:
-            entry["hostIP"] = host_ip
-        ports.append(entry)
-    return _go_json(ports)
 
 
 class ContainerBuilder:
@@ -801,8 +86,7 @@ class ContainerBuilder:
     read once: building every container's config costs each container once (``run``
     builds them all), not once per container."""
 
-    __slots__ = ("_built", "_facts", "_host_process", "_index", "identity", "minor", "node",
-                 "services", "view")
+    __slots__ = ("_facts", "_index", "identity", "minor", "node", "services", "view")
 
     def __init__(
         self, view: PodView, node: NodeContext, minor: int, services: tuple[Service, ...] = ()
@@ -814,8 +98,6 @@ class ContainerBuilder:
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
         self.identity: tuple[str, str, str] | None = None  # pod_identity_of, read once
-        self._built = False  # whether the quick builder has built one of its containers
-        self._host_process: bool | None = None  # HasWindowsHostProcessContainer, once
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
@@ -829,13 +111,7 @@ class ContainerBuilder:
     def find(self, name: str) -> tuple[Mapping[str, Any], str, str] | None:
         """The first container named ``name`` in the kubelet's visiting order."""
         if self._index is None:
-            index: dict[str, tuple[Mapping[str, Any], str, str]] = {}
-            at = self.view.at("spec.")
-            for kind in _KINDS:
-                for position, container in enumerate(get_objects(self.view.spec, kind, at)):
-                    where = f"{at}{kind}[{position}]."
-                    index.setdefault(get_str(container, "name", where), (container, where, kind))
-            self._index = index
+            self._index = container_index(self.view)
         return self._index.get(name)
 
     def _read_facts(self) -> tuple[PodFacts, dict[str, ContainerFacts]]:
@@ -850,27 +126,12 @@ class ContainerBuilder:
         return self._facts
 
     def _has_host_process(self) -> bool:
-        """``HasWindowsHostProcessContainer``: some container's effective
-        ``hostProcess`` (its own, else the pod's) is true."""
-        facts, _ = self._read_facts()
-        pod = facts.windows_options
-        pod_value = None if pod is None else pod.host_process
-        for container in facts.containers:
-            own = container.windows_options
-            value = None if own is None else own.host_process
-            if (pod_value if value is None else value) is True:
-                return True
-        return False
+        return has_host_process_container(self._read_facts()[0])
 
-    def _security_context(
-        self, target: api_pb2.WindowsContainerSecurityContext, name: str,
-        image_username: str,
-    ) -> None:
+    def _decision(self, name: str, image_username: str) -> ContainerDecision:
         # windows_container_security_context's decision, on facts read once per pod.
         facts, first = self._read_facts()
-        fill_container_security_context(
-            target, decide_container(facts, first[name], image_username)
-        )
+        return decide_container(facts, first[name], image_username)
 
     def config(
         self, container_name: str, attempt: int, image_ref: str | None, image_username: str,
@@ -881,13 +142,6 @@ class ContainerBuilder:
     ) -> api_pb2.ContainerConfig:
         volume_paths = volume_paths or {}
         try:
-            try:
-                return _quick_config(
-                    self, container_name, attempt, image_ref, image_username, pod_ips,
-                    volume_paths, termination_log_id,
-                )
-            except Exception:  # the general builder reads it again, and alone reports
-                pass
             return self._config(
                 container_name, attempt, image_ref, image_username, config_maps, secrets,
                 pod_ips, volume_paths, termination_log_id,
@@ -913,10 +167,9 @@ class ContainerBuilder:
         identity = self.identity
         if identity is None:
             identity = self.identity = pod_identity_of(view)
-        name, namespace, uid = identity
-        spec, spec_at = view.spec, view.at("spec.")
-        host_network = get_bool(spec, "hostNetwork", spec_at) is True
-        budget = _Budget(container_name)
+        uid = identity[2]
+        host_network = get_bool(view.spec, "hostNetwork", view.at("spec.")) is True
+        budget = Budget(container_name)
         env = environment(
             view, container, at, node, config_maps, secrets, pod_ips, self.services, minor,
             budget, self.find, identity,
@@ -931,7 +184,7 @@ class ContainerBuilder:
         image = get_str(container, "image", at)
         image_spec = config.image
         image_spec.image = image if image_ref is None else image_ref
-        if minor >= 30:  # ImageSpec.user_specified_image, sent since 1.30
+        if USER_SPECIFIED_IMAGE.holds(minor):
             image_spec.user_specified_image = image
         # ExpandContainerCommandAndArgs
         config.command.extend(budget.expand_all(get_strings(container, "command", at), env,
@@ -944,35 +197,9 @@ class ContainerBuilder:
             pair = envs.add()
             pair.key = key
             pair.value = item
-        labels = config.labels
-        labels[POD_NAME_LABEL] = name
-        labels[POD_NAMESPACE_LABEL] = namespace
-        labels[POD_UID_LABEL] = uid
-        labels[CONTAINER_NAME_LABEL] = container_name
-        annotations = config.annotations
-        if minor >= 31:  # earlier kubelets hash the whole Go struct: not reproduced here
-            annotations[HASH_ANNOTATION] = container_hash(container_name, image)
-        annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
-        annotations[TERMINATION_PATH_ANNOTATION] = get_str(
-            container, "terminationMessagePath", at, "/dev/termination-log"
-        ) or "/dev/termination-log"
-        annotations[TERMINATION_POLICY_ANNOTATION] = get_str(
-            container, "terminationMessagePolicy", at, "File"
-        ) or "File"
-        deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.at("metadata."))
-        if deletion is not None:
-            annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
-        grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
-        annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
-        lifecycle = get_map(container, "lifecycle", at)
-        if lifecycle is not None:
-            pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")
-            if pre_stop is not None:
-                annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
-                    pre_stop, f"{at}lifecycle.preStop."
-                )
-        if get_objects(container, "ports", at):
-            annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
+        fill_container_labels(config.labels, identity, container_name)
+        fill_container_annotations(config.annotations, view, container, at, container_name,
+                                   image, attempt, minor, host_network)
         mounts = config.mounts
         for container_path, host_path, read_only in container_mounts(
             view, container, at, root=node.kubelet_root, uid=uid,
@@ -989,602 +216,9 @@ class ContainerBuilder:
         config.stdin = get_bool(container, "stdin", at) is True
         config.stdin_once = get_bool(container, "stdinOnce", at) is True
         config.tty = get_bool(container, "tty", at) is True
-        windows = config.windows
-        fill_windows_resources(windows.resources, container, at, node, minor)
-        self._security_context(windows.security_context, container_name, image_username)
+        fill_windows_config(config.windows, container, at, node, minor,
+                            self._decision(container_name, image_username))
         return config
-
-
-# --- the quick builder: the common plain-dict container in one checked pass ------------
-#
-# The general builder reads each field through a typed getter that builds its field path
-# and reports; most containers are plain manifest dicts whose fields all have their usual
-# types. This builder reads such a container in one pass, with the plain checks inline
-# and the general helpers only for the parts it does not inline (fieldRef and
-# resourceFieldRef values, preStop, ports, resources, the security context). It gives up
-# (raises) on anything else, and on any error: the general builder then builds the
-# container again and alone reports, so both give the same message or the same error.
-# Off (benchmarks/ablate.py), it always gives up.
-
-
-def _plain_int64(value: object) -> int | None:
-    if value is None:
-        return None
-    if type(value) is not int or not -_INT64_MAX - 1 <= value <= _INT64_MAX:
-        raise Unusual
-    return value
-
-
-# The fieldRef paths _field_value answers from the pod and node alone.
-_POD_FIELDS = frozenset({
-    "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
-    "spec.serviceAccountName", "status.hostIP",
-})
-
-
-def _pod_fields(
-    spec: Mapping[str, Any], identity: tuple[str, str, str], node: NodeContext
-) -> dict[str, str]:
-    """:func:`_field_value` of each of ``_POD_FIELDS`` (with its checks of
-    ``nodeName`` and ``serviceAccountName``)."""
-    name, namespace, uid = identity
-    return {
-        "metadata.name": name, "metadata.namespace": namespace, "metadata.uid": uid,
-        "spec.nodeName": plain_str(spec.get("nodeName")) or node.node_name,
-        "spec.serviceAccountName": plain_str(spec.get("serviceAccountName")),
-        "status.hostIP": node.node_ips[0] if node.node_ips else "",
-    }
-
-
-def _quick_expand(
-    text: str, env: Mapping[str, str], left: int, *more: Mapping[str, str]
-) -> str:
-    """``_Budget.expanded`` of a text holding a ``$`` (the caller checks the result's
-    size against ``left``). Without a ``$(``, only ``$$`` pairs change, left to right,
-    as ``str.replace`` pairs them, and the result is no longer than the text: expand()
-    would refuse it only for passing ``left``."""
-    if "$(" not in text:
-        return text.replace("$$", "$")
-    return expand(text, env, *more, limit=min(max(MAX_EXPANDED_VALUE, utf8_len(text)), left))
-
-
-def _quick_resources(
-    target: api_pb2.WindowsContainerResources, resources: object, node: NodeContext,
-    minor: int,
-) -> None:
-    """:func:`fill_windows_resources` of plain-dict ``resources``; plain quantities
-    read by :func:`plain_nanos`, the rest by :func:`_quantity`."""
-    target.SetInParent()
-    if resources is None:
-        return
-    if type(resources) is not dict:
-        raise Unusual
-    limits = resources.get("limits")
-    requests = resources.get("requests")
-    cpu = memory = 0
-    cpu_milli: int | None = None
-    for table in (limits, requests):  # requests are checked only
-        if table is None:
-            continue
-        if type(table) is not dict:
-            raise Unusual
-        for name, amount in table.items():
-            if type(name) is not str:
-                raise Unusual
-            nanos = plain_nanos(amount) if type(amount) is str else None
-            plain = nanos is not None
-            if nanos is None:
-                nanos = _quantity(amount, "")
-            if table is limits:
-                if name == "cpu":
-                    cpu = nanos
-                    # a plain quantity's MilliValue(), when it fits (plain_nanos)
-                    fits = plain and nanos // 10**6 <= _INT64_MAX
-                    cpu_milli = nanos // 10**6 if fits else None
-                elif name == "memory":
-                    memory = nanos
-    if cpu:  # !cpuLimit.IsZero()
-        assert type(limits) is dict
-        if cpu_milli is None:
-            cpu_milli = go_milli_value(
-                _quantity_text(limits["cpu"]),
-                saturating=minor >= SATURATING_MILLI_VALUE_MINOR,
-            )
-        target.cpu_maximum = calculate_cpu_maximum(cpu_milli, node.processor_count, minor)
-    if memory:
-        amount = nanos_value(memory)
-        if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
-            raise Unusual
-        target.memory_limit_in_bytes = amount
-
-
-def _quick_env(
-    builder: ContainerBuilder, container: dict[str, Any], at: str,
-    identity: tuple[str, str, str], pod_ips: tuple[str, ...],
-) -> tuple[dict[str, str], int]:
-    """:func:`environment` without ``envFrom`` or ConfigMap and Secret keys, and the
-    container's bytes left (``_Budget.left``) after it."""
-    view, spec = builder.view, builder.view.spec
-    links = spec.get("enableServiceLinks")
-    if links is not None and links is not True and links is not False:
-        raise Unusual
-    services = builder.services
-    service_env = service_env_vars(services, identity[1], links is not False) if services else {}
-    env_from = container.get("envFrom")
-    if env_from is not None and (type(env_from) is not list or env_from):
-        raise Unusual
-    env: dict[str, str] = {}
-    left = MAX_EXPANDED_CONTAINER
-    variables = container.get("env")
-    if variables is not None:
-        if type(variables) is not list or len(variables) > _MAX_ENV:
-            raise Unusual
-        sizes: dict[str, int] = {}
-        pod_fields: dict[str, str] | None = None
-        for variable in variables:
-            if type(variable) is not dict:
-                raise Unusual
-            name = plain_str(variable.get("name"))
-            value = plain_str(variable.get("value"))
-            value_from = variable.get("valueFrom")
-            if value_from is not None and type(value_from) is not dict:
-                raise Unusual
-            if value:
-                if "$" in value:
-                    value = _quick_expand(value, env, left, service_env)
-                size = utf8_len(value)
-                if size > left:
-                    raise Unusual
-            elif value_from is not None:
-                field = value_from.get("fieldRef")
-                resource = value_from.get("resourceFieldRef")
-                if (
-                    value_from.get("configMapKeyRef") is not None
-                    or value_from.get("secretKeyRef") is not None
-                    or (field is not None and type(field) is not dict)
-                    or (resource is not None and type(resource) is not dict)
-                ):
-                    raise Unusual
-                if field is not None:
-                    path = field.get("fieldPath")
-                    version = field.get("apiVersion")
-                    if (
-                        type(path) is str and path in _POD_FIELDS
-                        and (version is None or version == "v1")
-                    ):
-                        if pod_fields is None:
-                            pod_fields = _pod_fields(spec, identity, builder.node)
-                        value = pod_fields[path]
-                    else:
-                        value = _field_value(
-                            field, "", view, builder.node, pod_ips, builder.minor, identity
-                        )
-                elif resource is not None:
-                    value = _resource_value(resource, "", container, at, builder.node,
-                                            builder.find)
-                size = utf8_len(value)
-            else:
-                size = 0
-            grown = size - sizes.get(name, 0)
-            if grown > left:
-                raise Unusual
-            left -= grown
-            sizes[name] = size
-            env[name] = value
-    for key, item in service_env.items():
-        env.setdefault(key, item)
-    return env, left
-
-
-def _quick_non_root(spec: Mapping[str, Any], container: dict[str, Any]) -> bool:
-    """Whether the effective ``runAsNonRoot`` is true (:func:`_effective_non_root`'s
-    checks)."""
-    non_root = None
-    for owner in (spec, container):
-        context = owner.get("securityContext")
-        if context is None:
-            continue
-        if type(context) is not dict:
-            raise Unusual
-        options = context.get("windowsOptions")
-        if options is not None:
-            if type(options) is not dict:
-                raise Unusual
-            user = options.get("runAsUserName")
-            if user is not None and type(user) is not str:
-                raise Unusual
-        flag = context.get("runAsNonRoot")
-        if flag is not None:
-            non_root = plain_flag(flag)
-    return non_root is True
-
-
-def _quick_mounts(
-    builder: ContainerBuilder, container: dict[str, Any], uid: str, container_name: str,
-    termination_path: str, pod_ips: tuple[str, ...], host_network: bool,
-    host_process: bool, volume_paths: Mapping[str, str], termination_log_id: str,
-) -> list[tuple[str, str, bool]]:
-    """:func:`container_mounts` of volume mounts without ``subPathExpr``; paths under
-    the kubelet root joined without ``normpath`` where it provably changes nothing
-    (``mounts.is_extendable``)."""
-    spec, minor, root = builder.view.spec, builder.minor, builder.node.kubelet_root
-    # host_process: HasWindowsHostProcessContainer, read by _quick_pod
-    mount_hosts = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
-    mount_hosts = mount_hosts and not host_process
-    # join_path(root, "pods", uid, *parts) is pod_dir + "\\" + the parts when they are
-    # plain and pod_dir extendable (mounts.is_extendable)
-    clean_root = clean_path(root)
-    if is_extendable(clean_root) and (not uid or is_plain_part(uid)):
-        pod_dir = f"{clean_root}\\pods\\{uid}" if uid else f"{clean_root}\\pods"
-        extendable = True
-    else:
-        pod_dir = join_path(root, "pods", uid)
-        extendable = is_extendable(pod_dir)
-    # make_absolute_path leaves a path with a colon as it is: so every path under a
-    # pod directory that has one (C:\var\lib\kubelet\...)
-    absolute = ":" in pod_dir
-    volumes: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    entries = spec.get("volumes")
-    if entries is not None:
-        if type(entries) is not list:
-            raise Unusual
-        for volume in entries:
-            # {"name": ..., "<source>": {...}}: the one shape _volumes accepts unchanged
-            if type(volume) is not dict or len(volume) != 2:
-                raise Unusual
-            name = volume.get("name")
-            for kind in volume:
-                if kind != "name":
-                    break
-            source = volume[kind]
-            if type(name) is not str or type(kind) is not str or type(source) is not dict:
-                raise Unusual
-            if name not in volumes:
-                volumes[name] = (kind, source)
-    mounts: list[tuple[str, str, bool]] = []
-    entries = container.get("volumeMounts")
-    if entries is not None:
-        if type(entries) is not list:
-            raise Unusual
-        for mount in entries:
-            if type(mount) is not dict:
-                raise Unusual
-            name = plain_str(mount.get("name"))
-            mount_path = plain_str(mount.get("mountPath"))
-            sub_path = plain_str(mount.get("subPath"))
-            if plain_str(mount.get("subPathExpr")):
-                raise Unusual
-            rro = plain_str(mount.get("recursiveReadOnly"))
-            if minor >= 30 and rro not in ("", "Disabled"):
-                raise Unusual
-            read_only = plain_flag(mount.get("readOnly"))
-            mount_hosts = mount_hosts and mount_path != WINDOWS_ETC_HOSTS_PATH
-            found = volumes.get(name)
-            if found is None:
-                raise Unusual
-            kind, source = found
-            if kind in PLUGIN_DIRS and name not in volume_paths:
-                plugin, must_read_only = PLUGIN_DIRS[kind]
-                host_path = (
-                    f"{pod_dir}\\volumes\\{plugin}\\{name}"
-                    if extendable and is_plain_part(name)
-                    else join_path(root, "pods", uid, "volumes", plugin, name)
-                )
-            else:
-                host_path, must_read_only = volume_host_path(
-                    kind, source, "", name, root, uid, volume_paths
-                )
-            if sub_path:
-                if is_abs_path(sub_path, minor) or not no_backsteps(sub_path):
-                    raise Unusual
-                host_path = join_path(host_path, sub_path)
-            if host_path and is_local_path(host_path):
-                host_path = make_absolute_path(host_path)
-            container_path = mount_path
-            if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
-                container_path = make_absolute_path(container_path)
-            mounts.append((container_path, host_path, read_only or must_read_only))
-    if mount_hosts:
-        if extendable:
-            hosts = f"{pod_dir}\\etc-hosts"
-            if not absolute:
-                hosts = make_absolute_path(hosts)
-        else:
-            hosts = make_absolute_path(join_path(root, "pods", uid, "etc-hosts"))
-        mounts.append((WINDOWS_ETC_HOSTS_PATH, hosts, False))
-    # termination_log_id is eight hex digits (check_termination_log_id): a plain part
-    if extendable and is_plain_part(container_name):
-        host = f"{pod_dir}\\containers\\{container_name}\\{termination_log_id}"
-        if not absolute:
-            host = make_absolute_path(host)
-    else:
-        host = make_absolute_path(
-            join_path(root, "pods", uid, "containers", container_name, termination_log_id)
-        )
-    mounts.append((
-        _DEFAULT_TERMINATION_PATH if termination_path == "/dev/termination-log"
-        else make_absolute_path(termination_path),
-        host, False,
-    ))
-    return mounts
-
-
-# MakeAbsolutePath of the default terminationMessagePath, where most containers keep it
-_DEFAULT_TERMINATION_PATH = make_absolute_path("/dev/termination-log")
-
-
-def _quick_pod(
-    builder: ContainerBuilder, container_name: str
-) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool,
-           bool]:
-    """The container, its path prefix, ``hostNetwork``, the pod's and the container's
-    ``windowsOptions``, ``HasWindowsHostProcessContainer`` and the effective
-    ``runAsNonRoot`` (:func:`_quick_non_root`), from one pass over the pod's containers
-    with ``pod_facts``'s checks (which also cover ``find``'s)."""
-    view = builder.view
-    spec = view.spec
-    spec_at = view.prefix + "spec."
-    host_network = spec.get("hostNetwork")
-    if host_network is None:
-        host_network = False
-    elif host_network is not True and host_network is not False:
-        raise Unusual
-    context = spec.get("securityContext")
-    non_root: object = None
-    if context is None:
-        pod_options = None
-        pod_host_process = None
-    else:
-        raw = context.get("windowsOptions") if type(context) is dict else context
-        if raw is not None and type(raw) is not dict:
-            raise Unusual  # a securityContext or windowsOptions that is no dict
-        pod_options = windows_options_in(context, spec_at, None)
-        pod_host_process = None if pod_options is None else pod_options.host_process
-        non_root = context.get("runAsNonRoot")
-        if non_root is not None and non_root is not True and non_root is not False:
-            raise Unusual
-    host_process = False
-    found: tuple[dict[str, Any], str, WindowsOptions | None] | None = None
-    for kind in CONTAINER_KINDS:
-        entries = spec.get(kind)
-        if entries is None:
-            continue
-        if type(entries) is not list:
-            raise Unusual
-        for index, entry in enumerate(entries):
-            if type(entry) is not dict:
-                raise Unusual
-            name = entry.get("name")
-            if type(name) is not str:
-                name = plain_str(name)
-            context = entry.get("securityContext")
-            if context is None:
-                options = None
-                value = None
-            else:
-                raw = context.get("windowsOptions") if type(context) is dict else context
-                if raw is not None and type(raw) is not dict:
-                    raise Unusual
-                options = windows_options_in(context, spec_at, (kind, index))
-                value = None if options is None else options.host_process
-            if (pod_host_process if value is None else value) is True:
-                host_process = True
-            if found is None and name == container_name:
-                found = (entry, f"{spec_at}{kind}[{index}].", options)
-                if context is not None:
-                    flag = context.get("runAsNonRoot")
-                    if flag is not None:
-                        if flag is not True and flag is not False:
-                            raise Unusual
-                        non_root = flag
-    if found is None:
-        raise Unusual
-    container, at, own = found
-    return container, at, host_network, pod_options, own, host_process, non_root is True
-
-
-def _indexed_pod(
-    builder: ContainerBuilder, container_name: str
-) -> tuple[dict[str, Any], str, bool, WindowsOptions | None, WindowsOptions | None, bool,
-           bool]:
-    """:func:`_quick_pod`'s answers from the builder's container index and rule facts
-    (each read once per builder)."""
-    found = builder.find(container_name)
-    if found is None or type(found[0]) is not dict:
-        raise Unusual
-    facts, first = builder._read_facts()
-    if builder._host_process is None:
-        builder._host_process = builder._has_host_process()
-    container = found[0]
-    return (container, found[1], facts.host_network, facts.windows_options,
-            first[container_name].windows_options, builder._host_process,
-            _quick_non_root(builder.view.spec, container))
-
-
-def _quick_security_context(
-    target: api_pb2.WindowsContainerSecurityContext, pod: WindowsOptions | None,
-    own: WindowsOptions | None, image_username: str,
-) -> None:
-    """``fill_container_security_context(target, decide_container(...))`` without
-    building the effective options or the decision (rules.effective_windows_options)."""
-    target.SetInParent()
-    user = None if own is None else own.run_as_user_name
-    if user is None and pod is not None:
-        user = pod.run_as_user_name
-    gmsa_from = (
-        own if own is not None and (
-            own.gmsa_credential_spec_name is not None or own.gmsa_credential_spec is not None
-        ) else pod
-    )
-    host_process = None if own is None else own.host_process
-    if host_process is None and pod is not None:
-        host_process = pod.host_process
-    run_as_username = image_username if user is None else user
-    if run_as_username:
-        target.run_as_username = run_as_username
-    if gmsa_from is not None and gmsa_from.gmsa_credential_spec:
-        target.credential_spec = gmsa_from.gmsa_credential_spec
-    if host_process is True:
-        target.host_process = True
-
-
-_TERMINAL_KEYS = frozenset({"stdin", "stdinOnce", "tty"})
-
-
-def _quick_config(
-    builder: ContainerBuilder, container_name: str, attempt: int, image_ref: str | None,
-    image_username: str, pod_ips: tuple[str, ...], volume_paths: Mapping[str, str],
-    termination_log_id: str,
-) -> api_pb2.ContainerConfig:
-    """``ContainerBuilder._config`` of a plain-dict pod, or an exception (any: the
-    general builder then builds it)."""
-    view, minor = builder.view, builder.minor
-    spec, metadata = view.spec, view.metadata
-    if type(spec) is not dict or type(metadata) is not dict or view.claims:
-        raise Unusual
-    if not builder._built:
-        # One container of this pod: one walk over its containers.
-        container, at, host_network, pod_options, own, host_process, non_root = _quick_pod(
-            builder, container_name
-        )
-        builder._built = True
-    else:
-        # Several (PodRequests): the index and facts read once per pod, as the general
-        # builder does, so that n containers cost n, not n walks of n.
-        container, at, host_network, pod_options, own, host_process, non_root = (
-            _indexed_pod(builder, container_name)
-        )
-    identity = builder.identity
-    if identity is None:
-        name, namespace, uid = (
-            metadata.get("name"), metadata.get("namespace"), metadata.get("uid")
-        )
-        identity = builder.identity = (
-            name if type(name) is str else plain_str(name),
-            "default" if namespace is None
-            else namespace if type(namespace) is str else plain_str(namespace),
-            uid if type(uid) is str else plain_str(uid),
-        )
-    name, namespace, uid = identity
-    if (
-        "env" in container or "envFrom" in container or builder.services
-        or "enableServiceLinks" in spec
-    ):
-        env, left = _quick_env(builder, container, at, identity, pod_ips)
-    else:  # what _quick_env gives a container with no variables of any kind
-        env, left = {}, MAX_EXPANDED_CONTAINER
-    if non_root:
-        verify_run_as_non_root(view, container, at, image_username, identity)
-    config = api_pb2.ContainerConfig()
-    metadata_part = config.metadata
-    metadata_part.name = container_name
-    metadata_part.attempt = attempt
-    get = container.get
-    image = get("image")
-    if type(image) is not str:
-        image = plain_str(image)
-    image_spec = config.image
-    image_spec.image = image if image_ref is None else image_ref
-    if minor >= 30:
-        image_spec.user_specified_image = image
-    command, arguments = get("command"), get("args")
-    if command is not None or arguments is not None:
-        for parts, target in ((command, config.command), (arguments, config.args)):
-            if parts is None:
-                continue
-            if type(parts) is not list:
-                raise Unusual
-            values = []
-            for part in parts:
-                if type(part) is not str:
-                    raise Unusual
-                if "$" in part:
-                    part = _quick_expand(part, env, left)
-                size = len(part) if part.isascii() else utf8_len(part)
-                if size > left:
-                    raise Unusual
-                left -= size
-                values.append(part)
-            target.extend(values)
-    working_dir = get("workingDir")
-    if working_dir is not None:
-        config.working_dir = plain_str(working_dir)
-    if env:
-        envs = config.envs
-        for key, item in env.items():
-            pair = envs.add()
-            pair.key = key
-            pair.value = item
-    labels = config.labels
-    labels[POD_NAME_LABEL] = name
-    labels[POD_NAMESPACE_LABEL] = namespace
-    labels[POD_UID_LABEL] = uid
-    labels[CONTAINER_NAME_LABEL] = container_name
-    annotations = config.annotations
-    if minor >= 31:
-        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
-    annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
-    termination_path = get("terminationMessagePath")
-    if type(termination_path) is not str:
-        termination_path = plain_str(termination_path)
-    termination_path = termination_path or "/dev/termination-log"
-    annotations[TERMINATION_PATH_ANNOTATION] = termination_path
-    policy = get("terminationMessagePolicy")
-    if type(policy) is not str:
-        policy = plain_str(policy)
-    annotations[TERMINATION_POLICY_ANNOTATION] = policy or "File"
-    deletion = metadata.get("deletionGracePeriodSeconds")
-    if deletion is not None:
-        annotations[DELETION_GRACE_ANNOTATION] = str(_plain_int64(deletion))
-    grace = spec.get("terminationGracePeriodSeconds")
-    annotations[TERMINATION_GRACE_ANNOTATION] = (
-        "30" if grace is None else str(_plain_int64(grace))
-    )
-    lifecycle = container.get("lifecycle")
-    if lifecycle is not None:
-        if type(lifecycle) is not dict:
-            raise Unusual
-        pre_stop = lifecycle.get("preStop")
-        if pre_stop is not None:
-            if type(pre_stop) is not dict:
-                raise Unusual
-            annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
-                pre_stop, f"{at}lifecycle.preStop."
-            )
-    ports = container.get("ports")
-    if ports is not None:
-        if type(ports) is not list:
-            raise Unusual
-        if ports:
-            annotations[PORTS_ANNOTATION] = _ports_annotation(container, at, host_network)
-    mounts = config.mounts
-    for container_path, host_path, read_only in _quick_mounts(
-        builder, container, uid, container_name, termination_path, pod_ips, host_network,
-        host_process, volume_paths, termination_log_id,
-    ):
-        mount = mounts.add()
-        mount.container_path = container_path
-        mount.host_path = host_path
-        if read_only:
-            mount.readonly = True
-    config.log_path = f"{container_name}\\{attempt}.log"
-    # stdin, stdinOnce and tty: set when true (false is proto3's default); most
-    # containers have none of them, which one key-set test in C finds
-    if not _TERMINAL_KEYS.isdisjoint(container):
-        if plain_flag(get("stdin")):
-            config.stdin = True
-        if plain_flag(get("stdinOnce")):
-            config.stdin_once = True
-        if plain_flag(get("tty")):
-            config.tty = True
-    windows = config.windows
-    resources = get("resources")
-    if resources is None:
-        windows.resources.SetInParent()
-    else:
-        _quick_resources(windows.resources, resources, builder.node, minor)
-    _quick_security_context(windows.security_context, pod_options, own, image_username)
-    return config
 
 
 def _check_args(
@@ -1664,7 +298,7 @@ def container_config(
         )
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        quick_view(pod), node, profile.version.minor,
+        view_pod(pod), node, profile.version.minor,
         () if services is None else read_services(services),
     )
     return builder.config(

@@ -35,7 +35,12 @@ from kubelet_winnet._kubelet.podview import (
     get_objects,
     get_str,
 )
-from kubelet_winnet._kubelet.profile import ExpansionRule
+from kubelet_winnet._kubelet.profile import (
+    HOSTS_MOUNT_FOR_HOST_NETWORK,
+    RECURSIVE_READ_ONLY,
+    SLASH_IS_ABSOLUTE,
+    ExpansionRule,
+)
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = ["PLUGIN_DIRS", "container_mounts", "make_absolute_path"]
@@ -57,15 +62,6 @@ PLUGIN_DIRS: Mapping[str, tuple[str, bool]] = {
 # (windowsEtcHostsPath, pkg/kubelet/kubelet.go).
 WINDOWS_ETC_HOSTS_PATH = "C:\\Windows\\System32\\drivers\\etc\\hosts"
 
-# kubernetes#126460 ("hostNetwork pods mount /etc/hosts without network", merged
-# 2024-07-30, after 1.31's code freeze): from then on a hostNetwork pod gets the hosts
-# mount before its pod IPs are known. The stored 1.30 kubelet_pods.go lacks it.
-HOSTS_HOST_NETWORK_MINOR = 32
-
-# makeMounts tests the container path with utilfs.IsAbs, which on Windows also takes a
-# path that starts with a slash; the stored 1.30 TestMakeMountsWindows table still pins
-# `\mnt\path6` -> `c:\mnt\path6` (filepath.IsAbs), so the slash rule is placed after it.
-SLASH_IS_ABSOLUTE_MINOR = 31
 
 _HEX8 = re.compile(r"[0-9a-f]{8}")
 _MAX_VOLUME_PATHS = 10_000  # far above any pod's volumes; bounds the copy
@@ -99,7 +95,7 @@ def _filepath_is_abs(path: str) -> bool:
 
 def is_abs_path(path: str, minor: int) -> bool:
     """``utilfs.IsAbs`` (1.31+ here: slash-rooted paths count) or ``filepath.IsAbs``."""
-    if minor >= SLASH_IS_ABSOLUTE_MINOR and path.startswith(("\\", "/")):
+    if SLASH_IS_ABSOLUTE.holds(minor) and path.startswith(("\\", "/")):
         return True
     return _filepath_is_abs(path)
 
@@ -107,23 +103,6 @@ def is_abs_path(path: str, minor: int) -> bool:
 def join_path(*parts: str) -> str:
     """``filepath.Join`` on Windows (:func:`golang.join_windows`)."""
     return join_windows(*parts)
-
-
-def is_plain_part(part: str) -> bool:
-    """A path element ``normpath`` leaves as it is: non-empty, no separator or colon,
-    neither ``.`` nor ``..``."""
-    return bool(part) and not (
-        "\\" in part or "/" in part or ":" in part or part == "." or part == ".."
-    )
-
-
-def is_extendable(clean: str) -> bool:
-    """Whether ``normpath(path + "\\" + p) == clean + "\\" + p`` for every plain part
-    ``p`` (or several, joined by backslashes) and every ``path`` whose ``normpath`` is
-    ``clean``: it is neither ``.`` nor ends in a separator or a colon (a drive-relative
-    ``C:``). The container builder joins paths under the kubelet root by this rule,
-    without ``normpath``."""
-    return clean != "." and not clean.endswith(("\\", "/", ":"))
 
 
 class _Missing(Mapping[str, str]):
@@ -174,26 +153,6 @@ def expand_sub_path(
 def no_backsteps(path: str) -> bool:
     # volumevalidation.ValidatePathNoBacksteps, after filepath.ToSlash on Windows.
     return ".." not in path.replace("\\", "/").split("/")
-
-
-def has_host_process_container(view: PodView) -> bool:
-    """``HasWindowsHostProcessContainer``: some container's (``VisitContainers`` with
-    ``AllFeatureEnabledContainers``: init, regular, ephemeral) effective
-    ``windowsOptions.hostProcess`` (the container's, else the pod's) is true."""
-    spec, spec_at = view.spec, view.at("spec.")
-    pod_options = get_map(get_map(spec, "securityContext", spec_at) or {}, "windowsOptions",
-                          f"{spec_at}securityContext.") or {}
-    pod_value = get_bool(pod_options, "hostProcess",
-                         f"{spec_at}securityContext.windowsOptions.")
-    for kind in ("initContainers", "containers", "ephemeralContainers"):
-        for index, container in enumerate(get_objects(spec, kind, spec_at)):
-            at = f"{spec_at}{kind}[{index}]."
-            context = get_map(container, "securityContext", at) or {}
-            options = get_map(context, "windowsOptions", f"{at}securityContext.") or {}
-            value = get_bool(options, "hostProcess", f"{at}securityContext.windowsOptions.")
-            if (pod_value if value is None else value) is True:
-                return True
-    return False
 
 
 def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
@@ -259,22 +218,21 @@ def container_mounts(
     view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
     container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
     volume_paths: Mapping[str, str], termination_log_id: str,
-    host_process: Callable[[], bool] | None = None, expansion: ExpansionRule | None = None,
+    host_process: Callable[[], bool], expansion: ExpansionRule | None = None,
 ) -> list[tuple[str, str, bool]]:
     """``ContainerConfig.mounts`` as (container path, host path, read-only): the volume
     mounts in order, the managed hosts file, then the termination log. Every one has
     ``propagation`` ``PROPAGATION_PRIVATE`` (0): ``translateMountPropagation`` returns it on
     Windows, whatever ``mountPropagation`` says; ``selinux.GetEnabled()`` is false there.
-    ``host_process``: :func:`has_host_process_container` of the pod, from facts the
-    caller has read (asked only when the hosts file would be mounted). ``expansion``: the
+    ``host_process``: ``HasWindowsHostProcessContainer`` of the pod
+    (:func:`~kubelet_winnet._kubelet.rules.has_host_process_container` on facts the
+    caller has read; asked only when the hosts file would be mounted). ``expansion``: the
     kubelet's ``$(VAR)`` rule for ``subPathExpr`` (rune-wise without it)."""
     spec, spec_at = view.spec, view.at("spec.")
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
-    should_mount = bool(pod_ips) or (minor >= HOSTS_HOST_NETWORK_MINOR and host_network)
+    should_mount = bool(pod_ips) or (HOSTS_MOUNT_FOR_HOST_NETWORK.holds(minor) and host_network)
     if should_mount:
-        should_mount = not (
-            has_host_process_container(view) if host_process is None else host_process()
-        )
+        should_mount = not host_process()
     mount_hosts = should_mount
     volumes = _volumes(view)
     mounts: list[tuple[str, str, bool]] = []
@@ -314,7 +272,7 @@ def container_mounts(
         if not is_unc_path(container_path) and not is_abs_path(container_path, minor):
             container_path = make_absolute_path(container_path)
         rro = get_str(mount, "recursiveReadOnly", where)
-        if minor >= 30 and rro not in ("", "Disabled"):
+        if RECURSIVE_READ_ONLY.holds(minor) and rro not in ("", "Disabled"):
             raise InvalidPodError(
                 f"{where}recursiveReadOnly",
                 "recursive read-only mounts depend on the runtime handler's reported "

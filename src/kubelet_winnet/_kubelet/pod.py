@@ -30,9 +30,6 @@ from kubelet_winnet._kubelet.rules import (
     ContainerKind,
     PodFacts,
     WindowsOptions,
-    make_container_facts,
-    make_pod_facts,
-    make_windows_options,
 )
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 
@@ -640,7 +637,7 @@ def _option_set(
     key = (user, gmsa_name, gmsa, host_process)
     found = _OPTION_SETS.get(key)
     if found is None:
-        found = make_windows_options(user, gmsa_name, gmsa, host_process)
+        found = WindowsOptions(user, gmsa_name, gmsa, host_process)
         if len(_OPTION_SETS) >= 256:  # bounded: the key holds caller strings
             _OPTION_SETS.clear()
         _OPTION_SETS[key] = found
@@ -699,89 +696,13 @@ def pod_facts(spec: object, at: str) -> PodFacts:
             options = None
             if context is not None:
                 options = _windows_options_in(context, at, (kind, index))
-            containers.append(make_container_facts(name, kind, options))
-    return make_pod_facts(host_network, pod_options, tuple(containers))
-
-
-# --- the compiled reader: the same facts from objects, without views --------------------
-#
-# Views cost a Python-level get per field and an object per node; for a pod of objects
-# whose classes the reader has met (in _SCHEMAS, so each is one the general reader views),
-# the facts are read with plain getattr through each class's attribute names. Anything
-# the general reader would report or convert (a value of another type, a dict or tuple
-# in the object, a missing schema key, an attribute that raises) makes this reader give
-# up, and the general reader reads the pod again: it alone produces errors, so both
-# forms keep the same result or the same error. The depth read is fixed (no recursion).
-
-
-class _Unusual(Exception):
-    """The compiled reader met something only the general reader handles."""
-
-
-def _quick_options(context: object) -> WindowsOptions | None:
-    """``windowsOptions`` of a ``securityContext`` object, valid values only."""
-    options = getattr(context, _SCHEMAS[type(context)].names["windowsOptions"], None)
-    if options is None:
-        return None
-    names = _SCHEMAS[type(options)].names
-    user = getattr(options, names["runAsUserName"], None)
-    gmsa_name = getattr(options, names["gmsaCredentialSpecName"], None)
-    gmsa = getattr(options, names["gmsaCredentialSpec"], None)
-    host_process = getattr(options, names["hostProcess"], None)
-    if (
-        (user is not None and (type(user) is not str or not is_utf8(user)))
-        or (gmsa_name is not None and type(gmsa_name) is not str)
-        or (gmsa is not None and (type(gmsa) is not str or not is_utf8(gmsa)))
-        or (host_process is not None and host_process is not True and host_process is not False)
-    ):
-        raise _Unusual
-    return _option_set(user, gmsa_name, gmsa, host_process)
-
-
-def _quick_facts(spec: object) -> PodFacts:
-    """:func:`pod_facts` of a pod spec object, or ``_Unusual`` (or whatever an attribute
-    raises) where the general reader must look."""
-    names = _SCHEMAS[type(spec)].names
-    host_network = getattr(spec, names["hostNetwork"], None)
-    if host_network is None:
-        host_network = False
-    elif host_network is not True and host_network is not False:
-        raise _Unusual
-    context = getattr(spec, names["securityContext"], None)
-    pod_options = None if context is None else _quick_options(context)
-    containers: list[ContainerFacts] = []
-    for kind in CONTAINER_KINDS:
-        entries = getattr(spec, names[kind], None)
-        if entries is None:
-            continue
-        if type(entries) is not list:
-            raise _Unusual
-        for entry in entries:
-            entry_names = _SCHEMAS[type(entry)].names
-            name = getattr(entry, entry_names["name"], None)
-            if name is None:
-                name = ""
-            elif type(name) is not str:
-                raise _Unusual
-            context = getattr(entry, entry_names["securityContext"], None)
-            options = None if context is None else _quick_options(context)
-            containers.append(make_container_facts(name, kind, options))
-    return make_pod_facts(host_network, pod_options, tuple(containers))
+            containers.append(ContainerFacts(name, kind, options))
+    return PodFacts(host_network, pod_options, tuple(containers))
 
 
 def read_pod(pod: object) -> PodFacts:
     """The rule inputs of ``pod`` in any accepted form; raises ``InvalidPodError`` (or
     ``InvalidArgumentError`` for something that is no pod form at all)."""
-    schema = None if type(pod) is dict else _SCHEMAS.get(type(pod))
-    if schema is not None:
-        try:
-            kind = schema.kind  # V1Pod, V1PodTemplateSpec; None: the object's own field
-            if kind is None:
-                kind = getattr(pod, schema.names["kind"], None)
-            if kind is None or (type(kind) is str and kind in _POD_KINDS):
-                return _quick_facts(getattr(pod, schema.names["spec"], None))
-        except Exception:  # the general reader below reads it again (and reports)
-            pass
     template, at = pod_template(pod)
     try:
         spec = template.get("spec")

@@ -18,7 +18,7 @@ from kubelet_winnet.errors import InvalidPodError
 
 __all__ = [
     "PodView",
-    "Unusual",
+    "container_index",
     "get_bool",
     "get_int",
     "get_list",
@@ -28,9 +28,6 @@ __all__ = [
     "get_str_map",
     "get_strings",
     "not_utf8_error",
-    "plain_flag",
-    "plain_str",
-    "quick_view",
     "view_pod",
 ]
 
@@ -77,43 +74,16 @@ def view_pod(pod: object) -> PodView:
     return PodView(metadata, spec, prefix)
 
 
-_TEMPLATE_PREFIXES = {
-    kind: "".join(f"{key}." for key in path)
-    for kind, path in _pod.WORKLOAD_TEMPLATE_PATHS.items()
-}
-
-
-def quick_view(pod: object) -> PodView:
-    """:func:`view_pod` of a plain-dict Pod or workload (not a StatefulSet, whose claim
-    templates the general reader reads); anything else through :func:`view_pod`."""
-    if type(pod) is dict:
-        kind = pod.get("kind")
-        if kind is None or kind == "Pod":
-            spec, metadata = pod.get("spec"), pod.get("metadata")
-            if type(spec) is dict and (metadata is None or type(metadata) is dict):
-                return PodView(metadata or {}, spec, "")
-        elif (
-            type(kind) is str and kind != "StatefulSet" and kind in _pod.WORKLOAD_TEMPLATE_PATHS
-        ):
-            node: object = pod
-            for key in _pod.WORKLOAD_TEMPLATE_PATHS[kind]:
-                node = node.get(key) if type(node) is dict else None
-            if type(node) is dict:
-                spec, metadata = node.get("spec"), node.get("metadata")
-                workload = pod.get("metadata")
-                if (
-                    type(spec) is dict
-                    and (metadata is None or type(metadata) is dict)
-                    and (workload is None or type(workload) is dict)
-                ):
-                    # view_pod: the template's name and namespace, else the workload's
-                    merged = dict(metadata or {})
-                    if workload:
-                        for key in ("name", "namespace"):
-                            if merged.get(key) is None and workload.get(key) is not None:
-                                merged[key] = workload[key]
-                    return PodView(merged, spec, _TEMPLATE_PREFIXES[kind])
-    return view_pod(pod)
+def container_index(view: PodView) -> dict[str, tuple[Mapping[str, Any], str, str]]:
+    """Container name -> (container, its path prefix, its kind), the first of each name in
+    the kubelet's visiting order (init, regular, ephemeral)."""
+    index: dict[str, tuple[Mapping[str, Any], str, str]] = {}
+    at = view.at("spec.")
+    for kind in _pod.CONTAINER_KINDS:
+        for position, container in enumerate(get_objects(view.spec, kind, at)):
+            where = f"{at}{kind}[{position}]."
+            index.setdefault(get_str(container, "name", where), (container, where, kind))
+    return index
 
 
 def _claims(root: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -213,32 +183,3 @@ def not_utf8_error(view: PodView) -> InvalidPodError:
         if found is not None:
             return InvalidPodError(found, _NOT_UTF8)
     return InvalidPodError(view.prefix.rstrip("."), _NOT_UTF8)
-
-
-# --- for the quick builders (container_config._quick_config, sandbox_config._quick_sandbox)
-#
-# Each reads a plain-dict pod in one pass with the plain checks inline and gives up
-# (raises, usually Unusual) on anything else; its general builder then reads the pod
-# again and alone reports, so both give the same message or the same error.
-
-
-class Unusual(Exception):
-    """A quick builder met something only its general builder handles."""
-
-
-def plain_str(value: object) -> str:
-    # get_str's answer for a field a quick builder reads: "" when unset.
-    if value is None:
-        return ""
-    if type(value) is not str:
-        raise Unusual
-    return value
-
-
-def plain_flag(value: object) -> bool:
-    # get_bool(...) is True, for a value get_bool accepts.
-    if value is None or value is False:
-        return False
-    if value is not True:
-        raise Unusual
-    return True

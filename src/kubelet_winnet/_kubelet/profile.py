@@ -41,6 +41,7 @@ __all__ = [
     "MAX_MINOR",
     "MIN_MINOR",
     "MODELLED_GATES",
+    "REQUEST_FACTS",
     "STATUS_AS_OF",
     "TIMELINE",
     "WINDOWS_HOST_NETWORK",
@@ -52,6 +53,7 @@ __all__ = [
     "KubeletVersion",
     "Release",
     "ReleaseStatus",
+    "RequestFact",
     "bands",
     "expansion_rule",
     "kubelet_profile",
@@ -133,6 +135,96 @@ _BY_MINOR = {row.minor: row for row in TIMELINE}
 LAST_NAMESPACE_OPTIONS_MINOR = max(row.minor for row in TIMELINE if row.reads_gate)
 KEP_WITHDRAWN_MINOR = LAST_NAMESPACE_OPTIONS_MINOR + 1
 DEFAULT_KUBELET_VERSION = f"1.{LAST_NAMESPACE_OPTIONS_MINOR}"
+
+
+@dataclass(frozen=True)
+class RequestFact:
+    """A change in what the request builders send, from kubelet ``1.<since>`` on.
+
+    The builders ask ``FACT.holds(minor)``, never compare minors themselves: a release
+    added to :data:`TIMELINE` gets every fact with ``since`` at or below it, and a new
+    change is one row here with its upstream source.
+    """
+
+    name: str
+    since: int
+    change: str
+    source: str
+
+    def holds(self, minor: int) -> bool:
+        """Whether kubelet ``1.<minor>`` behaves the new way."""
+        return minor >= self.since
+
+
+CPU_MAXIMUM_HELPER = RequestFact(
+    "cpu-maximum-helper", 27,
+    "cpu_maximum is calculateCPUMaximum's 10 * MilliValue / cpuCount (1.26: inline, "
+    "10000 * MilliValue / NumCPU / 1000)",
+    "kuberuntime_container_windows.go, kubernetes#114231 (merged after 1.26 was cut)",
+)
+EXPANDED_DNS_LOCKED = RequestFact(
+    "expanded-dns-locked", 28,
+    "ExpandedDNSConfig is GA and locked on: the 32 / 2048 search limits whatever the gates",
+    "pkg/features/kube_features.go (ExpandedDNSConfig GA in 1.28, KEP-2595)",
+)
+HOST_IPS_FIELD = RequestFact(
+    "host-ips-field", 28,
+    "status.hostIPs is a downward API field label (before: 'field label not supported')",
+    "pkg/apis/core/v1/conversion.go ConvertDownwardAPIFieldLabel, KEP-2681",
+)
+HOST_IPS_VALUE = RequestFact(
+    "host-ips-value", 29,
+    "status.hostIPs holds the node IPs (PodHostIPs beta, on by default; 1.28: alpha, off, '')",
+    "kubelet_pods.go podFieldSelectorRuntimeValue, pkg/features/kube_features.go, KEP-2681",
+)
+USER_SPECIFIED_IMAGE = RequestFact(
+    "user-specified-image", 30,
+    "ImageSpec.user_specified_image carries the container's image as written",
+    "kuberuntime_container.go generateContainerConfig (taken as 1.30, not read at a tag)",
+)
+RECURSIVE_READ_ONLY = RequestFact(
+    "recursive-read-only", 30,
+    "volumeMounts[].recursiveReadOnly other than Disabled is acted on (here: refused)",
+    "kubelet_pods.go makeMounts, KEP-3857 (alpha in 1.30)",
+)
+CONTAINER_HASH_OF_NAME_AND_IMAGE = RequestFact(
+    "container-hash", 31,
+    "io.kubernetes.container.hash is FNV-32a over the name and image only",
+    "pkg/kubelet/container/helpers.go HashContainer, kubernetes#124220",
+)
+SLASH_IS_ABSOLUTE = RequestFact(
+    "slash-is-absolute", 31,
+    "a slash-rooted mountPath counts as absolute (utilfs.IsAbs; before: filepath.IsAbs)",
+    "kubelet_pods.go makeMounts; the stored 1.30 TestMakeMountsWindows pins the old rule",
+)
+SUPPLEMENTAL_GROUPS_POLICY = RequestFact(
+    "supplemental-groups-policy", 31,
+    "supplemental_groups_policy is sent (Merge / Strict; another value is refused)",
+    "kuberuntime_sandbox.go generatePodSandboxLinuxConfig, KEP-3619 (alpha in 1.31)",
+)
+HOSTS_MOUNT_FOR_HOST_NETWORK = RequestFact(
+    "hosts-mount-host-network", 32,
+    "a hostNetwork pod gets the hosts-file mount before its pod IPs are known",
+    "kubelet_pods.go makeMounts, kubernetes#126460 (merged after 1.31's code freeze)",
+)
+SATURATING_MILLI_VALUE = RequestFact(
+    "saturating-milli-value", 38,
+    "Quantity.MilliValue() saturates at the int64 range instead of wrapping",
+    "apimachinery resource/quantity.go, kubernetes commit 0411cc70 (the first "
+    "TestCalculateCPUMaximum table pinning 2^64 + 4000 milli to 1)",
+)
+
+#: Every version fact of the request builders, oldest first.
+REQUEST_FACTS: tuple[RequestFact, ...] = (
+    CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
+    USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
+    SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
+    SATURATING_MILLI_VALUE,
+)
+for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
+    if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard
+        raise RuntimeError(f"{_fact.name}: 1.{_fact.since} is outside TIMELINE")
+del _fact
 
 
 @dataclass(frozen=True)
@@ -455,6 +547,11 @@ class GateResolution:
     @property
     def release(self) -> Release:
         return _BY_MINOR[self.version.minor]
+
+    @property
+    def request_facts(self) -> tuple[RequestFact, ...]:
+        """The request builders' version facts (``REQUEST_FACTS``) that hold for this kubelet."""
+        return tuple(fact for fact in REQUEST_FACTS if fact.holds(self.version.minor))
 
     @property
     def host_network_outcome(self) -> str:

@@ -22,7 +22,6 @@ __all__ = [
     "nanos_value",
     "parse_nanos",
     "parse_quantity",
-    "plain_nanos",
     "value",
     "wrap_int64",
 ]
@@ -67,28 +66,6 @@ def _nanos(match: re.Match[str]) -> int:
     factor: int = 10 ** abs(scale)
     magnitude = magnitude * factor if scale >= 0 else -(-magnitude // factor)
     return -magnitude if sign == "-" else magnitude
-
-
-# An unsigned integer of at most 15 digits with no suffix or one of the common ones:
-# its billionths are the digits times the suffix's factor, exactly (no rounding).
-_PLAIN_FACTORS = {"": 10**9, "m": 10**6, "k": 10**12, "M": 10**15, "G": 10**18,
-                  "Ki": 2**10 * 10**9, "Mi": 2**20 * 10**9, "Gi": 2**30 * 10**9,
-                  "Ti": 2**40 * 10**9}
-
-
-def plain_nanos(text: str) -> int | None:
-    """:func:`parse_nanos` of a plain quantity (``500m``, ``2``, ``512Mi``), else
-    ``None``. Its ``MilliValue()`` is ``nanos // 10**6`` whenever that fits an int64
-    (:func:`go_milli_value`: no rounding, and no overflow on either of Go's paths)."""
-    digits, suffix = text, ""
-    if text[-1:] == "i":
-        digits, suffix = text[:-2], text[-2:]
-    elif text[-1:] in ("m", "k", "M", "G"):
-        digits, suffix = text[:-1], text[-1:]
-    factor = _PLAIN_FACTORS.get(suffix)
-    if factor is None or not digits.isascii() or not digits.isdigit() or len(digits) > 15:
-        return None
-    return int(digits) * factor
 
 
 def parse_nanos(text: str) -> int:

@@ -14,8 +14,8 @@ kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 from kubelet_winnet._kubelet.profile import (
     KEP_WITHDRAWN_MINOR,
@@ -39,11 +39,10 @@ __all__ = [
     "WindowsOptions",
     "decide_container",
     "decide_sandbox",
+    "effective_host_process",
     "effective_windows_options",
-    "make_container_facts",
-    "make_pod_facts",
-    "make_sandbox_decision",
-    "make_windows_options",
+    "has_host_process_container",
+    "is_host_process_container",
 ]
 
 ERROR_MIXED_HOST_PROCESS = "pod must not contain both HostProcess and non-HostProcess containers"
@@ -160,6 +159,36 @@ class ContainerDecision:
     host_process: bool
 
 
+def effective_host_process(pod_value: bool | None, own_value: bool | None) -> bool:
+    """The one HostProcess rule: a container is HostProcess by its own
+    ``windowsOptions.hostProcess`` when set, else by the pod's
+    (``HasWindowsHostProcessRequest``, pkg/securitycontext/util.go). A pod is
+    HostProcess when every container is (``AllContainersAreWindowsHostProcess``,
+    pkg/kubelet/container/helpers.go; ``generatePodSandboxWindowsConfig`` step 3).
+    """
+    return (pod_value if own_value is None else own_value) is True
+
+
+def is_host_process_container(pod: PodFacts, container: ContainerFacts) -> bool:
+    """:func:`effective_host_process` of ``container`` in ``pod``."""
+    base, own = pod.windows_options, container.windows_options
+    return effective_host_process(
+        None if base is None else base.host_process, None if own is None else own.host_process
+    )
+
+
+def has_host_process_container(pod: PodFacts) -> bool:
+    """``HasWindowsHostProcessContainer`` (pkg/kubelet/container/helpers.go, over
+    ``VisitContainers``: init, regular, ephemeral): some container is HostProcess."""
+    base = pod.windows_options
+    pod_value = None if base is None else base.host_process
+    for container in pod.containers:
+        own = container.windows_options
+        if effective_host_process(pod_value, None if own is None else own.host_process):
+            return True
+    return False
+
+
 def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> WindowsOptions:
     """The pod's ``windowsOptions`` overridden field by field by the container's.
 
@@ -199,15 +228,14 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
     network: NetworkMode | None = None
     if sets_namespace_options:  # step 2
         network = "NODE" if pod.host_network else "POD"
-    # Step 3 in one pass: is any / every container effectively HostProcess?
+    # Step 3: is any / every container effectively HostProcess?
     base = pod.windows_options
-    pod_host_process = base is not None and base.host_process is True
+    pod_value = None if base is None else base.host_process
     any_host_process = False
     every_host_process = True
     for container in pod.containers:
         own = container.windows_options
-        flag = pod_host_process if own is None or own.host_process is None else own.host_process
-        if flag:
+        if effective_host_process(pod_value, None if own is None else own.host_process):
             any_host_process = True
         else:
             every_host_process = False
@@ -225,9 +253,9 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
     credential_spec = options.gmsa_credential_spec or ""
     if not user and not credential_spec:
         return _PLAIN_DECISIONS[network, any_host_process, "5"]
-    return make_sandbox_decision(
+    return SandboxDecision(
         network, any_host_process, user, credential_spec,
-        _PLAIN_DECISIONS[network, any_host_process, "5"].steps,
+        steps=_PLAIN_DECISIONS[network, any_host_process, "5"].steps,
     )
 
 
@@ -271,106 +299,5 @@ def decide_container(
             options.run_as_user_name if options.run_as_user_name is not None else image_username
         ),
         credential_spec=options.gmsa_credential_spec or "",
-        host_process=options.host_process is True,
+        host_process=is_host_process_container(pod, container),
     )
-
-
-# Fast constructors of the frozen facts and decisions above (the readers build them per
-# pod event; tests/kubelet/test_rules_fastfacts.py checks they equal the dataclass constructors).
-# Fast constructors for the readers, which build these per pod event. A frozen dataclass's
-# __init__ pays an object.__setattr__ per field; filling the slots of a new instance
-# directly gives an equal, equally immutable object in ~60% of the time. Every field must
-# be passed: the guard below fails at import if a field is added without updating them.
-_new = object.__new__
-
-
-def _slot_setter(cls: type, name: str) -> Any:
-    return cls.__dict__[name].__set__
-
-
-_set_user = _slot_setter(WindowsOptions, "run_as_user_name")
-_set_gmsa_name = _slot_setter(WindowsOptions, "gmsa_credential_spec_name")
-_set_gmsa = _slot_setter(WindowsOptions, "gmsa_credential_spec")
-_set_host_process = _slot_setter(WindowsOptions, "host_process")
-_set_name = _slot_setter(ContainerFacts, "name")
-_set_kind = _slot_setter(ContainerFacts, "kind")
-_set_container_options = _slot_setter(ContainerFacts, "windows_options")
-_set_host_network = _slot_setter(PodFacts, "host_network")
-_set_pod_options = _slot_setter(PodFacts, "windows_options")
-_set_containers = _slot_setter(PodFacts, "containers")
-_decision_setters = tuple(
-    _slot_setter(SandboxDecision, name)
-    for name in ("network", "host_process", "run_as_username", "credential_spec", "error",
-                 "error_rule", "steps")
-)
-for _cls, _names in (
-    (WindowsOptions, ("run_as_user_name", "gmsa_credential_spec_name", "gmsa_credential_spec",
-                      "host_process")),
-    (ContainerFacts, ("name", "kind", "windows_options")),
-    (PodFacts, ("host_network", "windows_options", "containers")),
-    (SandboxDecision, ("network", "host_process", "run_as_username", "credential_spec",
-                       "error", "error_rule", "steps")),
-):
-    if tuple(f.name for f in fields(_cls)) != _names:  # pragma: no cover - a guard
-        raise RuntimeError(f"update the fast constructor of {_cls.__name__}")
-
-
-def make_windows_options(
-    run_as_user_name: str | None,
-    gmsa_credential_spec_name: str | None,
-    gmsa_credential_spec: str | None,
-    host_process: bool | None,
-) -> WindowsOptions:
-    """``WindowsOptions(...)`` with every field given, faster."""
-    options: WindowsOptions = _new(WindowsOptions)
-    _set_user(options, run_as_user_name)
-    _set_gmsa_name(options, gmsa_credential_spec_name)
-    _set_gmsa(options, gmsa_credential_spec)
-    _set_host_process(options, host_process)
-    return options
-
-
-def make_container_facts(
-    name: str, kind: ContainerKind, windows_options: WindowsOptions | None
-) -> ContainerFacts:
-    """``ContainerFacts(...)`` with every field given, faster."""
-    container: ContainerFacts = _new(ContainerFacts)
-    _set_name(container, name)
-    _set_kind(container, kind)
-    _set_container_options(container, windows_options)
-    return container
-
-
-def make_pod_facts(
-    host_network: bool,
-    windows_options: WindowsOptions | None,
-    containers: tuple[ContainerFacts, ...],
-) -> PodFacts:
-    """``PodFacts(...)`` with every field given, faster."""
-    pod: PodFacts = _new(PodFacts)
-    _set_host_network(pod, host_network)
-    _set_pod_options(pod, windows_options)
-    _set_containers(pod, containers)
-    return pod
-
-
-def make_sandbox_decision(
-    network: NetworkMode | None,
-    host_process: bool,
-    run_as_username: str,
-    credential_spec: str,
-    steps: tuple[str, ...],
-) -> SandboxDecision:
-    """``SandboxDecision(...)`` of an accepted pod (no error), faster."""
-    decision: SandboxDecision = _new(SandboxDecision)
-    set_network, set_host_process, set_user, set_spec, set_error, set_rule, set_steps = (
-        _decision_setters
-    )
-    set_network(decision, network)
-    set_host_process(decision, host_process)
-    set_user(decision, run_as_username)
-    set_spec(decision, credential_spec)
-    set_error(decision, None)
-    set_rule(decision, None)
-    set_steps(decision, steps)
-    return decision

@@ -30,11 +30,9 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet.messages import sandbox_config_bytes
 from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.pod import CONTAINER_KINDS, pod_facts
-from kubelet_winnet._kubelet.pod import _windows_options_in as windows_options_in
+from kubelet_winnet._kubelet.pod import pod_facts
 from kubelet_winnet._kubelet.podview import (
     PodView,
-    Unusual,
     get_bool,
     get_int,
     get_map,
@@ -43,21 +41,16 @@ from kubelet_winnet._kubelet.podview import (
     get_str_map,
     get_strings,
     not_utf8_error,
-    plain_flag,
-    plain_str,
-    quick_view,
+    view_pod,
 )
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
+    EXPANDED_DNS_LOCKED,
+    SUPPLEMENTAL_GROUPS_POLICY,
     kubelet_profile,
     parse_feature_gates,
 )
-from kubelet_winnet._kubelet.rules import (
-    ContainerFacts,
-    decide_sandbox,
-    make_container_facts,
-    make_pod_facts,
-)
+from kubelet_winnet._kubelet.rules import decide_sandbox
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 if TYPE_CHECKING:
@@ -458,7 +451,9 @@ def fill_linux_config(
         pid = api_pb2.CONTAINER
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
-    policy = context.get("supplementalGroupsPolicy") if minor >= 31 else None
+    policy = (
+        context.get("supplementalGroupsPolicy") if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
+    )
     if policy is not None:
         if type(policy) is not str:
             get_str(context, "supplementalGroupsPolicy", here)
@@ -543,8 +538,8 @@ def runtime_handler(view: PodView, node: NodeContext) -> str:
 
 
 def _expanded_dns(feature_gates: FeatureGatesInput, minor: int) -> bool:
-    # ExpandedDNSConfig: beta and on by default in 1.26-1.27, GA (locked) from 1.28.
-    if minor >= 28:
+    # ExpandedDNSConfig: beta and on by default before it is locked on.
+    if EXPANDED_DNS_LOCKED.holds(minor):
         return True
     gates = parse_feature_gates(feature_gates)
     return gates.get("ExpandedDNSConfig", True)
@@ -555,13 +550,9 @@ def build_sandbox_config(
     feature_gates: FeatureGatesInput,
 ) -> tuple[api_pb2.PodSandboxConfig, PodView]:
     profile = kubelet_profile(kubelet_version, feature_gates)
-    view = quick_view(pod)
+    view = view_pod(pod)
     try:
         expanded = _expanded_dns(feature_gates, profile.version.minor)
-        try:
-            return _quick_sandbox(view, node, attempt, profile, expanded), view
-        except Exception:  # the general builder reads it again, and alone reports
-            pass
         return _build_sandbox_config(view, node, attempt, profile, expanded), view
     except UnicodeEncodeError:  # protobuf strings must be UTF-8
         raise not_utf8_error(view) from None
@@ -616,218 +607,6 @@ def _build_sandbox_config(
         raise SandboxConfigError(decision.error, decision.error_rule or "")
     config.windows.MergeFromString(sandbox_config_bytes(decision))
     return config
-
-
-# --- the quick builder: the common plain-dict pod in one checked pass -----------------
-#
-# _build_sandbox_config reads each field through a typed getter that builds its path;
-# most pods are plain manifest dicts whose fields have their usual types and no DNS
-# config, sysctls or supplemental groups. This builder reads such a pod in one pass
-# with the plain checks inline, and takes the DNS, Linux and Windows parts, which then
-# depend on a handful of values, from one cached encoding. It gives up (raises) on
-# anything else and on any error: the general builder then reads the pod again and
-# alone reports, so both give the same message or the same error. Off
-# (benchmarks/ablate.py), it always gives up.
-
-
-def _plain_port(value: object) -> int:
-    # get_int(..., 0, 65535) or 0, for the values get_int accepts in range.
-    if value is None:
-        return 0
-    if type(value) is not int or not 0 <= value <= 65535:
-        raise Unusual
-    return value
-
-
-def _quick_ports(
-    config: api_pb2.PodSandboxConfig, ports: object, host_network: bool
-) -> None:
-    """:func:`container_port_mappings` of one container's plain ``ports``."""
-    if type(ports) is not list:
-        raise Unusual
-    names: set[str] = set()
-    mappings = config.port_mappings
-    for port in ports:
-        if type(port) is not dict:
-            raise Unusual
-        get = port.get
-        container_port = _plain_port(get("containerPort"))
-        host_port = _plain_port(get("hostPort"))
-        if host_network and host_port == 0:
-            host_port = container_port
-        protocol = plain_str(get("protocol")) or "TCP"
-        host_ip = plain_str(get("hostIP"))
-        name = plain_str(get("name"))
-        key = name or f"{_family(host_ip)}-{protocol}-{host_ip}:{container_port}:{host_port}"
-        if key in names:
-            continue
-        names.add(key)
-        mappings.add(
-            protocol=_PROTOCOLS.get(protocol, api_pb2.TCP), container_port=container_port,
-            host_port=host_port, host_ip=host_ip,
-        )
-
-
-def _quick_containers(
-    config: api_pb2.PodSandboxConfig, spec: dict[str, Any], host_network: bool
-) -> tuple[bool, tuple[ContainerFacts, ...]]:
-    """Port mappings into ``config``; whether any container is privileged, and each
-    container's rule facts, with the checks of ``_has_privileged`` and ``pod_facts``."""
-    privileged = False
-    facts = []
-    for kind in CONTAINER_KINDS:
-        entries = spec.get(kind)
-        if entries is None:
-            continue
-        if type(entries) is not list:
-            raise Unusual
-        for index, entry in enumerate(entries):
-            if type(entry) is not dict:
-                raise Unusual
-            get = entry.get
-            name = get("name")
-            if type(name) is not str:
-                name = plain_str(name)
-            context = get("securityContext")
-            options = None
-            if context is not None:
-                if type(context) is not dict:
-                    raise Unusual
-                flag = context.get("privileged")
-                if flag is not None and plain_flag(flag):
-                    privileged = True
-                if context.get("windowsOptions") is not None:
-                    options = windows_options_in(context, "", (kind, index))  # unreported
-            facts.append(make_container_facts(name, kind, options))
-            if kind == "containers":
-                ports = get("ports")
-                if ports is not None:
-                    _quick_ports(config, ports, host_network)
-    return privileged, tuple(facts)
-
-
-_TAIL_MAX = 256  # entries; bounded: namespaces come from the input
-_RARE_SPEC_KEYS = frozenset({"runtimeClassName", "hostIPC", "hostPID", "shareProcessNamespace"})
-_TAIL_BYTES_MAX = 4096  # longer tails (long credential specs) are built, not kept
-
-
-def _quick_sandbox(
-    view: PodView, node: NodeContext, attempt: int, profile: Any, expanded_dns: bool
-) -> api_pb2.PodSandboxConfig:
-    """``_build_sandbox_config`` of a plain-dict pod, or an exception (any: the general
-    builder then builds it)."""
-    spec, metadata = view.spec, view.metadata
-    if type(spec) is not dict or type(metadata) is not dict:
-        raise Unusual
-    meta = metadata.get
-    name, namespace, uid = meta("name"), meta("namespace"), meta("uid")
-    if type(name) is not str:
-        name = plain_str(name)
-    if namespace is None:
-        namespace = "default"
-    elif type(namespace) is not str:
-        namespace = plain_str(namespace)
-    if type(uid) is not str:
-        uid = plain_str(uid)
-    config = api_pb2.PodSandboxConfig()
-    labels = config.labels
-    entries = meta("labels")
-    if entries is not None:
-        if type(entries) is not dict:
-            raise Unusual
-        for entry, item in entries.items():
-            if type(entry) is not str or type(item) is not str:
-                raise Unusual
-            labels[entry] = item
-    entries = meta("annotations")
-    if entries is not None:
-        if type(entries) is not dict:
-            raise Unusual
-        annotations = config.annotations
-        for entry, item in entries.items():
-            if type(entry) is not str or type(item) is not str:
-                raise Unusual
-            annotations[entry] = item
-    labels[POD_NAME_LABEL] = name
-    labels[POD_NAMESPACE_LABEL] = namespace
-    labels[POD_UID_LABEL] = uid
-    part = config.metadata
-    part.name = name
-    part.uid = uid
-    part.namespace = namespace
-    part.attempt = attempt
-    get = spec.get
-    host_network = plain_flag(get("hostNetwork"))
-    policy = get("dnsPolicy")
-    policy = "ClusterFirst" if policy is None else plain_str(policy)
-    context = get("securityContext")
-    pod_options = None
-    if context is not None:
-        if type(context) is not dict:
-            raise Unusual
-        if (
-            context.get("sysctls") is not None
-            or context.get("supplementalGroups") is not None
-            or (profile.version.minor >= 31 and context.get("supplementalGroupsPolicy")
-                is not None)
-            or get("dnsConfig") is not None
-        ):
-            raise Unusual
-        if context.get("windowsOptions") is not None:
-            pod_options = windows_options_in(context, "", None)
-    elif get("dnsConfig") is not None:
-        raise Unusual
-    if not host_network:
-        if (
-            get("hostname") is None and get("subdomain") is None
-            and go_len(name) <= HOSTNAME_MAX_LEN
-        ):
-            config.hostname = name
-        else:
-            config.hostname = pod_hostname(view, name, namespace, node)
-    config.log_directory = log_directory(node.pod_logs_dir, f"{namespace}_{name}_{uid}")
-    privileged, containers = _quick_containers(config, spec, host_network)
-    ipc, pid = api_pb2.POD, api_pb2.CONTAINER
-    if not _RARE_SPEC_KEYS.isdisjoint(spec):  # most pods set none: one key-set test in C
-        if plain_str(get("runtimeClassName")):
-            runtime_handler(view, node)
-        if plain_flag(get("hostIPC")):
-            ipc = api_pb2.NODE
-        if plain_flag(get("hostPID")):
-            pid = api_pb2.NODE
-        elif plain_flag(get("shareProcessNamespace")):
-            pid = api_pb2.POD
-    decision = decide_sandbox(
-        make_pod_facts(host_network, pod_options, containers), profile.sets_namespace_options
-    )
-    if decision.error is not None:
-        raise Unusual
-    windows = sandbox_config_bytes(decision)
-    tail_key = (id(node), namespace, host_network, policy, expanded_dns, privileged, ipc,
-                pid, windows)
-    hit = _TAILS.get(tail_key)
-    if hit is not None and hit[0] is node:  # the strong reference keeps id() unique
-        config.MergeFromString(hit[1])
-        return config
-    tail = api_pb2.PodSandboxConfig()
-    dns = tail.dns_config
-    dns.SetInParent()
-    dns.MergeFromString(
-        _dns_bytes(view, node, namespace, host_network, profile.version.minor, expanded_dns)
-    )
-    _fill_linux(tail.linux, privileged, {}, api_pb2.NODE if host_network else api_pb2.POD,
-                ipc, pid, [], None)
-    tail.windows.MergeFromString(windows)
-    data = tail.SerializeToString()
-    if len(data) <= _TAIL_BYTES_MAX:
-        if len(_TAILS) >= _TAIL_MAX:
-            _TAILS.clear()
-        _TAILS[tail_key] = (node, data)
-    config.MergeFromString(data)
-    return config
-
-
-_TAILS: dict[tuple[Any, ...], tuple[NodeContext, bytes]] = {}
 
 
 def pod_sandbox_config(

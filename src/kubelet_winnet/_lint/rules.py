@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubelet_winnet._kubelet.rules import effective_host_process
 from kubelet_winnet._lint.fields import (
     CONTAINER,
     FIELDS,
@@ -347,7 +348,7 @@ class _Container:
         self.options = options if type(options) is dict else None
         own = None if self.options is None else _bool(self.options.get("hostProcess"))
         self.host_process = own  # as set on the container
-        self.effective = own if own is not None else bool(pod_host_process)
+        self.effective = effective_host_process(pod_host_process, own)
 
 
 def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Container]:

@@ -1,0 +1,442 @@
+"""The container's environment: ``makeEnvironmentVariables`` and
+``podFieldSelectorRuntimeValue`` (pkg/kubelet/kubelet_pods.go), with the downward API's
+``fieldRef`` / ``resourceFieldRef`` values, ConfigMap and Secret references,
+service-link variables (:mod:`~kubelet_winnet._kubelet.service_env`) and ``$(VAR)``
+expansion (:mod:`~kubelet_winnet._kubelet.expansion`) within the library's bounds.
+``makeMounts``, of the same Go file, is :mod:`~kubelet_winnet._kubelet.mounts`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubelet_winnet._describe import quoted, type_name
+from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
+from kubelet_winnet._kubelet.kuberuntime_container_windows import (
+    container_resources,
+    quantity_nanos,
+)
+from kubelet_winnet._kubelet.node import NodeContext, is_mapping
+from kubelet_winnet._kubelet.pod import is_utf8
+from kubelet_winnet._kubelet.podview import (
+    PodView,
+    container_index,
+    get_bool,
+    get_map,
+    get_objects,
+    get_str,
+    get_str_map,
+)
+from kubelet_winnet._kubelet.profile import HOST_IPS_FIELD, HOST_IPS_VALUE, MAX_MINOR
+from kubelet_winnet._kubelet.quantity import (
+    nanos_milli_value,
+    nanos_value,
+    parse_nanos,
+)
+from kubelet_winnet._kubelet.sandbox_config import (
+    echo,
+    pod_identity_of,
+)
+from kubelet_winnet._kubelet.service_env import Service, service_env_vars
+from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
+
+__all__ = [
+    "ERROR_RULE",
+    "MAX_EXPANDED_CONTAINER",
+    "MAX_EXPANDED_VALUE",
+    "Budget",
+    "environment",
+    "format_map",
+    "sort_pod_ips",
+]
+
+_MAX_ENV = 10_000
+# The rule id of the errors a container's config raises.
+ERROR_RULE = "container"
+# $(VAR) expansion bounds, in UTF-8 bytes (docs/requests.md, "Environment"). The kubelet
+# has none: 29 variables each "$(V{i-1})$(V{i-1})" would ask it for a 512 MiB value.
+# One value: far beyond the 32,767 characters Windows lets an environment variable hold.
+MAX_EXPANDED_VALUE = 1 << 20
+# One container (every env value, command and args): containerd's default gRPC receive
+# limit (defaults.DefaultMaxRecvMsgSize = 16 << 20), which is also what
+# kubelet_winnet.cri.RuntimeClient sends at most; a larger CreateContainer cannot arrive.
+MAX_EXPANDED_CONTAINER = 16 << 20
+
+
+# --- $(VAR) expansion's bounds (the expansion itself: _kubelet/expansion.py) -----------
+
+
+class Budget:
+    """The bytes of values one container may still hold, and how far expansion may grow
+    one value."""
+
+    __slots__ = ("container", "left", "sizes")
+
+    def __init__(self, container: str) -> None:
+        self.container = container
+        self.left = MAX_EXPANDED_CONTAINER
+        self.sizes: dict[str, int] = {}  # env name -> bytes its value holds now
+
+    def limit(self, text: str) -> int:
+        # Expansion may not grow a value past MAX_EXPANDED_VALUE; a longer literal is
+        # the manifest's own size, bounded by the container alone.
+        return min(max(MAX_EXPANDED_VALUE, utf8_len(text)), self.left)
+
+    def refuse(self, field: str, what: str, *, container: bool) -> InvalidPodError:
+        if container:
+            return InvalidPodError(
+                field,
+                f"{what}: the environment, command and args of container "
+                f"{quoted(self.container)} would pass {MAX_EXPANDED_CONTAINER} bytes after "
+                "$(VAR) expansion; kubelet-winnet refuses such a container (docs/requests.md)",
+            )
+        return InvalidPodError(
+            field,
+            f"{what} expands to more than {MAX_EXPANDED_VALUE} bytes through $(VAR) "
+            "references; kubelet-winnet refuses such a value (docs/requests.md)",
+        )
+
+    def expanded(
+        self, text: str, env: Mapping[str, str], field: str, what: str,
+        *more: Mapping[str, str],
+    ) -> str:
+        """``text`` with ``$(VAR)`` expanded from ``env`` (then ``more``), within both
+        bounds (the container's is charged by :meth:`set` or :meth:`expand`)."""
+        limit = self.limit(text)
+        try:
+            return expand(text, env, *more, limit=limit)
+        except ExpansionTooLarge:
+            raise self.refuse(field, what, container=limit == self.left) from None
+
+    def set(self, name: str, value: str, field: str) -> None:
+        """Account for env ``name`` holding ``value`` (replacing its old value)."""
+        size = utf8_len(value)
+        freed = self.sizes.get(name, 0)
+        if size - freed > self.left:
+            raise self.refuse(field, f"variable {quoted(name)}", container=True)
+        self.left -= size - freed
+        self.sizes[name] = size
+
+    def expand(self, text: str, env: Mapping[str, str], field: str, what: str) -> str:
+        """A ``command`` or ``args`` element, expanded and charged to the container."""
+        value = self.expanded(text, env, field, what)
+        self.left -= utf8_len(value)
+        return value
+
+    def expand_all(
+        self, parts: list[str], env: Mapping[str, str], at: str, key: str
+    ) -> list[str]:
+        """``ExpandContainerCommandAndArgs`` of ``command`` or ``args``, charged to the
+        container."""
+        return [self.expand(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
+                for index, part in enumerate(parts)]
+
+
+# --- the environment (makeEnvironmentVariables) --------------------------------------
+
+
+def _go_quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def format_map(items: Mapping[str, str]) -> str:
+    # fieldpath.FormatMap: sorted `key="value"` lines.
+    return "\n".join(f"{key}={_go_quote(items[key])}" for key in sorted(items))
+
+
+_FIELD_PATHS = (
+    "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
+    "metadata.uid", "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName",
+    "spec.schedulerName", "status.phase", "status.hostIP", "status.hostIPs",
+    "status.podIP", "status.podIPs",
+)
+
+
+def _parse_ip_sloppy(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``netutils.ParseIPSloppy``: Go 1.16's ``net.ParseIP``, which also takes IPv4
+    octets with leading zeros (as decimal) and no IPv6 zone."""
+    if "%" in text:
+        return None
+    parts = text.split(".")
+    if len(parts) == 4 and ":" not in text and all(p.isdigit() and p.isascii() for p in parts):
+        text = ".".join(str(int(p)) if len(p) <= 3 else p for p in parts)
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _is_ipv4(text: str) -> bool:
+    # utilnet.IsIPv4String: ParseIPSloppy(ip).To4() != nil, so IPv4-mapped IPv6 counts.
+    address = _parse_ip_sloppy(text)
+    if isinstance(address, ipaddress.IPv6Address):
+        return address.ipv4_mapped is not None
+    return address is not None
+
+
+def _is_ipv6(text: str) -> bool:
+    return _parse_ip_sloppy(text) is not None and not _is_ipv4(text)
+
+
+def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[str, ...]:
+    """``sortPodIPs`` (kubelet_pods.go): the first IP of the node's primary family (IPv6
+    when the first node IP is IPv6, else IPv4), then the first IP of the other family;
+    every other entry is dropped."""
+    if not pod_ips:
+        return ()
+    primary, secondary = (
+        (_is_ipv6, _is_ipv4) if node_ips and _is_ipv6(node_ips[0]) else (_is_ipv4, _is_ipv6)
+    )
+    ips: list[str] = []
+    for family in (primary, secondary):
+        for ip in pod_ips:
+            if family(ip):
+                ips.append(ip)
+                break
+    return tuple(ips)
+
+
+def _field_value(
+    selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
+    pod_ips: tuple[str, ...], minor: int = MAX_MINOR,
+    identity: tuple[str, str, str] | None = None,
+) -> str:
+    version = get_str(selector, "apiVersion", where, "v1")
+    path = get_str(selector, "fieldPath", where)
+    if version != "v1":
+        raise SandboxConfigError(f"unsupported pod version: {echo(version)}", ERROR_RULE)
+    if path == "status.hostIPs" and not HOST_IPS_FIELD.holds(minor):
+        # ConvertDownwardAPIFieldLabel knows status.hostIPs from 1.28 (KEP-2681)
+        raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
+    base, _, subscript = path.partition("[")
+    if subscript:
+        if base not in ("metadata.annotations", "metadata.labels"):
+            raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
+    elif path not in _FIELD_PATHS:
+        raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
+    spec, spec_at = view.spec, view.at("spec.")
+    name, namespace, uid = pod_identity_of(view) if identity is None else identity
+    # Both are read (and type-checked) whichever field is asked for.
+    node_name = get_str(spec, "nodeName", spec_at)
+    service_account = get_str(spec, "serviceAccountName", spec_at)
+    if base in ("metadata.annotations", "metadata.labels"):
+        items = get_str_map(view.metadata, base.split(".")[1], view.at("metadata."))
+        if not subscript:
+            return format_map(items)
+        key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
+        return items.get(key, "")
+    if path == "metadata.name":
+        return name
+    if path == "metadata.namespace":
+        return namespace
+    if path == "metadata.uid":
+        return uid
+    if path == "spec.nodeName":
+        return node_name or node.node_name  # the scheduler binds the pod to this node
+    if path == "spec.serviceAccountName":
+        return service_account
+    if path == "status.hostIP":
+        return node.node_ips[0] if node.node_ips else ""
+    if path == "status.hostIPs":
+        # podFieldSelectorRuntimeValue: "" while PodHostIPs is off (alpha, default off, 1.28)
+        return ",".join(node.node_ips) if HOST_IPS_VALUE.holds(minor) else ""
+    if path in ("status.podIP", "status.podIPs"):
+        # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
+        sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
+        if path == "status.podIPs":
+            return ",".join(sorted_ips)
+        return sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else ""
+    # spec.restartPolicy, spec.schedulerName, status.phase reach ExtractFieldPathAsString,
+    # which only knows metadata fields.
+    raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", ERROR_RULE)
+
+
+def _resource_value(
+    selector: Mapping[str, Any], where: str, container: Mapping[str, Any],
+    container_at: str, node: NodeContext,
+    find: Callable[[str], tuple[Mapping[str, Any], str, str] | None],
+) -> str:
+    target = get_str(selector, "containerName", where)
+    if target:
+        found = find(target)
+        if found is None:
+            raise SandboxConfigError(
+                f"container {echo(target)} not found", ERROR_RULE
+            )
+        container, container_at = found[0], found[1]
+    resource = get_str(selector, "resource", where)
+    divisor_value = selector.get("divisor")
+    divisor = quantity_nanos("1" if divisor_value is None else divisor_value, f"{where}divisor")
+    limits, requests = container_resources(container, container_at)
+    # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.
+    limits.setdefault("cpu", parse_nanos(node.allocatable_cpu))
+    limits.setdefault("memory", parse_nanos(node.allocatable_memory))
+    part, _, name = resource.partition(".")
+    table = {"limits": limits, "requests": requests}.get(part)
+    if table is None or name not in ("cpu", "memory", "ephemeral-storage"):
+        raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", ERROR_RULE)
+    amount = table.get(name, 0)
+    if not divisor:
+        raise InvalidPodError(f"{where}divisor", "must be positive")
+    if name == "cpu":  # math.Ceil of the ratio
+        result = -(-nanos_milli_value(amount) // nanos_milli_value(divisor))
+    else:
+        result = -(-nanos_value(amount) // nanos_value(divisor))
+    return str(result)
+
+
+def _lookup(
+    objects: Mapping[str, Mapping[str, Any]] | None, kind: str, namespace: str, name: str,
+) -> dict[Any, Any] | None:
+    """The data of object ``name`` from the caller's store, copied into a dict (a
+    caller's Mapping that raises becomes ``InvalidArgumentError``)."""
+    argument = "config_maps" if kind == "configMap" else "secrets"
+    if objects is None:
+        raise SandboxConfigError(
+            f"couldn't get {kind} {echo(namespace)}/{echo(name)}, no kubeClient defined",
+            ERROR_RULE,
+        )
+    try:
+        found = objects.get(name)
+        if found is None:
+            return None
+        if not is_mapping(found):
+            raise InvalidArgumentError(
+                f"{argument}[{quoted(name)}]", "a mapping of key to value", type_name(found)
+            )
+        return {key: found[key] for key in found}
+    except InvalidArgumentError:
+        raise
+    except Exception as exc:  # a foreign Mapping that raises
+        raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None
+
+
+def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
+    item = data[key]
+    if type(item) is bytes:
+        try:
+            item = item.decode()
+        except UnicodeDecodeError:
+            raise InvalidArgumentError(argument, "UTF-8 values", "bytes") from None
+    if type(item) is not str or not is_utf8(item):
+        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type_name(item))
+    return item
+
+
+def _not_found(kind: str, name: str) -> SandboxConfigError:
+    plural = "configmaps" if kind == "configMap" else "secrets"
+    return SandboxConfigError(f'{plural} "{echo(name)}" not found', ERROR_RULE)
+
+
+def environment(
+    view: PodView, container: Mapping[str, Any], at: str, node: NodeContext,
+    config_maps: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Mapping[str, Mapping[str, Any]] | None,
+    pod_ips: tuple[str, ...],
+    services: tuple[Service, ...] = (),
+    minor: int = MAX_MINOR,
+    budget: Budget | None = None,
+    find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
+    identity: tuple[str, str, str] | None = None,
+) -> dict[str, str]:
+    """Name -> value in the order the kubelet first defines each name (its own order,
+    a Go map walk, is unspecified), then the service variables the container's own do
+    not override (makeEnvironmentVariables: "Add remaining service environment vars").
+    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it).
+    ``identity``: the pod's (name, namespace, uid), when the caller has read them."""
+    if identity is None:
+        identity = pod_identity_of(view)
+    namespace = identity[1]
+    if budget is None:
+        budget = Budget(get_str(container, "name", at))
+    if find is None:
+        find = container_index(view).get
+    spec_at = view.at("spec.")
+    links = get_bool(view.spec, "enableServiceLinks", spec_at)
+    # enableServiceLinks defaults to true
+    service_env = service_env_vars(services, namespace, links is not False) if services else {}
+    env: dict[str, str] = {}
+    for index, source in enumerate(get_objects(container, "envFrom", at)):
+        where = f"{at}envFrom[{index}]."
+        prefix = get_str(source, "prefix", where)
+        for kind, key, argument, store in (
+            ("configMap", "configMapRef", "config_maps", config_maps),
+            ("secret", "secretRef", "secrets", secrets),
+        ):
+            ref = get_map(source, key, where)
+            if ref is None:
+                continue
+            name = get_str(ref, "name", f"{where}{key}.")
+            optional = get_bool(ref, "optional", f"{where}{key}.") is True
+            data = _lookup(store, kind, namespace, name)
+            if data is None:
+                if optional:
+                    break
+                raise _not_found(kind, name)
+            for data_key in data:
+                if type(data_key) is not str or not is_utf8(data_key):
+                    raise InvalidArgumentError(argument, "str keys", type_name(data_key))
+                item = _data_value(data, data_key, argument)
+                budget.set(prefix + data_key, item, f"{where}{key}")
+                env[prefix + data_key] = item
+            break
+    for index, variable in enumerate(get_objects(container, "env", at)):
+        if index >= _MAX_ENV:
+            raise InvalidPodError(f"{at}env", f"more than {_MAX_ENV} variables")
+        where = f"{at}env[{index}]."
+        name = get_str(variable, "name", where)
+        runtime_value = get_str(variable, "value", where)
+        value_from = get_map(variable, "valueFrom", where)
+        if runtime_value:
+            # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then services'
+            runtime_value = budget.expanded(
+                runtime_value, env, f"{where}value", f"variable {quoted(name)}", service_env
+            )
+        elif value_from is not None:
+            here = f"{where}valueFrom."
+            field = get_map(value_from, "fieldRef", here)
+            resource = get_map(value_from, "resourceFieldRef", here)
+            cm_ref = get_map(value_from, "configMapKeyRef", here)
+            secret_ref = get_map(value_from, "secretKeyRef", here)
+            if field is not None:
+                runtime_value = _field_value(
+                    field, f"{here}fieldRef.", view, node, pod_ips, minor, identity
+                )
+            elif resource is not None:
+                runtime_value = _resource_value(
+                    resource, f"{here}resourceFieldRef.", container, at, node, find
+                )
+            elif cm_ref is not None or secret_ref is not None:
+                kind, ref, key_name, store, argument = (
+                    ("configMap", cm_ref, "configMapKeyRef", config_maps, "config_maps")
+                    if cm_ref is not None
+                    else ("secret", secret_ref, "secretKeyRef", secrets, "secrets")
+                )
+                assert ref is not None
+                ref_at = f"{here}{key_name}."
+                ref_name = get_str(ref, "name", ref_at)
+                key = get_str(ref, "key", ref_at)
+                optional = get_bool(ref, "optional", ref_at) is True
+                data = _lookup(store, kind, namespace, ref_name)
+                if data is None:
+                    if optional:
+                        continue
+                    raise _not_found(kind, ref_name)
+                if key not in data:
+                    if optional:
+                        continue
+                    label = "ConfigMap" if kind == "configMap" else "Secret"
+                    raise SandboxConfigError(
+                        f"couldn't find key {echo(key)} in {label} "
+                        f"{echo(namespace)}/{echo(ref_name)}",
+                        ERROR_RULE,
+                    )
+                runtime_value = _data_value(data, key, argument)
+        budget.set(name, runtime_value, f"{where}value")
+        env[name] = runtime_value
+    for key, item in service_env.items():
+        env.setdefault(key, item)
+    return env

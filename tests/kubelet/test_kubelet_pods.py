@@ -1,0 +1,150 @@
+"""The container environment (_kubelet/kubelet_pods.py) against kubelet_pods.go
+makeEnvironmentVariables and the $(VAR) expansion it applies. Expected values come from
+those rules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import kubelet_winnet as kw
+from kubelet_winnet._kubelet.expansion import expand
+
+
+def pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    return {"kind": "Pod",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u-1",
+                         "labels": {"app": "web"}, "annotations": {"note": "x"}},
+            "spec": {"containers": containers, **spec}}
+
+
+# --- environment -------------------------------------------------------------------------
+
+
+@given(text=st.text(alphabet="$()AB x", max_size=12))
+@example(text="$(A)").via("defined")
+@example(text="$$(A)").via("escaped")
+@example(text="$(C)").via("undefined stays")
+@example(text="$(A").via("unterminated")
+def test_expansion_rules(text: str) -> None:
+    """expansion.Expand: `$$` -> `$`; `$(NAME)` -> value or itself; lone `$x` kept."""
+    env = {"A": "1", "B": "2"}
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "$" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt == "$":
+                out.append("$")
+                i += 2
+                continue
+            if nxt == "(":
+                close = text.find(")", i + 2)
+                if close != -1:
+                    name = text[i + 2:close]
+                    out.append(env.get(name, f"$({name})"))
+                    i = close + 1
+                    continue
+                out.append("$(")
+                i += 2
+                continue
+            out.append("$" + nxt)
+            i += 2
+            continue
+        out.append(text[i])
+        i += 1
+    assert expand(text, env) == "".join(out)
+
+
+def test_expansion_of_many_unterminated_references_is_linear() -> None:
+    """A million unterminated `$(` (2 MB, within MAX_EXPANDED_CONTAINER) stay as they
+    are, in a child given 60 s: a search for the closing `)` from each one would take
+    hours (10^12 steps)."""
+    code = (
+        "from kubelet_winnet._kubelet.expansion import expand\n"
+        "text = '$(' * 1_000_000 + '$$'\n"
+        "assert expand(text, {}, limit=1 << 24) == '$(' * 1_000_000 + '$'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], timeout=60, check=True)
+
+
+def test_env_sources() -> None:
+    manifest = pod([{
+        "name": "app", "image": "i",
+        "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "250m"}},
+        "envFrom": [{"configMapRef": {"name": "cm"}, "prefix": "CM_"},
+                    {"secretRef": {"name": "missing", "optional": True}}],
+        "env": [
+            {"name": "LIT", "value": "a-$(CM_K)"},
+            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "APP", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}},
+            {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "HOSTIP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+            {"name": "PODIP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            {"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory",
+                                                               "divisor": "1Mi"}}},
+            {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}},
+            {"name": "REQ", "valueFrom": {"resourceFieldRef": {"resource": "requests.cpu",
+                                                               "divisor": "1m"}}},
+            {"name": "SEC", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+            {"name": "OPT", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "no",
+                                                              "optional": True}}},
+        ],
+    }])
+    node = kw.NodeContext(node_name="n1", node_ips=("10.1.0.5",), allocatable_cpu="8")
+    config = kw.container_config(manifest, "app", node=node, pod_ips=("10.244.0.9",),
+                                 config_maps={"cm": {"K": "v"}}, secrets={"s": {"k": b"pw"}})
+    assert {kv.key: kv.value for kv in config.envs} == {
+        "CM_K": "v", "LIT": "a-v", "POD": "web", "NS": "shop", "APP": "web",
+        "NODE": "n1", "HOSTIP": "10.1.0.5", "PODIP": "10.244.0.9",
+        "MEM": "1024",  # ceil(1Gi / 1Mi)
+        "CPU": "8",  # no cpu limit: node allocatable (defaultPodLimitsForDownwardAPI)
+        "REQ": "250", "SEC": "pw",
+    }
+
+
+def test_env_errors_are_the_kubelets() -> None:
+    def one(env: dict[str, Any], **kwargs: Any) -> None:
+        kw.container_config(pod([{"name": "c", "env": [env]}]), "c", **kwargs)
+
+    cm_ref = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}
+    with pytest.raises(kw.SandboxConfigError) as info:
+        one(cm_ref)
+    assert str(info.value) == "couldn't get configMap shop/cm, no kubeClient defined"
+    with pytest.raises(kw.SandboxConfigError) as info:
+        one(cm_ref, config_maps={})
+    assert str(info.value) == 'configmaps "cm" not found'
+    with pytest.raises(kw.SandboxConfigError) as info:
+        one(cm_ref, config_maps={"cm": {}})
+    assert str(info.value) == "couldn't find key k in ConfigMap shop/cm"
+    secret_ref = {"name": "X", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+    with pytest.raises(kw.SandboxConfigError) as info:
+        one(secret_ref, secrets={"s": {}})
+    assert str(info.value) == "couldn't find key k in Secret shop/s"
+    with pytest.raises(kw.SandboxConfigError) as info:
+        one({"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "spec.bogus"}}})
+    assert str(info.value) == "field label not supported: spec.bogus"
+    with pytest.raises(kw.SandboxConfigError) as info:
+        one({"name": "X", "valueFrom": {"resourceFieldRef": {"resource": "limits.gpu"}}})
+    assert str(info.value) == "unsupported container resource : limits.gpu"
+    with pytest.raises(kw.InvalidArgumentError):
+        one(secret_ref, secrets={"s": {"k": b"\xff"}})
+
+env_names = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
+
+
+@given(env=st.lists(st.tuples(env_names, st.text(alphabet="ab c-/", max_size=8)), max_size=6))
+def test_literal_env_property(env: list[tuple[str, str]]) -> None:
+    """makeEnvironmentVariables: env in declaration order, a later entry of the same name
+    overriding an earlier one; literal values without `$` are kept as written."""
+    manifest = pod([{"name": "c", "env": [{"name": k, "value": v} for k, v in env]}])
+    got = [(kv.key, kv.value) for kv in kw.container_config(manifest, "c").envs]
+    expected: dict[str, str] = {}
+    for key, text in env:
+        expected[key] = text
+    assert got == list(expected.items())

@@ -260,6 +260,32 @@ def test_join_under_a_drive_root_adds_backslashes(root: str, parts: list[str]) -
     assert golang.join_windows(root, *parts) == root.rstrip("\\") + "\\" + "\\".join(parts)
 
 
+# Paths over the characters Clean looks at (separators, dots, colons, "?", drive letters)
+# and a few it does not (an ASCII letter, a non-ASCII one, a lone surrogate).
+_CLEAN_TEXT = st.lists(st.sampled_from(["\\", "/", ".", "..", ":", "?", "??", "C", "c:", "a",
+                                        "é", "\ud800"]), max_size=12).map("".join)
+
+
+@given(_CLEAN_TEXT)
+@example("C:\\var\\lib\\kubelet")
+@example("\\??\\x")
+@example("C:x")
+@example("\\\\host\\share")
+@example("é:\\x")
+@example("a\\..\\b")
+@example("C:\\a\\.")
+@example("a\\\\b")
+@example("a\\")
+def test_the_already_clean_shortcut_is_cleans_own_answer(path: str) -> None:
+    """Clean "returns the shortest path name equivalent to path": a path it would give back
+    unchanged may skip the byte loop, and only such a path does."""
+    encoded = path.encode("utf-8", "surrogatepass")
+    if golang._ALREADY_CLEAN.match(path):
+        assert golang._clean_bytes(encoded) == encoded
+    assert golang.clean_windows(path).encode("utf-8", "surrogatepass") == golang._clean_bytes(
+        encoded)
+
+
 def test_a_drive_letter_is_one_byte() -> None:
     # volumeNameLen looks at byte 1: "é:" has none (its second byte is not the colon).
     assert golang.clean_windows("é:\\..\\x") == "x"

@@ -390,6 +390,17 @@ def _clean_bytes(path: bytes) -> bytes:
     return (volume + body).replace(b"/", b"\\")
 
 
+# A path Clean would give back unchanged: an optional drive letter, then "\\" alone or
+# elements joined by single backslashes, none empty, "." or "..", none holding "/" or ":",
+# and no "\\??" device prefix. Clean is idempotent, so such a path is its own answer; the
+# common case (a kubelet root joined with plain names) skips the byte loop. Every other
+# path goes through _clean_bytes (tests/kubelet/test_golang.py holds the two together).
+_ALREADY_CLEAN = re.compile(
+    r"(?:[A-Za-z]:)?(?:\\|(?!\\\?\?(?:\\|\Z))\\?"
+    r"(?:(?!\.\.?(?:\\|\Z))[^\\/:]+\\)*(?!\.\.?\Z)[^\\/:]+)\Z"
+)
+
+
 def _as_text(data: bytes) -> str:
     return data.decode("utf-8", "surrogatepass")
 
@@ -404,6 +415,10 @@ def clean_windows(path: str) -> str:
     above a root is dropped; the volume (``C:``, ``\\\\host\\share``, ``\\\\?\\C:``, ...)
     is kept as it is; ``""`` is ``"."`` and ``C:`` is ``C:.``; and a relative path never
     becomes absolute or a device path (``a\\..\\c:`` is ``.\\c:``)."""
+    # Non-ASCII characters are never separators, dots or colons, so a str and its UTF-8
+    # bytes are clean together.
+    if _ALREADY_CLEAN.match(path):
+        return path
     return _as_text(_clean_bytes(_as_bytes(path)))
 
 
@@ -412,15 +427,15 @@ def join_windows(*elements: str) -> str:
     no separator after an element ending in a colon (``C:``, ``a`` is ``C:a``); after a
     separator the next element's leading separators are dropped, so that joining never
     makes a UNC path that no element spelled; ``""`` when every element is empty."""
-    out = b""
-    for element in map(_as_bytes, elements):
+    out = ""
+    for element in elements:
         if not out:
             pass
-        elif _sep(out[-1]):
-            element = element.lstrip(b"\\/")
-            if len(out) == 1 and element[:2] == b"??" and (len(element) == 2 or _sep(element[2])):
-                out += b".\\"
-        elif out[-1:] != b":":
-            out += b"\\"
+        elif out[-1] in "\\/":
+            element = element.lstrip("\\/")
+            if len(out) == 1 and element[:2] == "??" and element[2:3] in ("", "\\", "/"):
+                out += ".\\"
+        elif out[-1] != ":":
+            out += "\\"
         out += element
-    return _as_text(_clean_bytes(out)) if out else ""
+    return clean_windows(out) if out else ""

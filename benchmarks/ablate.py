@@ -158,6 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_sandbox_config, "_DNS_CACHE", _NoCache())),
         ("log-root cache (_sandbox_config._CLEAN_ROOTS)", "pod_sandbox_config", accepted,
          _swap(_sandbox_config, "_CLEAN_ROOTS", _NoCache())),
+        ("Linux part encodings (_sandbox_config._LINUX_PARTS)", "pod_sandbox_config",
+         accepted, _swap(_sandbox_config, "_LINUX_PARTS", _NoCache())),
         ("container-hash cache (_labels._HASHES)", "container_config", accepted,
          _swap(_labels, "_HASHES", _NoCache())),
         ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],

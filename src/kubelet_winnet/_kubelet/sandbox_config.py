@@ -468,6 +468,27 @@ def _fill_linux(
     config: api_pb2.LinuxPodSandboxConfig, privileged: bool, sysctls: dict[str, str],
     network: int, ipc: int, pid: int, groups: list[int], policy: str | None,
 ) -> None:
+    if sysctls or groups or policy is not None:
+        _set_linux(config, privileged, sysctls, network, ipc, pid, groups, policy)
+        return
+    # Without sysctls, groups or a policy the part is one of 24 messages (privileged x
+    # three namespace modes): each is encoded once and merged.
+    key = (privileged, network, ipc, pid)
+    encoded = _LINUX_PARTS.get(key)
+    if encoded is None:
+        part = api_pb2.LinuxPodSandboxConfig()
+        _set_linux(part, privileged, {}, network, ipc, pid, [], None)
+        encoded = _LINUX_PARTS[key] = part.SerializeToString()
+    config.MergeFromString(encoded)
+
+
+_LINUX_PARTS: dict[tuple[bool, int, int, int], bytes] = {}
+
+
+def _set_linux(
+    config: api_pb2.LinuxPodSandboxConfig, privileged: bool, sysctls: dict[str, str],
+    network: int, ipc: int, pid: int, groups: list[int], policy: str | None,
+) -> None:
     security = config.security_context
     security.SetInParent()
     security.privileged = privileged

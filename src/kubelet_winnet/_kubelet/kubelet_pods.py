@@ -9,11 +9,11 @@ expansion (:mod:`~kubelet_winnet._kubelet.expansion`) within the library's bound
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubelet_winnet._describe import quoted, type_name
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
 from kubelet_winnet._kubelet.kuberuntime_container_windows import (
     container_resources,
@@ -49,7 +49,6 @@ __all__ = [
     "MAX_EXPANDED_VALUE",
     "Budget",
     "environment",
-    "format_map",
     "sort_pod_ips",
 ]
 
@@ -138,15 +137,6 @@ class Budget:
 # --- the environment (makeEnvironmentVariables) --------------------------------------
 
 
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-def format_map(items: Mapping[str, str]) -> str:
-    # fieldpath.FormatMap: sorted `key="value"` lines.
-    return "\n".join(f"{key}={_go_quote(items[key])}" for key in sorted(items))
-
-
 _FIELD_PATHS = (
     "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
     "metadata.uid", "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName",
@@ -225,7 +215,7 @@ def _field_value(
     if base in ("metadata.annotations", "metadata.labels"):
         items = get_str_map(view.metadata, base.split(".")[1], view.at("metadata."))
         if not subscript:
-            return format_map(items)
+            return golang.format_map(items)
         key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
         return items.get(key, "")
     if path == "metadata.name":

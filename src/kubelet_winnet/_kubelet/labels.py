@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.podview import (
     PodView,
     get_int,
@@ -183,9 +184,9 @@ def fill_container_annotations(
     ) or "File"
     deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.at("metadata."))
     if deletion is not None:
-        annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
+        annotations[DELETION_GRACE_ANNOTATION] = golang.format_int64(deletion)
     grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
-    annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+    annotations[TERMINATION_GRACE_ANNOTATION] = golang.format_int64(30 if grace is None else grace)
     lifecycle = get_map(container, "lifecycle", at)
     if lifecycle is not None:
         pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")

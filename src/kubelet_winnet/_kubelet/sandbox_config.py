@@ -21,13 +21,13 @@ manifests: ``dnsPolicy: ClusterFirst``, ``securityContext: {}``, port ``protocol
 from __future__ import annotations
 
 import ipaddress
-import ntpath
 import re
 from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.messages import sandbox_config_bytes
 from kubelet_winnet._kubelet.node import NodeContext
 from kubelet_winnet._kubelet.pod import pod_facts
@@ -143,16 +143,10 @@ def _merge_options(existing: list[str], pod_options: list[tuple[str, str | None]
     return [f"{name}:{value}" if value else name for name, value in merged.items()]
 
 
-def go_len(text: str) -> int:
-    """Go's ``len`` of a string: its UTF-8 bytes (a lone surrogate counts as the three
-    bytes of the U+FFFD Go would hold; protobuf refuses it later anyway)."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
 def _fit_searches(searches: list[str], limits: tuple[int, int]) -> list[str]:
     # formDNSSearchFitsLimits; every length is Go's len(), in bytes.
     max_paths, max_chars = limits
-    sizes = [go_len(s) for s in searches]
+    sizes = [golang.go_len(s) for s in searches]
     if len(searches) <= max_paths and sum(n + 1 for n in sizes) <= min(
         max_chars, MAX_SEARCH_LEN
     ):
@@ -267,7 +261,7 @@ _DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = 
 
 def _label_errors(value: str) -> list[str]:
     errors = []
-    if go_len(value) > HOSTNAME_MAX_LEN:  # IsDNS1123Label: len() counts bytes
+    if golang.go_len(value) > HOSTNAME_MAX_LEN:  # IsDNS1123Label: len() counts bytes
         errors.append(f"must be no more than {HOSTNAME_MAX_LEN} characters")
     if not _LABEL.fullmatch(value):
         errors.append(_LABEL_FORMAT_ERROR)
@@ -282,26 +276,12 @@ def echo(text: str) -> str:
     return text if len(text) <= ECHO_MAX else text[: ECHO_MAX - 3] + "..."
 
 
-def _go_quote(text: str) -> str:
-    # Go's %q for the printable ASCII strings that reach these messages; others escaped.
-    text = echo(text)
-    out = []
-    for char in text:
-        if char in '"\\':
-            out.append("\\" + char)
-        elif " " <= char <= "~":
-            out.append(char)
-        else:
-            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
-    return '"' + "".join(out) + '"'
-
-
 def _truncate_hostname(hostname: str, view: PodView) -> str:
     """``truncatePodHostnameIfNeeded``: ``hostname[:63]`` cuts bytes, then ``-`` and
     ``.`` are trimmed from the end."""
     if hostname.isascii():
         return hostname[:HOSTNAME_MAX_LEN].rstrip("-.")
-    cut = hostname.encode("utf-8", "surrogatepass")[:HOSTNAME_MAX_LEN]
+    cut = golang.go_bytes(hostname)[:HOSTNAME_MAX_LEN]
     try:
         return cut.decode("utf-8").rstrip("-.")
     except UnicodeDecodeError:
@@ -326,16 +306,17 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
         errors = _label_errors(wanted)
         if errors:
             raise SandboxConfigError(
-                f"pod Hostname {_go_quote(wanted)} is not a valid DNS label: "
+                f"pod Hostname {golang.quote(echo(wanted))} is not a valid DNS label: "
                 + ";".join(errors),
                 "hostname",
             )
         hostname = wanted
-    if go_len(hostname) > HOSTNAME_MAX_LEN:
+    if golang.go_len(hostname) > HOSTNAME_MAX_LEN:
         truncated = _truncate_hostname(hostname, view)
         if not truncated:
             raise SandboxConfigError(
-                f"hostname for pod {_go_quote(name)} was invalid: {_go_quote(hostname)}",
+                f"hostname for pod {golang.quote(echo(name))} was invalid: "
+                f"{golang.quote(echo(hostname))}",
                 "hostname",
             )
         hostname = truncated
@@ -345,18 +326,18 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
         errors = _label_errors(subdomain)
         if errors:
             raise SandboxConfigError(
-                f"pod Subdomain {_go_quote(subdomain)} is not a valid DNS label: "
+                f"pod Subdomain {golang.quote(echo(subdomain))} is not a valid DNS label: "
                 + ";".join(errors),
                 "hostname",
             )
         domain = f"{subdomain}.{namespace}.svc.{node.cluster_domain}"
     if domain and get_bool(spec, "setHostnameAsFQDN", at) is True:
         fqdn = f"{hostname}.{domain}"
-        if go_len(fqdn) > FQDN_MAX_LEN:
+        if golang.go_len(fqdn) > FQDN_MAX_LEN:
             raise SandboxConfigError(
                 "failed to construct FQDN from pod hostname and cluster domain, FQDN "
                 f"{echo(fqdn)} is too long ({FQDN_MAX_LEN} characters is the max, "
-                f"{go_len(fqdn)} characters requested)",
+                f"{golang.go_len(fqdn)} characters requested)",
                 "hostname",
             )
         hostname = fqdn
@@ -500,24 +481,10 @@ def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
 
 
 def log_directory(root: str, name: str) -> str:
-    """``filepath.Join(root, name)`` as on Windows: cleaned, backslashes."""
-    clean_root = clean_path(root)
-    if "/" in name or "\\" in name or name in (".", "..") or ":" in name:
-        return ntpath.normpath(ntpath.join(clean_root, name))
-    return clean_root + name if clean_root.endswith("\\") else f"{clean_root}\\{name}"
-
-
-def clean_path(root: str) -> str:
-    """``ntpath.normpath(root)``, once per node root (also the container mounts')."""
-    clean_root = _CLEAN_ROOTS.get(root)
-    if clean_root is None:
-        clean_root = ntpath.normpath(root)
-        if len(_CLEAN_ROOTS) < 64:
-            _CLEAN_ROOTS[root] = clean_root
-    return clean_root
-
-
-_CLEAN_ROOTS: dict[str, str] = {}
+    """``filepath.Join(root, name)`` on Windows (:func:`golang.join_windows`): cleaned,
+    backslashes. A root that is not drive-absolute joins as Go's does: ``C:`` gives
+    ``C:name`` (relative to that drive's current directory), ``""`` gives ``name``."""
+    return golang.join_windows(root, name)
 
 
 # --- the whole config ---------------------------------------------------------------
@@ -533,7 +500,7 @@ def runtime_handler(view: PodView, node: NodeContext) -> str:
     except KeyError:
         # The lister's NotFound error (runtimeclass_manager.go returns it as is).
         raise SandboxConfigError(
-            f"runtimeclass.node.k8s.io {_go_quote(name)} not found", "runtimeClass"
+            f"runtimeclass.node.k8s.io {golang.quote(echo(name))} not found", "runtimeClass"
         ) from None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.kubelet_pods import ERROR_RULE
 from kubelet_winnet._kubelet.podview import (
     PodView,
@@ -13,7 +14,6 @@ from kubelet_winnet._kubelet.podview import (
     get_map,
     get_str,
 )
-from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
 from kubelet_winnet._kubelet.sandbox_config import (
     echo,
     pod_identity_of,
@@ -62,7 +62,7 @@ def verify_run_as_non_root(
         return
     name, namespace, uid = pod_identity_of(view) if identity is None else identity
     # format.Pod: "<name>_<namespace>(<uid>)", printed with %q.
-    where = f"(pod: {go_percent_q(f'{name}_{namespace}({uid})')}, container: " + echo(
+    where = f"(pod: {golang.quote(echo(f'{name}_{namespace}({uid})'))}, container: " + echo(
         get_str(container, "name", at)
     ) + ")"
     if user_name is not None:

@@ -14,7 +14,13 @@ from typing import Any
 
 from kubelet_winnet._describe import quoted, type_name
 from kubelet_winnet._kubelet import golang
-from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
+from kubelet_winnet._kubelet.expansion import (
+    ExpansionNotUtf8,
+    ExpansionTooLarge,
+    expand,
+    not_utf8_error,
+    utf8_len,
+)
 from kubelet_winnet._kubelet.kuberuntime_container_windows import (
     container_resources,
     quantity_nanos,
@@ -30,7 +36,12 @@ from kubelet_winnet._kubelet.podview import (
     get_str,
     get_str_map,
 )
-from kubelet_winnet._kubelet.profile import HOST_IPS_FIELD, HOST_IPS_VALUE, MAX_MINOR
+from kubelet_winnet._kubelet.profile import (
+    HOST_IPS_FIELD,
+    HOST_IPS_VALUE,
+    MAX_MINOR,
+    ExpansionRule,
+)
 from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
@@ -72,10 +83,11 @@ class Budget:
     """The bytes of values one container may still hold, and how far expansion may grow
     one value."""
 
-    __slots__ = ("container", "left", "sizes")
+    __slots__ = ("container", "left", "rule", "sizes")
 
-    def __init__(self, container: str) -> None:
+    def __init__(self, container: str, rule: ExpansionRule | None = None) -> None:
         self.container = container
+        self.rule = rule  # the kubelet's $(VAR) expansion; None: rune-wise
         self.left = MAX_EXPANDED_CONTAINER
         self.sizes: dict[str, int] = {}  # env name -> bytes its value holds now
 
@@ -105,10 +117,14 @@ class Budget:
         """``text`` with ``$(VAR)`` expanded from ``env`` (then ``more``), within both
         bounds (the container's is charged by :meth:`set` or :meth:`expand`)."""
         limit = self.limit(text)
+        rule = self.rule
         try:
-            return expand(text, env, *more, limit=limit)
+            return expand(text, env, *more, limit=limit, runes=rule is None or rule.rune_wise)
         except ExpansionTooLarge:
             raise self.refuse(field, what, container=limit == self.left) from None
+        except ExpansionNotUtf8 as exc:
+            assert rule is not None  # only the byte-wise rule makes bytes that are not UTF-8
+            raise not_utf8_error(field, what, exc.value, rule) from None
 
     def set(self, name: str, value: str, field: str) -> None:
         """Account for env ``name`` holding ``value`` (replacing its old value)."""

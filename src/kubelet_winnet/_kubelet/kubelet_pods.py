@@ -35,6 +35,7 @@ from kubelet_winnet._kubelet.podview import (
     get_objects,
     get_str,
     get_str_map,
+    read_field,
 )
 from kubelet_winnet._kubelet.profile import (
     HOST_IPS_FIELD,
@@ -274,7 +275,7 @@ def _resource_value(
             )
         container, container_at = found[0], found[1]
     resource = get_str(selector, "resource", where)
-    divisor_value = selector.get("divisor")
+    divisor_value = read_field(selector, "divisor", where)
     divisor = quantity_nanos("1" if divisor_value is None else divisor_value, f"{where}divisor")
     limits, requests = container_resources(container, container_at)
     # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.

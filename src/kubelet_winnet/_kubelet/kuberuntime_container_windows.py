@@ -14,7 +14,7 @@ from kubelet_winnet._describe import describe
 from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.podview import get_map
+from kubelet_winnet._kubelet.podview import get_map, read_field
 from kubelet_winnet._kubelet.profile import CPU_MAXIMUM_HELPER, MAX_MINOR, SATURATING_MILLI_VALUE
 from kubelet_winnet._kubelet.quantity import go_milli_value, nanos_value, parse_nanos
 from kubelet_winnet._kubelet.rules import ContainerDecision
@@ -81,7 +81,7 @@ def _quantities(raw: Mapping[str, Any] | None, where: str) -> dict[str, int]:
     for name in raw:
         if type(name) is not str:
             raise InvalidPodError(where, "expected string resource names")
-        values[name] = quantity_nanos(raw.get(name), f"{where}.{name}")
+        values[name] = quantity_nanos(read_field(raw, name, f"{where}."), f"{where}.{name}")
     return values
 
 

@@ -17,6 +17,7 @@ from kubelet_winnet._kubelet.podview import (
     get_objects,
     get_str,
     get_strings,
+    read_field,
 )
 from kubelet_winnet._kubelet.profile import CONTAINER_HASH_OF_NAME_AND_IMAGE
 from kubelet_winnet._kubelet.sandbox_config import (
@@ -82,7 +83,7 @@ _HASHES: dict[tuple[str, str], str] = {}
 
 
 def _int_or_string(obj: Mapping[str, Any], key: str, at: str) -> int | str:
-    value = obj.get(key)
+    value = read_field(obj, key, at)
     if value is None:
         return 0
     if type(value) is str:

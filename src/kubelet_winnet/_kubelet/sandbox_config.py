@@ -41,6 +41,7 @@ from kubelet_winnet._kubelet.podview import (
     get_str_map,
     get_strings,
     not_utf8_error,
+    read_field,
     view_pod,
 )
 from kubelet_winnet._kubelet.profile import (
@@ -217,7 +218,7 @@ def pod_dns(
         pod_options: list[tuple[str, str | None]] = []
         for index, option in enumerate(get_objects(config, "options", here)):
             where = f"{here}options[{index}]."
-            value = option.get("value")
+            value = read_field(option, "value", where)
             if value is not None and type(value) is not str:
                 get_str(option, "value", where)  # raises the typed error
             pod_options.append((get_str(option, "name", where), value))
@@ -236,7 +237,7 @@ def _dns_bytes(
     """The encoded ``DNSConfig``; without ``spec.dnsConfig`` it depends only on the node,
     namespace, policy and hostNetwork, so it is remembered per node object."""
     spec = view.spec
-    cacheable = spec.get("dnsConfig") is None
+    cacheable = read_field(spec, "dnsConfig", view.at("spec.")) is None
     if cacheable:
         policy = get_str(spec, "dnsPolicy", view.at("spec."), "ClusterFirst")
         key = (id(node), namespace, host_network, policy, expanded)
@@ -398,9 +399,9 @@ def _security_context(spec: Mapping[str, Any], at: str) -> Mapping[str, Any]:
 def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, at)):
-            if container.get("securityContext") is None:
-                continue
             where = f"{at}{kind}[{index}]."
+            if read_field(container, "securityContext", where) is None:
+                continue
             context = get_map(container, "securityContext", where)
             if context is not None and get_bool(
                 context, "privileged", f"{where}securityContext."
@@ -433,7 +434,8 @@ def fill_linux_config(
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
     policy = (
-        context.get("supplementalGroupsPolicy") if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
+        read_field(context, "supplementalGroupsPolicy", here)
+        if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
     )
     if policy is not None:
         if type(policy) is not str:
@@ -467,7 +469,7 @@ def _fill_linux(
 
 
 def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
-    value = obj.get(key)
+    value = read_field(obj, key, at)
     if value is None:
         return []
     if type(value) is not list and type(value) is not tuple:

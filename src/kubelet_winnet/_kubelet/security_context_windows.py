@@ -13,6 +13,7 @@ from kubelet_winnet._kubelet.podview import (
     get_bool,
     get_map,
     get_str,
+    read_field,
 )
 from kubelet_winnet._kubelet.sandbox_config import (
     echo,
@@ -35,14 +36,15 @@ def _effective_non_root(
     user_name: str | None = None
     # The pod's context, then the container's: each field set in the latter wins.
     for owner, where in ((view.spec, view.prefix + "spec."), (container, at)):
-        if owner.get("securityContext") is None:
+        if read_field(owner, "securityContext", where) is None:
             continue
         context = get_map(owner, "securityContext", where)
         assert context is not None
         here = f"{where}securityContext."
         options = get_map(context, "windowsOptions", here)
-        if options is not None and options.get("runAsUserName") is not None:
-            user_name = get_str(options, "runAsUserName", f"{here}windowsOptions.")
+        options_at = f"{here}windowsOptions."
+        if options is not None and read_field(options, "runAsUserName", options_at) is not None:
+            user_name = get_str(options, "runAsUserName", options_at)
         run_as_non_root = get_bool(context, "runAsNonRoot", here)
         if run_as_non_root is not None:
             non_root = run_as_non_root

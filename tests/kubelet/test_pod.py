@@ -3,6 +3,7 @@ coercion, ``null`` as unset, non-mapping input and workloads without templates (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -360,7 +361,7 @@ def _request_pod(where: str, key: str) -> Manifest:
     return pod
 
 
-REQUEST_BUILDERS = {
+REQUEST_BUILDERS: dict[str, Callable[[Manifest], object]] = {
     "pod_sandbox_config": lambda p: pod_sandbox_config(p),
     "run_pod_sandbox_request": lambda p: run_pod_sandbox_request(p),
     "container_config": lambda p: container_config(p, "c"),

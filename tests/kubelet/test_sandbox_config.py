@@ -671,3 +671,22 @@ def test_log_directory_is_go_filepath_join(root: str, expected: str) -> None:
     """kuberuntime_sandbox.go: filepath.Join(podLogsDir, namespace_name_uid) on Windows."""
     config = kw.pod_sandbox_config(pod(), node=kw.NodeContext(pod_logs_dir=root))
     assert config.log_directory == expected
+
+
+_ROOT_PARTS = st.sampled_from(["C:", "c:", "\\", "/", "\\\\", "\\\\?\\", "\\\\.\\", "..", ".",
+                               "logs", "é", "a b", "D:\\", "\\\\srv\\share", "??", ":"])
+
+
+@given(root=st.lists(_ROOT_PARTS, max_size=6).map("".join),
+       name=st.text("az09._-?:/\\é", max_size=10))
+@example(root="\\\\srv", name="x").via("an incomplete UNC root")
+@example(root="\\", name="??").via("Join keeps a device path from appearing")
+def test_log_directory_is_join_windows_for_any_root(root: str, name: str) -> None:
+    """BuildPodLogsDirectory is filepath.Join(podLogsDir, ...): the log directory is Go's
+    Join of the root and the name whatever either holds (the one-element fast path and
+    the cleaned-root cache included)."""
+    from kubelet_winnet._kubelet import golang
+    from kubelet_winnet._kubelet.sandbox_config import log_directory
+
+    assert log_directory(root, name) == golang.join_windows(root, name)
+    assert log_directory(root, name) == golang.join_windows(root, name)  # cached root

@@ -486,7 +486,24 @@ def log_directory(root: str, name: str) -> str:
     """``filepath.Join(root, name)`` on Windows (:func:`golang.join_windows`): cleaned,
     backslashes. A root that is not drive-absolute joins as Go's does: ``C:`` gives
     ``C:name`` (relative to that drive's current directory), ``""`` gives ``name``."""
-    return golang.join_windows(root, name)
+    clean_root = _CLEAN_ROOTS.get(root)
+    if clean_root is None:
+        clean_root = golang.clean_windows(root)
+        if len(_CLEAN_ROOTS) < 64:
+            _CLEAN_ROOTS[root] = clean_root
+    if (
+        not _PLAIN_NAME.fullmatch(name) or name in (".", "..")
+        or clean_root[-1] in ".:"  # ".", "C:.": Clean and Join drop that dot
+    ):
+        return golang.join_windows(root, name)
+    # Join cleans root + "\" + name; a name of one plain element adds nothing to clean.
+    return clean_root + name if clean_root.endswith("\\") else f"{clean_root}\\{name}"
+
+
+# The pod's namespace_name_uid as the API allows it: one path element, nothing to clean.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")
+# filepath.Clean of each node's log root, once per root rather than once per pod.
+_CLEAN_ROOTS: dict[str, str] = {}
 
 
 # --- the whole config ---------------------------------------------------------------

@@ -601,3 +601,27 @@ def test_dry_run_of_refused_pods_only_assumes_nothing(
     code, _, err = run(capsys, "--dry-run", str(path))
     assert code == 1
     assert _notes(err) == []  # no request was built
+
+
+def test_dry_run_of_a_value_a_byte_wise_kubelet_cannot_send(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 28: kubelet 1.33 expands "$é" to bytes that are not UTF-8 (kubernetes#136323);
+    the pod is refused like any invalid one (exit 2, one error line naming the field), and
+    the next pod is still built."""
+    bad = _pod("web")
+    bad["spec"]["containers"][0]["env"] = [{"name": "GREETING", "value": "$é"}]
+    path = _write(tmp_path / "p.yaml", bad, _pod("ok"))
+    code, out, err = run(capsys, "--dry-run", "--kubelet-version", "1.33", str(path))
+    assert code == 2
+    records = json.loads(out)
+    field = "spec.containers[0].env[0].value"
+    assert records[0]["invalid"].startswith(f'{field}: kubelet 1.33 expands variable "GREETING"')
+    assert "runPodSandbox" in records[1]
+    lines = [line for line in err.splitlines() if field in line]
+    assert len(lines) == 1 and "(bytes 24 c3 83 a9)" in lines[0]
+    code, out, _ = run(capsys, "--dry-run", "--kubelet-version", "1.34.4", str(path))
+    assert code == 0
+    configs = [c["config"] for c in json.loads(out)[0]["createContainer"]]
+    app = next(c for c in configs if c["metadata"]["name"] == "app")
+    assert app["envs"] == [{"key": "GREETING", "value": "$é"}]  # rune-wise: as written

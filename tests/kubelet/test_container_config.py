@@ -167,3 +167,16 @@ def test_pod_requests_builds_each_container_as_alone() -> None:
         alone = kw.container_config(manifest, name, pod_ips=("10.0.0.5",))
         assert requests.container_config(name, pod_ips=("10.0.0.5",)) == alone
         assert alone.windows.security_context.credential_spec == "spec"
+
+
+def test_non_root_error_quotes_the_pod_as_go_percent_q() -> None:
+    """verifyRunAsNonRoot's "(pod: %q, ...)" of format.Pod, "<name>_<namespace>(<uid>)":
+    Go's %q keeps ü and writes a tab as \\t."""
+    manifest = {"kind": "Pod", "metadata": {"name": "web", "namespace": "shop",
+                                            "uid": "gr\u00fcn\t1"},
+                "spec": {"containers": [{"name": "app", "image": "img", "securityContext": {
+                    "runAsNonRoot": True,
+                    "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}}]}}
+    with pytest.raises(kw.SandboxConfigError) as info:
+        kw.container_config(manifest, "app")
+    assert str(info.value).endswith('(pod: "web_shop(gr\u00fcn\\t1)", container: app)')

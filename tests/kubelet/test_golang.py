@@ -10,7 +10,6 @@ import base64
 import json
 import ntpath
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from hypothesis import strategies as st
 
 from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.golang_print import GO_VERSION, PRINT_ENDS, PRINT_STARTS
-from tests.go_oracle import GoOracle, build_oracle
+from tests.go_oracle import GoOracle
 from tests.go_oracle.print_table import TARGET, render
 from tests.upstream.go_filepath_windows import CLEAN, JOIN
 
@@ -32,13 +31,6 @@ INT64 = st.one_of(
 # lets "\ud800" through) and Go strings as the kubelet can hold them (any bytes).
 TEXTS = st.lists(st.text(max_size=24), max_size=20)
 BYTES = st.lists(st.binary(max_size=24), max_size=20)
-
-
-@pytest.fixture(scope="session")
-def go(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GoOracle]:
-    oracle = GoOracle(build_oracle(tmp_path_factory.mktemp("go-oracle")))
-    yield oracle
-    oracle.close()
 
 
 # --- %q -------------------------------------------------------------------------------------

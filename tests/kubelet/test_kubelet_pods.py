@@ -4,6 +4,7 @@ those rules."""
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 import kubelet_winnet as kw
 from kubelet_winnet._kubelet.expansion import expand
+from tests.go_oracle import GoOracle
 
 
 def pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
@@ -148,3 +150,108 @@ def test_literal_env_property(env: list[tuple[str, str]]) -> None:
     for key, text in env:
         expected[key] = text
     assert got == list(expected.items())
+
+
+# --- Go's semantics through the builder (issue 28, item 2) -------------------------------
+
+
+def _downward(field_path: str, metadata: dict[str, Any], version: str = "1.36") -> str:
+    manifest = {"kind": "Pod", "metadata": {"name": "web", "namespace": "shop", **metadata},
+                "spec": {"containers": [{"name": "app", "image": "img", "env": [
+                    {"name": "D", "valueFrom": {"fieldRef": {"fieldPath": field_path}}}]}]}}
+    config = kw.container_config(manifest, "app", kubelet_version=version)
+    return {e.key: e.value for e in config.envs}["D"]
+
+
+@pytest.mark.parametrize("field", ["annotations", "labels"])
+def test_downward_api_map_is_go_format_map(field: str) -> None:
+    """fieldpath.FormatMap: `%v=%q` per key, keys sorted; Go's %q keeps printable runes
+    (é), writes \\a for BEL and \\x7f for DEL, and escapes what unicode.IsPrint refuses
+    (U+2028, U+00AD): the value Go printed for issue 28's example."""
+    value = _downward(f"metadata.{field}", {field: {"a": "x\x07y\x7fz\u2028\u00ad", "B": "é"}})
+    assert value == 'B="é"\na="x\\ay\\x7fz\\u2028\\u00ad"'
+
+
+# Any code point a manifest's UTF-8 can hold (no lone surrogates: protobuf refuses them).
+_CHARACTERS = st.characters(exclude_categories=["Cs"])
+_ANNOTATIONS = st.dictionaries(
+    st.text(_CHARACTERS, min_size=1, max_size=8), st.text(_CHARACTERS, max_size=12),
+    max_size=5,
+)
+
+
+@given(st.lists(_ANNOTATIONS, min_size=1, max_size=8))
+def test_downward_api_annotations_match_go_format_map(
+    go: GoOracle, maps: list[dict[str, str]]
+) -> None:
+    """`metadata.annotations` through fieldRef is FormatMap(pod.Annotations)
+    (kubelet_pods.go podFieldSelectorRuntimeValue): the builder's env value and the Go
+    oracle's fieldpath-style FormatMap, byte for byte."""
+    sent = [{base64.b64encode(k.encode()).decode(): base64.b64encode(v.encode()).decode()
+             for k, v in m.items()} for m in maps]
+    want = [base64.b64decode(text) for text in go.ask("format_map", sent)]
+    got = [_downward("metadata.annotations", {"annotations": m}).encode() for m in maps]
+    assert got == want
+
+
+# Kubelets before kubernetes#136325 read the character after a lone "$" as one byte and
+# write string(byte): "$é" (24 c3 a9) becomes "$" + "Ã" (c3 83) + the stray byte a9.
+_BYTE_WISE_DOLLAR_E = "24 c3 83 a9"
+
+
+def _expanding(**container: Any) -> dict[str, Any]:
+    return pod([{"name": "app", "image": "img", **container}])
+
+
+@pytest.mark.parametrize("version", ["1.26", "1.33", "1.34.0", "1.34.3", "1.35.0"])
+@pytest.mark.parametrize(("container", "field", "what"), [
+    ({"env": [{"name": "GREETING", "value": "$é"}]}, "spec.containers[0].env[0].value",
+     'variable "GREETING"'),
+    ({"command": ["run", "$é"]}, "spec.containers[0].command[1]", "command[1]"),
+    ({"args": ["$é"]}, "spec.containers[0].args[0]", "args[0]"),
+])
+def test_byte_wise_kubelets_refuse_a_dollar_before_a_multibyte_character(
+    version: str, container: dict[str, Any], field: str, what: str
+) -> None:
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(_expanding(**container), "app", kubelet_version=version)
+    assert info.value.field == field
+    assert f"kubelet {version} expands {what} to " in str(info.value)
+    assert f"(bytes {_BYTE_WISE_DOLLAR_E})" in str(info.value)
+    assert info.value.value == bytes.fromhex(_BYTE_WISE_DOLLAR_E)
+
+
+@pytest.mark.parametrize("version", ["1.34.4", "1.34", "1.35.1", "1.36", "1.38"])
+def test_rune_wise_kubelets_keep_a_dollar_before_a_multibyte_character(version: str) -> None:
+    """expand.go after #136325: "$" and the rune after it stay as written."""
+    config = kw.container_config(
+        _expanding(env=[{"name": "GREETING", "value": "x$é"}], command=["$é"],
+                   args=["$(GREETING)"]),
+        "app", kubelet_version=version,
+    )
+    assert [(e.key, e.value) for e in config.envs] == [("GREETING", "x$é")]
+    assert list(config.command) == ["$é"]
+    assert list(config.args) == ["x$é"]
+
+
+def test_byte_wise_expansion_of_ascii_is_unchanged() -> None:
+    """Only a multi-byte character after a lone "$" differs between the two rules."""
+    config = kw.container_config(
+        _expanding(env=[{"name": "A", "value": "é$x"}, {"name": "B", "value": "$(A)$$é"}]),
+        "app", kubelet_version="1.33",
+    )
+    assert [(e.key, e.value) for e in config.envs] == [("A", "é$x"), ("B", "é$x$é")]
+
+
+def test_sub_path_expr_follows_the_kubelet_version() -> None:
+    manifest = _expanding(
+        env=[{"name": "DIR", "value": "logs"}],
+        volumeMounts=[{"name": "data", "mountPath": "C:\\data", "subPathExpr": "$(DIR)$é"}],
+    )
+    manifest["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(manifest, "app", kubelet_version="1.32")
+    assert info.value.field == "spec.containers[0].volumeMounts[0].subPathExpr"
+    assert info.value.value == b"logs" + bytes.fromhex(_BYTE_WISE_DOLLAR_E)
+    config = kw.container_config(manifest, "app", kubelet_version="1.36")
+    assert any(m.host_path.endswith("\\logs$é") for m in config.mounts)

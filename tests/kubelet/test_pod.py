@@ -3,6 +3,7 @@ coercion, ``null`` as unset, non-mapping input and workloads without templates (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,7 +13,11 @@ from kubelet_winnet import (
     InvalidArgumentError,
     InvalidPodError,
     WinnetError,
+    container_config,
+    create_container_request,
     explain,
+    pod_sandbox_config,
+    run_pod_sandbox_request,
     windows_sandbox_config,
 )
 from kubelet_winnet._kubelet.pod import read_pod
@@ -337,3 +342,68 @@ def test_every_getter_turns_a_raising_key_into_invalid_pod_error(getter: str) ->
     finally:
         _HashTwin.armed = False
     assert info.value.field == "metadata.labels"
+
+
+def _request_pod(where: str, key: str) -> Manifest:
+    """A pod with every field the request builders read on the way to ``key``, and a
+    raising twin of ``key`` put first in the object at ``where``."""
+    env: Any = {"name": "A", "value": "v"}
+    container: Any = {"name": "c", "image": "i", "env": [env], "command": ["x"],
+                      "workingDir": "C:\\w", "resources": {"limits": {"cpu": "1"}},
+                      "securityContext": {"runAsNonRoot": False}}
+    spec: Any = {"containers": [container], "hostname": "h", "dnsConfig": {"searches": []},
+                 "securityContext": {}, "volumes": []}
+    metadata: Any = {"name": "p", "namespace": "n", "uid": "u", "labels": {"a": "b"}}
+    pod: Manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    holder = {"": pod, "metadata.": metadata, "spec.": spec, "spec.containers[0].": container,
+              "spec.containers[0].env[0].": env}[where]
+    _twin_first(holder, key)
+    return pod
+
+
+REQUEST_BUILDERS: dict[str, Callable[[Manifest], object]] = {
+    "pod_sandbox_config": lambda p: pod_sandbox_config(p),
+    "run_pod_sandbox_request": lambda p: run_pod_sandbox_request(p),
+    "container_config": lambda p: container_config(p, "c"),
+    "create_container_request": lambda p: create_container_request(p, "c", pod_sandbox_id="s"),
+    "explain": lambda p: explain(p),
+}
+# Fields each builder reads (a raw lookup in podview, the builders or explain let the
+# caller's exception out before: issue 30 item 17).
+REQUEST_TWINS = {
+    "pod_sandbox_config": [("", "spec"), ("metadata.", "name"), ("spec.", "hostname"),
+                           ("spec.", "dnsConfig"), ("spec.containers[0].", "securityContext")],
+    "run_pod_sandbox_request": [("metadata.", "uid"), ("spec.", "runtimeClassName"),
+                                ("spec.", "dnsPolicy"), ("spec.", "containers")],
+    "container_config": [
+        ("metadata.", "namespace"), ("spec.", "containers"), ("spec.", "volumes"),
+        ("spec.", "securityContext"), ("spec.containers[0].", "image"),
+        ("spec.containers[0].", "env"), ("spec.containers[0].", "workingDir"),
+        ("spec.containers[0].", "securityContext"), ("spec.containers[0].env[0].", "value"),
+        ("spec.containers[0].", "resources"),
+    ],
+    "create_container_request": [("metadata.", "labels"), ("spec.", "dnsConfig"),
+                                 ("spec.containers[0].", "envFrom"),
+                                 ("spec.containers[0].env[0].", "name")],
+    "explain": [("", "spec"), ("spec.", "containers")],
+}
+REQUEST_CASES = [(name, where, key) for name, fields in REQUEST_TWINS.items()
+                 for where, key in fields]
+
+
+@pytest.mark.parametrize(("builder", "where", "key"), REQUEST_CASES,
+                         ids=[f"{n}-{w}{k}" for n, w, k in REQUEST_CASES])
+def test_request_builders_turn_a_raising_key_into_invalid_pod_error(
+    builder: str, where: str, key: str
+) -> None:
+    """Issue 30 item 17, the request builders: the same typed error and one wording as the
+    reader's getters, whichever module does the lookup."""
+    pod = _request_pod(where, key)
+    _HashTwin.armed = True
+    try:
+        with pytest.raises(InvalidPodError) as info:
+            REQUEST_BUILDERS[builder](pod)
+    finally:
+        _HashTwin.armed = False
+    assert info.value.field == where + key
+    assert str(info.value) == f"{where}{key}: could not be read: _Raised was raised"

@@ -519,3 +519,13 @@ def test_profile_matches_timeline(minor: int, flag: str) -> None:
     enabled = settings.get(WHN, settings.get("AllAlpha", True))
     assert profile.sets_namespace_options is (minor <= 32 and enabled)
     assert set(profile.not_modelled) == set(settings) - {WHN, "AllAlpha", "AllBeta"}
+
+
+@pytest.mark.parametrize(("value", "quoted"), [
+    ("\u00e9\x07", '"\u00e9\\a"'),  # é is printable to Go: kept
+    ("x\x7f\u00ad", '"x\\x7f\\u00ad"'),  # DEL as \x7f, soft hyphen as \u00ad
+    ("\ud800", '"\ufffd"'),  # Go's JSON reader holds U+FFFD for a lone surrogate
+])
+def test_parse_bool_error_quotes_as_go_strconv_quote(value: str, quoted: str) -> None:
+    """strconv.ParseBool's NumError: `parsing ` + strconv.Quote(value)."""
+    assert str(gate_error(f"{WHN}={value}")) == invalid_value(WHN, value, quoted)

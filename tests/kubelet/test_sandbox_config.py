@@ -642,3 +642,51 @@ def test_plain_pod_dns_linux_and_windows_parts() -> None:
     assert config.windows.security_context.HasField("namespace_options")  # 1.30: POD
     assert [(m.container_port, m.host_port) for m in config.port_mappings] == [(80, 0)]
 
+
+
+# --- Go's %q and filepath.Join in the sandbox config (issue 28, item 2) -------------------
+
+
+def test_hostname_error_quotes_as_go_percent_q() -> None:
+    """The kubelet's "pod Hostname %q": strconv.Quote keeps what unicode.IsPrint accepts
+    (é, as is; not %+q's \\u00e9) and escapes the rest (soft hyphen U+00AD, BEL)."""
+    with pytest.raises(kw.SandboxConfigError) as info:
+        kw.pod_sandbox_config(pod({"hostname": "h\u00e9\u00ad\x07", "containers": []}))
+    assert str(info.value).startswith('pod Hostname "h\u00e9\\u00ad\\a" is not a valid DNS label: ')
+
+
+def test_runtime_class_error_quotes_as_go_percent_q() -> None:
+    with pytest.raises(kw.SandboxConfigError) as info:
+        kw.run_pod_sandbox_request(pod({"runtimeClassName": "gr\u00fcn\t", "containers": []}))
+    assert str(info.value) == 'runtimeclass.node.k8s.io "gr\u00fcn\\t" not found'
+
+
+@pytest.mark.parametrize(("root", "expected"), [
+    ("D:\\logs\\..\\pods\\", "D:\\pods\\new_foo_12345678"),  # Clean: ".." cancels "logs"
+    ("D:/k//logs/.", "D:\\k\\logs\\new_foo_12345678"),  # separators become "\"
+    ("\\\\server\\share", "\\\\server\\share\\new_foo_12345678"),  # a UNC volume is kept
+    ("C:", "C:new_foo_12345678"),  # no separator after a drive's colon (Join)
+])
+def test_log_directory_is_go_filepath_join(root: str, expected: str) -> None:
+    """kuberuntime_sandbox.go: filepath.Join(podLogsDir, namespace_name_uid) on Windows."""
+    config = kw.pod_sandbox_config(pod(), node=kw.NodeContext(pod_logs_dir=root))
+    assert config.log_directory == expected
+
+
+_ROOT_PARTS = st.sampled_from(["C:", "c:", "\\", "/", "\\\\", "\\\\?\\", "\\\\.\\", "..", ".",
+                               "logs", "é", "a b", "D:\\", "\\\\srv\\share", "??", ":"])
+
+
+@given(root=st.lists(_ROOT_PARTS, max_size=6).map("".join),
+       name=st.text("az09._-?:/\\é", max_size=10))
+@example(root="\\\\srv", name="x").via("an incomplete UNC root")
+@example(root="\\", name="??").via("Join keeps a device path from appearing")
+def test_log_directory_is_join_windows_for_any_root(root: str, name: str) -> None:
+    """BuildPodLogsDirectory is filepath.Join(podLogsDir, ...): the log directory is Go's
+    Join of the root and the name whatever either holds (the one-element fast path and
+    the cleaned-root cache included)."""
+    from kubelet_winnet._kubelet import golang
+    from kubelet_winnet._kubelet.sandbox_config import log_directory
+
+    assert log_directory(root, name) == golang.join_windows(root, name)
+    assert log_directory(root, name) == golang.join_windows(root, name)  # cached root

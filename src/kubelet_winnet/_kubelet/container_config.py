@@ -43,6 +43,8 @@ from kubelet_winnet._kubelet.podview import (
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     USER_SPECIFIED_IMAGE,
+    KubeletVersion,
+    expansion_rule,
     kubelet_profile,
 )
 from kubelet_winnet._kubelet.rules import (
@@ -86,14 +88,19 @@ class ContainerBuilder:
     read once: building every container's config costs each container once (``run``
     builds them all), not once per container."""
 
-    __slots__ = ("_facts", "_index", "identity", "minor", "node", "services", "view")
+    __slots__ = (
+        "_facts", "_index", "expansion", "identity", "minor", "node", "services", "view",
+    )
 
     def __init__(
-        self, view: PodView, node: NodeContext, minor: int, services: tuple[Service, ...] = ()
+        self, view: PodView, node: NodeContext, version: KubeletVersion,
+        services: tuple[Service, ...] = (),
     ) -> None:
         self.view = view
         self.node = node
-        self.minor = minor
+        self.minor = version.minor
+        # Resolved once with the kubelet: every $(VAR) expansion of the pod follows it.
+        self.expansion = expansion_rule(version)
         self.services = services  # what the kubelet's service lister holds
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
@@ -169,7 +176,7 @@ class ContainerBuilder:
             identity = self.identity = pod_identity_of(view)
         uid = identity[2]
         host_network = get_bool(view.spec, "hostNetwork", view.at("spec.")) is True
-        budget = Budget(container_name)
+        budget = Budget(container_name, self.expansion)
         env = environment(
             view, container, at, node, config_maps, secrets, pod_ips, self.services, minor,
             budget, self.find, identity,
@@ -205,7 +212,7 @@ class ContainerBuilder:
             view, container, at, root=node.kubelet_root, uid=uid,
             container_name=container_name, env=env, pod_ips=pod_ips, minor=minor,
             volume_paths=volume_paths, termination_log_id=termination_log_id,
-            host_process=self._has_host_process,
+            host_process=self._has_host_process, expansion=self.expansion,
         ):
             mount = mounts.add()
             mount.container_path = container_path
@@ -298,7 +305,7 @@ def container_config(
         )
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        view_pod(pod), node, profile.version.minor,
+        view_pod(pod), node, profile.version,
         () if services is None else read_services(services),
     )
     return builder.config(
@@ -343,7 +350,7 @@ def create_container_request(
     sandbox, view = build_sandbox_config(
         pod, node, sandbox_attempt, kubelet_version, feature_gates
     )
-    builder = ContainerBuilder(view, node, profile.version.minor, read_services(services))
+    builder = ContainerBuilder(view, node, profile.version, read_services(services))
     config = builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips,
         check_volume_paths(volume_paths), check_termination_log_id(termination_log_id),
@@ -372,7 +379,7 @@ class PodRequests:
         self.run_pod_sandbox = api_pb2.RunPodSandboxRequest(
             config=self.sandbox_config, runtime_handler=runtime_handler(view, node)
         )
-        self._builder = ContainerBuilder(view, node, profile.version.minor)
+        self._builder = ContainerBuilder(view, node, profile.version)
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order."""

@@ -9,12 +9,18 @@ expansion (:mod:`~kubelet_winnet._kubelet.expansion`) within the library's bound
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubelet_winnet._describe import quoted, type_name
-from kubelet_winnet._kubelet.expansion import ExpansionTooLarge, expand, utf8_len
+from kubelet_winnet._kubelet import golang
+from kubelet_winnet._kubelet.expansion import (
+    ExpansionNotUtf8,
+    ExpansionTooLarge,
+    expand,
+    not_utf8_error,
+    utf8_len,
+)
 from kubelet_winnet._kubelet.kuberuntime_container_windows import (
     container_resources,
     quantity_nanos,
@@ -29,8 +35,14 @@ from kubelet_winnet._kubelet.podview import (
     get_objects,
     get_str,
     get_str_map,
+    read_field,
 )
-from kubelet_winnet._kubelet.profile import HOST_IPS_FIELD, HOST_IPS_VALUE, MAX_MINOR
+from kubelet_winnet._kubelet.profile import (
+    HOST_IPS_FIELD,
+    HOST_IPS_VALUE,
+    MAX_MINOR,
+    ExpansionRule,
+)
 from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
@@ -49,7 +61,6 @@ __all__ = [
     "MAX_EXPANDED_VALUE",
     "Budget",
     "environment",
-    "format_map",
     "sort_pod_ips",
 ]
 
@@ -73,10 +84,11 @@ class Budget:
     """The bytes of values one container may still hold, and how far expansion may grow
     one value."""
 
-    __slots__ = ("container", "left", "sizes")
+    __slots__ = ("container", "left", "rule", "sizes")
 
-    def __init__(self, container: str) -> None:
+    def __init__(self, container: str, rule: ExpansionRule | None = None) -> None:
         self.container = container
+        self.rule = rule  # the kubelet's $(VAR) expansion; None: rune-wise
         self.left = MAX_EXPANDED_CONTAINER
         self.sizes: dict[str, int] = {}  # env name -> bytes its value holds now
 
@@ -106,10 +118,14 @@ class Budget:
         """``text`` with ``$(VAR)`` expanded from ``env`` (then ``more``), within both
         bounds (the container's is charged by :meth:`set` or :meth:`expand`)."""
         limit = self.limit(text)
+        rule = self.rule
         try:
-            return expand(text, env, *more, limit=limit)
+            return expand(text, env, *more, limit=limit, runes=rule is None or rule.rune_wise)
         except ExpansionTooLarge:
             raise self.refuse(field, what, container=limit == self.left) from None
+        except ExpansionNotUtf8 as exc:
+            assert rule is not None  # only the byte-wise rule makes bytes that are not UTF-8
+            raise not_utf8_error(field, what, exc.value, rule) from None
 
     def set(self, name: str, value: str, field: str) -> None:
         """Account for env ``name`` holding ``value`` (replacing its old value)."""
@@ -136,15 +152,6 @@ class Budget:
 
 
 # --- the environment (makeEnvironmentVariables) --------------------------------------
-
-
-def _go_quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-def format_map(items: Mapping[str, str]) -> str:
-    # fieldpath.FormatMap: sorted `key="value"` lines.
-    return "\n".join(f"{key}={_go_quote(items[key])}" for key in sorted(items))
 
 
 _FIELD_PATHS = (
@@ -225,7 +232,7 @@ def _field_value(
     if base in ("metadata.annotations", "metadata.labels"):
         items = get_str_map(view.metadata, base.split(".")[1], view.at("metadata."))
         if not subscript:
-            return format_map(items)
+            return golang.format_map(items)
         key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
         return items.get(key, "")
     if path == "metadata.name":
@@ -268,7 +275,7 @@ def _resource_value(
             )
         container, container_at = found[0], found[1]
     resource = get_str(selector, "resource", where)
-    divisor_value = selector.get("divisor")
+    divisor_value = read_field(selector, "divisor", where)
     divisor = quantity_nanos("1" if divisor_value is None else divisor_value, f"{where}divisor")
     limits, requests = container_resources(container, container_at)
     # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.

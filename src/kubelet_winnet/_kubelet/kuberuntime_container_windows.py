@@ -11,17 +11,12 @@ from typing import Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import describe
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.podview import get_map
+from kubelet_winnet._kubelet.podview import get_map, read_field
 from kubelet_winnet._kubelet.profile import CPU_MAXIMUM_HELPER, MAX_MINOR, SATURATING_MILLI_VALUE
-from kubelet_winnet._kubelet.quantity import (
-    go_div,
-    go_milli_value,
-    nanos_value,
-    parse_nanos,
-    wrap_int64,
-)
+from kubelet_winnet._kubelet.quantity import go_milli_value, nanos_value, parse_nanos
 from kubelet_winnet._kubelet.rules import ContainerDecision
 from kubelet_winnet.errors import InvalidPodError
 
@@ -32,8 +27,6 @@ __all__ = [
     "fill_windows_resources",
     "quantity_nanos",
 ]
-
-_INT64_MAX = 2**63 - 1
 
 
 def calculate_cpu_maximum(
@@ -50,9 +43,11 @@ def calculate_cpu_maximum(
     ``cpu_limit_milli`` is the int64 ``MilliValue()`` (:func:`go_milli_value`).
     """
     if CPU_MAXIMUM_HELPER.holds(minor):
-        maximum = go_div(wrap_int64(10 * cpu_limit_milli), processor_count)
+        maximum = golang.div_int64(golang.mul_int64(10, cpu_limit_milli), processor_count)
     else:
-        maximum = go_div(go_div(wrap_int64(10000 * cpu_limit_milli), processor_count), 1000)
+        maximum = golang.div_int64(
+            golang.div_int64(golang.mul_int64(10000, cpu_limit_milli), processor_count), 1000
+        )
     return max(1, min(10000, maximum))
 
 
@@ -86,7 +81,7 @@ def _quantities(raw: Mapping[str, Any] | None, where: str) -> dict[str, int]:
     for name in raw:
         if type(name) is not str:
             raise InvalidPodError(where, "expected string resource names")
-        values[name] = quantity_nanos(raw.get(name), f"{where}.{name}")
+        values[name] = quantity_nanos(read_field(raw, name, f"{where}."), f"{where}.{name}")
     return values
 
 
@@ -130,12 +125,12 @@ def fill_windows_resources(
     memory = limits.get("memory")
     if memory:
         amount = nanos_value(memory)
-        if not -_INT64_MAX - 1 <= amount <= _INT64_MAX:
+        if not golang.INT64_MIN <= amount <= golang.INT64_MAX:
             # memory_limit_in_bytes is an int64, as is the Quantity.Value() it comes from.
             raise InvalidPodError(
                 f"{here}limits.memory",
                 f"a limit of {amount} bytes does not fit the request's int64 "
-                f"memory_limit_in_bytes (at most {_INT64_MAX})",
+                f"memory_limit_in_bytes (at most {golang.format_int64(golang.INT64_MAX)})",
             )
         target.memory_limit_in_bytes = amount
 

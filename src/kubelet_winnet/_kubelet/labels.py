@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.podview import (
     PodView,
     get_int,
@@ -16,6 +17,7 @@ from kubelet_winnet._kubelet.podview import (
     get_objects,
     get_str,
     get_strings,
+    read_field,
 )
 from kubelet_winnet._kubelet.profile import CONTAINER_HASH_OF_NAME_AND_IMAGE
 from kubelet_winnet._kubelet.sandbox_config import (
@@ -81,7 +83,7 @@ _HASHES: dict[tuple[str, str], str] = {}
 
 
 def _int_or_string(obj: Mapping[str, Any], key: str, at: str) -> int | str:
-    value = obj.get(key)
+    value = read_field(obj, key, at)
     if value is None:
         return 0
     if type(value) is str:
@@ -183,9 +185,9 @@ def fill_container_annotations(
     ) or "File"
     deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.at("metadata."))
     if deletion is not None:
-        annotations[DELETION_GRACE_ANNOTATION] = str(deletion)
+        annotations[DELETION_GRACE_ANNOTATION] = golang.format_int64(deletion)
     grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
-    annotations[TERMINATION_GRACE_ANNOTATION] = str(30 if grace is None else grace)
+    annotations[TERMINATION_GRACE_ANNOTATION] = golang.format_int64(30 if grace is None else grace)
     lifecycle = get_map(container, "lifecycle", at)
     if lifecycle is not None:
         pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")

@@ -34,6 +34,7 @@ from kubelet_winnet._kubelet.podview import (
     get_map,
     get_objects,
     get_str,
+    read_field,
 )
 from kubelet_winnet._kubelet.profile import (
     HOSTS_MOUNT_FOR_HOST_NETWORK,
@@ -162,7 +163,8 @@ def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
     for index, volume in enumerate(get_objects(view.spec, "volumes", spec_at)):
         at = f"{spec_at}volumes[{index}]."
         name = get_str(volume, "name", at)
-        kinds = [key for key in volume if key != "name" and volume.get(key) is not None]
+        kinds = [key for key in volume  # a key that is not a string names no source
+                 if type(key) is str and key != "name" and read_field(volume, key, at) is not None]
         if len(kinds) != 1:
             raise InvalidPodError(
                 f"{spec_at}volumes[{index}]",

@@ -28,6 +28,7 @@ __all__ = [
     "get_str_map",
     "get_strings",
     "not_utf8_error",
+    "read_field",
     "view_pod",
 ]
 
@@ -52,6 +53,15 @@ class PodView:
         return self.prefix + path
 
 
+def read_field(obj: Mapping[str, Any], key: str, at: str) -> Any:
+    """``obj.get(key)``, guarded as the reader's getters are: a caller's key whose
+    ``__eq__`` raises (or a mapping's ``get``) is an ``InvalidPodError`` at ``at + key``."""
+    try:
+        return obj.get(key)
+    except Exception as exc:
+        raise _pod._lookup_failed(at + key, exc) from None
+
+
 def view_pod(pod: object) -> PodView:
     """The pod in ``pod``; raises ``InvalidPodError`` or ``InvalidArgumentError``."""
     template, prefix = _pod.pod_template(pod)
@@ -66,10 +76,12 @@ def view_pod(pod: object) -> PodView:
         workload = _pod.get_object(root, "metadata") or {}
         merged = dict(metadata)
         for key in ("name", "namespace"):
-            if merged.get(key) is None and workload.get(key) is not None:
-                merged[key] = workload.get(key)
+            if read_field(merged, key, f"{prefix}metadata.") is None:
+                value = read_field(workload, key, "metadata.")
+                if value is not None:
+                    merged[key] = value
         metadata = merged
-        if (kind or root.get("kind")) == "StatefulSet":
+        if (kind or read_field(root, "kind", "")) == "StatefulSet":
             return PodView(metadata, spec, prefix, _claims(root))
     return PodView(metadata, spec, prefix)
 
@@ -98,7 +110,7 @@ def _claims(root: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:
-    value = obj.get(key)
+    value = read_field(obj, key, at)
     if type(value) is str:  # the common case, without the reader's call
         return value
     value = _pod.get_str(obj, key, at)
@@ -121,7 +133,7 @@ def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
 
 def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, Any]]:
     """The objects of array ``key`` (each checked)."""
-    value = obj.get(key)
+    value = read_field(obj, key, at)
     if value is None:  # most arrays are absent: skip the reader's path building
         return []
     if type(value) is list:
@@ -144,7 +156,7 @@ def get_strings(obj: Mapping[str, Any], key: str, at: str) -> list[str]:
 
 
 def get_str_map(obj: Mapping[str, Any], key: str, at: str) -> dict[str, str]:
-    if obj.get(key) is None:
+    if read_field(obj, key, at) is None:
         return {}
     return _pod.get_str_map(obj, key, at) or {}
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from kubelet_winnet._describe import describe, type_name
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet.errors import FeatureGateError, InvalidArgumentError, UnsupportedVersionError
 
 if TYPE_CHECKING:
@@ -390,31 +391,12 @@ _BOOLS = {
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
     "\u2028\u2029\u202f\u205f\u3000"
 )
-_GO_ESCAPES = {"\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t",
-               "\v": r"\v", "\\": "\\\\", '"': '\\"'}
 # The kubelet echoes names and values verbatim; ours are cut so a message stays small.
 _MAX_ECHO = 200
 
 
 def _echo(text: str) -> str:
     return text if len(text) <= _MAX_ECHO else text[: _MAX_ECHO - 3] + "..."
-
-
-def _go_quote(text: str) -> str:
-    """Go's ``%q`` / ``strconv.Quote`` for the strings a flag can hold."""
-    out = []
-    for ch in text:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
 
 
 def _items_of(settings: object) -> list[tuple[object, object]]:
@@ -476,7 +458,7 @@ class FeatureGates(Mapping[str, bool]):
                 shown = _echo(raw)
                 raise FeatureGateError(
                     f"invalid value of {_echo(name)}={shown}, err: strconv.ParseBool: "
-                    f"parsing {_go_quote(shown)}: invalid syntax",
+                    f"parsing {golang.quote(shown)}: invalid syntax",
                     name,
                 )
             settings[name] = value

@@ -21,13 +21,13 @@ manifests: ``dnsPolicy: ClusterFirst``, ``securityContext: {}``, port ``protocol
 from __future__ import annotations
 
 import ipaddress
-import ntpath
 import re
 from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.messages import sandbox_config_bytes
 from kubelet_winnet._kubelet.node import NodeContext
 from kubelet_winnet._kubelet.pod import pod_facts
@@ -41,6 +41,7 @@ from kubelet_winnet._kubelet.podview import (
     get_str_map,
     get_strings,
     not_utf8_error,
+    read_field,
     view_pod,
 )
 from kubelet_winnet._kubelet.profile import (
@@ -143,16 +144,10 @@ def _merge_options(existing: list[str], pod_options: list[tuple[str, str | None]
     return [f"{name}:{value}" if value else name for name, value in merged.items()]
 
 
-def go_len(text: str) -> int:
-    """Go's ``len`` of a string: its UTF-8 bytes (a lone surrogate counts as the three
-    bytes of the U+FFFD Go would hold; protobuf refuses it later anyway)."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
 def _fit_searches(searches: list[str], limits: tuple[int, int]) -> list[str]:
     # formDNSSearchFitsLimits; every length is Go's len(), in bytes.
     max_paths, max_chars = limits
-    sizes = [go_len(s) for s in searches]
+    sizes = [golang.go_len(s) for s in searches]
     if len(searches) <= max_paths and sum(n + 1 for n in sizes) <= min(
         max_chars, MAX_SEARCH_LEN
     ):
@@ -223,7 +218,7 @@ def pod_dns(
         pod_options: list[tuple[str, str | None]] = []
         for index, option in enumerate(get_objects(config, "options", here)):
             where = f"{here}options[{index}]."
-            value = option.get("value")
+            value = read_field(option, "value", where)
             if value is not None and type(value) is not str:
                 get_str(option, "value", where)  # raises the typed error
             pod_options.append((get_str(option, "name", where), value))
@@ -242,7 +237,7 @@ def _dns_bytes(
     """The encoded ``DNSConfig``; without ``spec.dnsConfig`` it depends only on the node,
     namespace, policy and hostNetwork, so it is remembered per node object."""
     spec = view.spec
-    cacheable = spec.get("dnsConfig") is None
+    cacheable = read_field(spec, "dnsConfig", view.at("spec.")) is None
     if cacheable:
         policy = get_str(spec, "dnsPolicy", view.at("spec."), "ClusterFirst")
         key = (id(node), namespace, host_network, policy, expanded)
@@ -267,7 +262,7 @@ _DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = 
 
 def _label_errors(value: str) -> list[str]:
     errors = []
-    if go_len(value) > HOSTNAME_MAX_LEN:  # IsDNS1123Label: len() counts bytes
+    if golang.go_len(value) > HOSTNAME_MAX_LEN:  # IsDNS1123Label: len() counts bytes
         errors.append(f"must be no more than {HOSTNAME_MAX_LEN} characters")
     if not _LABEL.fullmatch(value):
         errors.append(_LABEL_FORMAT_ERROR)
@@ -282,26 +277,12 @@ def echo(text: str) -> str:
     return text if len(text) <= ECHO_MAX else text[: ECHO_MAX - 3] + "..."
 
 
-def _go_quote(text: str) -> str:
-    # Go's %q for the printable ASCII strings that reach these messages; others escaped.
-    text = echo(text)
-    out = []
-    for char in text:
-        if char in '"\\':
-            out.append("\\" + char)
-        elif " " <= char <= "~":
-            out.append(char)
-        else:
-            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
-    return '"' + "".join(out) + '"'
-
-
 def _truncate_hostname(hostname: str, view: PodView) -> str:
     """``truncatePodHostnameIfNeeded``: ``hostname[:63]`` cuts bytes, then ``-`` and
     ``.`` are trimmed from the end."""
     if hostname.isascii():
         return hostname[:HOSTNAME_MAX_LEN].rstrip("-.")
-    cut = hostname.encode("utf-8", "surrogatepass")[:HOSTNAME_MAX_LEN]
+    cut = golang.go_bytes(hostname)[:HOSTNAME_MAX_LEN]
     try:
         return cut.decode("utf-8").rstrip("-.")
     except UnicodeDecodeError:
@@ -326,16 +307,17 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
         errors = _label_errors(wanted)
         if errors:
             raise SandboxConfigError(
-                f"pod Hostname {_go_quote(wanted)} is not a valid DNS label: "
+                f"pod Hostname {golang.quote(echo(wanted))} is not a valid DNS label: "
                 + ";".join(errors),
                 "hostname",
             )
         hostname = wanted
-    if go_len(hostname) > HOSTNAME_MAX_LEN:
+    if golang.go_len(hostname) > HOSTNAME_MAX_LEN:
         truncated = _truncate_hostname(hostname, view)
         if not truncated:
             raise SandboxConfigError(
-                f"hostname for pod {_go_quote(name)} was invalid: {_go_quote(hostname)}",
+                f"hostname for pod {golang.quote(echo(name))} was invalid: "
+                f"{golang.quote(echo(hostname))}",
                 "hostname",
             )
         hostname = truncated
@@ -345,18 +327,18 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
         errors = _label_errors(subdomain)
         if errors:
             raise SandboxConfigError(
-                f"pod Subdomain {_go_quote(subdomain)} is not a valid DNS label: "
+                f"pod Subdomain {golang.quote(echo(subdomain))} is not a valid DNS label: "
                 + ";".join(errors),
                 "hostname",
             )
         domain = f"{subdomain}.{namespace}.svc.{node.cluster_domain}"
     if domain and get_bool(spec, "setHostnameAsFQDN", at) is True:
         fqdn = f"{hostname}.{domain}"
-        if go_len(fqdn) > FQDN_MAX_LEN:
+        if golang.go_len(fqdn) > FQDN_MAX_LEN:
             raise SandboxConfigError(
                 "failed to construct FQDN from pod hostname and cluster domain, FQDN "
                 f"{echo(fqdn)} is too long ({FQDN_MAX_LEN} characters is the max, "
-                f"{go_len(fqdn)} characters requested)",
+                f"{golang.go_len(fqdn)} characters requested)",
                 "hostname",
             )
         hostname = fqdn
@@ -417,9 +399,9 @@ def _security_context(spec: Mapping[str, Any], at: str) -> Mapping[str, Any]:
 def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, at)):
-            if container.get("securityContext") is None:
-                continue
             where = f"{at}{kind}[{index}]."
+            if read_field(container, "securityContext", where) is None:
+                continue
             context = get_map(container, "securityContext", where)
             if context is not None and get_bool(
                 context, "privileged", f"{where}securityContext."
@@ -452,7 +434,8 @@ def fill_linux_config(
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
     policy = (
-        context.get("supplementalGroupsPolicy") if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
+        read_field(context, "supplementalGroupsPolicy", here)
+        if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
     )
     if policy is not None:
         if type(policy) is not str:
@@ -507,7 +490,7 @@ def _set_linux(
 
 
 def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
-    value = obj.get(key)
+    value = read_field(obj, key, at)
     if value is None:
         return []
     if type(value) is not list and type(value) is not tuple:
@@ -521,23 +504,26 @@ def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
 
 
 def log_directory(root: str, name: str) -> str:
-    """``filepath.Join(root, name)`` as on Windows: cleaned, backslashes."""
-    clean_root = clean_path(root)
-    if "/" in name or "\\" in name or name in (".", "..") or ":" in name:
-        return ntpath.normpath(ntpath.join(clean_root, name))
+    """``filepath.Join(root, name)`` on Windows (:func:`golang.join_windows`): cleaned,
+    backslashes. A root that is not drive-absolute joins as Go's does: ``C:`` gives
+    ``C:name`` (relative to that drive's current directory), ``""`` gives ``name``."""
+    clean_root = _CLEAN_ROOTS.get(root)
+    if clean_root is None:
+        clean_root = golang.clean_windows(root)
+        if len(_CLEAN_ROOTS) < 64:
+            _CLEAN_ROOTS[root] = clean_root
+    if (
+        not _PLAIN_NAME.fullmatch(name) or name in (".", "..")
+        or clean_root[-1] in ".:"  # ".", "C:.": Clean and Join drop that dot
+    ):
+        return golang.join_windows(root, name)
+    # Join cleans root + "\" + name; a name of one plain element adds nothing to clean.
     return clean_root + name if clean_root.endswith("\\") else f"{clean_root}\\{name}"
 
 
-def clean_path(root: str) -> str:
-    """``ntpath.normpath(root)``, once per node root (also the container mounts')."""
-    clean_root = _CLEAN_ROOTS.get(root)
-    if clean_root is None:
-        clean_root = ntpath.normpath(root)
-        if len(_CLEAN_ROOTS) < 64:
-            _CLEAN_ROOTS[root] = clean_root
-    return clean_root
-
-
+# The pod's namespace_name_uid as the API allows it: one path element, nothing to clean.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")
+# filepath.Clean of each node's log root, once per root rather than once per pod.
 _CLEAN_ROOTS: dict[str, str] = {}
 
 
@@ -554,7 +540,7 @@ def runtime_handler(view: PodView, node: NodeContext) -> str:
     except KeyError:
         # The lister's NotFound error (runtimeclass_manager.go returns it as is).
         raise SandboxConfigError(
-            f"runtimeclass.node.k8s.io {_go_quote(name)} not found", "runtimeClass"
+            f"runtimeclass.node.k8s.io {golang.quote(echo(name))} not found", "runtimeClass"
         ) from None
 
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.kubelet_pods import ERROR_RULE
 from kubelet_winnet._kubelet.podview import (
     PodView,
     get_bool,
     get_map,
     get_str,
+    read_field,
 )
-from kubelet_winnet._kubelet.sandbox_config import _go_quote as go_percent_q
 from kubelet_winnet._kubelet.sandbox_config import (
     echo,
     pod_identity_of,
@@ -35,14 +36,15 @@ def _effective_non_root(
     user_name: str | None = None
     # The pod's context, then the container's: each field set in the latter wins.
     for owner, where in ((view.spec, view.prefix + "spec."), (container, at)):
-        if owner.get("securityContext") is None:
+        if read_field(owner, "securityContext", where) is None:
             continue
         context = get_map(owner, "securityContext", where)
         assert context is not None
         here = f"{where}securityContext."
         options = get_map(context, "windowsOptions", here)
-        if options is not None and options.get("runAsUserName") is not None:
-            user_name = get_str(options, "runAsUserName", f"{here}windowsOptions.")
+        options_at = f"{here}windowsOptions."
+        if options is not None and read_field(options, "runAsUserName", options_at) is not None:
+            user_name = get_str(options, "runAsUserName", options_at)
         run_as_non_root = get_bool(context, "runAsNonRoot", here)
         if run_as_non_root is not None:
             non_root = run_as_non_root
@@ -62,7 +64,7 @@ def verify_run_as_non_root(
         return
     name, namespace, uid = pod_identity_of(view) if identity is None else identity
     # format.Pod: "<name>_<namespace>(<uid>)", printed with %q.
-    where = f"(pod: {go_percent_q(f'{name}_{namespace}({uid})')}, container: " + echo(
+    where = f"(pod: {golang.quote(echo(f'{name}_{namespace}({uid})'))}, container: " + echo(
         get_str(container, "name", at)
     ) + ")"
     if user_name is not None:

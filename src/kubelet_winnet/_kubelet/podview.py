@@ -110,7 +110,10 @@ def _claims(root: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:
-    value = read_field(obj, key, at)
+    try:  # read_field's guard, inline: the builders' most frequent call
+        value = obj.get(key)
+    except Exception as exc:
+        raise _pod._lookup_failed(at + key, exc) from None
     if type(value) is str:  # the common case, without the reader's call
         return value
     value = _pod.get_str(obj, key, at)
@@ -133,7 +136,10 @@ def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
 
 def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, Any]]:
     """The objects of array ``key`` (each checked)."""
-    value = read_field(obj, key, at)
+    try:  # read_field's guard, inline
+        value = obj.get(key)
+    except Exception as exc:
+        raise _pod._lookup_failed(at + key, exc) from None
     if value is None:  # most arrays are absent: skip the reader's path building
         return []
     if type(value) is list:

@@ -258,3 +258,16 @@ def test_powershell_argument_array() -> None:
     assert flags.component == "kube-proxy"
     assert flags.mode == ("kernelspace", line("--proxy-mode"))
     assert flags.gates == {"WinOverlay": (True, line("--feature-gates"))}
+
+
+def test_a_fifo_in_a_node_directory_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    # Opening a FIFO blocks until a writer comes: a directory search must pass it by, as
+    # the input layer's search does (cli/input/paths.py expand_paths).
+    import os
+
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n")
+    os.mkfifo(tmp_path / "excluded.txt")
+    found = read_node([str(tmp_path)])
+    assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
+    assert not found.errors
+    assert [s for s in found.skipped if "excluded.txt" in s and "not a regular file" in s]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, read_source
+from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, read_source, replayable
 from kubelet_winnet.cli.nodefiles._text import read_text
 from kubelet_winnet.cli.nodefiles.cni import CNI_SUFFIXES, parse_cni, read_cni
 from kubelet_winnet.cli.nodefiles.containerd import ContainerdConfig, parse_containerd
@@ -89,7 +89,15 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
         if os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs.sort()
-                out.extend(os.path.join(root, name) for name in sorted(names))
+                for name in sorted(names):
+                    found_path = os.path.join(root, name)
+                    if replayable(found_path):
+                        out.append(found_path)
+                    else:  # opening a FIFO waits for a writer, maybe forever
+                        found.skipped.append(
+                            f"{found_path}: skipped: not a regular file (a FIFO, socket or "
+                            "device; a directory search reads regular files only, name it "
+                            "as an argument to read it)")
         else:
             out.append(path)
         if len(out) > MAX_FILES:

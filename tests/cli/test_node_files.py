@@ -271,3 +271,23 @@ def test_a_fifo_in_a_node_directory_is_skipped_not_waited_on(tmp_path: Path) -> 
     assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
     assert not found.errors
     assert [s for s in found.skipped if "excluded.txt" in s and "not a regular file" in s]
+
+
+@pytest.mark.parametrize("text", [
+    "a = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "version = 2\nb = " + "{x = " * 5_000 + "1" + "}" * 5_000 + "\n",
+])
+def test_deeply_nested_toml_is_one_line_not_a_recursion_error(text: str) -> None:
+    # tomllib decodes arrays and inline tables recursively: without a bound the reader
+    # dies with RecursionError. --max-depth (default 100) bounds TOML as it does YAML/JSON.
+    with pytest.raises(NodeConfigError) as caught:
+        parse_containerd(text, "c.toml")
+    assert caught.value.where == f"c.toml:{text.count(chr(10))}"
+    assert "nested deeper than 100 levels" in caught.value.reason
+
+
+def test_toml_nesting_inside_strings_and_comments_does_not_count() -> None:
+    brackets = "[" * 300
+    text = (f'version = 2\n# {brackets}\nb = "{brackets}"\nc = \'{brackets}\'\n'
+            f'd = """\n{brackets}\n"""\ne = [[[1]]]\n')
+    assert parse_containerd(text, "c.toml").version == 2

@@ -289,5 +289,5 @@ def test_deeply_nested_toml_is_one_line_not_a_recursion_error(text: str) -> None
 def test_toml_nesting_inside_strings_and_comments_does_not_count() -> None:
     brackets = "[" * 300
     text = (f'version = 2\n# {brackets}\nb = "{brackets}"\nc = \'{brackets}\'\n'
-            f'd = """\n{brackets}\n"""\ne = [[[1]]]\n')
+            f'd = """\n{brackets}\n"""\nf = "\\"{brackets}"\ne = [[[1]]]\n')
     assert parse_containerd(text, "c.toml").version == 2

@@ -149,7 +149,8 @@ def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
         lower = path.lower()
         try:
             if lower.endswith(".toml"):
-                found._set("containerd", parse_containerd(read_text(path, limits), path), path)
+                found._set("containerd", parse_containerd(read_text(path, limits), path,
+                                                          limits.max_depth), path)
             elif lower.endswith(CNI_SUFFIXES[:2]):
                 found.cni.append(read_cni(path, limits))
             elif lower.endswith(_DOCUMENTS):

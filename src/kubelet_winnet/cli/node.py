@@ -300,7 +300,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, session: Session) -> int:
-    from kubelet_winnet import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet import DEFAULT_KUBELET_VERSION, parse_kubelet_version
     from kubelet_winnet._lint.node_rules import (
         NODE_RULES,
         NODE_RULES_BY_ID,
@@ -309,6 +309,7 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     )
     from kubelet_winnet._lint.rules import Severity
     from kubelet_winnet.cli.nodefiles import read_node
+    from kubelet_winnet.errors import UnsupportedVersionError
 
     out = session.out
     if args.list_rules:
@@ -344,6 +345,14 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     node = files.node
     kubelet = (node.kubelet_version if node and node.kubelet_version
                else args.kubelet_version or DEFAULT_KUBELET_VERSION)
+    try:  # a version the rules cannot judge must not pass their checks in silence
+        parse_kubelet_version(kubelet)
+    except UnsupportedVersionError as exc:
+        given = (f"{node.source}:{node.kubelet_version_line}: status.nodeInfo.kubeletVersion"
+                 if node and node.kubelet_version else "--kubelet-version")
+        shown = kubelet if len(kubelet) <= 80 else kubelet[:77] + "..."
+        session.error(f"{given} {shown!r}: {exc.reason}")
+        return session.status
     runtime = node.runtime if node and node.runtime else args.runtime or ""
     try:
         findings = judge_node(files, kubelet, runtime)

@@ -56,6 +56,7 @@ class NodeObject:
     kernel: str  # nodeInfo.kernelVersion: 10.0.26100.x is Windows Server 2025
     annotations: Mapping[str, str]
     line: int
+    kubelet_version_line: int = 0  # of status.nodeInfo.kubeletVersion
 
 
 def _gates(value: Any, document: Document) -> dict[str, tuple[bool, int]]:
@@ -165,13 +166,25 @@ def node_from_document(document: Document) -> NodeObject | None:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise NodeConfigError(f"{document.source}:{document.line}", "a Node without metadata.name")
-    status: dict[str, Any] = value["status"] if isinstance(value.get("status"), dict) else {}
-    info: dict[str, Any] = status["nodeInfo"] if isinstance(status.get("nodeInfo"), dict) else {}
+    # What kubectl never writes is refused, not read as "not given": a default kubelet
+    # or runtime would then judge the node in silence.
+    def where(*path: str) -> str:
+        return f"{document.source}:{document.line_of(path) or document.line}"
+
+    status = value.get("status", {})
+    if not isinstance(status, dict):
+        raise NodeConfigError(where("status"), "status must be an object")
+    info = status.get("nodeInfo", {})
+    if not isinstance(info, dict):
+        raise NodeConfigError(where("status", "nodeInfo"), "status.nodeInfo must be an object")
     annotations = metadata.get("annotations")
 
     def text(key: str) -> str:
         found = info.get(key, "")
-        return found if isinstance(found, str) else ""
+        if not isinstance(found, str):
+            raise NodeConfigError(where("status", "nodeInfo", key),
+                                  f"status.nodeInfo.{key} must be a string")
+        return found
 
     return NodeObject(
         document.source, name, text("kubeletVersion"), text("containerRuntimeVersion"),
@@ -179,4 +192,5 @@ def node_from_document(document: Document) -> NodeObject | None:
         {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
         if isinstance(annotations, dict) else {},
         document.line,
+        document.line_of(("status", "nodeInfo", "kubeletVersion")) or document.line,
     )

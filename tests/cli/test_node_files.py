@@ -291,3 +291,27 @@ def test_toml_nesting_inside_strings_and_comments_does_not_count() -> None:
     text = (f'version = 2\n# {brackets}\nb = "{brackets}"\nc = \'{brackets}\'\n'
             f'd = """\n{brackets}\n"""\nf = "\\"{brackets}"\ne = [[[1]]]\n')
     assert parse_containerd(text, "c.toml").version == 2
+
+
+_EXCLUDED_HEAD = ("Protocol tcp Port Exclusion Ranges\n\nStart Port    End Port\n"
+                  "----------    --------\n")
+
+
+@pytest.mark.parametrize("number", ["123456", "9" * 22, "9" * 5_000])
+def test_netsh_row_with_a_number_past_65535_is_refused_not_dropped(number: str) -> None:
+    # A row of two numbers is a range whatever their size: read as a heading it was
+    # dropped, and the node passed with one excluded range fewer.
+    with pytest.raises(NodeConfigError) as caught:
+        parse_netsh(f"{_EXCLUDED_HEAD}     30000       {number}\n", "ex.txt")
+    assert caught.value.where == "ex.txt:5"
+    assert "is outside 1 to 65535" in caught.value.reason
+    assert len(caught.value.reason) < 200
+
+
+def test_netsh_dynamic_count_past_65535_names_the_count() -> None:
+    text = ("Protocol tcp Dynamic Port Range\n---------------------------------\n"
+            "Start Port      : 49152\nNumber of Ports : 99999999999999999999999\n")
+    with pytest.raises(NodeConfigError) as caught:
+        parse_netsh(text, "dy.txt")
+    assert caught.value.where == "dy.txt:4"
+    assert "run past port 65535" in caught.value.reason

@@ -315,3 +315,25 @@ def test_netsh_dynamic_count_past_65535_names_the_count() -> None:
         parse_netsh(text, "dy.txt")
     assert caught.value.where == "dy.txt:4"
     assert "run past port 65535" in caught.value.reason
+
+
+@pytest.mark.parametrize("value", ['"true"', "1", "{}"])
+def test_cni_capability_that_is_not_a_boolean_is_refused(tmp_path: Path, value: str) -> None:
+    # libcni decodes capabilities into map[string]bool (pkg/types/types.go NetConf): any
+    # other value fails the whole file ("error parsing configuration"), so the network does
+    # not load. Reading it as "not declared" blamed a dropped hostPort instead.
+    path = tmp_path / "10-net.conflist"
+    path.write_text('{"cniVersion": "1.0.0", "name": "n", "plugins": [\n'
+                    f' {{"type": "win-bridge", "capabilities": {{"portMappings": {value}}}}}]}}\n')
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert caught.value.where == f"{path}:2"
+    assert "capabilities.portMappings must be true or false" in caught.value.reason
+
+
+def test_cni_capability_null_is_not_declared(tmp_path: Path) -> None:
+    # JSON null into a Go bool leaves it false, without an error (encoding/json).
+    path = tmp_path / "10-net.conflist"
+    path.write_text('{"cniVersion": "1.0.0", "name": "n", "plugins": '
+                    '[{"type": "win-bridge", "capabilities": {"portMappings": null}}]}\n')
+    assert read_cni(str(path)).plugins[0].capabilities == frozenset()

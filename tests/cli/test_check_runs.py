@@ -476,3 +476,23 @@ def test_junit_of_a_pod_named_with_control_characters_parses(
     assert case.get("name") == "host-network-ignored Pod/n\\x1b/a\\x01b\\uffff spec.hostNetwork"
     (suite,) = list(junitparser.JUnitXml.fromstring(out.encode("utf-8")))
     assert suite.failures == 1
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_a_baseline_that_is_also_a_named_input_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, create: bool
+) -> None:
+    """The baseline file is left out of the input (so a directory search does not read
+    it as manifests). Named as an input too, `check pod.yaml --baseline pod.yaml
+    --create-baseline` checked nothing and said nothing, exit 0; with a second manifest
+    it overwrote pod.yaml with the baseline."""
+    deploy = _repo(tmp_path)
+    manifest = deploy / "a.yaml"
+    before = manifest.read_bytes()
+    for inputs in (["deploy/a.yaml"], ["deploy", "deploy/a.yaml"]):
+        status, _, err = run(capsys, *inputs, "--baseline", "deploy/a.yaml",
+                             *(["--create-baseline"] if create else []))
+        assert status == 2
+        assert ("kubelet-winnet: error: --baseline deploy/a.yaml is also an input: name "
+                "another file for the baseline") in err
+        assert manifest.read_bytes() == before

@@ -170,6 +170,12 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     baseline = None
     if args.baseline is not None:
         baseline = _Baseline(args.baseline)
+        if _is_an_input(args.baseline, input_paths(args)):
+            # Left out of the input, it would leave nothing to check; created, it would
+            # overwrite a manifest.
+            session.error(f"--baseline {args.baseline} is also an input: name another file "
+                          "for the baseline")
+            return _failed_early(args, session, record)
         if not args.create_baseline and not baseline.load(session, limits_of(args)):
             return _failed_early(args, session, record)
     if args.kubelet_version is None:
@@ -629,6 +635,13 @@ def _configured(finding: Finding, config: Config) -> Finding:
     lowered = finding.rule.severity - finding.severity
     severity = Severity(max(Severity.INFO, Severity[level.upper()] - lowered))
     return dataclasses.replace(finding, severity=severity)
+
+
+def _is_an_input(path: str, arguments: list[str]) -> bool:
+    """Whether ``path`` is one of the file arguments (a directory's files are not)."""
+    target = os.path.realpath(path)
+    return any(argument != "-" and os.path.realpath(argument) == target
+               for argument in arguments)
 
 
 def _filter_inputs(args: argparse.Namespace, session: Session, config: Config,

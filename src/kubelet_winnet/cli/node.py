@@ -342,6 +342,10 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         session.error(str(problem))
     for skipped in files.skipped:
         session.note(skipped)
+    if files.empty and not files.errors:  # an empty run is not a pass (as check's)
+        count = f"{files.files} file" + ("" if files.files == 1 else "s")
+        session.error(f"node: no node file in {', '.join(args.node_paths)} ({count} read)")
+        return session.status
     node = files.node
     kubelet = (node.kubelet_version if node and node.kubelet_version
                else args.kubelet_version or DEFAULT_KUBELET_VERSION)

@@ -74,6 +74,13 @@ class NodeFiles:
             **kwargs,  # type: ignore[arg-type]
         )
 
+    @property
+    def empty(self) -> bool:
+        """No file was read as a node file (nothing to judge)."""
+        return not self.cni and all(
+            getattr(self, name) is None
+            for name in ("containerd", "kubelet", "proxy", "excluded", "dynamic", "node"))
+
     def _set(self, name: str, value: object, source: str) -> None:
         if getattr(self, name) is not None:
             self.errors.append(NodeConfigError(

@@ -291,3 +291,48 @@ def test_a_template_helm_cannot_render_is_one_line(
                            f"{chart} (helm-python-sdk) failed (exit status 1): Error: ")
     assert "bad.yaml" in line  # Helm's parse error names the template
 
+
+
+# --- the renderer's memory ----------------------------------------------------------------
+
+
+def _fake_helm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """A ``helm`` first on PATH that runs ``script`` (POSIX sh)."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    helm = tools / "helm"
+    helm.write_text(f"#!/bin/sh\n{script}\n", encoding="utf-8")
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="address-space limits are POSIX rlimits")
+def test_the_renderer_runs_with_bounded_memory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`{{ range until 1000000000 }}` made Helm's engine hold 14 GB before the render
+    timeout fired: --max-bytes bounded only the output it had written. The child's
+    address space is bounded: 2 GiB and 8 times --max-bytes."""
+    _fake_helm(tmp_path, monkeypatch, 'echo "limit $(ulimit -v)" >&2; exit 1')
+    max_bytes = 1 << 20
+    status, _, err = run(capsys, "check", str(CHART), "--max-bytes", str(max_bytes))
+    assert status == 2
+    [line] = errors(err)
+    said = line.rsplit("limit ", 1)[1].split()[0]
+    assert said.isdigit(), line  # "unlimited" before the bound
+    assert int(said) * 1024 == 2 * 1024**3 + 8 * max_bytes
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="address-space limits are POSIX rlimits")
+def test_a_renderer_out_of_memory_says_which_limit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What Go's runtime prints when an allocation fails under the limit.
+    _fake_helm(tmp_path, monkeypatch, "echo 'fatal error: out of memory' >&2; exit 2")
+    status, _, err = run(capsys, "check", str(CHART), "--max-bytes", str(1 << 20))
+    assert status == 2
+    [line] = errors(err)
+    assert line == (
+        f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: helm template {CHART} ran out of "
+        "memory: a renderer may use 2056 MiB here (2 GiB and 8 times --max-bytes); raise "
+        "--max-bytes for a chart this large")

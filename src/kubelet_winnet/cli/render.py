@@ -273,11 +273,15 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
     import threading
 
     shown = _shown(command)
+    memory = _memory_limit(max_bytes)
     try:
         child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)
-    except OSError as exc:
-        raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
+                                 stderr=subprocess.PIPE,
+                                 preexec_fn=(lambda: _limit_memory(memory))
+                                 if sys.platform != "win32" else None)
+    except (OSError, subprocess.SubprocessError) as exc:  # the latter: preexec_fn failed
+        raise RenderError(f"cannot run {shown}: "
+                          f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from None
     killed: list[str] = []
 
     def kill(reason: str) -> None:
@@ -315,11 +319,36 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
     if killed == ["size"]:
         raise RenderError(f"the output of {shown} is larger than {max_bytes} bytes (raise "
                           "the limit with --max-bytes)")
+    if status != 0 and any(word in errors for word in _OUT_OF_MEMORY):
+        raise RenderError(
+            f"{shown.removesuffix(' (helm-python-sdk)')} ran out of memory: a renderer may "
+            f"use {memory >> 20} MiB here (2 GiB and 8 times --max-bytes); raise --max-bytes "
+            "for a chart this large")
     if status != 0:
         said = " ".join(errors.decode("utf-8", "replace").split())
         said = said if len(said) <= 400 else said[:397] + "..."
         raise RenderError(f"{shown} failed (exit status {status})"
                           + (f": {said}" if said else ""))
+
+
+def _memory_limit(max_bytes: int) -> int:
+    """The address space a renderer may use: Helm and kustomize build their whole output
+    in memory, so only a bound on the child keeps `{{ range until 1000000000 }}` from
+    taking the machine's memory before the timeout fires (14 GB in 60 s, measured)."""
+    return 2 * 1024**3 + 8 * max_bytes
+
+
+def _limit_memory(limit: int) -> None:  # pragma: no cover - runs in the child
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+# What a renderer says when an allocation fails: Go's runtime, Python's.
+_OUT_OF_MEMORY = (b"fatal error: out of memory", b"MemoryError")
 
 
 def _drain(stream: IO[bytes] | None, kept: bytearray) -> None:

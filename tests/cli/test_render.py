@@ -8,6 +8,7 @@ installable here. Expected names and lines come from the fixture files
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import shutil
@@ -336,3 +337,34 @@ def test_a_renderer_out_of_memory_says_which_limit(
         f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: helm template {CHART} ran out of "
         "memory: a renderer may use 2056 MiB here (2 GiB and 8 times --max-bytes); raise "
         "--max-bytes for a chart this large")
+
+
+def test_helm_values_files_are_read_by_the_input_layer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine's values files went through yaml.safe_load: a 600-byte alias bomb ran
+    43 s to 2.5 GB, UTF-16 (what PowerShell writes; Helm's YAML reads it) was a Python
+    traceback squeezed onto the error line, a missing file "[Errno 2]"."""
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    values = tmp_path / "host-process.yaml"
+    values.write_bytes(codecs.BOM_UTF16_LE + "hostProcess: true\n".encode("utf-16-le"))
+    status, out, _ = run(capsys, "check", "-o", "json", "--helm-values", str(values),
+                         str(CHART))
+    assert (status, json.loads(out)["findings"]) == (0, [])
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)),
+        encoding="utf-8")
+    status, _, err = run(capsys, "check", "--helm-values", str(bomb), str(CHART))
+    assert status == 2
+    [line] = errors(err)
+    assert f"failed (exit status 1): Error: {bomb}:" in line
+    assert "aliases expand to more than" in line
+
+    missing = tmp_path / "nope.yaml"
+    status, _, err = run(capsys, "check", "--helm-values", str(missing), str(CHART))
+    [line] = errors(err)
+    assert line.endswith(f"failed (exit status 1): Error: {missing}: cannot read: "
+                         "No such file or directory")

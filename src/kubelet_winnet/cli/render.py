@@ -449,15 +449,17 @@ def _engine(argv: Iterable[str]) -> int:
         sys.stderr.write(f"Error: cannot load helm-python-sdk: {exc}\n")
         return 1
 
+    from kubelet_winnet.cli.input import DEFAULT_LIMITS, read_source
+
     values: dict[str, Any] = {}
     try:
         for path in args.values:
-            with open(path, encoding="utf-8") as file:
-                loaded = yaml.safe_load(file)
-            if loaded is not None and not isinstance(loaded, dict):
-                sys.stderr.write(f"Error: {path}: values must be a mapping\n")
-                return 1
-            _merge(values, loaded or {})
+            # Through the input layer: its encodings, alias and size bounds, and words.
+            for found in read_source(path, DEFAULT_LIMITS):
+                if isinstance(found, BadInput):
+                    sys.stderr.write(f"Error: {found}\n")
+                    return 1
+                _merge(values, found.value)
         for setting in args.set:
             _merge(values, helm.parse_set_string(setting))
         with helm.Chart.load(args.chart) as chart:

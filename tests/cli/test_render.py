@@ -368,3 +368,19 @@ def test_helm_values_files_are_read_by_the_input_layer(
     [line] = errors(err)
     assert line.endswith(f"failed (exit status 1): Error: {missing}: cannot read: "
                          "No such file or directory")
+
+
+def test_the_engine_reads_values_under_the_callers_limits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The error says "raise the limit with --max-alias-nodes": the flag must reach it.
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    values = tmp_path / "aliases.yaml"
+    values.write_text("a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nb: [*a, *a, *a]\n",
+                      encoding="utf-8")
+    status, _, err = run(capsys, "check", "--max-alias-nodes", "20", "--helm-values",
+                         str(values), str(CHART))
+    assert status == 2 and "aliases expand to more than 20 nodes" in err
+    status, _, err = run(capsys, "check", "--helm-values", str(values), str(CHART))
+    assert status == 1 and not errors(err)

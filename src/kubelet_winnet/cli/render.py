@@ -245,7 +245,9 @@ class Renderer:
                 "Python package helm-python-sdk (pip install helm-python-sdk); or give "
                 "--no-render to read its files as they are"
             )
+        limits = self.limits
         return [sys.executable, "-m", "kubelet_winnet.cli.render", "--engine", target,
+                "--limits", f"{limits.max_bytes},{limits.max_depth},{limits.max_alias_nodes}",
                 *[arg for values in self.options.helm_values for arg in ("--values", values)],
                 *[arg for setting in self.options.helm_set for arg in ("--set", setting)]]
 
@@ -442,6 +444,7 @@ def _engine(argv: Iterable[str]) -> int:
     parser.add_argument("chart")
     parser.add_argument("--values", action="append", default=[])
     parser.add_argument("--set", action="append", default=[])
+    parser.add_argument("--limits", default="")  # the caller's --max-bytes,depth,alias-nodes
     args = parser.parse_args(list(argv))
     try:
         import helm_python as helm
@@ -451,11 +454,13 @@ def _engine(argv: Iterable[str]) -> int:
 
     from kubelet_winnet.cli.input import DEFAULT_LIMITS, read_source
 
+    limits = Limits(*map(int, args.limits.split(","))) if args.limits else DEFAULT_LIMITS
+
     values: dict[str, Any] = {}
     try:
         for path in args.values:
             # Through the input layer: its encodings, alias and size bounds, and words.
-            for found in read_source(path, DEFAULT_LIMITS):
+            for found in read_source(path, limits):
                 if isinstance(found, BadInput):
                     sys.stderr.write(f"Error: {found}\n")
                     return 1

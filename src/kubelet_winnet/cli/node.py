@@ -460,6 +460,9 @@ COMMAND = Command("node", _configure, _run)
 # --- audit --node-config: one directory per node, joined with the cluster's pods ----------
 
 
+MAX_NODE_FOLDERS = 10_000  # a cluster's Windows nodes; more is a wrong directory
+
+
 def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
     """Each subdirectory of ``directory`` read as one node's files, keyed by its name
     (the node's name); read errors go to ``session`` as one line each."""
@@ -476,8 +479,12 @@ def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
         return {}
     if not names:
         session.error(f"--node-config {directory}: no directory per node in it")
+    if len(names) > MAX_NODE_FOLDERS:  # cutting them would judge pods without their node
+        session.error(f"--node-config {directory}: more than {MAX_NODE_FOLDERS} folders; "
+                      "give one folder per node of the cluster")
+        return {}
     found: dict[str, NodeFiles] = {}
-    for name in names[:10_000]:
+    for name in names:
         files = read_node([os.path.join(directory, name)])
         for problem in files.errors:
             session.error(str(problem))

@@ -224,3 +224,16 @@ def test_a_run_that_reads_no_node_file_is_not_a_pass(
     status, out, err = command(capsys, "node", str(tmp_path))
     assert status == 2 and not out
     assert f"error: node: no node file in {tmp_path} (1 file read)" in err
+
+
+def test_a_schema_version_no_containerd_loads_is_found_without_a_runtime(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Every containerd refuses a config version above its ConfigVersion
+    # (cmd/containerd/server/config/config.go ValidateVersion); the newest is 4 in our
+    # table (runtime/_releases.py). Without a known runtime, version 99 passed green.
+    (tmp_path / "config.toml").write_text("\n\nversion = 99\n", encoding="utf-8")
+    status, report = findings(capsys, str(tmp_path))
+    assert status == 1
+    [finding] = report["findings"]
+    assert finding["rule"] == "node-config-version" and finding["line"] == 3
+    assert "no containerd release up to 2.4 loads schema version 99" in finding["message"]

@@ -110,6 +110,7 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
     from kubelet_winnet._lint.rules import Severity
     from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
     from kubelet_winnet.runtime._releases import (
+        CONTAINERD_LINES,
         containerd_line,
         parse_runtime,
         shim_has_hyperv_host_process,
@@ -159,6 +160,13 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
             add("node-config-version",
                 f"containerd {line.name} loads schema versions up to "
                 f"{max(line.config_versions)}, this file is version {config.version}: "
+                "containerd does not start.", config.source, config.version_line)
+        newest = CONTAINERD_LINES[-1]
+        if line is None and config.version > max(newest.config_versions):
+            # Whatever the release: none loads it (ValidateVersion in each line's config.go).
+            add("node-config-version",
+                f"no containerd release up to {newest.name} loads schema version "
+                f"{config.version} (the newest reads up to {max(newest.config_versions)}): "
                 "containerd does not start.", config.source, config.version_line)
         if line is not None and line.line < (2, 0):
             for key in config.short_plugin_keys:

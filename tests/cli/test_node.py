@@ -237,3 +237,16 @@ def test_a_schema_version_no_containerd_loads_is_found_without_a_runtime(
     [finding] = report["findings"]
     assert finding["rule"] == "node-config-version" and finding["line"] == 3
     assert "no containerd release up to 2.4 loads schema version 99" in finding["message"]
+
+
+@pytest.mark.parametrize("runtime", ["banana", "containerd", "://2.4.0", "containerd://"])
+def test_a_runtime_flag_that_is_not_name_and_version_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, runtime: str) -> None:
+    # Node.status.nodeInfo.containerRuntimeVersion is "<name>://<version>"; anything
+    # else was shown back as the runtime and judged as an unknown one, exit 0.
+    (tmp_path / "kubelet.yaml").write_text(_GATE_138)
+    status, out, err = command(capsys, "node", str(tmp_path), "--kubelet-version", "1.34",
+                               "--runtime", runtime)
+    assert status == 2 and not out
+    assert (f"error: --runtime {runtime!r}: expected NAME://VERSION, as the Node's "
+            "containerRuntimeVersion (containerd://2.4.0)") in err

@@ -337,6 +337,12 @@ def _run(args: argparse.Namespace, session: Session) -> int:
             near = nearest_node_rule(name)
             session.error(f"--ignore: no node rule {name!r}"
                           + (f"; did you mean {near}?" if near else ""))
+    if args.runtime is not None:
+        name, sep, version = args.runtime.partition("://")
+        if not (name and sep and version):
+            shown = args.runtime if len(args.runtime) <= 80 else args.runtime[:77] + "..."
+            session.error(f"--runtime {shown!r}: expected NAME://VERSION, as the Node's "
+                          "containerRuntimeVersion (containerd://2.4.0)")
     if not 1 <= args.host_port <= 65535:
         session.error(f"--host-port: {args.host_port} is not a port (1 to 65535)")
     if not args.node_paths:

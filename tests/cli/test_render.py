@@ -384,3 +384,20 @@ def test_the_engine_reads_values_under_the_callers_limits(
     assert status == 2 and "aliases expand to more than 20 nodes" in err
     status, _, err = run(capsys, "check", "--helm-values", str(values), str(CHART))
     assert status == 1 and not errors(err)
+
+
+def test_a_renderers_log_header_is_not_part_of_its_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """kubectl logs through klog: `E1204 17:06:12.150831   10070 run.go:72] "command
+    failed" err="..."`. The time and process id made every failure line differ from run
+    to run (a CI log diff, a baseline of errors); keep the message."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text("resources:\n- missing-deployment.yaml\n")
+    status, _, err = run(capsys, "check", str(overlay))
+    assert status == 2
+    [line] = errors(err)
+    said = line.split("failed (exit status 1): ", 1)[1]
+    assert said.startswith('"command failed" err='), said

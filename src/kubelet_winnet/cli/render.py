@@ -19,6 +19,7 @@ the line of the built stream.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -327,7 +328,7 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
             f"use {memory >> 20} MiB here (2 GiB and 8 times --max-bytes); raise --max-bytes "
             "for a chart this large")
     if status != 0:
-        said = " ".join(errors.decode("utf-8", "replace").split())
+        said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
         said = said if len(said) <= 400 else said[:397] + "..."
         raise RenderError(f"{shown} failed (exit status {status})"
                           + (f": {said}" if said else ""))
@@ -349,6 +350,9 @@ def _limit_memory(limit: int) -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+# klog's line header (kubectl, kustomize): severity, date, time, thread id, file:line.
+_KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\s\]]+:\d+\] ",
+                          re.MULTILINE)
 # What a renderer says when an allocation fails: Go's runtime, Python's.
 _OUT_OF_MEMORY = (b"fatal error: out of memory", b"MemoryError")
 

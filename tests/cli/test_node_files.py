@@ -337,3 +337,21 @@ def test_cni_capability_null_is_not_declared(tmp_path: Path) -> None:
     path.write_text('{"cniVersion": "1.0.0", "name": "n", "plugins": '
                     '[{"type": "win-bridge", "capabilities": {"portMappings": null}}]}\n')
     assert read_cni(str(path)).plugins[0].capabilities == frozenset()
+
+
+def test_two_of_a_kind_name_what_they_are_and_where(tmp_path: Path) -> None:
+    # "a second node file for one node (the first was n.json)" for two Node objects in
+    # one List said neither that they are Node objects nor that both are in that file.
+    both = tmp_path / "nodes.json"
+    both.write_text('{"kind": "List", "items": [\n'
+                    '{"kind": "Node", "metadata": {"name": "a"}},\n'
+                    '{"kind": "Node", "metadata": {"name": "b"}}]}\n', encoding="utf-8")
+    (tmp_path / "a.toml").write_text("version = 2\n", encoding="utf-8")
+    (tmp_path / "b.toml").write_text("version = 3\n", encoding="utf-8")
+    found = read_node([str(tmp_path)])
+    assert sorted(str(e) for e in found.errors) == [
+        f"{tmp_path / 'b.toml'}: a second containerd config.toml for one node (the first "
+        f"is {tmp_path / 'a.toml'}); give one node's files",
+        f"{tmp_path / 'nodes.json'}: a second Node object for one node (the first is "
+        "earlier in this file); give one node's files",
+    ]

@@ -82,12 +82,20 @@ class NodeFiles:
             for name in ("containerd", "kubelet", "proxy", "excluded", "dynamic", "node"))
 
     def _set(self, name: str, value: object, source: str) -> None:
-        if getattr(self, name) is not None:
+        first = getattr(self, name)
+        if first is not None:
+            earlier = getattr(first, "source", "?")
             self.errors.append(NodeConfigError(
-                source, f"a second {name} file for one node (the first was "
-                f"{getattr(getattr(self, name), 'source', '?')})"))
+                source, f"a second {_KINDS[name]} for one node (the first is "
+                + ("earlier in this file" if earlier == source else earlier)
+                + "); give one node's files"))
             return
         setattr(self, name, value)
+
+
+_KINDS = {"containerd": "containerd config.toml", "kubelet": "kubelet configuration",
+          "proxy": "kube-proxy configuration", "excluded": "netsh excluded port ranges output",
+          "dynamic": "netsh dynamic port range output", "node": "Node object"}
 
 
 def _files(paths: list[str], found: NodeFiles) -> list[str]:

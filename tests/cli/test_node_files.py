@@ -355,3 +355,22 @@ def test_two_of_a_kind_name_what_they_are_and_where(tmp_path: Path) -> None:
         f"{tmp_path / 'nodes.json'}: a second Node object for one node (the first is "
         "earlier in this file); give one node's files",
     ]
+
+
+def test_a_flags_file_of_one_long_word_is_read_in_bounded_time(tmp_path: Path) -> None:
+    # shlex builds each word a character at a time by string concatenation: one 1.3 MB
+    # --feature-gates word took 29 s, a 16 MiB file (under the node limit) about an hour.
+    # In a child process with a timeout: a hang fails the test instead of the suite.
+    import subprocess
+    import sys
+
+    gates = ",".join(f"Gate{i}=true" for i in range(250_000))  # 3.4 MB
+    path = tmp_path / "kubelet.args"
+    path.write_text(f"--feature-gates={gates} --v=2\n", encoding="utf-8")
+    code = ("import sys\n"
+            "from kubelet_winnet.cli.nodefiles.kube import read_flags\n"
+            "flags = read_flags(sys.argv[1])\n"
+            "print(len(flags.gates), flags.gates['Gate249999'])\n")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.stdout.split() == ["250000", "(True,", "1)"], done.stderr

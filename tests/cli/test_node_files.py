@@ -374,3 +374,22 @@ def test_a_flags_file_of_one_long_word_is_read_in_bounded_time(tmp_path: Path) -
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.stdout.split() == ["250000", "(True,", "1)"], done.stderr
+
+
+@given(st.text(alphabet=" \t'\"\\=-,abc:", max_size=40))
+def test_flag_words_split_as_posix_shlex_does(line: str) -> None:
+    """POSIX sh quoting (shlex.split(posix=True), the reference on short lines): quotes,
+    backslash pairs, whitespace; the same words, or the same refusal."""
+    import shlex
+
+    from kubelet_winnet.cli.nodefiles.kube import _split
+
+    try:
+        expected: list[str] | None = shlex.split(line, posix=True)
+    except ValueError:
+        expected = None
+    try:
+        got: list[str] | None = _split(line)
+    except ValueError:
+        got = None
+    assert got == expected

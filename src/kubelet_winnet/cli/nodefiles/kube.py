@@ -9,7 +9,6 @@ Only what the node rules read is kept: feature gates, kube-proxy's mode and
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -108,6 +107,44 @@ _FLAG = re.compile(r"--([A-Za-z0-9-]+)(?:=(.*))?", re.DOTALL)
 _BOOL = {"true": True, "false": False, "1": True, "0": False, "t": True, "f": False}
 
 
+# A shell word: unquoted runs, 'literal' and "escaped" quotes, backslash pairs (POSIX
+# sh rules, as shlex.split(posix=True) reads them, in linear time: shlex grows each word
+# a character at a time, quadratic in its length).
+_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)
+_PIECE = re.compile(r"""[^\s'"\\]+|'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.DOTALL)
+_IN_QUOTES = re.compile(r'\\(["\\])')
+
+
+def _split(line: str) -> list[str]:
+    """The words of one line; ``#`` at a word's start begins a comment. ValueError for
+    an unclosed quote or a trailing backslash."""
+    words: list[str] = []
+    position, size = 0, len(line)
+    while True:
+        while position < size and line[position].isspace():
+            position += 1
+        if position >= size or line[position] == "#":
+            return words
+        match = _WORD.match(line, position)
+        if match is None or (match.end() < size and not line[match.end()].isspace()):
+            stop = match.end() if match is not None else position
+            raise ValueError("no escaped character" if line[stop] == "\\"
+                             else "no closing quotation")
+        parts: list[str] = []
+        for piece in _PIECE.finditer(match[0]):
+            single, double, escaped = piece.groups()
+            if single is not None:
+                parts.append(single)
+            elif double is not None:
+                parts.append(_IN_QUOTES.sub(r"\1", double))
+            elif escaped is not None:
+                parts.append(escaped)
+            else:
+                parts.append(piece[0])
+        words.append("".join(parts))
+        position = match.end()
+
+
 def parse_flags(text: str, source: str, component: Component | None = None) -> ComponentConfig:
     """Command-line flags as a start script passes them (one or many per line, quoted as
     a shell or PowerShell would; ``#`` starts a comment). ``component`` None: kube-proxy
@@ -115,7 +152,7 @@ def parse_flags(text: str, source: str, component: Component | None = None) -> C
     flags: list[tuple[str, str, int]] = []
     for number, line in enumerate(text.split("\n"), 1):
         try:
-            words = shlex.split(line.replace("`", " "), comments=True, posix=True)
+            words = _split(line.replace("`", " "))
         except ValueError as exc:
             raise NodeConfigError(f"{source}:{number}", f"cannot split the flags: {exc}") from None
         for index, word in enumerate(words):

@@ -496,3 +496,22 @@ def test_a_baseline_that_is_also_a_named_input_is_refused(
         assert ("kubelet-winnet: error: --baseline deploy/a.yaml is also an input: name "
                 "another file for the baseline") in err
         assert manifest.read_bytes() == before
+
+
+def test_many_stale_baseline_entries_are_summarised(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A baseline of 1,000,000 entries that no longer match printed 1,000,000 notes (and
+    as many SARIF notifications): the first 20, then how many more."""
+    _repo(tmp_path)
+    entries = [{"object": {"kind": "Pod", "name": f"gone{i}"}, "rule": "host-network-ignored",
+                "field": "spec.hostNetwork"} for i in range(25)]
+    baseline = tmp_path / "b.json"
+    baseline.write_text(json.dumps({"failed_checks": [
+        {"file": "deploy/a.yaml", "findings": entries}]}), encoding="utf-8")
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert status == 1
+    stale = [line for line in err.splitlines() if "matches no finding" in line]
+    assert len(stale) == 20
+    assert (f"kubelet-winnet: note: {baseline}: 5 more baseline entries match no finding any "
+            "more; write the baseline again with --create-baseline") in err.splitlines()

@@ -393,3 +393,18 @@ def test_flag_words_split_as_posix_shlex_does(line: str) -> None:
     except ValueError:
         got = None
     assert got == expected
+
+
+def test_documents_that_are_not_node_files_are_one_note_per_file(tmp_path: Path) -> None:
+    # A cluster dump given by mistake made one note per object: 20,000 lines for 20,000
+    # pods. One per file, with the count and the kinds.
+    dump = tmp_path / "dump.yaml"
+    dump.write_text("".join(f"---\nkind: Pod\nmetadata: {{name: p{i}}}\n" for i in range(500))
+                    + "---\nkind: Service\nmetadata: {name: s}\n", encoding="utf-8")
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n---\n"
+                                      "kind: ConfigMap\n", encoding="utf-8")
+    found = read_node([str(tmp_path)])
+    assert found.skipped == [
+        f"{dump}: 501 documents are not node files (kinds 'Pod', 'Service')",
+        f"{tmp_path / 'kp.yaml'}#2: not a node file (kind 'ConfigMap')",
+    ]

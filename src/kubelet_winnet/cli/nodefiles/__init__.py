@@ -123,6 +123,7 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
 
 
 def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> None:
+    others: list[tuple[str, str]] = []  # (label, kind shown) of documents not node files
     for item in read_source(path, limits):
         if isinstance(item, BadInput):
             where = f"{item.source}:{item.line}" if item.line else item.source
@@ -140,7 +141,15 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
         if node is not None:
             found._set("node", node, path)
             continue
-        found.skipped.append(f"{item.label}: not a node file (kind {item.value.get('kind')!r})")
+        kind = repr(item.value.get("kind"))
+        others.append((item.label, kind if len(kind) <= 60 else kind[:57] + "..."))
+    if len(others) == 1:
+        found.skipped.append(f"{others[0][0]}: not a node file (kind {others[0][1]})")
+    elif others:  # one note per file, not per object (a cluster dump given by mistake)
+        kinds = list(dict.fromkeys(kind for _, kind in others))
+        shown = ", ".join(kinds[:5]) + (f" and {len(kinds) - 5} more" if len(kinds) > 5 else "")
+        found.skipped.append(f"{path}: {len(others)} documents are not node files "
+                             f"(kinds {shown})")
 
 
 def _text_file(path: str, found: NodeFiles, limits: Limits) -> None:

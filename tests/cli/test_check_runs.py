@@ -476,3 +476,42 @@ def test_junit_of_a_pod_named_with_control_characters_parses(
     assert case.get("name") == "host-network-ignored Pod/n\\x1b/a\\x01b\\uffff spec.hostNetwork"
     (suite,) = list(junitparser.JUnitXml.fromstring(out.encode("utf-8")))
     assert suite.failures == 1
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_a_baseline_that_is_also_a_named_input_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, create: bool
+) -> None:
+    """The baseline file is left out of the input (so a directory search does not read
+    it as manifests). Named as an input too, `check pod.yaml --baseline pod.yaml
+    --create-baseline` checked nothing and said nothing, exit 0; with a second manifest
+    it overwrote pod.yaml with the baseline."""
+    deploy = _repo(tmp_path)
+    manifest = deploy / "a.yaml"
+    before = manifest.read_bytes()
+    for inputs in (["deploy/a.yaml"], ["deploy", "deploy/a.yaml"]):
+        status, _, err = run(capsys, *inputs, "--baseline", "deploy/a.yaml",
+                             *(["--create-baseline"] if create else []))
+        assert status == 2
+        assert ("kubelet-winnet: error: --baseline deploy/a.yaml is also an input: name "
+                "another file for the baseline") in err
+        assert manifest.read_bytes() == before
+
+
+def test_many_stale_baseline_entries_are_summarised(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A baseline of 1,000,000 entries that no longer match printed 1,000,000 notes (and
+    as many SARIF notifications): the first 20, then how many more."""
+    _repo(tmp_path)
+    entries = [{"object": {"kind": "Pod", "name": f"gone{i}"}, "rule": "host-network-ignored",
+                "field": "spec.hostNetwork"} for i in range(25)]
+    baseline = tmp_path / "b.json"
+    baseline.write_text(json.dumps({"failed_checks": [
+        {"file": "deploy/a.yaml", "findings": entries}]}), encoding="utf-8")
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert status == 1
+    stale = [line for line in err.splitlines() if "matches no finding" in line]
+    assert len(stale) == 20
+    assert (f"kubelet-winnet: note: {baseline}: 5 more baseline entries match no finding any "
+            "more; write the baseline again with --create-baseline") in err.splitlines()

@@ -756,3 +756,21 @@ def test_the_plugins_notes_suggest_the_plugins_command(
         f"kubectl winnet: note: {chart}:3: a Helm template ({{{{ ... }}}}), not a manifest: "
         "check what it renders with helm template CHART | kubectl winnet check -"
     )
+
+
+def test_one_large_write_to_a_closed_pipe_is_141_not_a_lost_report(tmp_path: Path) -> None:
+    """CPython's BufferedWriter.write returns a short count when the pipe closes part-way
+    through one large write, and TextIOWrapper drops the rest without an error: `node -o
+    json` (one write of the whole report) exited 1 as if the report had been read."""
+    rows = "".join(f"     {port}       {port}\n" for port in range(30000, 32768))
+    netsh = tmp_path / "excluded.txt"
+    netsh.write_text("Protocol tcp Port Exclusion Ranges\n\nStart Port    End Port\n"
+                     "----------    --------\n" + rows, encoding="utf-8")
+    done = subprocess.run(
+        f"'{console_script()}' node '{netsh}' -o json | head -c 1 >/dev/null; "
+        'echo "status=${PIPESTATUS[0]}" >&2',
+        shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr
+    assert "status=141" in done.stderr, done.stderr

@@ -171,3 +171,82 @@ def test_a_sig_windows_tools_flannel_node(capsys: pytest.CaptureFixture[str]) ->
     # containerd 2.3.4's shim (hcsshim v0.15.0-rc.3) under its default Hyper-V handler.
     hyperv = classes["HostProcess pod, Hyper-V (runhcs-wcow-hypervisor)"]
     assert hyperv["network"] == "none"
+
+
+_GATE_138 = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+             "featureGates:\n  WindowsHostNetwork: true\n")
+
+
+@pytest.mark.parametrize(("version", "reason"), [
+    ("banana", "not a version like"),
+    ("1.99", "supported"),
+])
+def test_a_kubelet_version_node_cannot_judge_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, version: str, reason: str) -> None:
+    # A version outside the model used to skip the gate rule in silence: exit 0 over a
+    # gate that stops the kubelet. `check --kubelet-version banana` refuses it; so must node.
+    (tmp_path / "kubelet.yaml").write_text(_GATE_138)
+    status, out, err = command(capsys, "node", str(tmp_path), "--kubelet-version", version)
+    assert status == 2 and not out
+    (line,) = err.splitlines()
+    assert "--kubelet-version" in line and repr(version)[1:-1] in line and reason in line
+
+
+@pytest.mark.parametrize(("info", "field", "message"), [
+    ('{"kubeletVersion": 1.30}', "status.nodeInfo.kubeletVersion", "must be a string"),
+    ('{"kubeletVersion": "banana"}', "status.nodeInfo.kubeletVersion", "not a version like"),
+    ('[]', "status.nodeInfo", "must be an object"),
+    ('{"containerRuntimeVersion": ["containerd://2.4.0"]}',
+     "status.nodeInfo.containerRuntimeVersion", "must be a string"),
+])
+def test_a_node_object_with_wrong_node_info_is_refused_with_its_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, info: str, field: str,
+        message: str) -> None:
+    # kubectl never writes these; taking them as "not given" judged the node by the
+    # default kubelet (1.30 read as absent: kubelet 1.32) without a word.
+    (tmp_path / "kubelet.yaml").write_text(_GATE_138)
+    node = tmp_path / "node.json"
+    node.write_text('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},\n'
+                    f' "status": {{\n  "nodeInfo": {info}}}}}\n')
+    status, _, err = command(capsys, "node", str(tmp_path))
+    assert status == 2
+    assert f"node.json:3: {field}" in err and message in err
+
+
+def test_a_run_that_reads_no_node_file_is_not_a_pass(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Issue 29's rule for check (an empty run is not a pass) holds for node: an empty
+    # folder, or one of unrelated files, judged nothing and exited 0.
+    status, out, err = command(capsys, "node", str(tmp_path))
+    assert status == 2 and not out
+    assert f"error: node: no node file in {tmp_path} (0 files read)" in err
+    (tmp_path / "notes.txt").write_text("nothing here\n")
+    status, out, err = command(capsys, "node", str(tmp_path))
+    assert status == 2 and not out
+    assert f"error: node: no node file in {tmp_path} (1 file read)" in err
+
+
+def test_a_schema_version_no_containerd_loads_is_found_without_a_runtime(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Every containerd refuses a config version above its ConfigVersion
+    # (cmd/containerd/server/config/config.go ValidateVersion); the newest is 4 in our
+    # table (runtime/_releases.py). Without a known runtime, version 99 passed green.
+    (tmp_path / "config.toml").write_text("\n\nversion = 99\n", encoding="utf-8")
+    status, report = findings(capsys, str(tmp_path))
+    assert status == 1
+    [finding] = report["findings"]
+    assert finding["rule"] == "node-config-version" and finding["line"] == 3
+    assert "no containerd release up to 2.4 loads schema version 99" in finding["message"]
+
+
+@pytest.mark.parametrize("runtime", ["banana", "containerd", "://2.4.0", "containerd://"])
+def test_a_runtime_flag_that_is_not_name_and_version_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, runtime: str) -> None:
+    # Node.status.nodeInfo.containerRuntimeVersion is "<name>://<version>"; anything
+    # else was shown back as the runtime and judged as an unknown one, exit 0.
+    (tmp_path / "kubelet.yaml").write_text(_GATE_138)
+    status, out, err = command(capsys, "node", str(tmp_path), "--kubelet-version", "1.34",
+                               "--runtime", runtime)
+    assert status == 2 and not out
+    assert (f"error: --runtime {runtime!r}: expected NAME://VERSION, as the Node's "
+            "containerRuntimeVersion (containerd://2.4.0)") in err

@@ -78,3 +78,23 @@ def test_node_config_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     assert status == 2
     assert next(line for line in err.splitlines() if "error" in line).endswith(
         "config.toml:1: not TOML: Invalid value")
+
+
+def test_more_node_folders_than_the_bound_is_an_error_not_a_cut(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The folders past the bound were dropped in silence: a pod on a node whose folder
+    # sorted after them was judged without its node's files, exit 0.
+    import kubelet_winnet.cli.node as node_command
+
+    monkeypatch.setattr(node_command, "MAX_NODE_FOLDERS", 3)
+    configs = tmp_path / "nodes"
+    for name in ("a", "b", "c", "win-2025-a"):
+        (configs / name).mkdir(parents=True)
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump(node("win-2025-a")), encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(configs)])
+    _, err = capsys.readouterr()
+    assert status == 2
+    assert (f"error: --node-config {configs}: more than 3 folders; give one folder per node "
+            "of the cluster") in err

@@ -258,3 +258,153 @@ def test_powershell_argument_array() -> None:
     assert flags.component == "kube-proxy"
     assert flags.mode == ("kernelspace", line("--proxy-mode"))
     assert flags.gates == {"WinOverlay": (True, line("--feature-gates"))}
+
+
+def test_a_fifo_in_a_node_directory_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    # Opening a FIFO blocks until a writer comes: a directory search must pass it by, as
+    # the input layer's search does (cli/input/paths.py expand_paths).
+    import os
+
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n")
+    os.mkfifo(tmp_path / "excluded.txt")
+    found = read_node([str(tmp_path)])
+    assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
+    assert not found.errors
+    assert [s for s in found.skipped if "excluded.txt" in s and "not a regular file" in s]
+
+
+@pytest.mark.parametrize("text", [
+    "a = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "version = 2\nb = " + "{x = " * 5_000 + "1" + "}" * 5_000 + "\n",
+])
+def test_deeply_nested_toml_is_one_line_not_a_recursion_error(text: str) -> None:
+    # tomllib decodes arrays and inline tables recursively: without a bound the reader
+    # dies with RecursionError. --max-depth (default 100) bounds TOML as it does YAML/JSON.
+    with pytest.raises(NodeConfigError) as caught:
+        parse_containerd(text, "c.toml")
+    assert caught.value.where == f"c.toml:{text.count(chr(10))}"
+    assert "nested deeper than 100 levels" in caught.value.reason
+
+
+def test_toml_nesting_inside_strings_and_comments_does_not_count() -> None:
+    brackets = "[" * 300
+    text = (f'version = 2\n# {brackets}\nb = "{brackets}"\nc = \'{brackets}\'\n'
+            f'd = """\n{brackets}\n"""\nf = "\\"{brackets}"\ne = [[[1]]]\n')
+    assert parse_containerd(text, "c.toml").version == 2
+
+
+_EXCLUDED_HEAD = ("Protocol tcp Port Exclusion Ranges\n\nStart Port    End Port\n"
+                  "----------    --------\n")
+
+
+@pytest.mark.parametrize("number", ["123456", "9" * 22, "9" * 5_000])
+def test_netsh_row_with_a_number_past_65535_is_refused_not_dropped(number: str) -> None:
+    # A row of two numbers is a range whatever their size: read as a heading it was
+    # dropped, and the node passed with one excluded range fewer.
+    with pytest.raises(NodeConfigError) as caught:
+        parse_netsh(f"{_EXCLUDED_HEAD}     30000       {number}\n", "ex.txt")
+    assert caught.value.where == "ex.txt:5"
+    assert "is outside 1 to 65535" in caught.value.reason
+    assert len(caught.value.reason) < 200
+
+
+def test_netsh_dynamic_count_past_65535_names_the_count() -> None:
+    text = ("Protocol tcp Dynamic Port Range\n---------------------------------\n"
+            "Start Port      : 49152\nNumber of Ports : 99999999999999999999999\n")
+    with pytest.raises(NodeConfigError) as caught:
+        parse_netsh(text, "dy.txt")
+    assert caught.value.where == "dy.txt:4"
+    assert "run past port 65535" in caught.value.reason
+
+
+@pytest.mark.parametrize("value", ['"true"', "1", "{}"])
+def test_cni_capability_that_is_not_a_boolean_is_refused(tmp_path: Path, value: str) -> None:
+    # libcni decodes capabilities into map[string]bool (pkg/types/types.go NetConf): any
+    # other value fails the whole file ("error parsing configuration"), so the network does
+    # not load. Reading it as "not declared" blamed a dropped hostPort instead.
+    path = tmp_path / "10-net.conflist"
+    path.write_text('{"cniVersion": "1.0.0", "name": "n", "plugins": [\n'
+                    f' {{"type": "win-bridge", "capabilities": {{"portMappings": {value}}}}}]}}\n')
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert caught.value.where == f"{path}:2"
+    assert "capabilities.portMappings must be true or false" in caught.value.reason
+
+
+def test_cni_capability_null_is_not_declared(tmp_path: Path) -> None:
+    # JSON null into a Go bool leaves it false, without an error (encoding/json).
+    path = tmp_path / "10-net.conflist"
+    path.write_text('{"cniVersion": "1.0.0", "name": "n", "plugins": '
+                    '[{"type": "win-bridge", "capabilities": {"portMappings": null}}]}\n')
+    assert read_cni(str(path)).plugins[0].capabilities == frozenset()
+
+
+def test_two_of_a_kind_name_what_they_are_and_where(tmp_path: Path) -> None:
+    # "a second node file for one node (the first was n.json)" for two Node objects in
+    # one List said neither that they are Node objects nor that both are in that file.
+    both = tmp_path / "nodes.json"
+    both.write_text('{"kind": "List", "items": [\n'
+                    '{"kind": "Node", "metadata": {"name": "a"}},\n'
+                    '{"kind": "Node", "metadata": {"name": "b"}}]}\n', encoding="utf-8")
+    (tmp_path / "a.toml").write_text("version = 2\n", encoding="utf-8")
+    (tmp_path / "b.toml").write_text("version = 3\n", encoding="utf-8")
+    found = read_node([str(tmp_path)])
+    assert sorted(str(e) for e in found.errors) == [
+        f"{tmp_path / 'b.toml'}: a second containerd config.toml for one node (the first "
+        f"is {tmp_path / 'a.toml'}); give one node's files",
+        f"{tmp_path / 'nodes.json'}: a second Node object for one node (the first is "
+        "earlier in this file); give one node's files",
+    ]
+
+
+def test_a_flags_file_of_one_long_word_is_read_in_bounded_time(tmp_path: Path) -> None:
+    # shlex builds each word a character at a time by string concatenation: one 1.3 MB
+    # --feature-gates word took 29 s, a 16 MiB file (under the node limit) about an hour.
+    # In a child process with a timeout: a hang fails the test instead of the suite.
+    import subprocess
+    import sys
+
+    gates = ",".join(f"Gate{i}=true" for i in range(250_000))  # 3.4 MB
+    path = tmp_path / "kubelet.args"
+    path.write_text(f"--feature-gates={gates} --v=2\n", encoding="utf-8")
+    code = ("import sys\n"
+            "from kubelet_winnet.cli.nodefiles.kube import read_flags\n"
+            "flags = read_flags(sys.argv[1])\n"
+            "print(len(flags.gates), flags.gates['Gate249999'])\n")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.stdout.split() == ["250000", "(True,", "1)"], done.stderr
+
+
+@given(st.text(alphabet=" \t'\"\\=-,abc:", max_size=40))
+def test_flag_words_split_as_posix_shlex_does(line: str) -> None:
+    """POSIX sh quoting (shlex.split(posix=True), the reference on short lines): quotes,
+    backslash pairs, whitespace; the same words, or the same refusal."""
+    import shlex
+
+    from kubelet_winnet.cli.nodefiles.kube import _split
+
+    try:
+        expected: list[str] | None = shlex.split(line, posix=True)
+    except ValueError:
+        expected = None
+    try:
+        got: list[str] | None = _split(line)
+    except ValueError:
+        got = None
+    assert got == expected
+
+
+def test_documents_that_are_not_node_files_are_one_note_per_file(tmp_path: Path) -> None:
+    # A cluster dump given by mistake made one note per object: 20,000 lines for 20,000
+    # pods. One per file, with the count and the kinds.
+    dump = tmp_path / "dump.yaml"
+    dump.write_text("".join(f"---\nkind: Pod\nmetadata: {{name: p{i}}}\n" for i in range(500))
+                    + "---\nkind: Service\nmetadata: {name: s}\n", encoding="utf-8")
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n---\n"
+                                      "kind: ConfigMap\n", encoding="utf-8")
+    found = read_node([str(tmp_path)])
+    assert found.skipped == [
+        f"{dump}: 501 documents are not node files (kinds 'Pod', 'Service')",
+        f"{tmp_path / 'kp.yaml'}#2: not a node file (kind 'ConfigMap')",
+    ]

@@ -8,6 +8,7 @@ installable here. Expected names and lines come from the fixture files
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import shutil
@@ -291,3 +292,112 @@ def test_a_template_helm_cannot_render_is_one_line(
                            f"{chart} (helm-python-sdk) failed (exit status 1): Error: ")
     assert "bad.yaml" in line  # Helm's parse error names the template
 
+
+
+# --- the renderer's memory ----------------------------------------------------------------
+
+
+def _fake_helm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """A ``helm`` first on PATH that runs ``script`` (POSIX sh)."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    helm = tools / "helm"
+    helm.write_text(f"#!/bin/sh\n{script}\n", encoding="utf-8")
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="address-space limits are POSIX rlimits")
+def test_the_renderer_runs_with_bounded_memory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`{{ range until 1000000000 }}` made Helm's engine hold 14 GB before the render
+    timeout fired: --max-bytes bounded only the output it had written. The child's
+    address space is bounded: 2 GiB and 8 times --max-bytes."""
+    _fake_helm(tmp_path, monkeypatch, 'echo "limit $(ulimit -v)" >&2; exit 1')
+    max_bytes = 1 << 20
+    status, _, err = run(capsys, "check", str(CHART), "--max-bytes", str(max_bytes))
+    assert status == 2
+    [line] = errors(err)
+    said = line.rsplit("limit ", 1)[1].split()[0]
+    assert said.isdigit(), line  # "unlimited" before the bound
+    assert int(said) * 1024 == 2 * 1024**3 + 8 * max_bytes
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="address-space limits are POSIX rlimits")
+def test_a_renderer_out_of_memory_says_which_limit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What Go's runtime prints when an allocation fails under the limit.
+    _fake_helm(tmp_path, monkeypatch, "echo 'fatal error: out of memory' >&2; exit 2")
+    status, _, err = run(capsys, "check", str(CHART), "--max-bytes", str(1 << 20))
+    assert status == 2
+    [line] = errors(err)
+    assert line == (
+        f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: helm template {CHART} ran out of "
+        "memory: a renderer may use 2056 MiB here (2 GiB and 8 times --max-bytes); raise "
+        "--max-bytes for a chart this large")
+
+
+def test_helm_values_files_are_read_by_the_input_layer(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine's values files went through yaml.safe_load: a 600-byte alias bomb ran
+    43 s to 2.5 GB, UTF-16 (what PowerShell writes; Helm's YAML reads it) was a Python
+    traceback squeezed onto the error line, a missing file "[Errno 2]"."""
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    values = tmp_path / "host-process.yaml"
+    values.write_bytes(codecs.BOM_UTF16_LE + "hostProcess: true\n".encode("utf-16-le"))
+    status, out, _ = run(capsys, "check", "-o", "json", "--helm-values", str(values),
+                         str(CHART))
+    assert (status, json.loads(out)["findings"]) == (0, [])
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)),
+        encoding="utf-8")
+    status, _, err = run(capsys, "check", "--helm-values", str(bomb), str(CHART))
+    assert status == 2
+    [line] = errors(err)
+    assert f"failed (exit status 1): Error: {bomb}:" in line
+    assert "aliases expand to more than" in line
+
+    missing = tmp_path / "nope.yaml"
+    status, _, err = run(capsys, "check", "--helm-values", str(missing), str(CHART))
+    [line] = errors(err)
+    assert line.endswith(f"failed (exit status 1): Error: {missing}: cannot read: "
+                         "No such file or directory")
+
+
+def test_the_engine_reads_values_under_the_callers_limits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The error says "raise the limit with --max-alias-nodes": the flag must reach it.
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    values = tmp_path / "aliases.yaml"
+    values.write_text("a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nb: [*a, *a, *a]\n",
+                      encoding="utf-8")
+    status, _, err = run(capsys, "check", "--max-alias-nodes", "20", "--helm-values",
+                         str(values), str(CHART))
+    assert status == 2 and "aliases expand to more than 20 nodes" in err
+    status, _, err = run(capsys, "check", "--helm-values", str(values), str(CHART))
+    assert status == 1 and not errors(err)
+
+
+def test_a_renderers_log_header_is_not_part_of_its_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """kubectl logs through klog: `E1204 17:06:12.150831   10070 run.go:72] "command
+    failed" err="..."`. The time and process id made every failure line differ from run
+    to run (a CI log diff, a baseline of errors); keep the message."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text("resources:\n- missing-deployment.yaml\n")
+    status, _, err = run(capsys, "check", str(overlay))
+    assert status == 2
+    [line] = errors(err)
+    said = line.split("failed (exit status 1): ", 1)[1]
+    assert said.startswith('"command failed" err='), said

@@ -182,3 +182,15 @@ def test_bad_facts_are_typed_errors() -> None:
         plan_pod_network(request(), {"runtime": "containerd://2.4.0"})  # type: ignore[arg-type]
     with pytest.raises(InvalidRequestError):
         plan_pod_network(b"\xff", node())
+
+
+@pytest.mark.parametrize("capabilities", [frozenset(), PORTMAP])
+def test_a_network_of_many_plugins_is_named_in_a_sentence(
+        capabilities: frozenset[str]) -> None:
+    # A conflist of 100,000 plugins made a 300 KB reason ("x, x, x, ..."), once per pod
+    # class and finding. Each type once, the first few, and how many more.
+    plugins = [CniPlugin(f"p{i % 20}", capabilities) for i in range(100_000)]
+    plan = plan_pod_network(request(), node(cni=cni(*plugins)))
+    (port,) = plan.ports
+    assert len(port.reason) < 400
+    assert "p0, p1, p2, p3, p4, p5, p6, p7 and 12 more" in port.reason

@@ -23,11 +23,12 @@ import argparse
 import difflib
 import gc
 import importlib
+import io
 import os
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import (
@@ -218,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:  # lone surrogates and odd file names never raise
             reconfigure(errors="backslashreplace")
     if argv is None:  # the console script owns the process (not a caller's main([...]))
+        _whole_writes_to_stdout()
         # Documents are JSON values freed by reference counting as soon as they are done;
         # the cyclic collector would mostly re-scan long-lived modules (10 % of the time).
         gc.freeze()
@@ -254,14 +256,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+class _WholeWrites(io.RawIOBase):
+    """A file descriptor whose ``write`` writes everything or raises. CPython's
+    BufferedWriter returns a short count when a pipe closes part-way through one large
+    write, and TextIOWrapper drops the rest without an error: a report lost, the run not
+    ended as 141."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            done += os.write(self._fd, view[done:])  # OSError (EPIPE) raises
+        return done
+
+
+_owned_stdout: list[io.TextIOWrapper] = []  # the stdout _whole_writes_to_stdout made
+
+
+def _whole_writes_to_stdout() -> None:
+    stream = sys.stdout
+    if not isinstance(stream, io.TextIOWrapper) or stream is not sys.__stdout__:
+        return
+    try:
+        fd = stream.fileno()
+        stream.flush()
+    except (OSError, ValueError):
+        return
+    raw: Any = _WholeWrites(fd)
+    replaced = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                                errors=stream.errors, line_buffering=stream.line_buffering)
+    _owned_stdout[:] = [replaced]
+    sys.stdout = replaced
+
+
 def _drop_stdout() -> None:
     # What is still buffered cannot be written either; point the descriptor at
     # /dev/null so the interpreter's final flush does not print a second error.
-    if sys.stdout is not sys.__stdout__ or sys.__stdout__ is None:
+    stream: Any = sys.stdout
+    if stream is None or (stream is not sys.__stdout__ and stream not in _owned_stdout):
         return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
     except (OSError, ValueError):
         pass

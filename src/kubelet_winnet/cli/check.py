@@ -170,6 +170,12 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     baseline = None
     if args.baseline is not None:
         baseline = _Baseline(args.baseline)
+        if _is_an_input(args.baseline, input_paths(args)):
+            # Left out of the input, it would leave nothing to check; created, it would
+            # overwrite a manifest.
+            session.error(f"--baseline {args.baseline} is also an input: name another file "
+                          "for the baseline")
+            return _failed_early(args, session, record)
         if not args.create_baseline and not baseline.load(session, limits_of(args)):
             return _failed_early(args, session, record)
     if args.kubelet_version is None:
@@ -467,6 +473,9 @@ def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[in
                 return
 
 
+_STALE_SHOWN = 20  # stale baseline entries noted one by one; the rest are counted
+
+
 class _Baseline:
     """``--baseline FILE``: findings accepted earlier (checkov's ``--baseline`` and
     ``--create-baseline``), keyed by what does not move when lines do: the file relative
@@ -484,6 +493,7 @@ class _Baseline:
         self._entries: dict[tuple[str, ...], int] = {}  # key: line in the file
         self._matched: set[tuple[str, ...]] = set()
         self._created: set[tuple[str, ...]] = set()
+        self._stale_shown = 0
 
     def _relative(self, source: str) -> str:
         if source == "<stdin>":
@@ -570,18 +580,32 @@ class _Baseline:
         """A note for each entry that matched no finding, in a file this run read (or
         one that no longer exists): fixed, or its object was renamed."""
         read = {self._relative(f) for f in files}
+        exists: dict[str, bool] = {}
+        more = 0
         for key, line in self._entries.items():
             if key in self._matched:
                 continue
             file, kind, namespace, name, rule, field = key
-            gone = file != "<stdin>" and not os.path.exists(os.path.join(self._base, file))
+            if file not in exists:
+                exists[file] = file == "<stdin>" or os.path.exists(
+                    os.path.join(self._base, file))
+            gone = not exists[file]
             if file not in read and not gone:
                 continue  # not checked in this run (pre-commit gives changed files only)
+            if self._stale_shown >= _STALE_SHOWN:
+                more += 1
+                continue
+            self._stale_shown += 1
             thing = "/".join(p for p in (kind, namespace, name) if p)
             session.note(f"{self.path}:{line}: the baseline entry {rule} on {thing} "
                          f"{field} in {file} matches no finding any more"
                          + (" (the file is gone)" if gone else "")
                          + "; remove it, or write the baseline again with --create-baseline")
+        if more:
+            session.note(f"{self.path}: {more} more baseline "
+                         + ("entry matches" if more == 1 else "entries match")
+                         + " no finding any more; write the baseline again with "
+                         "--create-baseline")
 
     def write(self, session: Session) -> None:
         """The accepted findings of this run, as the baseline file (replaced whole)."""
@@ -629,6 +653,13 @@ def _configured(finding: Finding, config: Config) -> Finding:
     lowered = finding.rule.severity - finding.severity
     severity = Severity(max(Severity.INFO, Severity[level.upper()] - lowered))
     return dataclasses.replace(finding, severity=severity)
+
+
+def _is_an_input(path: str, arguments: list[str]) -> bool:
+    """Whether ``path`` is one of the file arguments (a directory's files are not)."""
+    target = os.path.realpath(path)
+    return any(argument != "-" and os.path.realpath(argument) == target
+               for argument in arguments)
 
 
 def _filter_inputs(args: argparse.Namespace, session: Session, config: Config,

@@ -110,6 +110,7 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
     from kubelet_winnet._lint.rules import Severity
     from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
     from kubelet_winnet.runtime._releases import (
+        CONTAINERD_LINES,
         containerd_line,
         parse_runtime,
         shim_has_hyperv_host_process,
@@ -159,6 +160,13 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
             add("node-config-version",
                 f"containerd {line.name} loads schema versions up to "
                 f"{max(line.config_versions)}, this file is version {config.version}: "
+                "containerd does not start.", config.source, config.version_line)
+        newest = CONTAINERD_LINES[-1]
+        if line is None and config.version > max(newest.config_versions):
+            # Whatever the release: none loads it (ValidateVersion in each line's config.go).
+            add("node-config-version",
+                f"no containerd release up to {newest.name} loads schema version "
+                f"{config.version} (the newest reads up to {max(newest.config_versions)}): "
                 "containerd does not start.", config.source, config.version_line)
         if line is not None and line.line < (2, 0):
             for key in config.short_plugin_keys:
@@ -300,7 +308,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, session: Session) -> int:
-    from kubelet_winnet import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet import DEFAULT_KUBELET_VERSION, parse_kubelet_version
     from kubelet_winnet._lint.node_rules import (
         NODE_RULES,
         NODE_RULES_BY_ID,
@@ -309,6 +317,7 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     )
     from kubelet_winnet._lint.rules import Severity
     from kubelet_winnet.cli.nodefiles import read_node
+    from kubelet_winnet.errors import UnsupportedVersionError
 
     out = session.out
     if args.list_rules:
@@ -328,6 +337,12 @@ def _run(args: argparse.Namespace, session: Session) -> int:
             near = nearest_node_rule(name)
             session.error(f"--ignore: no node rule {name!r}"
                           + (f"; did you mean {near}?" if near else ""))
+    if args.runtime is not None:
+        name, sep, version = args.runtime.partition("://")
+        if not (name and sep and version):
+            shown = args.runtime if len(args.runtime) <= 80 else args.runtime[:77] + "..."
+            session.error(f"--runtime {shown!r}: expected NAME://VERSION, as the Node's "
+                          "containerRuntimeVersion (containerd://2.4.0)")
     if not 1 <= args.host_port <= 65535:
         session.error(f"--host-port: {args.host_port} is not a port (1 to 65535)")
     if not args.node_paths:
@@ -341,9 +356,21 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         session.error(str(problem))
     for skipped in files.skipped:
         session.note(skipped)
+    if files.empty and not files.errors:  # an empty run is not a pass (as check's)
+        count = f"{files.files} file" + ("" if files.files == 1 else "s")
+        session.error(f"node: no node file in {', '.join(args.node_paths)} ({count} read)")
+        return session.status
     node = files.node
     kubelet = (node.kubelet_version if node and node.kubelet_version
                else args.kubelet_version or DEFAULT_KUBELET_VERSION)
+    try:  # a version the rules cannot judge must not pass their checks in silence
+        parse_kubelet_version(kubelet)
+    except UnsupportedVersionError as exc:
+        given = (f"{node.source}:{node.kubelet_version_line}: status.nodeInfo.kubeletVersion"
+                 if node and node.kubelet_version else "--kubelet-version")
+        shown = kubelet if len(kubelet) <= 80 else kubelet[:77] + "..."
+        session.error(f"{given} {shown!r}: {exc.reason}")
+        return session.status
     runtime = node.runtime if node and node.runtime else args.runtime or ""
     try:
         findings = judge_node(files, kubelet, runtime)
@@ -447,6 +474,9 @@ COMMAND = Command("node", _configure, _run)
 # --- audit --node-config: one directory per node, joined with the cluster's pods ----------
 
 
+MAX_NODE_FOLDERS = 10_000  # a cluster's Windows nodes; more is a wrong directory
+
+
 def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
     """Each subdirectory of ``directory`` read as one node's files, keyed by its name
     (the node's name); read errors go to ``session`` as one line each."""
@@ -463,8 +493,12 @@ def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
         return {}
     if not names:
         session.error(f"--node-config {directory}: no directory per node in it")
+    if len(names) > MAX_NODE_FOLDERS:  # cutting them would judge pods without their node
+        session.error(f"--node-config {directory}: more than {MAX_NODE_FOLDERS} folders; "
+                      "give one folder per node of the cluster")
+        return {}
     found: dict[str, NodeFiles] = {}
-    for name in names[:10_000]:
+    for name in names:
         files = read_node([os.path.join(directory, name)])
         for problem in files.errors:
             session.error(str(problem))

@@ -19,6 +19,7 @@ the line of the built stream.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -245,7 +246,9 @@ class Renderer:
                 "Python package helm-python-sdk (pip install helm-python-sdk); or give "
                 "--no-render to read its files as they are"
             )
+        limits = self.limits
         return [sys.executable, "-m", "kubelet_winnet.cli.render", "--engine", target,
+                "--limits", f"{limits.max_bytes},{limits.max_depth},{limits.max_alias_nodes}",
                 *[arg for values in self.options.helm_values for arg in ("--values", values)],
                 *[arg for setting in self.options.helm_set for arg in ("--set", setting)]]
 
@@ -273,11 +276,15 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
     import threading
 
     shown = _shown(command)
+    memory = _memory_limit(max_bytes)
     try:
         child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)
-    except OSError as exc:
-        raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
+                                 stderr=subprocess.PIPE,
+                                 preexec_fn=(lambda: _limit_memory(memory))
+                                 if sys.platform != "win32" else None)
+    except (OSError, subprocess.SubprocessError) as exc:  # the latter: preexec_fn failed
+        raise RenderError(f"cannot run {shown}: "
+                          f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from None
     killed: list[str] = []
 
     def kill(reason: str) -> None:
@@ -315,11 +322,39 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
     if killed == ["size"]:
         raise RenderError(f"the output of {shown} is larger than {max_bytes} bytes (raise "
                           "the limit with --max-bytes)")
+    if status != 0 and any(word in errors for word in _OUT_OF_MEMORY):
+        raise RenderError(
+            f"{shown.removesuffix(' (helm-python-sdk)')} ran out of memory: a renderer may "
+            f"use {memory >> 20} MiB here (2 GiB and 8 times --max-bytes); raise --max-bytes "
+            "for a chart this large")
     if status != 0:
-        said = " ".join(errors.decode("utf-8", "replace").split())
+        said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
         said = said if len(said) <= 400 else said[:397] + "..."
         raise RenderError(f"{shown} failed (exit status {status})"
                           + (f": {said}" if said else ""))
+
+
+def _memory_limit(max_bytes: int) -> int:
+    """The address space a renderer may use: Helm and kustomize build their whole output
+    in memory, so only a bound on the child keeps `{{ range until 1000000000 }}` from
+    taking the machine's memory before the timeout fires (14 GB in 60 s, measured)."""
+    return 2 * 1024**3 + 8 * max_bytes
+
+
+def _limit_memory(limit: int) -> None:  # pragma: no cover - runs in the child
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+# klog's line header (kubectl, kustomize): severity, date, time, thread id, file:line.
+_KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\s\]]+:\d+\] ",
+                          re.MULTILINE)
+# What a renderer says when an allocation fails: Go's runtime, Python's.
+_OUT_OF_MEMORY = (b"fatal error: out of memory", b"MemoryError")
 
 
 def _drain(stream: IO[bytes] | None, kept: bytearray) -> None:
@@ -413,6 +448,7 @@ def _engine(argv: Iterable[str]) -> int:
     parser.add_argument("chart")
     parser.add_argument("--values", action="append", default=[])
     parser.add_argument("--set", action="append", default=[])
+    parser.add_argument("--limits", default="")  # the caller's --max-bytes,depth,alias-nodes
     args = parser.parse_args(list(argv))
     try:
         import helm_python as helm
@@ -420,15 +456,19 @@ def _engine(argv: Iterable[str]) -> int:
         sys.stderr.write(f"Error: cannot load helm-python-sdk: {exc}\n")
         return 1
 
+    from kubelet_winnet.cli.input import DEFAULT_LIMITS, read_source
+
+    limits = Limits(*map(int, args.limits.split(","))) if args.limits else DEFAULT_LIMITS
+
     values: dict[str, Any] = {}
     try:
         for path in args.values:
-            with open(path, encoding="utf-8") as file:
-                loaded = yaml.safe_load(file)
-            if loaded is not None and not isinstance(loaded, dict):
-                sys.stderr.write(f"Error: {path}: values must be a mapping\n")
-                return 1
-            _merge(values, loaded or {})
+            # Through the input layer: its encodings, alias and size bounds, and words.
+            for found in read_source(path, limits):
+                if isinstance(found, BadInput):
+                    sys.stderr.write(f"Error: {found}\n")
+                    return 1
+                _merge(values, found.value)
         for setting in args.set:
             _merge(values, helm.parse_set_string(setting))
         with helm.Chart.load(args.chart) as chart:

@@ -20,7 +20,7 @@ named (``git show``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -262,13 +262,22 @@ def _behaviour(plugin: CniPlugin) -> tuple[str, PluginBehaviour | None]:
     return kind, found
 
 
+def _names(names: Iterable[str], shown: int = 8) -> str:
+    """Each name once, the first ``shown`` of them (each cut to 60 characters), then how
+    many more: a reason stays a sentence whatever the file holds."""
+    unique = list(dict.fromkeys(names))
+    cut = [n if len(n) <= 60 else n[:57] + "..." for n in unique[:shown]]
+    more = len(unique) - len(cut)
+    return ", ".join(cut) + (f" and {more} more" if more else "")
+
+
 def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
     """Whether the capability reaches a plugin that applies it (libcni
     injectRuntimeConfig: only plugins declaring it get it)."""
     declared = [p for p in cni.plugins if _PORTMAP in p.capabilities]
     where = f"CNI network {cni.name!r}" + (f" ({cni.source})" if cni.source else "")
     if not declared:
-        types = ", ".join(p.type for p in cni.plugins)
+        types = _names(p.type for p in cni.plugins)
         return "dropped", (
             f"no plugin of {where} declares the portMappings capability ({types}), so the "
             "runtime's port mappings never reach CNI and nothing maps the port"
@@ -284,9 +293,11 @@ def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
         else:
             unknown.append(name)
     if unknown:
-        return "unknown", (f"{', '.join(unknown)} in {where} declares portMappings; what it "
+        return "unknown", (f"{_names(unknown)} in {where} declares portMappings; what it "
                            "does with them is not modelled")
-    return "dropped", f"{where} declares portMappings, but {'; '.join(ignoring)}"
+    ignored = list(dict.fromkeys(ignoring))
+    more = f"; and {len(ignored) - 3} more" if len(ignored) > 3 else ""
+    return "dropped", f"{where} declares portMappings, but {'; '.join(ignored[:3])}{more}"
 
 
 def _ranges(port: int, node: NodeFacts) -> tuple[str, str]:

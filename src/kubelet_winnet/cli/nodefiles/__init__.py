@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, read_source
+from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, read_source, replayable
 from kubelet_winnet.cli.nodefiles._text import read_text
 from kubelet_winnet.cli.nodefiles.cni import CNI_SUFFIXES, parse_cni, read_cni
 from kubelet_winnet.cli.nodefiles.containerd import ContainerdConfig, parse_containerd
@@ -74,13 +74,28 @@ class NodeFiles:
             **kwargs,  # type: ignore[arg-type]
         )
 
+    @property
+    def empty(self) -> bool:
+        """No file was read as a node file (nothing to judge)."""
+        return not self.cni and all(
+            getattr(self, name) is None
+            for name in ("containerd", "kubelet", "proxy", "excluded", "dynamic", "node"))
+
     def _set(self, name: str, value: object, source: str) -> None:
-        if getattr(self, name) is not None:
+        first = getattr(self, name)
+        if first is not None:
+            earlier = getattr(first, "source", "?")
             self.errors.append(NodeConfigError(
-                source, f"a second {name} file for one node (the first was "
-                f"{getattr(getattr(self, name), 'source', '?')})"))
+                source, f"a second {_KINDS[name]} for one node (the first is "
+                + ("earlier in this file" if earlier == source else earlier)
+                + "); give one node's files"))
             return
         setattr(self, name, value)
+
+
+_KINDS = {"containerd": "containerd config.toml", "kubelet": "kubelet configuration",
+          "proxy": "kube-proxy configuration", "excluded": "netsh excluded port ranges output",
+          "dynamic": "netsh dynamic port range output", "node": "Node object"}
 
 
 def _files(paths: list[str], found: NodeFiles) -> list[str]:
@@ -89,7 +104,15 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
         if os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs.sort()
-                out.extend(os.path.join(root, name) for name in sorted(names))
+                for name in sorted(names):
+                    found_path = os.path.join(root, name)
+                    if replayable(found_path):
+                        out.append(found_path)
+                    else:  # opening a FIFO waits for a writer, maybe forever
+                        found.skipped.append(
+                            f"{found_path}: skipped: not a regular file (a FIFO, socket or "
+                            "device; a directory search reads regular files only, name it "
+                            "as an argument to read it)")
         else:
             out.append(path)
         if len(out) > MAX_FILES:
@@ -100,6 +123,7 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
 
 
 def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> None:
+    others: list[tuple[str, str]] = []  # (label, kind shown) of documents not node files
     for item in read_source(path, limits):
         if isinstance(item, BadInput):
             where = f"{item.source}:{item.line}" if item.line else item.source
@@ -117,7 +141,15 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
         if node is not None:
             found._set("node", node, path)
             continue
-        found.skipped.append(f"{item.label}: not a node file (kind {item.value.get('kind')!r})")
+        kind = repr(item.value.get("kind"))
+        others.append((item.label, kind if len(kind) <= 60 else kind[:57] + "..."))
+    if len(others) == 1:
+        found.skipped.append(f"{others[0][0]}: not a node file (kind {others[0][1]})")
+    elif others:  # one note per file, not per object (a cluster dump given by mistake)
+        kinds = list(dict.fromkeys(kind for _, kind in others))
+        shown = ", ".join(kinds[:5]) + (f" and {len(kinds) - 5} more" if len(kinds) > 5 else "")
+        found.skipped.append(f"{path}: {len(others)} documents are not node files "
+                             f"(kinds {shown})")
 
 
 def _text_file(path: str, found: NodeFiles, limits: Limits) -> None:
@@ -141,7 +173,8 @@ def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
         lower = path.lower()
         try:
             if lower.endswith(".toml"):
-                found._set("containerd", parse_containerd(read_text(path, limits), path), path)
+                found._set("containerd", parse_containerd(read_text(path, limits), path,
+                                                          limits.max_depth), path)
             elif lower.endswith(CNI_SUFFIXES[:2]):
                 found.cni.append(read_cni(path, limits))
             elif lower.endswith(_DOCUMENTS):

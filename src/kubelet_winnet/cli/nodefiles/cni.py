@@ -10,6 +10,7 @@ containerd on Windows loads one network, the first file of ``conf_dir`` in name 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, read_source
@@ -21,15 +22,21 @@ __all__ = ["CNI_SUFFIXES", "parse_cni", "read_cni"]
 CNI_SUFFIXES = (".conf", ".conflist", ".json")
 
 
-def _plugin(body: Any, where: str) -> CniPlugin:
+def _plugin(body: Any, where: Callable[..., str]) -> CniPlugin:
     if not isinstance(body, dict):
-        raise NodeConfigError(where, "a CNI plugin configuration must be an object")
+        raise NodeConfigError(where(), "a CNI plugin configuration must be an object")
     kind = body.get("type")
     if not isinstance(kind, str) or not kind:
-        raise NodeConfigError(where, "a CNI plugin configuration needs a type")
+        raise NodeConfigError(where(), "a CNI plugin configuration needs a type")
     capabilities = body.get("capabilities", {})
     if not isinstance(capabilities, dict):
-        raise NodeConfigError(where, "capabilities must be an object of booleans")
+        raise NodeConfigError(where(), "capabilities must be an object of booleans")
+    for name, on in capabilities.items():
+        # libcni decodes into map[string]bool (pkg/types/types.go NetConf): another value
+        # fails the whole file, so the network does not load; null is false.
+        if on is not None and type(on) is not bool:
+            raise NodeConfigError(where("capabilities", name),
+                                  f"capabilities.{name} must be true or false")
     declared = frozenset(name for name, on in capabilities.items() if on is True)
     delegate = body.get("delegate")
     delegate_type = delegate.get("type") if isinstance(delegate, dict) else None
@@ -51,9 +58,10 @@ def parse_cni(value: Any, source: str, line_of: Any = None) -> CniNetwork:
         plugins = value["plugins"]
         if not isinstance(plugins, list) or not plugins:
             raise NodeConfigError(where("plugins"), "plugins must be a non-empty list")
-        return CniNetwork(
-            name, tuple(_plugin(p, where("plugins", i)) for i, p in enumerate(plugins)), source)
-    return CniNetwork(name, (_plugin(value, where()),), source)
+        return CniNetwork(name, tuple(
+            _plugin(p, lambda *sub, i=i: where("plugins", i, *sub))
+            for i, p in enumerate(plugins)), source)
+    return CniNetwork(name, (_plugin(value, where),), source)
 
 
 def read_cni(path: str, limits: Limits = DEFAULT_LIMITS) -> CniNetwork:

@@ -38,6 +38,9 @@ __all__ = ["ContainerdConfig", "RuntimeTable", "Setting", "parse_containerd", "r
 _RUNTIME_IDS = ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime")
 _IMAGES_ID = "io.containerd.cri.v1.images"
 _BARE_KEY = re.compile(r"([A-Za-z0-9_-]+)\s*=")
+_SPECIAL = re.compile(r"[\n#\"'\[\]{}]")
+_IN_BASIC = re.compile(r'["\\\n]')
+_IN_LITERAL = re.compile(r"['\n]")
 _POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
 
 Key = tuple[str, ...]
@@ -155,11 +158,66 @@ def _dotted(key: Key) -> str:
                     for part in key)
 
 
-def parse_containerd(text: str, source: str) -> ContainerdConfig:
+def _too_deep(text: str, max_depth: int) -> int:
+    """The line where arrays and inline tables nest deeper than ``max_depth``, else 0.
+    tomllib decodes them recursively, so a deep file would end in RecursionError; brackets
+    inside strings and comments do not count (a table header ``[[a]]`` counts 2)."""
+    depth, line, index, size = 0, 1, 0, len(text)
+    while index < size:
+        special = _SPECIAL.search(text, index)  # skip plain text at C speed
+        if special is None:
+            break
+        index = special.start()
+        char = text[index]
+        if char == "\n":
+            line += 1
+        elif char == "#":
+            end = text.find("\n", index)
+            index = size if end < 0 else end
+            continue
+        elif char in "\"'":
+            quote = text[index:index + 3] if text.startswith(char * 3, index) else char
+            index += len(quote)
+            inside = _IN_BASIC if char == '"' else _IN_LITERAL
+            while (stop := inside.search(text, index)) is not None:
+                index = stop.start()
+                if text.startswith(quote, index):
+                    break
+                if text[index] == "\\":
+                    index += 1
+                elif len(quote) == 1:
+                    break  # a newline ends a one-line string: tomllib reports it
+                else:
+                    line += 1
+                index += 1
+            else:
+                index = size
+            index += len(quote)
+            continue
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return line
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        index += 1
+    return 0
+
+
+def parse_containerd(text: str, source: str,
+                     max_depth: int = DEFAULT_LIMITS.max_depth) -> ContainerdConfig:
     """Read one ``config.toml``'s text; :class:`NodeConfigError` with ``source:line`` for
-    TOML errors and for values of the wrong type where containerd reads them."""
+    TOML errors, nesting deeper than ``max_depth``, and values of the wrong type where
+    containerd reads them."""
+    deep = _too_deep(text, max_depth)
+    if deep:
+        raise NodeConfigError(f"{source}:{deep}", f"nested deeper than {max_depth} levels "
+                              "(raise the limit with --max-depth)")
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # a bound above Python's own: still one line
+        raise NodeConfigError(source, "nested deeper than Python can decode "
+                              f"(--max-depth is {max_depth})") from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         match = _POSITION.search(message)
@@ -245,4 +303,4 @@ def parse_containerd(text: str, source: str) -> ContainerdConfig:
 
 def read_containerd(path: str, limits: Limits = DEFAULT_LIMITS) -> ContainerdConfig:
     """:func:`parse_containerd` of a file (UTF-8, or UTF-16 with its BOM)."""
-    return parse_containerd(read_text(path, limits), path)
+    return parse_containerd(read_text(path, limits), path, limits.max_depth)

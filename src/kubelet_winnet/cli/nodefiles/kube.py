@@ -9,7 +9,6 @@ Only what the node rules read is kept: feature gates, kube-proxy's mode and
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,6 +55,7 @@ class NodeObject:
     kernel: str  # nodeInfo.kernelVersion: 10.0.26100.x is Windows Server 2025
     annotations: Mapping[str, str]
     line: int
+    kubelet_version_line: int = 0  # of status.nodeInfo.kubeletVersion
 
 
 def _gates(value: Any, document: Document) -> dict[str, tuple[bool, int]]:
@@ -107,6 +107,44 @@ _FLAG = re.compile(r"--([A-Za-z0-9-]+)(?:=(.*))?", re.DOTALL)
 _BOOL = {"true": True, "false": False, "1": True, "0": False, "t": True, "f": False}
 
 
+# A shell word: unquoted runs, 'literal' and "escaped" quotes, backslash pairs (POSIX
+# sh rules, as shlex.split(posix=True) reads them, in linear time: shlex grows each word
+# a character at a time, quadratic in its length).
+_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)
+_PIECE = re.compile(r"""[^\s'"\\]+|'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.DOTALL)
+_IN_QUOTES = re.compile(r'\\(["\\])')
+
+
+def _split(line: str) -> list[str]:
+    """The words of one line; ``#`` at a word's start begins a comment. ValueError for
+    an unclosed quote or a trailing backslash."""
+    words: list[str] = []
+    position, size = 0, len(line)
+    while True:
+        while position < size and line[position].isspace():
+            position += 1
+        if position >= size or line[position] == "#":
+            return words
+        match = _WORD.match(line, position)
+        if match is None or (match.end() < size and not line[match.end()].isspace()):
+            stop = match.end() if match is not None else position
+            raise ValueError("no escaped character" if line[stop] == "\\"
+                             else "no closing quotation")
+        parts: list[str] = []
+        for piece in _PIECE.finditer(match[0]):
+            single, double, escaped = piece.groups()
+            if single is not None:
+                parts.append(single)
+            elif double is not None:
+                parts.append(_IN_QUOTES.sub(r"\1", double))
+            elif escaped is not None:
+                parts.append(escaped)
+            else:
+                parts.append(piece[0])
+        words.append("".join(parts))
+        position = match.end()
+
+
 def parse_flags(text: str, source: str, component: Component | None = None) -> ComponentConfig:
     """Command-line flags as a start script passes them (one or many per line, quoted as
     a shell or PowerShell would; ``#`` starts a comment). ``component`` None: kube-proxy
@@ -114,7 +152,7 @@ def parse_flags(text: str, source: str, component: Component | None = None) -> C
     flags: list[tuple[str, str, int]] = []
     for number, line in enumerate(text.split("\n"), 1):
         try:
-            words = shlex.split(line.replace("`", " "), comments=True, posix=True)
+            words = _split(line.replace("`", " "))
         except ValueError as exc:
             raise NodeConfigError(f"{source}:{number}", f"cannot split the flags: {exc}") from None
         for index, word in enumerate(words):
@@ -165,13 +203,25 @@ def node_from_document(document: Document) -> NodeObject | None:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise NodeConfigError(f"{document.source}:{document.line}", "a Node without metadata.name")
-    status: dict[str, Any] = value["status"] if isinstance(value.get("status"), dict) else {}
-    info: dict[str, Any] = status["nodeInfo"] if isinstance(status.get("nodeInfo"), dict) else {}
+    # What kubectl never writes is refused, not read as "not given": a default kubelet
+    # or runtime would then judge the node in silence.
+    def where(*path: str) -> str:
+        return f"{document.source}:{document.line_of(path) or document.line}"
+
+    status = value.get("status", {})
+    if not isinstance(status, dict):
+        raise NodeConfigError(where("status"), "status must be an object")
+    info = status.get("nodeInfo", {})
+    if not isinstance(info, dict):
+        raise NodeConfigError(where("status", "nodeInfo"), "status.nodeInfo must be an object")
     annotations = metadata.get("annotations")
 
     def text(key: str) -> str:
         found = info.get(key, "")
-        return found if isinstance(found, str) else ""
+        if not isinstance(found, str):
+            raise NodeConfigError(where("status", "nodeInfo", key),
+                                  f"status.nodeInfo.{key} must be a string")
+        return found
 
     return NodeObject(
         document.source, name, text("kubeletVersion"), text("containerRuntimeVersion"),
@@ -179,4 +229,5 @@ def node_from_document(document: Document) -> NodeObject | None:
         {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
         if isinstance(annotations, dict) else {},
         document.line,
+        document.line_of(("status", "nodeInfo", "kubeletVersion")) or document.line,
     )

@@ -19,8 +19,10 @@ from kubelet_winnet.runtime._node import PortRange
 
 __all__ = ["PortRanges", "parse_netsh"]
 
-_ROW = re.compile(r"\s*(\d{1,5})\s+(\d{1,5})\s*(\*)?\s*")
-_LABELLED = re.compile(r"[^:：]*[:：]\s*(\d{1,6})\s*")
+# Numbers of any length: a row or count out of range is an error, not a heading.
+_ROW = re.compile(r"\s*(\d+)\s+(\d+)\s*(\*)?\s*")
+_LABELLED = re.compile(r"[^:：]*[:：]\s*(\d+)\s*")
+_MAX_DIGITS = 6  # int() of thousands of digits is slow, then refused
 _RULE = re.compile(r"\s*-{3,}(\s+-{3,})*\s*")
 
 
@@ -31,17 +33,23 @@ class PortRanges:
     ranges: tuple[tuple[PortRange, int], ...]  # each with its line
 
 
+def _number(text: str) -> int:
+    """``text``'s value, or 10**6 for any longer number (past every port and count)."""
+    return int(text) if len(text) <= _MAX_DIGITS else 10**_MAX_DIGITS
+
+
 def _port(text: str, where: str) -> int:
-    value = int(text)
+    value = _number(text)
     if not 1 <= value <= 65535:
-        raise NodeConfigError(where, f"port {value} is outside 1 to 65535")
+        shown = text if len(text) <= 20 else text[:17] + "..."
+        raise NodeConfigError(where, f"port {shown} is outside 1 to 65535")
     return value
 
 
 def parse_netsh(text: str, source: str) -> PortRanges | None:
     """The ranges of one netsh output, or None when the text has neither shape."""
     rows: list[tuple[PortRange, int]] = []
-    labelled: list[tuple[int, int]] = []
+    labelled: list[tuple[str, int]] = []
     ruled = False
     for number, line in enumerate(text.split("\n"), 1):
         where = f"{source}:{number}"
@@ -57,7 +65,7 @@ def parse_netsh(text: str, source: str) -> PortRanges | None:
             continue
         found = _LABELLED.fullmatch(line)
         if found is not None:
-            labelled.append((int(found[1]), number))
+            labelled.append((found[1], number))
     if rows and labelled:
         raise NodeConfigError(source, "holds both port rows and labelled numbers: "
                               "save each netsh output to its own file")
@@ -68,11 +76,14 @@ def parse_netsh(text: str, source: str) -> PortRanges | None:
     if len(labelled) != 2:
         raise NodeConfigError(
             f"{source}:{labelled[0][1]}",
-            f"expected a start port and a number of ports, found {len(labelled)} numbers")
-    (start, start_line), (count, count_line) = labelled
-    start = _port(str(start), f"{source}:{start_line}")
+            "expected a start port and a number of ports, found "
+            + ("1 number" if len(labelled) == 1 else f"{len(labelled)} numbers"))
+    (start_text, start_line), (count_text, count_line) = labelled
+    start = _port(start_text, f"{source}:{start_line}")
+    count = _number(count_text)
     if count < 1 or start + count - 1 > 65535:
+        shown = count_text if len(count_text) <= 20 else count_text[:17] + "..."
         raise NodeConfigError(f"{source}:{count_line}",
-                              f"{count} ports from {start} run past port 65535")
+                              f"{shown} ports from {start} run past port 65535")
     return PortRanges(source, "dynamic",
                       ((PortRange(start, start + count - 1, "dynamic"), start_line),))

@@ -250,3 +250,42 @@ def test_a_runtime_flag_that_is_not_name_and_version_is_refused(
     assert status == 2 and not out
     assert (f"error: --runtime {runtime!r}: expected NAME://VERSION, as the Node's "
             "containerRuntimeVersion (containerd://2.4.0)") in err
+
+
+@pytest.mark.parametrize(("runtime", "network"), [
+    ("containerd://2.4.0", "none"),  # hcsshim v0.15.0-rc.4: PR #2531, no network
+    ("containerd://2.2.0", "node"),  # hcsshim v0.14: the HostProcess container on the host
+])
+def test_the_runtime_flag_plans_a_node_without_a_node_object(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, runtime: str, network: str,
+) -> None:
+    """--runtime "when no Node object is given": win-2025-a's config.toml alone makes the
+    Hyper-V handler the default, so a HostProcess pod's network follows the runtime's shim."""
+    (tmp_path / "config.toml").write_bytes((NODES / "win-2025-a" / "config.toml").read_bytes())
+    _, report = findings(capsys, "--runtime", runtime, str(tmp_path))
+    (host_process,) = [c for c in report["podClasses"] if c["class"] == "HostProcess pod"]
+    assert (report["runtime"], host_process["isolation"], host_process["network"]) == (
+        runtime, "hyperv", network)
+
+
+def test_a_path_that_cannot_be_read_gives_its_error_and_no_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """Nothing was read: a table of a default node would answer a question nobody asked."""
+    status, out, err = command(capsys, "node", str(tmp_path / "missing"))
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [
+        f"kubelet-winnet: error: {tmp_path / 'missing'}: cannot read: No such file or directory"]
+
+
+def test_an_assumed_kubelet_version_is_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    (tmp_path / "config.toml").write_bytes((NODES / "win-2025-a" / "config.toml").read_bytes())
+    _, _, err = command(capsys, "node", str(tmp_path))
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION
+
+    assert ("kubelet-winnet: note: no Node object and no --kubelet-version: the node is "
+            f"judged as kubelet {DEFAULT_KUBELET_VERSION}") in err.splitlines()
+    _, _, err = command(capsys, "node", "--kubelet-version", "1.34", str(tmp_path))
+    assert "no --kubelet-version" not in err

@@ -9,6 +9,8 @@ akswin000001's is azure-vnet (applies them) on process isolation.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,17 @@ def test_rows_say_what_the_node_gives(capsys: pytest.CaptureFixture[str],
     main(["audit", "-f", str(dump), "--node-config", str(NODES)])
     out, _ = capsys.readouterr()
     assert "web-2025: on its node: hyperv isolation, network pod; hostPort 8081 dropped" in out
+    main(["audit", "-f", str(dump), "--node-config", str(NODES), "-o", "csv"])
+    out, _ = capsys.readouterr()
+    cells = {r["pod"]: (r["onNodeIsolation"], r["onNodeNetwork"], r["onNodeHostPorts"])
+             for r in csv.DictReader(io.StringIO(out))}
+    assert cells == {"web-2025": ("hyperv", "pod", "8081/tcp:dropped"),
+                     "agent-2025": ("hyperv", "none", ""),
+                     "web-aks": ("process", "pod", "8081/tcp:applied")}
+    main(["audit", "-f", str(dump), "-o", "csv"])  # without --node-config: empty cells
+    out, _ = capsys.readouterr()
+    assert {(r["onNodeIsolation"], r["onNodeNetwork"], r["onNodeHostPorts"])
+            for r in csv.DictReader(io.StringIO(out))} == {("", "", "")}
 
 
 def test_node_config_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

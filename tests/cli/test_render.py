@@ -257,9 +257,9 @@ def test_helm_values_and_set_reach_the_chart(
     values = tmp_path / "host-process.yaml"
     values.write_text("hostProcess: true\n", encoding="utf-8")
     # HostProcess with hostNetwork: what the chart's author meant; nothing to say
-    status, out, _ = run(capsys, "check", "-o", "json", "--helm-values", str(values),
-                         str(CHART))
-    assert (status, json.loads(out)["findings"]) == (0, [])
+    status, out, err = run(capsys, "check", "-o", "json", "--helm-values", str(values),
+                           str(CHART))
+    assert (status, json.loads(out)["findings"]) == (0, []), err
     status, out, _ = run(capsys, "check", "-o", "json", "--helm-set", "hostProcess=true",
                          str(CHART))
     assert (status, json.loads(out)["findings"]) == (0, [])
@@ -349,9 +349,9 @@ def test_helm_values_files_are_read_by_the_input_layer(
     without_helm_binary(monkeypatch)
     values = tmp_path / "host-process.yaml"
     values.write_bytes(codecs.BOM_UTF16_LE + "hostProcess: true\n".encode("utf-16-le"))
-    status, out, _ = run(capsys, "check", "-o", "json", "--helm-values", str(values),
-                         str(CHART))
-    assert (status, json.loads(out)["findings"]) == (0, [])
+    status, out, err = run(capsys, "check", "-o", "json", "--helm-values", str(values),
+                           str(CHART))
+    assert (status, json.loads(out)["findings"]) == (0, []), err
 
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(

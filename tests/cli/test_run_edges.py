@@ -404,15 +404,19 @@ def test_issue30_item4_a_file_size_limit_under_the_stdin_copy_is_said(tmp_path: 
     scratch = tmp_path / "tmp"
     scratch.mkdir()
 
-    def limit() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))
-
+    # The limit is set by the child itself: a preexec_fn runs Python between fork and
+    # exec, which a parent with threads (pytest-xdist's) may abort.
+    limited = (
+        "import resource, runpy, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))\n"
+        "sys.argv = ['kubelet-winnet', 'run', '--dry-run', '-']\n"
+        "runpy.run_module('kubelet_winnet.cli', run_name='__main__')\n"
+    )
     env = {**os.environ, "TMPDIR": str(scratch), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run", "-"],
-        input=text, capture_output=True, timeout=120, env=env, preexec_fn=limit,
-        check=False,
+        [sys.executable, "-c", limited],
+        input=text, capture_output=True, timeout=120, env=env, check=False,
     )
     assert (done.returncode, done.stdout) == (2, b"")
     assert _errors(done.stderr.decode()) == [_copy_error(errno.EFBIG)]

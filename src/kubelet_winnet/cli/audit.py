@@ -570,6 +570,9 @@ _CSV_HEADER = (
     "namespace", "pod", "node", "kubeletVersion", "kubeletVersionFrom", "runtime",
     "hostNetwork", "network", "hostProcess", "refused", "hostNetworkEffect", "findings",
     "ignoredFindings", "note",
+    # audit --node-config (empty without it, or for a pod whose node has no folder): what
+    # the pod gets there, as the JSON's onNode says it.
+    "onNodeIsolation", "onNodeNetwork", "onNodeHostPorts",
 )
 
 
@@ -588,6 +591,17 @@ def _csv_cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
+def _on_node_cells(on_node: dict[str, Any] | None) -> tuple[str, str, str]:
+    """The onNode columns: isolation, network (or why the node refuses the pod), and each
+    hostPort as PORT/PROTOCOL:OUTCOME (the protocol as CNI gets it, lowercase)."""
+    if on_node is None:
+        return "", "", ""
+    network = on_node["refused"] or on_node["network"] or ""
+    ports = " ".join(f"{p['hostPort']}/{p['protocol']}:{p['outcome']}"
+                     for p in on_node["hostPorts"])
+    return on_node["isolation"] or "", network, ports
+
+
 class _CsvWriter:
     def __init__(self, out: TextIO) -> None:
         self._csv = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
@@ -600,6 +614,7 @@ class _CsvWriter:
             r.refused or "", r.effect,
             " ".join(f"{f.severity}:{f.rule}" for f in r.findings if f.ignored is None),
             " ".join(f.rule for f in r.findings if f.ignored is not None), r.note,
+            *_on_node_cells(r.on_node),
         ))
 
     def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:

@@ -72,13 +72,16 @@ def _version_minor(text: str) -> int | None:
     return int(match[1]) if match else None
 
 
-def pod_classes(files: NodeFiles, host_port: int, kubelet_version: str) -> list[PodClass]:
+def pod_classes(
+    files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
+) -> list[PodClass]:
     """What a process-isolated pod, a Hyper-V pod, a HostProcess pod (with the default
-    handler and, when the node has one, a Hyper-V handler) and a hostPort get here."""
+    handler and, when the node has one, a Hyper-V handler) and a hostPort get here
+    (``runtime``: ``--runtime``, when no Node object names the node's)."""
     from cri_api.runtime.v1 import api_pb2
     from kubelet_winnet.runtime import plan_pod_network
 
-    facts = files.facts()
+    facts = files.facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     process = sorted(n for n, i in facts.handlers.items() if i == "process")
 
@@ -356,13 +359,17 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         session.error(str(problem))
     for skipped in files.skipped:
         session.note(skipped)
-    if files.empty and not files.errors:  # an empty run is not a pass (as check's)
-        count = f"{files.files} file" + ("" if files.files == 1 else "s")
-        session.error(f"node: no node file in {', '.join(args.node_paths)} ({count} read)")
+    if files.empty:  # an empty run is not a pass (as check's), nor a table of defaults
+        if not files.errors:
+            count = f"{files.files} file" + ("" if files.files == 1 else "s")
+            session.error(f"node: no node file in {', '.join(args.node_paths)} ({count} read)")
         return session.status
     node = files.node
     kubelet = (node.kubelet_version if node and node.kubelet_version
                else args.kubelet_version or DEFAULT_KUBELET_VERSION)
+    if not (node and node.kubelet_version) and not args.kubelet_version:
+        session.note(f"no Node object and no --kubelet-version: the node is judged as "
+                     f"kubelet {DEFAULT_KUBELET_VERSION}")
     try:  # a version the rules cannot judge must not pass their checks in silence
         parse_kubelet_version(kubelet)
     except UnsupportedVersionError as exc:
@@ -374,7 +381,7 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     runtime = node.runtime if node and node.runtime else args.runtime or ""
     try:
         findings = judge_node(files, kubelet, runtime)
-        classes = pod_classes(files, args.host_port, kubelet)
+        classes = pod_classes(files, args.host_port, kubelet, runtime)
     except Exception as exc:  # a NodeConfigError from facts the files contradict
         from kubelet_winnet.errors import WinnetError
 
@@ -514,15 +521,11 @@ def pod_on_node(obj: Any, kubelet: str, feature_gates: str | None,
                 ) -> tuple[dict[str, Any], str] | None:
     """What one pod of the cluster gets on its node (JSON value, one sentence), or None
     when the kubelet would not build its request (the audit row says why)."""
-    import dataclasses
-
     from kubelet_winnet import NodeContext, run_pod_sandbox_request
     from kubelet_winnet.errors import WinnetError
     from kubelet_winnet.runtime import plan_pod_network
 
-    facts = files.facts()
-    if runtime and not facts.runtime:
-        facts = dataclasses.replace(facts, runtime=runtime)
+    facts = files.facts(runtime)
     spec = obj.get("spec") if isinstance(obj, dict) else None
     name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
     handlers = dict(runtime_classes)

@@ -56,11 +56,14 @@ class NodeFiles:
         """The network containerd loads: the first file in name order (max_conf_num 1)."""
         return min(self.cni, key=lambda n: os.path.basename(n.source)) if self.cni else None
 
-    def facts(self) -> NodeFacts:
-        """The planner's view of this node (defaults where a file is missing)."""
+    def facts(self, runtime: str = "") -> NodeFacts:
+        """The planner's view of this node (defaults where a file is missing); ``runtime``
+        (``--runtime``) stands in when no Node object says which runtime the node has."""
         kwargs: dict[str, object] = {}
-        if self.node is not None:
+        if self.node is not None and self.node.runtime:
             kwargs["runtime"] = self.node.runtime
+        elif runtime:
+            kwargs["runtime"] = runtime
         if self.containerd is not None:
             handlers = self.containerd.handlers()
             kwargs["handlers"] = handlers

@@ -628,7 +628,8 @@ def _runtime_cell(plan: PodNetworkPlan) -> str:
                "dropped": "dropped"}.get(port.outcome, port.outcome)
     text = f"{network[plan.namespace]}; hostPort {outcome}"
     if plan.notes and plan.namespace == "node":
-        text += " (before hcsshim PR #2531: on the host, not refused; read, not run)"
+        text += (" (this shim predates hcsshim PR #2531 and runs the container on the host; "
+                 "read from hcsshim's code, not run on Windows)")
     return text
 
 

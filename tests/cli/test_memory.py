@@ -52,6 +52,7 @@ def bounded(big: ChildRun, small: ChildRun, grow_mb: float, seconds: float) -> N
 # --- 6: run --dry-run and matrix --pod ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stdin", [False, True])
 def test_run_dry_run_streams_its_input(tmp_path: Path, stdin: bool) -> None:
     """Was ``list(pods(...))``: every pod of the file held at once (a 200 MB file:
@@ -94,6 +95,7 @@ def test_run_dry_run_prints_nothing_when_the_input_has_an_error(tmp_path: Path) 
     assert run.status == 2 and len(run.err_lines) == 1 and run.out == b"", run.err_lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output", ["json", "markdown"])
 def test_matrix_pod_streams_its_input(tmp_path: Path, output: str) -> None:
     """Was ``list(_pods_of(...))`` and ``list(matrix_rows(...))`` (SIGSEGV at 3.45 GB).
@@ -142,6 +144,7 @@ def test_streamed_renderings_are_the_whole_documents() -> None:
 # --- 20: audit -f keeps counts, not objects -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_audit_counts_other_kinds_without_keeping_them(tmp_path: Path) -> None:
     """Was one list entry per object (1 M ConfigMaps: 94 MB)."""
     big = write_list(tmp_path / "big.json",
@@ -156,6 +159,7 @@ def test_audit_counts_other_kinds_without_keeping_them(tmp_path: Path) -> None:
     bounded(runs[1], runs[0], grow_mb=25, seconds=240)
 
 
+@pytest.mark.slow
 def test_audit_text_writes_a_large_namespace_in_groups(tmp_path: Path) -> None:
     """Was every row of a namespace buffered until the namespace changed (300 k pods in
     one namespace: 153 MB)."""
@@ -172,6 +176,7 @@ def test_audit_text_writes_a_large_namespace_in_groups(tmp_path: Path) -> None:
     bounded(runs[1], runs[0], grow_mb=40, seconds=300)
 
 
+@pytest.mark.slow
 def test_audit_pods_before_their_node_wait_on_disk(tmp_path: Path) -> None:
     """Was every pod listed before any node held in memory (800 MB). They wait in a
     temporary file and are judged by their node once it is read."""

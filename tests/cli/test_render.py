@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -156,7 +157,7 @@ def test_a_kustomization_is_checked_as_kubectl_builds_it(
     status, _, err = run(capsys, "check", "-v", str(KUSTOMIZATION / "kustomization.yaml"))
     assert f"kubelet-winnet: note: {KUSTOMIZATION}: rendered with kubectl kustomize " \
         f"{KUSTOMIZATION}; findings name its kustomization file and the line of the " \
-        "output" in err.splitlines()
+        "output" in err.splitlines(), err
     # translate reads the same build: the prefixed name is the kustomization's
     status, out, _ = run(capsys, "translate", "-o", "json",
                          str(KUSTOMIZATION / "kustomization.yaml"))
@@ -337,6 +338,44 @@ def test_a_renderer_out_of_memory_says_which_limit(
         f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: helm template {CHART} ran out of "
         "memory: a renderer may use 2056 MiB here (2 GiB and 8 times --max-bytes); raise "
         "--max-bytes for a chart this large")
+
+
+def test_the_renderer_runs_no_python_between_fork_and_exec(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A preexec_fn set the limit: Python code in the forked child, which the subprocess
+    docs call unsafe when threads run. Under pytest-xdist's threads a kubectl render hung
+    there until the timeout (CI). The shell sets the limit now, and Popen is plain."""
+    _fake_helm(tmp_path, monkeypatch, 'echo "kind: Pod"')
+    seen: list[dict[str, object]] = []
+    real = subprocess.Popen
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", recording)
+    status, _, err = run(capsys, "check", "--allow-empty", str(CHART))
+    assert (status, errors(err)) == (0, [])
+    assert seen and all(kwargs.get("preexec_fn") is None for kwargs in seen)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the limit is set by /bin/sh")
+def test_a_renderer_that_cannot_be_executed_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    helm = tools / "helm"
+    helm.write_text("#!/no/such/interpreter\n", encoding="utf-8")
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    status, _, err = run(capsys, "check", str(CHART))
+    assert status == 2
+    [line] = errors(err)
+    assert line.startswith(f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: cannot run "
+                           f"{helm.name} template {CHART}: "), line
+    assert str(helm) in line and "not found" in line, line
 
 
 def test_helm_values_files_are_read_by_the_input_layer(

@@ -278,13 +278,10 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
     shown = _shown(command)
     memory = _memory_limit(max_bytes)
     try:
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE,
-                                 preexec_fn=(lambda: _limit_memory(memory))
-                                 if sys.platform != "win32" else None)
-    except (OSError, subprocess.SubprocessError) as exc:  # the latter: preexec_fn failed
-        raise RenderError(f"cannot run {shown}: "
-                          f"{getattr(exc, 'strerror', None) or type(exc).__name__}") from None
+        child = subprocess.Popen(_bounded(command, memory), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
     killed: list[str] = []
 
     def kill(reason: str) -> None:
@@ -330,6 +327,9 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
     if status != 0:
         said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
         said = said if len(said) <= 400 else said[:397] + "..."
+        failed_exec = _SHELL_EXEC_FAILED.match(said)
+        if status in (126, 127) and failed_exec:
+            raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
         raise RenderError(f"{shown} failed (exit status {status})"
                           + (f": {said}" if said else ""))
 
@@ -341,15 +341,26 @@ def _memory_limit(max_bytes: int) -> int:
     return 2 * 1024**3 + 8 * max_bytes
 
 
-def _limit_memory(limit: int) -> None:  # pragma: no cover - runs in the child
+def _bounded(command: list[str], limit: int) -> list[str]:
+    """``command`` run under the address-space limit ``limit``, set by ``/bin/sh``'s
+    ``ulimit -v`` before it execs the renderer. Not a ``preexec_fn``: Python runs that
+    between fork and exec, which is unsafe when threads run (the docs' warning); under
+    pytest-xdist's threads a child hung there until the render timeout fired."""
+    if sys.platform == "win32":
+        return command
     import resource
 
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    # ulimit -v counts KiB; `exec` replaces the shell, so the renderer's exit status,
+    # stdout and signals are its own. A renderer that cannot be run exits 126 or 127.
+    return ["/bin/sh", "-c", 'ulimit -v "$1" && shift && exec "$@"', "sh",
+            str(limit // 1024), *command]
 
 
+# What /bin/sh says when `exec` fails (dash: "sh: 1: exec: PATH: not found").
+_SHELL_EXEC_FAILED = re.compile(r"^(?:/bin/)?sh: (?:\d+: )?(.*)$")
 # klog's line header (kubectl, kustomize): severity, date, time, thread id, file:line.
 _KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\s\]]+:\d+\] ",
                           re.MULTILINE)

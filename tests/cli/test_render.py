@@ -343,9 +343,10 @@ def test_a_renderer_out_of_memory_says_which_limit(
 def test_the_renderer_runs_no_python_between_fork_and_exec(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A preexec_fn set the limit: Python code in the forked child, which the subprocess
-    docs call unsafe when threads run. Under pytest-xdist's threads a kubectl render hung
-    there until the timeout (CI). The shell sets the limit now, and Popen is plain."""
+    """A preexec_fn set the limit, so Python forked and ran its at-fork handlers in the
+    child; with a gRPC channel in the process (the CRI tests' worker) gRPC's handler
+    aborted the child before exec, and a kubectl render failed in CI. The shell sets the
+    limit now, and Popen gets no preexec_fn."""
     _fake_helm(tmp_path, monkeypatch, 'echo "kind: Pod"')
     seen: list[dict[str, object]] = []
     real = subprocess.Popen
@@ -376,6 +377,17 @@ def test_a_renderer_that_cannot_be_executed_says_so(
     assert line.startswith(f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: cannot run "
                            f"{helm.name} template {CHART}: "), line
     assert str(helm) in line and "not found" in line, line
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_renderer_killed_by_a_signal_names_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _fake_helm(tmp_path, monkeypatch, "echo 'about to abort' >&2; kill -ABRT $$")
+    status, _, err = run(capsys, "check", str(CHART))
+    assert status == 2
+    assert errors(err) == [f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: helm template "
+                           f"{CHART} was killed by SIGABRT: about to abort"]
 
 
 def test_helm_values_files_are_read_by_the_input_layer(

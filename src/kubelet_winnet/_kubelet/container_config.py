@@ -108,7 +108,7 @@ class ContainerBuilder:
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
-        at = self.view.at("spec.")
+        at = self.view.spec_at
         names = []
         for kind in ("initContainers", "containers"):
             for index, container in enumerate(get_objects(self.view.spec, kind, at)):
@@ -125,7 +125,7 @@ class ContainerBuilder:
         # The rule facts of the pod, read once: the security context and the hosts
         # mount's HasWindowsHostProcessContainer both come from them.
         if self._facts is None:
-            facts = pod_facts(self.view.spec, self.view.at("spec."))
+            facts = pod_facts(self.view.spec, self.view.spec_at)
             first: dict[str, ContainerFacts] = {}
             for container in facts.containers:
                 first.setdefault(container.name, container)
@@ -175,7 +175,7 @@ class ContainerBuilder:
         if identity is None:
             identity = self.identity = pod_identity_of(view)
         uid = identity[2]
-        host_network = get_bool(view.spec, "hostNetwork", view.at("spec.")) is True
+        host_network = get_bool(view.spec, "hostNetwork", view.spec_at) is True
         budget = Budget(container_name, self.expansion)
         env = environment(
             view, container, at, node, config_maps, secrets, pod_ips, self.services, minor,

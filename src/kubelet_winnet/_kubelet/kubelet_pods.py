@@ -136,19 +136,23 @@ class Budget:
         self.left -= size - freed
         self.sizes[name] = size
 
-    def expand(self, text: str, env: Mapping[str, str], field: str, what: str) -> str:
-        """A ``command`` or ``args`` element, expanded and charged to the container."""
-        value = self.expanded(text, env, field, what)
-        self.left -= utf8_len(value)
-        return value
-
     def expand_all(
         self, parts: list[str], env: Mapping[str, str], at: str, key: str
     ) -> list[str]:
-        """``ExpandContainerCommandAndArgs`` of ``command`` or ``args``, charged to the
-        container."""
-        return [self.expand(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
-                for index, part in enumerate(parts)]
+        """``ExpandContainerCommandAndArgs`` of ``command`` or ``args``, each element
+        expanded and charged to the container."""
+        values = []
+        for index, part in enumerate(parts):
+            if "$" in part:  # the field's name is built only when it may be needed
+                value = self.expanded(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
+            else:
+                value = part  # nothing to expand: only the container's bound applies
+            size = utf8_len(value)
+            if size > self.left:
+                raise self.refuse(f"{at}{key}[{index}]", f"{key}[{index}]", container=True)
+            self.left -= size
+            values.append(value)
+        return values
 
 
 # --- the environment (makeEnvironmentVariables) --------------------------------------
@@ -224,13 +228,13 @@ def _field_value(
             raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
     elif path not in _FIELD_PATHS:
         raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
-    spec, spec_at = view.spec, view.at("spec.")
+    spec, spec_at = view.spec, view.spec_at
     name, namespace, uid = pod_identity_of(view) if identity is None else identity
     # Both are read (and type-checked) whichever field is asked for.
     node_name = get_str(spec, "nodeName", spec_at)
     service_account = get_str(spec, "serviceAccountName", spec_at)
     if base in ("metadata.annotations", "metadata.labels"):
-        items = get_str_map(view.metadata, base.split(".")[1], view.at("metadata."))
+        items = get_str_map(view.metadata, base.split(".")[1], view.metadata_at)
         if not subscript:
             return golang.format_map(items)
         key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
@@ -361,7 +365,7 @@ def environment(
         budget = Budget(get_str(container, "name", at))
     if find is None:
         find = container_index(view).get
-    spec_at = view.at("spec.")
+    spec_at = view.spec_at
     links = get_bool(view.spec, "enableServiceLinks", spec_at)
     # enableServiceLinks defaults to true
     service_env = service_env_vars(services, namespace, links is not False) if services else {}

@@ -172,7 +172,7 @@ def fill_container_annotations(
     at: str, container_name: str, image: str, attempt: int, minor: int, host_network: bool,
 ) -> None:
     """``newContainerAnnotations``, in the kubelet's order of setting them."""
-    spec, spec_at = view.spec, view.at("spec.")
+    spec, spec_at = view.spec, view.spec_at
     # Earlier kubelets hash the whole Go struct: not reproduced here.
     if CONTAINER_HASH_OF_NAME_AND_IMAGE.holds(minor):
         annotations[HASH_ANNOTATION] = container_hash(container_name, image)
@@ -183,7 +183,7 @@ def fill_container_annotations(
     annotations[TERMINATION_POLICY_ANNOTATION] = get_str(
         container, "terminationMessagePolicy", at, "File"
     ) or "File"
-    deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.at("metadata."))
+    deletion = get_int(view.metadata, "deletionGracePeriodSeconds", view.metadata_at)
     if deletion is not None:
         annotations[DELETION_GRACE_ANNOTATION] = golang.format_int64(deletion)
     grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)

@@ -158,7 +158,7 @@ def no_backsteps(path: str) -> bool:
 
 def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
     """name -> (source kind, source, field path) of the pod's volumes."""
-    spec_at = view.at("spec.")
+    spec_at = view.spec_at
     found: dict[str, tuple[str, Mapping[str, Any], str]] = {}
     for index, volume in enumerate(get_objects(view.spec, "volumes", spec_at)):
         at = f"{spec_at}volumes[{index}]."
@@ -230,7 +230,7 @@ def container_mounts(
     (:func:`~kubelet_winnet._kubelet.rules.has_host_process_container` on facts the
     caller has read; asked only when the hosts file would be mounted). ``expansion``: the
     kubelet's ``$(VAR)`` rule for ``subPathExpr`` (rune-wise without it)."""
-    spec, spec_at = view.spec, view.at("spec.")
+    spec, spec_at = view.spec, view.spec_at
     host_network = get_bool(spec, "hostNetwork", spec_at) is True
     should_mount = bool(pod_ips) or (HOSTS_MOUNT_FOR_HOST_NETWORK.holds(minor) and host_network)
     if should_mount:

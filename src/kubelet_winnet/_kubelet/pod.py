@@ -425,7 +425,9 @@ def get_object(mapping: Mapping[str, Any], key: str, at: str = "") -> Mapping[st
         value = mapping.get(key)
     except Exception as exc:
         raise _lookup_failed(at + key, exc) from None
-    return None if value is None else _object(value, at + key)
+    if value is None or type(value) is dict:  # the common cases, without _object's call
+        return value
+    return _object(value, at + key)
 
 
 def get_array(mapping: Mapping[str, Any], key: str, at: str = "") -> list[Any] | None:

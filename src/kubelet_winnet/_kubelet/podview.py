@@ -24,6 +24,7 @@ __all__ = [
     "get_list",
     "get_map",
     "get_objects",
+    "get_optional_str",
     "get_str",
     "get_str_map",
     "get_strings",
@@ -36,7 +37,7 @@ __all__ = [
 class PodView:
     """The pod's ``metadata`` and ``spec`` with the JSON path prefix of its root."""
 
-    __slots__ = ("claims", "metadata", "prefix", "spec")
+    __slots__ = ("claims", "metadata", "metadata_at", "prefix", "spec", "spec_at")
 
     def __init__(
         self, metadata: Mapping[str, Any], spec: Mapping[str, Any], prefix: str,
@@ -45,6 +46,8 @@ class PodView:
         self.metadata = metadata
         self.spec = spec
         self.prefix = prefix  # "" for a Pod, "spec.template." for a Deployment, ...
+        self.spec_at = prefix + "spec."  # the path prefixes the getters are given most
+        self.metadata_at = prefix + "metadata."
         # A StatefulSet's volumeClaimTemplates as (volume name, JSON path): its controller
         # adds each to the pod as a persistentVolumeClaim volume (updateStorage).
         self.claims = claims
@@ -90,7 +93,7 @@ def container_index(view: PodView) -> dict[str, tuple[Mapping[str, Any], str, st
     """Container name -> (container, its path prefix, its kind), the first of each name in
     the kubelet's visiting order (init, regular, ephemeral)."""
     index: dict[str, tuple[Mapping[str, Any], str, str]] = {}
-    at = view.at("spec.")
+    at = view.spec_at
     for kind in _pod.CONTAINER_KINDS:
         for position, container in enumerate(get_objects(view.spec, kind, at)):
             where = f"{at}{kind}[{position}]."
@@ -114,20 +117,47 @@ def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str
         value = obj.get(key)
     except Exception as exc:
         raise _pod._lookup_failed(at + key, exc) from None
-    if type(value) is str:  # the common case, without the reader's call
+    if type(value) is str:  # the common cases, without the reader's call
         return value
-    value = _pod.get_str(obj, key, at)
-    return default if value is None else value
+    if value is None:
+        return default
+    return _pod.get_str(obj, key, at) or default  # raises: not a string
 
 
-get_bool = _pod.get_bool
+def get_optional_str(obj: Mapping[str, Any], key: str, at: str) -> str | None:
+    """A string field where absent and ``""`` differ (a Go ``*string``)."""
+    try:  # read_field's guard, inline
+        value = obj.get(key)
+    except Exception as exc:
+        raise _pod._lookup_failed(at + key, exc) from None
+    if value is None or type(value) is str:
+        return value  # type: ignore[no-any-return]
+    return _pod.get_str(obj, key, at)  # raises: not a string
+
+
+def get_bool(obj: Mapping[str, Any], key: str, at: str) -> bool | None:
+    try:  # read_field's guard, inline
+        value = obj.get(key)
+    except Exception as exc:
+        raise _pod._lookup_failed(at + key, exc) from None
+    if value is None or value is True or value is False:
+        return value  # type: ignore[no-any-return]
+    return _pod.get_bool(obj, key, at)  # raises: not a boolean
+
+
 get_map = _pod.get_object
 
 
 def get_int(
     obj: Mapping[str, Any], key: str, at: str, low: int = -(2**63), high: int = 2**63 - 1
 ) -> int | None:
-    return _pod.get_int(obj, key, at, low, high)
+    try:  # read_field's guard, inline
+        value = obj.get(key)
+    except Exception as exc:
+        raise _pod._lookup_failed(at + key, exc) from None
+    if value is None or (type(value) is int and low <= value <= high):
+        return value  # type: ignore[no-any-return]
+    return _pod.get_int(obj, key, at, low, high)  # raises: not an int64 in range
 
 
 def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:

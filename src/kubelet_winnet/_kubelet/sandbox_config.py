@@ -118,7 +118,7 @@ def check_attempt(attempt: object, name: str = "attempt") -> int:
 def pod_identity_of(view: PodView) -> tuple[str, str, str]:
     """(name, namespace, uid); a namespace left out of a manifest is ``default``, the
     namespace ``kubectl`` would create it in."""
-    at = view.at("metadata.")
+    at = view.metadata_at
     name = get_str(view.metadata, "name", at)
     namespace = get_str(view.metadata, "namespace", at, "default")
     uid = get_str(view.metadata, "uid", at)
@@ -185,7 +185,7 @@ def pod_dns(
     view: PodView, node: NodeContext, namespace: str, host_network: bool, minor: int,
     expanded: bool,
 ) -> tuple[list[str], list[str], list[str]]:
-    spec, at = view.spec, view.at("spec.")
+    spec, at = view.spec, view.spec_at
     policy = get_str(spec, "dnsPolicy", at, "ClusterFirst")
     if node.resolv_conf_set:
         servers = list(node.resolver_servers)
@@ -237,9 +237,9 @@ def _dns_bytes(
     """The encoded ``DNSConfig``; without ``spec.dnsConfig`` it depends only on the node,
     namespace, policy and hostNetwork, so it is remembered per node object."""
     spec = view.spec
-    cacheable = read_field(spec, "dnsConfig", view.at("spec.")) is None
+    cacheable = read_field(spec, "dnsConfig", view.spec_at) is None
     if cacheable:
-        policy = get_str(spec, "dnsPolicy", view.at("spec."), "ClusterFirst")
+        policy = get_str(spec, "dnsPolicy", view.spec_at, "ClusterFirst")
         key = (id(node), namespace, host_network, policy, expanded)
         hit = _DNS_CACHE.get(key)
         if hit is not None and hit[0] is node:  # the strong reference keeps id() unique
@@ -288,7 +288,7 @@ def _truncate_hostname(hostname: str, view: PodView) -> str:
     except UnicodeDecodeError:
         # Go keeps the broken sequence, and the runtime.v1 string cannot carry it: the
         # request would fail to marshal. Only a name the API would refuse gets here.
-        where = "spec.hostname" if get_str(view.spec, "hostname", view.at("spec.")) else (
+        where = "spec.hostname" if get_str(view.spec, "hostname", view.spec_at) else (
             "metadata.name"
         )
         raise InvalidPodError(
@@ -300,7 +300,7 @@ def _truncate_hostname(hostname: str, view: PodView) -> str:
 
 
 def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) -> str:
-    spec, at = view.spec, view.at("spec.")
+    spec, at = view.spec, view.spec_at
     hostname = name
     wanted = get_str(spec, "hostname", at)
     if wanted:
@@ -414,7 +414,7 @@ def fill_linux_config(
     config: api_pb2.LinuxPodSandboxConfig, view: PodView, minor: int
 ) -> None:
     """Fill ``config`` (cgroup_parent stays "": no pod cgroups on Windows)."""
-    spec, at = view.spec, view.at("spec.")
+    spec, at = view.spec, view.spec_at
     context = _security_context(spec, at)
     here = f"{at}securityContext."
     privileged = _has_privileged(spec, at)
@@ -532,7 +532,7 @@ _CLEAN_ROOTS: dict[str, str] = {}
 
 def runtime_handler(view: PodView, node: NodeContext) -> str:
     """``runtimeClassManager.LookupRuntimeHandler``: empty without a class."""
-    name = get_str(view.spec, "runtimeClassName", view.at("spec."))
+    name = get_str(view.spec, "runtimeClassName", view.spec_at)
     if not name:
         return ""
     try:
@@ -578,9 +578,9 @@ def _build_sandbox_config(
 ) -> api_pb2.PodSandboxConfig:
     minor = profile.version.minor
     name, namespace, uid = pod_identity_of(view)
-    spec, at = view.spec, view.at("spec.")
+    spec, at = view.spec, view.spec_at
     host_network = get_bool(spec, "hostNetwork", at) is True
-    meta_at = view.at("metadata.")
+    meta_at = view.metadata_at
     # Map entries set one by one: the constructor and update() both walk the map in
     # Python (MutableMapping.update), which costs more.
     config = api_pb2.PodSandboxConfig()

@@ -12,8 +12,8 @@ from kubelet_winnet._kubelet.podview import (
     PodView,
     get_bool,
     get_map,
+    get_optional_str,
     get_str,
-    read_field,
 )
 from kubelet_winnet._kubelet.sandbox_config import (
     echo,
@@ -35,16 +35,16 @@ def _effective_non_root(
     non_root: bool | None = None
     user_name: str | None = None
     # The pod's context, then the container's: each field set in the latter wins.
-    for owner, where in ((view.spec, view.prefix + "spec."), (container, at)):
-        if read_field(owner, "securityContext", where) is None:
-            continue
+    for owner, where in ((view.spec, view.spec_at), (container, at)):
         context = get_map(owner, "securityContext", where)
-        assert context is not None
+        if context is None:
+            continue
         here = f"{where}securityContext."
         options = get_map(context, "windowsOptions", here)
-        options_at = f"{here}windowsOptions."
-        if options is not None and read_field(options, "runAsUserName", options_at) is not None:
-            user_name = get_str(options, "runAsUserName", options_at)
+        if options is not None:
+            user = get_optional_str(options, "runAsUserName", f"{here}windowsOptions.")
+            if user is not None:  # a pointer in Go: "" set on the container wins too
+                user_name = user
         run_as_non_root = get_bool(context, "runAsNonRoot", here)
         if run_as_non_root is not None:
             non_root = run_as_non_root

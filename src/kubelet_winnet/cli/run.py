@@ -231,7 +231,7 @@ def _volume_paths(pod: Any) -> dict[str, str]:
     from kubelet_winnet._kubelet.podview import get_objects, get_str, view_pod
 
     view = view_pod(pod)
-    at = view.at("spec.")
+    at = view.spec_at
     paths = {}
     for index, volume in enumerate(get_objects(view.spec, "volumes", at)):
         kinds = [key for key in volume if key != "name"]

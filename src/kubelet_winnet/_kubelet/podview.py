@@ -131,7 +131,7 @@ def get_optional_str(obj: Mapping[str, Any], key: str, at: str) -> str | None:
     except Exception as exc:
         raise _pod._lookup_failed(at + key, exc) from None
     if value is None or type(value) is str:
-        return value  # type: ignore[no-any-return]
+        return value
     return _pod.get_str(obj, key, at)  # raises: not a string
 
 
@@ -141,7 +141,7 @@ def get_bool(obj: Mapping[str, Any], key: str, at: str) -> bool | None:
     except Exception as exc:
         raise _pod._lookup_failed(at + key, exc) from None
     if value is None or value is True or value is False:
-        return value  # type: ignore[no-any-return]
+        return value
     return _pod.get_bool(obj, key, at)  # raises: not a boolean
 
 
@@ -156,7 +156,7 @@ def get_int(
     except Exception as exc:
         raise _pod._lookup_failed(at + key, exc) from None
     if value is None or (type(value) is int and low <= value <= high):
-        return value  # type: ignore[no-any-return]
+        return value
     return _pod.get_int(obj, key, at, low, high)  # raises: not an int64 in range
 
 

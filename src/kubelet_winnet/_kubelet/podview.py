@@ -182,6 +182,12 @@ def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, 
 
 
 def get_strings(obj: Mapping[str, Any], key: str, at: str) -> list[str]:
+    try:  # read_field's guard, inline
+        value = obj.get(key)
+    except Exception as exc:
+        raise _pod._lookup_failed(at + key, exc) from None
+    if value is None:  # most commands and args are absent
+        return []
     items = get_list(obj, key, at)
     for index, item in enumerate(items):
         if type(item) is not str:

@@ -498,6 +498,36 @@ def test_a_baseline_that_is_also_a_named_input_is_refused(
         assert manifest.read_bytes() == before
 
 
+def test_create_baseline_never_replaces_a_file_that_is_no_baseline(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A manifest inside a directory input, named as the baseline, was left out of the
+    input and then overwritten by --create-baseline. A file that is not a baseline is
+    refused before anything runs; a baseline or an empty file is replaced."""
+    deploy = _repo(tmp_path)
+    manifest = deploy / "a.yaml"
+    before = manifest.read_bytes()
+    status, out, err = run(capsys, "deploy", "--baseline", "deploy/a.yaml",
+                           "--create-baseline")
+    assert (status, out) == (2, "")
+    assert [line for line in err.splitlines() if ": error: " in line] == [
+        "kubelet-winnet: error: --create-baseline would replace deploy/a.yaml, which is not "
+        "a baseline (it holds no failed_checks list); remove it or name another file"]
+    assert manifest.read_bytes() == before
+    # an empty file (touched beforehand) and an earlier baseline are written over
+    baseline = tmp_path / "winnet.baseline.json"
+    baseline.write_bytes(b"")
+    assert run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")[0] == 0
+    first = json.loads(baseline.read_text(encoding="utf-8"))
+    assert len(first["failed_checks"][0]["findings"]) == 3
+    (deploy / "b.yaml").write_text(yaml.safe_dump(windows_pod("new", hostNetwork=True)),
+                                   encoding="utf-8")
+    assert run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")[0] == 0
+    second = json.loads(baseline.read_text(encoding="utf-8"))
+    assert [group["file"] for group in second["failed_checks"]] == [
+        "deploy/a.yaml", "deploy/b.yaml"]
+
+
 def test_many_stale_baseline_entries_are_summarised(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

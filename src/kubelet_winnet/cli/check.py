@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
+import itertools
 import os
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, TextIO
@@ -176,7 +177,12 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
             session.error(f"--baseline {args.baseline} is also an input: name another file "
                           "for the baseline")
             return _failed_early(args, session, record)
-        if not args.create_baseline and not baseline.load(session, limits_of(args)):
+        if args.create_baseline:
+            refusal = baseline.refuses_to_replace(limits_of(args))
+            if refusal is not None:
+                session.error(refusal)
+                return _failed_early(args, session, record)
+        elif not baseline.load(session, limits_of(args)):
             return _failed_early(args, session, record)
     if args.kubelet_version is None:
         args.kubelet_version = config.kubelet_version
@@ -525,6 +531,22 @@ class _Baseline:
             self._matched.add(key)
             return f"accepted in the baseline {self.path}"
         return None
+
+    def refuses_to_replace(self, limits: Limits) -> str | None:
+        """Why ``--create-baseline`` must not replace the file now at the path (None when
+        there is none, it is empty, or it is a baseline): a manifest named by mistake,
+        say one the directory input holds, would be lost."""
+        try:
+            if not os.path.lexists(self.path) or os.path.getsize(self.path) == 0:
+                return None
+        except OSError:
+            return None  # writing will say what is wrong with the path
+        found = list(itertools.islice(read_source(self.path, limits), 2))
+        value = found[0].value if len(found) == 1 and isinstance(found[0], Document) else None
+        if isinstance(value, dict) and isinstance(value.get("failed_checks"), list):
+            return None
+        return (f"--create-baseline would replace {self.path}, which is not a baseline (it "
+                "holds no failed_checks list); remove it or name another file")
 
     def load(self, session: Session, limits: Limits) -> bool:
         """Read the file; False (and the errors said) when it cannot be used."""

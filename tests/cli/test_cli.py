@@ -721,13 +721,35 @@ def _plugin_run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           check=False, timeout=60)
 
 
+def test_files_checked_counts_the_files_that_were_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """A file that could not be opened (missing, a dangling link) was counted as
+    checked. One that was read counts, whatever it held: nothing, one bad document, or
+    bytes that are not text (an input error of its own)."""
+    (tmp_path / "pod.yaml").write_text(WINDOWS_POD, encoding="utf-8")
+    (tmp_path / "empty.yaml").write_text("", encoding="utf-8")
+    (tmp_path / "binary.yaml").write_bytes(b"\x00\xff\xfe\x00" * 8)
+    (tmp_path / "half.yaml").write_text(WINDOWS_POD + "---\n: [\n", encoding="utf-8")
+    (tmp_path / "dangling.yaml").symlink_to(tmp_path / "gone.yaml")
+    names = ("missing.yaml", "dangling.yaml", "binary.yaml", "empty.yaml", "half.yaml",
+             "pod.yaml")
+    status, _, err = run(capsys, "check", *(str(tmp_path / name) for name in names))
+    assert status == 2
+    summary = err.splitlines()[-1]
+    # read: binary, empty, half and pod; errors: missing, dangling, binary, half's second
+    assert summary.startswith("kubelet-winnet: 2 pods in 4 files checked: "), summary
+    assert summary.endswith("; 4 input errors"), summary
+
+
 def test_the_kubectl_plugin_names_itself_kubectl_winnet(tmp_path: Path) -> None:
     (tmp_path / "pod.yaml").write_text(WINDOWS_POD, encoding="utf-8")
     missing = _plugin_run("check", "nope.yaml", "pod.yaml", cwd=tmp_path)
     assert missing.returncode == 2
+    # nope.yaml could not be read: an input error, not a file checked
     assert missing.stderr.splitlines() == [
         "kubectl winnet: error: nope.yaml: cannot read: No such file or directory",
-        "kubectl winnet: 1 pod in 2 files checked: 0 errors, 0 warnings, 0 info, 0 ignored "
+        "kubectl winnet: 1 pod in 1 file checked: 0 errors, 0 warnings, 0 info, 0 ignored "
         "by annotation; 0 Linux-targeted and 0 untargeted pods skipped; 1 input error",
     ]
     flag = _plugin_run("check", "--bogus", "pod.yaml", cwd=tmp_path)

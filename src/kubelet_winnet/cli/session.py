@@ -383,12 +383,18 @@ def pods(
         path = session.source(entry)
         if path is None:
             continue
-        session.files += 1
         copy = copies.get(path) if copies is not None else None
         if copy is None and renderer is not None:
             copy = renderer.copies.get(path)
         label = None if copy is None else "<stdin>" if path == "-" else path
+        first = True
         for found in read_source(copy or path, limits, label=label):
+            if first:
+                first = False
+                # A file that could not be opened (missing, a dangling link) was not
+                # checked: it is an input error, not a file checked.
+                if not (isinstance(found, BadInput) and found.document == 0):
+                    session.files += 1
             if isinstance(found, BadInput):
                 if bad is None or not bad(found):
                     session.error(str(found))
@@ -420,6 +426,8 @@ def pods(
                 continue
             session.pods += 1
             yield Pod(found, pod, target)
+        if first:  # an empty file: read, and nothing in it
+            session.files += 1
 
 
 def report_skipped(session: Session) -> None:

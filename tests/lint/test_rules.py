@@ -204,3 +204,40 @@ def test_the_projects_generated_pods_have_no_unknown_field(
     if kind != "Pod":
         manifest = wrap(kind, manifest)
     assert unknown(manifest) == []
+
+
+# --- host-network-ignored: what it advises ---------------------------------------------
+
+
+def _ignored_detail(spec: dict[str, Any]) -> str:
+    found = pod_object(pod({"hostNetwork": True, **spec}))
+    assert found is not None
+    [finding] = [f for f in check_pod(found, Target.WINDOWS, REACH)
+                 if f.rule.id == "host-network-ignored"]
+    return finding.detail
+
+
+def test_a_pod_without_ports_is_advised_a_host_port_or_a_node_port_service() -> None:
+    detail = _ignored_detail({})
+    assert detail.endswith(
+        "To reach the pod on the node's address use a hostPort or a NodePort Service.")
+
+
+@pytest.mark.parametrize(("ports", "said"), [
+    ([[{"containerPort": 80, "hostPort": 80}]], "Its container port 80 has a hostPort"),
+    ([[{"containerPort": 80}], [{"containerPort": 443}, {"containerPort": 80}]],
+     "Its container ports 80, 443 have hostPorts"),
+])
+def test_a_pod_with_ports_is_told_they_already_have_host_ports(
+    ports: list[list[dict[str, Any]]], said: str,
+) -> None:
+    """A check -v advised "use a hostPort" to a pod that had one. In a hostNetwork pod
+    the API server sets hostPort to containerPort where none is given
+    (defaultHostNetworkPorts, pkg/apis/core/v1/defaults.go)."""
+    spec = {"containers": [{"name": f"c{i}", "image": "i", "ports": declared}
+                           for i, declared in enumerate(ports)]}
+    detail = _ignored_detail(spec)
+    assert "use a hostPort" not in detail
+    assert said in detail
+    assert detail.endswith("where the node's CNI plugin maps ports (the portMappings "
+                           "capability; kubelet-winnet node checks it).")

@@ -253,6 +253,22 @@ class HostNetworkReach:
             "To reach the pod on the node's address use a hostPort or a NodePort Service."
         )
 
+    def detail_with_ports(self, ports: Sequence[int]) -> str:
+        """:attr:`detail` for a pod with container ports, which already have hostPorts:
+        the API server sets hostPort to containerPort in a hostNetwork pod
+        (``defaultHostNetworkPorts``, pkg/apis/core/v1/defaults.go), and the kubelet sends
+        them as the sandbox's port mappings."""
+        shown = ", ".join(map(str, ports[:5])) + (", ..." if len(ports) > 5 else "")
+        plural = "s" if len(ports) != 1 else ""
+        general = self.detail.rsplit(" To reach ", 1)[0]
+        return (
+            f"{general} Its container port{plural} {shown} "
+            f"{'have hostPorts' if plural else 'has a hostPort'} (in a hostNetwork pod the "
+            "API server sets hostPort to containerPort where none is given), which reach"
+            f"{'' if plural else 'es'} the pod on the node's address where the node's CNI "
+            "plugin maps ports (the portMappings capability; kubelet-winnet node checks it)."
+        )
+
     @functools.cached_property
     def text(self) -> str:
         parts = []
@@ -326,6 +342,21 @@ def host_network_reach(
     return HostNetworkReach(
         tuple(rows), selected, carries_node(kubelet_version, feature_gates), given
     )
+
+
+def _container_ports(spec: Mapping[str, Any]) -> list[int]:
+    """The containerPorts of the init and regular containers (the ones API defaulting
+    gives a hostPort in a hostNetwork pod), in order, each once."""
+    ports: dict[int, None] = {}
+    for kind in ("initContainers", "containers"):
+        entries = spec.get(kind)
+        for entry in entries if isinstance(entries, list) else ():
+            declared = entry.get("ports") if isinstance(entry, dict) else None
+            for port in declared if isinstance(declared, list) else ():
+                number = port.get("containerPort") if isinstance(port, dict) else None
+                if type(number) is int and 0 < number < 65536:
+                    ports[number] = None
+    return list(ports)
 
 
 # --- the pod's containers, as the kubelet visits them --------------------------------
@@ -502,8 +533,10 @@ def check_pod(
                 ))
     if host_network and not host_process:
         rule = RULES_BY_ID["host-network-ignored"]
+        ports = _container_ports(spec)
         found.append(_on_windows(target, reach.conditional, Finding(
-            rule, rule.severity, reach.message, (*at, "hostNetwork"), None, reach.detail,
+            rule, rule.severity, reach.message, (*at, "hostNetwork"), None,
+            reach.detail_with_ports(ports) if ports else reach.detail,
         )))
     if host_network:
         rule = RULES_BY_ID["host-port-mismatch"]

@@ -533,10 +533,10 @@ def check_pod(
                 ))
     if host_network and not host_process:
         rule = RULES_BY_ID["host-network-ignored"]
-        ports = _container_ports(spec)
+        container_ports = _container_ports(spec)
         found.append(_on_windows(target, reach.conditional, Finding(
             rule, rule.severity, reach.message, (*at, "hostNetwork"), None,
-            reach.detail_with_ports(ports) if ports else reach.detail,
+            reach.detail_with_ports(container_ports) if container_ports else reach.detail,
         )))
     if host_network:
         rule = RULES_BY_ID["host-port-mismatch"]

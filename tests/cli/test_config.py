@@ -503,3 +503,19 @@ def test_a_settings_fifo_named_with_config_is_read_once(tmp_path: Path) -> None:
     assert done.stderr == (f"kubelet-winnet: error: configuration {fifo}:1: kubeletVersion: "
                            "expected a string: YAML reads the value as the number 1.3; write "
                            'the version in quotes, as "1.30"\n')
+
+
+def test_config_help_names_every_key_of_the_documented_settings_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--config's help listed the keys by hand, without allowEmpty and docsUrl. Every
+    top-level key of the example file in docs/ci.md, and the keys under rules, is
+    named there now."""
+    text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    example = yaml.safe_load(text.split("```yaml\n", 1)[1].split("```", 1)[0])
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    said = help_text.split("--config FILE settings file", 1)[1].split(" --", 1)[0]
+    for key in [*example, *example["rules"]]:
+        assert key in said, (key, said)

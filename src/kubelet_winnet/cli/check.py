@@ -20,6 +20,7 @@ from kubelet_winnet.cli.config import (
     docs_url_error,
     find_config,
     load_config,
+    settings_keys,
 )
 from kubelet_winnet.cli.input import BadInput, Document, Limits, expand_paths, read_source
 from kubelet_winnet.cli.notes import InputNotes
@@ -84,8 +85,7 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", metavar="FILE",
         help=f"settings file (default: {CONFIG_NAME} in the working directory or the "
-        "nearest one above it): rules to include or exclude, per-rule severity, kubelet "
-        "version, feature gates, windowsOnly, assumeWindows, paths to skip, failOn",
+        f"nearest one above it); its keys: {settings_keys()}",
     )
     parser.add_argument(
         "--allow-empty", action="store_true",

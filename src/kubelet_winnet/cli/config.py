@@ -44,7 +44,7 @@ from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, read_source
 
 __all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "docs_url_error",
-           "find_config", "load_config"]
+           "find_config", "load_config", "settings_keys"]
 
 CONFIG_NAME = SETTINGS_FILE
 _KEYS = ("rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip",
@@ -52,6 +52,13 @@ _KEYS = ("rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindow
 _RULE_KEYS = ("include", "exclude", "severity")
 _SEVERITIES = ("error", "warning", "info")
 FAIL_ON = (*_SEVERITIES, "never")  # check's --fail-on choices
+
+
+def settings_keys() -> str:
+    """The settings file's keys as --config's help lists them: from the reader's own list,
+    so a key added to the file cannot be missing from the help."""
+    return ", ".join(f"{key} ({', '.join(_RULE_KEYS)})" if key == "rules" else key
+                     for key in _KEYS)
 
 
 class ConfigError(Exception):

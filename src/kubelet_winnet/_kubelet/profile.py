@@ -15,7 +15,6 @@ the sandbox code reads the gate); flag parsing follows
 from __future__ import annotations
 
 import enum
-import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -366,7 +365,6 @@ class ExpansionRule:
     """``CreateContainer`` fails to marshal a request holding a string that is not UTF-8."""
 
 
-@functools.lru_cache(maxsize=64)  # pure, and asked for on every container of every pod
 def expansion_rule(version: KubeletVersion) -> ExpansionRule:
     """The ``$(VAR)`` expansion of kubelet ``version``. A version without a patch
     (``1.34``) means the newest patch release of that minor, which has every fix its

@@ -481,6 +481,15 @@ def _holds_a_file_in(pid: int, directory: Path) -> bool:
     return False
 
 
+# Python's own action for SIGINT (KeyboardInterrupt), the system's for the others.
+_WITH_DEFAULT_ACTION = (
+    "import runpy, signal\n"
+    "signal.signal({signum}, signal.default_int_handler if {signum} == signal.SIGINT "
+    "else signal.SIG_DFL)\n"
+    "runpy.run_module('kubelet_winnet.cli', run_name='__main__', alter_sys=True)"
+)
+
+
 @pytest.mark.parametrize(("signum", "status"), [
     (signal.SIGTERM, -signal.SIGTERM),  # killed by the signal: a shell says 128 + 15
     (signal.SIGHUP, -signal.SIGHUP),
@@ -495,8 +504,12 @@ def test_issue30_item5_no_signal_leaves_the_stdin_copy_behind(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}
+    # The CLI as `python -m` runs it, with the signal's default action: a disposition
+    # inherited from the caller (nohup ignores SIGHUP; a shell's background job, SIGINT)
+    # would keep it from ever arriving, and the test waited 60 s for nothing.
     child = subprocess.Popen(
-        [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run", "-"],
+        [sys.executable, "-c", _WITH_DEFAULT_ACTION.format(signum=int(signum)),
+         "run", "--dry-run", "-"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
     )
     try:

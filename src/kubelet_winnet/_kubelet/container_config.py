@@ -43,8 +43,7 @@ from kubelet_winnet._kubelet.podview import (
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     USER_SPECIFIED_IMAGE,
-    KubeletVersion,
-    expansion_rule,
+    GateResolution,
     kubelet_profile,
 )
 from kubelet_winnet._kubelet.rules import (
@@ -93,14 +92,14 @@ class ContainerBuilder:
     )
 
     def __init__(
-        self, view: PodView, node: NodeContext, version: KubeletVersion,
+        self, view: PodView, node: NodeContext, profile: GateResolution,
         services: tuple[Service, ...] = (),
     ) -> None:
         self.view = view
         self.node = node
-        self.minor = version.minor
-        # Resolved once with the kubelet: every $(VAR) expansion of the pod follows it.
-        self.expansion = expansion_rule(version)
+        self.minor = profile.version.minor
+        # Resolved with the kubelet: every $(VAR) expansion of the pod follows it.
+        self.expansion = profile.expansion
         self.services = services  # what the kubelet's service lister holds
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
@@ -212,7 +211,8 @@ class ContainerBuilder:
             view, container, at, root=node.kubelet_root, uid=uid,
             container_name=container_name, env=env, pod_ips=pod_ips, minor=minor,
             volume_paths=volume_paths, termination_log_id=termination_log_id,
-            host_process=self._has_host_process, expansion=self.expansion,
+            host_network=host_network, host_process=self._has_host_process,
+            expansion=self.expansion,
         ):
             mount = mounts.add()
             mount.container_path = container_path
@@ -305,8 +305,7 @@ def container_config(
         )
     profile = kubelet_profile(kubelet_version, feature_gates)
     builder = ContainerBuilder(
-        view_pod(pod), node, profile.version,
-        () if services is None else read_services(services),
+        view_pod(pod), node, profile, () if services is None else read_services(services),
     )
     return builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips,
@@ -350,7 +349,7 @@ def create_container_request(
     sandbox, view = build_sandbox_config(
         pod, node, sandbox_attempt, kubelet_version, feature_gates
     )
-    builder = ContainerBuilder(view, node, profile.version, read_services(services))
+    builder = ContainerBuilder(view, node, profile, read_services(services))
     config = builder.config(
         container_name, attempt, image_ref, image_username, config_maps, secrets, ips,
         check_volume_paths(volume_paths), check_termination_log_id(termination_log_id),
@@ -379,7 +378,7 @@ class PodRequests:
         self.run_pod_sandbox = api_pb2.RunPodSandboxRequest(
             config=self.sandbox_config, runtime_handler=runtime_handler(view, node)
         )
-        self._builder = ContainerBuilder(view, node, profile.version)
+        self._builder = ContainerBuilder(view, node, profile)
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order."""

@@ -219,19 +219,18 @@ def _termination_mount(
 def container_mounts(
     view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
     container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
-    volume_paths: Mapping[str, str], termination_log_id: str,
+    volume_paths: Mapping[str, str], termination_log_id: str, host_network: bool,
     host_process: Callable[[], bool], expansion: ExpansionRule | None = None,
 ) -> list[tuple[str, str, bool]]:
     """``ContainerConfig.mounts`` as (container path, host path, read-only): the volume
     mounts in order, the managed hosts file, then the termination log. Every one has
     ``propagation`` ``PROPAGATION_PRIVATE`` (0): ``translateMountPropagation`` returns it on
     Windows, whatever ``mountPropagation`` says; ``selinux.GetEnabled()`` is false there.
+    ``host_network``: the pod's ``hostNetwork``, as the caller read it.
     ``host_process``: ``HasWindowsHostProcessContainer`` of the pod
     (:func:`~kubelet_winnet._kubelet.rules.has_host_process_container` on facts the
     caller has read; asked only when the hosts file would be mounted). ``expansion``: the
     kubelet's ``$(VAR)`` rule for ``subPathExpr`` (rune-wise without it)."""
-    spec, spec_at = view.spec, view.spec_at
-    host_network = get_bool(spec, "hostNetwork", spec_at) is True
     should_mount = bool(pod_ips) or (HOSTS_MOUNT_FOR_HOST_NETWORK.holds(minor) and host_network)
     if should_mount:
         should_mount = not host_process()

@@ -44,6 +44,7 @@ from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     USER_SPECIFIED_IMAGE,
     GateResolution,
+    expansion_rule,
     kubelet_profile,
 )
 from kubelet_winnet._kubelet.rules import (
@@ -98,8 +99,8 @@ class ContainerBuilder:
         self.view = view
         self.node = node
         self.minor = profile.version.minor
-        # Resolved with the kubelet: every $(VAR) expansion of the pod follows it.
-        self.expansion = profile.expansion
+        # Resolved once with the kubelet: every $(VAR) expansion of the pod follows it.
+        self.expansion = expansion_rule(profile.version)
         self.services = services  # what the kubelet's service lister holds
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None

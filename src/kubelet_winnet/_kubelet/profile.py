@@ -15,7 +15,6 @@ the sandbox code reads the gate); flag parsing follows
 from __future__ import annotations
 
 import enum
-import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -530,12 +529,6 @@ class GateResolution:
     @property
     def release(self) -> Release:
         return _BY_MINOR[self.version.minor]
-
-    @functools.cached_property
-    def expansion(self) -> ExpansionRule:
-        """The ``$(VAR)`` expansion of this kubelet (:func:`expansion_rule`), resolved once
-        with the profile, which the profile cache keeps."""
-        return expansion_rule(self.version)
 
     @property
     def request_facts(self) -> tuple[RequestFact, ...]:

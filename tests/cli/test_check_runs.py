@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
@@ -526,6 +528,33 @@ def test_create_baseline_never_replaces_a_file_that_is_no_baseline(
     second = json.loads(baseline.read_text(encoding="utf-8"))
     assert [group["file"] for group in second["failed_checks"]] == [
         "deploy/a.yaml", "deploy/b.yaml"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_create_baseline_never_replaces_what_is_not_a_regular_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """os.replace put the baseline in place of whatever the path named: a FIFO, or, for
+    root, a device such as /dev/null. Only a regular file (or a link, itself) is
+    replaced."""
+    _repo(tmp_path)
+    fifo = tmp_path / "baseline.fifo"
+    os.mkfifo(fifo)
+    status, _, err = run(capsys, "deploy", "--baseline", str(fifo), "--create-baseline")
+    assert status == 2
+    assert [line for line in err.splitlines() if ": error: " in line] == [
+        f"kubelet-winnet: error: --create-baseline would replace {fifo}, which is not a "
+        "regular file; name a file for the baseline"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # a link is replaced by the baseline; what it pointed to is left alone
+    target = tmp_path / "elsewhere.json"
+    target.write_text("{}", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert run(capsys, "deploy", "--baseline", str(link), "--create-baseline")[0] == 0
+    assert not link.is_symlink()
+    assert target.read_text(encoding="utf-8") == "{}"
+    assert "failed_checks" in json.loads(link.read_text(encoding="utf-8"))
 
 
 def test_many_stale_baseline_entries_are_summarised(

@@ -536,11 +536,20 @@ class _Baseline:
         """Why ``--create-baseline`` must not replace the file now at the path (None when
         there is none, it is empty, or it is a baseline): a manifest named by mistake,
         say one the directory input holds, would be lost."""
+        import stat
+
         try:
-            if not os.path.lexists(self.path) or os.path.getsize(self.path) == 0:
-                return None
+            mode = os.lstat(self.path).st_mode
         except OSError:
-            return None  # writing will say what is wrong with the path
+            return None  # no file there (writing will say what else is wrong)
+        if stat.S_ISLNK(mode):
+            return None  # the link is replaced, never what it points to
+        if not stat.S_ISREG(mode):
+            # os.replace would put the baseline in place of a FIFO or, as root, a device
+            return (f"--create-baseline would replace {self.path}, which is not a regular "
+                    "file; name a file for the baseline")
+        if os.path.getsize(self.path) == 0:
+            return None
         found = list(itertools.islice(read_source(self.path, limits), 2))
         value = found[0].value if len(found) == 1 and isinstance(found[0], Document) else None
         if isinstance(value, dict) and isinstance(value.get("failed_checks"), list):

@@ -188,6 +188,11 @@ POD_VALUE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
              "spec": {"hostNetwork": True}}
 
 
+def error_lines(stderr: str) -> list[str]:
+    """A command's error lines (notes and the summary may come around them)."""
+    return [line for line in stderr.splitlines() if ": error: " in line]
+
+
 def read_input(path: Path, limits: Any = None) -> list[Any]:
     """Every Document and BadInput the input layer gives for ``path``."""
     from kubelet_winnet.cli.input import Limits, read_source

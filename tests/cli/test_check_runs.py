@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from kubelet_winnet._lint.report import Notification, Options, report_writer
 from kubelet_winnet._lint.rules import Severity, check_pod, host_network_reach
 from kubelet_winnet._lint.targeting import Target, pod_object
-from tests.strategies import HELM_TEMPLATE, REPO_ROOT, require, run_main
+from tests.strategies import HELM_TEMPLATE, REPO_ROOT, error_lines, require, run_main
 
 SCHEMA = json.loads((REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(
     encoding="utf-8"))
@@ -62,8 +62,7 @@ def test_a_chart_alone_is_exit_2_and_allow_empty_accepts_it(
     (templates / "service.yaml").write_text(HELM_TEMPLATE, encoding="utf-8")
     status, out, err = run(capsys, "chart")
     assert (status, out) == (2, "")
-    errors = [line for line in err.splitlines() if ": error: " in line]
-    assert errors == [
+    assert error_lines(err) == [
         "kubelet-winnet: error: nothing was checked: no file of the input (2 files) held "
         "Kubernetes manifests (2 Helm templates or kustomizations left unrendered); an empty "
         "run fails so that CI does not pass unchecked (--allow-empty, or allowEmpty: true in "
@@ -512,7 +511,7 @@ def test_create_baseline_never_replaces_a_file_that_is_no_baseline(
     status, out, err = run(capsys, "deploy", "--baseline", "deploy/a.yaml",
                            "--create-baseline")
     assert (status, out) == (2, "")
-    assert [line for line in err.splitlines() if ": error: " in line] == [
+    assert error_lines(err) == [
         "kubelet-winnet: error: --create-baseline would replace deploy/a.yaml, which is not "
         "a baseline (it holds no failed_checks list); remove it or name another file"]
     assert manifest.read_bytes() == before
@@ -542,7 +541,7 @@ def test_create_baseline_never_replaces_what_is_not_a_regular_file(
     os.mkfifo(fifo)
     status, _, err = run(capsys, "deploy", "--baseline", str(fifo), "--create-baseline")
     assert status == 2
-    assert [line for line in err.splitlines() if ": error: " in line] == [
+    assert error_lines(err) == [
         f"kubelet-winnet: error: --create-baseline would replace {fifo}, which is not a "
         "regular file; name a file for the baseline"]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

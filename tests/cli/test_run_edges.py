@@ -36,7 +36,7 @@ from kubelet_winnet._kubelet import container_config, sandbox_config
 from kubelet_winnet._kubelet.container_config import MAX_EXPANDED_VALUE
 from kubelet_winnet.cli import main
 from tests.cri.test_cri import FakeRuntime, serving
-from tests.strategies import MUST_RUN, REPO_ROOT
+from tests.strategies import MUST_RUN, REPO_ROOT, error_lines
 
 # The benchmarks' child-process prelude and peak reader (a sibling script there).
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -375,11 +375,6 @@ def _needs(path: str, what: str) -> None:
         pytest.skip(reason)
 
 
-def _errors(stderr: str) -> list[str]:
-    """The error lines (notes, such as the dry run's assumed node, may come first)."""
-    return [line for line in stderr.splitlines() if ": error: " in line]
-
-
 @pytest.mark.parametrize("size", [1_000, 3 << 20])  # one buffered write; several 1 MiB ones
 def test_issue30_item4_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_read(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, size: int,
@@ -394,7 +389,7 @@ def test_issue30_item4_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_r
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_pods_text(size))))
     code, out, err = run(capsys, "--dry-run", "-")
     assert (code, out) == (2, "")
-    assert _errors(err) == [_copy_error(errno.ENOSPC)]
+    assert error_lines(err) == [_copy_error(errno.ENOSPC)]
 
 
 def test_issue30_item4_a_file_size_limit_under_the_stdin_copy_is_said(tmp_path: Path) -> None:
@@ -419,7 +414,7 @@ def test_issue30_item4_a_file_size_limit_under_the_stdin_copy_is_said(tmp_path: 
         input=text, capture_output=True, timeout=120, env=env, check=False,
     )
     assert (done.returncode, done.stdout) == (2, b"")
-    assert _errors(done.stderr.decode()) == [_copy_error(errno.EFBIG)]
+    assert error_lines(done.stderr.decode()) == [_copy_error(errno.EFBIG)]
     assert os.listdir(scratch) == []
 
 
@@ -462,7 +457,7 @@ def test_issue30_item4_a_read_only_temporary_directory(tmp_path: Path, pinned: b
         shutil.rmtree(base)
     if pinned:
         assert (done.returncode, done.stdout) == (2, b"")
-        assert _errors(done.stderr.decode()) == [_copy_error(errno.EACCES)]
+        assert error_lines(done.stderr.decode()) == [_copy_error(errno.EACCES)]
     else:
         assert done.returncode == 0, done.stderr
         records = json.loads(done.stdout)

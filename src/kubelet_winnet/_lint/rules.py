@@ -236,6 +236,12 @@ class HostNetworkReach:
 
     @functools.cached_property
     def detail(self) -> str:
+        """Why the pod does not get the node's network, and how to reach it all the same."""
+        return (f"{self._why} To reach the pod on the node's address use a hostPort or a "
+                "NodePort Service.")
+
+    @functools.cached_property
+    def _why(self) -> str:
         if self.given:
             sent = (
                 f"{self.selected} sends network NODE in the sandbox request, but no released "
@@ -248,10 +254,7 @@ class HostNetworkReach:
                 f"The kubelet sends network NODE in the sandbox request {self.text} "
                 "(--kubelet-version names yours), but no released containerd acts on it"
             )
-        return (
-            f"{sent}: containerd takes host networking on Windows from host_process alone. "
-            "To reach the pod on the node's address use a hostPort or a NodePort Service."
-        )
+        return f"{sent}: containerd takes host networking on Windows from host_process alone."
 
     def detail_with_ports(self, ports: Sequence[int]) -> str:
         """:attr:`detail` for a pod with container ports, which already have hostPorts:
@@ -260,9 +263,8 @@ class HostNetworkReach:
         them as the sandbox's port mappings."""
         shown = ", ".join(map(str, ports[:5])) + (", ..." if len(ports) > 5 else "")
         plural = "s" if len(ports) != 1 else ""
-        general = self.detail.rsplit(" To reach ", 1)[0]
         return (
-            f"{general} Its container port{plural} {shown} "
+            f"{self._why} Its container port{plural} {shown} "
             f"{'have hostPorts' if plural else 'has a hostPort'} (in a hostNetwork pod the "
             "API server sets hostPort to containerPort where none is given), which reach"
             f"{'' if plural else 'es'} the pod on the node's address where the node's CNI "

@@ -122,6 +122,10 @@ class Env:
         return SandboxNetworks(self.hcn, self.state)
 
 
+# Valid state directories the table hands out live here, removed when the run ends.
+_STATE_ROOT = tempfile.TemporaryDirectory(prefix="kw-hcn-args-")
+
+
 @contextlib.contextmanager
 def _env() -> Iterator[Env]:
     with tempfile.TemporaryDirectory() as state:
@@ -237,7 +241,7 @@ TARGETS: list[Target] = [
            lambda e, a: SandboxNetwork(**a)),
     Target("SandboxNetworks",
            [P("client", lambda v: isinstance(v, hcn.HcnClient), InMemoryHcn),
-            P("state_dir", _path, lambda: tempfile.mkdtemp(prefix="kw-hcn-args-")),
+            P("state_dir", _path, lambda: tempfile.mkdtemp(dir=_STATE_ROOT.name)),
             P("owner", lambda v: type(v) is str, lambda: "kubelet-winnet")],
            lambda e, a: SandboxNetworks(a["client"], a["state_dir"], owner=a["owner"])),
     Target("SandboxNetworks.get", [P("sandbox_id", _str, lambda: "s")],

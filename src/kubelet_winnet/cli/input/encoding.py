@@ -114,10 +114,10 @@ def too_deep_reason(limits: Limits) -> str:
     return f"nested deeper than {limits.max_depth} levels (raise the limit with --max-depth)"
 
 
-def too_deep(value: Any, limit: int, text: str) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` (``text``: its JSON text, whose
-    brackets bound the depth)."""
-    if isinstance(text, str) and text.count("{") + text.count("[") <= limit:
+def too_deep(value: Any, limit: int, brackets: int | None) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (``brackets``: how many its JSON
+    text has, which bounds the depth, or None)."""
+    if brackets is not None and brackets <= limit:
         return False  # cannot nest deeper than it has brackets
     stack = [(value, 1)]
     while stack:

@@ -2,7 +2,11 @@
 top-level object read key by key and its ``items`` one item at a time, so memory follows
 the largest item. CPython's decoder with hooks that refuse what Go's ``encoding/json``
 into ``sigs.k8s.io/yaml`` would not keep: repeated keys (named with their line),
-integers past Python's digit limit, NaN and infinities."""
+integers past Python's digit limit, NaN and infinities.
+
+Repeated keys are ruled out by counting (:func:`decode`): a repeated key drops one
+member, and with it one ``:``, from the value the decoder keeps. Only a value whose
+count does not prove it is decoded again with the hook that names the key."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
+
+import msgspec
 
 from kubelet_winnet.cli.input.documents import (
     STOPS,
@@ -32,7 +38,7 @@ from kubelet_winnet.cli.input.encoding import (
 from kubelet_winnet.cli.input.lines import SKIPPER, json_locator, spans_locator
 from kubelet_winnet.cli.input.yaml_reader import YamlReader
 
-__all__ = ["DECODER", "WHITESPACE", "JsonReader", "NotJson", "json_documents"]
+__all__ = ["DECODER", "WHITESPACE", "JsonReader", "NotJson", "decode", "json_documents"]
 
 class _Duplicate(Exception):
     def __init__(self, key: str) -> None:
@@ -77,11 +83,39 @@ def _json_constant(name: str) -> float:
     raise _JsonValue(f"{name} is not JSON")
 
 
-DECODER = json.JSONDecoder(
-    object_pairs_hook=_pairs, parse_int=_json_int, parse_float=_json_float,
-    parse_constant=_json_constant,
-)
+_HOOKS: dict[str, Any] = {
+    "parse_int": _json_int, "parse_float": _json_float, "parse_constant": _json_constant,
+}
+DECODER = json.JSONDecoder(object_pairs_hook=_pairs, **_HOOKS)  # names a repeated key
+_KEEP_LAST = json.JSONDecoder(**_HOOKS)  # a repeated key's last value wins, silently
+_COMPACT = msgspec.json.Encoder().encode
+
+
+def decode(text: str, start: int) -> tuple[Any, int, int]:
+    """The JSON value at ``start``, where it ends, and its brackets (which bound how deep
+    it nests), as :data:`DECODER` reads it.
+
+    Outside strings, a value's text has one ``:`` per member; inside strings, the
+    decoded value has the same colons as the text unless a ``\\u`` escape spells one.
+    So when neither holds an escape the text and the value's compact encoding (which
+    writes ``:`` as itself) have equally many colons exactly when no member was
+    dropped, that is when no key repeats. Otherwise :data:`DECODER` decides (and names
+    the key): about twice as slow, for a value with a ``\\u`` escape, a lone surrogate
+    or a repeated key."""
+    value, end = _KEEP_LAST.raw_decode(text, start)
+    backslash = text.find("\\", start, end)  # one character: found by memchr
+    if backslash < 0 or text.find("\\u", backslash, end) < 0:
+        try:
+            compact = _COMPACT(value)
+        except UnicodeEncodeError:  # a lone surrogate, which UTF-8 cannot hold
+            pass
+        else:
+            if compact.count(b":") == text.count(":", start, end):
+                return value, end, compact.count(b"{") + compact.count(b"[")
+    value, end = DECODER.raw_decode(text, start)
+    return value, end, text.count("{", start, end) + text.count("[", start, end)
 WHITESPACE = " \t\n\r"
+_AHEAD = CHUNK // 4  # the text kept ahead of a value about to be decoded
 _NOT_SPACE = re.compile(r"[^ \t\n\r]")
 
 
@@ -89,7 +123,8 @@ class NotJson(Exception):
     """The text is not JSON before anything was consumed: read it as YAML instead."""
 
 
-Found = tuple[int | None, int, Any, Any]  # (item index or None, line, value, text or spans)
+# (item index or None, line, value, text or spans, brackets or None)
+Found = tuple[int | None, int, Any, Any, int | None]
 
 
 class JsonReader:
@@ -109,10 +144,13 @@ class JsonReader:
         self._mark_line = 1  # ... and its line: lines are counted forward from here
         self._eof = False
         self._limits = limits
+        self._held: Refused | None = None  # met when reading ahead; raised when needed
         self.consumed = False  # a value was yielded: no going back to YAML
         self.document = 0  # the top-level value being read, 1-based: a List's items are its
 
     def _more(self, at_least: int = CHUNK) -> bool:
+        if self._held is not None:  # the text went bad after what the buffer holds
+            raise self._held
         if self._eof:
             return False
         if self._pos > CHUNK and self.consumed:  # keep all text until it is surely JSON
@@ -159,15 +197,23 @@ class JsonReader:
         line = self._line_at(self._pos if pos is None else max(pos, self._pos))
         return Refused(f"not valid JSON: {reason}", line, fatal=True)
 
-    def _value(self) -> tuple[Any, int, str] | Refused:
-        """The next value, its first line and its text; a ``Refused`` for a bad value
-        that was skipped."""
+    def _value(self) -> tuple[Any, int, str, int] | Refused:
+        """The next value, its first line, its text and its brackets; a ``Refused`` for
+        a bad value that was skipped."""
         self._peek()
+        if len(self.buffer) - self._pos < _AHEAD and self._held is None:
+            # Read on first: a value cut off by the buffer's end is decoded again, and
+            # the decoder's error counts the lines of the whole buffer before that. Bad
+            # text further on waits until the text before it is read.
+            try:
+                self._more()
+            except Refused as exc:
+                self._held = exc
         step = CHUNK
         start = self._pos
         while True:
             try:
-                value, end = DECODER.raw_decode(self.buffer, start)
+                value, end, brackets = decode(self.buffer, start)
             except json.JSONDecodeError as exc:
                 if self._more(step):
                     step *= 2
@@ -198,7 +244,7 @@ class JsonReader:
             line = self._line
             text = self.buffer[start:end]
             self._advance(end)
-            return value, line, text
+            return value, line, text, brackets
 
     def values(self) -> Iterator[Found | Refused]:
         while True:
@@ -215,8 +261,8 @@ class JsonReader:
             if isinstance(found, Refused):
                 yield found
                 continue
-            value, line, text = found
-            yield None, line, value, text
+            value, line, text, brackets = found
+            yield None, line, value, text, brackets
 
     def _object(self) -> Iterator[Found | Refused]:
         """A top-level object key by key (each value's text kept to find lines later),
@@ -265,7 +311,7 @@ class JsonReader:
         if problem is not None:
             yield problem
         elif "items" not in head or spans.get("items") is not None:
-            yield None, line, head, spans
+            yield None, line, head, spans, None
 
     def _items(self) -> Iterator[Found | Refused]:
         self._advance(self._pos + 1)  # "["
@@ -279,8 +325,8 @@ class JsonReader:
                 found.reason = f"items[{index}]: {found.reason}"
                 yield found
             else:
-                value, line, text = found
-                yield index, line, value, text
+                value, line, text, brackets = found
+                yield index, line, value, text, brackets
             index += 1
             if self.buffer.startswith(",", self._pos):  # kubectl's layout: right after it
                 self._pos += 1
@@ -322,12 +368,12 @@ def json_documents(
         if isinstance(found, Refused):
             yield BadInput(source, number, found.line, found.reason)
             continue
-        item, line, value, text = found
+        item, line, value, text, brackets = found
         if item is not None:  # an item of a streamed List
             if not isinstance(value, dict):
                 yield BadInput(source, number, line,
                                f"items[{item}] is {json_kind(value)}, not an object")
-            elif too_deep(value, limits.max_depth - 2, text):
+            elif too_deep(value, limits.max_depth - 2, brackets):
                 yield BadInput(source, number, line, f"items[{item}]: {too_deep_reason(limits)}")
             else:
                 yield Document(source, number, item, line, value,
@@ -339,7 +385,7 @@ def json_documents(
             yield BadInput(source, number, line,
                            f"document is {json_kind(value)}, not an object")
             continue
-        if too_deep(value, limits.max_depth, text):
+        if too_deep(value, limits.max_depth, brackets):
             yield BadInput(source, number, line, too_deep_reason(limits))
             continue
         locate = (

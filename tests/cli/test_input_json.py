@@ -290,3 +290,57 @@ def test_each_json_value_after_a_list_is_its_own_document(
     assert found == [("a", 1, 0), ("b", 1, 1), ("c", 3, 0), ("d", 4, 0), ("e", 6, None)]
     errors = [line.split(": ")[3] for line in err.splitlines() if ": error: " in line]
     assert errors == ["document 2", "document 5", "document 7"]
+
+
+# --- 3. the repeated-key proof: counting colons ---------------------------------------------
+
+
+class _Repeated(Exception):
+    pass
+
+
+def _refusing_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    if len({key for key, _ in pairs}) != len(pairs):
+        raise _Repeated
+    return dict(pairs)
+
+
+def _members(draw: st.DrawFn, depth: int) -> str:
+    """An object's text whose keys may repeat, with colons written as they are or as
+    ``\\u003a``/``\\u003A`` escapes, in keys and values."""
+    keys = draw(st.lists(st.sampled_from(["a", "b", "a:b", ":", "é", "x\\y"]), max_size=4))
+    parts = []
+    for key in keys:
+        if depth and draw(st.booleans()):
+            value = _members(draw, depth - 1)
+        else:
+            value = json.dumps(draw(st.sampled_from(["", ":", "a:b", "\\u", 1, None, [":"]])))
+        parts.append(f"{json.dumps(key)}{draw(st.sampled_from(['', ' ']))}:{value}")
+    text = "{" + ",".join(parts) + "}"
+    if draw(st.booleans()):
+        escape = draw(st.sampled_from(["\\u003a", "\\u003A"]))
+        text = text.replace('a:b"', f'a{escape}b"')  # only inside strings
+    return text
+
+
+@given(st.data())
+@settings(max_examples=500, deadline=None)
+def test_the_colon_count_refuses_exactly_the_values_with_a_repeated_key(
+    data: st.DataObject,
+) -> None:
+    """``decode`` gives what the decoder with a repeated-key hook gives, for every
+    object text: a repeated key is found whether or not a ``\\u003a`` escape adds the
+    colon its dropped member took away, and no value without one is refused."""
+    from kubelet_winnet.cli.input.json_reader import _Duplicate, decode
+
+    text = _members(data.draw, 2)
+    padded = "  " + text + "  ,"
+    try:
+        expected: Any = json.loads(text, object_pairs_hook=_refusing_repeats)
+    except _Repeated:
+        with pytest.raises(_Duplicate):
+            decode(padded, 2)
+        return
+    value, end, brackets = decode(padded, 2)
+    assert (value, end) == (expected, 2 + len(text))
+    assert brackets >= text.count("{")  # a bound of the nesting

@@ -24,6 +24,7 @@ from kubelet_winnet.cli.input import (
     BadInput,
     Document,
 )
+from kubelet_winnet.cli.input.json_reader import _Duplicate, decode
 from tests.strategies import (
     PEAK_KB,
     bad_inputs,
@@ -305,14 +306,15 @@ def _refusing_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def _members(draw: st.DrawFn, depth: int) -> str:
+def _members(data: st.DataObject, depth: int) -> str:
     """An object's text whose keys may repeat, with colons written as they are or as
     ``\\u003a``/``\\u003A`` escapes, in keys and values."""
+    draw = data.draw
     keys = draw(st.lists(st.sampled_from(["a", "b", "a:b", ":", "é", "x\\y"]), max_size=4))
     parts = []
     for key in keys:
         if depth and draw(st.booleans()):
-            value = _members(draw, depth - 1)
+            value = _members(data, depth - 1)
         else:
             value = json.dumps(draw(st.sampled_from(["", ":", "a:b", "\\u", 1, None, [":"]])))
         parts.append(f"{json.dumps(key)}{draw(st.sampled_from(['', ' ']))}:{value}")
@@ -331,9 +333,7 @@ def test_the_colon_count_refuses_exactly_the_values_with_a_repeated_key(
     """``decode`` gives what the decoder with a repeated-key hook gives, for every
     object text: a repeated key is found whether or not a ``\\u003a`` escape adds the
     colon its dropped member took away, and no value without one is refused."""
-    from kubelet_winnet.cli.input.json_reader import _Duplicate, decode
-
-    text = _members(data.draw, 2)
+    text = _members(data, 2)
     padded = "  " + text + "  ,"
     try:
         expected: Any = json.loads(text, object_pairs_hook=_refusing_repeats)

@@ -344,3 +344,35 @@ def test_the_colon_count_refuses_exactly_the_values_with_a_repeated_key(
     value, end, brackets = decode(padded, 2)
     assert (value, end) == (expected, 2 + len(text))
     assert brackets >= text.count("{")  # a bound of the nesting
+
+
+@pytest.mark.parametrize(("after", "words"), [
+    ('"x": NaN', 'duplicate key "a"'),
+    ('"x": ' + "7" * (MAX_INT_DIGITS + 1), 'duplicate key "a"'),
+])
+def test_a_repeated_key_before_another_problem_is_the_one_reported(
+    tmp_path: Path, after: str, words: str
+) -> None:
+    """The decoder with the repeated-key hook reports the first problem in the text; the
+    counting decoder, which meets the later problem first, defers to it."""
+    good = '{\n    "kind": "Pod"\n}'
+    item = '{\n    "kind": "Pod",\n    "s": {"a": 1, "a": 2},\n    ' + after + "\n}"
+    text = _kubectl_list([good, item, good])
+    found = read_input(write_input(tmp_path, "l.json", text))
+    assert [type(d).__name__ for d in found] == ["Document", "BadInput", "Document"]
+    problem = found[1]
+    assert isinstance(problem, BadInput)
+    assert problem.reason == f"items[1]: {words}"
+    lines = text.splitlines()
+    assert problem.line == next(n for n, line in enumerate(lines, 1) if '"s"' in line)
+
+
+def test_a_file_cut_off_after_a_repeated_key_is_truncated(tmp_path: Path) -> None:
+    """A List item with a repeated key whose text then ends: the key is met first, and the
+    value cannot be skipped to its end."""
+    text = '{"kind": "List", "items": [{"kind": "Pod"}, {"kind": "Pod", "s": {"a": 1, "a": 2}, '
+    found = read_input(write_input(tmp_path, "l.json", text + '"x": [tru'))
+    assert [type(d).__name__ for d in found] == ["Document", "BadInput"]
+    problem = found[1]
+    assert isinstance(problem, BadInput)
+    assert problem.reason.startswith("not valid JSON: truncated")

@@ -97,12 +97,18 @@ def decode(text: str, start: int) -> tuple[Any, int, int]:
 
     Outside strings, a value's text has one ``:`` per member; inside strings, the
     decoded value has the same colons as the text unless a ``\\u`` escape spells one.
-    So when neither holds an escape the text and the value's compact encoding (which
+    So when the text holds no such escape, it and the value's compact encoding (which
     writes ``:`` as itself) have equally many colons exactly when no member was
     dropped, that is when no key repeats. Otherwise :data:`DECODER` decides (and names
     the key): about twice as slow, for a value with a ``\\u`` escape, a lone surrogate
     or a repeated key."""
-    value, end = _KEEP_LAST.raw_decode(text, start)
+    try:
+        value, end = _KEEP_LAST.raw_decode(text, start)
+    except (ValueError, RecursionError, _JsonValue):
+        # A repeated key before the problem in the text is what the hook meets first,
+        # and what is reported: the decoder with the hook raises whichever comes first.
+        value, end = DECODER.raw_decode(text, start)
+        return value, end, text.count("{", start, end) + text.count("[", start, end)
     backslash = text.find("\\", start, end)  # one character: found by memchr
     if backslash < 0 or text.find("\\u", backslash, end) < 0:
         try:
@@ -114,6 +120,8 @@ def decode(text: str, start: int) -> tuple[Any, int, int]:
                 return value, end, compact.count(b"{") + compact.count(b"[")
     value, end = DECODER.raw_decode(text, start)
     return value, end, text.count("{", start, end) + text.count("[", start, end)
+
+
 WHITESPACE = " \t\n\r"
 _AHEAD = CHUNK // 4  # the text kept ahead of a value about to be decoded
 _NOT_SPACE = re.compile(r"[^ \t\n\r]")

@@ -18,7 +18,7 @@ import enum
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from kubelet_winnet._describe import describe, type_name
 from kubelet_winnet._kubelet import golang
@@ -353,8 +353,7 @@ EXPANSION_RUNE_WISE_MINOR = 36  # every release from here on
 MARSHAL_CHECKS_UTF8_MINOR = 34
 
 
-@dataclass(frozen=True)
-class ExpansionRule:
+class ExpansionRule(NamedTuple):  # built for every container config: see PodFacts
     """How kubelet ``version`` expands ``$(VAR)`` and what becomes of a value that is not
     UTF-8 (only the byte-wise rule makes one from UTF-8 input)."""
 

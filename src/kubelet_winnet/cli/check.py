@@ -8,6 +8,7 @@ import dataclasses
 import io
 import itertools
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, TextIO
 
@@ -536,8 +537,6 @@ class _Baseline:
         """Why ``--create-baseline`` must not replace the file now at the path (None when
         there is none, it is empty, or it is a baseline): a manifest named by mistake,
         say one the directory input holds, would be lost."""
-        import stat
-
         try:
             mode = os.lstat(self.path).st_mode
         except OSError:

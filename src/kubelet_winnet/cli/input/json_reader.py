@@ -108,7 +108,7 @@ def decode(text: str, start: int) -> tuple[Any, int, int]:
         # A repeated key before the problem in the text is what the hook meets first,
         # and what is reported: the decoder with the hook raises whichever comes first.
         value, end = DECODER.raw_decode(text, start)
-        return value, end, text.count("{", start, end) + text.count("[", start, end)
+        return value, end, _brackets(text, start, end)
     backslash = text.find("\\", start, end)  # one character: found by memchr
     if backslash < 0 or text.find("\\u", backslash, end) < 0:
         try:
@@ -119,7 +119,11 @@ def decode(text: str, start: int) -> tuple[Any, int, int]:
             if compact.count(b":") == text.count(":", start, end):
                 return value, end, compact.count(b"{") + compact.count(b"[")
     value, end = DECODER.raw_decode(text, start)
-    return value, end, text.count("{", start, end) + text.count("[", start, end)
+    return value, end, _brackets(text, start, end)
+
+
+def _brackets(text: str, start: int, end: int) -> int:
+    return text.count("{", start, end) + text.count("[", start, end)
 
 
 WHITESPACE = " \t\n\r"

@@ -79,3 +79,20 @@ def test_billionths_are_the_exact_value_rounded_up_to_nanos(case: tuple[str, Fra
     assert nanos_value(nanos) == math.ceil(Fraction(nanos, 10**9))
     assert nanos_milli_value(nanos) == math.ceil(Fraction(nanos, 10**6))
 
+
+
+def test_remembered_quantities_stay_exact_and_bounded() -> None:
+    # A workload's pods repeat a few quantities, so parses are remembered: a second read
+    # gives the same value, a malformed text raises every time, and the memory is bounded.
+    from kubelet_winnet._kubelet import quantity
+
+    for _ in range(2):
+        assert parse_nanos("150Mi") == 150 * 2**20 * 10**9
+        assert quantity.go_milli_value("2000m") == 2000
+        with pytest.raises(ValueError, match="quantities must match"):
+            parse_nanos("1 Mi")
+    for number in range(3 * quantity._REMEMBERED):
+        assert parse_nanos(f"{number}m") == number * 10**6
+        assert quantity.go_milli_value(f"{number}k") == number * 10**6
+    assert len(quantity._NANOS) <= quantity._REMEMBERED
+    assert len(quantity._MILLI) <= quantity._REMEMBERED

@@ -163,8 +163,12 @@ def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
     for index, volume in enumerate(get_objects(view.spec, "volumes", spec_at)):
         at = f"{spec_at}volumes[{index}]."
         name = get_str(volume, "name", at)
-        kinds = [key for key in volume  # a key that is not a string names no source
-                 if type(key) is str and key != "name" and read_field(volume, key, at) is not None]
+        if type(volume) is dict:  # manifest data: its items need no guarded reads
+            kinds = [key for key, value in volume.items()
+                     if type(key) is str and key != "name" and value is not None]
+        else:  # a key that is not a string names no source
+            kinds = [key for key in volume if type(key) is str and key != "name"
+                     and read_field(volume, key, at) is not None]
         if len(kinds) != 1:
             raise InvalidPodError(
                 f"{spec_at}volumes[{index}]",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from typing import Any
 
 from kubelet_winnet._kubelet import golang
 
@@ -71,7 +72,24 @@ def _nanos(match: re.Match[str]) -> int:
 def parse_nanos(text: str) -> int:
     """``text``'s value in billionths (what :func:`parse_quantity` gives, times
     ``10**9``); ``ValueError`` (upstream's text) when malformed."""
-    return _nanos(_match(text))
+    found = _NANOS.get(text)
+    if found is None:
+        found = _remember(_NANOS, text, _nanos(_match(text)))
+    return found
+
+
+# The same few quantities ("500m", "512Mi") recur on every pod of a workload, and looking
+# one up costs a tenth of parsing it. Only parsed texts (at most _MAX_LEN long) are kept.
+_NANOS: dict[str, int] = {}
+_MILLI: dict[tuple[str, bool], int] = {}
+_REMEMBERED = 512
+
+
+def _remember(cache: dict[Any, int], key: Any, value: int) -> int:
+    if len(cache) >= _REMEMBERED:  # bounded: the keys come from the input
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def parse_quantity(text: str, field: str = "") -> Fraction:
@@ -150,6 +168,14 @@ def go_milli_value(text: str, *, saturating: bool = False) -> int:
     """``Quantity.MilliValue()`` of ``ParseQuantity(text)`` in Go's int64 arithmetic
     (quantity.go, amount.go, scale_int.go). ``saturating``: the newest apimachinery,
     whose ScaledValue clamps to the int64 range instead of wrapping."""
+    key = (text, saturating)
+    found = _MILLI.get(key)
+    if found is None:
+        found = _remember(_MILLI, key, _go_milli_value(text, saturating))
+    return found
+
+
+def _go_milli_value(text: str, saturating: bool) -> int:
     match = _match(text)  # validates, and bounds the length
     exact = _nanos(match)  # and the exponent
     sign, number, exp_mark, exponent_text, suffix = match.groups()

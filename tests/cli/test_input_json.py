@@ -367,6 +367,27 @@ def test_a_repeated_key_before_another_problem_is_the_one_reported(
     assert problem.line == next(n for n, line in enumerate(lines, 1) if '"s"' in line)
 
 
+@pytest.mark.parametrize("python_limit", [0, 640, MAX_INT_DIGITS, 10 * MAX_INT_DIGITS])
+def test_an_integer_past_the_digit_limit_is_refused_whatever_pythons_limit(
+    tmp_path: Path, python_limit: int
+) -> None:
+    """The reader refuses integers of more than MAX_INT_DIGITS digits itself: a process
+    that lifted Python's own limit (0: none) or lowered it still gets that refusal, and
+    the integers it accepts keep their value."""
+    good = '{\n    "kind": "Pod",\n    "n": ' + "1" * 600 + "\n}"
+    item = '{\n    "kind": "Pod",\n    "n": ' + "7" * (MAX_INT_DIGITS + 1) + "\n}"
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(python_limit)
+    try:
+        found = read_input(write_input(tmp_path, "l.json", _kubectl_list([good, item, good])))
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert [type(d).__name__ for d in found] == ["Document", "BadInput", "Document"]
+    first = found[0]
+    assert isinstance(first, Document) and first.value["n"] == int("1" * 600)
+    assert str(found[1]).endswith(f"items[1]: integer with more than {MAX_INT_DIGITS} digits")
+
+
 def test_a_file_cut_off_after_a_repeated_key_is_truncated(tmp_path: Path) -> None:
     """A List item with a repeated key whose text then ends: the key is met first, and the
     value cannot be skipped to its end."""

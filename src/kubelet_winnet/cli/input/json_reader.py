@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,7 +36,7 @@ from kubelet_winnet.cli.input.encoding import (
     too_deep,
     too_deep_reason,
 )
-from kubelet_winnet.cli.input.lines import SKIPPER, json_locator, spans_locator
+from kubelet_winnet.cli.input.lines import SKIPPER, JsonLines, spans_locator
 from kubelet_winnet.cli.input.yaml_reader import YamlReader
 
 __all__ = ["DECODER", "WHITESPACE", "JsonReader", "NotJson", "decode", "json_documents"]
@@ -88,6 +89,12 @@ _HOOKS: dict[str, Any] = {
 }
 DECODER = json.JSONDecoder(object_pairs_hook=_pairs, **_HOOKS)  # names a repeated key
 _KEEP_LAST = json.JSONDecoder(**_HOOKS)  # a repeated key's last value wins, silently
+# Integers converted by the C scanner itself, not by a call to _json_int: it refuses what
+# _json_int refuses (and the hook decoder then says why) while Python's own digit limit
+# is no higher than ours, which decode checks each time.
+_KEEP_LAST_C_INTS = json.JSONDecoder(
+    parse_float=_json_float, parse_constant=_json_constant
+)
 _COMPACT = msgspec.json.Encoder().encode
 
 
@@ -102,8 +109,10 @@ def decode(text: str, start: int) -> tuple[Any, int, int]:
     dropped, that is when no key repeats. Otherwise :data:`DECODER` decides (and names
     the key): about twice as slow, for a value with a ``\\u`` escape, a lone surrogate
     or a repeated key."""
+    digits = sys.get_int_max_str_digits()
+    keep_last = _KEEP_LAST_C_INTS if 0 < digits <= MAX_INT_DIGITS else _KEEP_LAST
     try:
-        value, end = _KEEP_LAST.raw_decode(text, start)
+        value, end = keep_last.raw_decode(text, start)
     except (ValueError, RecursionError, _JsonValue):
         # A repeated key before the problem in the text is what the hook meets first,
         # and what is reported: the decoder with the hook raises whichever comes first.
@@ -389,7 +398,7 @@ def json_documents(
                 yield BadInput(source, number, line, f"items[{item}]: {too_deep_reason(limits)}")
             else:
                 yield Document(source, number, item, line, value,
-                               json_locator(text, line, value))
+                               JsonLines(text, line, value))
             continue
         if value is None:
             continue
@@ -402,7 +411,7 @@ def json_documents(
             continue
         locate = (
             spans_locator(text, value) if isinstance(text, dict)
-            else json_locator(text, line, value)
+            else JsonLines(text, line, value)
         )
         items = list_items(value)
         if items is None:

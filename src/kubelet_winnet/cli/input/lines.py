@@ -14,7 +14,7 @@ from typing import Any
 from kubelet_winnet._describe import json_string as _quote
 from kubelet_winnet.cli.input.documents import FieldPath
 
-__all__ = ["SKIPPER", "JsonLines", "LineTable", "json_locator", "spans_locator"]
+__all__ = ["SKIPPER", "JsonLines", "LineTable", "spans_locator"]
 
 # Decodes anything the strict decoder does, to find where a value ends (refused values
 # are skipped with it too).
@@ -61,15 +61,10 @@ def spans_locator(
         key = str(path[0])
         if key not in locators:
             text, line = spans[key]
-            locators[key] = json_locator(text, line, values.get(key))
+            locators[key] = JsonLines(text, line, values.get(key))
         return locators[key](path[1:])
 
     return locate
-
-
-def json_locator(text: str, first_line: int, value: Any) -> Callable[[FieldPath], int]:
-    """Lines inside a JSON value's text, found only when a finding asks."""
-    return JsonLines(text, first_line, value)
 
 
 _SCAN = json.scanner.make_scanner(SKIPPER)  # type: ignore[arg-type]
@@ -222,6 +217,8 @@ class JsonLines:
         blocks = self._blocks
         assert isinstance(blocks, list)
         block = offset >> _BLOCK
+        if not block:  # most values are shorter than a block: count up to the offset only
+            return blocks[0] + text.count("\n", 0, offset)
         while len(blocks) <= block:
             start = (len(blocks) - 1) << _BLOCK
             blocks.append(blocks[-1] + text.count("\n", start, start + (1 << _BLOCK)))

@@ -36,7 +36,7 @@ from kubelet_winnet.cli.input.encoding import (
     too_deep,
     too_deep_reason,
 )
-from kubelet_winnet.cli.input.lines import SKIPPER, JsonLines, spans_locator
+from kubelet_winnet.cli.input.lines import SKIPPER, WHITESPACE, JsonLines, spans_locator
 from kubelet_winnet.cli.input.yaml_reader import YamlReader
 
 __all__ = ["DECODER", "WHITESPACE", "JsonReader", "NotJson", "decode", "json_documents"]
@@ -135,7 +135,6 @@ def _brackets(text: str, start: int, end: int) -> int:
     return text.count("{", start, end) + text.count("[", start, end)
 
 
-WHITESPACE = " \t\n\r"
 _AHEAD = CHUNK // 4  # the text kept ahead of a value about to be decoded
 _NOT_SPACE = re.compile(r"[^ \t\n\r]")
 

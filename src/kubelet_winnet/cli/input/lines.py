@@ -14,7 +14,7 @@ from typing import Any
 from kubelet_winnet._describe import json_string as _quote
 from kubelet_winnet.cli.input.documents import FieldPath
 
-__all__ = ["SKIPPER", "JsonLines", "LineTable", "spans_locator"]
+__all__ = ["SKIPPER", "WHITESPACE", "JsonLines", "LineTable", "spans_locator"]
 
 # Decodes anything the strict decoder does, to find where a value ends (refused values
 # are skipped with it too).
@@ -68,6 +68,7 @@ def spans_locator(
 
 
 _SCAN = json.scanner.make_scanner(SKIPPER)  # type: ignore[arg-type]
+WHITESPACE = " \t\n\r"  # JSON's
 _SPACE = re.compile(r"[ \t\n\r]*")
 _BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 
@@ -88,6 +89,9 @@ def _present(value: Any, path: FieldPath) -> int:
 
 
 def _skip_space(text: str, pos: int) -> int:
+    char = text[pos : pos + 1]
+    if not char or char not in WHITESPACE:  # most positions start a token
+        return pos
     match = _SPACE.match(text, pos)
     return pos if match is None else match.end()
 

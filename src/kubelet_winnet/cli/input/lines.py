@@ -70,6 +70,7 @@ def spans_locator(
 _SCAN = json.scanner.make_scanner(SKIPPER)  # type: ignore[arg-type]
 WHITESPACE = " \t\n\r"  # JSON's
 _SPACE = re.compile(r"[ \t\n\r]*")
+_NOWHERE = (-1, -1)  # a key that does not occur once, as a key
 _BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 
 
@@ -107,66 +108,62 @@ class JsonLines:
     __slots__ = ("_blocks", "_members", "_text", "_unique", "_value")
 
     def __init__(self, text: str, first_line: int, value: Any) -> None:
-        # Most documents are never asked: the tables are made by the first question.
         self._text = text
         self._value = value
-        self._blocks: list[int] | int = first_line  # then the line at each block's start
+        self._blocks = [first_line]  # the line at each 4 KiB block's start, counted once
+        # Most documents are never asked: the tables are made by the first question.
+        self._unique: dict[tuple[str, int], tuple[int, int]] | None = None
 
     def __call__(self, path: FieldPath) -> int:
-        if isinstance(self._blocks, int):
-            self._blocks = [self._blocks]
-            self._members: dict[int, list[Any]] = {}
-            # (a key's JSON text, from where) -> (its only offset from there, its
-            # value's offset), or (-1, -1)
-            self._unique: dict[tuple[str, int], tuple[int, int]] = {}
-        return self._line(self._offset(path))
-
-    def _offset(self, path: FieldPath) -> int:
-        """Where the deepest key of ``path`` present starts (0: the value itself).
+        """The line where the deepest key of ``path`` present starts (the value's first
+        line when none is).
 
         From the value reached so far (at first the whole text), a key of the rest of
         the present path whose JSON string occurs once from there on (followed by a
         colon) is that key: its value lies inside the one reached, and so does every
         other occurrence it could be. The deepest such key is jumped to; when there is
-        none, one step of the walk through the containers' members is taken."""
+        none, one step of the walk through the containers' members is taken. (One
+        method, not three: most documents are asked one question, and a call per step
+        cost more than the search.)"""
         text = self._text
+        if self._unique is None:  # the first question makes the tables:
+            # (a key's JSON text, from where) -> (its only offset from there, its
+            # value's offset), or _NOWHERE; a container's offset -> its members so far
+            self._unique = {}
+            self._members: dict[int, list[Any]] = {}
+        unique = self._unique
         present = _present(self._value, path)
-        begin, pos, found = 0, -1, 0  # parts resolved, where the value reached starts
+        begin, pos, found = 0, 0, 0  # parts resolved, where the value reached starts
         while begin < present:
-            for index in range(present - 1, begin - 1, -1):
+            index = present
+            while index > begin:  # the deepest key first
+                index -= 1
                 part = path[index]
-                if type(part) is str:
-                    at, value_at = self._unique_key(part, max(pos, 0))
-                    if at >= 0:
-                        begin, pos, found = index + 1, value_at, at
-                        break
+                if type(part) is not str:
+                    continue
+                needle = _quote(part)
+                jump = unique.get((needle, pos))
+                if jump is None:
+                    jump = _NOWHERE
+                    at = text.find(needle, pos)
+                    if at >= 0 and text.find(needle, at + 1) < 0:
+                        colon = _skip_space(text, at + len(needle))
+                        if text.startswith(":", colon):
+                            jump = (at, _skip_space(text, colon + 1))
+                    unique[needle, pos] = jump
+                if jump[0] >= 0:
+                    found, pos = jump
+                    begin = index + 1
+                    break
             else:
-                if pos < 0:
-                    pos = _skip_space(text, 0)
-                entry = self._member(pos, path[begin])
+                entry = self._member(pos if begin else _skip_space(text, 0), path[begin])
                 if entry is None:
                     break
                 found, pos = entry
                 begin += 1
-        return found
-
-    def _unique_key(self, key: str, start: int) -> tuple[int, int]:
-        """(where the key's JSON string starts, where its value starts) when it occurs
-        once in the text from ``start`` on, as a key; (-1, -1) otherwise."""
-        needle = _quote(key)
-        known = self._unique.get((needle, start))
-        if known is not None:
-            return known
-        text = self._text
-        at = text.find(needle, start)
-        value_at = -1
-        if at >= 0 and text.find(needle, at + 1) < 0:
-            colon = _skip_space(text, at + len(needle))
-            if text.startswith(":", colon):
-                value_at = _skip_space(text, colon + 1)
-        found = (at, value_at) if value_at >= 0 else (-1, -1)
-        self._unique[needle, start] = found
-        return found
+        if found >> _BLOCK:
+            return self._line(found)
+        return self._blocks[0] + text.count("\n", 0, found)  # most values fit one block
 
     def _member(self, pos: int, part: str | int) -> tuple[int, int] | None:
         """(where the key or element ``part`` of the container at ``pos`` starts, where
@@ -219,10 +216,7 @@ class JsonLines:
     def _line(self, offset: int) -> int:
         text = self._text
         blocks = self._blocks
-        assert isinstance(blocks, list)
         block = offset >> _BLOCK
-        if not block:  # most values are shorter than a block: count up to the offset only
-            return blocks[0] + text.count("\n", 0, offset)
         while len(blocks) <= block:
             start = (len(blocks) - 1) << _BLOCK
             blocks.append(blocks[-1] + text.count("\n", start, start + (1 << _BLOCK)))

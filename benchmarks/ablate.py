@@ -3,8 +3,9 @@
 Each one is switched off and on in alternating rounds on the benchmark row it serves
 (``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, or
 ``pod_sandbox_config`` or ``container_config`` of ``benchmarks/cri_requests.py``; same
-corpus; or, for the command line's, translating a generated 2,000-pod List in kubectl's
-layout, in this process); the
+corpus; ``container_config`` also over 500 pods of ``benchmarks/gen_manifests.py``, which
+set CPU and memory limits as workloads do; or, for the command line's, translating a
+generated 2,000-pod List in kubectl's layout, in this process); the
 table gives the median over rounds of time(off) / time(on). A row under 1.10 means the
 code should go. Usage: ``python benchmarks/ablate.py [--corpus DIR] [--rounds N]
 [--rows container_config]`` (``--rows``: only the rows whose name holds the text).
@@ -38,6 +39,7 @@ from kubelet_winnet._kubelet import labels as _labels
 from kubelet_winnet._kubelet import messages as _messages
 from kubelet_winnet._kubelet import pod as _pod
 from kubelet_winnet._kubelet import profile as _profile
+from kubelet_winnet._kubelet import quantity as _quantity
 from kubelet_winnet._kubelet import rules as _rules
 from kubelet_winnet._kubelet import sandbox_config as _sandbox_config
 from kubelet_winnet._kubelet.rules import (
@@ -108,6 +110,21 @@ def _swap(module: Any, name: str, off: Any) -> tuple[Callable[[], None], Callabl
     return (lambda: setattr(module, name, on)), (lambda: setattr(module, name, off))
 
 
+def _both(
+    first: tuple[Callable[[], None], Callable[[], None]],
+    second: tuple[Callable[[], None], Callable[[], None]],
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    def on() -> None:
+        first[0]()
+        second[0]()
+
+    def off() -> None:
+        first[1]()
+        second[1]()
+
+    return on, off
+
+
 def _list_file(pods: int) -> str:
     """A generated ``kind: List`` in kubectl's layout (benchmarks/gen_manifests.py),
     written once into a temporary directory."""
@@ -142,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         accepted.append(pod.manifest)
         with contextlib.suppress(Exception):  # the client refuses a few; run.py skips them
             v1pods.append(run.to_v1pod(pod.manifest))
+    # Pods as a workload's are written, with CPU and memory limits (the corpus's
+    # published DaemonSets mostly set none): what the quantity caches are for.
+    generated = [gen_manifests.pod(index) for index in range(500)]
     cases: list[tuple[str, str, list[Any], tuple[Callable[[], None], Callable[[], None]]]] = [
         ("profile cache (_profile._PROFILES)", "dict", accepted,
          _swap(_profile, "_PROFILES", _NoCache())),
@@ -162,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
          accepted, _swap(_sandbox_config, "_LINUX_PARTS", _NoCache())),
         ("container-hash cache (_labels._HASHES)", "container_config", accepted,
          _swap(_labels, "_HASHES", _NoCache())),
+        ("quantity caches (_quantity._NANOS, _MILLI)", "container_config, generated pods",
+         generated,
+         _both(_swap(_quantity, "_NANOS", _NoCache()), _swap(_quantity, "_MILLI", _NoCache()))),
         ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],
          _swap(_translate_module, "_CONFIG_JSON", _NoCache())),
     ]
@@ -174,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rounds = args.rounds if row != "V1Pod" else max(args.rounds // 4, 3)
         function = {"pod_sandbox_config": _sandbox, "pod_sandbox_config V1Pod": _sandbox,
                     "container_config": _container,
+                    "container_config, generated pods": _container,
                     "translate -o json": _translate_list}.get(
             row, _translate)
         whole_runs = row == "translate -o json"  # one run is a whole file

@@ -278,20 +278,6 @@ def test_the_already_clean_shortcut_is_cleans_own_answer(path: str) -> None:
         encoded)
 
 
-@given(st.lists(_CLEAN_TEXT, max_size=5))
-@example(["", "a"])
-@example(["C:", "a"])
-@example(["C:\\var", "pods", "", "x"])
-@example(["C:\\var", "pods", ""])
-@example(["\\", "??"])
-@example(["a", "\\b"])
-def test_joining_an_already_clean_text_is_the_element_loops_answer(elements: list[str]) -> None:
-    """Join "joins any number of path elements into a single path, separating them with an
-    OS specific Separator" and cleans it: the joined text may be returned as it is only
-    when the element loop and Clean would give the same."""
-    assert golang.join_windows(*elements) == golang._join_cleaned(tuple(elements))
-
-
 def test_a_drive_letter_is_one_byte() -> None:
     # volumeNameLen looks at byte 1: "é:" has none (its second byte is not the colon).
     assert golang.clean_windows("é:\\..\\x") == "x"

@@ -427,18 +427,6 @@ def join_windows(*elements: str) -> str:
     no separator after an element ending in a colon (``C:``, ``a`` is ``C:a``); after a
     separator the next element's leading separators are dropped, so that joining never
     makes a UNC path that no element spelled; ``""`` when every element is empty."""
-    # Join skips empty elements. When the others joined by separators are already clean
-    # (no separator touching another, no colon past a drive) and the first is no bare
-    # drive ("C:", "a" is "C:a"), the loop below builds that text and Clean keeps it.
-    parts = tuple(filter(None, elements)) if "" in elements else elements
-    joined = "\\".join(parts)
-    if parts and parts[0][-1] != ":" and _ALREADY_CLEAN.match(joined):
-        return joined
-    return _join_cleaned(elements)
-
-
-def _join_cleaned(elements: tuple[str, ...]) -> str:
-    # Join's element loop, then Clean.
     out = ""
     for element in elements:
         if not out:

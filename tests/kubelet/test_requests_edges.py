@@ -334,3 +334,15 @@ def test_issue16_item3_one_literal_past_the_container_bound_is_refused() -> None
         kw.container_config(_pod({"name": "c", "image": "i", "env": env}), "c")
     assert caught.value.field == "spec.containers[0].env[0].value"
     assert f'container "c" would pass {MAX_EXPANDED_CONTAINER} bytes' in str(caught.value)
+
+
+def test_a_literal_is_bounded_by_what_the_container_has_left_before_its_redefinition() -> None:
+    """A value without $(VAR) is bounded as an expanded one: against the bytes the
+    container has left, before an earlier value of the same name is given back."""
+    env = [{"name": "A", "value": "x" * (MAX_EXPANDED_CONTAINER - 10)},
+           {"name": "A", "value": "y" * (MAX_EXPANDED_CONTAINER - 5)}]
+    with pytest.raises(kw.InvalidPodError) as caught:
+        kw.container_config(_pod({"name": "c", "image": "i", "env": env}), "c")
+    assert caught.value.field == "spec.containers[0].env[1].value"
+    assert 'variable "A"' in str(caught.value)
+    assert f'container "c" would pass {MAX_EXPANDED_CONTAINER} bytes' in str(caught.value)

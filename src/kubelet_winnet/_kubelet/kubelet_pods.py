@@ -402,10 +402,16 @@ def environment(
         runtime_value = get_str(variable, "value", where)
         value_from = get_map(variable, "valueFrom", where)
         if runtime_value:
-            # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then services'
-            runtime_value = budget.expanded(
-                runtime_value, env, f"{where}value", f"variable {quoted(name)}", service_env
-            )
+            if "$" in runtime_value:  # the names an error needs are built only then
+                # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then
+                # services'
+                runtime_value = budget.expanded(
+                    runtime_value, env, f"{where}value", f"variable {quoted(name)}",
+                    service_env,
+                )
+            elif utf8_len(runtime_value) > budget.left:  # expanded()'s bound, unexpanded
+                raise budget.refuse(f"{where}value", f"variable {quoted(name)}",
+                                    container=True)
         elif value_from is not None:
             here = f"{where}valueFrom."
             field = get_map(value_from, "fieldRef", here)

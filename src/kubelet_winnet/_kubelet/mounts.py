@@ -101,11 +101,6 @@ def is_abs_path(path: str, minor: int) -> bool:
     return _filepath_is_abs(path)
 
 
-def join_path(*parts: str) -> str:
-    """``filepath.Join`` on Windows (:func:`golang.join_windows`)."""
-    return join_windows(*parts)
-
-
 class _Missing(Mapping[str, str]):
     """The mapping ``ExpandContainerVolumeMounts`` expands with: every name resolves,
     to its value, and a name without a non-empty value is recorded as missing."""
@@ -194,7 +189,7 @@ def volume_host_path(
         plugin, read_only = PLUGIN_DIRS[kind]
         if name in volume_paths:
             return volume_paths[name], read_only
-        return join_path(root, "pods", uid, "volumes", plugin, name), read_only
+        return join_windows(root, "pods", uid, "volumes", plugin, name), read_only
     if kind == "hostPath":
         # hostPath's GetPath is the path as written; an inline volume is not read-only.
         path = get_str(source, "path", f"{where}.")
@@ -216,7 +211,7 @@ def _termination_mount(
     # `len(container.TerminationMessagePath) != 0` always holds for an API pod.
     path = get_str(container, "terminationMessagePath", at) or "/dev/termination-log"
     # GenerateRunContainerOptions: getPodContainerDir(uid, name) = <pod dir>\containers\<name>
-    host = join_path(root, "pods", uid, "containers", name, log_id)
+    host = join_windows(root, "pods", uid, "containers", name, log_id)
     return make_absolute_path(path), make_absolute_path(host), False
 
 
@@ -270,7 +265,7 @@ def container_mounts(
                     f"unable to provision SubPath `{sub_path}`: must not contain '..'",
                     _ERROR_RULE,
                 )
-            host_path = join_path(host_path, sub_path)
+            host_path = join_windows(host_path, sub_path)
         if host_path and is_local_path(host_path):
             host_path = make_absolute_path(host_path)
         container_path = mount_path
@@ -287,10 +282,8 @@ def container_mounts(
         mounts.append((container_path, host_path, read_only or must_read_only))
     if mount_hosts:
         # makeHostsMount: getEtcHostsPath(podDir) = <pod dir>\etc-hosts
-        mounts.append((
-            WINDOWS_ETC_HOSTS_PATH, make_absolute_path(join_path(root, "pods", uid, "etc-hosts")),
-            False,
-        ))
+        hosts = join_windows(root, "pods", uid, "etc-hosts")
+        mounts.append((WINDOWS_ETC_HOSTS_PATH, make_absolute_path(hosts), False))
     mounts.append(_termination_mount(container, at, root, uid, container_name,
                                      termination_log_id))
     return mounts

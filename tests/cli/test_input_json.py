@@ -367,6 +367,8 @@ def test_a_repeated_key_before_another_problem_is_the_one_reported(
     assert problem.line == next(n for n, line in enumerate(lines, 1) if '"s"' in line)
 
 
+@pytest.mark.skipif(not hasattr(sys, "set_int_max_str_digits"),
+                    reason="this Python (before 3.10.7) has no integer digit limit to set")
 @pytest.mark.parametrize("python_limit", [0, 640, MAX_INT_DIGITS, 10 * MAX_INT_DIGITS])
 def test_an_integer_past_the_digit_limit_is_refused_whatever_pythons_limit(
     tmp_path: Path, python_limit: int

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -95,6 +95,8 @@ _KEEP_LAST = json.JSONDecoder(**_HOOKS)  # a repeated key's last value wins, sil
 _KEEP_LAST_C_INTS = json.JSONDecoder(
     parse_float=_json_float, parse_constant=_json_constant
 )
+# Python's digit limit (0: none, as before 3.10.7, which has no such function).
+_DIGIT_LIMIT: Callable[[], int] = getattr(sys, "get_int_max_str_digits", lambda: 0)
 _COMPACT = msgspec.json.Encoder().encode
 
 
@@ -109,7 +111,7 @@ def decode(text: str, start: int) -> tuple[Any, int, int]:
     dropped, that is when no key repeats. Otherwise :data:`DECODER` decides (and names
     the key): about twice as slow, for a value with a ``\\u`` escape, a lone surrogate
     or a repeated key."""
-    digits = sys.get_int_max_str_digits()
+    digits = _DIGIT_LIMIT()
     keep_last = _KEEP_LAST_C_INTS if 0 < digits <= MAX_INT_DIGITS else _KEEP_LAST
     try:
         value, end = keep_last.raw_decode(text, start)

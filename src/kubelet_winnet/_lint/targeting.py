@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
@@ -40,6 +40,7 @@ class PodObject:
     spec: Mapping[str, Any]
     spec_path: tuple[str, ...]  # ("spec",) or ("spec", "template", "spec"), ...
     template_metadata: Mapping[str, Any] | None  # the pod template's metadata, if any
+    _identity: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -55,7 +56,10 @@ class PodObject:
 
     @property
     def identity(self) -> str:
-        return f"{self.kind}/{self.name}"
+        """``Kind/namespace/name`` (made once: every report of the pod names it)."""
+        if self._identity is None:
+            self._identity = f"{self.kind}/{self.name}"
+        return self._identity
 
 
 def pod_object(manifest: Mapping[str, Any]) -> PodObject | None:

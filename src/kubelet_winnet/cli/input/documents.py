@@ -56,8 +56,9 @@ class Document:
 
     @property
     def label(self) -> str:
-        text = f"{self.source}#{self.document}"
-        return text if self.item is None else f"{text}.items[{self.item}]"
+        if self.item is None:
+            return f"{self.source}#{self.document}"
+        return f"{self.source}#{self.document}.items[{self.item}]"
 
     def line_of(self, path: FieldPath) -> int:
         """The line of the field at ``path`` (or of its nearest present parent)."""

@@ -162,3 +162,25 @@ def test_dev_zero_stops_at_the_byte_limit() -> None:
     found = list(read_source("/dev/zero", Limits(max_bytes=1 << 20)))
     assert len(found) == 1
     assert isinstance(found[0], BadInput)
+
+
+@pytest.mark.parametrize("layout", ["yaml", "json list", "json values"])
+@pytest.mark.parametrize("max_bytes", [700, 70_000, 140_000])
+def test_the_byte_limit_is_reported_at_the_line_where_it_is_met(
+    tmp_path: Path, layout: str, max_bytes: int
+) -> None:
+    """The refusal names the line holding the first byte past the limit: one more than
+    the newlines before it (the readers count them; the byte layer does not)."""
+    one = json.dumps(POD_VALUE, indent=2)
+    if layout == "yaml":
+        data = ("---\n".join([POD_YAML] * 4000)).encode()
+    elif layout == "json list":
+        data = ('{"kind": "List", "items": [\n' + ",\n".join([one] * 2000) + "\n]}\n").encode()
+    else:
+        data = ("\n".join([one] * 2000) + "\n").encode()
+    assert len(data) > max_bytes
+    found = read_input(write_input(tmp_path, "big." + layout.split()[0], data),
+                       Limits(max_bytes=max_bytes))
+    problem = bad_inputs(found)[-1]
+    assert "--max-bytes" in problem.reason
+    assert problem.line == data[:max_bytes].count(b"\n") + 1

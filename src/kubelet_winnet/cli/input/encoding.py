@@ -16,6 +16,7 @@ __all__ = [
     "MAX_INT_DIGITS",
     "Limits",
     "Text",
+    "line_after",
     "too_deep",
     "too_deep_reason",
 ]
@@ -39,13 +40,17 @@ DEFAULT_LIMITS = Limits()
 
 class Text:
     """Text from a binary stream: the encoding chosen from the byte order mark, bytes
-    counted against the limit, decoding errors reported with their line."""
+    counted against the limit, decoding errors reported.
+
+    A refusal raised by :meth:`read` (too many bytes, a byte that does not decode) lies
+    where the text handed over so far ends; its ``line`` is left 0 for the caller, which
+    holds that text, to set (:func:`line_after`). The readers count lines anyway, and
+    counting them here too cost a List's translation 1-2%."""
 
     def __init__(self, raw: IO[bytes], max_bytes: int) -> None:
         self._raw = raw
         self._max = max_bytes
         self._read = 0
-        self._lines = 1  # newlines seen so far + 1, for error lines
         self._eof = False
         head = self._take(4)
         encoding = "utf-8"
@@ -73,8 +78,8 @@ class Text:
                 return b""
             unit = "byte" if self._max == 1 else "bytes"
             raise Refused(
-                f"larger than {self._max} {unit} (raise the limit with --max-bytes)",
-                self._lines, fatal=True,
+                f"larger than {self._max} {unit} (raise the limit with --max-bytes)", 0,
+                fatal=True,
             )
         data = self._raw.read(min(size, self._max - self._read))
         if not data:
@@ -94,20 +99,24 @@ class Text:
                 text = self._decoder.decode(data, final=self._eof)
             except UnicodeDecodeError as exc:  # the bytes before the bad one decode fine
                 good = exc.object[: exc.start].decode(exc.encoding, "replace")
-                line = self._lines + good.count("\n")
                 name = "UTF-8" if exc.encoding.startswith("utf-8") else "UTF-16"
                 bad = exc.object[exc.start : exc.start + 1].hex()
-                failed = Refused(f"not valid {name} (byte 0x{bad})", line, fatal=True)
+                failed = Refused(f"not valid {name} (byte 0x{bad})", 0, fatal=True)
                 if not good:
                     raise failed from None
                 # Hand over the good text first: the documents it completes are read and
                 # reported; the error comes with the document that holds the bad byte.
                 self._failed = failed
-                self._lines = line
                 return good
             if text or self._eof:
-                self._lines += text.count("\n")
                 return text
+
+
+def line_after(refused: Refused, text: str, line: int = 1) -> Refused:
+    """``refused`` (from :meth:`Text.read`) placed where ``text``, the text handed over
+    before it, ends; ``text`` starts at ``line``."""
+    refused.line = line + text.count("\n")
+    return refused
 
 
 def too_deep_reason(limits: Limits) -> str:

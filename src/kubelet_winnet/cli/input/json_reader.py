@@ -181,7 +181,11 @@ class JsonReader:
             self._mark = 0
             self.buffer = self.buffer[cut:]
             self._pos -= cut
-        chunk = self._text.read(at_least)
+        try:
+            chunk = self._text.read(at_least)
+        except Refused as exc:  # where the buffer ends
+            exc.line = self._line_at(len(self.buffer))
+            raise
         if not chunk:
             self._eof = True
             return False

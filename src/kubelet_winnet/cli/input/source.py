@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from kubelet_winnet.cli.input.documents import BadInput, Document, Refused
-from kubelet_winnet.cli.input.encoding import CHUNK, DEFAULT_LIMITS, Limits, Text
+from kubelet_winnet.cli.input.encoding import CHUNK, DEFAULT_LIMITS, Limits, Text, line_after
 from kubelet_winnet.cli.input.json_reader import (
     WHITESPACE,
     JsonReader,
@@ -64,7 +64,7 @@ def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | Ba
         text = Text(raw, limits.max_bytes)
         first = text.read()
     except Refused as exc:  # every refusal here stops the file: it says so
-        yield exc.bad_input(source, 1)
+        yield line_after(exc, "").bad_input(source, 1)
         return
     start = first.lstrip(WHITESPACE)
     try:
@@ -75,7 +75,7 @@ def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | Ba
             first += more
             start = first.lstrip(WHITESPACE)
     except Refused as exc:  # a bad byte after leading whitespace stops the file too
-        yield exc.bad_input(source, 1)
+        yield line_after(exc, first).bad_input(source, 1)
         return
     if start[:1] in ("{", "["):
         reader = JsonReader(text, first, limits)
@@ -88,14 +88,21 @@ def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | Ba
 
 
 class _Chained:
-    """Already-read text, then the rest of the stream (the YAML parser's ``read``)."""
+    """Already-read text, then the rest of the stream (the YAML parser's ``read``),
+    its lines counted for the stream's refusals."""
 
     def __init__(self, first: str, rest: Text) -> None:
         self._first = first
         self._rest = rest
+        self._line = 1  # where the text handed over ends
 
     def read(self, size: int = CHUNK) -> str:
         if self._first:
             out, self._first = self._first, ""
-            return out
-        return self._rest.read(size)
+        else:
+            try:
+                out = self._rest.read(size)
+            except Refused as exc:
+                raise line_after(exc, "", self._line) from None
+        self._line += out.count("\n")
+        return out

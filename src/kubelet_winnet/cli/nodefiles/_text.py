@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kubelet_winnet.cli.input import DEFAULT_LIMITS, Limits
 from kubelet_winnet.cli.input.documents import Refused
-from kubelet_winnet.cli.input.encoding import Text
+from kubelet_winnet.cli.input.encoding import Text, line_after
 from kubelet_winnet.errors import NodeConfigError
 
 __all__ = ["read_text"]
@@ -25,5 +25,6 @@ def read_text(path: str, limits: Limits = DEFAULT_LIMITS) -> str:
     except OSError as exc:
         raise NodeConfigError(path, f"cannot read: {exc.strerror or type(exc).__name__}") from None
     except Refused as exc:
-        raise NodeConfigError(f"{path}:{exc.line}", exc.reason) from None
+        line = line_after(exc, "".join(parts)).line
+        raise NodeConfigError(f"{path}:{line}", exc.reason) from None
     return "".join(parts).replace("\r\n", "\n")

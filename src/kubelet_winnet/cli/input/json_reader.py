@@ -98,6 +98,7 @@ _KEEP_LAST_C_INTS = json.JSONDecoder(
 # Python's digit limit (0: none, as before 3.10.7, which has no such function).
 _DIGIT_LIMIT: Callable[[], int] = getattr(sys, "get_int_max_str_digits", lambda: 0)
 _COMPACT = msgspec.json.Encoder().encode
+_NOT_MARKS = bytes(set(range(256)) - set(b":{["))  # what the proof does not count
 
 
 def decode(text: str, start: int) -> tuple[Any, int, int]:
@@ -127,8 +128,10 @@ def decode(text: str, start: int) -> tuple[Any, int, int]:
         except UnicodeEncodeError:  # a lone surrogate, which UTF-8 cannot hold
             pass
         else:
-            if compact.count(b":") == text.count(":", start, end):
-                return value, end, compact.count(b"{") + compact.count(b"[")
+            marks = compact.translate(None, _NOT_MARKS)  # its colons and brackets, in one pass
+            colons = marks.count(b":")
+            if colons == text.count(":", start, end):
+                return value, end, len(marks) - colons
     value, end = DECODER.raw_decode(text, start)
     return value, end, _brackets(text, start, end)
 
@@ -203,9 +206,6 @@ class JsonReader:
     def _line(self) -> int:
         return self._line_at(self._pos)
 
-    def _advance(self, pos: int) -> None:
-        self._pos = pos
-
     def _peek(self) -> str:
         while True:
             buffer = self.buffer
@@ -262,14 +262,14 @@ class JsonReader:
                     raise self._fail("truncated") from None
                 text = self.buffer[start:end]
                 first = self._line
-                self._advance(end)
+                self._pos = end
                 if isinstance(exc, _Duplicate):
                     reason = f"duplicate key {clip(exc.key)}"
                     return Refused(reason, _line_in(text, first, self._limits))
                 return Refused(exc.reason, first)
             line = self._line
             text = self.buffer[start:end]
-            self._advance(end)
+            self._pos = end
             return value, line, text, brackets
 
     def values(self) -> Iterator[Found | Refused]:
@@ -294,7 +294,7 @@ class JsonReader:
         """A top-level object key by key (each value's text kept to find lines later),
         its ``items`` array item by item."""
         line = self._line
-        self._advance(self._pos + 1)  # "{"
+        self._pos += 1  # "{"
         head: dict[str, Any] = {}
         spans: dict[str, tuple[str, int]] = {}
         problem: Refused | None = None
@@ -302,12 +302,12 @@ class JsonReader:
         while True:
             char = self._peek()
             if char == "}":
-                self._advance(self._pos + 1)
+                self._pos += 1
                 break
             if not first:
                 if char != ",":
                     raise self._fail("expected ',' or '}'")
-                self._advance(self._pos + 1)
+                self._pos += 1
                 char = self._peek()
             first = False
             if char != '"':
@@ -320,7 +320,7 @@ class JsonReader:
                 problem = Refused(f"duplicate key {clip(name)}", key[1])
             if self._peek() != ":":
                 raise self._fail("expected ':'")
-            self._advance(self._pos + 1)
+            self._pos += 1
             if name == "items" and self._peek() == "[" and problem is None:
                 head[name] = None
                 self.consumed = True
@@ -340,9 +340,9 @@ class JsonReader:
             yield None, line, head, spans, None
 
     def _items(self) -> Iterator[Found | Refused]:
-        self._advance(self._pos + 1)  # "["
+        self._pos += 1  # "["
         if self._peek() == "]":
-            self._advance(self._pos + 1)
+            self._pos += 1
             return
         index = 0
         while True:

@@ -97,6 +97,17 @@ def _skip_space(text: str, pos: int) -> int:
     return pos if match is None else match.end()
 
 
+def _key_once(text: str, needle: str, start: int) -> tuple[int, int]:
+    """(where ``needle``, a key's JSON string, starts, where the colon after it is) when
+    it occurs once in ``text`` from ``start`` on, as a key; :data:`_NOWHERE` otherwise."""
+    at = text.find(needle, start)
+    if at >= 0 and text.find(needle, at + 1) < 0:
+        colon = _skip_space(text, at + len(needle))
+        if text.startswith(":", colon):
+            return at, colon
+    return _NOWHERE
+
+
 class JsonLines:
     """The line of the field at a path inside one JSON value's text (called as a
     locator), where the deepest key of the path present starts.
@@ -118,21 +129,26 @@ class JsonLines:
         """The line where the deepest key of ``path`` present starts (the value's first
         line when none is).
 
-        From the value reached so far (at first the whole text), a key of the rest of
-        the present path whose JSON string occurs once from there on (followed by a
-        colon) is that key: its value lies inside the one reached, and so does every
-        other occurrence it could be. The deepest such key is jumped to; when there is
-        none, one step of the walk through the containers' members is taken. (One
-        method, not three: most documents are asked one question, and a call per step
-        cost more than the search.)"""
+        A key of the present path whose JSON string occurs once in the text (followed by
+        a colon) is that key: its value lies inside the one reached, and so does every
+        other occurrence it could be. Most questions end at the deepest key, searched
+        in the whole text before any table is made. Otherwise, from the value reached so
+        far (at first the whole text), the deepest key of the rest of the present path
+        that occurs once from there on is jumped to; when there is none, one step of the
+        walk through the containers' members is taken."""
         text = self._text
-        if self._unique is None:  # the first question makes the tables:
-            # (a key's JSON text, from where) -> (its only offset from there, its
-            # value's offset), or _NOWHERE; a container's offset -> its members so far
+        present = _present(self._value, path)
+        deepest = path[present - 1] if present else None
+        if type(deepest) is str:
+            at, _ = _key_once(text, _quote(deepest), 0)
+            if at >= 0:
+                return self._line(at)
+        if self._unique is None:  # the first question that needs them makes the tables:
+            # (a key's JSON text, from where) -> (its only offset from there, where its
+            # colon is), or _NOWHERE; a container's offset -> its members so far
             self._unique = {}
             self._members: dict[int, list[Any]] = {}
         unique = self._unique
-        present = _present(self._value, path)
         begin, pos, found = 0, 0, 0  # parts resolved, where the value reached starts
         while begin < present:
             index = present
@@ -144,15 +160,9 @@ class JsonLines:
                 needle = _quote(part)
                 jump = unique.get((needle, pos))
                 if jump is None:
-                    jump = _NOWHERE
-                    at = text.find(needle, pos)
-                    if at >= 0 and text.find(needle, at + 1) < 0:
-                        colon = _skip_space(text, at + len(needle))
-                        if text.startswith(":", colon):
-                            jump = (at, _skip_space(text, colon + 1))
-                    unique[needle, pos] = jump
+                    jump = unique[needle, pos] = _key_once(text, needle, pos)
                 if jump[0] >= 0:
-                    found, pos = jump
+                    found, pos = jump[0], _skip_space(text, jump[1] + 1)
                     begin = index + 1
                     break
             else:
@@ -161,9 +171,7 @@ class JsonLines:
                     break
                 found, pos = entry
                 begin += 1
-        if found >> _BLOCK:
-            return self._line(found)
-        return self._blocks[0] + text.count("\n", 0, found)  # most values fit one block
+        return self._line(found)
 
     def _member(self, pos: int, part: str | int) -> tuple[int, int] | None:
         """(where the key or element ``part`` of the container at ``pos`` starts, where
@@ -217,6 +225,8 @@ class JsonLines:
         text = self._text
         blocks = self._blocks
         block = offset >> _BLOCK
+        if not block:  # most values are shorter than a block: count up to the offset only
+            return blocks[0] + text.count("\n", 0, offset)
         while len(blocks) <= block:
             start = (len(blocks) - 1) << _BLOCK
             blocks.append(blocks[-1] + text.count("\n", start, start + (1 << _BLOCK)))

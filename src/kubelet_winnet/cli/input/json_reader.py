@@ -267,7 +267,7 @@ class JsonReader:
                     reason = f"duplicate key {clip(exc.key)}"
                     return Refused(reason, _line_in(text, first, self._limits))
                 return Refused(exc.reason, first)
-            line = self._line
+            line = self._line_at(self._pos)
             text = self.buffer[start:end]
             self._pos = end
             return value, line, text, brackets
@@ -381,55 +381,51 @@ def _line_in(text: str, first_line: int, limits: Limits) -> int:
 def json_documents(
     reader: JsonReader, source: str, limits: Limits
 ) -> Iterator[Document | BadInput]:
-    values = reader.values()
-    while True:
-        try:
-            found = next(values)
-        except StopIteration:
-            return
-        except Refused as exc:  # fatal: the rest of the stream cannot be read
-            yield BadInput(source, reader.document, exc.line, exc.reason + STOPS)
-            return
-        number = reader.document  # the value (or the List) this one is part of
-        if isinstance(found, Refused):
-            yield BadInput(source, number, found.line, found.reason)
-            continue
-        item, line, value, text, brackets = found
-        if item is not None:  # an item of a streamed List
+    try:
+        for found in reader.values():
+            number = reader.document  # the value (or the List) this one is part of
+            if isinstance(found, Refused):
+                yield BadInput(source, number, found.line, found.reason)
+                continue
+            item, line, value, text, brackets = found
+            if item is not None:  # an item of a streamed List
+                if not isinstance(value, dict):
+                    yield BadInput(source, number, line,
+                                   f"items[{item}] is {json_kind(value)}, not an object")
+                elif too_deep(value, limits.max_depth - 2, brackets):
+                    yield BadInput(source, number, line,
+                                   f"items[{item}]: {too_deep_reason(limits)}")
+                else:
+                    yield Document(source, number, item, line, value,
+                                   JsonLines(text, line, value))
+                continue
+            if value is None:
+                continue
             if not isinstance(value, dict):
                 yield BadInput(source, number, line,
-                               f"items[{item}] is {json_kind(value)}, not an object")
-            elif too_deep(value, limits.max_depth - 2, brackets):
-                yield BadInput(source, number, line, f"items[{item}]: {too_deep_reason(limits)}")
-            else:
-                yield Document(source, number, item, line, value,
-                               JsonLines(text, line, value))
-            continue
-        if value is None:
-            continue
-        if not isinstance(value, dict):
-            yield BadInput(source, number, line,
-                           f"document is {json_kind(value)}, not an object")
-            continue
-        if too_deep(value, limits.max_depth, brackets):
-            yield BadInput(source, number, line, too_deep_reason(limits))
-            continue
-        locate = (
-            spans_locator(text, value) if isinstance(text, dict)
-            else JsonLines(text, line, value)
-        )
-        items = list_items(value)
-        if items is None:
-            yield Document(source, number, None, line, value, locate)
-            continue
-        for index, entry in enumerate(items):
-            where = locate(("items", index))
-            if not isinstance(entry, dict):
-                yield BadInput(source, number, where,
-                               f"items[{index}] is {json_kind(entry)}, not an object")
+                               f"document is {json_kind(value)}, not an object")
                 continue
+            if too_deep(value, limits.max_depth, brackets):
+                yield BadInput(source, number, line, too_deep_reason(limits))
+                continue
+            locate = (
+                spans_locator(text, value) if isinstance(text, dict)
+                else JsonLines(text, line, value)
+            )
+            items = list_items(value)
+            if items is None:
+                yield Document(source, number, None, line, value, locate)
+                continue
+            for index, entry in enumerate(items):
+                where = locate(("items", index))
+                if not isinstance(entry, dict):
+                    yield BadInput(source, number, where,
+                                   f"items[{index}] is {json_kind(entry)}, not an object")
+                    continue
 
-            def locate_item(path: FieldPath, at: int = index, outer: Any = locate) -> int:
-                return int(outer(("items", at, *path)))
+                def locate_item(path: FieldPath, at: int = index, outer: Any = locate) -> int:
+                    return int(outer(("items", at, *path)))
 
-            yield Document(source, number, index, where, entry, locate_item)
+                yield Document(source, number, index, where, entry, locate_item)
+    except Refused as exc:  # fatal: the rest of the stream cannot be read
+        yield BadInput(source, reader.document, exc.line, exc.reason + STOPS)

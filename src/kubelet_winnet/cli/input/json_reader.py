@@ -267,7 +267,7 @@ class JsonReader:
                     reason = f"duplicate key {clip(exc.key)}"
                     return Refused(reason, _line_in(text, first, self._limits))
                 return Refused(exc.reason, first)
-            line = self._line_at(self._pos)
+            line = self._line
             text = self.buffer[start:end]
             self._pos = end
             return value, line, text, brackets

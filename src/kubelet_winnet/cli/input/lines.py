@@ -115,7 +115,8 @@ class JsonLines:
     locator), where the deepest key of the path present starts.
 
     Linear in the findings of a document: each container on a path asked for is
-    scanned once (its members' offsets kept), each key's text searched for once, and a
+    scanned once (its members' offsets kept), each key's text searched for at most
+    twice from one place (once before the tables exist, then once into them), and a
     line is counted from the start of its 4 KiB block, whose line is counted once."""
 
     __slots__ = ("_blocks", "_members", "_text", "_unique", "_value")
@@ -124,7 +125,8 @@ class JsonLines:
         self._text = text
         self._value = value
         self._blocks = [first_line]  # the line at each 4 KiB block's start, counted once
-        # Most documents are never asked: the tables are made by the first question.
+        # Most documents are never asked, and most questions need no table: they are
+        # made by the first question that does.
         self._unique: dict[tuple[str, int], tuple[int, int]] | None = None
 
     def __call__(self, path: FieldPath) -> int:

@@ -96,3 +96,30 @@ def test_remembered_quantities_stay_exact_and_bounded() -> None:
         assert quantity.go_milli_value(f"{number}k") == number * 10**6
     assert len(quantity._NANOS) <= quantity._REMEMBERED
     assert len(quantity._MILLI) <= quantity._REMEMBERED
+
+
+def test_remembered_quantities_agree_across_threads() -> None:
+    """Eight threads parse more distinct texts than are remembered, so the memory is
+    cleared while others read it: every answer is still the quantity's own value."""
+    import threading
+
+    from kubelet_winnet._kubelet import quantity
+
+    texts = [f"{number}Mi" for number in range(2 * quantity._REMEMBERED)]
+    wrong: list[str] = []
+
+    def work(offset: int) -> None:
+        for index in range(len(texts)):
+            text = texts[(index + offset) % len(texts)]
+            number = int(text[:-2])
+            if parse_nanos(text) != number * 2**20 * 10**9:
+                wrong.append(text)
+            if quantity.go_milli_value(text) != number * 2**20 * 1000:
+                wrong.append(text)
+
+    threads = [threading.Thread(target=work, args=(37 * n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []

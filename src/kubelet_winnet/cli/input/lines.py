@@ -102,9 +102,7 @@ def _key_once(text: str, needle: str, start: int) -> tuple[int, int]:
     it occurs once in ``text`` from ``start`` on, as a key; :data:`_NOWHERE` otherwise."""
     at = text.find(needle, start)
     if at >= 0 and text.find(needle, at + 1) < 0:
-        colon = at + len(needle)
-        if not text.startswith(":", colon):  # JSON allows whitespace before it
-            colon = _skip_space(text, colon)
+        colon = _skip_space(text, at + len(needle))
         if text.startswith(":", colon):
             return at, colon
     return _NOWHERE

@@ -196,6 +196,20 @@ def test_bad_namespace_selector(capsys: pytest.CaptureFixture[str], selector: st
     assert refused(capsys, f"--namespace-selector={selector}") == message
 
 
+@pytest.mark.parametrize(("key", "quoted"), [
+    # field.Error prints the value with %q (strconv.Quote): "\a" for BEL, and "\u00ad"
+    # for the soft hyphen, which is format character Cf and so not printable to Go's IsPrint
+    # ("letters, marks, numbers, punctuation, symbols, and the ASCII space character").
+    ("a\x07b", '"a\\ab"'),
+    ("a\u00adb", '"a\\u00adb"'),
+    ("\u00e9t\u00e9", '"\u00e9t\u00e9"'),
+])
+def test_invalid_selector_value_is_quoted_as_go_quotes_it(
+        capsys: pytest.CaptureFixture[str], key: str, quoted: str) -> None:
+    assert refused(capsys, f"--namespace-selector={key}=x").startswith(
+        PARSE + f"Invalid value: {quoted}: name part ")
+
+
 def _selector_of(capsys: pytest.CaptureFixture[str], selector: str) -> Any:
     status, out, err = run(capsys, "--namespace-selector", selector)
     assert (status, err) == (0, "")

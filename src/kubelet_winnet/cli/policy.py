@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+from kubelet_winnet._kubelet.golang import go_len, quote
 from kubelet_winnet._printable import clip
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
@@ -140,10 +141,6 @@ _KEY_NAME = re.compile(_KEY_NAME_FMT)
 _VALUE = re.compile(_VALUE_FMT)
 
 
-def _go_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))  # Go's len(): bytes
-
-
 def _regex_error(message: str, fmt: str, *examples: str) -> str:
     shown = "".join(f"{' or ' if i else ''}'{e}', " for i, e in enumerate(examples))
     return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
@@ -163,14 +160,14 @@ def _label_key_errors(key: str) -> list[str]:
     if slash and not prefix:
         errors.append("prefix part must be non-empty")
     elif slash:
-        if _go_len(prefix) > 253:
+        if go_len(prefix) > 253:
             errors.append("prefix part must be no more than 253 characters")
         if not _DNS_SUBDOMAIN.fullmatch(prefix):
             errors.append("prefix part " + _regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT,
                                                         "example.com"))
     if not name:
         errors.append("name part must be non-empty")
-    elif _go_len(name) > 63:
+    elif go_len(name) > 63:
         errors.append("name part must be no more than 63 characters")
     if not _KEY_NAME.fullmatch(name):
         errors.append("name part " + _regex_error(_KEY_NAME_MSG, _KEY_NAME_FMT, "MyName",
@@ -181,7 +178,7 @@ def _label_key_errors(key: str) -> list[str]:
 def _label_value_errors(value: str) -> list[str]:
     """validation.IsValidLabelValue: empty, or at most 63 characters of the name form."""
     errors = []
-    if _go_len(value) > 63:
+    if go_len(value) > 63:
         errors.append("must be no more than 63 characters")
     if not _VALUE.fullmatch(value):
         errors.append(_regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
@@ -189,7 +186,8 @@ def _label_value_errors(value: str) -> list[str]:
 
 
 def _go_quote(text: str) -> str:
-    return clip(json.dumps(text, ensure_ascii=False), 80)
+    # field.Error's ErrorBody prints a string value with %q; clipped for the terminal.
+    return clip(quote(text), 80)
 
 
 def _invalid(text: str, errors: list[str]) -> _FlagError:

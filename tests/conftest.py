@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kubelet_winnet import _speedups
 from tests.strategies import CORPUS, MUST_RUN
 
 # Three profiles: "quick" (the default: the README test command stays under 2 minutes on
@@ -62,17 +60,3 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(f"CI must run the corpus tests, but there is no corpus at {CORPUS}",
                     pytrace=False)
     pytest.skip(CORPUS_ABSENT)
-
-
-@pytest.fixture(params=["fast paths on", "fast paths off"])
-def fast_paths(request: pytest.FixtureRequest) -> Iterator[bool]:
-    """Runs a test twice: with the fast paths as the process has them, then with every
-    one switched off (``_speedups.switched_off()``), the way CPython runs its json tests
-    with and without the C accelerator. Yields whether they are on. A module whose code a
-    fast path speeds up takes it for all its tests:
-    ``pytestmark = pytest.mark.usefixtures("fast_paths")``."""
-    if request.param == "fast paths off":
-        with _speedups.switched_off():
-            yield False
-    else:
-        yield True

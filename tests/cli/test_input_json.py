@@ -293,7 +293,7 @@ def test_each_json_value_after_a_list_is_its_own_document(
     assert errors == ["document 2", "document 5", "document 7"]
 
 
-# --- 3. the repeated-key proof: counting colons ---------------------------------------------
+# --- 3. repeated keys -----------------------------------------------------------------------
 
 
 class _Repeated(Exception):
@@ -327,12 +327,12 @@ def _members(data: st.DataObject, depth: int) -> str:
 
 @given(st.data())
 @settings(max_examples=500, deadline=None)
-def test_the_colon_count_refuses_exactly_the_values_with_a_repeated_key(
+def test_decode_refuses_exactly_the_values_with_a_repeated_key(
     data: st.DataObject,
 ) -> None:
-    """``decode`` gives what the decoder with a repeated-key hook gives, for every
-    object text: a repeated key is found whether or not a ``\\u003a`` escape adds the
-    colon its dropped member took away, and no value without one is refused."""
+    """``decode`` gives what a decoder with a repeated-key hook gives, for every object
+    text (keys and values holding colons, as they are or as ``\\u003a`` escapes): a
+    repeated key is found, and no value without one is refused."""
     text = _members(data, 2)
     padded = "  " + text + "  ,"
     try:
@@ -353,8 +353,7 @@ def test_the_colon_count_refuses_exactly_the_values_with_a_repeated_key(
 def test_a_repeated_key_before_another_problem_is_the_one_reported(
     tmp_path: Path, after: str, words: str
 ) -> None:
-    """The decoder with the repeated-key hook reports the first problem in the text; the
-    counting decoder, which meets the later problem first, defers to it."""
+    """The first problem in the text is the one reported, as Go's decoder reports it."""
     good = '{\n    "kind": "Pod"\n}'
     item = '{\n    "kind": "Pod",\n    "s": {"a": 1, "a": 2},\n    ' + after + "\n}"
     text = _kubectl_list([good, item, good])

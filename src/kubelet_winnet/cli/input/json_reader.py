@@ -2,21 +2,14 @@
 top-level object read key by key and its ``items`` one item at a time, so memory follows
 the largest item. CPython's decoder with hooks that refuse what Go's ``encoding/json``
 into ``sigs.k8s.io/yaml`` would not keep: repeated keys (named with their line),
-integers past Python's digit limit, NaN and infinities.
-
-Repeated keys are ruled out by counting (:func:`decode`): a repeated key drops one
-member, and with it one ``:``, from the value the decoder keeps. Only a value whose
-count does not prove it is decoded again with the hook that names the key."""
+integers past Python's digit limit, NaN and infinities."""
 
 from __future__ import annotations
 
 import json
 import re
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
-
-import msgspec
 
 from kubelet_winnet.cli.input.documents import (
     STOPS,
@@ -88,50 +81,11 @@ _HOOKS: dict[str, Any] = {
     "parse_int": _json_int, "parse_float": _json_float, "parse_constant": _json_constant,
 }
 DECODER = json.JSONDecoder(object_pairs_hook=_pairs, **_HOOKS)  # names a repeated key
-_KEEP_LAST = json.JSONDecoder(**_HOOKS)  # a repeated key's last value wins, silently
-# Integers converted by the C scanner itself, not by a call to _json_int: it refuses what
-# _json_int refuses (and the hook decoder then says why) while Python's own digit limit
-# is no higher than ours, which decode checks each time.
-_KEEP_LAST_C_INTS = json.JSONDecoder(
-    parse_float=_json_float, parse_constant=_json_constant
-)
-# Python's digit limit (0: none, as before 3.10.7, which has no such function).
-_DIGIT_LIMIT: Callable[[], int] = getattr(sys, "get_int_max_str_digits", lambda: 0)
-_COMPACT = msgspec.json.Encoder().encode
-_NOT_MARKS = bytes(set(range(256)) - set(b":{["))  # what the proof does not count
 
 
 def decode(text: str, start: int) -> tuple[Any, int, int]:
     """The JSON value at ``start``, where it ends, and its brackets (which bound how deep
-    it nests), as :data:`DECODER` reads it.
-
-    Outside strings, a value's text has one ``:`` per member; inside strings, the
-    decoded value has the same colons as the text unless a ``\\u`` escape spells one.
-    So when the text holds no such escape, it and the value's compact encoding (which
-    writes ``:`` as itself) have equally many colons exactly when no member was
-    dropped, that is when no key repeats. Otherwise :data:`DECODER` decides (and names
-    the key): about twice as slow, for a value with a ``\\u`` escape, a lone surrogate
-    or a repeated key."""
-    digits = _DIGIT_LIMIT()
-    keep_last = _KEEP_LAST_C_INTS if 0 < digits <= MAX_INT_DIGITS else _KEEP_LAST
-    try:
-        value, end = keep_last.raw_decode(text, start)
-    except (ValueError, RecursionError, _JsonValue):
-        # A repeated key before the problem in the text is what the hook meets first,
-        # and what is reported: the decoder with the hook raises whichever comes first.
-        value, end = DECODER.raw_decode(text, start)
-        return value, end, _brackets(text, start, end)
-    backslash = text.find("\\", start, end)  # one character: found by memchr
-    if backslash < 0 or text.find("\\u", backslash, end) < 0:
-        try:
-            compact = _COMPACT(value)
-        except UnicodeEncodeError:  # a lone surrogate, which UTF-8 cannot hold
-            pass
-        else:
-            marks = compact.translate(None, _NOT_MARKS)  # its colons and brackets, in one pass
-            colons = marks.count(b":")
-            if colons == text.count(":", start, end):
-                return value, end, len(marks) - colons
+    it nests), as :data:`DECODER` reads it."""
     value, end = DECODER.raw_decode(text, start)
     return value, end, _brackets(text, start, end)
 

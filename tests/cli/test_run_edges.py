@@ -80,7 +80,7 @@ def _child(*argv: str, timeout: float = 120) -> tuple[int, bytes, list[str], flo
 
 
 @pytest.mark.parametrize("limit", ["8Ei", "999E", "1e30"])
-def test_issue16_item1_run_dry_run_reports_the_limit_in_one_line(
+def test_run_dry_run_reports_the_limit_in_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, limit: str
 ) -> None:
     path = _write(tmp_path / "p.yaml", _pod(
@@ -99,7 +99,7 @@ def test_issue16_item1_run_dry_run_reports_the_limit_in_one_line(
 # --- item 3: $(VAR) growth, bounded -----------------------------------------------------------
 
 
-def test_issue16_item3_doubling_env_is_refused_fast_and_small(tmp_path: Path) -> None:
+def test_doubling_env_is_refused_fast_and_small(tmp_path: Path) -> None:
     """The issue's 1.3 KB file: 29 variables each "$(V{i-1})$(V{i-1})" (12.6 GB, then
     SIGSEGV, before). V20 is the first past the 1 MiB value bound."""
     env = [{"name": "V0", "value": "ab"}]
@@ -148,7 +148,7 @@ def _answer(fake: FakeRuntime, *, state: int, network: int, container_state: int
     })
 
 
-def test_issue16_item5_unknown_enum_values_print_as_numbers(
+def test_unknown_enum_values_print_as_numbers(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = _write(tmp_path / "p.yaml", _pod([{"name": "app", "image": "img:1"}]))
@@ -161,7 +161,7 @@ def test_issue16_item5_unknown_enum_values_print_as_numbers(
     assert "container app c1 99\n" in out
 
 
-def test_issue16_item5_known_enum_values_keep_their_names(
+def test_known_enum_values_keep_their_names(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = _write(tmp_path / "p.yaml", _pod([{"name": "app", "image": "img:1"}]))
@@ -177,7 +177,7 @@ def test_issue16_item5_known_enum_values_keep_their_names(
 # --- item 7: linear in containers ---------------------------------------------------------------
 
 
-def test_issue16_item7_dry_run_of_4000_containers_is_bounded(tmp_path: Path) -> None:
+def test_dry_run_of_4000_containers_is_bounded(tmp_path: Path) -> None:
     """4,000 containers took 31.6 s (each rebuilt the sandbox and rescanned the pod)."""
     count = 4000
     path = tmp_path / "big.json"
@@ -193,7 +193,7 @@ def test_issue16_item7_dry_run_of_4000_containers_is_bounded(tmp_path: Path) -> 
     assert peak < 400, peak
 
 
-def test_issue16_item7_the_sandbox_is_built_once_per_pod(
+def test_the_sandbox_is_built_once_per_pod(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Work per pod, counted: one sandbox build and one pass over the containers (to
@@ -302,7 +302,7 @@ def test_run_against_a_hostile_runtime_exits_cleanly(
         assert f" {sandbox[1]} network=" in out
 
 
-def test_issue16_a_runtime_that_hangs_ends_at_the_request_timeout(
+def test_a_runtime_that_hangs_ends_at_the_request_timeout(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """A runtime that never answers RunPodSandbox (it sleeps past the deadline): the call
@@ -329,7 +329,7 @@ def test_issue16_a_runtime_that_hangs_ends_at_the_request_timeout(
 @pytest.mark.parametrize(("value", "reason"), [
     ("0", "must be more than 0"), ("-1s", "must not be negative"), ("soon", "not a timeout"),
 ])
-def test_issue16_a_bad_runtime_request_timeout_is_one_line(
+def test_a_bad_runtime_request_timeout_is_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str, reason: str
 ) -> None:
     path = tmp_path / "p.yaml"
@@ -376,7 +376,7 @@ def _needs(path: str, what: str) -> None:
 
 
 @pytest.mark.parametrize("size", [1_000, 3 << 20])  # one buffered write; several 1 MiB ones
-def test_issue30_item4_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_read(
+def test_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_read(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, size: int,
 ) -> None:
     """The copy lands on /dev/full (every write: ENOSPC): exit 2 with the OS's reason,
@@ -392,7 +392,7 @@ def test_issue30_item4_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_r
     assert error_lines(err) == [_copy_error(errno.ENOSPC)]
 
 
-def test_issue30_item4_a_file_size_limit_under_the_stdin_copy_is_said(tmp_path: Path) -> None:
+def test_a_file_size_limit_under_the_stdin_copy_is_said(tmp_path: Path) -> None:
     """RLIMIT_FSIZE below the input (SIGXFSZ ignored, as Python does): the write fails
     with EFBIG part-way through a 3 MiB input that is not a multiple of 1 MiB."""
     text = _pods_text(3 << 20)
@@ -434,7 +434,7 @@ sys.exit(main(["run", "--dry-run", "-"]))
 
 
 @pytest.mark.parametrize("pinned", [False, True])
-def test_issue30_item4_a_read_only_temporary_directory(tmp_path: Path, pinned: bool) -> None:
+def test_a_read_only_temporary_directory(tmp_path: Path, pinned: bool) -> None:
     """$TMPDIR read-only: Python's tempfile takes the next usable directory (its
     documented search), and every pod is read. No usable directory at all (the
     directory pinned as tempfile's own): exit 2, "Permission denied", nothing read."""
@@ -490,7 +490,7 @@ _WITH_DEFAULT_ACTION = (
     (signal.SIGHUP, -signal.SIGHUP),
     (signal.SIGINT, 130),  # KeyboardInterrupt: the CLI exits 128 + 2 (cli/__init__.py)
 ])
-def test_issue30_item5_no_signal_leaves_the_stdin_copy_behind(
+def test_no_signal_leaves_the_stdin_copy_behind(
     tmp_path: Path, signum: int, status: int,
 ) -> None:
     """A signal while stdin is being copied (the input half sent, stdin still open)

@@ -175,7 +175,7 @@ def test_enums_match_upstream(enum: str) -> None:
     assert {v.name: v.number for v in descriptor.values} == UPSTREAM_ENUMS[enum]
 
 
-def test_client_has_a_method_per_rpc_of_the_issue() -> None:
+def test_client_has_a_method_per_cri_rpc() -> None:
     public = {name for name in vars(RuntimeClient) if not name.startswith("_")}
     assert set(CALLS) <= public
 
@@ -604,7 +604,7 @@ def test_wrong_argument_types_are_refused_before_any_call(
     assert server.received == []
 
 
-def test_issue16_item15_timeout_beyond_float_is_refused() -> None:
+def test_timeout_beyond_float_is_refused() -> None:
     with pytest.raises(InvalidArgumentError) as caught:
         RuntimeClient("unix:///tmp/x.sock", timeout=10**5000)
     assert caught.value.argument == "timeout"
@@ -622,7 +622,7 @@ _STRING_METHODS = [
 
 
 @pytest.mark.parametrize(("method", "argument"), _STRING_METHODS)
-def test_issue16_item15_lone_surrogates_are_refused_before_any_call(
+def test_lone_surrogates_are_refused_before_any_call(
     server: FakeRuntime, method: str, argument: str
 ) -> None:
     """A runtime.v1 string is UTF-8: a lone surrogate has no encoding (it raised

@@ -59,7 +59,7 @@ def test_a_lone_dollar_before_a_multibyte_character(before: str, char: str, afte
     assert expand(before + "$" + char + after, {}) == before + "$" + char + after
 
 
-def test_the_issue_bytes() -> None:
+def test_byte_wise_expansion_splitting_a_character_is_not_utf8() -> None:
     with pytest.raises(ExpansionNotUtf8) as caught:
         expand("$é", runes=False)
     assert caught.value.value.hex(" ") == "24 c3 83 a9"

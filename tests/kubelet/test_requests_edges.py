@@ -32,7 +32,7 @@ def _pod(container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]
     ("limit", "bytes_"),
     [("8Ei", 8 * 2**60), ("999E", 999 * 10**18), ("1e30", 10**30)],
 )
-def test_issue16_item1_memory_limit_past_int64_is_a_typed_error(limit: str, bytes_: int) -> None:
+def test_memory_limit_past_int64_is_a_typed_error(limit: str, bytes_: int) -> None:
     """memory_limit_in_bytes is an int64: 2**63 bytes and more cannot be sent."""
     assert bytes_ > 2**63 - 1
     pod = _pod({"name": "c", "image": "i", "resources": {"limits": {"memory": limit}}})
@@ -47,7 +47,7 @@ def test_issue16_item1_memory_limit_past_int64_is_a_typed_error(limit: str, byte
         assert str(2**63 - 1) in str(caught.value)
 
 
-def test_issue16_item1_largest_int64_memory_limit_is_sent() -> None:
+def test_largest_int64_memory_limit_is_sent() -> None:
     limit = str(2**63 - 1)
     pod = _pod({"name": "c", "image": "i", "resources": {"limits": {"memory": limit}}})
     config = kw.container_config(pod, "c")
@@ -57,7 +57,7 @@ def test_issue16_item1_largest_int64_memory_limit_is_sent() -> None:
 # --- item 2: Mappings that are not dicts -------------------------------------------------
 
 
-def test_issue16_item2_plain_mapping_metadata_limits_and_template() -> None:
+def test_plain_mapping_metadata_limits_and_template() -> None:
     """A collections.abc.Mapping reads like the dict it wraps (no RecursionError)."""
     pod = _pod({"name": "c", "image": "i",
                 "resources": {"limits": PlainMapping({"memory": "1Gi"})}})
@@ -85,7 +85,7 @@ def _doubling(count: int, base: str = "ab") -> list[dict[str, str]]:
     return env
 
 
-def test_issue16_item3_doubling_variables_stop_at_the_value_bound() -> None:
+def test_doubling_variables_stop_at_the_value_bound() -> None:
     """V_i holds 2 * 2**i bytes: the first past MAX_EXPANDED_VALUE (2**20) is V20."""
     first = next(i for i in range(64) if 2 * 2**i > MAX_EXPANDED_VALUE)
     assert first == 20
@@ -99,14 +99,14 @@ def test_issue16_item3_doubling_variables_stop_at_the_value_bound() -> None:
     assert "docs/requests.md" in str(caught.value)
 
 
-def test_issue16_item3_variables_below_the_bound_expand_as_the_kubelet_does() -> None:
+def test_variables_below_the_bound_expand_as_the_kubelet_does() -> None:
     pod = _pod({"name": "c", "image": "i", "env": _doubling(20)})  # V19: 2**20 bytes
     envs = {kv.key: kv.value for kv in kw.container_config(pod, "c").envs}
     assert envs["V19"] == "ab" * 2**19
     assert len(envs["V19"].encode()) == MAX_EXPANDED_VALUE
 
 
-def test_issue16_item3_bytes_not_characters_are_counted() -> None:
+def test_bytes_not_characters_are_counted() -> None:
     """'é' is two UTF-8 bytes: 2**19 + 1 of them pass 2**20 bytes."""
     count = MAX_EXPANDED_VALUE // 2 + 1
     env = [{"name": "A", "value": "é" * (count // 2)},
@@ -116,7 +116,7 @@ def test_issue16_item3_bytes_not_characters_are_counted() -> None:
     assert caught.value.field == "spec.containers[0].env[1].value"
 
 
-def test_issue16_item3_container_bound_over_many_variables() -> None:
+def test_container_bound_over_many_variables() -> None:
     """Each V_i is a 900,000-byte copy of V0: the container passes 16 MiB at the
     variable that makes its (i + 1) values exceed MAX_EXPANDED_CONTAINER."""
     size = 900_000
@@ -131,7 +131,7 @@ def test_issue16_item3_container_bound_over_many_variables() -> None:
     assert f'container "c" would pass {MAX_EXPANDED_CONTAINER} bytes' in message
 
 
-def test_issue16_item3_args_count_against_the_container_bound() -> None:
+def test_args_count_against_the_container_bound() -> None:
     size = 900_000
     container = {"name": "c", "image": "i", "env": [{"name": "V", "value": "x" * size}],
                  "args": ["$(V)"] * 40}
@@ -142,7 +142,7 @@ def test_issue16_item3_args_count_against_the_container_bound() -> None:
     assert caught.value.field == f"spec.containers[0].args[{first}]"
 
 
-def test_issue16_item3_each_container_has_its_own_bound() -> None:
+def test_each_container_has_its_own_bound() -> None:
     """The bound is per container: two containers of 10 MB each are both built."""
     env = [{"name": "V", "value": "x" * 1_000_000}]
     env += [{"name": f"W{i}", "value": "$(V)"} for i in range(9)]
@@ -169,7 +169,7 @@ class Colour(enum.Enum):
 
 @pytest.mark.parametrize("value", [StrSub("true"), IntSub(1), Colour.RED],
                          ids=["str subclass", "int subclass", "enum member"])
-def test_issue16_item11_values_with_a_dict_are_refused_like_the_dict_path(value: Any) -> None:
+def test_values_with_a_dict_are_refused_like_the_dict_path(value: Any) -> None:
     with pytest.raises(kw.InvalidPodError) as from_dict:
         kw.windows_sandbox_config({"spec": "true"})
     assert from_dict.value.field == "spec"
@@ -180,7 +180,7 @@ def test_issue16_item11_values_with_a_dict_are_refused_like_the_dict_path(value:
         assert caught.value.reason.startswith("expected an object, got ")
 
 
-def test_issue16_item11_str_subclass_in_a_string_field_is_refused() -> None:
+def test_str_subclass_in_a_string_field_is_refused() -> None:
     spec = types.SimpleNamespace(host_network=StrSub("true"), containers=[])
     with pytest.raises(kw.InvalidPodError) as caught:
         kw.windows_sandbox_config(types.SimpleNamespace(spec=spec))
@@ -190,7 +190,7 @@ def test_issue16_item11_str_subclass_in_a_string_field_is_refused() -> None:
 # --- item 12: Go len() counts bytes -------------------------------------------------------
 
 
-def test_issue16_item12_search_paths_are_measured_in_bytes() -> None:
+def test_search_paths_are_measured_in_bytes() -> None:
     """formDNSSearchFitsLimits drops a search longer than 253 (DNS1123SubdomainMaxLength)
     bytes: 200 'é' are 400 bytes (dropped), 126 are 252 bytes (kept)."""
     long, fits = "é" * 200, "é" * 126
@@ -200,7 +200,7 @@ def test_issue16_item12_search_paths_are_measured_in_bytes() -> None:
     assert fits in searches
 
 
-def test_issue16_item12_search_line_limit_counts_bytes() -> None:
+def test_search_line_limit_counts_bytes() -> None:
     """Legacy limit (ExpandedDNSConfig off, 1.26): a 256-byte search line. Cluster
     searches for namespace ns + cluster.local take 47 bytes with their spaces; two
     100-byte searches of 'é' (50 characters each) bring the line to 249 bytes, a third
@@ -216,7 +216,7 @@ def test_issue16_item12_search_line_limit_counts_bytes() -> None:
     assert list(config.dns_config.searches) == cluster + extra[:2]
 
 
-def test_issue16_item12_hostname_is_cut_at_63_bytes() -> None:
+def test_hostname_is_cut_at_63_bytes() -> None:
     """truncatePodHostnameIfNeeded: hostname[:63] counts bytes; 'a' + 40 'é' is 81
     bytes, cut to 'a' + 31 'é' (63 bytes)."""
     pod = _pod()
@@ -226,7 +226,7 @@ def test_issue16_item12_hostname_is_cut_at_63_bytes() -> None:
     assert len(hostname.encode()) == 63
 
 
-def test_issue16_item12_cut_inside_a_character_is_a_typed_error() -> None:
+def test_cut_inside_a_character_is_a_typed_error() -> None:
     """40 'é' are 80 bytes; byte 63 ends inside the 32nd 'é': Go would send invalid
     UTF-8, which a runtime.v1 string cannot carry."""
     pod = _pod()
@@ -237,7 +237,7 @@ def test_issue16_item12_cut_inside_a_character_is_a_typed_error() -> None:
     assert "63 bytes" in caught.value.reason and "UTF-8" in caught.value.reason
 
 
-def test_issue16_item12_fqdn_length_counts_bytes() -> None:
+def test_fqdn_length_counts_bytes() -> None:
     """setHostnameAsFQDN: the FQDN may hold 64 bytes (Go len). 'é' * 21 +
     '.s.ns.svc.cluster.local' is 44 characters but 65 bytes: refused, with the bytes."""
     pod = _pod(hostname="h", subdomain="s", setHostnameAsFQDN=True)
@@ -253,7 +253,7 @@ def test_issue16_item12_fqdn_length_counts_bytes() -> None:
 # --- item 13: deep lists on the object path -------------------------------------------------
 
 
-def test_issue16_item13_deep_lists_are_typed_errors_in_every_form() -> None:
+def test_deep_lists_are_typed_errors_in_every_form() -> None:
     deep = deep_list(10_000)
     forms: list[Any] = [
         types.SimpleNamespace(spec=types.SimpleNamespace(containers=deep)),
@@ -294,7 +294,7 @@ class RaisingStr:
     ids=["huge int", "raising __str__", "int"],
 )
 @pytest.mark.parametrize("where", ["labels", "annotations"])
-def test_issue16_item14_non_string_keys_name_the_key(key: object, shown: str, where: str) -> None:
+def test_non_string_keys_name_the_key(key: object, shown: str, where: str) -> None:
     pod = _pod()
     pod["metadata"][where] = {key: "v"}
     with pytest.raises(kw.InvalidPodError) as caught:
@@ -307,7 +307,7 @@ def test_issue16_item14_non_string_keys_name_the_key(key: object, shown: str, wh
 # --- item 18: NodeContext is frozen, so hashable ------------------------------------------
 
 
-def test_issue16_item18_node_context_hashes_like_it_compares() -> None:
+def test_node_context_hashes_like_it_compares() -> None:
     a = kw.NodeContext(runtime_handlers={"win": "runhcs-wcow-process"})
     b = kw.NodeContext(runtime_handlers={"win": "runhcs-wcow-process"})
     c = kw.NodeContext(runtime_handlers={"win": "other"})
@@ -316,7 +316,7 @@ def test_issue16_item18_node_context_hashes_like_it_compares() -> None:
     assert len({a, b, c, kw.NodeContext()}) == 3
 
 
-def test_issue16_item3_long_literal_values_are_bounded_by_the_container_only() -> None:
+def test_long_literal_values_are_bounded_by_the_container_only() -> None:
     """The value bound limits growth through $(VAR): a 2 MB literal (or a 2 MB literal
     with a short reference) is the manifest's own size and is sent, as the kubelet does."""
     literal = "x" * 2_000_000
@@ -328,7 +328,7 @@ def test_issue16_item3_long_literal_values_are_bounded_by_the_container_only() -
     assert envs["C"] == literal + "y"
 
 
-def test_issue16_item3_one_literal_past_the_container_bound_is_refused() -> None:
+def test_one_literal_past_the_container_bound_is_refused() -> None:
     env = [{"name": "BIG", "value": "x" * (MAX_EXPANDED_CONTAINER + 1)}]
     with pytest.raises(kw.InvalidPodError) as caught:
         kw.container_config(_pod({"name": "c", "image": "i", "env": env}), "c")

@@ -414,7 +414,7 @@ def test_arbitrary_arguments_give_a_result_or_a_winnet_error(
          "SandboxNetworks NUL state_dir", "parse_error_record(True)", "error_for None",
          "namespace_settings bytes owner"],
 )
-def test_issue16_item16_reproducers(call: Callable[[], object]) -> None:
+def test_wrongly_typed_arguments_are_invalid_argument_errors(call: Callable[[], object]) -> None:
     with pytest.raises(InvalidArgumentError):
         call()
 
@@ -422,7 +422,7 @@ def test_issue16_item16_reproducers(call: Callable[[], object]) -> None:
 # --- item 9: sandbox ids the state reader would refuse -------------------------------------
 
 
-def test_issue16_item9_overlong_sandbox_id_creates_nothing(tmp_path: Path) -> None:
+def test_overlong_sandbox_id_creates_nothing(tmp_path: Path) -> None:
     """An id of 65,300 characters made a namespace and a record that get, teardown and
     reconcile then refused. Now setup refuses it before any HCN call or file."""
     fake = InMemoryHcn()
@@ -442,7 +442,7 @@ def test_issue16_item9_overlong_sandbox_id_creates_nothing(tmp_path: Path) -> No
     assert list(tmp_path.iterdir()) == []
 
 
-def test_issue16_item9_longest_accepted_id_round_trips(tmp_path: Path) -> None:
+def test_longest_accepted_id_round_trips(tmp_path: Path) -> None:
     """The worst case for the record: every byte a control character, JSON-escaped to
     six bytes. Setup, get, teardown and reconcile all accept it."""
     fake = InMemoryHcn()

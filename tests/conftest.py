@@ -40,12 +40,14 @@ CORPUS_ABSENT = (
 )
 
 
-# Tests marked `slow` (the memory tests over large generated inputs, 3-10 s each, all in
-# one file and so on one worker) run under CI and with KUBELET_WINNET_SLOW=1; README's test
-# command skips them so that it stays under 2 minutes on 2 cores.
+# Tests marked `slow` (the memory tests over large generated inputs, 3-10 s each, and the
+# pre-commit hook driven through pre-commit, about 90 s) run under CI and with
+# KUBELET_WINNET_SLOW=1; README's test command skips them so that it stays under 2 minutes
+# on 2 cores.
 RUN_SLOW = MUST_RUN or bool(os.environ.get("CI")) or os.environ.get("KUBELET_WINNET_SLOW") == "1"
 SLOW_SKIPPED = (
-    "a slow memory test (3-10 s each over a large generated input): these run under CI; "
+    "a slow test (a memory test over a large generated input, or the pre-commit hook "
+    "through pre-commit): these run under CI; "
     "set KUBELET_WINNET_SLOW=1 to run them here"
 )
 

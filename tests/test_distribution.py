@@ -54,6 +54,7 @@ FINE = {
 }
 
 
+@pytest.mark.slow  # about 90 s: pre-commit builds the hook's environment from a clone
 def test_pre_commit_hook_through_try_repo(tmp_path: Path) -> None:
     need("pre_commit")
     if shutil.which("git") is None:

@@ -1,4 +1,4 @@
-"""Does each cache and fast path still earn its place? (issue 7 item 6)
+"""Does each cache still earn its place?
 
 Each one is switched off and on in alternating rounds on the benchmark row it serves
 (``dict``, ``V1Pod`` or ``dict refused`` of ``benchmarks/run.py``, or
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     if args.rows:
         cases = [case for case in cases if args.rows in case[1]]
-    print("| cache or fast path | row | time off / on (median) |")
+    print("| cache | row | time off / on (median) |")
     print("|---|---|---:|")
     for label, row, items, (on, off) in cases:
         ratios = []

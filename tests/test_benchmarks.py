@@ -98,7 +98,7 @@ def _label(row: str) -> str:
 def _documented_ablations() -> list[str]:
     """The first column of the table of ablation ratios in docs/performance.md."""
     lines = (REPO / "docs" / "performance.md").read_text(encoding="utf-8").splitlines()
-    start = lines.index("| cache or fast path | row | time off / on (median) |") + 2
+    start = lines.index("| cache | row | time off / on (median) |") + 2
     rows = []
     for line in lines[start:]:
         if not line.startswith("| "):

@@ -365,21 +365,38 @@ EXPECTED_FACTS = {
     "slash-is-absolute": 31,
     "supplemental-groups-policy": 31,  # KEP-3619
     "hosts-mount-host-network": 32,  # kubernetes#126460
+    "marshal-checks-utf8": 34,  # cri-api without gogo protobuf (kubernetes#136323)
+    "rune-wise-expansion": 36,  # kubernetes#136325, backported to 1.34.4 and 1.35.1
     "saturating-milli-value": 38,
 }
+# Patch releases that got a change before its minor: CHANGELOG-1.34.md and
+# CHANGELOG-1.35.md ("Fixes a 1.34 regression starting pods with environment variables
+# with a value containing `$` followed by a multi-byte character").
+EXPECTED_BACKPORTS = {"rune-wise-expansion": {34: 4, 35: 1}}
 
 
 def test_request_facts_are_the_versions_table() -> None:
     from kubelet_winnet._kubelet.profile import REQUEST_FACTS
 
     assert {fact.name: fact.since for fact in REQUEST_FACTS} == EXPECTED_FACTS
+    assert {f.name: dict(f.backports) for f in REQUEST_FACTS if f.backports} == EXPECTED_BACKPORTS
     assert all(fact.source and fact.change for fact in REQUEST_FACTS)
 
 
 @pytest.mark.parametrize("minor", SUPPORTED_MINORS)
 def test_a_profile_holds_the_facts_of_its_minor(minor: int) -> None:
+    # A minor without a patch is its newest patch release, which has every backport.
     held = {fact.name for fact in kubelet_profile(f"1.{minor}").request_facts}
-    assert held == {name for name, since in EXPECTED_FACTS.items() if minor >= since}
+    assert held == {name for name, since in EXPECTED_FACTS.items()
+                    if minor >= since or minor in EXPECTED_BACKPORTS.get(name, {})}
+
+
+@pytest.mark.parametrize("minor", SUPPORTED_MINORS)
+@pytest.mark.parametrize("patch", [0, 1, 3, 4, 12])
+def test_a_patch_release_holds_a_backport_from_its_first_patch_on(minor: int, patch: int) -> None:
+    held = {fact.name for fact in kubelet_profile(f"1.{minor}.{patch}").request_facts}
+    assert held == {name for name, since in EXPECTED_FACTS.items()
+                    if minor >= since or patch >= EXPECTED_BACKPORTS.get(name, {}).get(minor, 99)}
 
 
 def test_no_request_builder_compares_kubelet_minors_itself() -> None:

@@ -17,11 +17,7 @@ import re
 from collections.abc import Mapping
 
 from kubelet_winnet._kubelet import golang
-from kubelet_winnet._kubelet.profile import (
-    EXPANSION_FIXED_IN,
-    EXPANSION_RUNE_WISE_MINOR,
-    ExpansionRule,
-)
+from kubelet_winnet._kubelet.profile import RUNE_WISE_EXPANSION, ExpansionRule
 from kubelet_winnet.errors import InvalidUtf8Error
 
 __all__ = [
@@ -33,9 +29,6 @@ __all__ = [
 ]
 
 
-# expand.go's syntax: "$$" is an escaped "$", "$(NAME)" a reference (NAME up to the first
-# ")"); any other "$" stays, with the character after it.
-_REFERENCE = re.compile(r"\$(?:\$|\(([^)]*)\))")
 # Where the byte-wise rule can differ from the rune-wise one: a "$" before a character
 # that is more than one byte.
 _DOLLAR_MULTIBYTE = re.compile(r"\$[^\x00-\x7f]")
@@ -57,109 +50,94 @@ class ExpansionNotUtf8(Exception):
 utf8_len = golang.go_len  # Go's len(): bytes, which the bounds count
 
 
+class _Bounded:
+    """The expansion's output, within the library's own bound (``limit`` bytes; the
+    kubelet has none): :class:`ExpansionTooLarge` as soon as a write passes it."""
+
+    __slots__ = ("data", "limit")
+
+    def __init__(self, limit: int | None) -> None:
+        self.data = bytearray()
+        self.limit = limit
+
+    def write(self, piece: bytes) -> None:
+        self.data += piece
+        if self.limit is not None and len(self.data) > self.limit:
+            raise ExpansionTooLarge
+
+
 def expand(
     text: str, *sources: Mapping[str, str], limit: int | None = None, runes: bool = True
 ) -> str:
-    """Replace ``$(NAME)`` by the first source defining it (left as is otherwise);
-    ``$$`` is a literal ``$``; an unterminated ``$(`` is kept. With ``limit``, raises
-    ``ExpansionTooLarge`` as soon as the result would pass ``limit`` UTF-8 bytes.
-
-    ``runes=False`` is the kubelet before kubernetes#136325 (``profile.expansion_rule``):
-    the character after a lone ``$`` is read as one byte; a result that is not UTF-8
-    raises ``ExpansionNotUtf8`` with its bytes."""
-    if not runes and _DOLLAR_MULTIBYTE.search(text):
-        return _expand_bytes(text, sources, limit)
-    if "$" not in text:
+    """expand.go's ``Expand`` with ``MappingFuncFor(sources...)``: ``$(NAME)`` becomes the
+    first source's value of NAME (or stays as written when none has it), ``$$`` becomes
+    ``$``, an unterminated ``$(`` stays, and any other ``$`` stays with the character
+    after it. ``runes=False`` is the kubelet before kubernetes#136325
+    (``profile.expansion_rule``), which reads that character as one byte: a result that
+    is not UTF-8 raises :class:`ExpansionNotUtf8` with its bytes. With ``limit``, raises
+    :class:`ExpansionTooLarge` as soon as the result passes ``limit`` UTF-8 bytes."""
+    out = _Bounded(limit)
+    if "$" not in text:  # nothing to expand (most values)
         if limit is not None and utf8_len(text) > limit:
             raise ExpansionTooLarge
         return text
-    out: list[str] = []
-    size = 0  # bytes in out, counted only with a limit
+    if runes or not _DOLLAR_MULTIBYTE.search(text):
+        # The text's own bytes, a lone surrogate kept for the caller to report. Without a
+        # "$" before a character of more than one byte, both rules give the same result.
+        runes = True
+        data = text.encode("utf-8", "surrogatepass")
+        value_of = _utf8_surrogatepass
+    else:  # the Go string's bytes (a lone surrogate is U+FFFD there)
+        data = golang.go_bytes(text)
+        value_of = golang.go_bytes
+    last_close = data.rfind(b")")  # no "$(" after it can be terminated
     checkpoint = 0
-    # Only "$$" and a terminated "$(...)" change the text; the scan over the rest (a "$"
-    # before any other character, an unterminated "$(") is the regular expression's. No
-    # "$(" after the last ")" is terminated: the search stops there, so that it stays
-    # linear however many unterminated ones there are.
-    end = text.rfind(")") + 1
-    for match in _REFERENCE.finditer(text, 0, end):
-        piece = text[checkpoint : match.start()]
-        name = match.group(1)
-        if name is None:
-            value = "$"
-        else:
-            for source in sources:
-                if name in source:
-                    value = source[name]
-                    break
+    cursor = data.find(b"$")
+    while 0 <= cursor < len(data) - 1:  # an operator with a byte after it
+        out.write(data[checkpoint:cursor])
+        following = data[cursor + 1]  # tryReadVariableName(input[cursor+1:])
+        if following == 0x24:  # "$$": an escaped operator
+            out.write(b"$")
+            advance = 1
+        elif following == 0x28:  # "$(": a reference, if a ")" closes it
+            close = data.find(b")", cursor + 2) if cursor + 2 <= last_close else -1
+            if close < 0:  # incomplete: "$(" stays
+                out.write(b"$(")
+                advance = 1
             else:
-                value = match.group()
-        out.append(piece)
-        out.append(value)
-        if limit is not None:
-            size += utf8_len(piece) + utf8_len(value)
-            if size > limit:
-                raise ExpansionTooLarge
-        checkpoint = match.end()
-    rest = text[checkpoint:]
-    if "$$" in rest:  # after the last ")", only "$$" changes, as the scan pairs them
-        rest = text[checkpoint:end] + text[end:].replace("$$", "$")
-    out.append(rest)
-    if limit is not None and size + utf8_len(out[-1]) > limit:
-        raise ExpansionTooLarge
-    return "".join(out)
-
-
-def _expand_bytes(
-    text: str, sources: tuple[Mapping[str, str], ...], limit: int | None
-) -> str:
-    """expand.go before kubernetes#136325, over the Go string's bytes: Expand's cursor loop
-    and tryReadVariableName, whose default case returns ``"$" + string(input[0])``."""
-    data = golang.go_bytes(text)
-    out = bytearray()
-    checkpoint = 0
-    cursor = 0
-    n = len(data)
-    while cursor < n:
-        if data[cursor] == 0x24 and cursor + 1 < n:  # an operator with a byte after it
-            out += data[checkpoint:cursor]
-            following = data[cursor + 1]
-            if following == 0x24:  # "$$": one "$"
-                out += b"$"
-                advance = 1
-            elif following == 0x28:  # "$(": a reference if a ")" closes it
-                close = data.find(b")", cursor + 2)
-                if close < 0:
-                    out += b"$("
-                    advance = 1
-                else:
-                    name = data[cursor + 2 : close].decode("utf-8", "surrogatepass")
-                    for source in sources:
-                        if name in source:
-                            out += golang.go_bytes(source[name])
-                            break
-                    else:
-                        out += data[cursor : close + 1]
-                    advance = close - cursor
-            else:  # "$" and string(byte): one byte read as the code point of that value
-                out += b"$" + golang.string_of_byte(following).encode("utf-8")
-                advance = 1
-            cursor += advance
-            checkpoint = cursor + 1
-            if limit is not None and len(out) > limit:
-                raise ExpansionTooLarge
-        cursor += 1
-    out += data[checkpoint:]
-    if limit is not None and len(out) > limit:
-        raise ExpansionTooLarge
-    result = bytes(out)
+                name = data[cursor + 2 : close].decode("utf-8", "surrogatepass")
+                for source in sources:
+                    if name in source:
+                        out.write(value_of(source[name]))
+                        break
+                else:  # syntaxWrap(name): the reference as written
+                    out.write(data[cursor : close + 1])
+                advance = close - cursor
+        elif runes:  # the operator and the first rune (kubernetes#136325)
+            _, size = golang.decode_rune(data, cursor + 1)
+            out.write(data[cursor : cursor + 1 + size])
+            advance = size
+        else:  # before it: the operator and string(input[0]), one byte as a code point
+            out.write(b"$" + golang.string_of_byte(following).encode("utf-8"))
+            advance = 1
+        checkpoint = cursor + advance + 1
+        cursor = data.find(b"$", checkpoint)
+    out.write(data[checkpoint:])
+    result = bytes(out.data)
+    if runes:
+        return result.decode("utf-8", "surrogatepass")
     if not golang.valid_utf8(result):
         raise ExpansionNotUtf8(result)
     return result.decode("utf-8")
 
 
+def _utf8_surrogatepass(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
 _MARSHAL_ERROR = "grpc: error while marshaling: string field contains invalid UTF-8"
-_FIXED_IN = ", ".join(f"1.{minor}.{patch}" for minor, patch in sorted(EXPANSION_FIXED_IN.items()))
-_FIXED_IN += f" and 1.{EXPANSION_RUNE_WISE_MINOR}.0"
+_FIXED_IN = ", ".join(f"1.{minor}.{patch}" for minor, patch in RUNE_WISE_EXPANSION.backports)
+_FIXED_IN += f" and 1.{RUNE_WISE_EXPANSION.since}.0"
 _SHOWN_BYTES = 32  # the hex dump of the kubelet's value is cut after this many bytes
 
 

@@ -34,15 +34,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
-    "EXPANSION_FIXED_IN",
-    "EXPANSION_RUNE_WISE_MINOR",
     "KEP_WITHDRAWN_MINOR",
     "LAST_NAMESPACE_OPTIONS_MINOR",
-    "MARSHAL_CHECKS_UTF8_MINOR",
+    "MARSHAL_CHECKS_UTF8",
     "MAX_MINOR",
     "MIN_MINOR",
     "MODELLED_GATES",
     "REQUEST_FACTS",
+    "RUNE_WISE_EXPANSION",
     "STATUS_AS_OF",
     "TIMELINE",
     "WINDOWS_HOST_NETWORK",
@@ -142,19 +141,28 @@ DEFAULT_KUBELET_VERSION = f"1.{LAST_NAMESPACE_OPTIONS_MINOR}"
 class RequestFact:
     """A change in what the request builders send, from kubelet ``1.<since>`` on.
 
-    The builders ask ``FACT.holds(minor)``, never compare minors themselves: a release
-    added to :data:`TIMELINE` gets every fact with ``since`` at or below it, and a new
-    change is one row here with its upstream source.
+    The builders ask ``FACT.holds(minor)`` (or ``FACT.holds(minor, patch)`` where a
+    fix was backported), never compare versions themselves: a release added to
+    :data:`TIMELINE` gets every fact with ``since`` at or below it, and a new change is
+    one row here with its upstream source. ``backports`` holds (minor, first patch) for
+    older release branches that got the change in a patch release.
     """
 
     name: str
     since: int
     change: str
     source: str
+    backports: tuple[tuple[int, int], ...] = ()
 
-    def holds(self, minor: int) -> bool:
-        """Whether kubelet ``1.<minor>`` behaves the new way."""
-        return minor >= self.since
+    def holds(self, minor: int, patch: int | None = None) -> bool:
+        """Whether kubelet ``1.<minor>.<patch>`` behaves the new way. Without a patch,
+        the newest patch release of that minor, which has every backport."""
+        if minor >= self.since:
+            return True
+        for backported_minor, first_patch in self.backports:
+            if minor == backported_minor:
+                return patch is None or patch >= first_patch
+        return False
 
 
 CPU_MAXIMUM_HELPER = RequestFact(
@@ -215,12 +223,36 @@ SATURATING_MILLI_VALUE = RequestFact(
     "TestCalculateCPUMaximum table pinning 2^64 + 4000 milli to 1)",
 )
 
+# The kubelet's CRI client refuses to marshal a string field that is not UTF-8 from 1.34
+# (cri-api left gogo protobuf between v1.34.0-alpha.1 and v1.34.0: issue #136323's
+# bisect); before, gogo encoded whatever bytes the string held.
+MARSHAL_CHECKS_UTF8 = RequestFact(
+    "marshal-checks-utf8", 34,
+    "CreateContainer fails to marshal a request holding a string that is not UTF-8 "
+    "(before: the bytes were sent unchecked)",
+    "staging/src/k8s.io/cri-api (gogo protobuf replaced before v1.34.0), kubernetes#136323",
+)
+# third_party/forked/golang/expansion read the character after a lone "$" as one byte
+# (Go's string(input[0])) until kubernetes PR #136325 (January 2026, issue #136323) made it
+# read a rune. Cherry-picks: #136490 shipped in 1.34.4, #136491 in 1.35.1 (CHANGELOG-1.34.md,
+# CHANGELOG-1.35.md: "Fixes a 1.34 regression starting pods with environment variables with
+# a value containing `$` followed by a multi-byte character"); 1.36.0 has it from
+# v1.36.0-alpha.1.
+RUNE_WISE_EXPANSION = RequestFact(
+    "rune-wise-expansion", 36,
+    '$(VAR) expansion reads the character after a lone "$" as a rune (before: one byte, '
+    "written back as Go's string(byte))",
+    "third_party/forked/golang/expansion/expand.go, kubernetes#136325; cherry-picks "
+    "#136490 (1.34.4) and #136491 (1.35.1)",
+    backports=((34, 4), (35, 1)),
+)
+
 #: Every version fact of the request builders, oldest first.
 REQUEST_FACTS: tuple[RequestFact, ...] = (
     CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
-    SATURATING_MILLI_VALUE,
+    MARSHAL_CHECKS_UTF8, RUNE_WISE_EXPANSION, SATURATING_MILLI_VALUE,
 )
 for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
     if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard
@@ -339,18 +371,6 @@ def parse_kubelet_version(value: KubeletVersionInput) -> KubeletVersion:
 
 
 # --- $(VAR) expansion, per release --------------------------------------------------------
-# third_party/forked/golang/expansion read the character after a lone "$" as one byte
-# (Go's string(input[0])) until kubernetes PR #136325 (January 2026, issue #136323) made it
-# read a rune. Cherry-picks: #136490 shipped in 1.34.4, #136491 in 1.35.1 (CHANGELOG-1.34.md,
-# CHANGELOG-1.35.md: "Fixes a 1.34 regression starting pods with environment variables with
-# a value containing `$` followed by a multi-byte character"); 1.36.0 has it from
-# v1.36.0-alpha.1. Minor -> the first patch release with the fix.
-EXPANSION_FIXED_IN: Mapping[int, int] = {34: 4, 35: 1}
-EXPANSION_RUNE_WISE_MINOR = 36  # every release from here on
-# The kubelet's CRI client refuses to marshal a string field that is not UTF-8 from 1.34
-# (cri-api left gogo protobuf between v1.34.0-alpha.1 and v1.34.0: issue #136323's bisect);
-# before, gogo encoded whatever bytes the string held.
-MARSHAL_CHECKS_UTF8_MINOR = 34
 
 
 class ExpansionRule(NamedTuple):  # built for every container config: see PodFacts
@@ -368,14 +388,10 @@ def expansion_rule(version: KubeletVersion) -> ExpansionRule:
     """The ``$(VAR)`` expansion of kubelet ``version``. A version without a patch
     (``1.34``) means the newest patch release of that minor, which has every fix its
     release branch got (``1.34.0`` asks for the first)."""
-    first_fixed = EXPANSION_FIXED_IN.get(version.minor)
-    if version.minor >= EXPANSION_RUNE_WISE_MINOR:
-        rune_wise = True
-    elif first_fixed is None:
-        rune_wise = False
-    else:
-        rune_wise = version.patch is None or version.patch >= first_fixed
-    return ExpansionRule(version, rune_wise, version.minor >= MARSHAL_CHECKS_UTF8_MINOR)
+    return ExpansionRule(
+        version, RUNE_WISE_EXPANSION.holds(version.minor, version.patch),
+        MARSHAL_CHECKS_UTF8.holds(version.minor),
+    )
 
 
 # --- feature gates ----------------------------------------------------------------------
@@ -532,7 +548,8 @@ class GateResolution:
     @property
     def request_facts(self) -> tuple[RequestFact, ...]:
         """The request builders' version facts (``REQUEST_FACTS``) that hold for this kubelet."""
-        return tuple(fact for fact in REQUEST_FACTS if fact.holds(self.version.minor))
+        version = self.version
+        return tuple(fact for fact in REQUEST_FACTS if fact.holds(version.minor, version.patch))
 
     @property
     def host_network_outcome(self) -> str:

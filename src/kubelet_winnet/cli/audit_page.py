@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
 from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID, node_rule_page
-from kubelet_winnet._lint.rules import RULES, RULES_BY_ID, Rule, help_url, rule_page
+from kubelet_winnet._lint.rules import RULES, Rule, help_url, rule_page
 from kubelet_winnet._printable import clip, printable
 
 __all__ = ["CSP", "PALETTE", "CardFinding", "NodeCard", "PageWriter", "write_node_page"]
@@ -56,27 +56,43 @@ _BATCH = 500  # listed pods held before they go to the spool
 
 
 class _Finding(Protocol):
-    rule: str
-    severity: str
-    message: str
-    field: str
-    ignored: str | None
+    @property
+    def rule(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def field(self) -> str: ...
+    @property
+    def ignored(self) -> str | None: ...
 
 
 class PodRow(Protocol):
     """What the page reads of one of ``audit``'s records (``cli.audit.PodAudit``)."""
 
-    namespace: str
-    name: str
-    node: str
-    kubelet_version: str
-    kubelet_source: str
-    runtime: str
-    effect: str
-    refused: str | None
-    note: str
-    findings: tuple[_Finding, ...]
-    on_node: dict[str, Any] | None
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def kubelet_version(self) -> str: ...
+    @property
+    def kubelet_source(self) -> str: ...
+    @property
+    def runtime(self) -> str: ...
+    @property
+    def effect(self) -> str: ...
+    @property
+    def refused(self) -> str | None: ...
+    @property
+    def note(self) -> str: ...
+    @property
+    def findings(self) -> tuple[_Finding, ...]: ...
+    @property
+    def on_node(self) -> dict[str, Any] | None: ...
 
     @property
     def sent(self) -> str: ...
@@ -243,8 +259,9 @@ class PageWriter:
         title = (f"Windows pod networking: {pods} pod{'s' * (pods != 1)} on "
                  f"{summary['windowsNodes']} Windows node{'s' * (summary['windowsNodes'] != 1)}")
         write(_head(title))
-        write(f"<p>kubelet-winnet audit of a {'dump' if summary['source'] == 'dump' else 'live cluster'}"
-              f"; pods without a node judged as kubelet {_e(summary['defaultKubelet'], 40)}"
+        source = "a dump" if summary["source"] == "dump" else "a live cluster"
+        write(f"<p>kubelet-winnet audit of {source}; pods without a node judged as kubelet "
+              f"{_e(summary['defaultKubelet'], 40)}"
               + (f", every kubelet with --feature-gates {_e(summary['featureGates'])}"
                  if summary["featureGates"] else "") + ".</p>\n")
         if "error" in summary:
@@ -267,13 +284,18 @@ class PageWriter:
         not_asked = sum(c.not_asked for c in self._nodes.values())
         unknown = effects["unknown"] + effects["not-modelled"]
         sev = totals.severities
+        one = (not_asked == 1, unknown == 1)
         tiles = [
-            ("card", f"{summary['nodes']}", f"nodes, {summary['windowsNodes']} Windows"),
-            ("card", f"{totals.pods}", "Windows pods"),
+            ("card", f"{summary['nodes']}", f"node{'s' * (summary['nodes'] != 1)}, "
+             f"{summary['windowsNodes']} Windows"),
+            ("card", f"{totals.pods}", f"Windows pod{'s' * (totals.pods != 1)}"),
             ("bad" if not_asked else "ok", f"{not_asked}",
-             "pods whose networking is not what they ask for"),
-            ("unknown", f"{unknown}", "pods whose outcome is not known"),
-            *((label if sev[label] else "card", f"{sev[label]}", _plural(sev[label], label))
+             "pod whose networking is not what it asks for" if one[0]
+             else "pods whose networking is not what they ask for"),
+            ("unknown", f"{unknown}",
+             f"pod{'' if one[1] else 's'} whose outcome is not known"),
+            *((label if sev[label] else "card", f"{sev[label]}",
+               _plural(sev[label], label).split(" ", 1)[1])
               for label in ("error", "warning", "info")),
         ]
         text = '<h2 id="summary">Summary</h2>\n<div class="tiles">' + "".join(

@@ -362,3 +362,20 @@ def test_the_browser_takes_a_screenshot(page: str, tmp_path: Path) -> None:
     assert (width, height) == (1280, 1600)
     assert len(data) > 30_000  # a page of text and colour, not a blank one
     assert os.path.getsize(shot) == len(data)
+
+
+def test_rows_past_the_bound_are_counted_in_their_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kubelet_winnet.cli import audit_page
+
+    monkeypatch.setattr(audit_page, "_GROUP_ROWS", 2)
+    items = [ITEMS[1], *(pod("web", f"iis-{i}", "win-a", host_network=True) for i in range(5))]
+    status, out, _ = run(capsys, "audit", "-f", str(write_dump(tmp_path / "d.json", items)),
+                         "-o", "html")
+    assert status == 1
+    assert "(5 pods; the first 2 shown, -o json lists every one)" in out
+    assert [n for n in (f"iis-{i}" for i in range(5)) if f"<b>{n}</b>" in out] == [
+        "iis-0", "iis-1"]
+    assert "5 pods whose networking is not what they ask for" in " ".join(
+        " ".join(parsed(out).text).split())

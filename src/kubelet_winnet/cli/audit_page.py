@@ -53,6 +53,10 @@ _NOT_ASKED = ("ignored", "refused", "no-network")
 _NOT_KNOWN = ("unknown", "not-modelled")
 _UNSCHEDULED = "(unscheduled)"
 _BATCH = 500  # listed pods held before they go to the spool
+# Rows written, per node and group and in all (about 430 bytes each: a page of at most
+# ~20 MB); the pods past them are counted in their group's heading.
+_GROUP_ROWS = 2_000
+_ROWS = 40_000
 
 
 class _Finding(Protocol):
@@ -144,7 +148,7 @@ def _css() -> str:
         "h3{font-size:1.05rem;margin:1.2rem 0 .4rem}h4{font-size:.95rem;margin:.8rem 0 .3rem}"
         ".tiles{display:flex;flex-wrap:wrap;gap:.6rem}.tile{padding:.6rem .9rem;"
         "border-radius:6px;min-width:9rem}.tile b{display:block;font-size:1.5rem}"
-        ".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(22rem,1fr));"
+        ".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(25rem,1fr));"
         "gap:.8rem}.card{border-radius:8px;padding:.8rem 1rem;border:1px solid #b8bcc4}"
         ".card h3{margin-top:0}dl{display:grid;grid-template-columns:max-content 1fr;"
         "gap:.15rem .8rem;margin:0}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}"
@@ -180,7 +184,8 @@ class PageWriter:
         self._effect_text = effect_text
         self._docs_url = docs_url
         self._nodes: dict[str, _Counts] = {}
-        self._groups: dict[tuple[str, int], int] = {}  # (node, group rank) -> pods
+        # (node, group rank) -> [pods, pods written]
+        self._groups: dict[tuple[str, int], list[int]] = {}
         self._rules: set[str] = set()  # rule pages to link or embed
         self._releases: dict[tuple[str, str], int] = {}
         self._batch: list[tuple[str, int, int, str]] = []
@@ -204,7 +209,13 @@ class PageWriter:
         if rank is None:
             return
         counts.listed += 1
-        self._groups[node, rank] = self._groups.get((node, rank), 0) + 1
+        group = self._groups.get((node, rank))
+        if group is None:
+            group = self._groups[node, rank] = [0, 0]
+        group[0] += 1
+        if group[1] >= _GROUP_ROWS or self._seq >= _ROWS:
+            return  # counted in its group's heading, not written
+        group[1] += 1
         self._batch.append((node, rank, self._seq, self._pod_html(record)))
         self._seq += 1
         if len(self._batch) >= _BATCH:
@@ -333,32 +344,26 @@ class PageWriter:
         write('<h2 id="pods">Pods with something to say</h2>\n')
         write(f"<p>{quiet} pod{'s' * (quiet != 1)} with nothing to say (what they ask for "
               "is what they get, no finding) are counted, not listed.</p>\n")
-        current: tuple[str, int] | None = None
-        cursor = self._db.execute(
-            "SELECT node, rank, html FROM pod ORDER BY node = ?, node, rank, seq",
-            (_UNSCHEDULED,))
-        for node, rank, row in cursor:
-            if current is None or current[0] != node:
-                if current is not None:
-                    write("</table>\n")
+        node_of_last = None
+        for node, rank in sorted(self._groups, key=lambda k: (k[0] == _UNSCHEDULED, k)):
+            if node != node_of_last:
                 anchor = ids[node]
                 write(f'<h3 id="pods-{anchor}">pods without a node</h3>\n'
                       if node == _UNSCHEDULED else f'<h3 id="pods-{anchor}">{_e(node)} '
                       f'<a href="#{anchor}">(node card)</a></h3>\n')
-                current = None
-            if current is None or current[1] != rank:
-                if current is not None:
-                    write("</table>\n")
-                write(self._group_heading(rank, self._groups[node, rank]))
-                write('<table><tr><th class="w3">pod</th><th class="w2">verdict</th>'
-                      "<th>reasons</th></tr>\n")
-            current = (node, rank)
-            write(row)
-        if current is not None:
+                node_of_last = node
+            write(self._group_heading(rank, *self._groups[node, rank]))
+            write('<table><tr><th class="w3">pod</th><th class="w2">verdict</th>'
+                  "<th>reasons</th></tr>\n")
+            for (row,) in self._db.execute(
+                    "SELECT html FROM pod WHERE node = ? AND rank = ? ORDER BY seq",
+                    (node, rank)):
+                write(row)
             write("</table>\n")
 
-    def _group_heading(self, rank: int, count: int) -> str:
-        pods = f"{count} pod{'s' * (count != 1)}"
+    def _group_heading(self, rank: int, count: int, written: int) -> str:
+        pods = f"{count} pod{'s' * (count != 1)}" + (
+            f"; the first {written} shown, -o json lists every one" if written < count else "")
         if rank < len(_RANKED):
             rule = _RANKED[rank]
             return (f"<h4>{self._rule_link(rule.id)} "
@@ -376,10 +381,10 @@ class PageWriter:
 _RANKED: tuple[Rule, ...] = tuple(sorted(RULES, key=lambda r: -r.severity))
 _RANK = {rule.id: i for i, rule in enumerate(_RANKED)}
 _OUTCOME_GROUPS = (
-    "refused by the kubelet, no finding",
-    "hostNetwork not what the pod asks for, no finding",
-    "on its node: refused, or a hostPort not mapped",
-    "outcome not known",
+    "refused by the kubelet, no active finding",
+    "hostNetwork not what the pod asks for, no active finding",
+    "on its node: refused, or a hostPort not mapped; no active finding",
+    "outcome not known, no active finding",
 )
 
 

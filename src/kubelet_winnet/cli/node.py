@@ -506,10 +506,9 @@ def node_card(
     from kubelet_winnet.runtime import NodeFacts
     from kubelet_winnet.runtime._releases import runtime_name
 
-    unset = "not known without --node-config"
-    gates = feature_gates or ("the release's defaults (nodes do not publish their gates; "
-                              "--feature-gates sets every kubelet's)")
-    handlers_from = "containerd's default configuration; --node-config gives this node's"
+    unset = "not known (no --node-config)"
+    gates = feature_gates or "the release's defaults (a node does not publish its gates)"
+    handlers_from = "containerd's defaults (no --node-config)"
     try:
         facts = files.facts(runtime) if files is not None else NodeFacts(runtime=runtime)
         if files is not None and findings is None:

@@ -379,3 +379,14 @@ def test_rows_past_the_bound_are_counted_in_their_group(
         "iis-0", "iis-1"]
     assert "5 pods whose networking is not what they ask for" in " ".join(
         " ".join(parsed(out).text).split())
+
+
+@pytest.mark.parametrize("output", ["json", "csv", "text"])
+def test_output_file_serves_every_format(dump: Path, tmp_path: Path, output: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    _, stdout, _ = run(capsys, "audit", "-f", str(dump), "-o", output)
+    target = tmp_path / f"audit.{output}"
+    status, out, _ = run(capsys, "audit", "-f", str(dump), "-o", output,
+                         "--output-file", str(target))
+    assert (status, out) == (1, "")
+    assert target.read_text(encoding="utf-8") == stdout

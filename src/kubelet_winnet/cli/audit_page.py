@@ -187,7 +187,6 @@ class PageWriter:
         # (node, group rank) -> [pods, pods written]
         self._groups: dict[tuple[str, int], list[int]] = {}
         self._rules: set[str] = set()  # rule pages to link or embed
-        self._releases: dict[tuple[str, str], int] = {}
         self._batch: list[tuple[str, int, int, str]] = []
         self._seq = 0
         self._directory = tempfile.TemporaryDirectory(prefix="kubelet-winnet-page-")
@@ -336,7 +335,9 @@ class PageWriter:
             rows.append(("pods", f"{counts.pods} Windows pods, "
                          f"<a href=\"#pods-{anchor}\">{counts.listed} listed</a>"
                          + (f", {counts.not_asked} not getting what they ask for"
-                            if counts.not_asked else "")))
+                            if counts.not_asked else "")
+                         + (f", {counts.unknown} whose outcome is not known"
+                            if counts.unknown else "")))
         return _card(card, anchor, rows)
 
     def _pods_section(self, ids: Mapping[str, str], quiet: int) -> None:

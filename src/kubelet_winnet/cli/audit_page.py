@@ -151,13 +151,14 @@ def _css() -> str:
         ".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(25rem,1fr));"
         "gap:.8rem}.card{border-radius:8px;padding:.8rem 1rem;border:1px solid #b8bcc4}"
         ".card h3{margin-top:0}dl{display:grid;grid-template-columns:max-content 1fr;"
-        "gap:.15rem .8rem;margin:0}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}"
+        "gap:.15rem .8rem;margin:0}dt{font-weight:600}dd{margin:0;overflow-wrap:break-word}"
         ".b{display:inline-block;padding:0 .4rem;border-radius:4px;font-size:.85rem;"
         "font-weight:600}table{border-collapse:collapse;width:100%;margin-bottom:.6rem}"
         "th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;"
-        "border-top:1px solid #c9ccd2;overflow-wrap:anywhere}"
+        "border-top:1px solid #c9ccd2;overflow-wrap:break-word}"
+        "th[scope=row]{overflow-wrap:anywhere}"
         "td ul{margin:0;padding-left:1.1rem}.banner{padding:.6rem 1rem;border-radius:6px}"
-        ".w3{width:26%}.w2{width:18%}dl.sum{margin-top:.8rem}"
+        ".one{max-width:72rem}.w3{width:26%}.w2{width:18%}dl.sum{margin-top:.8rem}"
         "pre{white-space:pre-wrap;font-size:.85rem}details{margin:.3rem 0}"
         + "".join(rules)
     )
@@ -490,7 +491,7 @@ def write_node_page(out: TextIO, card: NodeCard, docs_url: str | None) -> None:
         return f'<a href="{html.escape(url or "")}">{_e(rule_id)}</a>'
 
     out.write(_head(f"Windows node {clip(printable(card.name), 120)}"))
-    out.write('<div class="cards">' + _card(card, "node-0", _card_rows(card, link)) + "</div>\n")
+    out.write('<div class="one">' + _card(card, "node-0", _card_rows(card, link)) + "</div>\n")
     if not docs_url:
         _rule_pages(out, links)
     out.write("</body>\n</html>\n")

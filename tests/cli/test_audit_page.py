@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubelet_winnet.cli import main
 from tests.strategies import REPO_ROOT, require_tool
@@ -390,3 +392,29 @@ def test_output_file_serves_every_format(dump: Path, tmp_path: Path, output: str
                          "--output-file", str(target))
     assert (status, out) == (1, "")
     assert target.read_text(encoding="utf-8") == stdout
+
+
+_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "p", "div",
+         "b", "dl", "dt", "dd", "article", "a", "span", "ul", "li", "table", "tr", "th", "td",
+         "br", "small", "s", "details", "summary", "pre"}
+
+
+@given(name=st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1,
+                    max_size=60),
+       node_name=st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1,
+                         max_size=60))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None,
+          max_examples=25)
+def test_any_printable_name_is_text_on_the_page(
+    name: str, node_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = [node(node_name, "windows", "v1.32.6", "containerd://1.7.27"),
+             pod(name, name, node_name, host_network=True)]
+    _, out, _ = run(capsys, "audit", "-f", str(write_dump(tmp_path / "d.json", items)),
+                    "-o", "html")
+    parser = parsed(out)
+    assert parser.tags <= _TAGS
+    (row,) = [r for r in parser.rows if "hostNetwork IGNORED" in r]
+    assert row.startswith(f"{name}/ {name} ")
+    assert f"<h3>{html_escape(node_name)}</h3>" in out.replace("&#x27;", "'").replace(
+        "&quot;", '"')

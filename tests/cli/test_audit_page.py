@@ -418,3 +418,21 @@ def test_any_printable_name_is_text_on_the_page(
     assert row.startswith(f"{name}/ {name} ")
     assert f"<h3>{html_escape(node_name)}</h3>" in out.replace("&#x27;", "'").replace(
         "&quot;", '"')
+
+
+def test_a_node_the_pods_name_but_the_input_lacks_gets_a_card(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lost = pod("web", "lost", "win-gone", host_network=True)
+    lost["spec"]["nodeSelector"] = {"kubernetes.io/os": "windows"}  # audited without its node
+    items = [node("win-bare", "windows", "", "containerd://1.7.27"), lost,
+             pod("web", "bare", "win-bare", host_network=True)]
+    status, out, _ = run(capsys, "audit", "-f", str(write_dump(tmp_path / "d.json", items)),
+                         "-o", "html", "--kubelet-version", "1.31")
+    assert status == 1
+    gone = out[out.index("<h3>win-gone</h3>"):]
+    assert "not in the input: its pods are judged as --kubelet-version" in \
+        gone[:gone.index("</article>")]
+    bare = out[out.index("<h3>win-bare</h3>"):]
+    assert "reports no kubelet version: judged as --kubelet-version 1.31" in \
+        bare[:bare.index("</article>")]

@@ -789,6 +789,9 @@ def _html_writer(auditor: Auditor, args: argparse.Namespace) -> Callable[[TextIO
         note = ("not in the input: its pods are judged as --kubelet-version" if node is None
                 else "" if node.os else "does not report its OS")
         kubelet = node.kubelet_version if node is not None else ""
+        if node is not None and not kubelet:
+            note += (f"{'; ' if note else ''}reports no kubelet version: judged as "
+                     f"--kubelet-version {args.kubelet_version}")
         return node_card(name, kubelet or args.kubelet_version,
                          node.runtime if node is not None else "",
                          auditor.node_files.get(name), args.feature_gates, note=note)

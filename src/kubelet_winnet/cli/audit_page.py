@@ -51,7 +51,7 @@ _EFFECT_STYLE = {"not-requested": "unknown", "applied": "ok", "ignored": "bad",
 # Effects that are not what the pod asks for, and those whose outcome is not known.
 _NOT_ASKED = ("ignored", "refused", "no-network")
 _NOT_KNOWN = ("unknown", "not-modelled")
-_UNSCHEDULED = "(unscheduled)"
+_UNSCHEDULED = ""  # the key of pods without a node (no node is named "")
 _BATCH = 500  # listed pods held before they go to the spool
 # Rows written, per node and group and in all (about 430 bytes each: a page of at most
 # ~20 MB); the pods past them are counted in their group's heading.
@@ -197,7 +197,7 @@ class PageWriter:
         self._db.execute("CREATE TABLE pod (node TEXT, rank INTEGER, seq INTEGER, html TEXT)")
 
     def add(self, record: PodRow) -> None:
-        node = record.node or _UNSCHEDULED
+        node = record.node
         counts = self._nodes.get(node)
         if counts is None:
             counts = self._nodes[node] = _Counts()
@@ -260,7 +260,7 @@ class PageWriter:
         del rules  # the page links the rules its pods name
         self._flush()
         self._db.execute("CREATE INDEX pod_order ON pod (node, rank, seq)")
-        names = sorted(set(self._node_names()) | set(self._nodes) - {_UNSCHEDULED})
+        names = sorted((set(self._node_names()) | set(self._nodes)) - {_UNSCHEDULED})
         cards = [self._cards(name) for name in names]
         ids = {name: f"node-{i}" for i, name in enumerate(names)}
         ids[_UNSCHEDULED] = "node-unscheduled"

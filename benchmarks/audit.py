@@ -149,14 +149,15 @@ def write_dump(out: TextIO, pods: int, nodes: int) -> None:
 
 # A pod line of `audit -o json` starts with {"namespace"; a CSV row with its namespace,
 # which the generator names team-NN, quoted (audit quotes every CSV cell); a text table
-# row with the pod's name, web-NNNNNN.
-_RECORDS = (b'{"namespace"', b'"team-', b"web-")
+# row with the pod's name, web-NNNNNN; a pod the HTML page lists, its table row.
+_RECORDS = (b'{"namespace"', b'"team-', b"web-", b"<tr><th scope=row>")
 
 
-def measure(argv: list[str]) -> tuple[float, float, float, int, bytes, int]:
+def measure(argv: list[str]) -> tuple[float, float, float, int, bytes, int, int]:
     """CPU seconds (user + system: one core, whatever else the machine runs), wall
     seconds, peak RSS in MB, records on stdout (lines of CSV after the header, or pod
-    lines of ``audit -o json``), its first bytes and the exit status of one child. The
+    lines of ``audit -o json``), its first bytes, the exit status of one child and the
+    bytes it wrote. The
     output stays in a file: reading it here would grow this process."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -167,10 +168,11 @@ def measure(argv: list[str]) -> tuple[float, float, float, int, bytes, int]:
         head = out.read(4096)
         out.seek(0)
         lines = sum(1 for line in out if line.startswith(_RECORDS))
+        size = out.tell()
         err.seek(0)
         peak = peak_mb(err.read(), usage)
     cpu = usage.ru_utime + usage.ru_stime
-    return cpu, wall, peak, lines, head, os.waitstatus_to_exitcode(status)
+    return cpu, wall, peak, lines, head, os.waitstatus_to_exitcode(status), size
 
 
 def run(pods: int, nodes: int) -> list[dict[str, Any]]:
@@ -181,14 +183,14 @@ def run(pods: int, nodes: int) -> list[dict[str, Any]]:
         size_mb = dump.stat().st_size / 1e6
         audit = [sys.executable, "-c", CONSOLE_SCRIPT, "audit", "-f", str(dump)]
         rows: list[dict[str, Any]] = []
-        for output in ("json", "csv", "text"):
-            seconds, wall, peak, lines, _, status = measure([*audit, "-o", output])
+        for output in ("json", "csv", "text", "html"):
+            seconds, wall, peak, lines, _, status, size = measure([*audit, "-o", output])
             if status not in (0, 1):
                 raise SystemExit(f"audit -o {output} exited {status}")
             audited = lines
             rows.append({"row": f"audit -o {output}", "seconds": seconds, "wall": wall,
-                         "peakMB": peak, "windowsPods": audited})
-        reference, ref_wall, ref_peak, _, head, status = measure(
+                         "peakMB": peak, "windowsPods": audited, "outputMB": size / 1e6})
+        reference, ref_wall, ref_peak, _, head, status, _ = measure(
             [sys.executable, "-c", PRELUDE + _REFERENCE, str(dump)]
         )
         if status != 0 or int(head) != pods:
@@ -205,14 +207,16 @@ def run(pods: int, nodes: int) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| row | pods (Windows) | CPU s | wall s | pods/CPU s | peak RSS MB | × json.load |",
-        "|---|---|---|---|---|---|---|",
+        "| row | pods (Windows; html: listed) | CPU s | wall s | pods/CPU s | peak RSS MB | "
+        "× json.load | output MB |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         windows = f" ({row['windowsPods']})" if row["windowsPods"] is not None else ""
         lines.append(
             f"| {row['row']} | {row['pods']}{windows} | {row['seconds']:.2f} | {row['wall']:.2f} | "
-            f"{row['podsPerSecond']:,.0f} | {row['peakMB']:.0f} | {row['ratio']:.2f} |"
+            f"{row['podsPerSecond']:,.0f} | {row['peakMB']:.0f} | {row['ratio']:.2f} | "
+            + (f"{row['outputMB']:.1f} |" if "outputMB" in row else "- |")
         )
     return "\n".join(lines)
 

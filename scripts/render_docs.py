@@ -8,16 +8,27 @@
 * ``docs/versions.md``'s version matrix and ``docs/cli.md`` (real command-line output),
   from ``scripts/render_cli_reference.py``;
 * ``docs/conformance.md``, whole, from the upstream conformance suite's data
-  (``tests/upstream/``), by ``scripts/render_conformance.py``.
+  (``tests/upstream/``), by ``scripts/render_conformance.py``;
+* ``docs/audit-example.html``, whole: ``audit -f examples/cluster-dump.json -o html``,
+  and its screenshot ``docs/images/audit-page.png``, which ``docs/audit.md`` shows.
 
 ``python scripts/render_docs.py`` rewrites the pages; ``--check`` rewrites nothing and
-exits 1 naming every stale page (CI runs it; ``tests/test_render_docs.py`` too).
+exits 1 naming every stale page (CI runs it; ``tests/test_render_docs.py`` too). The
+screenshot is taken by headless ``chromium`` whenever the example page is rewritten (or
+with ``--screenshot``); a PNG differs between Chromium builds, so ``--check`` compares
+the HTML page it shows, not the picture.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -253,6 +264,47 @@ def render_node_rule_page(rule_id: str) -> str:
             "scripts/render_docs.py: edit that file. -->\n" + node_rule_page(rule_id))
 
 
+AUDIT_EXAMPLE = "docs/audit-example.html"
+AUDIT_SCREENSHOT = "docs/images/audit-page.png"
+SCREENSHOT_SIZE = (1280, 1800)
+
+
+def render_audit_example(_current: str = "") -> str:
+    """``kubelet-winnet audit -f examples/cluster-dump.json -o html``, run in-process from
+    the repository's root as a user types it."""
+    from kubelet_winnet.cli import main as cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = os.getcwd()
+    os.chdir(REPO_ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = cli(["audit", "-f", "examples/cluster-dump.json", "-o", "html"])
+    finally:
+        os.chdir(saved)
+    if status not in (0, 1):
+        raise RuntimeError(f"audit -o html exited {status}: {err.getvalue()}")
+    return out.getvalue()
+
+
+def take_screenshot(page: Path, png: Path) -> bool:
+    """``page`` as headless Chromium draws it, into ``png``; False when there is no
+    ``chromium`` (Debian's package) on PATH."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        return False
+    png.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="render-docs-chromium-") as profile:
+        subprocess.run(
+            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+             "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+             f"--user-data-dir={profile}", "--window-size={},{}".format(*SCREENSHOT_SIZE),
+             f"--screenshot={png}", page.resolve().as_uri()],
+            capture_output=True, timeout=180, check=True)
+    return True
+
+
 # Every generated page: (path from the repository root, new text from the current text).
 PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/decision-table.md", lambda _current: render_decision_table()),
@@ -261,6 +313,7 @@ PAGES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("docs/cli.md", render_cli_page),  # real command-line output
     ("docs/conformance.md", lambda _current: render_conformance_page()),  # tests/upstream
     ("docs/policy.md", render_policy_page),  # `kubelet-winnet policy` and its warning
+    (AUDIT_EXAMPLE, render_audit_example),  # audit -o html; its screenshot beside it
     # The check rules' pages: kept in the package (`check --explain RULE` prints them).
     *((f"docs/rules/{rule.id}.md", lambda _current, rule_id=rule.id: render_rule_page(rule_id))
       for rule in RULES),
@@ -276,8 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--check", action="store_true", help="exit 1 if any page is stale")
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="repository root")
+    parser.add_argument("--screenshot", action="store_true",
+                        help=f"take {AUDIT_SCREENSHOT} again even when the page is unchanged")
     args = parser.parse_args(argv)
     stale = []
+    shoot = args.screenshot and not args.check
     for relative, render in PAGES:
         path = args.root / relative
         current = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -294,6 +350,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {relative}")
+            shoot = shoot or relative == AUDIT_EXAMPLE
+    if shoot:
+        png = args.root / AUDIT_SCREENSHOT
+        if take_screenshot(args.root / AUDIT_EXAMPLE, png):
+            print(f"wrote {AUDIT_SCREENSHOT}")
+        else:
+            print(f"no chromium on PATH: {AUDIT_SCREENSHOT} not taken (apt-get install "
+                  "chromium)", file=sys.stderr)
     if stale:
         print(f"stale: {', '.join(stale)}: run python scripts/render_docs.py", file=sys.stderr)
         return 1

@@ -27,7 +27,7 @@ def test_pages_cover_both_generated_documents() -> None:
     assert {path for path, _ in PAGES} == {"docs/decision-table.md", "docs/runtime.md",
                                            "docs/versions.md", "docs/cli.md",
                                            "docs/conformance.md", "docs/policy.md",
-                                           "docs/node-runtime.md"} | {
+                                           "docs/node-runtime.md", "docs/audit-example.html"} | {
         f"docs/rules/{rule.id}.md" for rule in (*RULES, *NODE_RULES)}
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import html
 import http.server
 import io
 import json
@@ -781,6 +782,26 @@ def test_live_namespace_defaults_to_the_context(
                            capsys)
     want = {k: v for k, v in expected_records().items() if v["namespace"] == "infra"}
     assert by_name(json.loads(out)["pods"]) == want
+
+
+def test_live_html_page_draws_the_same_records(
+    api_server: FakeApiServer, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-o html from the API server (the page itself: tests/cli/test_audit_page.py)."""
+    status, out, _ = audit(["--kubeconfig", str(kubeconfig), "-A", "-o", "html"], capsys)
+    assert status == 1
+    records = expected_records()
+    assert f"<b>{len(records)}</b>Windows pods" in out
+    for record in records.values():
+        says = bool(record["active"]) or record["hostNetworkEffect"] in (
+            "ignored", "refused", "unknown", "not-modelled")
+        assert (f"<b>{record['name']}</b>" in out) == says, record["name"]
+    status, out, err = audit(["--kubeconfig", str(kubeconfig), "--context", "cut",
+                              "-o", "html"], capsys)
+    assert status == 2
+    line = err.splitlines()[-1].removeprefix("kubelet-winnet: error: ")
+    # What was read is drawn, marked incomplete.
+    assert "Incomplete: the cluster could not be read: " + html.escape(line[:40]) in out
 
 
 @pytest.mark.parametrize(

@@ -669,9 +669,18 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
         help="a directory per node, named by node name, of the files kubelet-winnet node "
         "reads: each pod's row then says what its network and hostPorts get on that node",
     )
-    parser.add_argument("-o", "--output", choices=("text", "json", "csv"), default="text",
+    parser.add_argument("-o", "--output", choices=("text", "json", "csv", "html"),
+                        default="text",
                         help="text: a table per namespace with totals; json: every pod and "
-                        "the totals; csv: one row per pod")
+                        "the totals; csv: one row per pod; html: one self-contained page "
+                        "(a summary, a card per node, the pods with something to say)")
+    parser.add_argument("--output-file", metavar="FILE",
+                        help="write the output to FILE instead of stdout")
+    parser.add_argument(
+        "--docs-url", metavar="URL",
+        help="where the rule pages are published: -o html links each rule to URL/<rule-id>.md "
+        "({rule} in URL is replaced by the id instead); default: the rule pages embedded",
+    )
     parser.add_argument(
         "--fail-on", choices=("error", "warning", "info", "never"), default="warning",
         help="exit 1 when a finding has this severity or higher; never: report only, as "
@@ -749,6 +758,51 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
         session.error("-f reads a dump: --kubeconfig, --context, -n and -A are for the "
                       "live API server")
         return session.status
+    if args.docs_url is not None:
+        from kubelet_winnet.cli.config import docs_url_error
+
+        why = docs_url_error(args.docs_url)
+        if why is not None:
+            session.error(f"--docs-url {clip(args.docs_url, 80)!r}: {why}")
+            return session.status
+    if args.output_file is not None:
+        try:
+            stream = open(args.output_file, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            session.error(f"--output-file {clip(args.output_file, 200)}: cannot write: "
+                          f"{exc.strerror or type(exc).__name__}")
+            return session.status
+        with stream:
+            session.out = stream
+            return _audit(args, session)
+    return _audit(args, session)
+
+
+def _html_writer(auditor: Auditor, args: argparse.Namespace) -> Callable[[TextIO], _Writer]:
+    """``-o html``: the page of :mod:`kubelet_winnet.cli.audit_page`, each node's card from
+    its Node object and (``--node-config``) its files, as ``node`` reads them."""
+    from kubelet_winnet.cli.audit_page import PageWriter
+    from kubelet_winnet.cli.node import node_card
+
+    def card(name: str) -> Any:
+        node = auditor.nodes.get(name)
+        note = ("not in the input: its pods are judged as --kubelet-version" if node is None
+                else "" if node.os else "does not report its OS")
+        kubelet = node.kubelet_version if node is not None else ""
+        if node is not None and not kubelet:
+            note += (f"{'; ' if note else ''}reports no kubelet version: judged as "
+                     f"--kubelet-version {args.kubelet_version}")
+        return node_card(name, kubelet or args.kubelet_version,
+                         node.runtime if node is not None else "",
+                         auditor.node_files.get(name), args.feature_gates, note=note)
+
+    def names() -> list[str]:
+        return [n.name for n in auditor.nodes.values() if n.os == "windows"]
+
+    return lambda out: PageWriter(out, card, names, _EFFECT_TEXT, args.docs_url)
+
+
+def _audit(args: argparse.Namespace, session: Session) -> int:
     auditor = Auditor(args.kubelet_version, args.feature_gates)
     if args.node_config is not None:
         from kubelet_winnet.cli.node import node_configs
@@ -757,7 +811,7 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
     writers: dict[str, Callable[[TextIO], _Writer]] = {
         "text": _TextWriter, "json": _JsonWriter, "csv": _CsvWriter,
     }
-    make_writer = writers[args.output]
+    make_writer = _html_writer(auditor, args) if args.output == "html" else writers[args.output]
     # Made at the first pod (or at the end): when nothing could be read, the error line on
     # stderr is the whole answer, not a table of zeros under it.
     writer: _Writer | None = None

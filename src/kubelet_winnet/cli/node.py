@@ -25,12 +25,13 @@ from kubelet_winnet.cli.session import (
 
 if TYPE_CHECKING:
     from kubelet_winnet._lint.rules import Rule, Severity
+    from kubelet_winnet.cli.audit_page import NodeCard
     from kubelet_winnet.cli.nodefiles import NodeFiles
     from kubelet_winnet.runtime import PodNetworkPlan
 
-__all__ = ["COMMAND", "NodeFinding", "PodClass", "judge_node", "pod_classes"]
+__all__ = ["COMMAND", "NodeFinding", "PodClass", "judge_node", "node_card", "pod_classes"]
 
-FORMATS = ("text", "json", "sarif", "junit")
+FORMATS = ("text", "json", "sarif", "junit", "html")
 _DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
                      "c:\\program files\\containerd\\cni\\bin")
 _PAUSE_WITHOUT_2025 = re.compile(r"(^|/)pause:3\.10(\.1)?($|[^0-9.])")
@@ -400,6 +401,9 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     shown = [f for f in findings if f.rule.id not in ignored]
     if threshold is not None and any(f.severity >= threshold for f in shown):
         session.fail(EXIT_FINDINGS)
+    if args.output == "html":  # the audit page's renderer, one node's card
+        _html(session, files, name, kubelet, runtime, classes, findings, ignored)
+        return session.status
     writer = {"text": _text, "json": _json, "sarif": _sarif, "junit": _junit}[args.output]
     writer(session, name, kubelet, runtime, classes, findings, ignored, threshold)
     return session.status
@@ -475,7 +479,73 @@ def _junit(session: Session, name: str, kubelet: str, runtime: str, classes: lis
                for f in findings], threshold))
 
 
+def _html(session: Session, files: NodeFiles, name: str, kubelet: str, runtime: str,
+          classes: list[PodClass], findings: list[NodeFinding], ignored: dict[str, str],
+          ) -> None:
+    from kubelet_winnet.cli.audit_page import write_node_page
+
+    rows = tuple((c.name, c.plan.isolation or "?", "refused" if c.plan.refused
+                  else c.plan.namespace, c.host_port, c.why) for c in classes)
+    card = node_card(name, kubelet, runtime, files, None, findings, ignored,
+                     rows)
+    write_node_page(session.out, card, None)
+
+
 COMMAND = Command("node", _configure, _run)
+
+
+def node_card(
+    name: str, kubelet: str, runtime: str, files: NodeFiles | None, feature_gates: str | None,
+    findings: list[NodeFinding] | None = None, ignored: dict[str, str] | None = None,
+    classes: tuple[tuple[str, str, str, str, str], ...] = (), note: str = "",
+) -> NodeCard:
+    """One node's card on the audit page: what its Node object and its files say, and its
+    findings (``judge_node``'s, run here when not given)."""
+    from kubelet_winnet.cli.audit_page import CardFinding, NodeCard
+    from kubelet_winnet.errors import WinnetError
+    from kubelet_winnet.runtime import NodeFacts
+    from kubelet_winnet.runtime._releases import runtime_name
+
+    unset = "not known (no --node-config)"
+    gates = feature_gates or "the release's defaults (a node does not publish its gates)"
+    handlers_from = "containerd's defaults (no --node-config)"
+    try:
+        facts = files.facts(runtime) if files is not None else NodeFacts(runtime=runtime)
+        if files is not None and findings is None:
+            findings = judge_node(files, kubelet, runtime)
+            ignored = _ignored(files, [])
+    except WinnetError as exc:  # files that contradict each other: a note, not a crash
+        note += f"{'; ' if note else ''}{exc}"
+        facts = None
+    if files is not None:
+        handlers_from = ("its containerd config.toml" if files.containerd is not None
+                         else "containerd's default configuration (no config.toml given)")
+        if files.kubelet is not None and files.kubelet.gates:
+            gates = ", ".join(f"{g}={str(v).lower()}" for g, (v, _) in
+                              sorted(files.kubelet.gates.items()))
+    if runtime_name(runtime) not in ("containerd", "") and files is None:
+        facts, handlers_from = None, "not known: only containerd's handlers are modelled"
+    port = ("", unset)
+    proxy = unset
+    if files is not None:
+        port = ("", "no CNI configuration among its files")
+        if files.network is not None:
+            from kubelet_winnet.runtime._node import _cni_outcome
+
+            port = _cni_outcome(files.network)
+        proxy = "no kube-proxy configuration among its files"
+        if files.proxy is not None:
+            proxy = ", ".join(f"{g}={str(v).lower()}" for g, (v, _) in
+                              sorted(files.proxy.gates.items())) or "none set"
+    ignored = ignored or {}
+    return NodeCard(
+        name, kubelet, runtime, gates,
+        tuple(sorted(facts.handlers.items())) if facts is not None else (),
+        facts.default_handler if facts is not None else "", handlers_from, port, proxy,
+        tuple(CardFinding(f.rule.id, f.severity.label, f.message,
+                          f"{f.source}:{f.line}" if f.line else f.source,
+                          ignored.get(f.rule.id)) for f in findings or ()),
+        classes, note)
 
 
 # --- audit --node-config: one directory per node, joined with the cluster's pods ----------

@@ -365,6 +365,7 @@ EXPECTED_FACTS = {
     "slash-is-absolute": 31,
     "supplemental-groups-policy": 31,  # KEP-3619
     "hosts-mount-host-network": 32,  # kubernetes#126460
+    "hash-without-resources-dropped": 38,  # labels_test.go 0411cc70
     "saturating-milli-value": 38,
 }
 

@@ -89,7 +89,8 @@ class ContainerBuilder:
     builds them all), not once per container."""
 
     __slots__ = (
-        "_facts", "_index", "expansion", "identity", "minor", "node", "services", "view",
+        "_facts", "_index", "expansion", "identity", "in_place_resize", "minor", "node",
+        "services", "view",
     )
 
     def __init__(
@@ -99,6 +100,7 @@ class ContainerBuilder:
         self.view = view
         self.node = node
         self.minor = profile.version.minor
+        self.in_place_resize = profile.in_place_resize
         # Resolved once with the kubelet: every $(VAR) expansion of the pod follows it.
         self.expansion = expansion_rule(profile.version)
         self.services = services  # what the kubelet's service lister holds
@@ -206,7 +208,7 @@ class ContainerBuilder:
             pair.value = item
         fill_container_labels(config.labels, identity, container_name)
         fill_container_annotations(config.annotations, view, container, at, container_name,
-                                   image, attempt, minor, host_network)
+                                   image, attempt, minor, host_network, self.in_place_resize)
         mounts = config.mounts
         for container_path, host_path, read_only in container_mounts(
             view, container, at, root=node.kubelet_root, uid=uid,

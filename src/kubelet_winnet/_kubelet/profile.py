@@ -36,6 +36,8 @@ __all__ = [
     "DEFAULT_KUBELET_VERSION",
     "EXPANSION_FIXED_IN",
     "EXPANSION_RUNE_WISE_MINOR",
+    "IN_PLACE_POD_VERTICAL_SCALING",
+    "IN_PLACE_RESIZE_STAGES",
     "KEP_WITHDRAWN_MINOR",
     "LAST_NAMESPACE_OPTIONS_MINOR",
     "MARSHAL_CHECKS_UTF8_MINOR",
@@ -65,9 +67,21 @@ __all__ = [
 ]
 
 WINDOWS_HOST_NETWORK = "WindowsHostNetwork"
+IN_PLACE_POD_VERTICAL_SCALING = "InPlacePodVerticalScaling"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
-MODELLED_GATES = frozenset({WINDOWS_HOST_NETWORK, ALL_ALPHA, ALL_BETA})
+MODELLED_GATES = frozenset(
+    {WINDOWS_HOST_NETWORK, IN_PLACE_POD_VERTICAL_SCALING, ALL_ALPHA, ALL_BETA}
+)
+
+# InPlacePodVerticalScaling per release, from the versioned table of
+# pkg/features/kube_features.go (the stored 1.37 version): (first minor, stage, default,
+# locked to its default). The gate does not exist before 1.27.
+IN_PLACE_RESIZE_STAGES: tuple[tuple[int, str, bool, bool], ...] = (
+    (27, "alpha", False, False),
+    (33, "beta", True, False),
+    (35, "GA", True, True),
+)
 
 
 # Where a minor stands on STATUS_AS_OF: out, or a release candidate (its .0 not yet out).
@@ -208,6 +222,14 @@ HOSTS_MOUNT_FOR_HOST_NETWORK = RequestFact(
     "a hostNetwork pod gets the hosts-file mount before its pod IPs are known",
     "kubelet_pods.go makeMounts, kubernetes#126460 (merged after 1.31's code freeze)",
 )
+HASH_WITHOUT_RESOURCES_DROPPED = RequestFact(
+    "hash-without-resources-dropped", 38,
+    "io.kubernetes.container.hashWithoutResources is no longer sent (1.31-1.37: the "
+    "name-and-image hash again while InPlacePodVerticalScaling is on)",
+    "pkg/kubelet/kuberuntime/labels_test.go at kubernetes commit 0411cc70 "
+    "(TestContainerAnnotations with the gate on expects no HashWithoutResources; labels.go "
+    "f6b65043 still sets it)",
+)
 SATURATING_MILLI_VALUE = RequestFact(
     "saturating-milli-value", 38,
     "Quantity.MilliValue() saturates at the int64 range instead of wrapping",
@@ -220,7 +242,7 @@ REQUEST_FACTS: tuple[RequestFact, ...] = (
     CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
-    SATURATING_MILLI_VALUE,
+    HASH_WITHOUT_RESOURCES_DROPPED, SATURATING_MILLI_VALUE,
 )
 for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
     if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard
@@ -524,6 +546,9 @@ class GateResolution:
     set_by: str = ""
     """The ``--feature-gates`` item that decided the gate's value (``WindowsHostNetwork=false``,
     ``AllAlpha=false``), or empty when it has its release's default."""
+    in_place_resize: bool = False
+    """Whether ``InPlacePodVerticalScaling`` is on (default or as set); ``False`` where the
+    gate does not exist (before 1.27)."""
 
     @property
     def release(self) -> Release:
@@ -605,6 +630,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
     else:
         enabled = row.default
     return GateResolution(
+        in_place_resize=_in_place_resize(version.minor, gates),
         version=version,
         stage=row.stage,
         enabled=enabled,
@@ -614,6 +640,34 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
         log_lines=log_lines,
         set_by=set_by,
     )
+
+
+def _in_place_resize(minor: int, gates: FeatureGates) -> bool:
+    """``InPlacePodVerticalScaling`` as kubelet ``1.<minor>`` resolves it, with
+    component-base featuregate ``Set``'s refusals."""
+    name = IN_PLACE_POD_VERTICAL_SCALING
+    explicit = gates.get(name)
+    stage = None
+    for first, *rest in IN_PLACE_RESIZE_STAGES:
+        if minor >= first:
+            stage = rest
+    if stage is None:
+        if explicit is not None:
+            raise FeatureGateError(f"unrecognized feature gate: {name}", name)
+        return False
+    kind, default, locked = stage
+    if explicit is not None:
+        if locked and explicit != default:
+            raise FeatureGateError(
+                f"cannot set feature gate {name} to {str(explicit).lower()}, feature is "
+                f"locked to {str(default).lower()}",
+                name,
+            )
+        return explicit
+    special = {"alpha": ALL_ALPHA, "beta": ALL_BETA}.get(str(kind))
+    if special is not None and special in gates:  # AllAlpha / AllBeta, not set by name
+        return gates[special]
+    return bool(default)
 
 
 # The one cache: a node agent asks with the same version and flag string on every pod

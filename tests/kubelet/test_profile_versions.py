@@ -355,6 +355,7 @@ def test_kubelet_version_objects_with_bad_fields(version: KubeletVersion) -> Non
 # Restated from docs/requests.md "Versions" (each row's upstream source is on the fact):
 # the first kubelet minor that sends the new way.
 EXPECTED_FACTS = {
+    "label-dots-message": 27,  # apimachinery cf894f11 (v0.27.0)
     "cpu-maximum-helper": 27,  # kubernetes#114231
     "expanded-dns-locked": 28,  # ExpandedDNSConfig GA
     "host-ips-field": 28,  # KEP-2681: status.hostIPs known

@@ -171,6 +171,13 @@ class RequestFact:
         return minor >= self.since
 
 
+LABEL_DOTS_MESSAGE = RequestFact(
+    "label-dots-message", 27,
+    "a hostname or subdomain that is a valid DNS subdomain but not a label is refused with "
+    "'must not contain dots' (before: the label regular-expression message)",
+    "apimachinery pkg/util/validation/validation.go IsDNS1123Label, kubernetes commit "
+    "276c7e86 (apimachinery cf894f11, first tagged in v0.27.0)",
+)
 CPU_MAXIMUM_HELPER = RequestFact(
     "cpu-maximum-helper", 27,
     "cpu_maximum is calculateCPUMaximum's 10 * MilliValue / cpuCount (1.26: inline, "
@@ -239,7 +246,7 @@ SATURATING_MILLI_VALUE = RequestFact(
 
 #: Every version fact of the request builders, oldest first.
 REQUEST_FACTS: tuple[RequestFact, ...] = (
-    CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
+    LABEL_DOTS_MESSAGE, CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
     HASH_WITHOUT_RESOURCES_DROPPED, SATURATING_MILLI_VALUE,

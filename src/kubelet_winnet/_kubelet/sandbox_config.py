@@ -47,6 +47,7 @@ from kubelet_winnet._kubelet.podview import (
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     EXPANDED_DNS_LOCKED,
+    LABEL_DOTS_MESSAGE,
     SUPPLEMENTAL_GROUPS_POLICY,
     kubelet_profile,
     parse_feature_gates,
@@ -89,6 +90,7 @@ FQDN_MAX_LEN = 64
 _DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
 _PROTOCOLS = {"TCP": api_pb2.TCP, "UDP": api_pb2.UDP, "SCTP": api_pb2.SCTP}
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL_FORMAT_ERROR = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
@@ -260,12 +262,15 @@ _DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = 
 # --- hostname (kubelet_pods.go, pkg/kubelet/util/util.go) ---------------------------
 
 
-def _label_errors(value: str) -> list[str]:
+def _label_errors(value: str, minor: int) -> list[str]:
     errors = []
     if golang.go_len(value) > HOSTNAME_MAX_LEN:  # IsDNS1123Label: len() counts bytes
         errors.append(f"must be no more than {HOSTNAME_MAX_LEN} characters")
     if not _LABEL.fullmatch(value):
-        errors.append(_LABEL_FORMAT_ERROR)
+        if LABEL_DOTS_MESSAGE.holds(minor) and _SUBDOMAIN.fullmatch(value):
+            errors.append("must not contain dots")
+        else:
+            errors.append(_LABEL_FORMAT_ERROR)
     return errors
 
 
@@ -299,12 +304,14 @@ def _truncate_hostname(hostname: str, view: PodView) -> str:
         ) from None
 
 
-def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) -> str:
+def pod_hostname(
+    view: PodView, name: str, namespace: str, node: NodeContext, minor: int
+) -> str:
     spec, at = view.spec, view.spec_at
     hostname = name
     wanted = get_str(spec, "hostname", at)
     if wanted:
-        errors = _label_errors(wanted)
+        errors = _label_errors(wanted, minor)
         if errors:
             raise SandboxConfigError(
                 f"pod Hostname {golang.quote(echo(wanted))} is not a valid DNS label: "
@@ -324,7 +331,7 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
     domain = ""
     subdomain = get_str(spec, "subdomain", at)
     if subdomain:
-        errors = _label_errors(subdomain)
+        errors = _label_errors(subdomain, minor)
         if errors:
             raise SandboxConfigError(
                 f"pod Subdomain {golang.quote(echo(subdomain))} is not a valid DNS label: "
@@ -337,7 +344,7 @@ def pod_hostname(view: PodView, name: str, namespace: str, node: NodeContext) ->
         if golang.go_len(fqdn) > FQDN_MAX_LEN:
             raise SandboxConfigError(
                 "failed to construct FQDN from pod hostname and cluster domain, FQDN "
-                f"{echo(fqdn)} is too long ({FQDN_MAX_LEN} characters is the max, "
+                f"{fqdn} is too long ({FQDN_MAX_LEN} characters is the max, "
                 f"{golang.go_len(fqdn)} characters requested)",
                 "hostname",
             )
@@ -599,7 +606,7 @@ def _build_sandbox_config(
     dns.SetInParent()
     dns.MergeFromString(_dns_bytes(view, node, namespace, host_network, minor, expanded_dns))
     if not host_network:
-        config.hostname = pod_hostname(view, name, namespace, node)
+        config.hostname = pod_hostname(view, name, namespace, node, minor)
     config.log_directory = log_directory(node.pod_logs_dir, f"{namespace}_{name}_{uid}")
     for index, container in enumerate(get_objects(spec, "containers", at)):
         config.port_mappings.extend(

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -174,6 +175,9 @@ func handle(req request) ([]any, error) {
 				r = a / b
 			case "rem":
 				r = a % b
+			case "ceil_div_float":
+				// the downward API's division up to kubelet 1.37 (helpers.go)
+				r = int64(math.Ceil(float64(a) / float64(b)))
 			default:
 				return nil, fmt.Errorf("unknown int64 op %q", op)
 			}

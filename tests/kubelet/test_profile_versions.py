@@ -366,7 +366,10 @@ EXPECTED_FACTS = {
     "slash-is-absolute": 31,
     "supplemental-groups-policy": 31,  # KEP-3619
     "hosts-mount-host-network": 32,  # kubernetes#126460
+    "pod-level-limits-default": 34,  # PodLevelResources beta
+    "label-key-messages": 35,  # apimachinery da7b67ed (v0.35.0)
     "hash-without-resources-dropped": 38,  # labels_test.go 0411cc70
+    "exact-downward-division": 38,  # helpers.go convertQuantityToString
     "saturating-milli-value": 38,
 }
 

@@ -178,6 +178,14 @@ LABEL_DOTS_MESSAGE = RequestFact(
     "apimachinery pkg/util/validation/validation.go IsDNS1123Label, kubernetes commit "
     "276c7e86 (apimachinery cf894f11, first tagged in v0.27.0)",
 )
+LABEL_KEY_MESSAGES = RequestFact(
+    "label-key-messages", 35,
+    "a downward API label or annotation subscript is checked by content.IsLabelKey: 'a "
+    "valid label key' for too many slashes, lengths in bytes (before: 'a qualified name', "
+    "characters)",
+    "apimachinery pkg/util/validation/validation.go (IsQualifiedName = content.IsLabelKey "
+    "from v0.35.0, commit da7b67ed) and pkg/api/validate/content/errors.go",
+)
 CPU_MAXIMUM_HELPER = RequestFact(
     "cpu-maximum-helper", 27,
     "cpu_maximum is calculateCPUMaximum's 10 * MilliValue / cpuCount (1.26: inline, "
@@ -237,6 +245,21 @@ HASH_WITHOUT_RESOURCES_DROPPED = RequestFact(
     "(TestContainerAnnotations with the gate on expects no HashWithoutResources; labels.go "
     "f6b65043 still sets it)",
 )
+POD_LEVEL_LIMITS_DEFAULT = RequestFact(
+    "pod-level-limits-default", 34,
+    "a container without a cpu or memory limit reads the pod's spec.resources.limits, not "
+    "node allocatable, through resourceFieldRef (PodLevelResources beta, on by default)",
+    "pkg/kubelet/kubelet_resources.go defaultPodLimitsForDownwardAPI, "
+    "pkg/features/kube_features.go (PodLevelResources: 1.32 alpha, 1.34 beta on)",
+)
+EXACT_DOWNWARD_DIVISION = RequestFact(
+    "exact-downward-division", 38,
+    "resourceFieldRef divides exactly (ceil of quantity / divisor, 0 for a zero quantity, "
+    "MaxInt64 past int64); before: int64(math.Ceil(float64(MilliValue or Value) / "
+    "float64(divisor's)))",
+    "pkg/api/v1/resource/helpers.go convertQuantityToString (the newest stored version; "
+    "kubernetes#142265 and #142232 of September 2026, after 1.37's release)",
+)
 SATURATING_MILLI_VALUE = RequestFact(
     "saturating-milli-value", 38,
     "Quantity.MilliValue() saturates at the int64 range instead of wrapping",
@@ -249,7 +272,8 @@ REQUEST_FACTS: tuple[RequestFact, ...] = (
     LABEL_DOTS_MESSAGE, CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
-    HASH_WITHOUT_RESOURCES_DROPPED, SATURATING_MILLI_VALUE,
+    POD_LEVEL_LIMITS_DEFAULT, LABEL_KEY_MESSAGES, HASH_WITHOUT_RESOURCES_DROPPED,
+    EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
 )
 for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
     if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard

@@ -47,12 +47,12 @@ from kubelet_winnet._kubelet.podview import (
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     EXPANDED_DNS_LOCKED,
-    LABEL_DOTS_MESSAGE,
     SUPPLEMENTAL_GROUPS_POLICY,
     kubelet_profile,
     parse_feature_gates,
 )
 from kubelet_winnet._kubelet.rules import decide_sandbox
+from kubelet_winnet._kubelet.validation import is_dns1123_label
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 if TYPE_CHECKING:
@@ -89,13 +89,6 @@ FQDN_MAX_LEN = 64
 
 _DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
 _PROTOCOLS = {"TCP": api_pb2.TCP, "UDP": api_pb2.UDP, "SCTP": api_pb2.SCTP}
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL_FORMAT_ERROR = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
 
 
 # --- argument checks shared with the container builder -----------------------------
@@ -262,18 +255,6 @@ _DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = 
 # --- hostname (kubelet_pods.go, pkg/kubelet/util/util.go) ---------------------------
 
 
-def _label_errors(value: str, minor: int) -> list[str]:
-    errors = []
-    if golang.go_len(value) > HOSTNAME_MAX_LEN:  # IsDNS1123Label: len() counts bytes
-        errors.append(f"must be no more than {HOSTNAME_MAX_LEN} characters")
-    if not _LABEL.fullmatch(value):
-        if LABEL_DOTS_MESSAGE.holds(minor) and _SUBDOMAIN.fullmatch(value):
-            errors.append("must not contain dots")
-        else:
-            errors.append(_LABEL_FORMAT_ERROR)
-    return errors
-
-
 ECHO_MAX = 256  # longer values are cut in messages (the API never lets them through)
 
 
@@ -311,7 +292,7 @@ def pod_hostname(
     hostname = name
     wanted = get_str(spec, "hostname", at)
     if wanted:
-        errors = _label_errors(wanted, minor)
+        errors = is_dns1123_label(wanted, minor)
         if errors:
             raise SandboxConfigError(
                 f"pod Hostname {golang.quote(echo(wanted))} is not a valid DNS label: "
@@ -331,7 +312,7 @@ def pod_hostname(
     domain = ""
     subdomain = get_str(spec, "subdomain", at)
     if subdomain:
-        errors = _label_errors(subdomain, minor)
+        errors = is_dns1123_label(subdomain, minor)
         if errors:
             raise SandboxConfigError(
                 f"pod Subdomain {golang.quote(echo(subdomain))} is not a valid DNS label: "

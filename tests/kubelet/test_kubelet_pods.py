@@ -120,7 +120,7 @@ def test_env_errors_are_the_kubelets() -> None:
     assert str(info.value) == "couldn't get configMap shop/cm, no kubeClient defined"
     with pytest.raises(kw.SandboxConfigError) as info:
         one(cm_ref, config_maps={})
-    assert str(info.value) == 'configmaps "cm" not found'
+    assert str(info.value) == 'configmap "cm" not found'
     with pytest.raises(kw.SandboxConfigError) as info:
         one(cm_ref, config_maps={"cm": {}})
     assert str(info.value) == "couldn't find key k in ConfigMap shop/cm"

@@ -426,8 +426,11 @@ def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
 
 
 def _not_found(kind: str, name: str) -> SandboxConfigError:
-    plural = "configmaps" if kind == "configMap" else "secrets"
-    return SandboxConfigError(f'{plural} "{echo(name)}" not found', ERROR_RULE)
+    # The default Watch strategy's managers (pkg/kubelet/configmap, pkg/kubelet/secret:
+    # NewWatching*Manager, gr := corev1.Resource("configmap") / ("secret")) answer with
+    # apierrors.NewNotFound(gr, name): the singular resource.
+    resource = "configmap" if kind == "configMap" else "secret"
+    return SandboxConfigError(f'{resource} "{echo(name)}" not found', ERROR_RULE)
 
 
 def environment(

@@ -453,3 +453,13 @@ def test_container_name_of_an_ephemeral_container_is_not_found() -> None:
                    ephemeralContainers=[{"name": "dbg"}])
     with pytest.raises(kw.SandboxConfigError, match=r"^container dbg not found$"):
         _env_of(manifest)
+
+
+def test_a_node_whose_addresses_go_cannot_parse_has_no_host_ip() -> None:
+    """ParseIPSloppy refuses an IPv6 zone, so GetNodeHostIPs finds no address and prints
+    the node's addresses (here its InternalIPs) with %v."""
+    env = [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}]
+    node = kw.NodeContext(node_ips=("fe80::1%eth0",))
+    with pytest.raises(kw.SandboxConfigError) as info:
+        _env_of(pod([{"name": "c", "env": env}]), node=node)
+    assert str(info.value) == "host IP unknown; known addresses: [{InternalIP fe80::1%eth0}]"

@@ -225,9 +225,12 @@ def _split_subscript(path: str) -> tuple[str, str] | None:
 def _host_ips(node: NodeContext) -> list[str]:
     """``getHostIPsAnyWay`` (``GetNodeHostIPs``): the first node IP and the first of the
     other family, printed as ``net.IP.String`` prints them (IPv4-mapped as IPv4)."""
-    if not node.node_ips:
-        raise SandboxConfigError("host IP unknown; known addresses: []", ERROR_RULE)
-    ips = [_parse_ip_sloppy(text) for text in node.node_ips]
+    # node_ips are the node's InternalIP addresses; ParseIPSloppy skips what it cannot
+    # read (an IPv6 zone).
+    ips = [ip for ip in map(_parse_ip_sloppy, node.node_ips) if ip is not None]
+    if not ips:
+        known = " ".join(f"{{InternalIP {echo(text)}}}" for text in node.node_ips)
+        raise SandboxConfigError(f"host IP unknown; known addresses: [{known}]", ERROR_RULE)
     chosen = [ips[0]]
     first_v6 = _is_v6(ips[0])
     for ip in ips:

@@ -504,7 +504,7 @@ def _fake_runtime_answers(fake: Any, image_id: str) -> None:
     ("", None, "container c: image 'mcr.microsoft.com/windows/nanoserver:ltsc2022' is not on "
                "the runtime (kubelet-winnet run does not pull images)"),
     ("sha256:1", "      valueFrom: {configMapKeyRef: {name: cm, key: k}}\n",
-     "the kubelet does not start it: container c: CreateContainerConfigError: configmaps "
+     "the kubelet does not start it: container c: CreateContainerConfigError: configmap "
      "\"cm\" not found (the pod waits in CreateContainerConfigError and the kubelet retries)"),
 ])
 def test_run_says_on_stderr_why_a_pod_stopped_short(

@@ -200,7 +200,7 @@ def test_config_map_of_another_namespace_is_not_found(
                   {"kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"a": "1"}})
     code, out, err = run(capsys, "--dry-run", str(path))
     assert code == 1
-    error = 'container app: CreateContainerConfigError: configmaps "cm" not found'
+    error = 'container app: CreateContainerConfigError: configmap "cm" not found'
     assert json.loads(out)[0]["error"] == error
     # Not refused: the kubelet keeps the pod waiting and retries (CreateContainerConfigError
     # is a waiting reason: kuberuntime_container.go, startContainer).

@@ -13,6 +13,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -52,6 +54,13 @@ func parseInt64(raw json.RawMessage) (int64, error) {
 
 // printRanges lists the inclusive [lo, hi] ranges of code points strconv.IsPrint accepts,
 // and fails if unicode.IsPrint disagrees anywhere (they are documented to be the same).
+// spewFNV: FNV-32a of the %#v print of a byte slice, as lowercase hex.
+func spewFNV(data []byte) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "([]uint8)%v", data)
+	return strconv.FormatUint(uint64(h.Sum32()), 16)
+}
+
 func printRanges() ([]any, error) {
 	var out []any
 	start := rune(-1)
@@ -166,10 +175,43 @@ func handle(req request) ([]any, error) {
 				r = a / b
 			case "rem":
 				r = a % b
+			case "ceil_div_float":
+				// the downward API's division up to kubelet 1.37 (helpers.go)
+				r = int64(math.Ceil(float64(a) / float64(b)))
 			default:
 				return nil, fmt.Errorf("unknown int64 op %q", op)
 			}
 			out = append(out, strconv.FormatInt(r, 10))
+		case "container_hash":
+			// [name, image]: the container hash of kubelet 1.31+ (labels.go's hash and
+			// hashWithoutResources annotations) rebuilt from the standard library:
+			// encoding/json of a map (keys sorted), printed as go-spew's %#v prints a byte
+			// slice ("([]uint8)" then fmt's %v of the bytes), FNV-32a, lowercase hex.
+			var parts []json.RawMessage
+			if err := json.Unmarshal(item, &parts); err != nil || len(parts) != 2 {
+				return nil, fmt.Errorf("container_hash wants [name, image]")
+			}
+			name, err := unb64(parts[0])
+			if err != nil {
+				return nil, err
+			}
+			image, err := unb64(parts[1])
+			if err != nil {
+				return nil, err
+			}
+			data, err := json.Marshal(map[string]string{"name": name, "image": image})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, spewFNV(data))
+		case "bytes_hash":
+			// The same print and hash over any JSON text: what 1.26-1.30 apply to the
+			// json.Marshal of the whole v1.Container.
+			s, err := unb64(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, spewFNV([]byte(s)))
 		case "format_int":
 			// %v and strconv.FormatInt of an int64, which must agree.
 			n, err := parseInt64(item)

@@ -120,7 +120,7 @@ def test_env_errors_are_the_kubelets() -> None:
     assert str(info.value) == "couldn't get configMap shop/cm, no kubeClient defined"
     with pytest.raises(kw.SandboxConfigError) as info:
         one(cm_ref, config_maps={})
-    assert str(info.value) == 'configmaps "cm" not found'
+    assert str(info.value) == 'configmap "cm" not found'
     with pytest.raises(kw.SandboxConfigError) as info:
         one(cm_ref, config_maps={"cm": {}})
     assert str(info.value) == "couldn't find key k in ConfigMap shop/cm"
@@ -255,3 +255,211 @@ def test_sub_path_expr_follows_the_kubelet_version() -> None:
     assert info.value.value == b"logs" + bytes.fromhex(_BYTE_WISE_DOLLAR_E)
     config = kw.container_config(manifest, "app", kubelet_version="1.36")
     assert any(m.host_path.endswith("\\logs$é") for m in config.mounts)
+
+
+# --- downward API values and refusals (kubelet_pods.go, pkg/api/v1/resource/helpers.go) --
+
+
+def _env_of(manifest: dict[str, Any], name: str = "c", **kwargs: Any) -> dict[str, str]:
+    config = kw.container_config(manifest, name, **kwargs)
+    return {pair.key: pair.value for pair in config.envs}
+
+
+def _resource_env(resource: str, **ref: Any) -> dict[str, Any]:
+    return {"name": "V", "valueFrom": {"resourceFieldRef": {"resource": resource, **ref}}}
+
+
+# The node of these tests: allocatable 4 CPUs and 16Gi (17179869184 bytes).
+_NODE = kw.NodeContext(allocatable_cpu="4", allocatable_memory="16Gi")
+
+
+@pytest.mark.parametrize(
+    ("limits", "resource", "want"),
+    [
+        # MergeContainerResourceLimits: "!exists || quantity.IsZero()" -> allocatable
+        ({"cpu": "0"}, "limits.cpu", "4"),
+        ({"memory": "0"}, "limits.memory", "17179869184"),
+        ({"cpu": "0m", "memory": "0Gi"}, "limits.memory", "17179869184"),
+        ({"cpu": "500m"}, "limits.cpu", "1"),
+    ],
+)
+def test_a_zero_limit_reads_node_allocatable(
+    limits: dict[str, str], resource: str, want: str
+) -> None:
+    container = {"name": "c", "resources": {"limits": limits}, "env": [_resource_env(resource)]}
+    assert _env_of(pod([container]), node=_NODE)["V"] == want
+
+
+def test_an_init_container_named_by_container_name_keeps_no_limit() -> None:
+    """defaultPodLimitsForDownwardAPI merges allocatable into spec.containers and the
+    container being started; findContainerInPod also finds init containers, unmerged."""
+    env = [_resource_env("limits.memory", containerName="setup"),
+           _resource_env("limits.memory", containerName="side") | {"name": "W"}]
+    manifest = pod([{"name": "c", "env": env}, {"name": "side"}],
+                   initContainers=[{"name": "setup"}])
+    values = _env_of(manifest, node=_NODE)
+    assert values["V"] == "0" and values["W"] == "17179869184"
+
+
+def test_an_init_container_reading_itself_gets_allocatable() -> None:
+    manifest = pod([{"name": "c"}], initContainers=[
+        {"name": "setup", "env": [_resource_env("limits.cpu")]}])
+    assert _env_of(manifest, "setup", node=_NODE)["V"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("resources", "resource", "divisor", "want"),
+    [
+        # ExtractContainerResourceValue: requests./limits.hugepages-<size> are answered,
+        # Value() of a missing one is 0; hugepages get no allocatable default.
+        ({"limits": {"hugepages-2Mi": "4Mi"}}, "limits.hugepages-2Mi", None, "4194304"),
+        ({"limits": {"hugepages-2Mi": "4Mi"}}, "requests.hugepages-2Mi", "1Mi", "4"),
+        ({}, "limits.hugepages-1Gi", None, "0"),
+        # A zero divisor means 1 ("if divisor.Cmp(fs.Divisor) == 0 { divisor = 1 }").
+        ({"limits": {"memory": "1Gi"}}, "limits.memory", "0", "1073741824"),
+        ({"limits": {"cpu": "1500m"}}, "limits.cpu", "0", "2"),
+    ],
+)
+def test_resource_field_ref_values(
+    resources: dict[str, Any], resource: str, divisor: str | None, want: str
+) -> None:
+    ref = {} if divisor is None else {"divisor": divisor}
+    container = {"name": "c", "resources": resources, "env": [_resource_env(resource, **ref)]}
+    assert _env_of(pod([container]), node=_NODE)["V"] == want
+
+
+def test_pod_level_limits_replace_allocatable_from_1_34() -> None:
+    """defaultPodLimitsForDownwardAPI: with PodLevelResources (beta, on from 1.34) the
+    pod's non-zero spec.resources.limits replace allocatable."""
+    container = {"name": "c", "env": [_resource_env("limits.cpu"),
+                                      _resource_env("limits.memory") | {"name": "M"}]}
+    manifest = pod([container], resources={"limits": {"cpu": "2", "memory": "0"}})
+    assert _env_of(manifest, node=_NODE, kubelet_version="1.34") == {
+        "V": "2", "M": "17179869184"}
+    assert _env_of(manifest, node=_NODE, kubelet_version="1.33")["V"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("memory", "version", "want"),
+    [
+        # Up to 1.37: int64(math.Ceil(float64(Value()) / float64(divisor.Value()))).
+        # 2^53 + 1 is no float64: it rounds to 2^53.
+        ("9007199254740993", "1.37", "9007199254740992"),
+        # MaxInt64 rounds up to 2^63 as a float64, which converts to MinInt64 on amd64.
+        ("9223372036854775807", "1.32", "-9223372036854775808"),
+        # 1.38 (convertQuantityToString): exact, and saturating at MaxInt64.
+        ("9007199254740993", "1.38", "9007199254740993"),
+        ("9223372036854775807", "1.38", "9223372036854775807"),
+    ],
+)
+def test_resource_division_follows_the_release(memory: str, version: str, want: str) -> None:
+    container = {"name": "c", "resources": {"limits": {"memory": memory}},
+                 "env": [_resource_env("limits.memory")]}
+    assert _env_of(pod([container]), kubelet_version=version)["V"] == want
+
+
+@pytest.mark.parametrize(
+    ("node_ips", "hostIP", "hostIPs"),
+    [
+        # GetNodeHostIPs: the first IP and the first of the other family; net.IP.String
+        # prints an IPv4-mapped address as IPv4 (it is IPv4 to To4()).
+        (("::ffff:10.0.0.5",), "10.0.0.5", "10.0.0.5"),
+        (("10.0.0.5", "10.0.0.6", "fd00::5", "fd00::6"), "10.0.0.5", "10.0.0.5,fd00::5"),
+        (("fd00::5", "::ffff:10.0.0.7", "10.0.0.8"), "fd00::5", "fd00::5,10.0.0.7"),
+        (("FD00:0:0::5",), "fd00::5", "fd00::5"),
+    ],
+)
+def test_host_ips_are_one_per_family_as_go_prints_them(
+    node_ips: tuple[str, ...], hostIP: str, hostIPs: str
+) -> None:
+    env = [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+           {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIPs"}}}]
+    values = _env_of(pod([{"name": "c", "env": env}]), node=kw.NodeContext(node_ips=node_ips))
+    assert values == {"A": hostIP, "B": hostIPs}
+
+
+def test_a_node_without_addresses_has_no_host_ip() -> None:
+    """GetNodeHostIPs: "host IP unknown; known addresses: %v" of an empty list."""
+    env = [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}]
+    with pytest.raises(kw.SandboxConfigError, match=r"^host IP unknown; known addresses: \[\]$"):
+        _env_of(pod([{"name": "c", "env": env}]), node=kw.NodeContext(node_ips=()))
+
+
+def test_spec_host_is_spec_node_name() -> None:
+    """ConvertDownwardAPIFieldLabel: spec.host -> spec.nodeName (old v1 clients)."""
+    env = [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "spec.host"}}}]
+    assert _env_of(pod([{"name": "c", "env": env}], nodeName="n7"))["A"] == "n7"
+
+
+_NAME_PART = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "version", "message"),
+    [
+        # ExtractFieldPathAsString: the key must pass IsQualifiedName.
+        ("metadata.labels['-x']", "1.32", f"invalid key subscript in metadata.labels['-x']: "
+         f"{_NAME_PART}"),
+        ("metadata.annotations['a/b/c']", "1.32",
+         "invalid key subscript in metadata.annotations['a/b/c']: a qualified name must "
+         "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+         "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+         "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
+         "subdomain prefix and '/' (e.g. 'example.com/MyName')"),
+        # apimachinery v0.35: content.IsLabelKey ("a valid label key", lengths in bytes)
+        ("metadata.annotations['a/b/c']", "1.35",
+         "invalid key subscript in metadata.annotations['a/b/c']: a valid label key must "
+         "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+         "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+         "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
+         "subdomain prefix and '/' (e.g. 'example.com/MyName')"),
+        (f"metadata.labels['{'k' * 64}']", "1.34",
+         f"invalid key subscript in metadata.labels['{'k' * 64}']: name part must be no "
+         "more than 63 characters"),
+        (f"metadata.labels['{'k' * 64}']", "1.35",
+         f"invalid key subscript in metadata.labels['{'k' * 64}']: name part must be no "
+         "more than 63 bytes"),
+        # SplitMaybeSubscriptedPath needs the closing "']": without it, no subscript.
+        ("metadata.labels['app", "1.32", "field label not supported: metadata.labels['app"),
+        # ConvertDownwardAPIFieldLabel: a subscript on any other field
+        ("spec.nodeName['x']", "1.32",
+         "field label does not support subscript: spec.nodeName['x']"),
+    ],
+)
+def test_field_path_refusals_are_the_kubelets(path: str, version: str, message: str) -> None:
+    env = [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": path}}}]
+    with pytest.raises(kw.SandboxConfigError) as info:
+        _env_of(pod([{"name": "c", "env": env}]), kubelet_version=version)
+    assert str(info.value) == message
+
+
+def test_annotation_subscript_keys_are_checked_lowercased() -> None:
+    """ExtractFieldPathAsString lowercases an annotation key before IsQualifiedName and
+    looks the key up as written."""
+    env = [{"name": "A", "valueFrom": {"fieldRef": {
+        "fieldPath": "metadata.annotations['Example.COM/Note']"}}}]
+    manifest = pod([{"name": "c", "env": env}])
+    manifest["metadata"]["annotations"] = {"Example.COM/Note": "yes"}
+    assert _env_of(manifest)["A"] == "yes"
+
+
+def test_container_name_of_an_ephemeral_container_is_not_found() -> None:
+    """findContainerInPod searches containers and init containers only."""
+    manifest = pod([{"name": "c", "env": [_resource_env("limits.cpu", containerName="dbg")]}],
+                   ephemeralContainers=[{"name": "dbg"}])
+    with pytest.raises(kw.SandboxConfigError, match=r"^container dbg not found$"):
+        _env_of(manifest)
+
+
+def test_a_node_whose_addresses_go_cannot_parse_has_no_host_ip() -> None:
+    """ParseIPSloppy refuses an IPv6 zone, so GetNodeHostIPs finds no address and prints
+    the node's addresses (here its InternalIPs) with %v."""
+    env = [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}]
+    node = kw.NodeContext(node_ips=("fe80::1%eth0",))
+    with pytest.raises(kw.SandboxConfigError) as info:
+        _env_of(pod([{"name": "c", "env": env}]), node=node)
+    assert str(info.value) == "host IP unknown; known addresses: [{InternalIP fe80::1%eth0}]"

@@ -355,6 +355,7 @@ def test_kubelet_version_objects_with_bad_fields(version: KubeletVersion) -> Non
 # Restated from docs/requests.md "Versions" (each row's upstream source is on the fact):
 # the first kubelet minor that sends the new way.
 EXPECTED_FACTS = {
+    "label-dots-message": 27,  # apimachinery cf894f11 (v0.27.0)
     "cpu-maximum-helper": 27,  # kubernetes#114231
     "expanded-dns-locked": 28,  # ExpandedDNSConfig GA
     "host-ips-field": 28,  # KEP-2681: status.hostIPs known
@@ -366,7 +367,11 @@ EXPECTED_FACTS = {
     "supplemental-groups-policy": 31,  # KEP-3619
     "hosts-mount-host-network": 32,  # kubernetes#126460
     "marshal-checks-utf8": 34,  # cri-api without gogo protobuf (kubernetes#136323)
+    "pod-level-limits-default": 34,  # PodLevelResources beta
+    "label-key-messages": 35,  # apimachinery da7b67ed (v0.35.0)
     "rune-wise-expansion": 36,  # kubernetes#136325, backported to 1.34.4 and 1.35.1
+    "hash-without-resources-dropped": 38,  # labels_test.go 0411cc70
+    "exact-downward-division": 38,  # helpers.go convertQuantityToString
     "saturating-milli-value": 38,
 }
 # Patch releases that got a change before its minor: CHANGELOG-1.34.md and

@@ -690,3 +690,52 @@ def test_log_directory_is_join_windows_for_any_root(root: str, name: str) -> Non
 
     assert log_directory(root, name) == golang.join_windows(root, name)
     assert log_directory(root, name) == golang.join_windows(root, name)  # cached root
+
+
+_REGEX_MESSAGE = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "version", "reason"),
+    [
+        # apimachinery pkg/util/validation IsDNS1123Label: a valid subdomain that is no
+        # label "must not contain dots" from commit cf894f11 (v0.27.0, kubelet 1.27).
+        ("hostname", "a.b", "1.27", "must not contain dots"),
+        ("hostname", "a.b", "1.37", "must not contain dots"),
+        ("subdomain", "web.v2", "1.32", "must not contain dots"),
+        ("hostname", "a.b", "1.26", _REGEX_MESSAGE),
+        ("subdomain", "web.v2", "1.26", _REGEX_MESSAGE),
+        # Not a subdomain either: the regular expression's message at every release.
+        ("hostname", "a..b", "1.32", _REGEX_MESSAGE),
+        ("hostname", "A.b", "1.32", _REGEX_MESSAGE),
+        # Both too long and dotted: the length first, then the dots.
+        ("hostname", "a." + "b" * 62, "1.32",
+         "must be no more than 63 characters;must not contain dots"),
+    ],
+)
+def test_dotted_hostname_or_subdomain_gets_the_releases_message(
+    field: str, value: str, version: str, reason: str
+) -> None:
+    spec = {field: value, "containers": []}
+    with pytest.raises(kw.SandboxConfigError) as info:
+        kw.pod_sandbox_config(pod(spec), kubelet_version=version)
+    label = "Hostname" if field == "hostname" else "Subdomain"
+    assert str(info.value) == f'pod {label} "{value}" is not a valid DNS label: {reason}'
+
+
+def test_a_long_fqdn_is_printed_whole() -> None:
+    """GeneratePodHostNameAndDomain prints the FQDN with %s: a cluster domain the API
+    server never validates makes it as long as the node's flag."""
+    domain = "d" * 300
+    spec = {"hostname": "h", "subdomain": "s", "setHostnameAsFQDN": True, "containers": []}
+    fqdn = f"h.s.new.svc.{domain}"
+    with pytest.raises(kw.SandboxConfigError) as info:
+        kw.pod_sandbox_config(pod(spec), node=kw.NodeContext(cluster_domain=domain))
+    assert str(info.value) == (
+        f"failed to construct FQDN from pod hostname and cluster domain, FQDN {fqdn} is too "
+        f"long (64 characters is the max, {len(fqdn)} characters requested)"
+    )

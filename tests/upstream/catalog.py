@@ -17,6 +17,7 @@ from tests.upstream import (
     kuberuntime_util,
     labels,
     not_transcribed,
+    resource_helpers,
     security_context_windows,
     validation_windows,
 )
@@ -33,6 +34,7 @@ MODULES: tuple[ModuleType, ...] = (
     kubelet_pods,
     kubelet_pods_env,
     kubelet_pods_windows,
+    resource_helpers,
     dns,
     expansion,
     validation_windows,

@@ -167,6 +167,21 @@ _SUBPATH: tuple[tuple[str, str, str, dict[str, str], str, str, bool], ...] = (
      "$(POD_NAME$(ANNOTATION))", "$(POD_NAME$(ANNOTATION))", False),
 )
 
+_BURSTABLE = {"limits": {"cpu": "200m", "memory": "200Mi"},
+              "requests": {"cpu": "100m", "memory": "100Mi"}}
+_GUARANTEED = {"limits": {"cpu": "100m", "memory": "100Mi"},
+               "requests": {"cpu": "100m", "memory": "100Mi"}}
+_CPU_RESTART = [{"resourceName": "cpu", "restartPolicy": "RestartContainer"},
+                {"resourceName": "memory", "restartPolicy": "NotRequired"}]
+_MEMORY_RESTART = [{"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                   {"resourceName": "memory", "restartPolicy": "RestartContainer"}]
+_WITHOUT_RESOURCES = (
+    ("Burstable pod with CPU policy restart required", _BURSTABLE, _CPU_RESTART),
+    ("Burstable pod with memory policy restart required", _BURSTABLE, _MEMORY_RESTART),
+    ("Guaranteed pod with CPU policy restart required", _GUARANTEED, _CPU_RESTART),
+    ("Guaranteed pod with memory policy restart required", _GUARANTEED, _MEMORY_RESTART),
+)
+
 ROWS: tuple[Row, ...] = (
     *(Row(V_NEW, "TestExpandCommandAndArgs", name, {"container": container, "envs": envs}, want)
       for name, container, envs, want in _EXPAND),
@@ -196,9 +211,13 @@ ROWS: tuple[Row, ...] = (
     Row(V_NEW, "TestEnvVarsToMap", "(single case)", {}, {},
         out_of_scope="an internal conversion with no request of its own; the environment "
         "is checked by TestExpandCommandAndArgs's rows"),
-    Row(V_NEW, "TestHashContainerWithoutResources", "(whole table)", {}, {},
-        out_of_scope="hashWithoutResources (InPlacePodVerticalScaling) is not modelled: it "
-        "decides restarts, not request content"),
+    *(Row(V_NEW, "TestHashContainerWithoutResources", name,
+          {"name": "foo", "image": "bar", "resources": resources, "resizePolicy": policy},
+          {"hash": 0x11A6D6D6},
+          note="upstream calls HashContainer (name and image) here; run with "
+          "InPlacePodVerticalScaling=true, hashWithoutResources carries the same value "
+          "through 1.37 (labels.go f6b65043) and is absent at 1.38 (labels_test.go 0411cc70)")
+      for name, resources, policy in _WITHOUT_RESOURCES),
     *(Row(V_OLD, test, "(whole table)", {}, {}, out_of_scope=V_OLD.evidence)
       for test in ("TestEnvVarsToMap", "TestExpandCommandAndArgs",
                    "TestExpandVolumeMountsWithSubpath", "TestGetContainerSpec",

@@ -62,6 +62,18 @@ def test_hash_container(row: Row, minor: int) -> None:
     assert config.annotations["io.kubernetes.container.hash"] == format(row.want["hash"], "x")
 
 
+@pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestHashContainerWithoutResources"))
+def test_hash_container_without_resources(row: Row, minor: int) -> None:
+    config = kw.container_config(_pod({"containers": [dict(row.given)]}), row.given["name"],
+                                 kubelet_version=f"1.{minor}",
+                                 feature_gates="InPlacePodVerticalScaling=true")
+    want = format(row.want["hash"], "x")
+    assert config.annotations["io.kubernetes.container.hash"] == want
+    # labels.go f6b65043 stores the same value; the 1.38 labels_test.go no longer has it.
+    without = config.annotations.get("io.kubernetes.container.hashWithoutResources")
+    assert without == (want if minor <= 37 else None)
+
+
 @pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestHasWindowsHostProcessContainer"))
 def test_has_windows_host_process_container(row: Row, minor: int) -> None:
     windows = kw.windows_sandbox_config(_pod(row.given["spec"]), kubelet_version=f"1.{minor}")

@@ -73,6 +73,18 @@ def test_environment_errors_come_first() -> None:
     manifest = _pod({"runAsNonRoot": True})
     manifest["spec"]["containers"][0]["env"] = [
         {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "missing", "key": "k"}}}]
-    with pytest.raises(kw.SandboxConfigError, match='configmaps "missing" not found'):
+    with pytest.raises(kw.SandboxConfigError, match='configmap "missing" not found'):
         kw.container_config(manifest, "foo", image_username="ContainerAdministrator",
                             config_maps={})
+
+
+def test_mount_errors_come_before_the_non_root_check() -> None:
+    """GenerateRunContainerOptions builds the environment, then makeMounts; only then
+    does generateContainerConfig call verifyRunAsNonRoot, so a mount's error is the one
+    reported (makeMounts: "cannot find volume %q to mount into container %q")."""
+    manifest = _pod({"runAsNonRoot": True})
+    manifest["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "data", "mountPath": "C:\\data"}]
+    with pytest.raises(kw.SandboxConfigError) as info:
+        kw.container_config(manifest, "foo", image_username="ContainerAdministrator")
+    assert str(info.value) == 'cannot find volume "data" to mount into container "foo"'

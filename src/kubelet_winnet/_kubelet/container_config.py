@@ -89,7 +89,8 @@ class ContainerBuilder:
     builds them all), not once per container."""
 
     __slots__ = (
-        "_facts", "_index", "expansion", "identity", "minor", "node", "services", "view",
+        "_facts", "_index", "expansion", "identity", "in_place_resize", "minor", "node",
+        "services", "view",
     )
 
     def __init__(
@@ -99,6 +100,7 @@ class ContainerBuilder:
         self.view = view
         self.node = node
         self.minor = profile.version.minor
+        self.in_place_resize = profile.in_place_resize
         # Resolved once with the kubelet: every $(VAR) expansion of the pod follows it.
         self.expansion = expansion_rule(profile.version)
         self.services = services  # what the kubelet's service lister holds
@@ -181,6 +183,15 @@ class ContainerBuilder:
             view, container, at, node, config_maps, secrets, pod_ips, self.services, minor,
             budget, self.find, identity,
         )
+        # GenerateRunContainerOptions builds the environment, then the mounts;
+        # generateContainerConfig verifies runAsNonRoot after both.
+        built_mounts = list(container_mounts(
+            view, container, at, root=node.kubelet_root, uid=uid,
+            container_name=container_name, env=env, pod_ips=pod_ips, minor=minor,
+            volume_paths=volume_paths, termination_log_id=termination_log_id,
+            host_network=host_network, host_process=self._has_host_process,
+            expansion=self.expansion,
+        ))
         verify_run_as_non_root(view, container, at, image_username, identity)
         # Fields are set in place, one by one: faster in upb than keyword construction,
         # CopyFrom of built sub-messages or a map's update().
@@ -206,15 +217,9 @@ class ContainerBuilder:
             pair.value = item
         fill_container_labels(config.labels, identity, container_name)
         fill_container_annotations(config.annotations, view, container, at, container_name,
-                                   image, attempt, minor, host_network)
+                                   image, attempt, minor, host_network, self.in_place_resize)
         mounts = config.mounts
-        for container_path, host_path, read_only in container_mounts(
-            view, container, at, root=node.kubelet_root, uid=uid,
-            container_name=container_name, env=env, pod_ips=pod_ips, minor=minor,
-            volume_paths=volume_paths, termination_log_id=termination_log_id,
-            host_network=host_network, host_process=self._has_host_process,
-            expansion=self.expansion,
-        ):
+        for container_path, host_path, read_only in built_mounts:
             mount = mounts.add()
             mount.container_path = container_path
             mount.host_path = host_path

@@ -20,6 +20,7 @@ No I/O; no state.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections.abc import Mapping
@@ -209,6 +210,18 @@ def wrap_int64(number: int) -> int:
     ``big.Int.Int64()`` give it ("the result is computed ... modulo 2^64")."""
     number &= (1 << 64) - 1
     return number - (1 << 64) if number > INT64_MAX else number
+
+
+def ceil_div_float64(a: int, b: int) -> int:
+    """``int64(math.Ceil(float64(a) / float64(b)))`` for int64 ``a`` and ``b``: each
+    converted to the nearest float64 (ties to even), the quotient rounded once, and the
+    conversion back as amd64 does it (CVTTSD2SQ): a NaN, an infinity or a value outside
+    the int64 range becomes ``math.MinInt64`` (the spec leaves it implementation-defined;
+    Windows kubelets run on amd64)."""
+    if b == 0:  # float division: ±Inf or NaN
+        return INT64_MIN
+    result = math.ceil(float(a) / float(b))
+    return result if INT64_MIN <= result <= INT64_MAX else INT64_MIN
 
 
 def mul_int64(a: int, b: int) -> int:

@@ -38,9 +38,11 @@ from kubelet_winnet._kubelet.podview import (
     read_field,
 )
 from kubelet_winnet._kubelet.profile import (
+    EXACT_DOWNWARD_DIVISION,
     HOST_IPS_FIELD,
     HOST_IPS_VALUE,
     MAX_MINOR,
+    POD_LEVEL_LIMITS_DEFAULT,
     ExpansionRule,
 )
 from kubelet_winnet._kubelet.quantity import (
@@ -53,6 +55,7 @@ from kubelet_winnet._kubelet.sandbox_config import (
     pod_identity_of,
 )
 from kubelet_winnet._kubelet.service_env import Service, service_env_vars
+from kubelet_winnet._kubelet.validation import is_qualified_name
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 __all__ = [
@@ -210,93 +213,181 @@ def sort_pod_ips(pod_ips: tuple[str, ...], node_ips: tuple[str, ...]) -> tuple[s
     return tuple(ips)
 
 
+def _split_subscript(path: str) -> tuple[str, str] | None:
+    """``fieldpath.SplitMaybeSubscriptedPath``: ``base['key']`` -> (base, key), else
+    ``None`` (an unclosed ``['`` is no subscript)."""
+    if not path.endswith("']"):
+        return None
+    base, sep, key = path[:-2].partition("['")
+    return (base, key) if sep and base else None
+
+
+def _host_ips(node: NodeContext) -> list[str]:
+    """``getHostIPsAnyWay`` (``GetNodeHostIPs``): the first node IP and the first of the
+    other family, printed as ``net.IP.String`` prints them (IPv4-mapped as IPv4)."""
+    # node_ips are the node's InternalIP addresses; ParseIPSloppy skips what it cannot
+    # read (an IPv6 zone).
+    ips = [ip for ip in map(_parse_ip_sloppy, node.node_ips) if ip is not None]
+    if not ips:
+        known = " ".join(f"{{InternalIP {echo(text)}}}" for text in node.node_ips)
+        raise SandboxConfigError(f"host IP unknown; known addresses: [{known}]", ERROR_RULE)
+    chosen = [ips[0]]
+    first_v6 = _is_v6(ips[0])
+    for ip in ips:
+        if _is_v6(ip) != first_v6:
+            chosen.append(ip)
+            break
+    return [_ip_string(ip) for ip in chosen]
+
+
+def _is_v6(ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None) -> bool:
+    # utilnet.IsIPv6: To4() == nil, so an IPv4-mapped address is IPv4
+    return isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None
+
+
+def _ip_string(ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None) -> str:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+def _convert_field_label(version: str, path: str, minor: int) -> str:
+    """``ConvertDownwardAPIFieldLabel`` (pkg/apis/core/pods/helpers.go): the internal
+    field path, or the kubelet's refusal."""
+    if version != "v1":
+        raise SandboxConfigError(f"unsupported pod version: {echo(version)}", ERROR_RULE)
+    split = _split_subscript(path)
+    if split is not None:
+        if split[0] in ("metadata.annotations", "metadata.labels"):
+            return path
+        raise SandboxConfigError(
+            f"field label does not support subscript: {echo(path)}", ERROR_RULE
+        )
+    if path == "spec.host":  # "backwards compatibility with old v1 clients"
+        return "spec.nodeName"
+    if path in _FIELD_PATHS and (path != "status.hostIPs" or HOST_IPS_FIELD.holds(minor)):
+        # ConvertDownwardAPIFieldLabel knows status.hostIPs from 1.28 (KEP-2681)
+        return path
+    raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
+
+
 def _field_value(
     selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
     pod_ips: tuple[str, ...], minor: int = MAX_MINOR,
     identity: tuple[str, str, str] | None = None,
 ) -> str:
     version = get_str(selector, "apiVersion", where, "v1")
-    path = get_str(selector, "fieldPath", where)
-    if version != "v1":
-        raise SandboxConfigError(f"unsupported pod version: {echo(version)}", ERROR_RULE)
-    if path == "status.hostIPs" and not HOST_IPS_FIELD.holds(minor):
-        # ConvertDownwardAPIFieldLabel knows status.hostIPs from 1.28 (KEP-2681)
-        raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
-    base, _, subscript = path.partition("[")
-    if subscript:
-        if base not in ("metadata.annotations", "metadata.labels"):
-            raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
-    elif path not in _FIELD_PATHS:
-        raise SandboxConfigError(f"field label not supported: {echo(path)}", ERROR_RULE)
+    path = _convert_field_label(version, get_str(selector, "fieldPath", where), minor)
     spec, spec_at = view.spec, view.spec_at
     name, namespace, uid = pod_identity_of(view) if identity is None else identity
     # Both are read (and type-checked) whichever field is asked for.
     node_name = get_str(spec, "nodeName", spec_at)
     service_account = get_str(spec, "serviceAccountName", spec_at)
-    if base in ("metadata.annotations", "metadata.labels"):
-        items = get_str_map(view.metadata, base.split(".")[1], view.metadata_at)
-        if not subscript:
-            return golang.format_map(items)
-        key = subscript[:-1].strip("'\"") if subscript.endswith("]") else subscript
-        return items.get(key, "")
-    if path == "metadata.name":
-        return name
-    if path == "metadata.namespace":
-        return namespace
-    if path == "metadata.uid":
-        return uid
     if path == "spec.nodeName":
         return node_name or node.node_name  # the scheduler binds the pod to this node
     if path == "spec.serviceAccountName":
         return service_account
     if path == "status.hostIP":
-        return node.node_ips[0] if node.node_ips else ""
+        return _host_ips(node)[0]
     if path == "status.hostIPs":
         # podFieldSelectorRuntimeValue: "" while PodHostIPs is off (alpha, default off, 1.28)
-        return ",".join(node.node_ips) if HOST_IPS_VALUE.holds(minor) else ""
+        return ",".join(_host_ips(node)) if HOST_IPS_VALUE.holds(minor) else ""
     if path in ("status.podIP", "status.podIPs"):
         # podFieldSelectorRuntimeValue: "make podIPs order match node IP family preference"
         sorted_ips = sort_pod_ips(pod_ips, node.node_ips)
         if path == "status.podIPs":
             return ",".join(sorted_ips)
         return sorted_ips[0] if sorted_ips else pod_ips[0] if pod_ips else ""
-    # spec.restartPolicy, spec.schedulerName, status.phase reach ExtractFieldPathAsString,
-    # which only knows metadata fields.
+    return _extract_field_path(path, view, minor, name, namespace, uid)
+
+
+def _extract_field_path(
+    path: str, view: PodView, minor: int, name: str, namespace: str, uid: str
+) -> str:
+    """``fieldpath.ExtractFieldPathAsString``: metadata only."""
+    split = _split_subscript(path)
+    if split is not None:
+        base, key = split
+        kind = base.split(".")[1]
+        # IsQualifiedName of the key (lowercased for annotations)
+        errors = is_qualified_name(key.lower() if kind == "annotations" else key, minor)
+        if errors:
+            raise SandboxConfigError(
+                f"invalid key subscript in {echo(path)}: {';'.join(errors)}", ERROR_RULE
+            )
+        return get_str_map(view.metadata, kind, view.metadata_at).get(key, "")
+    if path in ("metadata.annotations", "metadata.labels"):
+        items = get_str_map(view.metadata, path.split(".")[1], view.metadata_at)
+        return golang.format_map(items)
+    if path == "metadata.name":
+        return name
+    if path == "metadata.namespace":
+        return namespace
+    if path == "metadata.uid":
+        return uid
+    # spec.restartPolicy, spec.schedulerName, status.phase
     raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", ERROR_RULE)
+
+
+def _downward_defaults(view: PodView, node: NodeContext, minor: int) -> dict[str, int]:
+    """``defaultPodLimitsForDownwardAPI``'s defaults: node allocatable, or from 1.34 the
+    pod's non-zero ``spec.resources.limits`` (cpu and memory)."""
+    defaults = {"cpu": parse_nanos(node.allocatable_cpu),
+                "memory": parse_nanos(node.allocatable_memory)}
+    if POD_LEVEL_LIMITS_DEFAULT.holds(minor):
+        pod_limits, _ = container_resources(view.spec, view.spec_at)
+        for name in ("cpu", "memory"):
+            if pod_limits.get(name):
+                defaults[name] = pod_limits[name]
+    return defaults
+
+
+def _ratio(amount: int, divisor: int, cpu: bool, minor: int) -> int:
+    """The ceiling of quantity / divisor, both in billionths, as the kubelet computes it."""
+    if EXACT_DOWNWARD_DIVISION.holds(minor):  # convertQuantityToString
+        if amount <= 0 or divisor <= 0:
+            return 0
+        return min(-(-amount // divisor), golang.INT64_MAX)
+    # int64(math.Ceil(float64(q.MilliValue()) / float64(divisor.MilliValue()))), Value()
+    # for the other resources
+    scale = nanos_milli_value if cpu else nanos_value
+    return golang.ceil_div_float64(
+        golang.wrap_int64(scale(amount)), golang.wrap_int64(scale(divisor))
+    )
 
 
 def _resource_value(
     selector: Mapping[str, Any], where: str, container: Mapping[str, Any],
     container_at: str, node: NodeContext,
     find: Callable[[str], tuple[Mapping[str, Any], str, str] | None],
+    view: PodView, minor: int = MAX_MINOR,
 ) -> str:
     target = get_str(selector, "containerName", where)
+    defaulted = True  # the container being started gets the defaults, whatever its kind
     if target:
         found = find(target)
-        if found is None:
-            raise SandboxConfigError(
-                f"container {echo(target)} not found", ERROR_RULE
-            )
+        # findContainerInPod: containers, then init containers; never ephemeral ones
+        if found is None or found[2] == "ephemeralContainers":
+            raise SandboxConfigError(f"container {echo(target)} not found", ERROR_RULE)
         container, container_at = found[0], found[1]
+        defaulted = found[2] == "containers"  # init containers keep their own limits
     resource = get_str(selector, "resource", where)
     divisor_value = read_field(selector, "divisor", where)
     divisor = quantity_nanos("1" if divisor_value is None else divisor_value, f"{where}divisor")
+    if divisor == 0:  # ExtractContainerResourceValue: a zero divisor means 1
+        divisor = 10**9
     limits, requests = container_resources(container, container_at)
-    # defaultPodLimitsForDownwardAPI: missing limits are the node's allocatable.
-    limits.setdefault("cpu", parse_nanos(node.allocatable_cpu))
-    limits.setdefault("memory", parse_nanos(node.allocatable_memory))
+    if defaulted:  # MergeContainerResourceLimits: a missing or zero limit is defaulted
+        for name, amount in _downward_defaults(view, node, minor).items():
+            if not limits.get(name):
+                limits[name] = amount
     part, _, name = resource.partition(".")
     table = {"limits": limits, "requests": requests}.get(part)
-    if table is None or name not in ("cpu", "memory", "ephemeral-storage"):
+    if table is None or not (
+        name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-")
+    ):
         raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", ERROR_RULE)
-    amount = table.get(name, 0)
-    if not divisor:
-        raise InvalidPodError(f"{where}divisor", "must be positive")
-    if name == "cpu":  # math.Ceil of the ratio
-        result = -(-nanos_milli_value(amount) // nanos_milli_value(divisor))
-    else:
-        result = -(-nanos_value(amount) // nanos_value(divisor))
-    return str(result)
+    return str(_ratio(table.get(name, 0), divisor, name == "cpu", minor))
 
 
 def _lookup(
@@ -338,8 +429,11 @@ def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
 
 
 def _not_found(kind: str, name: str) -> SandboxConfigError:
-    plural = "configmaps" if kind == "configMap" else "secrets"
-    return SandboxConfigError(f'{plural} "{echo(name)}" not found', ERROR_RULE)
+    # The default Watch strategy's managers (pkg/kubelet/configmap, pkg/kubelet/secret:
+    # NewWatching*Manager, gr := corev1.Resource("configmap") / ("secret")) answer with
+    # apierrors.NewNotFound(gr, name): the singular resource.
+    resource = "configmap" if kind == "configMap" else "secret"
+    return SandboxConfigError(f'{resource} "{echo(name)}" not found', ERROR_RULE)
 
 
 def environment(
@@ -424,7 +518,8 @@ def environment(
                 )
             elif resource is not None:
                 runtime_value = _resource_value(
-                    resource, f"{here}resourceFieldRef.", container, at, node, find
+                    resource, f"{here}resourceFieldRef.", container, at, node, find, view,
+                    minor,
                 )
             elif cm_ref is not None or secret_ref is not None:
                 kind, ref, key_name, store, argument = (

@@ -19,7 +19,10 @@ from kubelet_winnet._kubelet.podview import (
     get_strings,
     read_field,
 )
-from kubelet_winnet._kubelet.profile import CONTAINER_HASH_OF_NAME_AND_IMAGE
+from kubelet_winnet._kubelet.profile import (
+    CONTAINER_HASH_OF_NAME_AND_IMAGE,
+    HASH_WITHOUT_RESOURCES_DROPPED,
+)
 from kubelet_winnet._kubelet.sandbox_config import (
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
@@ -36,6 +39,7 @@ __all__ = [
 # labels.go and pkg/kubelet/types/labels.go
 CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
 HASH_ANNOTATION = "io.kubernetes.container.hash"
+HASH_WITHOUT_RESOURCES_ANNOTATION = "io.kubernetes.container.hashWithoutResources"
 PRE_STOP_ANNOTATION = "io.kubernetes.container.preStopHandler"
 RESTART_COUNT_ANNOTATION = "io.kubernetes.container.restartCount"
 TERMINATION_PATH_ANNOTATION = "io.kubernetes.container.terminationMessagePath"
@@ -170,12 +174,19 @@ def fill_container_labels(
 def fill_container_annotations(
     annotations: MutableMapping[str, str], view: PodView, container: Mapping[str, Any],
     at: str, container_name: str, image: str, attempt: int, minor: int, host_network: bool,
+    in_place_resize: bool = False,
 ) -> None:
     """``newContainerAnnotations``, in the kubelet's order of setting them."""
     spec, spec_at = view.spec, view.spec_at
-    # Earlier kubelets hash the whole Go struct: not reproduced here.
+    # Earlier kubelets hash the JSON of the whole API-defaulted v1.Container (and, for
+    # hashWithoutResources, of a copy without resources): not reproduced here.
     if CONTAINER_HASH_OF_NAME_AND_IMAGE.holds(minor):
-        annotations[HASH_ANNOTATION] = container_hash(container_name, image)
+        hashed = container_hash(container_name, image)
+        annotations[HASH_ANNOTATION] = hashed
+        # From kubernetes#124220 labels.go stores HashContainer under both keys while
+        # InPlacePodVerticalScaling is on, until the label was dropped.
+        if in_place_resize and not HASH_WITHOUT_RESOURCES_DROPPED.holds(minor):
+            annotations[HASH_WITHOUT_RESOURCES_ANNOTATION] = hashed
     annotations[RESTART_COUNT_ANNOTATION] = str(attempt)
     annotations[TERMINATION_PATH_ANNOTATION] = get_str(
         container, "terminationMessagePath", at, "/dev/termination-log"

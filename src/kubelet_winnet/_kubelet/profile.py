@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_KUBELET_VERSION",
+    "IN_PLACE_POD_VERTICAL_SCALING",
+    "IN_PLACE_RESIZE_STAGES",
     "KEP_WITHDRAWN_MINOR",
     "LAST_NAMESPACE_OPTIONS_MINOR",
     "MARSHAL_CHECKS_UTF8",
@@ -64,9 +66,21 @@ __all__ = [
 ]
 
 WINDOWS_HOST_NETWORK = "WindowsHostNetwork"
+IN_PLACE_POD_VERTICAL_SCALING = "InPlacePodVerticalScaling"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
-MODELLED_GATES = frozenset({WINDOWS_HOST_NETWORK, ALL_ALPHA, ALL_BETA})
+MODELLED_GATES = frozenset(
+    {WINDOWS_HOST_NETWORK, IN_PLACE_POD_VERTICAL_SCALING, ALL_ALPHA, ALL_BETA}
+)
+
+# InPlacePodVerticalScaling per release, from the versioned table of
+# pkg/features/kube_features.go (the stored 1.37 version): (first minor, stage, default,
+# locked to its default). The gate does not exist before 1.27.
+IN_PLACE_RESIZE_STAGES: tuple[tuple[int, str, bool, bool], ...] = (
+    (27, "alpha", False, False),
+    (33, "beta", True, False),
+    (35, "GA", True, True),
+)
 
 
 # Where a minor stands on STATUS_AS_OF: out, or a release candidate (its .0 not yet out).
@@ -165,6 +179,21 @@ class RequestFact:
         return False
 
 
+LABEL_DOTS_MESSAGE = RequestFact(
+    "label-dots-message", 27,
+    "a hostname or subdomain that is a valid DNS subdomain but not a label is refused with "
+    "'must not contain dots' (before: the label regular-expression message)",
+    "apimachinery pkg/util/validation/validation.go IsDNS1123Label, kubernetes commit "
+    "276c7e86 (apimachinery cf894f11, first tagged in v0.27.0)",
+)
+LABEL_KEY_MESSAGES = RequestFact(
+    "label-key-messages", 35,
+    "a downward API label or annotation subscript is checked by content.IsLabelKey: 'a "
+    "valid label key' for too many slashes, lengths in bytes (before: 'a qualified name', "
+    "characters)",
+    "apimachinery pkg/util/validation/validation.go (IsQualifiedName = content.IsLabelKey "
+    "from v0.35.0, commit da7b67ed) and pkg/api/validate/content/errors.go",
+)
 CPU_MAXIMUM_HELPER = RequestFact(
     "cpu-maximum-helper", 27,
     "cpu_maximum is calculateCPUMaximum's 10 * MilliValue / cpuCount (1.26: inline, "
@@ -216,6 +245,29 @@ HOSTS_MOUNT_FOR_HOST_NETWORK = RequestFact(
     "a hostNetwork pod gets the hosts-file mount before its pod IPs are known",
     "kubelet_pods.go makeMounts, kubernetes#126460 (merged after 1.31's code freeze)",
 )
+HASH_WITHOUT_RESOURCES_DROPPED = RequestFact(
+    "hash-without-resources-dropped", 38,
+    "io.kubernetes.container.hashWithoutResources is no longer sent (1.31-1.37: the "
+    "name-and-image hash again while InPlacePodVerticalScaling is on)",
+    "pkg/kubelet/kuberuntime/labels_test.go at kubernetes commit 0411cc70 "
+    "(TestContainerAnnotations with the gate on expects no HashWithoutResources; labels.go "
+    "f6b65043 still sets it)",
+)
+POD_LEVEL_LIMITS_DEFAULT = RequestFact(
+    "pod-level-limits-default", 34,
+    "a container without a cpu or memory limit reads the pod's spec.resources.limits, not "
+    "node allocatable, through resourceFieldRef (PodLevelResources beta, on by default)",
+    "pkg/kubelet/kubelet_resources.go defaultPodLimitsForDownwardAPI, "
+    "pkg/features/kube_features.go (PodLevelResources: 1.32 alpha, 1.34 beta on)",
+)
+EXACT_DOWNWARD_DIVISION = RequestFact(
+    "exact-downward-division", 38,
+    "resourceFieldRef divides exactly (ceil of quantity / divisor, 0 for a zero quantity, "
+    "MaxInt64 past int64); before: int64(math.Ceil(float64(MilliValue or Value) / "
+    "float64(divisor's)))",
+    "pkg/api/v1/resource/helpers.go convertQuantityToString (the newest stored version; "
+    "kubernetes#142265 and #142232 of September 2026, after 1.37's release)",
+)
 SATURATING_MILLI_VALUE = RequestFact(
     "saturating-milli-value", 38,
     "Quantity.MilliValue() saturates at the int64 range instead of wrapping",
@@ -249,10 +301,11 @@ RUNE_WISE_EXPANSION = RequestFact(
 
 #: Every version fact of the request builders, oldest first.
 REQUEST_FACTS: tuple[RequestFact, ...] = (
-    CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
+    LABEL_DOTS_MESSAGE, CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
-    MARSHAL_CHECKS_UTF8, RUNE_WISE_EXPANSION, SATURATING_MILLI_VALUE,
+    MARSHAL_CHECKS_UTF8, POD_LEVEL_LIMITS_DEFAULT, LABEL_KEY_MESSAGES, RUNE_WISE_EXPANSION,
+    HASH_WITHOUT_RESOURCES_DROPPED, EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
 )
 for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
     if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard
@@ -540,6 +593,9 @@ class GateResolution:
     set_by: str = ""
     """The ``--feature-gates`` item that decided the gate's value (``WindowsHostNetwork=false``,
     ``AllAlpha=false``), or empty when it has its release's default."""
+    in_place_resize: bool = False
+    """Whether ``InPlacePodVerticalScaling`` is on (default or as set); ``False`` where the
+    gate does not exist (before 1.27)."""
 
     @property
     def release(self) -> Release:
@@ -622,6 +678,7 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
     else:
         enabled = row.default
     return GateResolution(
+        in_place_resize=_in_place_resize(version.minor, gates),
         version=version,
         stage=row.stage,
         enabled=enabled,
@@ -631,6 +688,34 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
         log_lines=log_lines,
         set_by=set_by,
     )
+
+
+def _in_place_resize(minor: int, gates: FeatureGates) -> bool:
+    """``InPlacePodVerticalScaling`` as kubelet ``1.<minor>`` resolves it, with
+    component-base featuregate ``Set``'s refusals."""
+    name = IN_PLACE_POD_VERTICAL_SCALING
+    explicit = gates.get(name)
+    stage = None
+    for first, *rest in IN_PLACE_RESIZE_STAGES:
+        if minor >= first:
+            stage = rest
+    if stage is None:
+        if explicit is not None:
+            raise FeatureGateError(f"unrecognized feature gate: {name}", name)
+        return False
+    kind, default, locked = stage
+    if explicit is not None:
+        if locked and explicit != default:
+            raise FeatureGateError(
+                f"cannot set feature gate {name} to {str(explicit).lower()}, feature is "
+                f"locked to {str(default).lower()}",
+                name,
+            )
+        return explicit
+    special = {"alpha": ALL_ALPHA, "beta": ALL_BETA}.get(str(kind))
+    if special is not None and special in gates:  # AllAlpha / AllBeta, not set by name
+        return gates[special]
+    return bool(default)
 
 
 # The one cache: a node agent asks with the same version and flag string on every pod

@@ -143,7 +143,8 @@ def test_namespace_selector_and_exclusions(capsys: pytest.CaptureFixture[str]) -
 
 # The texts are apimachinery's: pkg/labels/selector.go (the parser's "found ..., expected
 # ..." and NewRequirement), pkg/api/validate/content (IsLabelKey, IsLabelValue) and
-# pkg/util/validation (RegexError: its examples really are joined by ",  or ").
+# pkg/util/validation (RegexError: its examples really are joined by ",  or "); content's
+# MaxLenError counts "bytes" (content/errors.go), where pkg/util/validation said "characters".
 HINT = "; use key=value, key!=value, key in (a,b), key notin (a,b), key or !key"
 PARSE = "--namespace-selector: unable to parse requirement: "
 KEY_NAME = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must "
@@ -165,16 +166,16 @@ PREFIX_DNS = ("prefix part a lowercase RFC 1123 subdomain must consist of lower 
     ("-bad=x", PARSE + 'Invalid value: "-bad": ' + KEY_NAME),
     ("env=pro d", "--namespace-selector: found 'd', expected: ',' or 'end of string'" + HINT),
     ("env=" + "x" * 64,
-     PARSE + f'Invalid value: "{"x" * 64}": must be no more than 63 characters'),
+     PARSE + f'Invalid value: "{"x" * 64}": must be no more than 63 bytes'),
     # Issue 30 item 9: an empty prefix is refused, as the API server refuses it.
     ("/x=1", PARSE + 'Invalid value: "/x": prefix part must be non-empty'),
     ("!/y", PARSE + 'Invalid value: "/y": prefix part must be non-empty'),
     ("a/", PARSE + 'Invalid value: "a/": name part must be non-empty; ' + KEY_NAME),
     ("x" * 64, PARSE + f'Invalid value: "{"x" * 64}": name part must be no more than 63 '
-     "characters"),
+     "bytes"),
     ("Example.com/x", PARSE + 'Invalid value: "Example.com/x": ' + PREFIX_DNS),
     ("a" * 254 + "/x", PARSE + 'Invalid value: "' + "a" * 76 + "...: prefix part must be no "
-     "more than 253 characters"),
+     "more than 253 bytes"),
     ("a/b/c", PARSE + 'Invalid value: "a/b/c": a valid label key must consist of alphanumeric '
      "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
      "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "

@@ -10,7 +10,7 @@ import re
 from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.profile import LABEL_DOTS_MESSAGE, LABEL_KEY_MESSAGES
 
-__all__ = ["DNS1123_LABEL_MAX", "is_dns1123_label", "is_qualified_name"]
+__all__ = ["DNS1123_LABEL_MAX", "is_dns1123_label", "is_label_value", "is_qualified_name"]
 
 DNS1123_LABEL_MAX = 63
 _SUBDOMAIN_MAX = 253
@@ -100,4 +100,23 @@ def is_qualified_name(value: str, minor: int) -> list[str]:
         errors.append("name part " + _max_len_error(_NAME_MAX, new))
     if not _fullmatch(_NAME, name):
         errors.append("name part " + _regex_error(_NAME_MESSAGE, _NAME_FMT, *_NAME_EXAMPLES))
+    return errors
+
+
+_VALUE_FMT = f"({_NAME_FMT})?"
+_VALUE = re.compile(_VALUE_FMT)
+
+
+def is_label_value(value: str, minor: int) -> list[str]:
+    """``IsValidLabelValue`` (from apimachinery v0.35 ``content.IsLabelValue``, whose
+    length is in bytes): empty, or at most 63 bytes of the name form."""
+    errors = []
+    if golang.go_len(value) > _NAME_MAX:
+        errors.append(_max_len_error(_NAME_MAX, LABEL_KEY_MESSAGES.holds(minor)))
+    if not _fullmatch(_VALUE, value):
+        errors.append(_regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, "
+            "'-', '_' or '.', and must start and end with an alphanumeric character",
+            _VALUE_FMT, "MyValue", "my_value", "12345",
+        ))
     return errors

@@ -8,7 +8,9 @@ import json
 import re
 from typing import Any
 
-from kubelet_winnet._kubelet.golang import go_len, quote
+from kubelet_winnet._kubelet.golang import quote
+from kubelet_winnet._kubelet.profile import MAX_MINOR
+from kubelet_winnet._kubelet.validation import is_label_value, is_qualified_name
 from kubelet_winnet._printable import clip
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
@@ -126,63 +128,10 @@ _END = ""  # the end-of-string token
 # What binaryOperators prints (selection.Operator values, in selector.go's order).
 _BINARY = "in, notin, =, ==, !=, gt, lt"
 
-# k8s.io/apimachinery pkg/api/validate/content (IsLabelKey, IsLabelValue) and
-# pkg/util/validation (IsDNS1123Subdomain, RegexError, MaxLenError, EmptyError).
-_KEY_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_KEY_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start "
-                 "and end with an alphanumeric character")
-_VALUE_FMT = f"({_KEY_NAME_FMT})?"
-_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
-              "'-', '_' or '.', and must start and end with an alphanumeric character")
-_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                  "characters, '-' or '.', and must start and end with an alphanumeric character")
-_KEY_NAME = re.compile(_KEY_NAME_FMT)
-_VALUE = re.compile(_VALUE_FMT)
-
-
-def _regex_error(message: str, fmt: str, *examples: str) -> str:
-    shown = "".join(f"{' or ' if i else ''}'{e}', " for i, e in enumerate(examples))
-    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _label_key_errors(key: str) -> list[str]:
-    """content.IsLabelKey: an optional DNS-subdomain prefix and '/', then a name of at
-    most 63 characters."""
-    prefix, slash, name = key.partition("/")
-    if not slash:
-        prefix, name = "", key
-    elif "/" in name:
-        return ["a valid label key " + _regex_error(_KEY_NAME_MSG, _KEY_NAME_FMT, "MyName",
-                                                    "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    errors = []
-    if slash and not prefix:
-        errors.append("prefix part must be non-empty")
-    elif slash:
-        if go_len(prefix) > 253:
-            errors.append("prefix part must be no more than 253 characters")
-        if not _DNS_SUBDOMAIN.fullmatch(prefix):
-            errors.append("prefix part " + _regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT,
-                                                        "example.com"))
-    if not name:
-        errors.append("name part must be non-empty")
-    elif go_len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if not _KEY_NAME.fullmatch(name):
-        errors.append("name part " + _regex_error(_KEY_NAME_MSG, _KEY_NAME_FMT, "MyName",
-                                                  "my.name", "123-abc"))
-    return errors
-
-
-def _label_value_errors(value: str) -> list[str]:
-    """validation.IsValidLabelValue: empty, or at most 63 characters of the name form."""
-    errors = []
-    if go_len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _VALUE.fullmatch(value):
-        errors.append(_regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errors
+# What labels.Parse checks keys and values with, at the newest apimachinery the project
+# models: an API server's selector parser (pkg/api/validate/content IsLabelKey and
+# IsLabelValue), whose messages _kubelet/validation.py keeps per release.
+_API_MINOR = MAX_MINOR
 
 
 def _go_quote(text: str) -> str:
@@ -273,7 +222,7 @@ class _SelectorParser:
             kind, key = self._take()
         if kind != "identifier":
             raise self._found(key, "identifier")
-        errors = _label_key_errors(key)
+        errors = is_qualified_name(key, _API_MINOR)
         if errors:
             raise _invalid(key, errors)
         if operator or self._peek()[0] in (_END, ","):
@@ -286,7 +235,7 @@ class _SelectorParser:
         operator = operators[kind]
         values = self._set() if operator in ("In", "NotIn") else self._exact()
         for value in values:
-            errors = _label_value_errors(value)
+            errors = is_label_value(value, _API_MINOR)
             if errors:
                 raise _invalid(value, errors)
         if operator in ("Gt", "Lt"):

@@ -198,6 +198,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     given = args.kubelet_version is not None
     if not given:
         args.kubelet_version = DEFAULT_KUBELET_VERSION
+    arguments = input_paths(args)  # as given, before a filter expands them to files
     if (config.skip or baseline is not None) and not _filter_inputs(
             args, session, config, baseline):
         return session.status
@@ -252,6 +253,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         ) if len(findings) > 1 else [(line_of(f.field), 0, f) for f in findings]
         skips = comments.of(item.document)
         for line, _, finding in located:
+            place = item.document.place(finding.field, line)
             how = "annotation"
             reason = ignored.get(finding.rule.id)
             if reason is None and skips is not None:
@@ -263,8 +265,9 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                 how = "baseline"
             if reason is None and threshold is not None and finding.severity >= threshold:
                 session.fail(EXIT_FINDINGS)
-            writer.finding(item.document, item.pod, finding, reason, line, how)
-    inputs.note_empty(input_paths(args))
+            writer.finding(item.document, item.pod, finding, reason, place.line, how,
+                           place.remark, place.also)
+    inputs.note_empty(arguments)
     if not inputs.with_objects and not session.errors and not allow_empty:
         templates = len(inputs.explained)
         session.error(

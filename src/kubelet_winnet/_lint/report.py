@@ -477,12 +477,6 @@ def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int) -
             "ruleId": rule.id, "ruleIndex": index[rule.id], "level": severity.sarif_level,
             "message": {"text": message}, "locations": [{"physicalLocation": physical}],
         }
-        if also is not None:  # the other file that set the field (a kustomize patch)
-            related: dict[str, Any] = {"artifactLocation": {"uri": _uri(also[0])}}
-            if also[1] > 0:
-                related["region"] = {"startLine": also[1]}
-            result["relatedLocations"] = [{"id": 0, "physicalLocation": related,
-                                           "message": {"text": remark}}]
         if ignored is not None:
             result["suppressions"] = [{"kind": "inSource", "justification": ignored}]
         out.append(result)

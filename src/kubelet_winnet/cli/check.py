@@ -361,18 +361,23 @@ def _place(text: str, known: set[str]) -> tuple[str | None, int]:
 class _Comments:
     """The ``# kubelet-winnet:ignore RULE reason`` comments of the file being checked:
     read when one of its objects has a finding, the lines with the marker only (the file
-    is streamed; most have none). A comment naming no rule or no reason is a note."""
+    is streamed; most have none), and of those the ones where the marker is a real YAML
+    comment (not text inside a string or block scalar; JSON has no comments). A rendered
+    object's comments are read in the renderer's output, which keeps a template's
+    comments, in the lines its findings are found at. A comment naming no rule or no
+    reason is a note."""
 
     def __init__(self, session: Session, max_bytes: int) -> None:
         self._session = session
         self._max_bytes = max_bytes
-        self._source: str | None = None
+        self._file: str | None = None
         self._lines: dict[int, tuple[str, str, bool]] = {}  # line: rule, reason, own line
 
     def of(self, document: Document) -> _Skips | None:
-        if document.source != self._source:
-            self._source = document.source
-            self._lines = self._read(document.source)
+        file = document.text or document.source
+        if file != self._file:
+            self._file = file
+            self._lines = self._read(document, file)
         if not self._lines:
             return None
         lines = {document.line_of(("kind",)), document.line_of(("metadata",))}
@@ -381,7 +386,7 @@ class _Comments:
             lines.add(document.line - 1)
         return _Skips(self._lines, lines)
 
-    def _read(self, source: str) -> dict[int, tuple[str, str, bool]]:
+    def _read(self, document: Document, file: str) -> dict[int, tuple[str, str, bool]]:
         from kubelet_winnet._lint.rules import (
             IGNORE_COMMENT,
             RULES_BY_ID,
@@ -389,13 +394,22 @@ class _Comments:
             nearest_rule,
         )
 
+        marked: dict[int, tuple[int, str]] = {}  # line: column of its "#", text
+        for line, text in _marked_lines(file, IGNORE_COMMENT, self._max_bytes):
+            if ignore_comment(text) is not None:
+                at = text.index(IGNORE_COMMENT)
+                marked[line] = (text.rfind("#", 0, at), text)
+        if not marked:
+            return {}
+        real = _comment_lines(file, {n: column for n, (column, _) in marked.items()},
+                              self._max_bytes)
         found: dict[int, tuple[str, str, bool]] = {}
-        for line, text in _marked_lines(source, IGNORE_COMMENT, self._max_bytes):
+        for line, (_, text) in marked.items():
             parsed = ignore_comment(text)
-            if parsed is None:
+            if parsed is None or line not in real:
                 continue
             rule, reason = parsed
-            where = f"{source}:{line}: # {IGNORE_COMMENT}"
+            where = f"{document.source}:{document.place((), line).line}: # {IGNORE_COMMENT}"
             if rule not in RULES_BY_ID:
                 nearest = nearest_rule(rule) if rule else None
                 self._session.note(
@@ -429,6 +443,61 @@ class _Skips:
             if named == rule:
                 return reason
         return None
+
+
+def _comment_lines(source: str, columns: Mapping[int, int], max_bytes: int) -> set[int]:
+    """The lines of ``columns`` (line: the column of a ``#`` on it) where that ``#``
+    starts a YAML comment: outside every scalar of the file, as libyaml reads it. A JSON
+    file has none (a ``#`` in it is inside a string), and after a YAML error nothing is
+    a comment: the input layer said what is wrong there."""
+    import bisect
+
+    import yaml
+
+    text = _decoded(source, max_bytes)
+    if text is None:
+        return set()
+    marks = sorted((line - 1, column) for line, column in columns.items())
+    inside: set[tuple[int, int]] = set()
+    end: tuple[int, int] = (1 << 62, 0)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            start, stop = event.start_mark, event.end_mark
+            if isinstance(event, yaml.ScalarEvent) and start is not None and stop is not None:
+                first, last = (start.line, start.column), (stop.line, stop.column)
+                at = bisect.bisect_left(marks, first)
+                while at < len(marks) and marks[at] < last:
+                    inside.add(marks[at])
+                    at += 1
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        end = (mark.line, mark.column) if mark is not None else (0, 0)
+    return {line + 1 for line, column in marks
+            if (line, column) not in inside and (line, column) < end}
+
+
+def _decoded(source: str, max_bytes: int) -> str | None:
+    """The text of ``source`` (stdin: the part of it kept) as the input layer decodes
+    it: UTF-8, or UTF-16/UTF-32 by their byte order mark."""
+    import codecs
+
+    from kubelet_winnet.cli.input import stdin_head
+
+    if source == "<stdin>":
+        data = stdin_head()
+    else:
+        try:
+            with open(source, "rb") as raw:
+                data = raw.read(max_bytes)
+        except OSError:
+            return None
+    for bom, name in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                      (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+                      (codecs.BOM_UTF8, "utf-8-sig")):
+        if data.startswith(bom):
+            return data.decode(name, "replace")
+    return data.decode("utf-8", "replace")
 
 
 def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[int, str]]:

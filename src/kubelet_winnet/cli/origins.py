@@ -178,8 +178,9 @@ class HelmTemplate:
         self._aligned[index] = found
         return found
 
-    def place(self, path: FieldPath | None, line: int) -> Place:
-        """The template line of rendered ``line`` (the field at ``path``)."""
+    def place(self, path: FieldPath | None, line: int, start: int = 0) -> Place:
+        """The template line of rendered ``line`` (the field at ``path``, of the object
+        whose first key is on rendered line ``start``)."""
         if not self._load():
             return Place(line, f"{self.template} cannot be read here (a packaged "
                          "subchart?), so the line is the line of its rendered text")
@@ -200,7 +201,7 @@ class HelmTemplate:
         writers = [n for n in self._parts.writers if low < n < high]
         if len(writers) == 1:  # the one action between the lines around it wrote it
             return Place(writers[0])
-        first = aligned[min(aligned)]
+        first = aligned[min((n for n in aligned if n >= start), default=min(aligned))]
         what = describe_path(path) if path else "this line"
         return Place(first, f"the template writes {what} through its actions, not on a "
                      "line of its own, so the line is the object's first in the template")
@@ -517,8 +518,9 @@ class Origins:
         template = HelmTemplate(name, copy, self._limits.max_bytes)
 
         def placed(document: Document) -> Document:
+            start = document.line
             document.text = copy
-            document._place = template.place
+            document._place = lambda path, line: template.place(path, line, start)
             return document
 
         return placed

@@ -298,3 +298,41 @@ def test_an_ignore_comment_in_a_kustomize_resource_file_silences_the_built_objec
     assert status == 0, err
     report = json.loads(out)
     assert (report["findings"], report["summary"]["ignoredByComment"]) == ([], 1)
+
+
+# --- the alignment's limits ------------------------------------------------------------------
+
+
+def test_a_template_that_is_not_a_file_keeps_the_rendered_line_saying_so(
+    tmp_path: Path,
+) -> None:
+    """A packaged subchart (charts/db-1.0.tgz) names templates that are no file here."""
+    from kubelet_winnet.cli.origins import HelmTemplate
+
+    rendered = tmp_path / "rendered.yaml"
+    rendered.write_text("apiVersion: v1\nkind: Pod\nspec:\n  hostNetwork: true\n")
+    template = HelmTemplate(str(tmp_path / "charts" / "db" / "templates" / "pod.yaml"),
+                            str(rendered), 1 << 20)
+    place = template.place(("spec", "hostNetwork"), 4)
+    assert place.line == 4
+    assert place.remark == (f"{tmp_path / 'charts' / 'db' / 'templates' / 'pod.yaml'} "
+                            "cannot be read here (a packaged subchart?), so the line is the "
+                            "line of its rendered text")
+
+
+def test_alignment_stops_at_the_runs_budget(tmp_path: Path) -> None:
+    """Aligning is quadratic at worst: past the run's budget of lines times lines, a
+    finding keeps the rendered line, saying so, instead of taking unbounded time."""
+    from kubelet_winnet.cli.origins import HelmTemplate
+
+    text = "{{- if .Values.on }}\n" + "".join(
+        f"key{n}: {{{{ .Values.v{n} }}}}\n" for n in range(100)) + "{{- end }}\n"
+    (tmp_path / "t.yaml").write_text(text)
+    (tmp_path / "r.yaml").write_text("".join(f"key{n}: {n}\n" for n in range(100)))
+    budget = [100 * 100]  # one document's worth
+    first = HelmTemplate(str(tmp_path / "t.yaml"), str(tmp_path / "r.yaml"), 1 << 20, budget)
+    assert first.place(("key42",), 43).line == line_of(text, "key42:")
+    second = HelmTemplate(str(tmp_path / "t.yaml"), str(tmp_path / "r.yaml"), 1 << 20, budget)
+    place = second.place(("key42",), 43)
+    assert place.line == 43
+    assert "could not be matched with the template's lines" in place.remark

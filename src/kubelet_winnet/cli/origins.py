@@ -32,9 +32,9 @@ _KEY = re.compile(r"""(\s*(?:-\s+)*)("[^"]*"|'[^']*'|[^\s#'"{\[][^#]*?):(?:\s|$)
 _SILENT = re.compile(
     r"\{\{-?\s*(?:/\*|(?:if|else|end|range|with|define|break|continue)\b|\$[\w.]*\s*:?=)")
 _ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
-# Lines times lines beyond which a document is not aligned (difflib is quadratic at
-# worst): its findings keep the rendered line.
-_ALIGN_LIMIT = 4_000_000
+# Lines times lines one run may align (difflib is quadratic at worst: 4 million take
+# half a second on repetitive lines); past it, findings keep the rendered line.
+ALIGN_BUDGET = 16_000_000
 
 
 def _token(line: str) -> tuple[str, str]:
@@ -108,8 +108,10 @@ class HelmTemplate:
     template's line for a line of the rendered file. Both files are read on the first
     question, each within ``max_bytes``."""
 
-    def __init__(self, template: str, rendered: str, max_bytes: int) -> None:
+    def __init__(self, template: str, rendered: str, max_bytes: int,
+                 budget: list[int] | None = None) -> None:
         self.template = template
+        self._budget = [ALIGN_BUDGET] if budget is None else budget  # shared by a run
         self.rendered = rendered
         self._max_bytes = max_bytes
         self._parts: _Template | None = None
@@ -169,7 +171,9 @@ class HelmTemplate:
                     if line.strip()]
         parts = self._parts
         found = {}
-        if len(rendered) * max(1, len(parts.tokens)) <= _ALIGN_LIMIT:
+        cost = len(rendered) * max(1, len(parts.tokens))
+        if cost <= self._budget[0]:
+            self._budget[0] -= cost
             matcher = difflib.SequenceMatcher(
                 None, [token for _, token in rendered], parts.tokens, autojunk=False)
             for a, b, size in matcher.get_matching_blocks():
@@ -192,7 +196,8 @@ class HelmTemplate:
             return Place(aligned[line])
         if not aligned:
             return Place(line, "the rendered object could not be matched with the "
-                         "template's lines, so the line is the line of its rendered text")
+                         "template's lines (none alike, or more than one run aligns), so "
+                         "the line is the line of its rendered text")
         before = max((n for n in aligned if n < line), default=None)
         after = min((n for n in aligned if n > line), default=None)
         low = aligned[before] if before is not None else 0
@@ -498,6 +503,7 @@ class Origins:
         self._copies = copies
         self._limits = limits
         self._builds: dict[str, Kustomization] = {}
+        self._budget = [ALIGN_BUDGET]
         for name, root in roots.items():
             if root.kind == "kustomize" and name not in self._builds:
                 self._builds[name] = Kustomization(root.path, root.manifest, limits)
@@ -515,7 +521,7 @@ class Origins:
         copy = self._copies.get(name)
         if name not in self._roots or copy is None:
             return None
-        template = HelmTemplate(name, copy, self._limits.max_bytes)
+        template = HelmTemplate(name, copy, self._limits.max_bytes, self._budget)
 
         def placed(document: Document) -> Document:
             start = document.line

@@ -160,7 +160,8 @@ class Pod:
 
     @property
     def where(self) -> str:
-        return f"{self.document.source}:{self.document.line}"
+        document = self.document  # a rendered object: the line a person edits
+        return f"{document.source}:{document.place((), document.line).line}"
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -352,7 +353,8 @@ def field_path(text: str) -> tuple[str | int, ...]:
 
 
 def invalid_pod(session: Session, document: Document, exc: InvalidPodError) -> None:
-    line = document.line_of(field_path(exc.field)) if exc.field else document.line
+    path = field_path(exc.field) if exc.field else ()
+    line = document.place(path, document.line_of(path) if path else document.line).line
     session.error(f"{document.source}:{line}: document {document.document}: {exc}")
 
 
@@ -431,7 +433,7 @@ def pods(
                 if session.verbose:
                     session.err.write(printable(
                         f"{session.prog}: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.line})"
+                        f"({found.source}:{found.place((), found.line).line})"
                     ) + "\n")
                 continue
             session.pods += 1

@@ -336,3 +336,25 @@ def test_alignment_stops_at_the_runs_budget(tmp_path: Path) -> None:
     place = second.place(("key42",), 43)
     assert place.line == 43
     assert "could not be matched with the template's lines" in place.remark
+
+
+def test_a_base_and_its_overlay_in_one_run_report_each_object_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """A directory search finds both kustomizations: the overlay's build holds the
+    base's objects, so the base is read through it alone, not built again nor read as
+    it is."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    base, overlay = tmp_path / "deploy" / "base", tmp_path / "deploy" / "overlay"
+    base.mkdir(parents=True)
+    overlay.mkdir()
+    written = RESOURCE.replace("    spec:\n", "    spec:\n      hostNetwork: true\n")
+    (base / "ds.yaml").write_text(written, encoding="utf-8")
+    (base / "kustomization.yaml").write_text("resources:\n- ds.yaml\n", encoding="utf-8")
+    (overlay / "kustomization.yaml").write_text(
+        "namePrefix: prod-\nresources:\n- ../base\n", encoding="utf-8")
+    status, out, err = run(capsys, "deploy")
+    assert (status, out.splitlines()) == (1, [
+        f"deploy/base/ds.yaml:{line_of(written, 'hostNetwork')}: warning "
+        f"host-network-ignored: DaemonSet/prod-agent: {HOST_NETWORK} "
+        "[spec.template.spec.hostNetwork]"]), err

@@ -387,8 +387,8 @@ class Kustomization:
 def _targets(patch: _Patch, names: set[tuple[str, str]]) -> bool:
     """Whether ``patch`` targets an object that has had one of ``names``: its target,
     or the kind and name its own documents give (a strategic merge patch)."""
-    if patch.kind and patch.name:
-        return (patch.kind, patch.name) in names
+    if patch.kind:  # a target: its kind, and its name when it gives one
+        return any(kind == patch.kind and patch.name in ("", name) for kind, name in names)
     for node in patch.nodes:
         kind, name = (_scalar(_child(node, "kind")),
                       _scalar(_child(_child(node, "metadata"), "name")))
@@ -507,9 +507,11 @@ class Origins:
         for name, root in roots.items():
             if root.kind == "kustomize" and name not in self._builds:
                 self._builds[name] = Kustomization(root.path, root.manifest, limits)
-        self.listed = {path for build in self._builds.values() for path in build.listed}
-        for name in self._builds:  # a kustomization file is its build, never hidden
-            self.listed.discard(os.path.abspath(name))
+        # What a build lists is read through it; so is a base that another build of the
+        # run builds on (its objects are in that build), but never a build by itself.
+        self.listed: set[str] = set()
+        for name, build in self._builds.items():
+            self.listed |= build.listed - {os.path.abspath(name)}
 
     def hides(self, path: str) -> bool:
         return path != "-" and os.path.abspath(path) in self.listed

@@ -151,9 +151,13 @@ class HelmTemplate:
         return True
 
     def _segment(self, line: int) -> int:
+        import bisect
+
         assert self._segments is not None
-        for index, (first, lines) in enumerate(self._segments):
-            if first <= line < first + len(lines):
+        index = bisect.bisect_right(self._segments, line, key=lambda s: s[0]) - 1
+        if index >= 0:
+            first, lines = self._segments[index]
+            if line < first + len(lines):
                 return index
         return -1
 
@@ -206,6 +210,8 @@ class HelmTemplate:
         writers = [n for n in self._parts.writers if low < n < high]
         if len(writers) == 1:  # the one action between the lines around it wrote it
             return Place(writers[0])
+        if not writers and low in self._parts.writers:  # `key: {{ toYaml ... }}`
+            return Place(low)
         first = aligned[min((n for n in aligned if n >= start), default=min(aligned))]
         what = describe_path(path) if path else "this line"
         return Place(first, f"the template writes {what} through its actions, not on a "

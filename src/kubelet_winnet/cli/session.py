@@ -442,9 +442,13 @@ def pods(
             session.files += 1
 
 
-def origins_of(args: argparse.Namespace, renderer: Renderer, limits: Limits) -> Origins:
+def origins_of(args: argparse.Namespace, renderer: Renderer,
+               limits: Limits) -> Origins | None:
     """Where the renderer's output was written (cli/origins.py), kept on ``args`` with
-    the renderer: a second pass over the input reuses it."""
+    the renderer: a second pass over the input reuses it. None when nothing was
+    rendered (the module is then not loaded: pre-commit's check starts fast)."""
+    if not renderer.roots:
+        return None
     from kubelet_winnet.cli.origins import Origins
 
     origins: Origins | None = getattr(args, "origins", None)

@@ -431,6 +431,18 @@ def test_the_ignore_marker_inside_a_string_silences_nothing(
     assert status == 1
     assert [f["object"]["name"] for f in report["findings"]] == ["block"]
     assert report["summary"]["ignoredByComment"] == 1
+    # A real comment on a line where two objects start belongs to neither of them.
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(
+        "apiVersion: v1\nkind: List\nitems: ["
+        + ", ".join(json.dumps(windows_pod(name, hostNetwork=True)) for name in "ab")
+        + "]  # kubelet-winnet:ignore host-network-ignored which pod?\n", encoding="utf-8")
+    status, out, err = run(capsys, str(flow), "-o", "json")
+    assert status == 1
+    assert [f["object"]["name"] for f in json.loads(out)["findings"]] == ["a", "b"]
+    assert (f"kubelet-winnet: note: {flow}:3: # kubelet-winnet:ignore host-network-ignored: "
+            "more than one object starts on this line, so the comment silences nothing; "
+            "write it on a line of its object's own") in err.splitlines()
 
 
 # --- reports on any character ----------------------------------------------------------------

@@ -10,7 +10,7 @@ import itertools
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from typing import IO, TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.config import (
@@ -401,8 +401,8 @@ class _Comments:
                 marked[line] = (text.rfind("#", 0, at), text)
         if not marked:
             return {}
-        real = _comment_lines(file, {n: column for n, (column, _) in marked.items()},
-                              self._max_bytes)
+        real, shared = _comment_lines(
+            file, {n: column for n, (column, _) in marked.items()}, self._max_bytes)
         found: dict[int, tuple[str, str, bool]] = {}
         for line, (_, text) in marked.items():
             parsed = ignore_comment(text)
@@ -410,6 +410,11 @@ class _Comments:
                 continue
             rule, reason = parsed
             where = f"{document.source}:{document.place((), line).line}: # {IGNORE_COMMENT}"
+            if line in shared:
+                self._session.note(
+                    f"{where} {_clip(rule)}: more than one object starts on this line, so "
+                    "the comment silences nothing; write it on a line of its object's own")
+                continue
             if rule not in RULES_BY_ID:
                 nearest = nearest_rule(rule) if rule else None
                 self._session.note(
@@ -445,26 +450,48 @@ class _Skips:
         return None
 
 
-def _comment_lines(source: str, columns: Mapping[int, int], max_bytes: int) -> set[int]:
+def _comment_lines(source: str, columns: Mapping[int, int],
+                   max_bytes: int) -> tuple[set[int], set[int]]:
     """The lines of ``columns`` (line: the column of a ``#`` on it) where that ``#``
-    starts a YAML comment: outside every scalar of the file, as libyaml reads it. A JSON
-    file has none (a ``#`` in it is inside a string), and after a YAML error nothing is
-    a comment: the input layer said what is wrong there."""
+    starts a YAML comment: outside every scalar of the file, as libyaml reads it; and
+    the lines where more than one object starts (a document, or an item of a List), whose
+    comment belongs to none of them. A JSON file has no comment (a ``#`` in it is inside
+    a string), and after a YAML error nothing is one: the input layer said what is wrong
+    there."""
     import bisect
+    from collections import Counter
 
     import yaml
 
     text = _decoded(source, max_bytes)
     if text is None:
-        return set()
+        return set(), set()
     marks = sorted((line - 1, column) for line, column in columns.items())
     inside: set[tuple[int, int]] = set()
+    starts: Counter[int] = Counter()  # line: objects starting on it
     end: tuple[int, int] = (1 << 62, 0)
+    # Open collections: [is a mapping, expects a key, its last key] (a List's items).
+    stack: list[list[Any]] = []
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         for event in yaml.parse(text, Loader=loader):
             start, stop = event.start_mark, event.end_mark
-            if isinstance(event, yaml.ScalarEvent) and start is not None and stop is not None:
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+                continue
+            if not isinstance(event, yaml.NodeEvent) or start is None or stop is None:
+                continue
+            parent = stack[-1] if stack else None
+            if parent is not None and parent[0]:
+                if parent[1] and isinstance(event, yaml.ScalarEvent):
+                    parent[2] = event.value
+                parent[1] = not parent[1]
+            if isinstance(event, yaml.MappingStartEvent) and (not stack or (
+                    len(stack) == 2 and stack[0][2] == "items" and not stack[1][0])):
+                starts[start.line] += 1
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                stack.append([isinstance(event, yaml.MappingStartEvent), True, None])
+            elif isinstance(event, yaml.ScalarEvent):
                 first, last = (start.line, start.column), (stop.line, stop.column)
                 at = bisect.bisect_left(marks, first)
                 while at < len(marks) and marks[at] < last:
@@ -473,8 +500,9 @@ def _comment_lines(source: str, columns: Mapping[int, int], max_bytes: int) -> s
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         end = (mark.line, mark.column) if mark is not None else (0, 0)
-    return {line + 1 for line, column in marks
+    real = {line + 1 for line, column in marks
             if (line, column) not in inside and (line, column) < end}
+    return real, {line + 1 for line, count in starts.items() if count > 1}
 
 
 def _decoded(source: str, max_bytes: int) -> str | None:

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet.cli.input import BadInput, Document, Limits, Place, read_source
 from kubelet_winnet.cli.input.documents import FieldPath
+
+if TYPE_CHECKING:
+    from kubelet_winnet.cli.render import Root
 
 __all__ = ["HelmTemplate", "Kustomization", "Origins"]
 
@@ -186,7 +189,7 @@ class HelmTemplate:
         self._aligned[index] = found
         return found
 
-    def place(self, path: FieldPath | None, line: int, start: int = 0) -> Place:
+    def place(self, path: FieldPath, line: int, start: int = 0) -> Place:
         """The template line of rendered ``line`` (the field at ``path``, of the object
         whose first key is on rendered line ``start``)."""
         if not self._load():
@@ -451,10 +454,9 @@ class _PatchPlace:
         self._patches = patches
         self._built = built
 
-    def __call__(self, path: FieldPath | None, line: int) -> Place:
+    def __call__(self, path: FieldPath, line: int) -> Place:
         found: tuple[str, int] | None = None
-        for patch in self._patches if path else ():
-            assert path is not None
+        for patch in self._patches if path else ():  # () asks for a line alone
             for node in patch.nodes:
                 at = _sets(node, path, self._built)
                 if at:
@@ -504,7 +506,8 @@ class Origins:
     rendered document into one that places its lines in the user's files, :meth:`hides`
     says which files a rendered kustomization lists (read through its build only)."""
 
-    def __init__(self, roots: dict[str, Any], copies: dict[str, str], limits: Limits) -> None:
+    def __init__(self, roots: Mapping[str, Root], copies: Mapping[str, str],
+                 limits: Limits) -> None:
         self._roots = roots
         self._copies = copies
         self._limits = limits

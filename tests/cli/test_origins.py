@@ -358,3 +358,41 @@ def test_a_base_and_its_overlay_in_one_run_report_each_object_once(
         f"deploy/base/ds.yaml:{line_of(written, 'hostNetwork')}: warning "
         f"host-network-ignored: DaemonSet/prod-agent: {HOST_NETWORK} "
         "[spec.template.spec.hostNetwork]"]), err
+
+
+def test_each_rendered_line_finds_the_template_line_that_wrote_it(tmp_path: Path) -> None:
+    """Without a renderer: SHIFTED as Helm renders it with VALUES (the `{{- if }}` and
+    `{{- include }}` trim the line before them; the include writes three lines, toYaml
+    two), each rendered line placed on the template's own."""
+    from kubelet_winnet.cli.origins import HelmTemplate
+
+    rendered = (
+        "# A Windows agent.\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n"
+        "  name: release-name-win\n  labels:\n    app: win\n    tier: agent\n"
+        "    team: platform\nspec:\n  selector:\n    matchLabels:\n      app: win\n"
+        "  template:\n    metadata:\n      labels:\n        app: win\n        tier: agent\n"
+        "        team: platform\n    spec:\n      nodeSelector:\n"
+        "        kubernetes.io/os: windows\n      hostNetwork: true\n      containers:\n"
+        "      - name: agent\n        image: example.com/win-agent:1.0\n        ports:\n"
+        "        - containerPort: 80\n          hostPort: 8080\n")
+    (tmp_path / "ds.yaml").write_text(SHIFTED, encoding="utf-8")
+    (tmp_path / "out.yaml").write_text("---\n" + rendered, encoding="utf-8")  # a header
+    template = HelmTemplate(str(tmp_path / "ds.yaml"), str(tmp_path / "out.yaml"), 1 << 20)
+
+    def placed(whole: str) -> int:  # the rendered line that is ``whole``, after "---"
+        return template.place(("x",), rendered.splitlines().index(whole) + 2, 2).line
+
+    def written(whole: str) -> int:
+        return SHIFTED.splitlines().index(whole) + 1
+
+    assert placed("      hostNetwork: true") == written(
+        "      hostNetwork: {{ .Values.hostNetwork }}")
+    assert placed("kind: DaemonSet") == written("kind: DaemonSet")
+    assert placed("        image: example.com/win-agent:1.0") == written(
+        "        image: example.com/win-agent:1.0")
+    # written by an action: the action's first line
+    assert placed("    tier: agent") == written('    {{- include "win.labels" (dict')
+    assert placed("        team: platform") == written(
+        '        {{- include "win.labels" (dict "part" "agent") | nindent 8 }}')
+    assert placed("          hostPort: 8080") == written(
+        "        {{- toYaml .Values.ports | nindent 8 }}")

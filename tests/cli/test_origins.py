@@ -396,3 +396,40 @@ def test_each_rendered_line_finds_the_template_line_that_wrote_it(tmp_path: Path
         '        {{- include "win.labels" (dict "part" "agent") | nindent 8 }}')
     assert placed("          hostPort: 8080") == written(
         "        {{- toYaml .Values.ports | nindent 8 }}")
+
+
+def test_a_built_object_is_found_through_its_bases_prefixes_and_an_inline_patch(
+    tmp_path: Path,
+) -> None:
+    """Without kubectl: an overlay over a base, each with a prefix, the overlay setting
+    the namespace and patching inline; the object kustomize would build (written here
+    by hand) is found in the base's file, and the inline patch named at its entry."""
+    from kubelet_winnet.cli.input import DEFAULT_LIMITS, Document, read_source
+    from kubelet_winnet.cli.origins import Kustomization
+
+    base, overlay = tmp_path / "base", tmp_path / "overlay"
+    base.mkdir()
+    overlay.mkdir()
+    (base / "ds.yaml").write_text(RESOURCE, encoding="utf-8")
+    (base / "kustomization.yaml").write_text("namePrefix: base-\nresources:\n- ds.yaml\n")
+    settings = ("namePrefix: prod-\nnamespace: win\nresources:\n- ../base\npatches:\n"
+                "- target: {kind: DaemonSet, name: agent}\n  patch: |-\n"
+                "    - op: add\n      path: /spec/template/spec/hostNetwork\n"
+                "      value: true\n")
+    (overlay / "kustomization.yaml").write_text(settings)
+    built = tmp_path / "built.yaml"
+    built.write_text(RESOURCE.replace("  name: agent", "  name: prod-base-agent\n"
+                                      "  namespace: win").replace(
+        "    spec:\n", "    spec:\n      hostNetwork: true\n"))
+    [document] = [d for d in read_source(str(built)) if isinstance(d, Document)]
+    build = Kustomization(str(overlay), "kustomization.yaml", DEFAULT_LIMITS)
+    found = build.locate(document)
+    assert (found.source, found.line) == (str(base / "ds.yaml"), 1)
+    field = ("spec", "template", "spec", "hostNetwork")
+    place = found.place(field, found.line_of(field))
+    entry = line_of(settings, "- target:")
+    assert place == type(place)(line_of(RESOURCE, "    spec:"),
+                                f"set by the patch {overlay / 'kustomization.yaml'}:{entry}",
+                                (str(overlay / "kustomization.yaml"), entry))
+    assert build.listed == {str(p) for p in (base / "ds.yaml", base / "kustomization.yaml",
+                                             overlay / "kustomization.yaml")}

@@ -399,6 +399,52 @@ def test_an_ignore_comment_in_a_utf16_file(
     assert (status, json.loads(out)["findings"]) == (0, [])
 
 
+def test_the_ignore_marker_inside_a_string_silences_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """JSON has no comments: one pod's annotation value that reads like the comment, in a
+    one-line List, silences no pod. In YAML a block scalar or a quoted value is text too;
+    only a real comment counts, for its own object."""
+    marker = "# kubelet-winnet:ignore host-network-ignored planted in a value"
+    planted = windows_pod("planted", hostNetwork=True)
+    planted["metadata"]["annotations"] = {"note": marker}
+    listed = tmp_path / "pods.json"
+    listed.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        planted, windows_pod("other", hostNetwork=True)]}, separators=(",", ":")),
+        encoding="utf-8")
+    status, out, _ = run(capsys, str(listed), "-o", "json")
+    assert status == 1
+    assert sorted(f["object"]["name"] for f in json.loads(out)["findings"]) == [
+        "other", "planted"]
+    text = tmp_path / "text.yaml"
+    text.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: block\n  annotations:\n"
+        f"    note: |\n      {marker}\n    quoted: 'x {marker}'\n"
+        "spec:\n  os: {name: windows}\n  hostNetwork: true\n"
+        "  containers: [{name: c, image: i}]\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: commented}\n"
+        "spec:\n  os: {name: windows}\n"
+        "  hostNetwork: true  # kubelet-winnet:ignore host-network-ignored a real comment\n"
+        "  containers: [{name: c, image: i}]\n", encoding="utf-8")
+    status, out, _ = run(capsys, str(text), "-o", "json")
+    report = json.loads(out)
+    assert status == 1
+    assert [f["object"]["name"] for f in report["findings"]] == ["block"]
+    assert report["summary"]["ignoredByComment"] == 1
+    # A real comment on a line where two objects start belongs to neither of them.
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(
+        "apiVersion: v1\nkind: List\nitems: ["
+        + ", ".join(json.dumps(windows_pod(name, hostNetwork=True)) for name in "ab")
+        + "]  # kubelet-winnet:ignore host-network-ignored which pod?\n", encoding="utf-8")
+    status, out, err = run(capsys, str(flow), "-o", "json")
+    assert status == 1
+    assert [f["object"]["name"] for f in json.loads(out)["findings"]] == ["a", "b"]
+    assert (f"kubelet-winnet: note: {flow}:3: # kubelet-winnet:ignore host-network-ignored: "
+            "more than one object starts on this line, so the comment silences nothing; "
+            "write it on a line of its object's own") in err.splitlines()
+
+
 # --- reports on any character ----------------------------------------------------------------
 
 class _Doc:

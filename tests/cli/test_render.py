@@ -142,22 +142,26 @@ def test_a_kustomization_is_checked_as_kubectl_builds_it(
                 "hostNetwork: true is ignored: the pod gets its own network namespace; for "
                 "the node's network make it HostProcess. [spec.template.spec.hostNetwork]")
 
-    from_build = finding(str(KUSTOMIZATION / "kustomization.yaml"),
-                         line_of(built, "hostNetwork: true"), name)
-    as_it_is = finding(str(KUSTOMIZATION / "daemonset.yaml"),
-                       line_of(resource_text, "hostNetwork: true"), resource)
-    # the directory: its resource as it is (sorted first), then the build
+    # The build's object, named by its prefixed name, at the line of its resource file
+    # that writes the field: once, though the directory holds the resource file too.
+    from_build = finding(str(KUSTOMIZATION / "daemonset.yaml"),
+                         line_of(resource_text, "hostNetwork: true"), name)
+    assert name in built and "hostNetwork: true" in built
     status, out, err = run(capsys, "check", "-o", "text", str(KUSTOMIZATION))
-    assert (status, out.splitlines(), errors(err)) == (1, [as_it_is, from_build], [])
+    assert (status, out.splitlines(), errors(err)) == (1, [from_build], [])
     # the kustomization file alone (as pre-commit gives it): the build
     status, out, err = run(capsys, "check", "-o", "text",
                            str(KUSTOMIZATION / "kustomization.yaml"))
     assert (status, out.splitlines(), errors(err)) == (1, [from_build], [])
+    # the resource file alone: read as it is, under its own name
+    status, out, err = run(capsys, "check", "-o", "text", str(KUSTOMIZATION / "daemonset.yaml"))
+    assert (status, out.splitlines(), errors(err)) == (
+        1, [finding(str(KUSTOMIZATION / "daemonset.yaml"),
+                    line_of(resource_text, "hostNetwork: true"), resource)], [])
     # -v says which tool built it
     status, _, err = run(capsys, "check", "-v", str(KUSTOMIZATION / "kustomization.yaml"))
     assert f"kubelet-winnet: note: {KUSTOMIZATION}: rendered with kubectl kustomize " \
-        f"{KUSTOMIZATION}; findings name its kustomization file and the line of the " \
-        "output" in err.splitlines(), err
+        f"{KUSTOMIZATION}; findings name the file each object came from" in err.splitlines(), err
     # translate reads the same build: the prefixed name is the kustomization's
     status, out, _ = run(capsys, "translate", "-o", "json",
                          str(KUSTOMIZATION / "kustomization.yaml"))
@@ -241,8 +245,7 @@ def test_a_chart_is_checked_as_helm_renders_it_under_each_templates_name(
         assert "pod in 2 files checked" in err  # the DaemonSet's and the ServiceAccount's
     status, _, err = run(capsys, "check", "-v", str(CHART))
     assert f"kubelet-winnet: note: {CHART}: rendered with helm template {CHART} " \
-        "(helm-python-sdk); findings name each template and the line of what it " \
-        "rendered" in err.splitlines()
+        "(helm-python-sdk); findings name each template and its lines" in err.splitlines()
     status, out, _ = run(capsys, "check", "-o", "sarif", str(CHART))
     [result] = json.loads(out)["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"] == {  # the template, in the repository

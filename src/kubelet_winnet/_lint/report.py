@@ -63,7 +63,8 @@ class Session(Protocol):
 class ReportWriter(Protocol):
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int, how: str = "annotation",
+        line: int, how: str = "annotation", remark: str = "",
+        also: tuple[str, int] | None = None,
     ) -> None: ...
 
     def pod(self, document: Document, pod: PodObject) -> None: ...
@@ -174,7 +175,8 @@ _COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m",
 class _Text(_Base):
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int, how: str = "annotation",
+        line: int, how: str = "annotation", remark: str = "",
+        also: tuple[str, int] | None = None,
     ) -> None:
         self._count(finding, ignored, how)
         if ignored is not None:
@@ -185,7 +187,7 @@ class _Text(_Base):
         self._out.write(
             printable(f"{document.source}:{line}:") + f" {label} " + printable(
                 f"{finding.rule.id}: {_subject(pod, finding)}: {finding.message} "
-                f"[{describe_path(finding.field)}]"
+                f"[{describe_path(finding.field)}]" + (f" ({remark})" if remark else "")
             ) + "\n"
         )
         if self._options.details and finding.detail:
@@ -203,7 +205,8 @@ class _Json(_Base):
 
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int, how: str = "annotation",
+        line: int, how: str = "annotation", remark: str = "",
+        also: tuple[str, int] | None = None,
     ) -> None:
         self._count(finding, ignored, how)
         if ignored is not None:
@@ -225,6 +228,9 @@ class _Json(_Base):
             f'"rule": {quote(finding.rule.id)}, '
             f'"severity": "{finding.severity.label}", "message": {quote(finding.text)}, '
             f'"headline": {quote(finding.message)}'
+            + (f', "remark": {quote(remark)}' if remark else "")
+            + (f', "related": {{"file": {quote(also[0])}, "line": {int(also[1])}}}'
+               if also else "")
             + ("}" if uri is None else f', "helpUri": {quote(uri)}}}')
         )
         self._first = False
@@ -312,7 +318,8 @@ class _Sarif(_Base):
 
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int, how: str = "annotation",
+        line: int, how: str = "annotation", remark: str = "",
+        also: tuple[str, int] | None = None,
     ) -> None:
         self._count(finding, ignored, how)
         physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(document.source)}}
@@ -322,7 +329,8 @@ class _Sarif(_Base):
             "ruleId": finding.rule.id,
             "ruleIndex": _RULE_INDEX[finding.rule.id],
             "level": finding.severity.sarif_level,
-            "message": {"text": f"{_subject(pod, finding)}: {finding.text}"},
+            "message": {"text": f"{_subject(pod, finding)}: {finding.text}"
+                        + (f" ({remark})" if remark else "")},
             "locations": [{
                 "physicalLocation": physical,
                 "logicalLocations": [{
@@ -336,6 +344,12 @@ class _Sarif(_Base):
                 **({"container": finding.container} if finding.container else {}),
             },
         }
+        if also is not None:  # the other file that set the field (a kustomize patch)
+            related: dict[str, Any] = {"artifactLocation": {"uri": _uri(also[0])}}
+            if also[1] > 0:
+                related["region"] = {"startLine": also[1]}
+            result["relatedLocations"] = [{"id": 0, "physicalLocation": related,
+                                           "message": {"text": remark}}]
         if ignored is not None:
             result["suppressions"] = [{
                 "kind": "external" if how == "baseline" else "inSource",
@@ -383,14 +397,16 @@ class _Junit(_Base):
 
     def finding(
         self, document: Document, pod: PodObject, finding: Finding, ignored: str | None,
-        line: int, how: str = "annotation",
+        line: int, how: str = "annotation", remark: str = "",
+        also: tuple[str, int] | None = None,
     ) -> None:
         self._count(finding, ignored, how)
         self._pods[(document.source, document.document, document.item)] = ("", "")
         name = f"{finding.rule.id} {_subject(pod, finding)} {describe_path(finding.field)}"
         head = (f"<testcase classname={_quoteattr(document.source)} name={_quoteattr(name)} "
                 f"file={_quoteattr(document.source)} line=\"{line}\"")
-        text = f"{document.source}:{line}: {finding.severity.label}: {finding.text}"
+        text = (f"{document.source}:{line}: {finding.severity.label}: {finding.text}"
+                + (f" ({remark})" if remark else ""))
         threshold = self._options.threshold
         if ignored is not None:
             self._cases.append(("skipped", head, f"<skipped message={_quoteattr(ignored)}/>"))

@@ -10,7 +10,7 @@ import itertools
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from typing import IO, TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.config import (
@@ -198,6 +198,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     given = args.kubelet_version is not None
     if not given:
         args.kubelet_version = DEFAULT_KUBELET_VERSION
+    arguments = input_paths(args)  # as given, before a filter expands them to files
     if (config.skip or baseline is not None) and not _filter_inputs(
             args, session, config, baseline):
         return session.status
@@ -252,6 +253,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         ) if len(findings) > 1 else [(line_of(f.field), 0, f) for f in findings]
         skips = comments.of(item.document)
         for line, _, finding in located:
+            place = item.document.place(finding.field, line)
             how = "annotation"
             reason = ignored.get(finding.rule.id)
             if reason is None and skips is not None:
@@ -263,8 +265,9 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                 how = "baseline"
             if reason is None and threshold is not None and finding.severity >= threshold:
                 session.fail(EXIT_FINDINGS)
-            writer.finding(item.document, item.pod, finding, reason, line, how)
-    inputs.note_empty(input_paths(args))
+            writer.finding(item.document, item.pod, finding, reason, place.line, how,
+                           place.remark, place.also)
+    inputs.note_empty(arguments)
     if not inputs.with_objects and not session.errors and not allow_empty:
         templates = len(inputs.explained)
         session.error(
@@ -358,18 +361,23 @@ def _place(text: str, known: set[str]) -> tuple[str | None, int]:
 class _Comments:
     """The ``# kubelet-winnet:ignore RULE reason`` comments of the file being checked:
     read when one of its objects has a finding, the lines with the marker only (the file
-    is streamed; most have none). A comment naming no rule or no reason is a note."""
+    is streamed; most have none), and of those the ones where the marker is a real YAML
+    comment (not text inside a string or block scalar; JSON has no comments). A rendered
+    object's comments are read in the renderer's output, which keeps a template's
+    comments, in the lines its findings are found at. A comment naming no rule or no
+    reason is a note."""
 
     def __init__(self, session: Session, max_bytes: int) -> None:
         self._session = session
         self._max_bytes = max_bytes
-        self._source: str | None = None
+        self._file: str | None = None
         self._lines: dict[int, tuple[str, str, bool]] = {}  # line: rule, reason, own line
 
     def of(self, document: Document) -> _Skips | None:
-        if document.source != self._source:
-            self._source = document.source
-            self._lines = self._read(document.source)
+        file = document.text or document.source
+        if file != self._file:
+            self._file = file
+            self._lines = self._read(document, file)
         if not self._lines:
             return None
         lines = {document.line_of(("kind",)), document.line_of(("metadata",))}
@@ -378,7 +386,7 @@ class _Comments:
             lines.add(document.line - 1)
         return _Skips(self._lines, lines)
 
-    def _read(self, source: str) -> dict[int, tuple[str, str, bool]]:
+    def _read(self, document: Document, file: str) -> dict[int, tuple[str, str, bool]]:
         from kubelet_winnet._lint.rules import (
             IGNORE_COMMENT,
             RULES_BY_ID,
@@ -386,13 +394,27 @@ class _Comments:
             nearest_rule,
         )
 
+        marked: dict[int, tuple[int, str]] = {}  # line: column of its "#", text
+        for line, text in _marked_lines(file, IGNORE_COMMENT, self._max_bytes):
+            if ignore_comment(text) is not None:
+                at = text.index(IGNORE_COMMENT)
+                marked[line] = (text.rfind("#", 0, at), text)
+        if not marked:
+            return {}
+        real, shared = _comment_lines(
+            file, {n: column for n, (column, _) in marked.items()}, self._max_bytes)
         found: dict[int, tuple[str, str, bool]] = {}
-        for line, text in _marked_lines(source, IGNORE_COMMENT, self._max_bytes):
+        for line, (_, text) in marked.items():
             parsed = ignore_comment(text)
-            if parsed is None:
+            if parsed is None or line not in real:
                 continue
             rule, reason = parsed
-            where = f"{source}:{line}: # {IGNORE_COMMENT}"
+            where = f"{document.source}:{document.place((), line).line}: # {IGNORE_COMMENT}"
+            if line in shared:
+                self._session.note(
+                    f"{where} {_clip(rule)}: more than one object starts on this line, so "
+                    "the comment silences nothing; write it on a line of its object's own")
+                continue
             if rule not in RULES_BY_ID:
                 nearest = nearest_rule(rule) if rule else None
                 self._session.note(
@@ -426,6 +448,84 @@ class _Skips:
             if named == rule:
                 return reason
         return None
+
+
+def _comment_lines(source: str, columns: Mapping[int, int],
+                   max_bytes: int) -> tuple[set[int], set[int]]:
+    """The lines of ``columns`` (line: the column of a ``#`` on it) where that ``#``
+    starts a YAML comment: outside every scalar of the file, as libyaml reads it; and
+    the lines where more than one object starts (a document, or an item of a List), whose
+    comment belongs to none of them. A JSON file has no comment (a ``#`` in it is inside
+    a string), and after a YAML error nothing is one: the input layer said what is wrong
+    there."""
+    import bisect
+    from collections import Counter
+
+    import yaml
+
+    text = _decoded(source, max_bytes)
+    if text is None:
+        return set(), set()
+    marks = sorted((line - 1, column) for line, column in columns.items())
+    inside: set[tuple[int, int]] = set()
+    starts: Counter[int] = Counter()  # line: objects starting on it
+    end: tuple[int, int] = (1 << 62, 0)
+    # Open collections: [is a mapping, expects a key, its last key] (a List's items).
+    stack: list[list[Any]] = []
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            start, stop = event.start_mark, event.end_mark
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+                continue
+            if not isinstance(event, yaml.NodeEvent) or start is None or stop is None:
+                continue
+            parent = stack[-1] if stack else None
+            if parent is not None and parent[0]:
+                if parent[1] and isinstance(event, yaml.ScalarEvent):
+                    parent[2] = event.value
+                parent[1] = not parent[1]
+            if isinstance(event, yaml.MappingStartEvent) and (not stack or (
+                    len(stack) == 2 and stack[0][2] == "items" and not stack[1][0])):
+                starts[start.line] += 1
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                stack.append([isinstance(event, yaml.MappingStartEvent), True, None])
+            elif isinstance(event, yaml.ScalarEvent):
+                first, last = (start.line, start.column), (stop.line, stop.column)
+                at = bisect.bisect_left(marks, first)
+                while at < len(marks) and marks[at] < last:
+                    inside.add(marks[at])
+                    at += 1
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        end = (mark.line, mark.column) if mark is not None else (0, 0)
+    real = {line + 1 for line, column in marks
+            if (line, column) not in inside and (line, column) < end}
+    return real, {line + 1 for line, count in starts.items() if count > 1}
+
+
+def _decoded(source: str, max_bytes: int) -> str | None:
+    """The text of ``source`` (stdin: the part of it kept) as the input layer decodes
+    it: UTF-8, or UTF-16/UTF-32 by their byte order mark."""
+    import codecs
+
+    from kubelet_winnet.cli.input import stdin_head
+
+    if source == "<stdin>":
+        data = stdin_head()
+    else:
+        try:
+            with open(source, "rb") as raw:
+                data = raw.read(max_bytes)
+        except OSError:
+            return None
+    for bom, name in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                      (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+                      (codecs.BOM_UTF8, "utf-8-sig")):
+        if data.startswith(bom):
+            return data.decode(name, "replace")
+    return data.decode("utf-8", "replace")
 
 
 def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[int, str]]:

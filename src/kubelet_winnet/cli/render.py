@@ -11,9 +11,10 @@ manifests, and one that no kustomization lists must not go unchecked.
 Each renderer is a child process with a timeout; its output is bounded by ``--max-bytes``
 and kept in a temporary file, which the input layer then reads under a name a person
 knows: Helm's ``# Source:`` comments split the stream per template, so a finding names
-``chart/templates/ds.yaml`` and the line of what that template rendered (docs/check.md,
-"Charts and kustomizations"); a kustomization's findings name its kustomization file and
-the line of the built stream.
+``chart/templates/ds.yaml``; a kustomization's build is read under its kustomization
+file. cli/origins.py then places each object's lines in the file a person edits (the
+template's lines, a kustomization's resource files; docs/check.md, "Charts and
+kustomizations").
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ class Renderer:
     limits: Limits
     copies: dict[str, str] = field(default_factory=dict)
     rendered: set[str] = field(default_factory=set)  # names that came from a renderer
+    roots: dict[str, Root] = field(default_factory=dict)  # each name's chart or kustomization
     _results: dict[str, list[str | BadInput]] = field(default_factory=dict)
     _cache: dict[str, str | None] = field(default_factory=dict)
     _tmp: str | None = None
@@ -200,21 +202,22 @@ class Renderer:
             return
         if self.note is not None:
             self.note(f"{root.path}: rendered with {_shown(command)}; "
-                      + ("findings name its kustomization file and the line of the output"
+                      + ("findings name the file each object came from"
                          if root.kind == "kustomize" else
-                         "findings name each template and the line of what it rendered"))
+                         "findings name each template and its lines"))
         if root.kind == "kustomize":
             name = _under(root.path, root.manifest)
-            self._add(name, out)
+            self._add(name, out, root)
             yield name
             return
         for name, path in _split_helm(out, root.path, os.path.join(self._tmp, str(number))):
-            self._add(name, path)
+            self._add(name, path, root)
             yield name
 
-    def _add(self, name: str, path: str) -> None:
+    def _add(self, name: str, path: str, root: Root) -> None:
         self.copies[name] = path
         self.rendered.add(name)
+        self.roots[name] = root
 
     def _command(self, root: Root) -> list[str]:
         from shutil import which

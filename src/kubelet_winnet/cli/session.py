@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
@@ -25,6 +25,7 @@ from kubelet_winnet.cli.input import (
 from kubelet_winnet.errors import InvalidPodError, WinnetError
 
 if TYPE_CHECKING:
+    from kubelet_winnet.cli.origins import Origins
     from kubelet_winnet.cli.render import Renderer
 
 __all__ = [
@@ -159,7 +160,8 @@ class Pod:
 
     @property
     def where(self) -> str:
-        return f"{self.document.source}:{self.document.line}"
+        document = self.document  # a rendered object: the line a person edits
+        return f"{document.source}:{document.place((), document.line).line}"
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -351,7 +353,8 @@ def field_path(text: str) -> tuple[str | int, ...]:
 
 
 def invalid_pod(session: Session, document: Document, exc: InvalidPodError) -> None:
-    line = document.line_of(field_path(exc.field)) if exc.field else document.line
+    path = field_path(exc.field) if exc.field else ()
+    line = document.place(path, document.line_of(path) if path else document.line).line
     session.error(f"{document.source}:{line}: document {document.document}: {exc}")
 
 
@@ -371,24 +374,33 @@ def pods(
     session.verbose = args.verbose
     session.quiet = args.quiet
     renderer = renderer_of(args)
+    origins = None
+    entries: Iterable[str | BadInput | Skipped]
     if renderer is not None:  # charts and kustomizations, rendered in place
         session.rendered = renderer.rendered
         renderer.note = session.note if session.verbose else None
-        entries = renderer.expand(input_paths(args))
+        # Every render first: the files a kustomization lists are then known before
+        # any of them would be read as it is.
+        entries = list(renderer.expand(input_paths(args)))
+        origins = origins_of(args, renderer, limits)
     else:
         entries = expand_paths(input_paths(args))
     for entry in entries:
         if isinstance(entry, BadInput) and bad is not None and bad(entry):
             continue  # (an empty directory is then known as said: no second note)
         path = session.source(entry)
-        if path is None:
+        if path is None or (origins is not None and origins.hides(path)):
             continue
         copy = copies.get(path) if copies is not None else None
+        adapt = None
         if copy is None and renderer is not None:
             copy = renderer.copies.get(path)
+            adapt = origins.adapter(path) if origins is not None else None
         label = None if copy is None else "<stdin>" if path == "-" else path
         first = True
         for found in read_source(copy or path, limits, label=label):
+            if adapt is not None and isinstance(found, Document):
+                found = adapt(found)  # its lines placed in the file a person edits
             if first:
                 first = False
                 # A file that could not be opened (missing, a dangling link) was not
@@ -421,13 +433,28 @@ def pods(
                 if session.verbose:
                     session.err.write(printable(
                         f"{session.prog}: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.line})"
+                        f"({found.source}:{found.place((), found.line).line})"
                     ) + "\n")
                 continue
             session.pods += 1
             yield Pod(found, pod, target)
         if first:  # an empty file: read, and nothing in it
             session.files += 1
+
+
+def origins_of(args: argparse.Namespace, renderer: Renderer,
+               limits: Limits) -> Origins | None:
+    """Where the renderer's output was written (cli/origins.py), kept on ``args`` with
+    the renderer: a second pass over the input reuses it. None when nothing was
+    rendered (the module is then not loaded: pre-commit's check starts fast)."""
+    if not renderer.roots:
+        return None
+    from kubelet_winnet.cli.origins import Origins
+
+    origins: Origins | None = getattr(args, "origins", None)
+    if origins is None:
+        origins = args.origins = Origins(renderer.roots, renderer.copies, limits)
+    return origins
 
 
 def report_skipped(session: Session) -> None:

@@ -18,7 +18,7 @@ The modules, along the reader's seams: :mod:`.paths` (arguments to files, stdin)
 from __future__ import annotations
 
 from kubelet_winnet._describe import describe_path
-from kubelet_winnet.cli.input.documents import BadInput, Document
+from kubelet_winnet.cli.input.documents import BadInput, Document, Place
 from kubelet_winnet.cli.input.encoding import DEFAULT_LIMITS, MAX_INT_DIGITS, Limits
 from kubelet_winnet.cli.input.paths import (
     SETTINGS_FILE,
@@ -36,6 +36,7 @@ __all__ = [
     "BadInput",
     "Document",
     "Limits",
+    "Place",
     "Skipped",
     "describe_path",
     "expand_paths",

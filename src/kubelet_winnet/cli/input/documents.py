@@ -14,6 +14,7 @@ __all__ = [
     "BadInput",
     "Document",
     "FieldPath",
+    "Place",
     "Refused",
     "clip",
     "json_kind",
@@ -43,9 +44,22 @@ class BadInput:
         return f"{where}: {self.reason}"
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a person edits a field of a rendered object: ``line`` in the document's
+    source; ``remark`` says why it is not the field's own line, or which other file set
+    the field (``also``: that file and line, a kustomize patch)."""
+
+    line: int
+    remark: str = ""
+    also: tuple[str, int] | None = None
+
+
 @dataclass(slots=True)  # not frozen: a frozen dataclass pays a setattr per field
 class Document:
-    """One object: a document of a file, or an item of a ``List`` document."""
+    """One object: a document of a file, or an item of a ``List`` document. A rendered
+    object's lines count in ``text`` (the renderer's output, kept in a temporary file)
+    and ``place`` turns them into lines of ``source``, the file a person edits."""
 
     source: str
     document: int  # 1-based document number in the file
@@ -53,6 +67,9 @@ class Document:
     line: int  # line where the object starts
     value: dict[str, Any]
     _locate: Callable[[FieldPath], int] = field(repr=False, compare=False)
+    text: str | None = field(default=None, repr=False, compare=False)
+    _place: Callable[[FieldPath, int], Place] | None = field(
+        default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -66,6 +83,16 @@ class Document:
             return self._locate(path) or self.line
         except Exception:  # a locator is best effort: never lose a finding over it
             return self.line
+
+    def place(self, path: FieldPath, line: int) -> Place:
+        """Where a person edits the field at ``path``, found at ``line`` (of
+        :meth:`line_of`): the same line unless the object was rendered."""
+        if self._place is None:
+            return Place(line)
+        try:
+            return self._place(path, line)
+        except Exception:  # best effort, as line_of: never lose a finding over it
+            return Place(line)
 
 
 #: Ends every error after which nothing more of the file is read (a parser that cannot

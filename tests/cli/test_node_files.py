@@ -408,3 +408,61 @@ def test_documents_that_are_not_node_files_are_one_note_per_file(tmp_path: Path)
         f"{dump}: 501 documents are not node files (kinds 'Pod', 'Service')",
         f"{tmp_path / 'kp.yaml'}#2: not a node file (kind 'ConfigMap')",
     ]
+
+
+def test_a_directory_search_stops_at_the_file_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `node /` listed the whole tree before refusing it: the search must stop as soon as
+    # the bound is passed, without listing the folders after it.
+    import os
+
+    from kubelet_winnet.cli import nodefiles
+
+    for folder, count in (("a", 600), ("b", 600), ("c", 1)):
+        (tmp_path / folder).mkdir()
+        for index in range(count):
+            (tmp_path / folder / f"{index}.txt").write_bytes(b"")
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        listed.append(os.path.basename(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(nodefiles.os, "scandir", scandir)
+    found = read_node([str(tmp_path)])
+    assert "c" not in listed
+    (error,) = found.errors
+    assert error.where == str(tmp_path)
+    assert f"more than {nodefiles.MAX_FILES} files" in str(error)
+    assert "nothing under it was read" in str(error)
+    assert found.files == 0 and found.skipped == []
+
+
+def test_a_tree_of_empty_folders_is_refused_at_the_entry_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubelet_winnet.cli import nodefiles
+
+    monkeypatch.setattr(nodefiles, "MAX_ENTRIES", 50)
+    for index in range(60):
+        (tmp_path / f"d{index}").mkdir()
+    found = read_node([str(tmp_path)])
+    (error,) = found.errors
+    assert "more than 1000 files or 50 entries" in str(error)
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path: Path) -> None:
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root lists every folder: the unreadable folder cannot be made")
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        found = read_node([str(tmp_path)])
+    finally:
+        locked.chmod(0o700)
+    assert found.proxy is not None
+    assert [str(e) for e in found.errors] == [f"{locked}: cannot read: Permission denied"]

@@ -30,6 +30,7 @@ from kubelet_winnet.runtime._node import CniNetwork, NodeFacts
 __all__ = ["MAX_FILES", "NODE_LIMITS", "NodeFiles", "read_node"]
 
 MAX_FILES = 1000  # files looked at per node: a node's configuration is a handful
+MAX_ENTRIES = 10_000  # folders (and passed-by entries) a directory search looks at
 # A node's files are kilobytes; the manifests' 256 MiB default would only let a wrong
 # path (a log, a disk image) take time.
 NODE_LIMITS = Limits(max_bytes=16 * 1024 * 1024)
@@ -101,27 +102,64 @@ _KINDS = {"containerd": "containerd config.toml", "kubelet": "kubelet configurat
           "dynamic": "netsh dynamic port range output", "node": "Node object"}
 
 
+def _walk(top: str, found: NodeFiles, room: int) -> list[str] | None:
+    """The regular files under ``top`` (name order, each folder's files before its
+    subfolders), or None once there are more than ``room`` files or ``MAX_ENTRIES``
+    entries in all: the search stops there, so ``/`` is not listed whole to be refused.
+    Links to folders are not followed (as ``os.walk``)."""
+    out: list[str] = []
+    looked = 0
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        files: list[str] = []
+        folders: list[str] = []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    looked += 1
+                    if looked > MAX_ENTRIES:
+                        return None
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        files.append(entry.name)
+                    elif not entry.is_symlink():
+                        folders.append(entry.name)
+        except OSError as exc:
+            found.errors.append(NodeConfigError(
+                folder, f"cannot read: {exc.strerror or type(exc).__name__}"))
+            continue
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if not replayable(path):  # opening a FIFO waits for a writer, maybe forever
+                found.skipped.append(
+                    f"{path}: skipped: not a regular file (a FIFO, socket or device; a "
+                    "directory search reads regular files only, name it as an argument "
+                    "to read it)")
+                continue
+            out.append(path)
+            if len(out) > room:
+                return None
+        stack.extend(os.path.join(folder, name) for name in sorted(folders, reverse=True))
+    return out
+
+
 def _files(paths: list[str], found: NodeFiles) -> list[str]:
     out: list[str] = []
     for path in paths:
-        if os.path.isdir(path):
-            for root, dirs, names in os.walk(path):
-                dirs.sort()
-                for name in sorted(names):
-                    found_path = os.path.join(root, name)
-                    if replayable(found_path):
-                        out.append(found_path)
-                    else:  # opening a FIFO waits for a writer, maybe forever
-                        found.skipped.append(
-                            f"{found_path}: skipped: not a regular file (a FIFO, socket or "
-                            "device; a directory search reads regular files only, name it "
-                            "as an argument to read it)")
-        else:
-            out.append(path)
-        if len(out) > MAX_FILES:
+        notes = len(found.skipped)
+        walked = _walk(path, found, MAX_FILES - len(out)) if os.path.isdir(path) else [path]
+        if walked is None or len(out) + len(walked) > MAX_FILES:
+            del found.skipped[notes:]  # nothing under it is read: no note about its parts
             found.errors.append(NodeConfigError(
-                path, f"more than {MAX_FILES} files: name the node's files, not a whole disk"))
-            return out[:MAX_FILES]
+                path, f"more than {MAX_FILES} files or {MAX_ENTRIES} entries: the search "
+                "stopped there and nothing under it was read; give one node's folder or "
+                "its files"))
+            continue
+        out.extend(walked)
     return out
 
 

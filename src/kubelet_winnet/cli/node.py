@@ -11,6 +11,7 @@ import argparse
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet.cli.session import (
@@ -506,14 +507,37 @@ def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
         return {}
     found: dict[str, NodeFiles] = {}
     for name in names:
-        files = read_node([os.path.join(directory, name)])
+        folder = os.path.join(directory, name)
+        files = read_node([folder])
         for problem in files.errors:
             session.error(str(problem))
+        for skipped in files.skipped:
+            session.note(skipped)
+        if files.empty:  # its pods would get default plans as if judged: an input error
+            if not files.errors:
+                count = f"{files.files} file" + ("" if files.files == 1 else "s")
+                session.error(f"--node-config {folder}: no node file in it ({count} read); "
+                              "its pods are not judged against it")
+            continue
         if files.node is not None and files.node.name != name:
             session.note(f"--node-config {name}: its Node object is {files.node.name!r}; "
                          f"the folder name {name!r} is used to join pods")
         found[name] = files
     return found
+
+
+def unmatched_node_configs(folders: dict[str, NodeFiles], nodes: Iterable[str],
+                           directory: str, session: Session) -> None:
+    """An error for each ``--node-config`` folder named after no node of the input: its
+    files judged nothing (a typo in the folder name, or the wrong cluster)."""
+    import os
+
+    seen = set(nodes)
+    for name in folders:
+        if name not in seen:
+            session.error(f"--node-config {os.path.join(directory, name)}: no node {name!r} in "
+                          f"the input ({len(seen)} node{'' if len(seen) == 1 else 's'}); "
+                          "name each folder after its node")
 
 
 def pod_on_node(obj: Any, kubelet: str, feature_gates: str | None,

@@ -47,11 +47,18 @@ def test_cni_files(name: str, declared: dict[str, set[str]], delegate: str | Non
     assert network.plugins[0].delegate == delegate
 
 
-def test_cni_in_utf16_as_powershell_writes_it(tmp_path: Path) -> None:
+def test_cni_in_utf16_is_refused_as_libcni_refuses_it(tmp_path: Path) -> None:
+    # libcni hands the bytes to Go's json.Unmarshal (libcni/conf.go): UTF-16 is not JSON.
     text = (CNI / "azure-windows.conflist").read_text(encoding="utf-8")
     path = tmp_path / "10-azure.conflist"
     path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
-    assert read_cni(str(path)).plugins[0].type == "azure-vnet"
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert caught.value.where == f"{path}:1"
+    assert caught.value.reason.startswith("UTF-16 text (PowerShell 5.1's Out-File and > write "
+                                          "it): containerd's CNI loader (libcni")
+    assert "loads no network" in caught.value.reason
+    assert "copy the node's file with Copy-Item" in caught.value.reason
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -151,8 +158,10 @@ def test_excluded_ranges_any_heading(rows: list[tuple[int, int, bool]], heading:
     rows = [(s, min(s + n, 65535), star) for s, n, star in rows]
     body = "\n".join(f"{s:>10}  {e:>10}" + ("     *" if star else "") for s, e, star in rows)
     text = f"\n{heading}\n----------    --------\n{body}\n\n* - Administered port exclusions.\n"
-    parsed = parse_netsh(text, "x.txt")
-    assert parsed is not None and parsed.kind == "excluded"
+    outputs = parse_netsh(text, "x.txt")
+    assert outputs is not None
+    (parsed,) = outputs
+    assert (parsed.kind, parsed.protocol, parsed.protocol_named) == ("excluded", "tcp", True)
     assert [(r.start, r.end, r.administered) for r, _ in parsed.ranges] == rows
 
 

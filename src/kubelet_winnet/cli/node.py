@@ -242,15 +242,24 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
                 severity=Severity.INFO if outcome == "unknown" else None)
 
     low, high = NODE_PORT_RANGE
-    for kind in ("excluded", "dynamic"):
-        ranges = getattr(files, kind)
-        if ranges is None:
-            continue
-        for kept, at in ranges.ranges:
+    overlapping: dict[str, list[tuple[str, int]]] = {}  # per file: (range named, line)
+    for (kind, protocol), output in sorted(files.ports.items()):
+        for kept, at in output.ranges:
             if kept.start <= high and kept.end >= low:
-                add("node-port-range",
-                    f"the {kind} range {kept} overlaps the NodePort range {low}-{high}: node "
-                    "ports there collide with ports Windows keeps.", ranges.source, at)
+                overlapping.setdefault(output.source, []).append(
+                    (f"{protocol.upper()} {kind} range {kept}", at))
+    for source, ranges in overlapping.items():  # one finding per file: a file of a
+        # million rows is one line to read, not a million
+        ranges.sort(key=lambda item: item[1])
+        if len(ranges) == 1:
+            subject = f"the {ranges[0][0]} overlaps"
+        else:
+            shown = ", ".join(name for name, _ in ranges[:3])
+            more = f" and {len(ranges) - 3} more" if len(ranges) > 3 else ""
+            subject = f"{len(ranges)} ranges ({shown}{more}) overlap"
+        add("node-port-range",
+            f"{subject} the NodePort range {low}-{high}: node ports there collide with ports "
+            "Windows keeps.", source, ranges[0][1])
 
     node = files.node
     if node is not None and node.kernel.startswith("10.0.26100") and hyperv:

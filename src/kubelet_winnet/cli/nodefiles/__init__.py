@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass, field
 
 from kubelet_winnet.cli.input import DEFAULT_LIMITS, BadInput, Limits, read_source, replayable
-from kubelet_winnet.cli.nodefiles._text import read_text
-from kubelet_winnet.cli.nodefiles.cni import CNI_SUFFIXES, parse_cni, read_cni
+from kubelet_winnet.cli.nodefiles._text import read_text, refuse_template
+from kubelet_winnet.cli.nodefiles.cni import CNI_SUFFIXES, read_cni
 from kubelet_winnet.cli.nodefiles.containerd import ContainerdConfig, parse_containerd
 from kubelet_winnet.cli.nodefiles.kube import (
     ComponentConfig,
@@ -39,18 +39,29 @@ _DOCUMENTS = (".yaml", ".yml", ".json")
 
 @dataclass
 class NodeFiles:
-    """What one node's files say; ``errors`` the files that could not be read."""
+    """What one node's files say; ``errors`` the files that could not be read;
+    ``read_as`` what each file was read as (file, one phrase), in the order read."""
 
     containerd: ContainerdConfig | None = None
     cni: list[CniNetwork] = field(default_factory=list)  # in file-name order
     kubelet: ComponentConfig | None = None
     proxy: ComponentConfig | None = None
-    excluded: PortRanges | None = None
-    dynamic: PortRanges | None = None
+    # (kind, protocol): ("excluded", "tcp"), ("dynamic", "udp"), ...
+    ports: dict[tuple[str, str], PortRanges] = field(default_factory=dict)
     node: NodeObject | None = None
     errors: list[NodeConfigError] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     files: int = 0
+    read_as: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def excluded(self) -> PortRanges | None:
+        """The TCP excluded port ranges (what hostPorts and NodePorts mostly are)."""
+        return self.ports.get(("excluded", "tcp"))
+
+    @property
+    def dynamic(self) -> PortRanges | None:
+        return self.ports.get(("dynamic", "tcp"))
 
     @property
     def network(self) -> CniNetwork | None:
@@ -70,36 +81,46 @@ class NodeFiles:
             kwargs["handlers"] = handlers
             if self.containerd.default_handler in handlers:  # else containerd refuses to
                 kwargs["default_handler"] = self.containerd.default_handler  # start (a finding)
+        dynamic = self.dynamic or self.ports.get(("dynamic", "udp"))
         return NodeFacts(
             cni=self.network,
-            excluded_ports=tuple(r for r, _ in self.excluded.ranges) if self.excluded else (),
-            dynamic_ports=self.dynamic.ranges[0][0] if self.dynamic and self.dynamic.ranges
-            else None,
+            excluded_ports=tuple(r for (kind, _), output in sorted(self.ports.items())
+                                 if kind == "excluded" for r, _ in output.ranges),
+            dynamic_ports=dynamic.ranges[0][0] if dynamic is not None else None,
             **kwargs,  # type: ignore[arg-type]
         )
 
     @property
     def empty(self) -> bool:
         """No file was read as a node file (nothing to judge)."""
-        return not self.cni and all(
-            getattr(self, name) is None
-            for name in ("containerd", "kubelet", "proxy", "excluded", "dynamic", "node"))
+        return not self.cni and not self.ports and all(
+            getattr(self, name) is None for name in ("containerd", "kubelet", "proxy", "node"))
 
     def _set(self, name: str, value: object, source: str) -> None:
         first = getattr(self, name)
         if first is not None:
-            earlier = getattr(first, "source", "?")
-            self.errors.append(NodeConfigError(
-                source, f"a second {_KINDS[name]} for one node (the first is "
-                + ("earlier in this file" if earlier == source else earlier)
-                + "); give one node's files"))
+            self.errors.append(_second(_KINDS[name], getattr(first, "source", "?"), source))
             return
         setattr(self, name, value)
 
+    def _set_ports(self, output: PortRanges) -> None:
+        key = (output.kind, output.protocol)
+        first = self.ports.get(key)
+        if first is not None:
+            self.errors.append(_second(f"netsh {output.protocol.upper()} {output.kind} port "
+                                       "range output", first.source, output.source))
+            return
+        self.ports[key] = output
+
+
+def _second(kind: str, earlier: str, source: str) -> NodeConfigError:
+    return NodeConfigError(source, f"a second {kind} for one node (the first is "
+                           + ("earlier in this file" if earlier == source else earlier)
+                           + "); give one node's files")
+
 
 _KINDS = {"containerd": "containerd config.toml", "kubelet": "kubelet configuration",
-          "proxy": "kube-proxy configuration", "excluded": "netsh excluded port ranges output",
-          "dynamic": "netsh dynamic port range output", "node": "Node object"}
+          "proxy": "kube-proxy configuration", "node": "Node object"}
 
 
 def _walk(top: str, found: NodeFiles, room: int) -> list[str] | None:
@@ -163,7 +184,9 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
     return out
 
 
-def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> None:
+def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """Read a YAML or JSON file's documents; what each was read as."""
+    read: list[str] = []
     others: list[tuple[str, str]] = []  # (label, kind shown) of documents not node files
     for item in read_source(path, limits):
         if isinstance(item, BadInput):
@@ -171,16 +194,24 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
             found.errors.append(NodeConfigError(where, item.reason))
             continue
         if "cniVersion" in item.value and "kind" not in item.value:
-            found.cni.append(parse_cni(item.value, path, item.line_of))
+            if len(read) or others:  # libcni reads one JSON value per file
+                raise NodeConfigError(f"{path}:{item.line}", "more than one JSON value in a "
+                                      "CNI file")
+            network = read_cni(path, limits)  # as libcni reads the file, not as YAML
+            found.cni.append(network)
+            read.append(_describe_cni(network))
             continue
         component = component_from_document(item)
         if component is not None:
             found._set("kubelet" if component.component == "kubelet" else "proxy", component,
                        path)
+            read.append("KubeletConfiguration" if component.component == "kubelet"
+                        else "KubeProxyConfiguration")
             continue
         node = node_from_document(item)
         if node is not None:
             found._set("node", node, path)
+            read.append(f"Node object {node.name!r}")
             continue
         kind = repr(item.value.get("kind"))
         others.append((item.label, kind if len(kind) <= 60 else kind[:57] + "..."))
@@ -191,19 +222,74 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
         shown = ", ".join(kinds[:5]) + (f" and {len(kinds) - 5} more" if len(kinds) > 5 else "")
         found.skipped.append(f"{path}: {len(others)} documents are not node files "
                              f"(kinds {shown})")
+    if others:
+        read.append(f"{len(others)} document{'' if len(others) == 1 else 's'} that "
+                    f"{'is' if len(others) == 1 else 'are'} not node files")
+    return read
 
 
-def _text_file(path: str, found: NodeFiles, limits: Limits) -> None:
-    text = read_text(path, limits)
-    ranges = parse_netsh(text, path)
-    if ranges is not None:
-        found._set(ranges.kind, ranges, path)
-        return
+def _describe_cni(network: CniNetwork) -> str:
+    types = list(dict.fromkeys(p.type if len(p.type) <= 40 else p.type[:37] + "..."
+                               for p in network.plugins))
+    shown = ", ".join(types[:4]) + (f" and {len(types) - 4} more" if len(types) > 4 else "")
+    name = network.name if len(network.name) <= 60 else network.name[:57] + "..."
+    return f"CNI network {name!r} (plugins: {shown})"
+
+
+def _netsh(outputs: list[PortRanges], path: str, found: NodeFiles) -> list[str]:
+    """Keep the last output of each kind and protocol: a file saved before and after a
+    change holds both, and the last is the node's current state."""
+    last: dict[tuple[str, str], PortRanges] = {}
+    earlier: dict[tuple[str, str], list[int]] = {}
+    for output in outputs:
+        key: tuple[str, str] = (output.kind, output.protocol)
+        if key in last:
+            earlier.setdefault(key, []).append(last[key].line)
+        last[key] = output
+    for key, lines in earlier.items():
+        kept = last[key]
+        count = len(lines) + 1
+        found.skipped.append(
+            f"{path}: {count} netsh {key[1].upper()} {key[0]} port range outputs (lines "
+            f"{', '.join(map(str, lines[:5]))}{' ...' if len(lines) > 5 else ''} and "
+            f"{kept.line}): the last, at line {kept.line}, is read as the node's current state")
+    for output in last.values():
+        found._set_ports(output)
+    return [o.describe() + (f" (the last of {len(earlier[k]) + 1}, line {o.line})"
+                            if k in earlier else "") for k, o in last.items()]
+
+
+def _text_file(path: str, text: str, found: NodeFiles) -> list[str]:
+    outputs = parse_netsh(text, path)
+    if outputs is not None:
+        return _netsh(outputs, path, found)
     if "--" in text:
         flags = parse_flags(text, path)
         found._set("kubelet" if flags.component == "kubelet" else "proxy", flags, path)
-        return
+        return [f"{flags.component} command-line flags"]
     found.skipped.append(f"{path}: neither netsh output nor command-line flags")
+    return []
+
+
+def _read_one(path: str, found: NodeFiles, limits: Limits) -> list[str]:
+    """Read one file into ``found``; what it was read as (empty: not a node file)."""
+    lower = path.lower()
+    if lower.endswith(CNI_SUFFIXES[:2]):
+        network = read_cni(path, limits)
+        found.cni.append(network)
+        return [_describe_cni(network)]
+    if lower.endswith(_DOCUMENTS):
+        refuse_template(read_text(path, limits), path)
+        return _documents(path, found, limits)
+    text = read_text(path, limits)
+    refuse_template(text, path)
+    if lower.endswith(".toml"):
+        config = parse_containerd(text, path, limits.max_depth)
+        found._set("containerd", config, path)
+        tables = len(config.runtimes)
+        return [f"containerd config.toml, schema version {config.version}, {tables} runtime "
+                f"table{'' if tables == 1 else 's'}"]
+    return _text_file(path, text, found)
 
 
 def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
@@ -211,17 +297,15 @@ def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
     found = NodeFiles()
     for path in _files(paths, found):
         found.files += 1
-        lower = path.lower()
         try:
-            if lower.endswith(".toml"):
-                found._set("containerd", parse_containerd(read_text(path, limits), path,
-                                                          limits.max_depth), path)
-            elif lower.endswith(CNI_SUFFIXES[:2]):
-                found.cni.append(read_cni(path, limits))
-            elif lower.endswith(_DOCUMENTS):
-                _documents(path, found, limits)
-            else:
-                _text_file(path, found, limits)
+            read = _read_one(path, found, limits)
         except NodeConfigError as exc:
             found.errors.append(exc)
+            read = [f"not read: {exc.reason}"]
+        except MemoryError:  # bounded inputs should not get here; if one does, one line
+            refused = NodeConfigError(path, "too large to read in this process's memory; "
+                                      "give the node's own file")
+            found.errors.append(refused)
+            read = [f"not read: {refused.reason}"]
+        found.read_as.append((path, "; ".join(read) if read else "not a node file"))
     return found

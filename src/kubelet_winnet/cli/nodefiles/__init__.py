@@ -31,9 +31,10 @@ __all__ = ["MAX_FILES", "NODE_LIMITS", "NodeFiles", "read_node"]
 
 MAX_FILES = 1000  # files looked at per node: a node's configuration is a handful
 MAX_ENTRIES = 10_000  # folders (and passed-by entries) a directory search looks at
-# A node's files are kilobytes; the manifests' 256 MiB default would only let a wrong
-# path (a log, a disk image) take time.
-NODE_LIMITS = Limits(max_bytes=16 * 1024 * 1024)
+# A node's files are kilobytes (a Node object with its image list tens of them); the
+# manifests' 256 MiB default would only let a wrong path (a log, a disk image) take time,
+# and tomllib, pure Python, takes seconds per MiB of the worst TOML shapes.
+NODE_LIMITS = Limits(max_bytes=1024 * 1024)
 _DOCUMENTS = (".yaml", ".yml", ".json")
 
 
@@ -193,7 +194,8 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
             where = f"{item.source}:{item.line}" if item.line else item.source
             found.errors.append(NodeConfigError(where, item.reason))
             continue
-        if "cniVersion" in item.value and "kind" not in item.value:
+        if "kind" not in item.value and any(  # " cniVersion": YAML took a stray space in
+                isinstance(key, str) and key.strip() == "cniVersion" for key in item.value):
             if len(read) or others:  # libcni reads one JSON value per file
                 raise NodeConfigError(f"{path}:{item.line}", "more than one JSON value in a "
                                       "CNI file")

@@ -30,7 +30,7 @@ _LABELLED = re.compile(r"[^:：]*[:：]\s*(\d+)\s*")
 _MAX_DIGITS = 6  # int() of thousands of digits is slow, then refused
 _RULE = re.compile(r"\s*-{3,}(\s+-{3,})*\s*")
 _PROTOCOL = re.compile(r"(?<![A-Za-z0-9])(tcp|udp)(?![A-Za-z0-9])", re.IGNORECASE)
-# Ranges of one output: netsh lists disjoint ranges, so one per port at most.
+# Ranges of one file: netsh lists disjoint ranges, so one per port at most.
 MAX_ROWS = 65535
 
 Protocol = Literal["tcp", "udp"]
@@ -93,15 +93,17 @@ def _row(match: re.Match[str], where: str, protocol: Protocol) -> PortRange:
 def _split(text: str, source: str) -> list[_Output]:
     """The file's outputs, each with its rows (already checked) or labelled numbers."""
     outputs = [_Output(1)]
+    rows = 0
     for number, line in enumerate(text.split("\n"), 1):
         current = outputs[-1]
         row = _ROW.fullmatch(line)
         if row is not None:
             if current.rows is None:
                 current.rows = []
-            if len(current.rows) >= MAX_ROWS:
+            rows += 1
+            if rows > MAX_ROWS:
                 raise NodeConfigError(f"{source}:{number}", f"more than {MAX_ROWS} port ranges "
-                                      "in one output: more than there are ports")
+                                      "in one file: netsh lists at most one per port")
             protocol: Protocol = "udp" if current.protocol == "udp" else "tcp"
             current.rows.append((_row(row, f"{source}:{number}", protocol), number))
             continue

@@ -194,8 +194,9 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
             where = f"{item.source}:{item.line}" if item.line else item.source
             found.errors.append(NodeConfigError(where, item.reason))
             continue
-        if "kind" not in item.value and any(  # " cniVersion": YAML took a stray space in
-                isinstance(key, str) and key.strip() == "cniVersion" for key in item.value):
+        if "kind" not in item.value and any(  # YAML reads a no-break space into the key
+                isinstance(key, str) and key.strip().strip("\"'") == "cniVersion"
+                for key in item.value):
             if len(read) or others:  # libcni reads one JSON value per file
                 raise NodeConfigError(f"{path}:{item.line}", "more than one JSON value in a "
                                       "CNI file")

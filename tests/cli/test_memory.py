@@ -228,7 +228,7 @@ def test_node_reads_a_netsh_output_of_many_overlapping_rows_as_one_finding(
         tmp_path: Path) -> None:
     """A 15.6 MB netsh output printed 255 MB, one finding per row: one per file now."""
     path = tmp_path / "excluded.txt"
-    path.write_text(_HEAD + _just_under_the_node_limit("{:>10}  {:>10}\n".format(31000, 31000)),
+    path.write_text(_HEAD + _just_under_the_node_limit(f"{31000:>10}  {31000:>10}\n"),
                     encoding="utf-8")
     run = cli_child(["node", str(path)])
     assert run.status == 1, run.err_lines

@@ -438,7 +438,7 @@ def test_a_directory_search_stops_at_the_file_bound(
         listed.append(os.path.basename(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(nodefiles.os, "scandir", scandir)
+    monkeypatch.setattr(os, "scandir", scandir)
     found = read_node([str(tmp_path)])
     assert "c" not in listed
     (error,) = found.errors

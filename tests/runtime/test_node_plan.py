@@ -205,23 +205,30 @@ def test_an_exclusion_holds_only_for_its_own_protocol() -> None:
     assert "8000-8100" in udp.reason
 
 
+# Called through Any: the wrong types below are the point.
+_CniPlugin: Any = CniPlugin
+_CniNetwork: Any = CniNetwork
+_NodeFacts: Any = NodeFacts
+_PortRange: Any = PortRange
+
+
 @pytest.mark.parametrize(("build", "argument"), [
-    (lambda: CniPlugin(7), "type"),
-    (lambda: CniPlugin("win-bridge", {"portMappings": True}), "capabilities"),
-    (lambda: CniPlugin("win-bridge", frozenset({1})), "capabilities"),
-    (lambda: CniPlugin("flannel", delegate=["win-bridge"]), "delegate"),
-    (lambda: CniNetwork(None, (CniPlugin("nat"),)), "name"),
-    (lambda: CniNetwork("n", CniPlugin("nat")), "plugins"),
-    (lambda: CniNetwork("n", ("nat",)), "plugins[0]"),
-    (lambda: CniNetwork("n", (CniPlugin("nat"),), source=3), "source"),
-    (lambda: NodeFacts(handlers=["runhcs-wcow-process"]), "handlers"),
-    (lambda: NodeFacts(handlers={1: "process"}, default_handler=1), "default_handler"),
-    (lambda: NodeFacts(handlers={1: "process"}), "handlers"),
-    (lambda: NodeFacts(cni="10-net.conflist"), "cni"),
-    (lambda: NodeFacts(excluded_ports=PortRange(1, 2)), "excluded_ports"),
-    (lambda: NodeFacts(excluded_ports=[PortRange(1, 2)]), "excluded_ports"),
-    (lambda: NodeFacts(dynamic_ports=(49152, 65535)), "dynamic_ports"),
-    (lambda: PortRange(1, 2, administered="yes"), "administered"),
+    (lambda: _CniPlugin(7), "type"),
+    (lambda: _CniPlugin("win-bridge", {"portMappings": True}), "capabilities"),
+    (lambda: _CniPlugin("win-bridge", frozenset({1})), "capabilities"),
+    (lambda: _CniPlugin("flannel", delegate=["win-bridge"]), "delegate"),
+    (lambda: _CniNetwork(None, (CniPlugin("nat"),)), "name"),
+    (lambda: _CniNetwork("n", CniPlugin("nat")), "plugins"),
+    (lambda: _CniNetwork("n", ("nat",)), "plugins[0]"),
+    (lambda: _CniNetwork("n", (CniPlugin("nat"),), source=3), "source"),
+    (lambda: _NodeFacts(handlers=["runhcs-wcow-process"]), "handlers"),
+    (lambda: _NodeFacts(handlers={1: "process"}, default_handler=1), "default_handler"),
+    (lambda: _NodeFacts(handlers={1: "process"}), "handlers"),
+    (lambda: _NodeFacts(cni="10-net.conflist"), "cni"),
+    (lambda: _NodeFacts(excluded_ports=PortRange(1, 2)), "excluded_ports"),
+    (lambda: _NodeFacts(excluded_ports=[PortRange(1, 2)]), "excluded_ports"),
+    (lambda: _NodeFacts(dynamic_ports=(49152, 65535)), "dynamic_ports"),
+    (lambda: _PortRange(1, 2, administered="yes"), "administered"),
 ])
 def test_wrongly_typed_node_facts_name_the_argument(build: Any, argument: str) -> None:
     with pytest.raises(InvalidArgumentError) as raised:

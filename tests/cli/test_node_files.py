@@ -697,3 +697,18 @@ def test_a_cni_json_file_with_a_no_break_space_is_refused_as_cni(tmp_path: Path)
     (error,) = found.errors
     assert error.where == f"{path}:2"
     assert error.reason.startswith("a no-break space (U+00A0) at column 1")
+
+
+def test_a_refused_cni_file_first_in_name_order_leaves_the_node_without_a_network(
+        tmp_path: Path) -> None:
+    # go-cni loadFromConfDir returns at the first file it cannot load.
+    good = tmp_path / "20-azure.conflist"
+    good.write_text((CNI / "azure-windows.conflist").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    (tmp_path / "10-azure.conf").write_bytes(codecs.BOM_UTF8 + _CNI.encode())
+    found = read_node([str(tmp_path)])
+    assert len(found.errors) == 1 and found.network is None
+    (tmp_path / "10-azure.conf").rename(tmp_path / "30-azure.conf")
+    found = read_node([str(tmp_path)])
+    assert len(found.errors) == 1
+    assert found.network is not None and found.network.source == str(good)

@@ -54,6 +54,7 @@ class NodeFiles:
     skipped: list[str] = field(default_factory=list)
     files: int = 0
     read_as: list[tuple[str, str]] = field(default_factory=list)
+    refused_cni: list[str] = field(default_factory=list)  # CNI files libcni cannot load
 
     @property
     def excluded(self) -> PortRanges | None:
@@ -66,8 +67,14 @@ class NodeFiles:
 
     @property
     def network(self) -> CniNetwork | None:
-        """The network containerd loads: the first file in name order (max_conf_num 1)."""
-        return min(self.cni, key=lambda n: os.path.basename(n.source)) if self.cni else None
+        """The network containerd loads: the first file in name order (max_conf_num 1);
+        None when that file is one libcni cannot load (go-cni stops there)."""
+        if not self.cni:
+            return None
+        first = min(self.cni, key=lambda n: os.path.basename(n.source))
+        if any(os.path.basename(p) < os.path.basename(first.source) for p in self.refused_cni):
+            return None
+        return first
 
     def facts(self, runtime: str = "") -> NodeFacts:
         """The planner's view of this node (defaults where a file is missing); ``runtime``
@@ -200,7 +207,7 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
             if len(read) or others:  # libcni reads one JSON value per file
                 raise NodeConfigError(f"{path}:{item.line}", "more than one JSON value in a "
                                       "CNI file")
-            network = read_cni(path, limits)  # as libcni reads the file, not as YAML
+            network = _cni(path, found, limits)  # as libcni reads the file, not as YAML
             found.cni.append(network)
             read.append(_describe_cni(network))
             continue
@@ -229,6 +236,14 @@ def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> 
         read.append(f"{len(others)} document{'' if len(others) == 1 else 's'} that "
                     f"{'is' if len(others) == 1 else 'are'} not node files")
     return read
+
+
+def _cni(path: str, found: NodeFiles, limits: Limits) -> CniNetwork:
+    try:
+        return read_cni(path, limits)
+    except NodeConfigError:
+        found.refused_cni.append(path)
+        raise
 
 
 def _describe_cni(network: CniNetwork) -> str:
@@ -278,7 +293,7 @@ def _read_one(path: str, found: NodeFiles, limits: Limits) -> list[str]:
     """Read one file into ``found``; what it was read as (empty: not a node file)."""
     lower = path.lower()
     if lower.endswith(CNI_SUFFIXES[:2]):
-        network = read_cni(path, limits)
+        network = _cni(path, found, limits)
         found.cni.append(network)
         return [_describe_cni(network)]
     if lower.endswith(_DOCUMENTS):

@@ -7,6 +7,7 @@ setting in the file.
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -452,3 +453,26 @@ def test_overlapping_rows_are_one_finding_per_file(
         "200 ranges (TCP excluded range 30000-30004, TCP excluded range 30010-30014, TCP "
         "excluded range 30020-30024 and 197 more) overlap the NodePort range 30000-32767: "
         "node ports there collide with ports Windows keeps.")
+
+
+def test_dev_zero_named_as_a_node_file_is_refused_at_the_limit(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = command(capsys, "node", "/dev/zero", "-o", "json")
+    assert status == 2
+    assert json.loads(out)["stopped"].startswith("no file was read as a node file")
+    assert err.splitlines()[0] == ("kubelet-winnet: error: /dev/zero:1: larger than 1048576 "
+                                   "bytes (raise the limit with --max-bytes)")
+
+
+def test_a_utf16_netsh_file_with_tcp_and_udp_outputs(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # PowerShell 5.1's `>>` appends the second output to the UTF-16 file the first made.
+    path = tmp_path / "excluded.txt"
+    text = _TCP + "     30000       30099\n\n" + _UDP + "      5985        5985\n"
+    path.write_bytes(codecs.BOM_UTF16_LE + text.replace("\n", "\r\n").encode("utf-16-le"))
+    _, report = findings(capsys, str(path))
+    assert report["files"] == [{"file": str(path), "readAs":
+                                "netsh TCP excluded port ranges (1 range); "
+                                "netsh UDP excluded port ranges (1 range)"}]
+    (finding,) = report["findings"]
+    assert finding["message"].startswith("the TCP excluded range 30000-30099 overlaps")

@@ -292,8 +292,12 @@ def test_node_config_fills_the_card(tmp_path: Path, capsys: pytest.CaptureFixtur
     node_object = json.loads((NODE_DATA / "win-2025-a" / "node.json").read_text("utf-8"))
     path = write_dump(tmp_path / "c.json", [node_object, pod("web", "p", "win-2025-a",
                                                              host_network=True)])
+    # Only this node's folder: a folder named after no node of the input is an input error.
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
     status, out, err = run(capsys, "audit", "-f", str(path), "-o", "html",
-                           "--node-config", str(NODE_DATA))
+                           "--node-config", str(nodes))
     assert status == 1, err
     card = out[out.index("<h3>win-2025-a</h3>"):]
     card = card[:card.index("</article>")]

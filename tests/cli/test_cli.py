@@ -784,12 +784,15 @@ def test_one_large_write_to_a_closed_pipe_is_141_not_a_lost_report(tmp_path: Pat
     """CPython's BufferedWriter.write returns a short count when the pipe closes part-way
     through one large write, and TextIOWrapper drops the rest without an error: `node -o
     json` (one write of the whole report) exited 1 as if the report had been read."""
-    rows = "".join(f"     {port}       {port}\n" for port in range(30000, 32768))
-    netsh = tmp_path / "excluded.txt"
-    netsh.write_text("Protocol tcp Port Exclusion Ranges\n\nStart Port    End Port\n"
-                     "----------    --------\n" + rows, encoding="utf-8")
+    # A report of several hundred KB: each file of the folder is one entry of "files".
+    node = tmp_path / "node"
+    node.mkdir()
+    (node / "10-nat.conf").write_text(
+        '{"cniVersion": "0.3.0", "name": "nat", "type": "nat"}', encoding="utf-8")
+    for index in range(900):
+        (node / f"{index:03}-{'x' * 200}.txt").write_text("notes\n", encoding="utf-8")
     done = subprocess.run(
-        f"'{console_script()}' node '{netsh}' -o json | head -c 1 >/dev/null; "
+        f"'{console_script()}' node '{node}' -o json | head -c 1 >/dev/null; "
         'echo "status=${PIPESTATUS[0]}" >&2',
         shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
         check=False,

@@ -527,3 +527,21 @@ def test_run_says_on_stderr_why_a_pod_stopped_short(
                                 why.removeprefix("the kubelet does not start it: ")
                                 .split(" (the pod waits")[0]]
     assert err == f"kubelet-winnet: {manifest}:1: Pod/web: {why}\n"
+
+
+@pytest.mark.parametrize("argv", [["check", "."], ["node", "x"], ["check", "-"]])
+def test_a_removed_working_directory_is_said_not_a_write_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        argv: list[str]) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert "cannot write output" not in err
+    assert err == ("kubelet-winnet: error: the working directory cannot be used (No such file "
+                   "or directory; it was removed or cannot be reached): change to a folder "
+                   "that exists and run again\n")

@@ -190,3 +190,62 @@ def test_audit_pods_before_their_node_wait_on_disk(tmp_path: Path) -> None:
     assert len(rows) == 20_000
     assert all('","win-1","v1.32.2","node","containerd://1.7.20","' in row for row in rows)
     bounded(runs[1], runs[0], grow_mb=40, seconds=300)
+
+
+# --- node: the slowest shapes of a node file, at the node's size limit ----------------------
+
+
+_NODE_BUDGET_SECONDS = 10
+_NODE_BUDGET_MB = 1024
+
+
+def _just_under_the_node_limit(line: str) -> str:
+    from kubelet_winnet.cli.nodefiles import NODE_LIMITS
+
+    count = (NODE_LIMITS.max_bytes - 100) // len(line.format(10**6))
+    return "".join(line.format(i) for i in range(count))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["a{}.b.c = 1\n", "k{} = [1.5, 2.5, 3.5, 4.5, 5.5, 6.5]\n",
+                                   "[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.r{}]\n"])
+def test_node_reads_the_slowest_toml_shapes_within_budget(tmp_path: Path, shape: str) -> None:
+    """An 8.4 MB config.toml took 24.5 s in tomllib: the node limit (1 MiB) bounds it,
+    and what is read around tomllib stays linear."""
+    path = tmp_path / "config.toml"
+    path.write_text("version = 2\n" + _just_under_the_node_limit(shape), encoding="utf-8")
+    run = cli_child(["node", str(path), "--runtime", "containerd://2.4.0"])
+    assert run.status in (0, 1), run.err_lines
+    assert not any("Traceback" in line for line in run.err_lines)
+    assert run.seconds < _NODE_BUDGET_SECONDS and run.peak_mb < _NODE_BUDGET_MB
+
+
+_HEAD = "Protocol tcp Port Exclusion Ranges\n\nStart Port    End Port\n----------    --------\n"
+
+
+@pytest.mark.slow
+def test_node_reads_a_netsh_output_of_many_overlapping_rows_as_one_finding(
+        tmp_path: Path) -> None:
+    """A 15.6 MB netsh output printed 255 MB, one finding per row: one per file now."""
+    path = tmp_path / "excluded.txt"
+    path.write_text(_HEAD + _just_under_the_node_limit(f"{31000:>10}  {31000:>10}\n"),
+                    encoding="utf-8")
+    run = cli_child(["node", str(path)])
+    assert run.status == 1, run.err_lines
+    assert run.out.count(b"node-port-range") == 1 and len(run.out) < 2000
+    assert run.seconds < _NODE_BUDGET_SECONDS and run.peak_mb < _NODE_BUDGET_MB
+
+
+@pytest.mark.slow
+def test_node_refuses_a_16_mb_netsh_output_at_the_row_bound(tmp_path: Path) -> None:
+    """With --max-bytes raised past the 15.6 MB file, the rows are still bounded."""
+    path = tmp_path / "excluded.txt"
+    with path.open("w", encoding="utf-8") as out:
+        out.write(_HEAD)
+        for _ in range(700):
+            out.write("     31000       31000\n" * 1000)
+    run = cli_child(["node", str(path), "--max-bytes", str(32 * 1024 * 1024)])
+    assert run.status == 2 and run.out == b""
+    assert run.err_lines == [f"kubelet-winnet: error: {path}:65540: more than 65535 port "
+                             "ranges in one file: netsh lists at most one per port"]
+    assert run.seconds < _NODE_BUDGET_SECONDS and run.peak_mb < _NODE_BUDGET_MB

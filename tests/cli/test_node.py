@@ -7,6 +7,7 @@ setting in the file.
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -289,3 +290,189 @@ def test_an_assumed_kubelet_version_is_said(
             f"judged as kubelet {DEFAULT_KUBELET_VERSION}") in err.splitlines()
     _, _, err = command(capsys, "node", "--kubelet-version", "1.34", str(tmp_path))
     assert "no --kubelet-version" not in err
+
+
+# --- a run that stops early still writes its report ------------------------------------------
+
+
+def _stopped_runs(tmp_path: Path) -> list[tuple[list[str], str]]:
+    (tmp_path / "notes.txt").write_text("copied on Monday\n", encoding="utf-8")
+    node = tmp_path / "node.json"
+    node.write_text(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+                                "status": {"nodeInfo": {"kubeletVersion": "v0.9.0"}}}),
+                    encoding="utf-8")
+    return [
+        ([str(tmp_path / "notes.txt")], "no file was read as a node file"),
+        ([str(NODES / "akswin000001"), "--ignore", "no-such-rule"],
+         "the command line is not valid"),
+        ([str(node)], "the kubelet version is not one the rules can judge"),
+    ]
+
+
+@pytest.mark.parametrize("case", [0, 1, 2])
+def test_a_run_that_stops_early_writes_a_json_report_saying_why(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, case: int) -> None:
+    argv, why = _stopped_runs(tmp_path)[case]
+    status, out, err = command(capsys, "node", *argv, "-o", "json")
+    assert status == 2
+    report = json.loads(out)
+    assert report["stopped"].startswith(why)
+    assert report["podClasses"] == [] and report["findings"] == []
+    assert report["errors"] and report["errors"][0] in err
+
+
+@pytest.mark.parametrize("case", [0, 1, 2])
+def test_a_run_that_stops_early_writes_sarif_that_is_not_a_clean_run(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, case: int) -> None:
+    argv, why = _stopped_runs(tmp_path)[case]
+    status, out, _ = command(capsys, "node", *argv, "-o", "sarif")
+    assert status == 2
+    log = json.loads(out)
+    jsonschema.validate(log, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    texts = [n["message"]["text"] for n in invocation["toolExecutionNotifications"]]
+    assert f"The node was not judged: {why}" in texts[-1]
+
+
+@pytest.mark.parametrize("case", [0, 1, 2])
+def test_a_run_that_stops_early_writes_junit_with_its_errors(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, case: int) -> None:
+    junitparser = pytest.importorskip("junitparser")
+    argv, why = _stopped_runs(tmp_path)[case]
+    status, out, err = command(capsys, "node", *argv, "-o", "junit")
+    assert status == 2
+    xml = junitparser.JUnitXml.fromstring(out)
+    assert xml.errors >= 2 and xml.failures == 0
+    messages = [result.message for suite in xml for case_ in suite for result in case_.result]
+    assert any(m.startswith(f"The node was not judged: {why}") for m in messages)
+    first_error = next(line for line in err.splitlines()
+                       if line.startswith("kubelet-winnet: error: ")).split(": error: ", 1)[1]
+    assert first_error in messages
+
+
+def test_input_errors_of_a_judged_node_are_junit_errors(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    junitparser = pytest.importorskip("junitparser")
+    (tmp_path / "config.toml").write_text("version = \n", encoding="utf-8")
+    status, out, _ = command(capsys, "node", str(NODES / "akswin000001" / "node.json"),
+                             str(tmp_path / "config.toml"), "-o", "junit")
+    assert status == 2
+    xml = junitparser.JUnitXml.fromstring(out)
+    assert xml.errors == 1
+
+
+def test_a_text_run_that_stops_early_writes_nothing_to_stdout(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    argv, _ = _stopped_runs(tmp_path)[0]
+    status, out, err = command(capsys, "node", *argv)
+    assert status == 2 and out == ""
+    assert "no node file in" in err
+
+
+# --- what each file was read as ----------------------------------------------------------------
+
+
+def test_verbose_says_what_each_file_was_read_as(capsys: pytest.CaptureFixture[str]) -> None:
+    node = NODES / "akswin000001"
+    status, _, err = command(capsys, "node", str(node), "-v")
+    assert status == 1
+    said = {line.split(": read as ")[0].removeprefix("kubelet-winnet: "):
+            line.split(": read as ")[1] for line in err.splitlines() if ": read as " in line}
+    assert said == {
+        str(node / "10-azure.conflist"): "CNI network 'azure' (plugins: azure-vnet)",
+        str(node / "containerd.toml"):
+            "containerd config.toml, schema version 1, 2 runtime tables",
+        str(node / "dynamicport.txt"): "netsh TCP dynamic port range 33000-65535",
+        str(node / "excludedportrange.txt"): "netsh TCP excluded port ranges (5 ranges)",
+        str(node / "kubeproxy.args"): "kube-proxy command-line flags",
+        str(node / "node.json"): "Node object 'akswin000001'",
+    }
+    _, report = findings(capsys, str(node))
+    assert {f["file"]: f["readAs"] for f in report["files"]} == said
+
+
+def test_a_file_that_could_not_be_read_is_said_as_such(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("version = \n", encoding="utf-8")
+    (tmp_path / "readme.txt").write_text("hello\n", encoding="utf-8")
+    _, out, _ = command(capsys, "node", str(tmp_path), "-o", "json")
+    files = {Path(f["file"]).name: f["readAs"] for f in json.loads(out)["files"]}
+    assert files == {"config.toml": "not read: not TOML: Invalid value",
+                     "readme.txt": "not a node file"}
+
+
+# --- netsh outputs --------------------------------------------------------------------------
+
+
+_TCP = ("Protocol tcp Port Exclusion Ranges\n\nStart Port    End Port\n"
+        "----------    --------\n")
+_UDP = _TCP.replace("tcp", "udp")
+
+
+def test_a_udp_exclusion_does_not_drop_a_tcp_host_port(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cni = DATA / "node" / "cni" / "azure-windows.conflist"
+    (tmp_path / "excluded.txt").write_text(
+        _TCP + "      5985        5985\n\n" + _UDP + "      8000        8099\n", encoding="utf-8")
+    _, report = findings(capsys, str(cni), str(tmp_path / "excluded.txt"), "--host-port", "8080")
+    (default,) = [c for c in report["podClasses"] if c["class"] == "pod without RuntimeClass"]
+    assert default["ports"][0]["outcome"] == "applied"
+    (tmp_path / "excluded.txt").write_text(_TCP + "      8000        8099\n", encoding="utf-8")
+    _, report = findings(capsys, str(cni), str(tmp_path / "excluded.txt"), "--host-port", "8080")
+    (default,) = [c for c in report["podClasses"] if c["class"] == "pod without RuntimeClass"]
+    assert default["ports"][0]["outcome"] == "dropped"
+    assert "TCP port 8080 is inside the excluded range 8000-8099" in default["ports"][0]["reason"]
+
+
+def test_a_before_and_after_netsh_file_uses_the_last_output(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "excluded.txt"
+    before = _TCP + "     30000       30099\n\n"
+    path.write_text(before + _TCP + "      5985        5985\n", encoding="utf-8")
+    status, out, err = command(capsys, "node", str(path), "-o", "json", "-v")
+    report = json.loads(out)
+    assert status == 0 and report["findings"] == []  # the 30000 range was removed since
+    after = before.count("\n") + 1  # the second heading's line
+    assert (f"note: {path}: 2 netsh TCP excluded port range outputs (lines 1 and {after}): "
+            f"the last, at line {after}, is read as the node's current state") in err
+    assert report["files"] == [{"file": str(path), "readAs":
+                                f"netsh TCP excluded port ranges (1 range) (the last of 2, "
+                                f"line {after})"}]
+
+
+def test_overlapping_rows_are_one_finding_per_file(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rows = "".join(f"{30000 + 10 * i:>10}  {30000 + 10 * i + 4:>10}\n" for i in range(200))
+    path = tmp_path / "excluded.txt"
+    path.write_text(_TCP + rows, encoding="utf-8")
+    _, report = findings(capsys, str(path))
+    (finding,) = report["findings"]
+    assert finding["rule"] == "node-port-range" and finding["line"] == 5
+    assert finding["message"] == (
+        "200 ranges (TCP excluded range 30000-30004, TCP excluded range 30010-30014, TCP "
+        "excluded range 30020-30024 and 197 more) overlap the NodePort range 30000-32767: "
+        "node ports there collide with ports Windows keeps.")
+
+
+def test_dev_zero_named_as_a_node_file_is_refused_at_the_limit(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = command(capsys, "node", "/dev/zero", "-o", "json")
+    assert status == 2
+    assert json.loads(out)["stopped"].startswith("no file was read as a node file")
+    assert err.splitlines()[0] == ("kubelet-winnet: error: /dev/zero:1: larger than 1048576 "
+                                   "bytes (raise the limit with --max-bytes)")
+
+
+def test_a_utf16_netsh_file_with_tcp_and_udp_outputs(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # PowerShell 5.1's `>>` appends the second output to the UTF-16 file the first made.
+    path = tmp_path / "excluded.txt"
+    text = _TCP + "     30000       30099\n\n" + _UDP + "      5985        5985\n"
+    path.write_bytes(codecs.BOM_UTF16_LE + text.replace("\n", "\r\n").encode("utf-16-le"))
+    _, report = findings(capsys, str(path))
+    assert report["files"] == [{"file": str(path), "readAs":
+                                "netsh TCP excluded port ranges (1 range); "
+                                "netsh UDP excluded port ranges (1 range)"}]
+    (finding,) = report["findings"]
+    assert finding["message"].startswith("the TCP excluded range 30000-30099 overlaps")

@@ -46,7 +46,7 @@ def test_rows_say_what_the_node_gives(capsys: pytest.CaptureFixture[str],
                                       tmp_path: Path) -> None:
     dump = tmp_path / "dump.yaml"
     dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        node("win-2025-a"), node("akswin000001"),
+        node("win-2025-a"), node("akswin000001"), node("sigwin-1"),
         pod("web-2025", "win-2025-a"), pod("agent-2025", "win-2025-a", host_process=True),
         pod("web-aks", "akswin000001"),
     ]}), encoding="utf-8")
@@ -111,3 +111,38 @@ def test_more_node_folders_than_the_bound_is_an_error_not_a_cut(
     assert status == 2
     assert (f"error: --node-config {configs}: more than 3 folders; give one folder per node "
             "of the cluster") in err
+
+
+def test_a_node_folder_with_no_node_file_is_an_input_error(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Its pods were given default plans as if the folder had been read.
+    configs = tmp_path / "nodes"
+    (configs / "win-2025-a").mkdir(parents=True)
+    (configs / "win-2025-a" / "README.txt").write_text("copied on Monday\n", encoding="utf-8")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), pod("web", "win-2025-a")]}), encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(configs), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert status == 2
+    folder = configs / "win-2025-a"
+    assert (f"error: --node-config {folder}: no node file in it (1 file read); its pods are "
+            "not judged against it") in err
+    (row,) = json.loads(out)["pods"]
+    assert row.get("onNode") is None
+
+
+def test_a_node_folder_named_after_no_node_of_the_input_is_an_input_error(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import shutil
+
+    configs = tmp_path / "nodes"
+    shutil.copytree(NODES / "win-2025-a", configs / "win-2025-b")  # a typo in the name
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), pod("web", "win-2025-a")]}), encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(configs)])
+    _, err = capsys.readouterr()
+    assert status == 2
+    assert (f"error: --node-config {configs / 'win-2025-b'}: no node 'win-2025-b' in the input "
+            "(1 node); name each folder after its node") in err

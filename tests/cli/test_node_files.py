@@ -47,11 +47,18 @@ def test_cni_files(name: str, declared: dict[str, set[str]], delegate: str | Non
     assert network.plugins[0].delegate == delegate
 
 
-def test_cni_in_utf16_as_powershell_writes_it(tmp_path: Path) -> None:
+def test_cni_in_utf16_is_refused_as_libcni_refuses_it(tmp_path: Path) -> None:
+    # libcni hands the bytes to Go's json.Unmarshal (libcni/conf.go): UTF-16 is not JSON.
     text = (CNI / "azure-windows.conflist").read_text(encoding="utf-8")
     path = tmp_path / "10-azure.conflist"
     path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
-    assert read_cni(str(path)).plugins[0].type == "azure-vnet"
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert caught.value.where == f"{path}:1"
+    assert caught.value.reason.startswith("UTF-16 text (PowerShell 5.1's Out-File and > write "
+                                          "it): containerd's CNI loader (libcni")
+    assert "loads no network" in caught.value.reason
+    assert "copy the node's file with Copy-Item" in caught.value.reason
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -151,8 +158,10 @@ def test_excluded_ranges_any_heading(rows: list[tuple[int, int, bool]], heading:
     rows = [(s, min(s + n, 65535), star) for s, n, star in rows]
     body = "\n".join(f"{s:>10}  {e:>10}" + ("     *" if star else "") for s, e, star in rows)
     text = f"\n{heading}\n----------    --------\n{body}\n\n* - Administered port exclusions.\n"
-    parsed = parse_netsh(text, "x.txt")
-    assert parsed is not None and parsed.kind == "excluded"
+    outputs = parse_netsh(text, "x.txt")
+    assert outputs is not None
+    (parsed,) = outputs
+    assert (parsed.kind, parsed.protocol, parsed.protocol_named) == ("excluded", "tcp", True)
     assert [(r.start, r.end, r.administered) for r, _ in parsed.ranges] == rows
 
 
@@ -408,3 +417,298 @@ def test_documents_that_are_not_node_files_are_one_note_per_file(tmp_path: Path)
         f"{dump}: 501 documents are not node files (kinds 'Pod', 'Service')",
         f"{tmp_path / 'kp.yaml'}#2: not a node file (kind 'ConfigMap')",
     ]
+
+
+def test_a_directory_search_stops_at_the_file_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `node /` listed the whole tree before refusing it: the search must stop as soon as
+    # the bound is passed, without listing the folders after it.
+    import os
+
+    from kubelet_winnet.cli import nodefiles
+
+    for folder, count in (("a", 600), ("b", 600), ("c", 1)):
+        (tmp_path / folder).mkdir()
+        for index in range(count):
+            (tmp_path / folder / f"{index}.txt").write_bytes(b"")
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        listed.append(os.path.basename(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    found = read_node([str(tmp_path)])
+    assert "c" not in listed
+    (error,) = found.errors
+    assert error.where == str(tmp_path)
+    assert f"more than {nodefiles.MAX_FILES} files" in str(error)
+    assert "nothing under it was read" in str(error)
+    assert found.files == 0 and found.skipped == []
+
+
+def test_a_tree_of_empty_folders_is_refused_at_the_entry_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubelet_winnet.cli import nodefiles
+
+    monkeypatch.setattr(nodefiles, "MAX_ENTRIES", 50)
+    for index in range(60):
+        (tmp_path / f"d{index}").mkdir()
+    found = read_node([str(tmp_path)])
+    (error,) = found.errors
+    assert "more than 1000 files or 50 entries" in str(error)
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path: Path) -> None:
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root lists every folder: the unreadable folder cannot be made")
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        found = read_node([str(tmp_path)])
+    finally:
+        locked.chmod(0o700)
+    assert found.proxy is not None
+    assert [str(e) for e in found.errors] == [f"{locked}: cannot read: Permission denied"]
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("version = 2\n" + ".".join(["a"] * 25_000) + " = 1\n", 2),  # 50 KB: gigabytes before
+    ("version = 2\n\n[" + ".".join(["p"] * 25_000) + "]\n", 3),
+    ("version = 2\nx = {" + ".".join(['"q"'] * 25_000) + " = 1}\n", 2),
+    ('s = """\n\n\n"""\nx = {' + ".".join(["r"] * 200) + " = 1}\n", 5),
+])
+def test_a_dotted_key_of_many_parts_is_refused_before_tomllib(text: str, line: int) -> None:
+    # tomllib checks every prefix of a dotted key (quadratic in its parts), and the key
+    # lines kept every prefix (25,000 parts: gigabytes). Each part nests one table.
+    with pytest.raises(NodeConfigError) as caught:
+        parse_containerd(text, "c.toml")
+    assert caught.value.where == f"c.toml:{line}"
+    assert caught.value.reason == "nested deeper than 100 levels (raise the limit with --max-depth)"
+
+
+def test_dots_in_values_strings_and_comments_are_not_key_parts() -> None:
+    dotted = ".".join(["x"] * 300)
+    text = (f"version = 2\n# {dotted}\nfloats = [{', '.join(['1.5'] * 300)}]\n"
+            f"name = '{dotted}'\nwhen = 1979-05-27T07:32:00.999\n"
+            f"[plugins.'io.containerd.grpc.v1.cri'.cni]\nconf_dir = \"{dotted}\"\n")
+    config = parse_containerd(text, "c.toml")
+    assert config.conf_dir is not None and config.conf_dir.value == dotted
+    assert config.conf_dir.line == 7
+
+
+def test_key_lines_of_quoted_and_dotted_keys() -> None:
+    text = ("version = 2\n"
+            "[plugins]\n"
+            "  'io.containerd.grpc.v1.cri'.containerd.default_runtime_name = \"hv\"\n"
+            "  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.hv]\n"
+            "    options = { SandboxIsolation = 1 }\n")
+    config = parse_containerd(text, "c.toml")
+    assert config.default_runtime_name is not None and config.default_runtime_name.line == 3
+    (table,) = config.runtimes
+    assert (table.name, table.isolation, table.line) == ("hv", "hyperv", 4)
+
+
+def test_a_memory_error_while_reading_is_one_line_not_a_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from kubelet_winnet.cli import main, nodefiles
+
+    def exhausted(*_: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(nodefiles, "parse_containerd", exhausted)
+    (tmp_path / "config.toml").write_text("version = 2\n", encoding="utf-8")
+    status = main(["node", str(tmp_path / "config.toml")])
+    _, err = capsys.readouterr()
+    assert status == 2 and "Traceback" not in err
+    assert err.splitlines()[0] == (
+        f"kubelet-winnet: error: {tmp_path / 'config.toml'}: too large to read in this "
+        "process's memory; give the node's own file")
+
+
+def test_a_node_file_past_the_node_limit_is_refused_with_the_limit(tmp_path: Path) -> None:
+    from kubelet_winnet.cli.nodefiles import NODE_LIMITS
+
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"version = 2\n" + b"# padding\n" * (NODE_LIMITS.max_bytes // 10))
+    found = read_node([str(path)])
+    (error,) = found.errors
+    assert f"larger than {NODE_LIMITS.max_bytes} bytes" in str(error)
+    assert NODE_LIMITS.max_bytes == 1024 * 1024
+
+
+# --- CNI files as libcni reads them ---------------------------------------------------------
+
+
+_CNI = '{\n  "cniVersion": "0.3.0",\n  "name": "azure",\n  "type": "azure-vnet"\n}\n'
+
+
+def _refusal(path: Path) -> NodeConfigError:
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    reason = caught.value.reason
+    assert "containerd's CNI loader (libcni, Go's encoding/json) refuses the file" in reason
+    assert "loads no network" in reason
+    return caught.value
+
+
+def test_a_cni_file_after_a_utf8_byte_order_mark_does_not_load(tmp_path: Path) -> None:
+    path = tmp_path / "10-azure.conf"
+    path.write_bytes(codecs.BOM_UTF8 + _CNI.encode())
+    refused = _refusal(path)
+    assert refused.where == f"{path}:1"
+    assert refused.reason.startswith("starts with a UTF-8 byte order mark (Go: \"invalid "
+                                     "character 'ï' looking for beginning of value\")")
+    assert refused.reason.endswith("save it as UTF-8 without the mark")
+
+
+@pytest.mark.parametrize("name", ["10-azure.conf", "10-azure.conflist", "10-azure.json"])
+def test_a_cni_file_written_in_yaml_does_not_load(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text("cniVersion: 0.3.0\nname: azure\ntype: azure-vnet\n", encoding="utf-8")
+    found = read_node([str(path)])
+    assert found.cni == []
+    (error,) = found.errors
+    assert error.where == str(path)
+    assert error.reason.startswith("written in YAML, not JSON: containerd's CNI loader")
+    assert error.reason.endswith("write it as JSON")
+
+
+def test_a_cni_network_in_a_yaml_file_is_never_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "cni.yaml"
+    path.write_text(_CNI, encoding="utf-8")
+    found = read_node([str(path)])
+    assert found.cni == []
+    (error,) = found.errors
+    assert "its CNI loader lists only .conf, .conflist and .json files" in str(error)
+
+
+def test_a_cni_conf_indented_with_no_break_spaces_names_the_character(tmp_path: Path) -> None:
+    path = tmp_path / "10-azure.conf"
+    path.write_text(_CNI.replace('  "name"', '\u00a0\u00a0"name"'), encoding="utf-8")
+    refused = _refusal(path)
+    assert refused.where == f"{path}:3"
+    assert refused.reason.startswith("a no-break space (U+00A0) at column 1, where JSON allows "
+                                     "only spaces, tabs and line breaks")
+    assert "YAML" not in refused.reason
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ('{"cniVersion": "0.3.0", "name": "n", "type": "nat", "mtu": NaN}',
+     "not JSON (NaN is not a JSON value)"),
+    ('{"cniVersion": "0.3.0", "name": "n", "type": "nat",}', "not JSON (Expecting property"),
+])
+def test_what_go_json_refuses_is_refused(tmp_path: Path, text: str, reason: str) -> None:
+    path = tmp_path / "n.conf"
+    path.write_text(text, encoding="utf-8")
+    assert _refusal(path).reason.startswith(reason)
+
+
+def test_a_deeply_nested_cni_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "n.conf"
+    path.write_text('{"name": "n", "type": "nat", "x": ' + "[" * 200_000 + "]" * 200_000 + "}",
+                    encoding="utf-8")
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert "nested deeper than" in caught.value.reason
+
+
+@pytest.mark.parametrize(("name", "text", "line"), [
+    ("10-flannel.conf", '{\n  "name": "{{ .Values.network }}",\n  "type": "flannel"\n}\n', 2),
+    ("config.toml", "version = 2\n[plugins]\n  sandbox = \"{{ .PauseImage }}\"\n", 3),
+    ("kubelet.yaml", "kind: KubeletConfiguration\nfeatureGates:\n{{- range .Gates }}\n", 3),
+    ("flags.txt", "--feature-gates={{ join .Gates \",\" }}\n", 1),
+])
+def test_a_template_is_said_to_be_one_not_read_as_a_configuration(
+        tmp_path: Path, name: str, text: str, line: int) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    found = read_node([str(path)])
+    (error,) = found.errors
+    assert error.where == f"{path}:{line}"
+    assert error.reason.endswith("is a placeholder), not a configuration: give the file as "
+                                 "the node has it, rendered")
+    assert found.read_as == [(str(path), f"not read: {error.reason}")]
+
+
+def test_braces_in_a_value_are_not_a_template(tmp_path: Path) -> None:
+    path = tmp_path / "node.json"
+    path.write_text('{"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n", '
+                    '"annotations": {"a": "{{}} and {x}"}}}', encoding="utf-8")
+    found = read_node([str(path)])
+    assert found.errors == [] and found.node is not None
+
+
+# --- netsh outputs ---------------------------------------------------------------------------
+
+
+def test_netsh_outputs_are_split_by_protocol_heading() -> None:
+    text = (_EXCLUDED_HEAD + "      5985        5985\n\n* - Administered port exclusions.\n\n"
+            + _EXCLUDED_HEAD.replace("tcp", "udp") + "     50000       50059     *\n"
+            + "\nProtocol udp Dynamic Port Range\n---------------------------------\n"
+            "Start Port      : 49152\nNumber of Ports : 16384\n")
+    outputs = parse_netsh(text, "x.txt")
+    assert outputs is not None
+    assert [(o.kind, o.protocol, o.line, [str(r) for r, _ in o.ranges]) for o in outputs] == [
+        ("excluded", "tcp", 1, ["5985-5985"]),
+        ("excluded", "udp", 9, ["50000-50059"]),
+        ("dynamic", "udp", 15, ["49152-65535"])]
+    assert all(r.protocol == o.protocol for o in outputs for r, _ in o.ranges)
+
+
+def test_an_empty_excluded_output_is_read_and_its_protocol_kept() -> None:
+    outputs = parse_netsh(_EXCLUDED_HEAD.replace("tcp", "udp") + "\n", "x.txt")
+    assert outputs is not None
+    ((kind, protocol, ranges),) = [(o.kind, o.protocol, o.ranges) for o in outputs]
+    assert (kind, protocol, ranges) == ("excluded", "udp", ())
+
+
+def test_rows_without_a_protocol_heading_are_taken_as_tcp_and_said_so() -> None:
+    outputs = parse_netsh("Start Port    End Port\n----------    --------\n  900   901\n", "x.txt")
+    assert outputs is not None
+    (output,) = outputs
+    assert (output.protocol, output.protocol_named) == ("tcp", False)
+    assert output.describe() == ("netsh TCP (no heading names the protocol: taken as TCP) "
+                                 "excluded port ranges (1 range)")
+
+
+def test_a_netsh_file_of_more_rows_than_ports_is_refused_at_the_bound() -> None:
+    from kubelet_winnet.cli.nodefiles.netsh import MAX_ROWS
+
+    text = _EXCLUDED_HEAD + "  5985  5985\n" * (MAX_ROWS + 1)
+    with pytest.raises(NodeConfigError) as caught:
+        parse_netsh(text, "x.txt")
+    assert caught.value.where == f"x.txt:{MAX_ROWS + 5}"
+    assert caught.value.reason == (f"more than {MAX_ROWS} port ranges in one file: netsh "
+                                   "lists at most one per port")
+
+
+def test_a_cni_json_file_with_a_no_break_space_is_refused_as_cni(tmp_path: Path) -> None:
+    # YAML reads U+00A0 into the key (" cniVersion"): the file was "not a node file".
+    path = tmp_path / "10-azure.json"
+    path.write_text(_CNI.replace('  "cniVersion"', '\u00a0"cniVersion"'), encoding="utf-8")
+    found = read_node([str(path)])
+    (error,) = found.errors
+    assert error.where == f"{path}:2"
+    assert error.reason.startswith("a no-break space (U+00A0) at column 1")
+
+
+def test_a_refused_cni_file_first_in_name_order_leaves_the_node_without_a_network(
+        tmp_path: Path) -> None:
+    # go-cni loadFromConfDir returns at the first file it cannot load.
+    good = tmp_path / "20-azure.conflist"
+    good.write_text((CNI / "azure-windows.conflist").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    (tmp_path / "10-azure.conf").write_bytes(codecs.BOM_UTF8 + _CNI.encode())
+    found = read_node([str(tmp_path)])
+    assert len(found.errors) == 1 and found.network is None
+    (tmp_path / "10-azure.conf").rename(tmp_path / "30-azure.conf")
+    found = read_node([str(tmp_path)])
+    assert len(found.errors) == 1
+    assert found.network is not None and found.network.source == str(good)

@@ -9,6 +9,8 @@ GetSandboxRuntime (unknown handler), hcsshim PR #2531 (Hyper-V HostProcess: no n
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -182,6 +184,57 @@ def test_bad_facts_are_typed_errors() -> None:
         plan_pod_network(request(), {"runtime": "containerd://2.4.0"})  # type: ignore[arg-type]
     with pytest.raises(InvalidRequestError):
         plan_pod_network(b"\xff", node())
+
+
+def _udp_request(port: int) -> api_pb2.RunPodSandboxRequest:
+    message = request(ports=())
+    message.config.port_mappings.add(container_port=1, host_port=port, protocol=api_pb2.UDP)
+    return message
+
+
+def test_an_exclusion_holds_only_for_its_own_protocol() -> None:
+    # netsh keeps TCP and UDP exclusions apart (`show excludedportrange protocol=udp`):
+    # a UDP exclusion leaves the TCP port free, and the other way round.
+    facts = node(cni=cni(CniPlugin("win-bridge", PORTMAP)),
+                 excluded_ports=(PortRange(8000, 8100, protocol="udp"),),
+                 dynamic_ports=PortRange(8000, 8100, "dynamic", protocol="udp"))
+    (tcp,) = plan_pod_network(request(ports=((1, 8080),)), facts).ports
+    assert (tcp.outcome, tcp.warning) == ("applied", "")
+    (udp,) = plan_pod_network(_udp_request(8080), facts).ports
+    assert udp.outcome == "dropped" and "UDP port 8080" in udp.reason
+    assert "8000-8100" in udp.reason
+
+
+# Called through Any: the wrong types below are the point.
+_CniPlugin: Any = CniPlugin
+_CniNetwork: Any = CniNetwork
+_NodeFacts: Any = NodeFacts
+_PortRange: Any = PortRange
+
+
+@pytest.mark.parametrize(("build", "argument"), [
+    (lambda: _CniPlugin(7), "type"),
+    (lambda: _CniPlugin("win-bridge", {"portMappings": True}), "capabilities"),
+    (lambda: _CniPlugin("win-bridge", frozenset({1})), "capabilities"),
+    (lambda: _CniPlugin("flannel", delegate=["win-bridge"]), "delegate"),
+    (lambda: _CniNetwork(None, (CniPlugin("nat"),)), "name"),
+    (lambda: _CniNetwork("n", CniPlugin("nat")), "plugins"),
+    (lambda: _CniNetwork("n", ("nat",)), "plugins[0]"),
+    (lambda: _CniNetwork("n", (CniPlugin("nat"),), source=3), "source"),
+    (lambda: _NodeFacts(handlers=["runhcs-wcow-process"]), "handlers"),
+    (lambda: _NodeFacts(handlers={1: "process"}, default_handler=1), "default_handler"),
+    (lambda: _NodeFacts(handlers={1: "process"}), "handlers"),
+    (lambda: _NodeFacts(cni="10-net.conflist"), "cni"),
+    (lambda: _NodeFacts(excluded_ports=PortRange(1, 2)), "excluded_ports"),
+    (lambda: _NodeFacts(excluded_ports=[PortRange(1, 2)]), "excluded_ports"),
+    (lambda: _NodeFacts(dynamic_ports=(49152, 65535)), "dynamic_ports"),
+    (lambda: _PortRange(1, 2, administered="yes"), "administered"),
+])
+def test_wrongly_typed_node_facts_name_the_argument(build: Any, argument: str) -> None:
+    with pytest.raises(InvalidArgumentError) as raised:
+        build()
+    assert raised.value.argument == argument
+    assert isinstance(raised.value, TypeError)
 
 
 @pytest.mark.parametrize("capabilities", [frozenset(), PORTMAP])

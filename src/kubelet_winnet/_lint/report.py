@@ -456,10 +456,12 @@ def report_writer(output: str, out: TextIO, options: Options | None = None) -> R
 NodeResult = tuple[Rule, Severity, str, str, int, "str | None"]
 
 
-def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int) -> str:
+def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int,
+               stopped: str | None = None) -> str:
     """A SARIF 2.1.0 log of one node's findings: the node rules as the driver's rules,
     each finding at its file and line, ignored ones as suppressions, input errors as
-    tool execution notifications."""
+    tool execution notifications; ``stopped``: why the node was not judged (the run is
+    then unsuccessful and says so, rather than reading as a clean node)."""
     from kubelet_winnet import __version__
     from kubelet_winnet._lint.node_rules import NODE_RULES, node_rule_page
 
@@ -480,11 +482,16 @@ def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int) -
         if ignored is not None:
             result["suppressions"] = [{"kind": "inSource", "justification": ignored}]
         out.append(result)
-    invocation: dict[str, Any] = {"executionSuccessful": status != 2}
-    if diagnostics:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "error", "message": {"text": text}, "descriptor": {"id": "input"}}
-            for text in diagnostics]
+    invocation: dict[str, Any] = {"executionSuccessful": status != 2 and stopped is None,
+                                  "exitCode": status}
+    notifications = [{"level": "error", "message": {"text": text}, "descriptor": {"id": "input"}}
+                     for text in diagnostics]
+    if stopped is not None:
+        invocation["exitCodeDescription"] = f"the node was not judged: {stopped}"
+        notifications.append({"level": "error", "descriptor": {"id": "stopped"},
+                              "message": {"text": f"The node was not judged: {stopped}."}})
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
     return json.dumps({
         "$schema": SARIF_SCHEMA, "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "kubelet-winnet", "version": __version__,
@@ -493,10 +500,19 @@ def node_sarif(results: list[NodeResult], diagnostics: list[str], status: int) -
     })
 
 
-def node_junit(node: str, results: list[NodeResult], threshold: Severity | None) -> str:
+def node_junit(node: str, results: list[NodeResult], threshold: Severity | None,
+               diagnostics: Sequence[str] = (), stopped: str | None = None) -> str:
     """JUnit XML of one node's findings: one test case per finding, failed at or above
-    ``threshold``, skipped when ignored; one passing case when there is none."""
+    ``threshold``, skipped when ignored; each input error a test case in error (and
+    ``stopped``, why the node was not judged); one passing case when there is none."""
     cases: list[tuple[str, str]] = []
+    for text in diagnostics:
+        cases.append(("error", f"<testcase classname={_quoteattr(node)} name=\"input\">"
+                      f"<error message={_quoteattr(text)} type=\"input\"/></testcase>"))
+    if stopped is not None:
+        text = f"The node was not judged: {stopped}."
+        cases.append(("error", f"<testcase classname={_quoteattr(node)} name=\"node\">"
+                      f"<error message={_quoteattr(text)} type=\"stopped\"/></testcase>"))
     for rule, severity, message, source, line, ignored in results:
         head = (f"<testcase classname={_quoteattr(node)} name={_quoteattr(rule.id)} "
                 f"file={_quoteattr(source)} line=\"{line}\"")
@@ -515,7 +531,9 @@ def node_junit(node: str, results: list[NodeResult], threshold: Severity | None)
         cases.append(("passed", f"<testcase classname={_quoteattr(node)} name=\"node\"/>"))
     failures = sum(1 for kind, _ in cases if kind == "failure")
     skipped = sum(1 for kind, _ in cases if kind == "skipped")
-    attributes = f'tests="{len(cases)}" failures="{failures}" errors="0" skipped="{skipped}"'
+    errors = sum(1 for kind, _ in cases if kind == "error")
+    attributes = (f'tests="{len(cases)}" failures="{failures}" errors="{errors}" '
+                  f'skipped="{skipped}"')
     body = "\n".join(case for _, case in cases)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuites name="kubelet-winnet" {attributes}>\n'

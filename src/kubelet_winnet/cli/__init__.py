@@ -238,6 +238,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     if _usage_needs_paths(args):
         (command_parser or parser).error("no PATH given (use - for stdin)")
+    try:  # relative paths, the settings search and reports' file names start there
+        os.getcwd()
+    except OSError as exc:
+        sys.stderr.write(f"{program()}: error: the working directory cannot be used "
+                         f"({exc.strerror or type(exc).__name__}; it was removed or cannot be "
+                         "reached): change to a folder that exists and run again\n")
+        return EXIT_BAD_INPUT
     session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),
                       quiet=getattr(args, "quiet", False))
     try:

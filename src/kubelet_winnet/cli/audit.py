@@ -865,6 +865,10 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         error = str(exc)
         session.error(error)
     progress.close()
+    if args.node_config is not None and error is None:
+        from kubelet_winnet.cli.node import unmatched_node_configs
+
+        unmatched_node_configs(auditor.node_files, auditor.nodes, args.node_config, session)
     summary = {
         "source": "dump" if args.filename else "live",
         "nodes": len(auditor.nodes),

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet.cli.session import (
@@ -242,15 +243,24 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
                 severity=Severity.INFO if outcome == "unknown" else None)
 
     low, high = NODE_PORT_RANGE
-    for kind in ("excluded", "dynamic"):
-        ranges = getattr(files, kind)
-        if ranges is None:
-            continue
-        for kept, at in ranges.ranges:
+    overlapping: dict[str, list[tuple[str, int]]] = {}  # per file: (range named, line)
+    for (kind, protocol), output in sorted(files.ports.items()):
+        for kept, at in output.ranges:
             if kept.start <= high and kept.end >= low:
-                add("node-port-range",
-                    f"the {kind} range {kept} overlaps the NodePort range {low}-{high}: node "
-                    "ports there collide with ports Windows keeps.", ranges.source, at)
+                overlapping.setdefault(output.source, []).append(
+                    (f"{protocol.upper()} {kind} range {kept}", at))
+    for source, ranges in overlapping.items():  # one finding per file: a file of a
+        # million rows is one line to read, not a million
+        ranges.sort(key=lambda item: item[1])
+        if len(ranges) == 1:
+            subject = f"the {ranges[0][0]} overlaps"
+        else:
+            shown = ", ".join(name for name, _ in ranges[:3])
+            more = f" and {len(ranges) - 3} more" if len(ranges) > 3 else ""
+            subject = f"{len(ranges)} ranges ({shown}{more}) overlap"
+        add("node-port-range",
+            f"{subject} the NodePort range {low}-{high}: node ports there collide with ports "
+            "Windows keeps.", source, ranges[0][1])
 
     node = files.node
     if node is not None and node.kernel.startswith("10.0.26100") and hyperv:
@@ -298,6 +308,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ignore", action="append", default=[], metavar="RULE",
                         help="a rule not to report (repeatable); the Node object's "
                         "annotation ignore-check.kubelet-winnet.io/RULE does the same")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="say on stderr what each file was read as, one line per file")
     parser.add_argument("--list-rules", action="store_true", help="list the node rules")
     parser.add_argument("--explain", metavar="RULE", help="print a node rule's page")
     from kubelet_winnet.cli.nodefiles import NODE_LIMITS
@@ -311,17 +323,25 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+@dataclass
+class _Report:
+    """What one run has to say, whatever stopped it: ``stopped`` is why the node was not
+    judged (then no pod class and no finding), None when it was."""
+
+    name: str = "(no Node object)"
+    kubelet: str = ""
+    runtime: str = ""
+    classes: list[PodClass] = field(default_factory=list)
+    findings: list[NodeFinding] = field(default_factory=list)
+    ignored: dict[str, str] = field(default_factory=dict)
+    threshold: Severity | None = None
+    stopped: str | None = None
+    files: list[tuple[str, str]] = field(default_factory=list)  # (file, read as)
+    node_files: NodeFiles | None = None  # what was read, once the node is judged
+
+
 def _run(args: argparse.Namespace, session: Session) -> int:
-    from kubelet_winnet import DEFAULT_KUBELET_VERSION, parse_kubelet_version
-    from kubelet_winnet._lint.node_rules import (
-        NODE_RULES,
-        NODE_RULES_BY_ID,
-        nearest_node_rule,
-        node_rule_page,
-    )
-    from kubelet_winnet._lint.rules import Severity
-    from kubelet_winnet.cli.nodefiles import read_node
-    from kubelet_winnet.errors import UnsupportedVersionError
+    from kubelet_winnet._lint.node_rules import NODE_RULES, NODE_RULES_BY_ID, node_rule_page
 
     out = session.out
     if args.list_rules:
@@ -330,17 +350,31 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         return session.status
     if args.explain is not None:
         if args.explain not in NODE_RULES_BY_ID:
-            near = nearest_node_rule(args.explain)
-            session.error(f"--explain: no node rule {args.explain!r}"
-                          + (f"; did you mean {near}?" if near else ""))
+            _no_rule(session, "--explain", args.explain)
             return session.status
         out.write(node_rule_page(args.explain))
         return session.status
+    report = _Report()
+    _judge(args, session, report)
+    writer = {"text": _text, "json": _json, "sarif": _sarif, "junit": _junit,
+              "html": _html}[args.output]
+    writer(session, report)  # a stopped run too: a missing report reads as "nothing found"
+    return session.status
+
+
+def _no_rule(session: Session, where: str, name: str) -> None:
+    from kubelet_winnet._lint.node_rules import nearest_node_rule
+
+    near = nearest_node_rule(name)
+    session.error(f"{where}: no node rule {name!r}" + (f"; did you mean {near}?" if near else ""))
+
+
+def _arguments(args: argparse.Namespace, session: Session) -> None:
+    from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+
     for name in args.ignore:
         if name not in NODE_RULES_BY_ID:
-            near = nearest_node_rule(name)
-            session.error(f"--ignore: no node rule {name!r}"
-                          + (f"; did you mean {near}?" if near else ""))
+            _no_rule(session, "--ignore", name)
     if args.runtime is not None:
         name, sep, version = args.runtime.partition("://")
         if not (name and sep and version):
@@ -351,23 +385,42 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         session.error(f"--host-port: {args.host_port} is not a port (1 to 65535)")
     if not args.node_paths:
         session.error("node: name a directory of one node's files, or the files")
-    if session.status == EXIT_BAD_INPUT:
-        return session.status
 
+
+def _judge(args: argparse.Namespace, session: Session, report: _Report) -> None:
+    """Fill ``report``; ``report.stopped`` says why when the node cannot be judged."""
+    from kubelet_winnet import DEFAULT_KUBELET_VERSION, parse_kubelet_version
+    from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID, nearest_node_rule
+    from kubelet_winnet._lint.rules import Severity
+    from kubelet_winnet._printable import printable
+    from kubelet_winnet.cli.nodefiles import read_node
+    from kubelet_winnet.errors import UnsupportedVersionError, WinnetError
+
+    _arguments(args, session)
+    if session.status == EXIT_BAD_INPUT:
+        report.stopped = "the command line is not valid; the errors say why"
+        return
     files = read_node(args.node_paths, limits_of(args))
     session.files = files.files
+    report.files = files.read_as
     for problem in files.errors:
         session.error(str(problem))
     for skipped in files.skipped:
         session.note(skipped)
+    if args.verbose:
+        for path, what in files.read_as:
+            session.err.write(printable(f"{session.prog}: {path}: read as {what}") + "\n")
     if files.empty:  # an empty run is not a pass (as check's), nor a table of defaults
         if not files.errors:
             count = f"{files.files} file" + ("" if files.files == 1 else "s")
             session.error(f"node: no node file in {', '.join(args.node_paths)} ({count} read)")
-        return session.status
+        report.stopped = "no file was read as a node file; the errors say why"
+        return
     node = files.node
+    report.name = node.name if node else report.name
     kubelet = (node.kubelet_version if node and node.kubelet_version
                else args.kubelet_version or DEFAULT_KUBELET_VERSION)
+    report.kubelet = kubelet
     if not (node and node.kubelet_version) and not args.kubelet_version:
         session.note(f"no Node object and no --kubelet-version: the node is judged as "
                      f"kubelet {DEFAULT_KUBELET_VERSION}")
@@ -378,18 +431,17 @@ def _run(args: argparse.Namespace, session: Session) -> int:
                  if node and node.kubelet_version else "--kubelet-version")
         shown = kubelet if len(kubelet) <= 80 else kubelet[:77] + "..."
         session.error(f"{given} {shown!r}: {exc.reason}")
-        return session.status
+        report.stopped = "the kubelet version is not one the rules can judge"
+        return
     runtime = node.runtime if node and node.runtime else args.runtime or ""
+    report.runtime = runtime
     try:
         findings = judge_node(files, kubelet, runtime)
         classes = pod_classes(files, args.host_port, kubelet, runtime)
-    except Exception as exc:  # a NodeConfigError from facts the files contradict
-        from kubelet_winnet.errors import WinnetError
-
-        if not isinstance(exc, WinnetError):
-            raise
+    except WinnetError as exc:  # a NodeConfigError from facts the files contradict
         session.error(str(exc))
-        return session.status
+        report.stopped = "the node's files contradict each other; the errors say why"
+        return
     ignored = _ignored(files, args.ignore)
     for rule_id in ignored:
         if rule_id not in NODE_RULES_BY_ID:
@@ -397,25 +449,23 @@ def _run(args: argparse.Namespace, session: Session) -> int:
             session.note(f"the Node object's ignore annotation names no node rule "
                          f"{rule_id!r}" + (f"; did you mean {near}?" if near else ""))
     threshold = None if args.fail_on == "never" else Severity[args.fail_on.upper()]
-    name = node.name if node else "(no Node object)"
     shown = [f for f in findings if f.rule.id not in ignored]
     if threshold is not None and any(f.severity >= threshold for f in shown):
         session.fail(EXIT_FINDINGS)
-    if args.output == "html":  # the audit page's renderer, one node's card
-        _html(session, files, name, kubelet, runtime, classes, findings, ignored)
-        return session.status
-    writer = {"text": _text, "json": _json, "sarif": _sarif, "junit": _junit}[args.output]
-    writer(session, name, kubelet, runtime, classes, findings, ignored, threshold)
-    return session.status
+    report.classes, report.findings = classes, findings
+    report.ignored, report.threshold = ignored, threshold
+    report.node_files = files
 
 
-def _text(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
-          findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+def _text(session: Session, report: _Report) -> None:
     from kubelet_winnet._printable import printable
 
+    if report.stopped is not None:  # stderr said why; stdout stays empty for scripts
+        return
     out = session.out
-    out.write(printable(f"node {name}: kubelet {kubelet}, runtime {runtime or 'unknown'}")
-              + "\n\n")
+    classes, ignored = report.classes, report.ignored
+    out.write(printable(f"node {report.name}: kubelet {report.kubelet}, runtime "
+                        f"{report.runtime or 'unknown'}") + "\n\n")
     width = max(len(c.name) for c in classes)
     out.write(f"{'POD CLASS'.ljust(width)}  ISOLATION  NETWORK  HOSTPORT         WHY\n")
     for item in classes:
@@ -425,15 +475,17 @@ def _text(session: Session, name: str, kubelet: str, runtime: str, classes: list
             f"{item.name.ljust(width)}  {(plan.isolation or '?').ljust(9)}  "
             f"{network.ljust(7)}  {item.host_port.ljust(15)}  {item.why}") + "\n")
     out.write("\n")
-    for finding in findings:
+    for finding in report.findings:
         if finding.rule.id in ignored:
             continue
-        where = f"{finding.source}:{finding.line}" if finding.line else finding.source or name
+        where = (f"{finding.source}:{finding.line}" if finding.line
+                 else finding.source or report.name)
         out.write(printable(f"{where}: {finding.severity.label} {finding.rule.id}: "
                             f"{finding.message}") + "\n")
-    shown = sum(1 for f in findings if f.rule.id not in ignored)
+    shown = sum(1 for f in report.findings if f.rule.id not in ignored)
+    hidden = len(report.findings) - shown
     out.write(f"{shown} finding{'' if shown == 1 else 's'}"
-              f"{f', {len(findings) - shown} ignored' if len(findings) > shown else ''}\n")
+              f"{f', {hidden} ignored' if hidden else ''}\n")
 
 
 def _finding_json(finding: NodeFinding, ignored: dict[str, str]) -> dict[str, Any]:
@@ -443,10 +495,11 @@ def _finding_json(finding: NodeFinding, ignored: dict[str, str]) -> dict[str, An
             "ignored": ignored.get(finding.rule.id)}
 
 
-def _json(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
-          findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+def _json(session: Session, report: _Report) -> None:
     document = {
-        "node": name, "kubeletVersion": kubelet, "runtime": runtime,
+        "node": report.name, "kubeletVersion": report.kubelet, "runtime": report.runtime,
+        "stopped": report.stopped,
+        "files": [{"file": path, "readAs": what} for path, what in report.files],
         "podClasses": [
             {"class": c.name, "handler": c.plan.handler, "isolation": c.plan.isolation,
              "network": c.plan.namespace, "refused": c.plan.refused,
@@ -454,40 +507,41 @@ def _json(session: Session, name: str, kubelet: str, runtime: str, classes: list
                         "outcome": p.outcome, "reason": p.reason, "warning": p.warning}
                        for p in c.plan.ports],
              "notes": list(c.plan.notes)}
-            for c in classes],
-        "findings": [_finding_json(f, ignored) for f in findings],
+            for c in report.classes],
+        "findings": [_finding_json(f, report.ignored) for f in report.findings],
         "errors": list(session.diagnostics),
     }
     session.out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
-def _sarif(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
-           findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+def _results(report: _Report) -> list[Any]:
+    return [(f.rule, f.severity, f.message, f.source, f.line, report.ignored.get(f.rule.id))
+            for f in report.findings]
+
+
+def _sarif(session: Session, report: _Report) -> None:
     from kubelet_winnet._lint.report import node_sarif
 
-    session.out.write(node_sarif(
-        [(f.rule, f.severity, f.message, f.source, f.line, ignored.get(f.rule.id))
-         for f in findings], session.diagnostics, session.status) + "\n")
+    session.out.write(node_sarif(_results(report), session.diagnostics, session.status,
+                                 report.stopped) + "\n")
 
 
-def _junit(session: Session, name: str, kubelet: str, runtime: str, classes: list[PodClass],
-           findings: list[NodeFinding], ignored: dict[str, str], threshold: Any) -> None:
+def _junit(session: Session, report: _Report) -> None:
     from kubelet_winnet._lint.report import node_junit
 
-    session.out.write(node_junit(
-        name, [(f.rule, f.severity, f.message, f.source, f.line, ignored.get(f.rule.id))
-               for f in findings], threshold))
+    session.out.write(node_junit(report.name, _results(report), report.threshold,
+                                 session.diagnostics, report.stopped))
 
 
-def _html(session: Session, files: NodeFiles, name: str, kubelet: str, runtime: str,
-          classes: list[PodClass], findings: list[NodeFinding], ignored: dict[str, str],
-          ) -> None:
+def _html(session: Session, report: _Report) -> None:
     from kubelet_winnet.cli.audit_page import write_node_page
 
+    if report.stopped is not None or report.node_files is None:  # as text: stderr said why
+        return
     rows = tuple((c.name, c.plan.isolation or "?", "refused" if c.plan.refused
-                  else c.plan.namespace, c.host_port, c.why) for c in classes)
-    card = node_card(name, kubelet, runtime, files, None, findings, ignored,
-                     rows)
+                  else c.plan.namespace, c.host_port, c.why) for c in report.classes)
+    card = node_card(report.name, report.kubelet, report.runtime, report.node_files, None,
+                     report.findings, report.ignored, rows)
     write_node_page(session.out, card, None)
 
 
@@ -576,14 +630,37 @@ def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
         return {}
     found: dict[str, NodeFiles] = {}
     for name in names:
-        files = read_node([os.path.join(directory, name)])
+        folder = os.path.join(directory, name)
+        files = read_node([folder])
         for problem in files.errors:
             session.error(str(problem))
+        for skipped in files.skipped:
+            session.note(skipped)
+        if files.empty:  # its pods would get default plans as if judged: an input error
+            if not files.errors:
+                count = f"{files.files} file" + ("" if files.files == 1 else "s")
+                session.error(f"--node-config {folder}: no node file in it ({count} read); "
+                              "its pods are not judged against it")
+            continue
         if files.node is not None and files.node.name != name:
             session.note(f"--node-config {name}: its Node object is {files.node.name!r}; "
                          f"the folder name {name!r} is used to join pods")
         found[name] = files
     return found
+
+
+def unmatched_node_configs(folders: dict[str, NodeFiles], nodes: Iterable[str],
+                           directory: str, session: Session) -> None:
+    """An error for each ``--node-config`` folder named after no node of the input: its
+    files judged nothing (a typo in the folder name, or the wrong cluster)."""
+    import os
+
+    seen = set(nodes)
+    for name in folders:
+        if name not in seen:
+            session.error(f"--node-config {os.path.join(directory, name)}: no node {name!r} in "
+                          f"the input ({len(seen)} node{'' if len(seen) == 1 else 's'}); "
+                          "name each folder after its node")
 
 
 def pod_on_node(obj: Any, kubelet: str, feature_gates: str | None,

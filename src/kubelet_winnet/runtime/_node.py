@@ -125,6 +125,11 @@ CNI_PLUGINS: Mapping[str, PluginBehaviour] = {
 _FLANNEL_DEFAULT_DELEGATE = "win-bridge"
 
 
+def _text(name: str, value: object) -> None:
+    if type(value) is not str:
+        raise InvalidArgumentError(name, "a str", type_name(value))
+
+
 @dataclass(frozen=True)
 class PortRange:
     """Ports ``start`` to ``end`` (inclusive) that Windows keeps: ``kind`` ``excluded``
@@ -136,6 +141,7 @@ class PortRange:
     end: int
     kind: Literal["excluded", "dynamic"] = "excluded"
     administered: bool = False
+    protocol: Literal["tcp", "udp"] = "tcp"  # netsh keeps each protocol's ranges apart
 
     def __post_init__(self) -> None:
         for name in ("start", "end"):
@@ -148,6 +154,10 @@ class PortRange:
             raise NodeConfigError("end", f"range {self.start}-{self.end} ends before it starts")
         if self.kind not in ("excluded", "dynamic"):
             raise NodeConfigError("kind", f"must be excluded or dynamic, not {self.kind!r}")
+        if self.administered is not True and self.administered is not False:
+            raise InvalidArgumentError("administered", "a bool", type_name(self.administered))
+        if self.protocol not in ("tcp", "udp"):
+            raise NodeConfigError("protocol", f"must be tcp or udp, not {self.protocol!r}")
 
     def __contains__(self, port: object) -> bool:
         return type(port) is int and self.start <= port <= self.end
@@ -165,6 +175,16 @@ class CniPlugin:
     capabilities: frozenset[str] = frozenset()
     delegate: str | None = None
 
+    def __post_init__(self) -> None:
+        _text("type", self.type)
+        if not isinstance(self.capabilities, frozenset):
+            raise InvalidArgumentError("capabilities", "a frozenset of str",
+                                       type_name(self.capabilities))
+        for name in self.capabilities:
+            _text("capabilities", name)
+        if self.delegate is not None:
+            _text("delegate", self.delegate)
+
 
 @dataclass(frozen=True)
 class CniNetwork:
@@ -176,8 +196,15 @@ class CniNetwork:
     source: str = ""
 
     def __post_init__(self) -> None:
+        _text("name", self.name)
+        _text("source", self.source)
+        if not isinstance(self.plugins, tuple):
+            raise InvalidArgumentError("plugins", "a tuple of CniPlugin", type_name(self.plugins))
         if not self.plugins:
             raise NodeConfigError(self.source or "cni", "a CNI configuration with no plugin")
+        for index, plugin in enumerate(self.plugins):
+            if not isinstance(plugin, CniPlugin):
+                raise InvalidArgumentError(f"plugins[{index}]", "a CniPlugin", type_name(plugin))
 
 
 @dataclass(frozen=True)
@@ -201,7 +228,20 @@ class NodeFacts:
         if type(self.runtime) is not str:
             raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
                                        type_name(self.runtime))
+        if not isinstance(self.handlers, Mapping):
+            raise InvalidArgumentError("handlers", "a mapping of handler name to isolation",
+                                       type_name(self.handlers))
+        _text("default_handler", self.default_handler)
+        if self.cni is not None and not isinstance(self.cni, CniNetwork):
+            raise InvalidArgumentError("cni", "a CniNetwork or None", type_name(self.cni))
+        if not isinstance(self.excluded_ports, tuple):
+            raise InvalidArgumentError("excluded_ports", "a tuple of PortRange",
+                                       type_name(self.excluded_ports))
+        if self.dynamic_ports is not None and not isinstance(self.dynamic_ports, PortRange):
+            raise InvalidArgumentError("dynamic_ports", "a PortRange or None",
+                                       type_name(self.dynamic_ports))
         for name, isolation in self.handlers.items():
+            _text("handlers", name)
             if isolation not in ("process", "hyperv"):
                 raise NodeConfigError(f"handlers[{name!r}]",
                                       f"isolation must be process or hyperv, not {isolation!r}")
@@ -300,15 +340,17 @@ def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
     return "dropped", f"{where} declares portMappings, but {'; '.join(ignored[:3])}{more}"
 
 
-def _ranges(port: int, node: NodeFacts) -> tuple[str, str]:
-    """(reason it cannot be bound, warning) for a host port inside Windows' ranges."""
+def _ranges(port: int, protocol: str, node: NodeFacts) -> tuple[str, str]:
+    """(reason it cannot be bound, warning) for a host port inside Windows' ranges of the
+    mapping's own protocol (a UDP exclusion leaves the TCP port free)."""
     for kept in node.excluded_ports:
-        if port in kept:
-            return (f"port {port} is inside the excluded range {kept} (netsh "
-                    "excludedportrange): binding it fails with WSAEACCES 10013"), ""
-    if node.dynamic_ports is not None and port in node.dynamic_ports:
-        return "", (f"port {port} is inside the dynamic range {node.dynamic_ports}: an "
-                    "outgoing connection or HNS SNAT may hold it first")
+        if kept.protocol == protocol and port in kept:
+            return (f"{protocol.upper()} port {port} is inside the excluded range {kept} "
+                    "(netsh excludedportrange): binding it fails with WSAEACCES 10013"), ""
+    dynamic = node.dynamic_ports
+    if dynamic is not None and dynamic.protocol == protocol and port in dynamic:
+        return "", (f"{protocol.upper()} port {port} is inside the dynamic range {dynamic}: "
+                    "an outgoing connection or HNS SNAT may hold it first")
     return "", ""
 
 
@@ -391,7 +433,7 @@ def plan_pod_network(
         if namespace == "none":
             ports_out.append(PortPlan(c, h, p, ip, "dropped", "the pod has no network at all"))
             continue
-        blocked, warning = _ranges(h, node)
+        blocked, warning = _ranges(h, p, node)
         if namespace == "node":
             outcome: PortOutcome = "host"
             reason = ("a host-network sandbox never reaches CNI (containerd sandbox_run.go): "

@@ -38,10 +38,17 @@ __all__ = ["ContainerdConfig", "RuntimeTable", "Setting", "parse_containerd", "r
 _RUNTIME_IDS = ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime")
 _IMAGES_ID = "io.containerd.cri.v1.images"
 _BARE_KEY = re.compile(r"([A-Za-z0-9_-]+)\s*=")
-_SPECIAL = re.compile(r"[\n#\"'\[\]{}]")
+_SPECIAL = re.compile(r"[\n#\"'\[\]{},]")  # in a value
+_SPECIAL_IN_KEY = re.compile(r"[\n#\"'\[\]{},.=]")
 _IN_BASIC = re.compile(r'["\\\n]')
 _IN_LITERAL = re.compile(r"['\n]")
 _POSITION = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
+_PART_TEXT = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
+_PARTS_TEXT = rf"({_PART_TEXT}(?:[ \t]*\.[ \t]*{_PART_TEXT})*)"
+_SIMPLE_HEADER = re.compile(rf"\[\[?[ \t]*{_PARTS_TEXT}[ \t]*\]\]?[ \t]*(?:#.*)?")
+_SIMPLE_KEY = re.compile(rf"{_PARTS_TEXT}[ \t]*=")
+_PART = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
+_LOOKED_UP = 8  # parts of the longest key read (plugins.ID.containerd.runtimes.NAME....)
 
 Key = tuple[str, ...]
 
@@ -117,31 +124,46 @@ def _path_of(parsed: Mapping[str, Any]) -> Key:
     return tuple(path)
 
 
+def _parts(key: str) -> Key:
+    return tuple(next(g for g in m.groups() if g is not None) for m in _PART.finditer(key))
+
+
 def _key_lines(text: str) -> dict[Key, int]:
-    """The first line of every table header and key (best effort: a line TOML itself
-    cannot read alone, such as the middle of a multi-line array, is passed by)."""
+    """The first line of every table header and key, and of their first prefixes (best
+    effort: a line TOML itself cannot read alone, such as the middle of a multi-line
+    array, is passed by). Most lines are read by a regular expression; tomllib reads only
+    the rare header or key with escapes."""
     lines: dict[Key, int] = {}
     table: Key = ()
     for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped or stripped[0] == "#":
             continue
         bare = _BARE_KEY.match(stripped)
-        if bare is not None:  # most lines: no TOML parse needed
+        if bare is not None:  # most lines: one plain key
             lines.setdefault((*table, bare[1]), number)
             continue
+        simple = _SIMPLE_HEADER.fullmatch(stripped) if stripped[0] == "[" else \
+            _SIMPLE_KEY.match(stripped)
         try:
-            if stripped.startswith("["):
-                table = _path_of(tomllib.loads(stripped))
-                path = table
+            if simple is not None:
+                path = _parts(simple[1])
+            elif stripped[0] == "[":
+                path = _path_of(tomllib.loads(stripped))
             elif "=" in stripped:
-                path = table + _path_of(tomllib.loads(stripped.split("=", 1)[0] + "= 0"))
+                path = _path_of(tomllib.loads(stripped.split("=", 1)[0] + "= 0"))
             else:
                 continue
         except tomllib.TOMLDecodeError:
             continue
-        for end in range(1, len(path) + 1):
-            lines.setdefault(path[:end], number)
+        if stripped[0] == "[":
+            table, path = path, ()
+        # The keys looked up are at most _LOOKED_UP parts long: a longer key's every
+        # prefix would make the table quadratic in its parts.
+        full = table + path
+        for end in range(1, min(len(full), _LOOKED_UP) + 1):
+            lines.setdefault(full[:end], number)
+        lines.setdefault(full, number)
     return lines
 
 
@@ -159,49 +181,72 @@ def _dotted(key: Key) -> str:
 
 
 def _too_deep(text: str, max_depth: int) -> int:
-    """The line where arrays and inline tables nest deeper than ``max_depth``, else 0.
-    tomllib decodes them recursively, so a deep file would end in RecursionError; brackets
-    inside strings and comments do not count (a table header ``[[a]]`` counts 2)."""
-    depth, line, index, size = 0, 1, 0, len(text)
+    """The line where arrays, inline tables and dotted keys nest deeper than
+    ``max_depth``, else 0. tomllib decodes brackets recursively (a deep file would end in
+    RecursionError) and checks each dotted key's every prefix (a key of 25,000 parts takes
+    minutes): both are bounded here first. A key part nests one table: ``[a.b]`` and
+    ``a.b = 1`` count 2 each. Brackets and dots inside strings and comments do not count."""
+    stack: list[str] = []  # the open brackets: "[" array or header, "{" inline table
+    line, index, size = 1, 0, len(text)
+    key = True  # at a key (a line's start, a header, after "{" or "," in an inline table)
+    parts = 1  # of the key being read
     while index < size:
-        special = _SPECIAL.search(text, index)  # skip plain text at C speed
+        special = (_SPECIAL_IN_KEY if key else _SPECIAL).search(text, index)  # at C speed
         if special is None:
             break
         index = special.start()
         char = text[index]
         if char == "\n":
             line += 1
+            if not stack:
+                key, parts = True, 1
         elif char == "#":
             end = text.find("\n", index)
             index = size if end < 0 else end
             continue
         elif char in "\"'":
-            quote = text[index:index + 3] if text.startswith(char * 3, index) else char
-            index += len(quote)
-            inside = _IN_BASIC if char == '"' else _IN_LITERAL
-            while (stop := inside.search(text, index)) is not None:
-                index = stop.start()
-                if text.startswith(quote, index):
-                    break
-                if text[index] == "\\":
-                    index += 1
-                elif len(quote) == 1:
-                    break  # a newline ends a one-line string: tomllib reports it
-                else:
-                    line += 1
-                index += 1
-            else:
-                index = size
-            index += len(quote)
+            end = _after_string(text, index, char)
+            line += text.count("\n", index, end)  # a multi-line string's lines
+            index = end
             continue
+        elif char == "." and key:
+            parts += 1
+            if len(stack) + parts > max_depth:
+                return line
+        elif char == "=":
+            key = False
         elif char in "[{":
-            depth += 1
-            if depth > max_depth:
+            if char == "{" or not key:
+                key, parts = char == "{", 1
+            stack.append(char)
+            if len(stack) > max_depth:
                 return line
         elif char in "]}":
-            depth = max(depth - 1, 0)
+            if stack:
+                stack.pop()
+            key = False
+        elif char == "," and stack and stack[-1] == "{":
+            key, parts = True, 1
         index += 1
     return 0
+
+
+def _after_string(text: str, index: int, char: str) -> int:
+    """Where the string opening at ``index`` ends (a newline ends a one-line string:
+    tomllib reports it)."""
+    quote = text[index:index + 3] if text.startswith(char * 3, index) else char
+    index += len(quote)
+    inside = _IN_BASIC if char == '"' else _IN_LITERAL
+    while (stop := inside.search(text, index)) is not None:
+        index = stop.start()
+        if text.startswith(quote, index):
+            return index + len(quote)
+        if text[index] == "\\":
+            index += 1
+        elif len(quote) == 1:
+            return index  # the newline is counted by the caller
+        index += 1
+    return len(text)
 
 
 def parse_containerd(text: str, source: str,

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths
+from kubelet_winnet.cli.input.documents import clip
+from kubelet_winnet.cli.render_guard import CHART_FILE, KUSTOMIZATION_NAMES, refusal
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -35,15 +37,17 @@ __all__ = [
     "render_root",
 ]
 
-KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MANIFEST_NAMES = KUSTOMIZATION_NAMES[:2]  # the ones a directory search reads
-CHART_FILE = "Chart.yaml"
 DEFAULT_TIMEOUT = 60.0
 # Helm's default release name for `helm template CHART` (cmd/helm/template.go).
 RELEASE_NAME = "release-name"
 _STDERR_KEPT = 64 * 1024
 _CHUNK = 1 << 16
 _SOURCE = "# Source: "
+# The most one render may produce (150,000 "# Source:" headers made 150,000 files in
+# 27 s); a large chart (kube-prometheus-stack) renders about 400 templates.
+MAX_DOCUMENTS = 20_000
+MAX_TEMPLATES = 2_000
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class RenderOptions:
     helm_values: tuple[str, ...] = ()
     helm_set: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    allow_remote: bool = False  # kustomize may fetch remote resources (--allow-remote)
 
 
 def render_root(
@@ -130,7 +135,17 @@ def _under(directory: str, *parts: str) -> str:
 
 
 class RenderError(Exception):
-    """A renderer that is missing, failed, ran too long or wrote too much: one line."""
+    """A renderer that is missing, failed, ran too long or wrote too much, or a chart or
+    kustomization that is refused before it runs: one line, naming ``source`` (else the
+    chart's ``Chart.yaml`` or the kustomization file) and ``line`` where there is one."""
+
+    def __init__(self, reason: str, source: str | None = None, line: int = 0) -> None:
+        super().__init__(reason)
+        self.source = source
+        self.line = line
+
+    def bad_input(self, manifest: str) -> BadInput:
+        return BadInput(self.source or manifest, 0, self.line, str(self))
 
 
 @dataclass
@@ -146,6 +161,7 @@ class Renderer:
     rendered: set[str] = field(default_factory=set)  # names that came from a renderer
     _results: dict[str, list[str | BadInput]] = field(default_factory=dict)
     _cache: dict[str, str | None] = field(default_factory=dict)
+    _as_is: set[str] = field(default_factory=set)  # files read from disk, as themselves
     _tmp: str | None = None
     note: Callable[[str], None] | None = None  # told of each render (``-v``)
 
@@ -170,6 +186,12 @@ class Renderer:
                     if root is not None:
                         yield from self._render(root, done)
                         continue
+                    if entry in self.copies:  # never read from a render's copy
+                        yield BadInput(entry, 0, 0, "a render named a template so, and a "
+                                       "rendered copy never stands for a file read as it "
+                                       "is; rename the file or the template")
+                        continue
+                    self._as_is.add(entry)
                 yield entry
 
     def _render(self, root: Root, done: set[str]) -> Iterator[str | BadInput]:
@@ -187,34 +209,48 @@ class Renderer:
         import tempfile
         import weakref
 
+        refused = refusal(root.kind, root.path, root.manifest, self.limits,
+                          allow_remote=self.options.allow_remote)
+        if refused is not None:
+            yield refused
+            return
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="kubelet-winnet-render-")
             weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         number = len(self._results)
         out = os.path.join(self._tmp, f"{number}.out")
+        manifest = _under(root.path, root.manifest)
         try:
             command = self._command(root)
-            _run(command, out, self.limits.max_bytes, self.options.timeout)
+            _run(command, out, self.limits.max_bytes, self.options.timeout,
+                 self.options.allow_remote)
+            if root.kind == "kustomize":
+                parts = [(manifest, out)]
+            else:
+                parts = list(_split_helm(out, root.path, os.path.join(self._tmp, str(number))))
+                self._unclaimed(parts)
         except RenderError as exc:
-            yield BadInput(_under(root.path, root.manifest), 0, 0, str(exc))
+            yield exc.bad_input(manifest)
             return
         if self.note is not None:
             self.note(f"{root.path}: rendered with {_shown(command)}; "
                       + ("findings name its kustomization file and the line of the output"
                          if root.kind == "kustomize" else
                          "findings name each template and the line of what it rendered"))
-        if root.kind == "kustomize":
-            name = _under(root.path, root.manifest)
-            self._add(name, out)
-            yield name
-            return
-        for name, path in _split_helm(out, root.path, os.path.join(self._tmp, str(number))):
-            self._add(name, path)
+        for name, path in parts:
+            self.copies[name] = path
+            self.rendered.add(name)
             yield name
 
-    def _add(self, name: str, path: str) -> None:
-        self.copies[name] = path
-        self.rendered.add(name)
+    def _unclaimed(self, parts: list[tuple[str, str]]) -> None:
+        """RenderError when a rendered name is already a file read as it is or another
+        render's template: a render never stands for a file read from disk."""
+        for name, _ in parts:
+            if name in self._as_is or name in self.copies:
+                raise RenderError(
+                    f"the render names a template {clip(name, 120)}, which is also "
+                    + ("a file read as it is" if name in self._as_is else
+                       "a template of another render") + ", so none of it is read")
 
     def _command(self, root: Root) -> list[str]:
         from shutil import which
@@ -270,16 +306,23 @@ def _shown(command: Sequence[str]) -> str:
     return " ".join([os.path.basename(command[0]), *command[1:]])
 
 
-def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
-    """``command``'s stdout into the file ``out``; RenderError on anything but success."""
+def _run(command: list[str], out: str, max_bytes: int, timeout: float,
+         remote: bool = False) -> None:
+    """``command``'s stdout into the file ``out``; RenderError on anything but success.
+    ``remote``: the user allowed remote resources, so the network settings pass."""
     import subprocess
     import threading
 
     shown = _shown(command)
     memory = _memory_limit(max_bytes)
     try:
+        # A session of its own: a timeout, too much output or a signal to us ends the
+        # renderer's helpers too, not only the child (one holding stdout open kept the
+        # read going after the child was killed).
         child = subprocess.Popen(_bounded(command, memory), stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=renderer_environment(remote),
+                                 start_new_session=sys.platform != "win32")
     except OSError as exc:
         raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
     killed: list[str] = []
@@ -287,7 +330,7 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
     def kill(reason: str) -> None:
         if not killed:
             killed.append(reason)
-        child.kill()
+        _kill_group(child)
 
     timer = threading.Timer(timeout, kill, ("timeout",))
     timer.daemon = True
@@ -308,9 +351,8 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
         status = child.wait()
     finally:
         timer.cancel()
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+        _kill_group(child)  # what is left of it: helpers, or all of it on an exception
+        child.wait()
         reader.join(5)
         child.stdout.close()  # type: ignore[union-attr]
     if killed == ["timeout"]:
@@ -338,6 +380,38 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
             raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
         raise RenderError(f"{shown} failed (exit status {status})"
                           + (f": {said}" if said else ""))
+
+
+def _kill_group(child: Any) -> None:
+    """SIGKILL to the renderer's process group (its session: ``start_new_session``);
+    the child alone where there are no groups."""
+    if sys.platform == "win32":
+        if child.poll() is None:
+            child.kill()
+        return
+    import signal
+
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone (its leader reaped and no helper left)
+
+
+# What a renderer sees of our environment: enough to start and find its temporary
+# directory, never the rest (CI tokens reached a pod name through a chart's
+# `.Files.Get` of /proc/self/environ). PYTHONPATH: the engine is this package.
+_ENVIRONMENT_KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL",
+                     "LC_CTYPE", "PYTHONPATH", "SYSTEMROOT")
+# With --allow-remote, what fetching needs as well: the proxies and the SSH agent.
+_ENVIRONMENT_REMOTE = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy",
+                       "https_proxy", "no_proxy", "SSH_AUTH_SOCK")
+
+
+def renderer_environment(remote: bool = False) -> dict[str, str]:
+    """The environment a renderer runs with: :data:`_ENVIRONMENT_KEPT` (and the network
+    settings when ``remote``), each as we have it."""
+    kept = _ENVIRONMENT_KEPT + (_ENVIRONMENT_REMOTE if remote else ())
+    return {name: os.environ[name] for name in kept if name in os.environ}
 
 
 def _memory_limit(max_bytes: int) -> int:
@@ -393,6 +467,7 @@ def _split_helm(rendered: str, chart: str, into: str) -> Iterator[tuple[str, str
     os.makedirs(into, exist_ok=True)
     order: list[str] = []
     files: dict[str, str] = {}
+    documents = 0
     sink: IO[str] | None = None
     pending: str | None = None  # a "---" line that may open a header
     with open(rendered, encoding="utf-8", errors="surrogateescape", newline="") as stream:
@@ -403,7 +478,10 @@ def _split_helm(rendered: str, chart: str, into: str) -> Iterator[tuple[str, str
                         name = _template_name(line[len(_SOURCE):].strip(), chart)
                         if sink is not None:
                             sink.close()
+                        documents += 1
                         first = name not in files
+                        if documents > MAX_DOCUMENTS or (first and len(files) == MAX_TEMPLATES):
+                            raise RenderError(_too_many(documents > MAX_DOCUMENTS))
                         if first:
                             files[name] = os.path.join(into, f"{len(files)}.yaml")
                             order.append(name)
@@ -430,12 +508,30 @@ def _split_helm(rendered: str, chart: str, into: str) -> Iterator[tuple[str, str
         yield name, files[name]
 
 
+def _too_many(documents: bool) -> str:
+    what = (f"{MAX_DOCUMENTS:,} documents" if documents
+            else f"{MAX_TEMPLATES:,} templates")
+    return (f"the render holds more than {what}, the most one chart may render here, so "
+            "none of it is read")
+
+
 def _template_name(source: str, chart: str) -> str:
     """``win/templates/ds.yaml`` of chart directory ``charts/win`` ->
     ``charts/win/templates/ds.yaml``: the first part is the chart's name, not its
-    directory."""
-    _, _, rest = source.partition("/")
-    return _under(chart, *rest.split("/")) if rest else _under(chart, source)
+    directory. Helm names a template ``NAME/templates/...``, a subchart's
+    ``NAME/charts/SUB/templates/...``; any other name (``win/../victim.yaml``) would
+    let the render stand for a file outside the chart's templates, and is refused."""
+    parts = source.split("/")
+    at = 1
+    while parts[at:at + 1] == ["charts"] and len(parts) > at + 2:
+        at += 2
+    if (len(parts) < at + 2 or parts[at] != "templates"
+            or any(part in ("", ".", "..") or os.sep in part for part in parts)):
+        raise RenderError(
+            f"the render names a template {clip(source, 120)}, which is no file under the "
+            "chart's templates/ (Helm writes CHART/templates/... or "
+            "CHART/charts/SUB/templates/...), so none of it is read")
+    return _under(chart, *parts[1:])
 
 
 # --- the Helm engine of helm-python-sdk, in a child process -------------------------------
@@ -501,7 +597,14 @@ def _engine(argv: Iterable[str]) -> int:
         text = manifests[name]
         if os.path.basename(name) == "NOTES.txt" or not text.strip():
             continue
-        out.write(f"---\n{_SOURCE}{name}\n{text}" + ("" if text.endswith("\n") else "\n"))
+        header = f"---\n{_SOURCE}{name}\n"
+        out.write(header)
+        # As helm does, every "---" of the template's text is followed by its header:
+        # a "# Source:" line the template printed itself is then never a header.
+        for line in text.splitlines(keepends=True):
+            out.write(header if line.rstrip("\r\n") == "---" else line)
+        if not text.endswith("\n"):
+            out.write("\n")
     out.flush()
     return 0
 

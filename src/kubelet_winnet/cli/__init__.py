@@ -9,7 +9,8 @@ Results go to stdout, diagnostics (one line each) to stderr. Exit status:
 * 2: bad input (a file, document or field that cannot be read), bad flags or usage, or
   output that cannot be written (``> /dev/full``); it outranks 1;
 * 141 (128 + SIGPIPE): the reader of stdout went away (``| head``): the run stops quietly
-  and does not claim success.
+  and does not claim success;
+* 143 and 129 (128 + SIGTERM, SIGHUP): the run was ended, its temporary files removed.
 
 Each command is a module of this package with a ``COMMAND``
 (:class:`~kubelet_winnet.cli.session.Command`); :data:`COMMAND_MODULES` names them, and a
@@ -224,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the cyclic collector would mostly re-scan long-lived modules (10 % of the time).
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
+        _end_on_signals()
     words = sys.argv[1:] if argv is None else list(argv)
     parser, command_parser = _parsers(_chosen(words))
     try:
@@ -254,6 +256,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                          f"{exc.strerror or type(exc).__name__}\n")
         return EXIT_BAD_INPUT
     return status
+
+
+def _end_on_signals() -> None:
+    """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) end the run through
+    ``SystemExit`` (status 128 + the signal) instead of killing it outright, so the
+    ``finally`` blocks and exit handlers run: a renderer's process group is killed and
+    its output, a rendered Secret among it, leaves $TMPDIR. A handler someone else set
+    is left alone."""
+    import signal
+
+    def end(signum: int, _frame: object) -> NoReturn:
+        raise SystemExit(128 + signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, end)
 
 
 class _WholeWrites(io.RawIOBase):

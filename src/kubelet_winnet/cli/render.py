@@ -18,6 +18,7 @@ the line of the built stream.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths
+from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths, paths
 from kubelet_winnet.cli.input.documents import clip
 from kubelet_winnet.cli.render_guard import CHART_FILE, KUSTOMIZATION_NAMES, refusal
 
@@ -74,16 +75,20 @@ class RenderOptions:
 
 def render_root(
     path: str, cache: dict[str, str | None] | None = None, *, is_dir: bool | None = None,
+    passed_over: set[str] | None = None,
 ) -> Root | None:
     """What ``path`` is rendered as: the chart it is or lies in (the nearest
-    ``Chart.yaml`` above; a subchart, ``X/charts/sub``, renders through the chart above
-    it, with that chart's values), else, for a kustomization file or a directory holding
-    one, that kustomization. Other files of a kustomization's directory are read as they
-    are (a file no kustomization lists must not go unchecked)."""
+    ``Chart.yaml`` above, within the repository, on its file system and owned by the
+    user; a subchart, ``X/charts/sub``, renders through the chart above it, with that
+    chart's values), else, for a kustomization file or a directory holding one, that
+    kustomization. Other files of a kustomization's directory are read as they are (a
+    file no kustomization lists must not go unchecked). ``passed_over`` collects the
+    ``Chart.yaml`` files of other users that stopped the search."""
     absolute = os.path.abspath(path)
     directory = os.path.isdir(absolute) if is_dir is None else is_dir
     chart = _chart_dir(absolute if directory else os.path.dirname(absolute),
-                       {} if cache is None else cache)
+                       {} if cache is None else cache,
+                       set() if passed_over is None else passed_over)
     if chart is not None:
         return Root("helm", _as_given(chart, path), CHART_FILE)
     if directory:
@@ -97,31 +102,50 @@ def render_root(
     return None
 
 
-def _chart_dir(start: str, cache: dict[str, str | None]) -> str | None:
-    """The absolute directory of the chart that ``start`` (absolute) is or lies in."""
+def _chart_dir(start: str, cache: dict[str, str | None], passed_over: set[str]) -> str | None:
+    """The absolute directory of the chart that ``start`` (absolute) is or lies in,
+    searched as the settings file is (:func:`upward`): a ``Chart.yaml`` planted in a
+    shared parent (``/tmp``) must not capture the files below it. A ``Chart.yaml`` that
+    another user owns, or that lies in or above a directory another user owns, ends the
+    search: no chart."""
     seen: list[str] = []
-    directory = start
     found: str | None = None
-    while True:
+    me = paths.current_user()
+    for directory in paths.upward(start):
         if directory in cache:
             found = cache[directory]
             break
         seen.append(directory)
-        if os.path.isfile(os.path.join(directory, CHART_FILE)):
+        chart_file = os.path.join(directory, CHART_FILE)
+        is_chart = os.path.isfile(chart_file)
+        if _foreign(directory, me) or (is_chart and _foreign(chart_file, me)):
+            if is_chart:
+                passed_over.add(chart_file)
+            break
+        if is_chart:
             found = directory
             while os.path.basename(os.path.dirname(found)) == "charts":
                 above = os.path.dirname(os.path.dirname(found))
-                if not os.path.isfile(os.path.join(above, CHART_FILE)):
+                if not (os.path.isfile(os.path.join(above, CHART_FILE))
+                        and above in itertools.islice(paths.upward(found), 3)
+                        and not _foreign(above, me)
+                        and not _foreign(os.path.join(above, CHART_FILE), me)):
                     break
                 found = above
             break
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
     for directory in seen:
         cache[directory] = found
     return found
+
+
+def _foreign(path: str, me: int | None) -> bool:
+    """Whether another user owns ``path`` (its link, and what it points to)."""
+    if me is None:
+        return False
+    try:
+        return os.lstat(path).st_uid != me or os.stat(path).st_uid != me
+    except OSError:
+        return False
 
 
 def _as_given(directory: str, path: str) -> str:
@@ -162,6 +186,8 @@ class Renderer:
     _results: dict[str, list[str | BadInput]] = field(default_factory=dict)
     _cache: dict[str, str | None] = field(default_factory=dict)
     _as_is: set[str] = field(default_factory=set)  # files read from disk, as themselves
+    _passed_over: set[str] = field(default_factory=set)  # other users' Chart.yaml
+    _noted: set[str] = field(default_factory=set)
     _tmp: str | None = None
     note: Callable[[str], None] | None = None  # told of each render (``-v``)
 
@@ -174,7 +200,9 @@ class Renderer:
         done: set[str] = set()
         for argument in arguments:
             if argument != "-" and os.path.isdir(argument):
-                root = render_root(argument, self._cache, is_dir=True)
+                root = render_root(argument, self._cache, is_dir=True,
+                                   passed_over=self._passed_over)
+                yield from self._passed_over_notes()
                 if root is not None and root.kind == "helm":
                     yield from self._render(root, done)
                     continue
@@ -182,7 +210,9 @@ class Renderer:
                     yield from self._render(root, done)  # `Kustomization`: no search finds it
             for entry in expand_paths([argument]):
                 if isinstance(entry, str) and entry != "-":
-                    root = render_root(entry, self._cache, is_dir=False)
+                    root = render_root(entry, self._cache, is_dir=False,
+                                       passed_over=self._passed_over)
+                    yield from self._passed_over_notes()
                     if root is not None:
                         yield from self._render(root, done)
                         continue
@@ -193,6 +223,19 @@ class Renderer:
                         continue
                     self._as_is.add(entry)
                 yield entry
+
+    def _passed_over_notes(self) -> Iterator[Skipped]:
+        """A note, once, for each chart of another user that a search stopped at."""
+        for chart_file in sorted(self._passed_over - self._noted):
+            self._noted.add(chart_file)
+            try:
+                owner = paths.owner_name(os.stat(chart_file).st_uid)
+            except OSError:
+                owner = "another user"
+            yield Skipped(chart_file, (
+                f"not rendered: it belongs to {owner}, not to you, so the files below it "
+                "are read as they are (another user could have planted it); a chart must "
+                "be yours to stand for its files"))
 
     def _render(self, root: Root, done: set[str]) -> Iterator[str | BadInput]:
         key = os.path.abspath(root.path)
@@ -375,6 +418,12 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
             name = signal.Signals(-status).name if -status in signal.valid_signals() \
                 else f"signal {-status}"
             raise RenderError(f"{shown} was killed by {name}" + (f": {said}" if said else ""))
+        outside = _OUTSIDE_ROOT.search(said)
+        if outside is not None:
+            raise RenderError(
+                f"{shown} refused to read {outside[1]}: with its links followed, that file "
+                f"lies outside the kustomization's directory {outside[2]}, and kustomize "
+                "reads only files inside it")
         failed_exec = _SHELL_EXEC_FAILED.match(said)
         if status in (126, 127) and failed_exec:
             raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
@@ -389,12 +438,12 @@ def _kill_group(child: Any) -> None:
         if child.poll() is None:
             child.kill()
         return
+    import contextlib
     import signal
 
-    try:
+    # ProcessLookupError: the group is gone (its leader reaped, no helper left).
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone (its leader reaped and no helper left)
 
 
 # What a renderer sees of our environment: enough to start and find its temporary
@@ -442,6 +491,9 @@ def _bounded(command: list[str], limit: int) -> list[str]:
 
 # What /bin/sh says when `exec` fails (dash: "sh: 1: exec: PATH: not found").
 _SHELL_EXEC_FAILED = re.compile(r"^(?:/bin/)?sh: (?:\d+: )?(.*)$")
+# kustomize's load restrictor (api/internal/loader/loadrestrictions.go
+# RestrictionRootOnly): a file whose real path leaves the kustomization's root.
+_OUTSIDE_ROOT = re.compile(r"security; file '([^']*)' is not in or below '([^']*)'")
 # klog's line header (kubectl, kustomize): severity, date, time, thread id, file:line.
 _KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\s\]]+:\d+\] ",
                           re.MULTILINE)

@@ -240,7 +240,7 @@ def _remote_resource(kustomization: str, limits: Limits) -> BadInput | None:
                         f"{field}: {clip(entry, 120)} is a remote resource, which the build "
                         "would fetch over the network; remote resources are refused unless "
                         "--allow-remote or allowRemote: true in the settings allows them"))
-                base = os.path.join(directory, entry)
+                base = os.path.normpath(os.path.join(directory, entry))
                 if at[0] in ("resources", "bases", "components") and os.path.isdir(base):
                     pending += [os.path.join(base, name) for name in KUSTOMIZATION_NAMES
                                 if os.path.isfile(os.path.join(base, name))][:1]

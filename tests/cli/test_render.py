@@ -750,3 +750,89 @@ def test_a_signal_during_a_render_leaves_nothing_in_tmpdir(
     assert b"Traceback" not in err
     assert list(tmpdir.iterdir()) == []
     assert _gone(int(pid_file.read_text()))
+
+
+# --- where the chart search stops ---------------------------------------------------------
+
+
+def _planted(shared: Path) -> Path:
+    """A chart in ``shared`` whose template renders nothing a check would flag."""
+    _chart(shared, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
+    return shared / "Chart.yaml"
+
+
+def test_a_chart_above_the_repository_root_does_not_capture_its_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Chart.yaml in a parent made `check pod.yaml` render that chart instead: exit 0
+    and a false "no Kubernetes objects in pod.yaml". The search stops where git's (and
+    the settings file's) does: at the directory holding .git, at a file system
+    boundary."""
+    shared = tmp_path / "shared"
+    _planted(shared)
+    repo = shared / "repo"
+    (repo / ".git").mkdir(parents=True)
+    pod = repo / "pod.yaml"
+    pod.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    assert render_root(str(pod)) is None
+    status, out, err = run(capsys, "check", "-o", "text", str(pod))
+    assert (status, out.splitlines(), errors(err)) == (1, [_victim_finding(pod)], [])
+    assert "no Kubernetes objects" not in err
+    # a parent on another file system (simulated: repo is a mount point)
+    (repo / ".git").rmdir()
+    from kubelet_winnet.cli.input import paths
+
+    real = paths._device
+    monkeypatch.setattr(paths, "_device", lambda path: -1 if path == str(repo) else real(path))
+    assert render_root(str(pod)) is None
+    monkeypatch.setattr(paths, "_device", real)
+    # no boundary between them: the chart above stands for the file, as before
+    root = render_root(str(pod))
+    assert root is not None and (root.kind, root.path) == ("helm", str(shared))
+
+
+def test_a_chart_of_another_user_does_not_capture_files_below_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Simulated owner: the planted Chart.yaml's lstat says another uid."""
+    shared = tmp_path / "shared"
+    planted = _planted(shared)
+    victim = shared / "victim"
+    victim.mkdir()
+    pod = victim / "pod.yaml"
+    pod.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    other = 2_000_000_007  # no user of the passwd file: named by its uid
+    real_lstat = os.lstat
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        status = real_lstat(path, *args, **kwargs)
+        if os.fspath(path) != str(planted):
+            return status
+        return os.stat_result((*status[:4], other, *status[5:]))
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    status, out, err = run(capsys, "check", "-o", "text", str(pod))
+    assert (status, out.splitlines(), errors(err)) == (1, [_victim_finding(pod)], [])
+    assert f"kubelet-winnet: note: {planted}: not rendered: it belongs to uid {other}, not " \
+        "to you, so the files below it are read as they are (another user could have " \
+        "planted it); a chart must be yours to stand for its files" in err.splitlines()
+
+
+@pytest.mark.skipif(os.name != "posix" or not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="chown to another user needs root (CI runs as root)")
+def test_a_planted_chart_is_read_around_for_real_as_root(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """The attack as reported: nobody's Chart.yaml in a world-writable parent."""
+    shared = tmp_path / "x"
+    planted = _planted(shared)
+    shared.chmod(0o1777)
+    os.chown(planted, 65534, 65534)
+    victim = shared / "victim"
+    victim.mkdir()
+    pod = victim / "pod.yaml"
+    pod.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "text", str(pod))
+    assert (status, out.splitlines(), errors(err)) == (1, [_victim_finding(pod)], [])
+    assert f"kubelet-winnet: note: {planted}: not rendered: it belongs to " in err
+    assert "(uid 65534), not to you" in err

@@ -75,7 +75,7 @@ class RenderOptions:
 
 def render_root(
     path: str, cache: dict[str, str | None] | None = None, *, is_dir: bool | None = None,
-    passed_over: set[str] | None = None,
+    passed_over: dict[str, int] | None = None,
 ) -> Root | None:
     """What ``path`` is rendered as: the chart it is or lies in (the nearest
     ``Chart.yaml`` above, within the repository, on its file system and owned by the
@@ -83,12 +83,12 @@ def render_root(
     chart's values), else, for a kustomization file or a directory holding one, that
     kustomization. Other files of a kustomization's directory are read as they are (a
     file no kustomization lists must not go unchecked). ``passed_over`` collects the
-    ``Chart.yaml`` files of other users that stopped the search."""
+    ``Chart.yaml`` files of other users that stopped the search, with the owner."""
     absolute = os.path.abspath(path)
     directory = os.path.isdir(absolute) if is_dir is None else is_dir
     chart = _chart_dir(absolute if directory else os.path.dirname(absolute),
                        {} if cache is None else cache,
-                       set() if passed_over is None else passed_over)
+                       {} if passed_over is None else passed_over)
     if chart is not None:
         return Root("helm", _as_given(chart, path), CHART_FILE)
     if directory:
@@ -102,7 +102,9 @@ def render_root(
     return None
 
 
-def _chart_dir(start: str, cache: dict[str, str | None], passed_over: set[str]) -> str | None:
+def _chart_dir(
+    start: str, cache: dict[str, str | None], passed_over: dict[str, int],
+) -> str | None:
     """The absolute directory of the chart that ``start`` (absolute) is or lies in,
     searched as the settings file is (:func:`upward`): a ``Chart.yaml`` planted in a
     shared parent (``/tmp``) must not capture the files below it. A ``Chart.yaml`` that
@@ -118,9 +120,12 @@ def _chart_dir(start: str, cache: dict[str, str | None], passed_over: set[str]) 
         seen.append(directory)
         chart_file = os.path.join(directory, CHART_FILE)
         is_chart = os.path.isfile(chart_file)
-        if _foreign(directory, me) or (is_chart and _foreign(chart_file, me)):
+        owner = _foreign(directory, me)
+        if owner is None and is_chart:
+            owner = _foreign(chart_file, me)
+        if owner is not None:
             if is_chart:
-                passed_over.add(chart_file)
+                passed_over[chart_file] = owner
             break
         if is_chart:
             found = directory
@@ -128,8 +133,8 @@ def _chart_dir(start: str, cache: dict[str, str | None], passed_over: set[str]) 
                 above = os.path.dirname(os.path.dirname(found))
                 if not (os.path.isfile(os.path.join(above, CHART_FILE))
                         and above in itertools.islice(paths.upward(found), 3)
-                        and not _foreign(above, me)
-                        and not _foreign(os.path.join(above, CHART_FILE), me)):
+                        and _foreign(above, me) is None
+                        and _foreign(os.path.join(above, CHART_FILE), me) is None):
                     break
                 found = above
             break
@@ -138,14 +143,15 @@ def _chart_dir(start: str, cache: dict[str, str | None], passed_over: set[str]) 
     return found
 
 
-def _foreign(path: str, me: int | None) -> bool:
-    """Whether another user owns ``path`` (its link, and what it points to)."""
+def _foreign(path: str, me: int | None) -> int | None:
+    """The other user who owns ``path`` (its link, or what it points to), else None."""
     if me is None:
-        return False
+        return None
     try:
-        return os.lstat(path).st_uid != me or os.stat(path).st_uid != me
+        return next((uid for uid in (os.lstat(path).st_uid, os.stat(path).st_uid)
+                     if uid != me), None)
     except OSError:
-        return False
+        return None
 
 
 def _as_given(directory: str, path: str) -> str:
@@ -186,7 +192,7 @@ class Renderer:
     _results: dict[str, list[str | BadInput]] = field(default_factory=dict)
     _cache: dict[str, str | None] = field(default_factory=dict)
     _as_is: set[str] = field(default_factory=set)  # files read from disk, as themselves
-    _passed_over: set[str] = field(default_factory=set)  # other users' Chart.yaml
+    _passed_over: dict[str, int] = field(default_factory=dict)  # other users' Chart.yaml
     _noted: set[str] = field(default_factory=set)
     _tmp: str | None = None
     note: Callable[[str], None] | None = None  # told of each render (``-v``)
@@ -226,12 +232,9 @@ class Renderer:
 
     def _passed_over_notes(self) -> Iterator[Skipped]:
         """A note, once, for each chart of another user that a search stopped at."""
-        for chart_file in sorted(self._passed_over - self._noted):
+        for chart_file in sorted(set(self._passed_over) - self._noted):
             self._noted.add(chart_file)
-            try:
-                owner = paths.owner_name(os.stat(chart_file).st_uid)
-            except OSError:
-                owner = "another user"
+            owner = paths.owner_name(self._passed_over[chart_file])
             yield Skipped(chart_file, (
                 f"not rendered: it belongs to {owner}, not to you, so the files below it "
                 "are read as they are (another user could have planted it); a chart must "

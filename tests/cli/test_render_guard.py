@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import http.server
 import io
-import os
 import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -104,9 +104,9 @@ def test_a_vendored_subcharts_own_missing_dependency_is_named(
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
-    requests: list[str] = []
+    requests: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+    def do_GET(self) -> None:  # the name http.server calls
         type(self).requests.append(self.path)
         body = HOST_NETWORK_POD.encode()
         self.send_response(200)
@@ -121,7 +121,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def loopback() -> Iterator[tuple[str, list[str]]]:
     """A loopback HTTP server serving a hostNetwork pod, and the paths asked of it."""
-    requests: list[str] = []
+    requests: ClassVar[list[str]] = []
     handler = type("Handler", (_Recorder,), {"requests": requests})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -269,7 +269,7 @@ def test_fail_on_in_the_config_sets_the_exit_status_and_the_flag_wins(
     ("failOn: [error]\n", 1, "failOn: expected error, warning, info or never, got a list"),
     ("failon: error\n", 1, "failon: not a setting (did you mean failOn?); the settings are "
      "rules, kubeletVersion, featureGates, windowsOnly, assumeWindows, skip, failOn, "
-     "allowEmpty, docsUrl"),
+     "allowEmpty, docsUrl, allowRemote"),
 ])
 def test_a_bad_fail_on_is_one_line_naming_file_line_and_the_choices(
     capsys: pytest.CaptureFixture[str], repo: Path, text: str, line: int, reason: str

@@ -121,7 +121,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def loopback() -> Iterator[tuple[str, list[str]]]:
     """A loopback HTTP server serving a hostNetwork pod, and the paths asked of it."""
-    requests: ClassVar[list[str]] = []
+    requests: list[str] = []
     handler = type("Handler", (_Recorder,), {"requests": requests})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

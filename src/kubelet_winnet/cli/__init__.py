@@ -10,7 +10,8 @@ Results go to stdout, diagnostics (one line each) to stderr. Exit status:
   output that cannot be written (``> /dev/full``); it outranks 1;
 * 141 (128 + SIGPIPE): the reader of stdout went away (``| head``): the run stops quietly
   and does not claim success;
-* 143 and 129 (128 + SIGTERM, SIGHUP): the run was ended, its temporary files removed.
+* SIGTERM and SIGHUP end the run by the signal (a shell says 143, 129) once a renderer
+  it started is killed and its temporary files are removed.
 
 Each command is a module of this package with a ``COMMAND``
 (:class:`~kubelet_winnet.cli.session.Command`); :data:`COMMAND_MODULES` names them, and a
@@ -28,7 +29,7 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kubelet_winnet._printable import printable
@@ -225,7 +226,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the cyclic collector would mostly re-scan long-lived modules (10 % of the time).
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
-        _end_on_signals()
     words = sys.argv[1:] if argv is None else list(argv)
     parser, command_parser = _parsers(_chosen(words))
     try:
@@ -242,9 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         (command_parser or parser).error("no PATH given (use - for stdin)")
     session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),
                       quiet=getattr(args, "quiet", False))
+    ending = _end_on_signals() if argv is None else None
     try:
         status = load_command(args.command).run(args, session)
         sys.stdout.flush()
+    except _Ended as ended:
+        renderer = getattr(args, "renderer", None)
+        if renderer is not None:
+            renderer.close()
+        _die_by(ended.signum)
     except BrokenPipeError:  # `kubelet-winnet check . | head`
         _drop_stdout()
         return EXIT_BROKEN_PIPE
@@ -255,24 +261,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{program()}: error: cannot write output: "
                          f"{exc.strerror or type(exc).__name__}\n")
         return EXIT_BAD_INPUT
+    finally:
+        if ending is not None:
+            ending()
     return status
 
 
-def _end_on_signals() -> None:
-    """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) end the run through
-    ``SystemExit`` (status 128 + the signal) instead of killing it outright, so the
-    ``finally`` blocks and exit handlers run: a renderer's process group is killed and
-    its output, a rendered Secret among it, leaves $TMPDIR. A handler someone else set
-    is left alone."""
+class _Ended(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the run so its ``finally`` blocks kill a
+    renderer's process group, then :func:`_die_by` ends the process by the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _end_on_signals() -> Callable[[], None]:
+    """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) raise :class:`_Ended`
+    instead of killing the run outright, so that a renderer's output, a rendered Secret
+    among it, leaves $TMPDIR first. A disposition someone else set is left alone; the
+    returned function puts the defaults back."""
     import signal
 
     def end(signum: int, _frame: object) -> NoReturn:
-        raise SystemExit(128 + signum)
+        raise _Ended(signum)
 
+    changed = []
     for name in ("SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)
         if number is not None and signal.getsignal(number) == signal.SIG_DFL:
             signal.signal(number, end)
+            changed.append(number)
+
+    def restore() -> None:
+        for number in changed:
+            signal.signal(number, signal.SIG_DFL)
+
+    return restore
+
+
+def _die_by(signum: int) -> NoReturn:
+    """End the process by ``signum``, as it would have ended without our handler (a
+    shell then says 128 + the signal)."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(OSError, ValueError):  # what is written stays written
+        sys.stdout.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    raise SystemExit(128 + signum)  # where the signal does not end a process
 
 
 class _WholeWrites(io.RawIOBase):

@@ -195,6 +195,7 @@ class Renderer:
     _passed_over: dict[str, int] = field(default_factory=dict)  # other users' Chart.yaml
     _noted: set[str] = field(default_factory=set)
     _tmp: str | None = None
+    _remove: Callable[[], Any] | None = None  # the finalizer that removes _tmp
     note: Callable[[str], None] | None = None  # told of each render (``-v``)
 
     def expand(
@@ -262,7 +263,8 @@ class Renderer:
             return
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="kubelet-winnet-render-")
-            weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
+            self._remove = weakref.finalize(self, shutil.rmtree, self._tmp,
+                                            ignore_errors=True)
         number = len(self._results)
         out = os.path.join(self._tmp, f"{number}.out")
         manifest = _under(root.path, root.manifest)
@@ -287,6 +289,11 @@ class Renderer:
             self.copies[name] = path
             self.rendered.add(name)
             yield name
+
+    def close(self) -> None:
+        """Remove the renders' temporary files now (a signal ends the run)."""
+        if self._remove is not None:
+            self._remove()
 
     def _unclaimed(self, parts: list[tuple[str, str]]) -> None:
         """RenderError when a rendered name is already a file read as it is or another

@@ -368,6 +368,7 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
 
     shown = _shown(command)
     memory = _memory_limit(max_bytes)
+    release = _hold_signals()  # until the finally below can kill what is started
     try:
         # A session of its own: a timeout, too much output or a signal to us ends the
         # renderer's helpers too, not only the child (one holding stdout open kept the
@@ -377,7 +378,11 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
                                  env=renderer_environment(remote),
                                  start_new_session=sys.platform != "win32")
     except OSError as exc:
+        release()
         raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
+    except BaseException:
+        release()
+        raise
     killed: list[str] = []
 
     def kill(reason: str) -> None:
@@ -389,9 +394,10 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
     timer.daemon = True
     errors = bytearray()
     reader = threading.Thread(target=_drain, args=(child.stderr, errors), daemon=True)
-    timer.start()
-    reader.start()
     try:
+        release()  # a signal that came while it started is handled from here on
+        timer.start()
+        reader.start()
         assert child.stdout is not None
         with open(out, "wb") as sink:
             written = 0
@@ -406,7 +412,8 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
         timer.cancel()
         _kill_group(child)  # what is left of it: helpers, or all of it on an exception
         child.wait()
-        reader.join(5)
+        if reader.ident is not None:  # started
+            reader.join(5)
         child.stdout.close()  # type: ignore[union-attr]
     if killed == ["timeout"]:
         raise RenderError(
@@ -439,6 +446,33 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
             raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
         raise RenderError(f"{shown} failed (exit status {status})"
                           + (f": {said}" if said else ""))
+
+
+def _hold_signals() -> Callable[[], None]:
+    """Hold SIGTERM and SIGHUP while a renderer starts: one that ended the run inside
+    ``Popen`` left the renderer, in a session of its own, running with nobody to kill
+    it. The returned function puts the handlers back and delivers what arrived."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # handlers are the main thread's alone
+    arrived: list[int] = []
+    held: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not None:  # None: not ours
+            held[number] = signal.signal(number, lambda signum, _: arrived.append(signum))
+
+    def release() -> None:
+        for number, handler in held.items():
+            signal.signal(number, handler)
+        held.clear()
+        for signum in arrived:
+            signal.raise_signal(signum)
+        arrived.clear()
+
+    return release
 
 
 def _kill_group(child: Any) -> None:

@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths, paths
 from kubelet_winnet.cli.input.documents import clip
@@ -375,7 +375,7 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
         # read going after the child was killed).
         child = subprocess.Popen(_bounded(command, memory), stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 env=renderer_environment(remote),
+                                 env=_renderer_environment(remote),
                                  start_new_session=sys.platform != "win32")
     except OSError as exc:
         release()
@@ -427,25 +427,30 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
             f"use {memory >> 20} MiB here (2 GiB and 8 times --max-bytes); raise --max-bytes "
             "for a chart this large")
     if status != 0:
-        said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
-        said = said if len(said) <= 400 else said[:397] + "..."
-        if status < 0:
-            import signal
+        _failed(shown, status, errors)
 
-            name = signal.Signals(-status).name if -status in signal.valid_signals() \
-                else f"signal {-status}"
-            raise RenderError(f"{shown} was killed by {name}" + (f": {said}" if said else ""))
-        outside = _OUTSIDE_ROOT.search(said)
-        if outside is not None:
-            raise RenderError(
-                f"{shown} refused to read {outside[1]}: with its links followed, that file "
-                f"lies outside the kustomization's directory {outside[2]}, and kustomize "
-                "reads only files inside it")
-        failed_exec = _SHELL_EXEC_FAILED.match(said)
-        if status in (126, 127) and failed_exec:
-            raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
-        raise RenderError(f"{shown} failed (exit status {status})"
-                          + (f": {said}" if said else ""))
+
+def _failed(shown: str, status: int, errors: bytes | bytearray) -> NoReturn:
+    """The RenderError of a renderer that ended with ``status`` (not 0), in its words."""
+    said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
+    said = said if len(said) <= 400 else said[:397] + "..."
+    if status < 0:
+        import signal
+
+        name = signal.Signals(-status).name if -status in signal.valid_signals() \
+            else f"signal {-status}"
+        raise RenderError(f"{shown} was killed by {name}" + (f": {said}" if said else ""))
+    outside = _OUTSIDE_ROOT.search(said)
+    if outside is not None:
+        raise RenderError(
+            f"{shown} refused to read {outside[1]}: with its links followed, that file "
+            f"lies outside the kustomization's directory {outside[2]}, and kustomize "
+            "reads only files inside it")
+    failed_exec = _SHELL_EXEC_FAILED.match(said)
+    if status in (126, 127) and failed_exec:
+        raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
+    raise RenderError(f"{shown} failed (exit status {status})"
+                      + (f": {said}" if said else ""))
 
 
 def _hold_signals() -> Callable[[], None]:
@@ -500,7 +505,7 @@ _ENVIRONMENT_REMOTE = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy",
                        "https_proxy", "no_proxy", "SSH_AUTH_SOCK")
 
 
-def renderer_environment(remote: bool = False) -> dict[str, str]:
+def _renderer_environment(remote: bool = False) -> dict[str, str]:
     """The environment a renderer runs with: :data:`_ENVIRONMENT_KEPT` (and the network
     settings when ``remote``), each as we have it."""
     kept = _ENVIRONMENT_KEPT + (_ENVIRONMENT_REMOTE if remote else ())

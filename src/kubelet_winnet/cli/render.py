@@ -8,7 +8,10 @@ does. Any file inside a chart stands for it: the pre-commit hook's
 stands for its build, and the other files beside it are still read as they are: they are
 manifests, and one that no kustomization lists must not go unchecked.
 
-Each renderer is a child process with a timeout; its output is bounded by ``--max-bytes``
+Before a renderer runs, :mod:`.render_guard` refuses what must not be rendered (a link
+leaving a chart, a dependency not vendored, a remote resource not allowed). Each renderer
+is a child process in a session of its own, with a minimal environment and a timeout
+that kills its whole process group; its output is bounded by ``--max-bytes``
 and kept in a temporary file, which the input layer then reads under a name a person
 knows: Helm's ``# Source:`` comments split the stream per template, so a finding names
 ``chart/templates/ds.yaml`` and the line of what that template rendered (docs/check.md,

@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelet_winnet._lint.rules import RULES, RULES_BY_ID
-from kubelet_winnet.cli import config as config_module
 from kubelet_winnet.cli import main
 from kubelet_winnet.cli.config import Config, ConfigError, load_config
 from kubelet_winnet.cli.input import DEFAULT_LIMITS
+from kubelet_winnet.cli.input import paths as paths_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -269,7 +269,7 @@ def test_fail_on_in_the_config_sets_the_exit_status_and_the_flag_wins(
     ("failOn: [error]\n", 1, "failOn: expected error, warning, info or never, got a list"),
     ("failon: error\n", 1, "failon: not a setting (did you mean failOn?); the settings are "
      "rules, kubeletVersion, featureGates, windowsOnly, assumeWindows, skip, failOn, "
-     "allowEmpty, docsUrl"),
+     "allowEmpty, docsUrl, allowRemote"),
 ])
 def test_a_bad_fail_on_is_one_line_naming_file_line_and_the_choices(
     capsys: pytest.CaptureFixture[str], repo: Path, text: str, line: int, reason: str
@@ -307,7 +307,7 @@ def test_a_planted_settings_file_of_another_user_is_refused(
     config.write_text('skip: ["manifests/*"]\nfailOn: never\n', encoding="utf-8")
     mine = os.geteuid()
     other = mine + 1
-    monkeypatch.setattr(config_module, "_me", lambda: other)
+    monkeypatch.setattr(paths_module, "current_user", lambda: other)
     status, out, err = run(capsys, str(repo / "manifests"))
     assert (status, out) == (2, "")
     (line,) = err.splitlines()
@@ -389,8 +389,8 @@ def test_the_search_stops_at_a_file_system_boundary(
     (simulated: the device lookup says the working directory is a mount point)."""
     (repo / ".kubelet-winnet.yaml").write_text("failOn: never\n", encoding="utf-8")
     work = str(repo / "work")
-    real = config_module._device
-    monkeypatch.setattr(config_module, "_device",
+    real = paths_module._device
+    monkeypatch.setattr(paths_module, "_device",
                         lambda path: -1 if path == work else real(path))
     assert run(capsys, str(repo / "manifests"))[0] == 1
 

@@ -455,3 +455,387 @@ def test_a_renderers_log_header_is_not_part_of_its_words(
     [line] = errors(err)
     said = line.split("failed (exit status 1): ", 1)[1]
     assert said.startswith('"command failed" err='), said
+
+
+# --- hostile charts: headers, names, links, the environment -------------------------------
+
+HOST_NETWORK_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: victim}
+spec:
+  hostNetwork: true
+  nodeSelector: {kubernetes.io/os: windows}
+  containers: [{name: c, image: i}]
+"""
+PLAIN_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: NAME}
+spec:
+  nodeSelector: {kubernetes.io/os: windows}
+  containers: [{name: c, image: i}]
+"""
+
+
+def _chart(at: Path, templates: dict[str, str], name: str = "chart") -> Path:
+    (at / "templates").mkdir(parents=True)
+    (at / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 1.0.0\n",
+                                   encoding="utf-8")
+    for template, text in templates.items():
+        (at / "templates" / template).write_text(text, encoding="utf-8")
+    return at
+
+
+def _victim_finding(victim: Path) -> str:
+    line = line_of(victim.read_text(encoding="utf-8"), "hostNetwork: true")
+    return (f"{victim}:{line}: warning host-network-ignored: Pod/victim: hostNetwork: true "
+            "is ignored: the pod gets its own network namespace; for the node's network "
+            "make it HostProcess. [spec.hostNetwork]")
+
+
+def test_a_source_line_a_template_prints_never_replaces_another_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A template printing `---` and `# Source: chart/../victim.yaml` made its output
+    stand for deploy/victim.yaml, which was never read: exit 0 over a hostNetwork pod.
+    Helm writes its header after every `---` it splits at, so the template's own line
+    is a comment of that template."""
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    deploy = tmp_path / "deploy"
+    evil = PLAIN_POD.replace("NAME", "a") + "---\n# Source: chart/../victim.yaml\n" \
+        + PLAIN_POD.replace("NAME", "b")
+    _chart(deploy / "chart", {"evil.yaml": evil})
+    victim = deploy / "victim.yaml"
+    victim.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "text", str(deploy))
+    assert (status, out.splitlines(), errors(err)) == (1, [_victim_finding(victim)], [])
+    assert "3 pods in 2 files checked" in err  # both of the template's pods, under its name
+    status, out, _ = run(capsys, "translate", "-o", "json", str(deploy))
+    assert sorted((pod["pod"], pod["source"]) for pod in json.loads(out)) == [
+        ("Pod/a", f"{deploy / 'chart' / 'templates' / 'evil.yaml'}#1"),
+        ("Pod/b", f"{deploy / 'chart' / 'templates' / 'evil.yaml'}#2"),
+        ("Pod/victim", f"{victim}#1"),
+    ]
+
+
+def test_a_renderer_naming_a_template_outside_the_chart_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    deploy = tmp_path / "deploy"
+    _chart(deploy / "chart", {})
+    victim = deploy / "victim.yaml"
+    victim.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    _fake_helm(tmp_path, monkeypatch, "printf -- '---\\n# Source: chart/../victim.yaml\\n"
+               "kind: ConfigMap\\n'")
+    status, out, err = run(capsys, "check", "-o", "text", str(deploy))
+    assert status == 2
+    assert out.splitlines() == [_victim_finding(victim)]  # read from disk all the same
+    assert errors(err) == [
+        f"kubelet-winnet: error: {deploy / 'chart' / 'Chart.yaml'}: the render names a "
+        'template "chart/../victim.yaml", which is no file under the chart\'s templates/ '
+        "(Helm writes CHART/templates/... or CHART/charts/SUB/templates/...), so none of it "
+        "is read"]
+
+
+@pytest.mark.parametrize("name", [
+    "win/../victim.yaml", "win/templates/../../victim.yaml", "win/values.yaml",
+    "win/charts/db/values.yaml", "win//templates/x.yaml", "win/templates/./x.yaml",
+    "win/templates", "victim.yaml",
+])
+def test_only_names_under_a_charts_templates_are_template_names(
+    tmp_path: Path, name: str,
+) -> None:
+    from kubelet_winnet.cli.render import RenderError
+
+    stream = tmp_path / "out"
+    stream.write_text(f"---\n# Source: {name}\nkind: Pod\n", encoding="utf-8")
+    with pytest.raises(RenderError, match="which is no file under the chart's templates/"):
+        list(_split_helm(str(stream), "charts/win", str(tmp_path / "x")))
+
+
+def test_two_renders_never_share_a_templates_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chart inside another chart's templates/ (not a subchart): the outer chart's
+    render may name the inner chart's template; one copy must not stand for both."""
+    outer = _chart(tmp_path / "a", {})
+    inner = _chart(outer / "templates" / "b", {}, name="b")
+    _fake_helm(tmp_path, monkeypatch, 'case "$2" in *b) n=b/templates/x.yaml;; '
+               '*) n=a/templates/b/templates/x.yaml;; esac; '
+               'printf -- "---\\n# Source: $n\\nkind: ConfigMap\\n"')
+    status, _, err = run(capsys, "check", str(outer), str(inner))
+    assert status == 2
+    assert errors(err) == [
+        f"kubelet-winnet: error: {inner / 'Chart.yaml'}: the render names a template "
+        f'"{inner / "templates" / "x.yaml"}", which is also a template of another render, '
+        "so none of it is read"]
+
+
+def test_a_render_has_bounded_documents_and_templates(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """150,000 `# Source:` headers made 150,000 temporary files in 27 s."""
+    from kubelet_winnet.cli.render import MAX_DOCUMENTS, MAX_TEMPLATES
+
+    chart = _chart(tmp_path / "chart", {})
+    _fake_helm(tmp_path, monkeypatch, f"awk 'BEGIN {{ for (i = 0; i <= {MAX_TEMPLATES}; "
+               "i++) printf \"---\\n# Source: chart/templates/t%d.yaml\\nkind: ConfigMap\\n\", "
+               "i }'")
+    status, _, err = run(capsys, "check", str(chart))
+    assert status == 2
+    assert errors(err) == [
+        f"kubelet-winnet: error: {chart / 'Chart.yaml'}: the render holds more than "
+        f"{MAX_TEMPLATES:,} templates, the most one chart may render here, so none of it is "
+        "read"]
+    stream = tmp_path / "many"
+    stream.write_text("---\n# Source: c/templates/t.yaml\nkind: ConfigMap\n"
+                      * (MAX_DOCUMENTS + 1), encoding="utf-8")
+    from kubelet_winnet.cli.render import RenderError
+
+    with pytest.raises(RenderError, match=f"more than {MAX_DOCUMENTS:,} documents"):
+        list(_split_helm(str(stream), "c", str(tmp_path / "x")))
+    stream.write_text("---\n# Source: c/templates/t.yaml\nkind: ConfigMap\n"
+                      * MAX_DOCUMENTS, encoding="utf-8")  # at the bound: read
+    [(name, _)] = _split_helm(str(stream), "c", str(tmp_path / "y"))
+    assert name == os.path.join("c", "templates", "t.yaml")
+
+
+SECRET = "kw-test-secret-3f9a1c"
+
+
+def test_a_link_leaving_the_chart_is_refused_and_no_secret_reaches_a_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`files/env -> /proc/self/environ` and `.Files.Get` put every environment variable
+    (CI tokens) into a pod name, the text finding and the SARIF."""
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    monkeypatch.setenv("KW_CI_TOKEN", SECRET)
+    chart = _chart(tmp_path / "chart", {"pod.yaml": HOST_NETWORK_POD.replace(
+        "name: victim", 'name: {{ .Files.Get "files/env" | quote }}')})
+    (chart / "files").mkdir()
+    (chart / "files" / "env").symlink_to("/proc/self/environ")
+    for output in ("text", "sarif"):
+        status, out, err = run(capsys, "check", "-o", output, str(chart))
+        assert status == 2
+        assert SECRET not in out and SECRET not in err
+        assert errors(err) == [
+            f"kubelet-winnet: error: {chart / 'files' / 'env'}: a symbolic link to "
+            f"/proc/self/environ, outside the chart {chart}; Helm would read that file into "
+            "the render, so the chart is not rendered (put a copy of the file inside the "
+            "chart)"]
+    (chart / "files" / "env").unlink()
+    (chart / "files" / "env").symlink_to(chart / "templates" / "pod.yaml")  # inside: read
+    status, _, err = run(capsys, "check", "-o", "text", str(chart))
+    assert (status, errors(err)) == (1, [])
+
+
+def test_renderers_run_without_the_callers_environment(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KW_CI_TOKEN", SECRET)
+    chart = _chart(tmp_path / "chart", {})
+    # the pod's name is what the renderer saw: the token, if it had it
+    _fake_helm(tmp_path, monkeypatch, "printf -- '---\\n# Source: chart/templates/p.yaml\\n"
+               "kind: Pod\\nmetadata: {name: \"x%s\"}\\nspec: {hostNetwork: true, "
+               "nodeSelector: {kubernetes.io/os: windows}, containers: [{name: c}]}\\n' "
+               '"$KW_CI_TOKEN"')
+    status, out, err = run(capsys, "check", "-o", "sarif", str(chart))
+    assert status == 1, err
+    assert SECRET not in out
+    [result] = json.loads(out)["runs"][0]["results"]
+    assert "Pod/x:" in result["message"]["text"]
+
+
+def test_a_kustomization_reading_a_file_outside_it_is_refused_in_words(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kustomize's load restrictor refuses a file whose links leave the kustomization's
+    root ("security; file ... is not in or below ..."); said as a sentence."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    monkeypatch.setenv("KW_CI_TOKEN", SECRET)
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "env").symlink_to("/proc/self/environ")
+    (overlay / "kustomization.yaml").write_text(
+        "configMapGenerator:\n- name: x\n  files:\n  - env\n", encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "sarif", str(overlay))
+    assert status == 2
+    assert SECRET not in out and SECRET not in err
+    assert errors(err) == [
+        f"kubelet-winnet: error: {overlay / 'kustomization.yaml'}: kubectl kustomize "
+        f"{overlay} refused to read {overlay / 'env'}: with its links followed, that file "
+        f"lies outside the kustomization's directory {overlay}, and kustomize reads only "
+        "files inside it"]
+
+
+# --- the renderer's process group and the run's signals -----------------------------------
+
+
+def _gone(pid: int, wait: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (a zombie waiting for its reaper counts)."""
+    import time
+
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_render_timeout_kills_the_renderers_helpers_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--render-timeout 1` returned after 25 s when a helper of the renderer kept its
+    stdout open: only the direct child was killed."""
+    import time
+
+    pid_file = tmp_path / "helper.pid"
+    _fake_helm(tmp_path, monkeypatch, f"sleep 300 & echo $! > {pid_file}; exit 0")
+    started = time.monotonic()
+    status, _, err = run(capsys, "check", "--render-timeout", "1", str(CHART))
+    took = time.monotonic() - started
+    assert status == 2
+    assert errors(err) == [f"kubelet-winnet: error: {CHART / 'Chart.yaml'}: helm template "
+                           f"{CHART} did not finish in 1 seconds (raise --render-timeout)"]
+    assert _gone(int(pid_file.read_text()))
+    assert took < 60, took  # the helper sleeps 300 s: waiting for it would be a hang
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals, /proc")
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP"])
+def test_a_signal_during_a_render_leaves_nothing_in_tmpdir(
+    tmp_path: Path, signal_name: str,
+) -> None:
+    """A run ended by SIGTERM or SIGHUP while its renderer ran left the rendered output
+    (a rendered Secret's value among it) in $TMPDIR."""
+    import signal
+    import time
+
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    started = tmp_path / "started"
+    pid_file = tmp_path / "helm.pid"
+    (tools / "helm").write_text(
+        "#!/bin/sh\nprintf -- '---\\n# Source: c/templates/s.yaml\\nkind: Secret\\n"
+        f"stringData: {{token: {SECRET}}}\\n'\necho $$ > {pid_file}\ntouch {started}\n"
+        "exec sleep 300\n", encoding="utf-8")
+    (tools / "helm").chmod(0o755)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
+           "TMPDIR": str(tmpdir)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "kubelet_winnet.cli", "check", str(CHART)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        end = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < end and child.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), child.communicate(timeout=5)
+        # the render's directory is there while it runs (its output file, soon after)
+        assert [path.name[:22] for path in tmpdir.iterdir()] == ["kubelet-winnet-render-"]
+        child.send_signal(getattr(signal, signal_name))
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == -getattr(signal, signal_name), err  # ended by it, as before
+    assert b"Traceback" not in err
+    assert list(tmpdir.iterdir()) == []
+    assert _gone(int(pid_file.read_text()))
+
+
+# --- where the chart search stops ---------------------------------------------------------
+
+
+def _planted(shared: Path) -> Path:
+    """A chart in ``shared`` whose template renders nothing a check would flag."""
+    _chart(shared, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
+    return shared / "Chart.yaml"
+
+
+def test_a_chart_above_the_repository_root_does_not_capture_its_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Chart.yaml in a parent made `check pod.yaml` render that chart instead: exit 0
+    and a false "no Kubernetes objects in pod.yaml". The search stops where git's (and
+    the settings file's) does: at the directory holding .git, at a file system
+    boundary."""
+    shared = tmp_path / "shared"
+    _planted(shared)
+    repo = shared / "repo"
+    (repo / ".git").mkdir(parents=True)
+    pod = repo / "pod.yaml"
+    pod.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    assert render_root(str(pod)) is None
+    status, out, err = run(capsys, "check", "-o", "text", str(pod))
+    assert (status, out.splitlines(), errors(err)) == (1, [_victim_finding(pod)], [])
+    assert "no Kubernetes objects" not in err
+    # a parent on another file system (simulated: repo is a mount point)
+    (repo / ".git").rmdir()
+    from kubelet_winnet.cli.input import paths
+
+    real = paths._device
+    monkeypatch.setattr(paths, "_device", lambda path: -1 if path == str(repo) else real(path))
+    assert render_root(str(pod)) is None
+    monkeypatch.setattr(paths, "_device", real)
+    # no boundary between them: the chart above stands for the file, as before
+    root = render_root(str(pod))
+    assert root is not None and (root.kind, root.path) == ("helm", str(shared))
+
+
+def test_a_chart_of_another_user_does_not_capture_files_below_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Simulated owner: the planted Chart.yaml's lstat says another uid."""
+    shared = tmp_path / "shared"
+    planted = _planted(shared)
+    victim = shared / "victim"
+    victim.mkdir()
+    pod = victim / "pod.yaml"
+    pod.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    other = 2_000_000_007  # no user of the passwd file: named by its uid
+    real_lstat = os.lstat
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        status = real_lstat(path, *args, **kwargs)
+        if os.fspath(path) != str(planted):
+            return status
+        return os.stat_result((*status[:4], other, *status[5:]))
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    status, out, err = run(capsys, "check", "-o", "text", str(pod))
+    assert (status, out.splitlines(), errors(err)) == (1, [_victim_finding(pod)], [])
+    assert f"kubelet-winnet: note: {planted}: not rendered: it belongs to uid {other}, not " \
+        "to you, so the files below it are read as they are (another user could have " \
+        "planted it); a chart must be yours to stand for its files" in err.splitlines()
+
+
+@pytest.mark.skipif(os.name != "posix" or not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="chown to another user needs root (CI runs as root)")
+def test_a_planted_chart_is_read_around_for_real_as_root(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """The attack as reported: nobody's Chart.yaml in a world-writable parent."""
+    shared = tmp_path / "x"
+    planted = _planted(shared)
+    shared.chmod(0o1777)
+    os.chown(planted, 65534, 65534)
+    victim = shared / "victim"
+    victim.mkdir()
+    pod = victim / "pod.yaml"
+    pod.write_text(HOST_NETWORK_POD, encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "text", str(pod))
+    assert (status, out.splitlines(), errors(err)) == (1, [_victim_finding(pod)], [])
+    assert f"kubelet-winnet: note: {planted}: not rendered: it belongs to " in err
+    assert "(uid 65534), not to you" in err

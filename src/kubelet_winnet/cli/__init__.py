@@ -9,7 +9,9 @@ Results go to stdout, diagnostics (one line each) to stderr. Exit status:
 * 2: bad input (a file, document or field that cannot be read), bad flags or usage, or
   output that cannot be written (``> /dev/full``); it outranks 1;
 * 141 (128 + SIGPIPE): the reader of stdout went away (``| head``): the run stops quietly
-  and does not claim success.
+  and does not claim success;
+* SIGTERM and SIGHUP end the run by the signal (a shell says 143, 129) once a renderer
+  it started is killed and its temporary files are removed.
 
 Each command is a module of this package with a ``COMMAND``
 (:class:`~kubelet_winnet.cli.session.Command`); :data:`COMMAND_MODULES` names them, and a
@@ -27,7 +29,7 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kubelet_winnet._printable import printable
@@ -247,9 +249,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     session = Session(sys.stdout, sys.stderr, verbose=getattr(args, "verbose", False),
                       quiet=getattr(args, "quiet", False))
+    ending = _end_on_signals() if argv is None else None
     try:
         status = load_command(args.command).run(args, session)
         sys.stdout.flush()
+    except _Ended as ended:
+        renderer = getattr(args, "renderer", None)
+        if renderer is not None:
+            renderer.close()
+        _die_by(ended.signum)
     except BrokenPipeError:  # `kubelet-winnet check . | head`
         _drop_stdout()
         return EXIT_BROKEN_PIPE
@@ -260,7 +268,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{program()}: error: cannot write output: "
                          f"{exc.strerror or type(exc).__name__}\n")
         return EXIT_BAD_INPUT
+    finally:
+        if ending is not None:
+            ending()
     return status
+
+
+class _Ended(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the run so its ``finally`` blocks kill a
+    renderer's process group, then :func:`_die_by` ends the process by the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _end_on_signals() -> Callable[[], None]:
+    """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) raise :class:`_Ended`
+    instead of killing the run outright, so that a renderer's output, a rendered Secret
+    among it, leaves $TMPDIR first. A disposition someone else set is left alone; the
+    returned function puts the defaults back."""
+    import signal
+
+    def end(signum: int, _frame: object) -> NoReturn:
+        raise _Ended(signum)
+
+    changed = []
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, end)
+            changed.append(number)
+
+    def restore() -> None:
+        for number in changed:
+            signal.signal(number, signal.SIG_DFL)
+
+    return restore
+
+
+def _die_by(signum: int) -> NoReturn:
+    """End the process by ``signum``, as it would have ended without our handler (a
+    shell then says 128 + the signal)."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(OSError, ValueError):  # what is written stays written
+        sys.stdout.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    raise SystemExit(128 + signum)  # where the signal does not end a process
 
 
 class _WholeWrites(io.RawIOBase):

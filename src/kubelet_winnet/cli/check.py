@@ -194,6 +194,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         args.fail_on = config.fail_on or _FAIL_ON_DEFAULT
     args.windows_only = args.windows_only or config.windows_only
     args.assume_windows = args.assume_windows or config.assume_windows
+    args.allow_remote = args.allow_remote or config.allow_remote
     allow_empty = args.allow_empty or config.allow_empty
     given = args.kubelet_version is not None
     if not given:

@@ -16,6 +16,7 @@
     failOn: error                          # as --fail-on, which wins over it
     allowEmpty: false                      # as --allow-empty
     docsUrl: https://docs.example/rules/   # where the rule pages are published (helpUri)
+    allowRemote: false                     # as --allow-remote
 
 The file is read by the same input layer as manifests (encodings, duplicate keys, size and
 alias limits). Every mistake in it, an unknown rule id included, is collected and
@@ -41,14 +42,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelet_winnet._printable import printable
-from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, read_source
+from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, paths, read_source
 
 __all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "docs_url_error",
            "find_config", "load_config", "settings_keys"]
 
 CONFIG_NAME = SETTINGS_FILE
 _KEYS = ("rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip",
-         "failOn", "allowEmpty", "docsUrl")
+         "failOn", "allowEmpty", "docsUrl", "allowRemote")
 _RULE_KEYS = ("include", "exclude", "severity")
 _SEVERITIES = ("error", "warning", "info")
 FAIL_ON = (*_SEVERITIES, "never")  # check's --fail-on choices
@@ -88,6 +89,7 @@ class Config:
     fail_on: str | None = None  # None: --fail-on's default
     allow_empty: bool = False
     docs_url: str | None = None
+    allow_remote: bool = False  # kustomizations may fetch remote resources
     base: str = "."  # the directory holding the file: skip patterns are relative to it
 
     def checks(self, rule: str) -> bool:
@@ -109,31 +111,12 @@ class Config:
 
 # --- finding the file ----------------------------------------------------------------
 
-def _me() -> int | None:
-    """The user whose settings may be read (None where the OS has no owners)."""
-    geteuid = getattr(os, "geteuid", None)
-    return None if geteuid is None else int(geteuid())
-
-
-def _owner_name(uid: int) -> str:
-    try:
-        import pwd
-
-        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except (ImportError, KeyError):
-        return f"uid {uid}"
-
-
-def _device(path: str) -> int:
-    return os.stat(path).st_dev
-
-
 def _foreign(path: str, status: os.stat_result, me: int | None, what: str) -> ConfigError | None:
     if me is None or status.st_uid == me:
         return None
     return ConfigError(
-        f"configuration {path}: {what} is owned by {_owner_name(status.st_uid)}, not by "
-        f"{_owner_name(me)}, so it is not read (another user could have planted it); "
+        f"configuration {path}: {what} is owned by {paths.owner_name(status.st_uid)}, not by "
+        f"{paths.owner_name(me)}, so it is not read (another user could have planted it); "
         "name a settings file you trust with --config", source=path)
 
 
@@ -142,32 +125,20 @@ def find_config(start: str = ".") -> str | None:
     git repository's root or a file system boundary, whichever comes first. A candidate
     that is not a regular file, or that (or a directory on the way) another user owns,
     is a :class:`ConfigError`: never passed over for a parent's file."""
-    directory = os.path.abspath(start)
-    me = _me()
+    me = paths.current_user()
     visited: list[str] = []
-    while True:
+    for directory in paths.upward(os.path.abspath(start)):
         visited.append(directory)
         candidate = os.path.join(directory, CONFIG_NAME)
         try:
             link = os.lstat(candidate)
         except FileNotFoundError:
-            link = None
+            continue
         except OSError as exc:
             raise ConfigError(f"configuration {candidate}: cannot read: "
                               f"{exc.strerror or type(exc).__name__}", source=candidate) from None
-        if link is not None:
-            return _checked(candidate, link, visited, me)
-        if os.path.lexists(os.path.join(directory, ".git")):
-            return None  # the repository's root: git looks no further
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        try:
-            if _device(parent) != _device(directory):
-                return None  # a file system boundary
-        except OSError:
-            return None
-        directory = parent
+        return _checked(candidate, link, visited, me)
+    return None
 
 
 def _checked(candidate: str, link: os.stat_result, visited: list[str],
@@ -370,6 +341,7 @@ class _Reader:
             fail_on=self._fail_on(value.get("failOn")),
             allow_empty=self._bool(value.get("allowEmpty", False), ("allowEmpty",)),
             docs_url=self._docs_url(value.get("docsUrl")),
+            allow_remote=self._bool(value.get("allowRemote", False), ("allowRemote",)),
             base=base,
         )
 

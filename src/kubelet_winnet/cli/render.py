@@ -8,7 +8,10 @@ does. Any file inside a chart stands for it: the pre-commit hook's
 stands for its build, and the other files beside it are still read as they are: they are
 manifests, and one that no kustomization lists must not go unchecked.
 
-Each renderer is a child process with a timeout; its output is bounded by ``--max-bytes``
+Before a renderer runs, :mod:`.render_guard` refuses what must not be rendered (a link
+leaving a chart, a dependency not vendored, a remote resource not allowed). Each renderer
+is a child process in a session of its own, with a minimal environment and a timeout
+that kills its whole process group; its output is bounded by ``--max-bytes``
 and kept in a temporary file, which the input layer then reads under a name a person
 knows: Helm's ``# Source:`` comments split the stream per template, so a finding names
 ``chart/templates/ds.yaml``; a kustomization's build is read under its kustomization
@@ -19,14 +22,17 @@ kustomizations").
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
-from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths
+from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths, paths
+from kubelet_winnet.cli.input.documents import clip
+from kubelet_winnet.cli.render_guard import CHART_FILE, KUSTOMIZATION_NAMES, refusal
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -36,15 +42,17 @@ __all__ = [
     "render_root",
 ]
 
-KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MANIFEST_NAMES = KUSTOMIZATION_NAMES[:2]  # the ones a directory search reads
-CHART_FILE = "Chart.yaml"
 DEFAULT_TIMEOUT = 60.0
 # Helm's default release name for `helm template CHART` (cmd/helm/template.go).
 RELEASE_NAME = "release-name"
 _STDERR_KEPT = 64 * 1024
 _CHUNK = 1 << 16
 _SOURCE = "# Source: "
+# The most one render may produce (150,000 "# Source:" headers made 150,000 files in
+# 27 s); a large chart (kube-prometheus-stack) renders about 400 templates.
+MAX_DOCUMENTS = 20_000
+MAX_TEMPLATES = 2_000
 
 
 @dataclass(frozen=True)
@@ -66,20 +74,25 @@ class RenderOptions:
     helm_values: tuple[str, ...] = ()
     helm_set: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    allow_remote: bool = False  # kustomize may fetch remote resources (--allow-remote)
 
 
 def render_root(
     path: str, cache: dict[str, str | None] | None = None, *, is_dir: bool | None = None,
+    passed_over: dict[str, int] | None = None,
 ) -> Root | None:
     """What ``path`` is rendered as: the chart it is or lies in (the nearest
-    ``Chart.yaml`` above; a subchart, ``X/charts/sub``, renders through the chart above
-    it, with that chart's values), else, for a kustomization file or a directory holding
-    one, that kustomization. Other files of a kustomization's directory are read as they
-    are (a file no kustomization lists must not go unchecked)."""
+    ``Chart.yaml`` above, within the repository, on its file system and owned by the
+    user; a subchart, ``X/charts/sub``, renders through the chart above it, with that
+    chart's values), else, for a kustomization file or a directory holding one, that
+    kustomization. Other files of a kustomization's directory are read as they are (a
+    file no kustomization lists must not go unchecked). ``passed_over`` collects the
+    ``Chart.yaml`` files of other users that stopped the search, with the owner."""
     absolute = os.path.abspath(path)
     directory = os.path.isdir(absolute) if is_dir is None else is_dir
     chart = _chart_dir(absolute if directory else os.path.dirname(absolute),
-                       {} if cache is None else cache)
+                       {} if cache is None else cache,
+                       {} if passed_over is None else passed_over)
     if chart is not None:
         return Root("helm", _as_given(chart, path), CHART_FILE)
     if directory:
@@ -93,31 +106,56 @@ def render_root(
     return None
 
 
-def _chart_dir(start: str, cache: dict[str, str | None]) -> str | None:
-    """The absolute directory of the chart that ``start`` (absolute) is or lies in."""
+def _chart_dir(
+    start: str, cache: dict[str, str | None], passed_over: dict[str, int],
+) -> str | None:
+    """The absolute directory of the chart that ``start`` (absolute) is or lies in,
+    searched as the settings file is (:func:`upward`): a ``Chart.yaml`` planted in a
+    shared parent (``/tmp``) must not capture the files below it. A ``Chart.yaml`` that
+    another user owns, or that lies in or above a directory another user owns, ends the
+    search: no chart."""
     seen: list[str] = []
-    directory = start
     found: str | None = None
-    while True:
+    me = paths.current_user()
+    for directory in paths.upward(start):
         if directory in cache:
             found = cache[directory]
             break
         seen.append(directory)
-        if os.path.isfile(os.path.join(directory, CHART_FILE)):
+        chart_file = os.path.join(directory, CHART_FILE)
+        is_chart = os.path.isfile(chart_file)
+        owner = _foreign(directory, me)
+        if owner is None and is_chart:
+            owner = _foreign(chart_file, me)
+        if owner is not None:
+            if is_chart:
+                passed_over[chart_file] = owner
+            break
+        if is_chart:
             found = directory
             while os.path.basename(os.path.dirname(found)) == "charts":
                 above = os.path.dirname(os.path.dirname(found))
-                if not os.path.isfile(os.path.join(above, CHART_FILE)):
+                if not (os.path.isfile(os.path.join(above, CHART_FILE))
+                        and above in itertools.islice(paths.upward(found), 3)
+                        and _foreign(above, me) is None
+                        and _foreign(os.path.join(above, CHART_FILE), me) is None):
                     break
                 found = above
             break
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
     for directory in seen:
         cache[directory] = found
     return found
+
+
+def _foreign(path: str, me: int | None) -> int | None:
+    """The other user who owns ``path`` (its link, or what it points to), else None."""
+    if me is None:
+        return None
+    try:
+        return next((uid for uid in (os.lstat(path).st_uid, os.stat(path).st_uid)
+                     if uid != me), None)
+    except OSError:
+        return None
 
 
 def _as_given(directory: str, path: str) -> str:
@@ -131,7 +169,17 @@ def _under(directory: str, *parts: str) -> str:
 
 
 class RenderError(Exception):
-    """A renderer that is missing, failed, ran too long or wrote too much: one line."""
+    """A renderer that is missing, failed, ran too long or wrote too much, or a chart or
+    kustomization that is refused before it runs: one line, naming ``source`` (else the
+    chart's ``Chart.yaml`` or the kustomization file) and ``line`` where there is one."""
+
+    def __init__(self, reason: str, source: str | None = None, line: int = 0) -> None:
+        super().__init__(reason)
+        self.source = source
+        self.line = line
+
+    def bad_input(self, manifest: str) -> BadInput:
+        return BadInput(self.source or manifest, 0, self.line, str(self))
 
 
 @dataclass
@@ -148,7 +196,11 @@ class Renderer:
     roots: dict[str, Root] = field(default_factory=dict)  # each name's chart or kustomization
     _results: dict[str, list[str | BadInput]] = field(default_factory=dict)
     _cache: dict[str, str | None] = field(default_factory=dict)
+    _as_is: set[str] = field(default_factory=set)  # files read from disk, as themselves
+    _passed_over: dict[str, int] = field(default_factory=dict)  # other users' Chart.yaml
+    _noted: set[str] = field(default_factory=set)
     _tmp: str | None = None
+    _remove: Callable[[], Any] | None = None  # the finalizer that removes _tmp
     note: Callable[[str], None] | None = None  # told of each render (``-v``)
 
     def expand(
@@ -160,7 +212,9 @@ class Renderer:
         done: set[str] = set()
         for argument in arguments:
             if argument != "-" and os.path.isdir(argument):
-                root = render_root(argument, self._cache, is_dir=True)
+                root = render_root(argument, self._cache, is_dir=True,
+                                   passed_over=self._passed_over)
+                yield from self._passed_over_notes()
                 if root is not None and root.kind == "helm":
                     yield from self._render(root, done)
                     continue
@@ -168,11 +222,29 @@ class Renderer:
                     yield from self._render(root, done)  # `Kustomization`: no search finds it
             for entry in expand_paths([argument]):
                 if isinstance(entry, str) and entry != "-":
-                    root = render_root(entry, self._cache, is_dir=False)
+                    root = render_root(entry, self._cache, is_dir=False,
+                                       passed_over=self._passed_over)
+                    yield from self._passed_over_notes()
                     if root is not None:
                         yield from self._render(root, done)
                         continue
+                    if entry in self.copies:  # never read from a render's copy
+                        yield BadInput(entry, 0, 0, "a render named a template so, and a "
+                                       "rendered copy never stands for a file read as it "
+                                       "is; rename the file or the template")
+                        continue
+                    self._as_is.add(entry)
                 yield entry
+
+    def _passed_over_notes(self) -> Iterator[Skipped]:
+        """A note, once, for each chart of another user that a search stopped at."""
+        for chart_file in sorted(set(self._passed_over) - self._noted):
+            self._noted.add(chart_file)
+            owner = paths.owner_name(self._passed_over[chart_file])
+            yield Skipped(chart_file, (
+                f"not rendered: it belongs to {owner}, not to you, so the files below it "
+                "are read as they are (another user could have planted it); a chart must "
+                "be yours to stand for its files"))
 
     def _render(self, root: Root, done: set[str]) -> Iterator[str | BadInput]:
         key = os.path.abspath(root.path)
@@ -189,28 +261,36 @@ class Renderer:
         import tempfile
         import weakref
 
+        refused = refusal(root.kind, root.path, root.manifest, self.limits,
+                          allow_remote=self.options.allow_remote)
+        if refused is not None:
+            yield refused
+            return
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="kubelet-winnet-render-")
-            weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
+            self._remove = weakref.finalize(self, shutil.rmtree, self._tmp,
+                                            ignore_errors=True)
         number = len(self._results)
         out = os.path.join(self._tmp, f"{number}.out")
+        manifest = _under(root.path, root.manifest)
         try:
             command = self._command(root)
-            _run(command, out, self.limits.max_bytes, self.options.timeout)
+            _run(command, out, self.limits.max_bytes, self.options.timeout,
+                 self.options.allow_remote)
+            if root.kind == "kustomize":
+                parts = [(manifest, out)]
+            else:
+                parts = list(_split_helm(out, root.path, os.path.join(self._tmp, str(number))))
+                self._unclaimed(parts)
         except RenderError as exc:
-            yield BadInput(_under(root.path, root.manifest), 0, 0, str(exc))
+            yield exc.bad_input(manifest)
             return
         if self.note is not None:
             self.note(f"{root.path}: rendered with {_shown(command)}; "
                       + ("findings name the file each object came from"
                          if root.kind == "kustomize" else
                          "findings name each template and its lines"))
-        if root.kind == "kustomize":
-            name = _under(root.path, root.manifest)
-            self._add(name, out, root)
-            yield name
-            return
-        for name, path in _split_helm(out, root.path, os.path.join(self._tmp, str(number))):
+        for name, path in parts:
             self._add(name, path, root)
             yield name
 
@@ -218,6 +298,21 @@ class Renderer:
         self.copies[name] = path
         self.rendered.add(name)
         self.roots[name] = root
+
+    def close(self) -> None:
+        """Remove the renders' temporary files now (a signal ends the run)."""
+        if self._remove is not None:
+            self._remove()
+
+    def _unclaimed(self, parts: list[tuple[str, str]]) -> None:
+        """RenderError when a rendered name is already a file read as it is or another
+        render's template: a render never stands for a file read from disk."""
+        for name, _ in parts:
+            if name in self._as_is or name in self.copies:
+                raise RenderError(
+                    f"the render names a template {clip(name, 120)}, which is also "
+                    + ("a file read as it is" if name in self._as_is else
+                       "a template of another render") + ", so none of it is read")
 
     def _command(self, root: Root) -> list[str]:
         from shutil import which
@@ -273,32 +368,45 @@ def _shown(command: Sequence[str]) -> str:
     return " ".join([os.path.basename(command[0]), *command[1:]])
 
 
-def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
-    """``command``'s stdout into the file ``out``; RenderError on anything but success."""
+def _run(command: list[str], out: str, max_bytes: int, timeout: float,
+         remote: bool = False) -> None:
+    """``command``'s stdout into the file ``out``; RenderError on anything but success.
+    ``remote``: the user allowed remote resources, so the network settings pass."""
     import subprocess
     import threading
 
     shown = _shown(command)
     memory = _memory_limit(max_bytes)
+    release = _hold_signals()  # until the finally below can kill what is started
     try:
+        # A session of its own: a timeout, too much output or a signal to us ends the
+        # renderer's helpers too, not only the child (one holding stdout open kept the
+        # read going after the child was killed).
         child = subprocess.Popen(_bounded(command, memory), stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=_renderer_environment(remote),
+                                 start_new_session=sys.platform != "win32")
     except OSError as exc:
+        release()
         raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
+    except BaseException:
+        release()
+        raise
     killed: list[str] = []
 
     def kill(reason: str) -> None:
         if not killed:
             killed.append(reason)
-        child.kill()
+        _kill_group(child)
 
     timer = threading.Timer(timeout, kill, ("timeout",))
     timer.daemon = True
     errors = bytearray()
     reader = threading.Thread(target=_drain, args=(child.stderr, errors), daemon=True)
-    timer.start()
-    reader.start()
     try:
+        release()  # a signal that came while it started is handled from here on
+        timer.start()
+        reader.start()
         assert child.stdout is not None
         with open(out, "wb") as sink:
             written = 0
@@ -311,10 +419,10 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
         status = child.wait()
     finally:
         timer.cancel()
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        reader.join(5)
+        _kill_group(child)  # what is left of it: helpers, or all of it on an exception
+        child.wait()
+        if reader.ident is not None:  # started
+            reader.join(5)
         child.stdout.close()  # type: ignore[union-attr]
     if killed == ["timeout"]:
         raise RenderError(
@@ -328,19 +436,89 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float) -> None:
             f"use {memory >> 20} MiB here (2 GiB and 8 times --max-bytes); raise --max-bytes "
             "for a chart this large")
     if status != 0:
-        said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
-        said = said if len(said) <= 400 else said[:397] + "..."
-        if status < 0:
-            import signal
+        _failed(shown, status, errors)
 
-            name = signal.Signals(-status).name if -status in signal.valid_signals() \
-                else f"signal {-status}"
-            raise RenderError(f"{shown} was killed by {name}" + (f": {said}" if said else ""))
-        failed_exec = _SHELL_EXEC_FAILED.match(said)
-        if status in (126, 127) and failed_exec:
-            raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
-        raise RenderError(f"{shown} failed (exit status {status})"
-                          + (f": {said}" if said else ""))
+
+def _failed(shown: str, status: int, errors: bytes | bytearray) -> NoReturn:
+    """The RenderError of a renderer that ended with ``status`` (not 0), in its words."""
+    said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
+    said = said if len(said) <= 400 else said[:397] + "..."
+    if status < 0:
+        import signal
+
+        name = signal.Signals(-status).name if -status in signal.valid_signals() \
+            else f"signal {-status}"
+        raise RenderError(f"{shown} was killed by {name}" + (f": {said}" if said else ""))
+    outside = _OUTSIDE_ROOT.search(said)
+    if outside is not None:
+        raise RenderError(
+            f"{shown} refused to read {outside[1]}: with its links followed, that file "
+            f"lies outside the kustomization's directory {outside[2]}, and kustomize "
+            "reads only files inside it")
+    failed_exec = _SHELL_EXEC_FAILED.match(said)
+    if status in (126, 127) and failed_exec:
+        raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
+    raise RenderError(f"{shown} failed (exit status {status})"
+                      + (f": {said}" if said else ""))
+
+
+def _hold_signals() -> Callable[[], None]:
+    """Hold SIGTERM and SIGHUP while a renderer starts: one that ended the run inside
+    ``Popen`` left the renderer, in a session of its own, running with nobody to kill
+    it. The returned function puts the handlers back and delivers what arrived."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # handlers are the main thread's alone
+    arrived: list[int] = []
+    held: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not None:  # None: not ours
+            held[number] = signal.signal(number, lambda signum, _: arrived.append(signum))
+
+    def release() -> None:
+        for number, handler in held.items():
+            signal.signal(number, handler)
+        held.clear()
+        for signum in arrived:
+            signal.raise_signal(signum)
+        arrived.clear()
+
+    return release
+
+
+def _kill_group(child: Any) -> None:
+    """SIGKILL to the renderer's process group (its session: ``start_new_session``);
+    the child alone where there are no groups."""
+    if sys.platform == "win32":
+        if child.poll() is None:
+            child.kill()
+        return
+    import contextlib
+    import signal
+
+    # ProcessLookupError: the group is gone (its leader reaped, no helper left).
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+
+
+# What a renderer sees of our environment: enough to start and find its temporary
+# directory, never the rest (CI tokens reached a pod name through a chart's
+# `.Files.Get` of /proc/self/environ). PYTHONPATH: the engine is this package.
+_ENVIRONMENT_KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL",
+                     "LC_CTYPE", "PYTHONPATH", "SYSTEMROOT")
+# With --allow-remote, what fetching needs as well: the proxies and the SSH agent.
+_ENVIRONMENT_REMOTE = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy",
+                       "https_proxy", "no_proxy", "SSH_AUTH_SOCK")
+
+
+def _renderer_environment(remote: bool = False) -> dict[str, str]:
+    """The environment a renderer runs with: :data:`_ENVIRONMENT_KEPT` (and the network
+    settings when ``remote``), each as we have it."""
+    kept = _ENVIRONMENT_KEPT + (_ENVIRONMENT_REMOTE if remote else ())
+    return {name: os.environ[name] for name in kept if name in os.environ}
 
 
 def _memory_limit(max_bytes: int) -> int:
@@ -371,6 +549,9 @@ def _bounded(command: list[str], limit: int) -> list[str]:
 
 # What /bin/sh says when `exec` fails (dash: "sh: 1: exec: PATH: not found").
 _SHELL_EXEC_FAILED = re.compile(r"^(?:/bin/)?sh: (?:\d+: )?(.*)$")
+# kustomize's load restrictor (api/internal/loader/loadrestrictions.go
+# RestrictionRootOnly): a file whose real path leaves the kustomization's root.
+_OUTSIDE_ROOT = re.compile(r"security; file '([^']*)' is not in or below '([^']*)'")
 # klog's line header (kubectl, kustomize): severity, date, time, thread id, file:line.
 _KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\s\]]+:\d+\] ",
                           re.MULTILINE)
@@ -396,6 +577,7 @@ def _split_helm(rendered: str, chart: str, into: str) -> Iterator[tuple[str, str
     os.makedirs(into, exist_ok=True)
     order: list[str] = []
     files: dict[str, str] = {}
+    documents = 0
     sink: IO[str] | None = None
     pending: str | None = None  # a "---" line that may open a header
     with open(rendered, encoding="utf-8", errors="surrogateescape", newline="") as stream:
@@ -406,7 +588,10 @@ def _split_helm(rendered: str, chart: str, into: str) -> Iterator[tuple[str, str
                         name = _template_name(line[len(_SOURCE):].strip(), chart)
                         if sink is not None:
                             sink.close()
+                        documents += 1
                         first = name not in files
+                        if documents > MAX_DOCUMENTS or (first and len(files) == MAX_TEMPLATES):
+                            raise RenderError(_too_many(documents > MAX_DOCUMENTS))
                         if first:
                             files[name] = os.path.join(into, f"{len(files)}.yaml")
                             order.append(name)
@@ -433,12 +618,30 @@ def _split_helm(rendered: str, chart: str, into: str) -> Iterator[tuple[str, str
         yield name, files[name]
 
 
+def _too_many(documents: bool) -> str:
+    what = (f"{MAX_DOCUMENTS:,} documents" if documents
+            else f"{MAX_TEMPLATES:,} templates")
+    return (f"the render holds more than {what}, the most one chart may render here, so "
+            "none of it is read")
+
+
 def _template_name(source: str, chart: str) -> str:
     """``win/templates/ds.yaml`` of chart directory ``charts/win`` ->
     ``charts/win/templates/ds.yaml``: the first part is the chart's name, not its
-    directory."""
-    _, _, rest = source.partition("/")
-    return _under(chart, *rest.split("/")) if rest else _under(chart, source)
+    directory. Helm names a template ``NAME/templates/...``, a subchart's
+    ``NAME/charts/SUB/templates/...``; any other name (``win/../victim.yaml``) would
+    let the render stand for a file outside the chart's templates, and is refused."""
+    parts = source.split("/")
+    at = 1
+    while parts[at:at + 1] == ["charts"] and len(parts) > at + 2:
+        at += 2
+    if (len(parts) < at + 2 or parts[at] != "templates"
+            or any(part in ("", ".", "..") or os.sep in part for part in parts)):
+        raise RenderError(
+            f"the render names a template {clip(source, 120)}, which is no file under the "
+            "chart's templates/ (Helm writes CHART/templates/... or "
+            "CHART/charts/SUB/templates/...), so none of it is read")
+    return _under(chart, *parts[1:])
 
 
 # --- the Helm engine of helm-python-sdk, in a child process -------------------------------
@@ -504,7 +707,14 @@ def _engine(argv: Iterable[str]) -> int:
         text = manifests[name]
         if os.path.basename(name) == "NOTES.txt" or not text.strip():
             continue
-        out.write(f"---\n{_SOURCE}{name}\n{text}" + ("" if text.endswith("\n") else "\n"))
+        header = f"---\n{_SOURCE}{name}\n"
+        out.write(header)
+        # As helm does, every "---" of the template's text is followed by its header:
+        # a "# Source:" line the template printed itself is then never a header.
+        for line in text.splitlines(keepends=True):
+            out.write(header if line.rstrip("\r\n") == "---" else line)
+        if not text.endswith("\n"):
+            out.write("\n")
     out.flush()
     return 0
 

@@ -200,6 +200,10 @@ def add_render_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--render-timeout", type=positive_float, default=DEFAULT_TIMEOUT,
                        metavar="SECONDS",
                        help="stop a renderer after this long (default %(default)g)")
+    group.add_argument("--allow-remote", action="store_true",
+                       help="let a kustomization's build fetch remote resources (git "
+                       "repositories, http URLs); refused by default (allowRemote in the "
+                       "settings file)")
     group.add_argument("--no-render", action="store_true",
                        help="read charts and kustomizations as files: the notes say how to "
                        "render them")
@@ -215,7 +219,7 @@ def renderer_of(args: argparse.Namespace) -> Renderer | None:
         from kubelet_winnet.cli.render import Renderer, RenderOptions
 
         options = RenderOptions(True, tuple(args.helm_values), tuple(args.helm_set),
-                                args.render_timeout)
+                                args.render_timeout, args.allow_remote)
         renderer = Renderer(options, limits_of(args))
         args.renderer = renderer
     return renderer

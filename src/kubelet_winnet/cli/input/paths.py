@@ -17,10 +17,13 @@ __all__ = [
     "MANIFEST_SUFFIXES",
     "SETTINGS_FILE",
     "Skipped",
+    "current_user",
     "expand_paths",
     "open_source",
+    "owner_name",
     "replayable",
     "stdin_head",
+    "upward",
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -36,6 +39,51 @@ class Skipped:
 
     def __str__(self) -> str:
         return f"{self.source}: {self.reason}"
+
+
+def current_user() -> int | None:
+    """The user whose files a search may trust (None where the OS has no owners)."""
+    geteuid = getattr(os, "geteuid", None)
+    return None if geteuid is None else int(geteuid())
+
+
+def owner_name(uid: int) -> str:
+    """A user as messages name one: ``ana (uid 1000)``."""
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _device(path: str) -> int:
+    return os.stat(path).st_dev
+
+
+def upward(start: str) -> Iterator[str]:
+    """``start`` (an absolute directory) and each directory above it, as far as a search
+    for a repository's own files goes: where git's discovery stops (setup.c,
+    ``setup_git_directory_gently``), after the first directory holding ``.git`` (the
+    repository's root) and before a parent on another file system
+    (``GIT_DISCOVERY_ACROSS_FILESYSTEM`` unset). The settings search and the chart
+    search both walk it; each judges ownership itself."""
+    directory = start
+    while True:
+        yield directory
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return
+        try:
+            if _device(parent) != _device(directory):
+                return
+        except FileNotFoundError:
+            pass  # a name not there (yet): its parent's file system is the one searched
+        except OSError:
+            return
+        directory = parent
 
 
 _NOT_REGULAR = (

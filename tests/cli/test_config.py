@@ -77,8 +77,37 @@ def test_config_found_upward_changes_what_is_reported(
         "rules:\n  include: [host-network-ignored]\n  severity: {host-network-ignored: error}\n",
         encoding="utf-8")
     status, out, _ = run(capsys, manifests, "-o", "json")
-    # error, one level lower for a pod pinned to no OS
-    assert (status, rules_of(out)) == (1, [("host-network-ignored", "warning")])
+    # the level written, though the pod is pinned to no OS
+    assert (status, rules_of(out)) == (1, [("host-network-ignored", "error")])
+
+
+@pytest.mark.parametrize(("spec", "rule", "level"), [
+    # pinned to Windows by its node selector, not by spec.os.name: the rule says info
+    ({"nodeSelector": {"kubernetes.io/os": "windows"}, "hostPID": True},
+     "windows-forbidden-field", "error"),
+    ({"nodeSelector": {"kubernetes.io/os": "windows"}, "hostPID": True},
+     "windows-forbidden-field", "warning"),
+    # pinned to no OS: the rule says info, one level below its warning
+    ({"hostNetwork": True, "containers": [{"name": "c", "image": "i"}]},
+     "host-network-ignored", "warning"),
+])
+def test_a_configured_severity_is_the_severity_where_the_rule_would_lower_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    spec: dict[str, Any], rule: str, level: str,
+) -> None:
+    """`severity: {windows-forbidden-field: error}` with `failOn: warning` reported a pod
+    pinned to Windows by nodeSelector as info, exit 0: the configured level was lowered
+    again. The level written is the level reported, and it fails the run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pod(spec)), encoding="utf-8")
+    status, out, _ = run(capsys, "p.yaml", "-o", "json")
+    assert (status, [(r, s) for r, s in rules_of(out) if r == rule]) == (0, [(rule, "info")])
+    (tmp_path / ".kubelet-winnet.yaml").write_text(
+        f"rules:\n  severity: {{{rule}: {level}}}\nfailOn: warning\n", encoding="utf-8")
+    status, out, err = run(capsys, "p.yaml", "-o", "json")
+    assert [(r, s) for r, s in rules_of(out) if r == rule] == [(rule, level)]
+    assert status == 1
+    assert f"1 {level}" in err.splitlines()[-1]  # the summary counts it at that level
 
 
 def test_skip_and_windows_only(capsys: pytest.CaptureFixture[str], repo: Path) -> None:

@@ -673,16 +673,15 @@ class _Baseline:
 
 
 def _configured(finding: Finding, config: Config) -> Finding:
-    """The finding at the severity the configuration gives its rule, lowered as the rule
-    lowers it (a pod pinned to no OS, no spec.os.name)."""
+    """The finding at the severity the configuration gives its rule: the level the user
+    wrote, never lowered again for a pod pinned to no OS or without spec.os.name (a
+    setting that could not raise a finding above info would be ignored silently)."""
     from kubelet_winnet._lint.rules import Severity
 
     level = config.severity.get(finding.rule.id)
     if level is None:
         return finding
-    lowered = finding.rule.severity - finding.severity
-    severity = Severity(max(Severity.INFO, Severity[level.upper()] - lowered))
-    return dataclasses.replace(finding, severity=severity)
+    return dataclasses.replace(finding, severity=Severity[level.upper()])
 
 
 def _is_an_input(path: str, arguments: list[str]) -> bool:

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from kubelet_winnet.cli import main
+from kubelet_winnet.cli.input import expand_paths
 from kubelet_winnet.cli.render import _split_helm, render_root
 from tests.strategies import REPO_ROOT, require, require_tool
 
@@ -100,6 +101,21 @@ def test_a_file_stands_for_its_chart_and_a_kustomization_file_for_its_build(
     }
 
 
+def test_a_directory_search_finds_a_kustomization_file_named_Kustomization(
+    tmp_path: Path,
+) -> None:
+    """kustomize recognises ``kustomization.yaml``, ``kustomization.yml`` and
+    ``Kustomization`` (sigs.k8s.io/kustomize/api/konfig); the search found only the first
+    two, so a ``Kustomization`` below the directory given, or in one given when the
+    input was filtered file by file (a baseline, a skip pattern), was never built."""
+    overlay = tmp_path / "deploy" / "overlay"
+    overlay.mkdir(parents=True)
+    for name in ("Kustomization", "patch.yaml", "README", "kustomization.txt"):
+        (overlay / name).write_text("resources: []\n")
+    assert list(expand_paths([str(tmp_path)])) == [
+        str(overlay / "Kustomization"), str(overlay / "patch.yaml")]
+
+
 def test_helm_template_output_is_split_per_template(tmp_path: Path) -> None:
     """``helm template`` prints each manifest after ``---`` and ``# Source: CHART/path``
     (helm's cmd/helm/template.go), sorted by kind, so one template's documents can be
@@ -167,6 +183,61 @@ def test_a_kustomization_is_checked_as_kubectl_builds_it(
     status, out, _ = run(capsys, "run", "--dry-run", str(KUSTOMIZATION / "kustomization.yaml"))
     assert status == 0
     assert [pod["pod"] for pod in json.loads(out)] == [f"DaemonSet/{name}"]
+
+
+def _patched_overlay(root: Path) -> Path:
+    """A kustomization named ``Kustomization`` whose patch alone sets hostNetwork on a
+    Windows DaemonSet: the finding exists only in the build."""
+    overlay = root / "deploy" / "overlay"
+    overlay.mkdir(parents=True)
+    (overlay / "Kustomization").write_text(
+        "resources:\n- ds.yaml\npatches:\n- path: patch.yaml\n", encoding="utf-8")
+    (overlay / "ds.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "win"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+            "metadata": {"labels": {"a": "b"}},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                     "containers": [{"name": "c", "image": "i"}]}}}}), encoding="utf-8")
+    # a patch is no workload of its own: no selector, so no second finding of its own
+    (overlay / "patch.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "win"},
+        "spec": {"template": {"spec": {"hostNetwork": True,
+                                       "nodeSelector": {"kubernetes.io/os": "windows"}}}}}),
+        encoding="utf-8")
+    return overlay
+
+
+@pytest.mark.parametrize("how", ["baseline", "skip pattern", "directory above"])
+def test_a_Kustomization_file_is_built_whatever_filters_the_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    """With --baseline or a skip: pattern in effect (the input then goes file by file), a
+    directory whose kustomization file is named ``Kustomization`` was not built: its
+    finding was lost, exit 0. Likewise for one below the directory given."""
+    kubectl = require_tool("kubectl", KUBECTL_INSTALL)
+    overlay = _patched_overlay(tmp_path)
+    built = subprocess.run([kubectl, "kustomize", str(overlay)], capture_output=True,
+                           text=True, timeout=120, check=True).stdout
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "-o", "sarif", "deploy/overlay"]
+    if how == "baseline":
+        (tmp_path / "baseline.json").write_text('{"failed_checks": []}\n', encoding="utf-8")
+        argv += ["--baseline", "baseline.json"]
+    elif how == "skip pattern":
+        (tmp_path / ".kubelet-winnet.yaml").write_text('skip: ["vendor/*"]\n',
+                                                       encoding="utf-8")
+    else:
+        argv[-1] = "deploy"
+    status, out, err = run(capsys, *argv)
+    assert (status, errors(err)) == (1, [])
+    results = json.loads(out)["runs"][0]["results"]
+    located = [(r["ruleId"], r["level"],
+                r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"])
+               for r in results]
+    assert ("host-network-ignored", "warning", "deploy/overlay/Kustomization",
+            line_of(built, "hostNetwork: true")) in located
 
 
 def test_kustomize_failures_are_one_line_with_the_tools_words(

@@ -164,6 +164,33 @@ def test_a_settings_error_still_writes_a_report(
     assert note["message"]["text"].startswith(f"configuration {config}:1: failOn:")
 
 
+@pytest.mark.parametrize("where", ["--feature-gates", "featureGates"])
+def test_a_feature_gate_the_kubelet_refuses_still_writes_a_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str,
+) -> None:
+    """A --feature-gates value the kubelet cannot parse stopped the run with a 0-byte
+    SARIF file (the Action would upload nothing and code scanning show no error)."""
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p")), encoding="utf-8")
+    argv = ["pod.yaml", "-o", "sarif"]
+    if where == "featureGates":
+        (tmp_path / ".kubelet-winnet.yaml").write_text("featureGates: WindowsHostNetwork=maybe\n",
+                                                       encoding="utf-8")
+    else:
+        argv += ["--feature-gates", "WindowsHostNetwork=maybe"]
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    # the kubelet's own words (component-base featuregate: strconv.ParseBool's error)
+    assert note["level"] == "error" and note["message"]["text"].endswith(
+        'invalid value of WindowsHostNetwork=maybe, err: strconv.ParseBool: parsing "maybe": '
+        "invalid syntax")
+    assert error_lines(err) == [f"kubelet-winnet: error: {note['message']['text']}"]
+
+
 def test_help_uri_only_under_a_configured_documentation_base(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -301,6 +328,63 @@ def test_the_baseline_file_is_not_read_as_a_manifest(
     assert status == 0
     assert "1 pod" not in err and "2 pods in 1 file checked" in err
     assert "baseline.json" not in err
+
+
+EMPTY_RUN_TAIL = ("; an empty run fails so that CI does not pass unchecked (--allow-empty, or "
+                  "allowEmpty: true in the settings file, accepts it)")
+
+
+@pytest.mark.parametrize("form", ["text", "json", "sarif", "junit"])
+@pytest.mark.parametrize("why", ["the baseline alone", "skip patterns", "both"])
+def test_an_input_filtered_down_to_nothing_still_reports_and_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, form: str, why: str,
+) -> None:
+    """With --baseline (or a skip pattern), an input that filtered down to nothing exited
+    0 with no summary, and -o sarif wrote a 0-byte report. It is an empty run: exit 2
+    saying what was left out, a summary, a whole report; --allow-empty accepts it."""
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    argv = ["deploy", "-o", form]
+    left_out = []
+    if why != "the baseline alone":
+        (deploy / "vendored.yaml").write_text(
+            yaml.safe_dump(windows_pod("v", hostNetwork=True)), encoding="utf-8")
+        (tmp_path / ".kubelet-winnet.yaml").write_text('skip: ["deploy/vendored.yaml"]\n',
+                                                       encoding="utf-8")
+        left_out.append(f"1 file matching a skip pattern of {tmp_path / '.kubelet-winnet.yaml'}")
+    if why != "skip patterns":
+        baseline = deploy / "baseline.json"
+        baseline.write_text('{"failed_checks": []}\n', encoding="utf-8")
+        argv += ["--baseline", str(baseline)]
+        left_out.append("the baseline file, which is never read as a manifest")
+    status, out, err = run(capsys, *argv)
+    said = ("nothing was checked: every file of the input was left out ("
+            + " and ".join(left_out) + ")")
+    assert status == 2
+    assert error_lines(err) == [f"kubelet-winnet: error: {said}{EMPTY_RUN_TAIL}"]
+    assert err.splitlines()[-1].startswith("kubelet-winnet: 0 pods in 0 files checked: ")
+    if form == "sarif":
+        log = json.loads(out)
+        jsonschema.validate(log, SCHEMA)
+        (invocation,) = log["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert [n["message"]["text"] for n in invocation["toolExecutionNotifications"]] == [
+            said + EMPTY_RUN_TAIL]
+    elif form == "json":
+        report = json.loads(out)
+        assert report["findings"] == []
+        assert [n["message"] for n in report["notifications"]] == [said + EMPTY_RUN_TAIL]
+    elif form == "junit":
+        errors = [e.get("message") for e in ElementTree.fromstring(out).iter("error")]
+        assert errors == [said + EMPTY_RUN_TAIL]
+    else:
+        assert out == ""
+    status, out, err = run(capsys, *argv, "--allow-empty")
+    assert (status, error_lines(err)) == (0, [])
+    assert f"kubelet-winnet: note: every file of the input was left out (" \
+        f"{' and '.join(left_out)})" in err.splitlines()
+    if form == "sarif":
+        jsonschema.validate(json.loads(out), SCHEMA)
 
 
 @pytest.mark.parametrize(("text", "line", "reason"), [

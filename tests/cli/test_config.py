@@ -344,8 +344,12 @@ def test_a_planted_settings_file_of_another_user_is_refused(
                            f"by ")
     assert f"(uid {mine}), not by " in line and f"(uid {other}), so it is not read" in line
     assert "--config" in line
-    # Named with --config, the user chose it: read.
-    assert run(capsys, str(repo / "manifests"), "--config", str(config))[0] == 0
+    # Named with --config, the user chose it: read (its skip pattern leaves nothing).
+    status, _, err = run(capsys, str(repo / "manifests"), "--config", str(config),
+                         "--allow-empty")
+    assert status == 0
+    assert ("kubelet-winnet: note: every file of the input was left out (1 file matching a "
+            f"skip pattern of {config})") in err.splitlines()
 
 
 def test_a_directory_on_the_way_owned_by_another_user_is_refused(

@@ -198,11 +198,10 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     given = args.kubelet_version is not None
     if not given:
         args.kubelet_version = DEFAULT_KUBELET_VERSION
-    if (config.skip or baseline is not None) and not _filter_inputs(
-            args, session, config, baseline):
-        return session.status
+    left_out = _filter_inputs(args, session, config, baseline) \
+        if config.skip or baseline is not None else ""
     if not check_profile(args, session):
-        return session.status
+        return _failed_early(args, session, record)
     from kubelet_winnet._kubelet.pod import read_pod
 
     reach = host_network_reach(args.kubelet_version, args.feature_gates, given)
@@ -265,15 +264,14 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                 session.fail(EXIT_FINDINGS)
             writer.finding(item.document, item.pod, finding, reason, line, how)
     inputs.note_empty(input_paths(args))
-    if not inputs.with_objects and not session.errors and not allow_empty:
-        templates = len(inputs.explained)
-        session.error(
-            f"nothing was checked: no file of the input ({_count(session.files, 'file')}) "
-            "held Kubernetes manifests"
-            + (f" ({templates} Helm template{'s' * (templates != 1)} or "
-               f"kustomization{'s' * (templates != 1)} left unrendered)" if templates else "")
-            + "; an empty run fails so that CI does not pass unchecked (--allow-empty, or "
-            "allowEmpty: true in the settings file, accepts it)")
+    if not inputs.with_objects and not session.errors:
+        if not allow_empty:
+            session.error(_nothing_checked(session.files, len(inputs.explained), left_out)
+                          + "; an empty run fails so that CI does not pass unchecked "
+                          "(--allow-empty, or allowEmpty: true in the settings file, "
+                          "accepts it)")
+        elif left_out and not session.files:
+            session.note(f"every file of the input was left out ({left_out})")
     if baseline is not None:
         if args.create_baseline:
             baseline.write(session)
@@ -287,6 +285,17 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _nothing_checked(files: int, templates: int, left_out: str) -> str:
+    """Why a run checked nothing: what was read held no manifests, or every file was
+    left out (``left_out``: which, as :func:`_filter_inputs` says it)."""
+    if not files and left_out:
+        return f"nothing was checked: every file of the input was left out ({left_out})"
+    return (f"nothing was checked: no file of the input ({_count(files, 'file')}"
+            + (f"; {left_out} left out" if left_out else "") + ") held Kubernetes manifests"
+            + (f" ({templates} Helm template{'s' * (templates != 1)} or "
+               f"kustomization{'s' * (templates != 1)} left unrendered)" if templates else ""))
 
 
 def _failed_early(args: argparse.Namespace, session: Session, record: _Record,
@@ -692,22 +701,28 @@ def _is_an_input(path: str, arguments: list[str]) -> bool:
 
 
 def _filter_inputs(args: argparse.Namespace, session: Session, config: Config,
-                   baseline: _Baseline | None) -> bool:
+                   baseline: _Baseline | None) -> str:
     """Drop the files that match a skip pattern, and the baseline file, from the input
-    (directories expanded here); False when nothing is left to read."""
-    skipped = os.path.abspath(baseline.path) if baseline is not None else None
+    (directories expanded here); what was dropped, in words ("" when nothing was). The
+    run goes on when nothing is left: its report and summary say so."""
+    own = os.path.abspath(baseline.path) if baseline is not None else None
     kept: list[str] = []
+    skipped = found_baseline = 0
     for entry in expand_paths(input_paths(args)):
         path = session.source(entry)  # bad input and skipped files reported here
-        if path is None or config.skips(path):
+        if path is None:
             continue
-        if skipped is not None and path != "-" and os.path.abspath(path) == skipped:
-            continue
-        kept.append(path)
+        if config.skips(path):
+            skipped += 1
+        elif own is not None and path != "-" and os.path.abspath(path) == own:
+            found_baseline = 1
+        else:
+            kept.append(path)
     args.inputs = kept
-    if not kept and not session.errors and config.skip:
-        session.note(f"every file of the input matches a skip pattern of {config.source}")
-    return bool(kept)
+    return " and ".join(
+        ([f"{_count(skipped, 'file')} matching a skip pattern of {config.source}"]
+         if skipped else [])
+        + (["the baseline file, which is never read as a manifest"] if found_baseline else []))
 
 
 def _rules_help(args: argparse.Namespace, session: Session) -> int:

@@ -236,8 +236,8 @@ class _InOrder(argparse.Action):
 
 def input_paths(args: argparse.Namespace) -> list[str]:
     """PATH and -f arguments in the order given."""
-    inputs = getattr(args, "inputs", None)
-    return list(inputs) if inputs else [*args.paths, *args.filename]
+    inputs = getattr(args, "inputs", None)  # [] when check left every file out
+    return list(inputs) if inputs is not None else [*args.paths, *args.filename]
 
 
 def add_limit_arguments(

@@ -349,6 +349,52 @@ def test_helm_values_and_set_reach_the_chart(
     assert (pod["pod"], pod["source"]) == ("DaemonSet/release-name-agent", f"{TEMPLATE}#1")
 
 
+def test_helm_values_and_settings_that_start_with_a_dash_are_values(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A values file or a --set value starting with "-" was refused with the internal
+    renderer's usage text ("usage: kubelet-winnet-helm-engine ... expected one
+    argument"): it is a value, handed to the renderer as --values=X / --set=X."""
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-host-process.yaml").write_text("hostProcess: true\n", encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "json", "--helm-values=-host-process.yaml",
+                           str(CHART))
+    assert (status, json.loads(out)["findings"], errors(err)) == (0, [], [])
+    status, out, err = run(capsys, "check", "-o", "json", "--helm-set=-unused=1",
+                           "--helm-set=hostProcess=true", str(CHART))
+    assert (status, json.loads(out)["findings"], errors(err)) == (0, [], [])
+    # without "=", argparse reads such a value as a flag: our sentence says how to write it
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--helm-values", "-host-process.yaml", str(CHART)])
+    out, err = capsys.readouterr()
+    assert (exited.value.code, out) == (2, "")
+    assert errors(err) == [
+        "kubelet-winnet: error: check: argument --helm-values: expected one argument (a "
+        "value that starts with '-' is written --helm-values=VALUE); see kubelet-winnet "
+        "check --help"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for helm")
+def test_the_helm_binary_gets_each_value_in_one_word(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """helm's own parser (pflag) takes --values=X whatever X starts with; so does the
+    engine, and both get the same words."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    said = tmp_path / "argv"
+    helm = bin_dir / "helm"
+    helm.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {said}\n', encoding="utf-8")
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    run(capsys, "check", "--allow-empty", "--helm-values=-a.yaml", "--helm-set=-b=1",
+        "--helm-set", "c=-d", str(CHART))
+    assert said.read_text(encoding="utf-8").splitlines() == [
+        "template", str(CHART), "--values=-a.yaml", "--set=-b=1", "--set=c=-d"]
+
+
 def test_a_template_helm_cannot_render_is_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -232,14 +232,13 @@ class Renderer:
                 "kustomize on PATH (Debian: apt install kubernetes-client); or give "
                 "--no-render to read its files as they are"
             )
+        # --values=X, --set=X: a value starting with "-" is a value, not a flag, to
+        # helm's parser and to the engine's argparse alike.
+        values = [f"--values={path}" for path in self.options.helm_values]
+        values += [f"--set={setting}" for setting in self.options.helm_set]
         helm = which("helm")
         if helm is not None:
-            command = [helm, "template", target]
-            for values in self.options.helm_values:
-                command += ["--values", values]
-            for setting in self.options.helm_set:
-                command += ["--set", setting]
-            return command
+            return [helm, "template", target, *values]
         if not _engine_installed():
             raise RenderError(
                 f"{root.path} is a Helm chart, and rendering it needs helm on PATH or the "
@@ -249,8 +248,7 @@ class Renderer:
         limits = self.limits
         return [sys.executable, "-m", "kubelet_winnet.cli.render", "--engine", target,
                 "--limits", f"{limits.max_bytes},{limits.max_depth},{limits.max_alias_nodes}",
-                *[arg for values in self.options.helm_values for arg in ("--values", values)],
-                *[arg for setting in self.options.helm_set for arg in ("--set", setting)]]
+                *values]
 
 
 def _engine_installed() -> bool:

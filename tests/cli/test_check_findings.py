@@ -65,9 +65,10 @@ def test_untargeted_host_network_is_conditional_and_does_not_fail_ci(
 
 
 def _pinned(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    template = NGINX["spec"]["template"]
-    return {**NGINX, "metadata": {"name": name}, "spec": {**NGINX["spec"], "template": {
-        **template, "spec": {**template["spec"], **spec}}}}
+    pinned: dict[str, Any] = json.loads(json.dumps(NGINX))
+    pinned["metadata"]["name"] = name
+    pinned["spec"]["template"]["spec"].update(spec)
+    return pinned
 
 
 def test_pods_that_cannot_run_on_windows_get_no_windows_findings(

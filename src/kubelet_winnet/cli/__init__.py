@@ -155,7 +155,7 @@ class _Parser(argparse.ArgumentParser):
         missing = _NO_VALUE.match(message)
         if missing is not None and any(  # argparse took a value starting with "-" for a flag
                 word.startswith("-") and before in missing.group(1).split("/")
-                for before, word in zip(self.words, self.words[1:])):
+                for before, word in zip(self.words, self.words[1:], strict=False)):
             message += (f" (a value that starts with '-' is written "
                         f"{missing.group(2)}=VALUE)")
         top = "kubectl winnet" if self.prog.startswith("kubectl winnet") else "kubelet-winnet"

@@ -69,10 +69,10 @@ def replayable(path: str) -> bool:
 
 def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]:
     """Files in argument order; a directory's ``.yaml``/``.yml``/``.json`` files and
-    ``Kustomization`` files, recursively, sorted by path; ``-`` is stdin. A directory that cannot be listed is
-    bad input ("cannot read", as a file); a FIFO, socket or device found in a directory
-    is skipped with a note (reading one could block forever; named as an argument, it
-    is read)."""
+    ``Kustomization`` files, recursively, sorted by path; ``-`` is stdin. A directory
+    that cannot be listed is bad input ("cannot read", as a file); a FIFO, socket or
+    device found in a directory is skipped with a note (reading one could block
+    forever; named as an argument, it is read)."""
     for argument in arguments:
         if argument != "-" and os.path.isdir(argument):
             found: list[tuple[str, str | BadInput | Skipped]] = []

@@ -458,6 +458,9 @@ def test_a_settings_name_that_is_not_a_file_is_an_error(
 
 @pytest.mark.parametrize(("pattern", "shown"), [
     ('""', "''"), ('"/"', "'/'"), ('"*"', "'*'"), ('"**/"', "'**/'"), ('"."', "'.'"),
+    # spelt otherwise, they match every file all the same
+    ('"?*"', "'?*'"), ('"*.*"', "'*.*'"), ('"[!~]*"', "'[!~]*'"), ('"*[!x]"', "'*[!x]'"),
+    ('"./*"', "'./*'"), ('"/*"', "'/*'"), ('"*[lLnN]"', "'*[lLnN]'"),
 ])
 def test_skip_patterns_that_match_every_file_are_refused(
     capsys: pytest.CaptureFixture[str], repo: Path, pattern: str, shown: str
@@ -470,6 +473,48 @@ def test_skip_patterns_that_match_every_file_are_refused(
     assert err.splitlines() == [
         f"kubelet-winnet: error: configuration {config}:3: skip[1]: {shown} matches every "
         'file, so nothing would be checked; name the paths to skip ("vendor/*")']
+
+
+# Every manifest path a directory search reads ends .yaml, .yml or .json, in any case; so
+# these leave some file checked: .json or upper case, a name not starting with a letter,
+# a file outside the folder, a glob class with no closing bracket (a literal "[").
+@pytest.mark.parametrize("pattern", [
+    "*.yaml", "*.[yj]*", "*.y*", "*l", "*[ln]", "[a-z]*", "vendor/*", "charts/**",
+    "**/*.yaml", "deploy", "*a*", "[!]*", "[", "*/templates/*",
+])
+def test_skip_patterns_that_leave_files_to_check_are_kept(
+    capsys: pytest.CaptureFixture[str], repo: Path, pattern: str
+) -> None:
+    (repo / ".kubelet-winnet.yaml").write_text(f"skip: [{json.dumps(pattern)}]\n",
+                                               encoding="utf-8")
+    status, _, err = run(capsys, str(repo / "manifests"), "-o", "json")
+    assert [line for line in err.splitlines() if "configuration" in line] == []
+    assert status in (1, 2)  # p.yaml's host-port-mismatch, or p.yaml skipped: an empty run
+    assert ("every file of the input was left out" in err) is (status == 2)
+
+
+_NAME = st.text(alphabet="abcXYZ09._-", min_size=1, max_size=6)
+_MANIFEST_PATH = st.builds(
+    lambda dirs, stem, suffix: "/".join([*dirs, stem + suffix]),
+    st.lists(_NAME, max_size=3), _NAME, st.sampled_from([".yaml", ".YML", ".json", ".Json"]))
+_GLOB = st.lists(st.sampled_from(["*", "?", "a", ".", "/", "y", "[!~]", "[a-z]", "[lLnN]",
+                                  "json", "[!.]", "X", "-"]), max_size=5).map("".join)
+
+
+@given(_GLOB, st.lists(_MANIFEST_PATH, min_size=1, max_size=20))
+def test_a_refused_skip_pattern_skips_every_path_of_a_form(
+    pattern: str, paths: list[str]
+) -> None:
+    """What the refusal claims, checked with the matcher itself: a pattern refused as
+    matching every file skips every manifest path named relatively, with ./, or
+    absolutely (one of the three forms)."""
+    from kubelet_winnet.cli.config import matches_every_file
+
+    if not matches_every_file(pattern):
+        return
+    config = Config(skip=(pattern,), base="/")
+    assert any(all(config.skips(form + path) for path in paths)
+               for form in ("", "./", "/")), pattern
 
 
 @pytest.mark.parametrize("written", ["1.30", "1.20", "1.300", "1"])

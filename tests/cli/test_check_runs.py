@@ -407,6 +407,114 @@ def test_a_bad_baseline_is_exit_2_naming_file_and_line(
     assert status == 2 and "cannot read: No such file or directory" in err
 
 
+def test_a_baseline_over_the_size_bound_is_refused_before_it_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A 60 MB baseline took 16.7 s and 967 MB: a baseline larger than 32 MiB (the
+    bound --create-baseline also keeps) is one error line, naming its size, and no more
+    of it is read."""
+    from kubelet_winnet.cli.check import BASELINE_MAX_BYTES
+
+    assert BASELINE_MAX_BYTES == 32 * 1024 * 1024  # the bound the error states
+    _repo(tmp_path)
+    baseline = tmp_path / "b.json"
+    with baseline.open("w", encoding="utf-8") as out:
+        out.write('{"failed_checks": []}')
+        out.write(" " * BASELINE_MAX_BYTES)  # valid JSON all the same
+    size = baseline.stat().st_size
+    status, out, err = run(capsys, "deploy", "--baseline", str(baseline), "-o", "sarif")
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {baseline}: {size:,} bytes, more than the 32 MiB a "
+        "baseline may be (it holds at most 100,000 findings); fix or exclude findings, then "
+        "write it again with --create-baseline"]
+    jsonschema.validate(json.loads(out), SCHEMA)
+    # --create-baseline may still replace it: it starts as a baseline does
+    status, _, _ = run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")
+    assert status == 0
+    assert len(json.loads(baseline.read_text(encoding="utf-8"))["failed_checks"][0][
+        "findings"]) == 3
+
+
+def test_a_baseline_fifo_over_the_size_bound_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO has no size to look at: it is read up to the bound, and past it the error
+    is the baseline's bound, not --max-bytes (which cannot raise it)."""
+    import threading
+
+    from kubelet_winnet.cli import check
+
+    monkeypatch.setattr(check, "BASELINE_MAX_BYTES", 1 << 20)
+    _repo(tmp_path)
+    fifo = tmp_path / "b.json"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        try:
+            with fifo.open("w", encoding="utf-8") as out:
+                out.write('{"failed_checks": []}' + " " * (2 << 20))
+        except BrokenPipeError:  # the reader stopped at the bound
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    status, _, err = run(capsys, "deploy", "--baseline", str(fifo))
+    writer.join(10)
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {fifo}: more than the 1 MiB a baseline may be; fix "
+        "or exclude findings, then write it again with --create-baseline"]
+
+
+def test_a_baseline_over_the_findings_bound_is_refused_on_reading_and_writing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound in findings (100,000; lowered here to 2) holds both ways: a baseline with
+    more is refused at the first entry past it, and --create-baseline writes none rather
+    than one it would refuse (the earlier version kept the first 1,000,000 silently)."""
+    from kubelet_winnet.cli import check
+
+    monkeypatch.setattr(check, "BASELINE_MAX_FINDINGS", 2)
+    _repo(tmp_path)  # three findings
+    baseline = tmp_path / "b.json"
+    entries = [{"object": {"kind": "Pod", "name": f"p{i}"}, "rule": "host-network-ignored",
+                "field": "spec.hostNetwork"} for i in range(3)]
+    text = json.dumps({"failed_checks": [{"file": "deploy/a.yaml", "findings": entries}]},
+                      indent=2)
+    baseline.write_text(text, encoding="utf-8")
+    # the line of the third entry's "{", as json.dumps(indent=2) writes an entry
+    third = [n for n, line in enumerate(text.splitlines(), 1) if line == " " * 8 + "{"][2]
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {baseline}:{third}: more than 2 findings, the most a "
+        "baseline holds; fix or exclude findings, then write it again with --create-baseline"]
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {baseline} not written: this run has more findings "
+        "to accept than the 2 a baseline holds; fix or exclude findings (rules.exclude, skip) "
+        "first"]
+    assert baseline.read_text(encoding="utf-8") == text
+
+
+def test_many_malformed_baseline_entries_are_summarised(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _repo(tmp_path)
+    baseline = tmp_path / "b.json"
+    baseline.write_text(json.dumps({"failed_checks": [
+        {"file": "deploy/a.yaml", "findings": [{"rule": 1}] * 25}]}), encoding="utf-8")
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert status == 2
+    lines = error_lines(err)
+    assert len(lines) == 21
+    assert all("expected {\"object\"" in line for line in lines[:20])
+    assert lines[20] == (f"kubelet-winnet: error: baseline {baseline}: 5 more entries are "
+                         "malformed (the first ones are named above)")
+
+
 # --- ignore comments -----------------------------------------------------------------------
 
 VENDORED = """\

@@ -8,6 +8,7 @@ import dataclasses
 import io
 import itertools
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, TextIO
@@ -490,6 +491,13 @@ def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[in
 
 
 _STALE_SHOWN = 20  # stale baseline entries noted one by one; the rest are counted
+# A baseline's bounds, on reading and on writing alike (a baseline this command writes can
+# always be read): 100,000 accepted findings, 32 MiB (about 260 bytes an entry as
+# --create-baseline writes them; a file at the bound is read in about 4 s and 200 MB).
+BASELINE_MAX_FINDINGS = 100_000
+BASELINE_MAX_BYTES = 32 * 1024 * 1024
+_BAD_SHOWN = 20  # malformed baseline entries said one by one; the rest are counted
+_BASELINE_START = re.compile(rb'(?:\xef\xbb\xbf)?\s*\{\s*"failed_checks"\s*:\s*\[')
 
 
 class _Baseline:
@@ -506,9 +514,13 @@ class _Baseline:
     def __init__(self, path: str) -> None:
         self.path = path
         self._base = os.path.dirname(os.path.abspath(path))
-        self._entries: dict[tuple[str, ...], int] = {}  # key: line in the file
+        # key: where the entry is ((group, finding) of failed_checks), its line found
+        # from the document only for the few entries a note names
+        self._entries: dict[tuple[str, ...], tuple[int, int]] = {}
+        self._document: Document | None = None
         self._matched: set[tuple[str, ...]] = set()
         self._created: set[tuple[str, ...]] = set()
+        self._too_many = False  # more findings to accept than a baseline holds
         self._stale_shown = 0
 
     def _relative(self, source: str) -> str:
@@ -534,8 +546,10 @@ class _Baseline:
         """"baseline" when the finding is in the baseline (or one is being created)."""
         key = self._key(document, pod, finding)
         if creating:
-            if len(self._created) < 1_000_000:
+            if len(self._created) < BASELINE_MAX_FINDINGS or key in self._created:
                 self._created.add(key)
+            else:
+                self._too_many = True
             return "accepted in the baseline being created"
         if key in self._entries:
             self._matched.add(key)
@@ -558,19 +572,58 @@ class _Baseline:
                     "file; name a file for the baseline")
         if os.path.getsize(self.path) == 0:
             return None
-        found = list(itertools.islice(read_source(self.path, limits), 2))
-        value = found[0].value if len(found) == 1 and isinstance(found[0], Document) else None
-        if isinstance(value, dict) and isinstance(value.get("failed_checks"), list):
-            return None
+        if os.path.getsize(self.path) > BASELINE_MAX_BYTES:
+            # Too large to be read as a baseline: one by its first bytes, as written.
+            with open(self.path, "rb") as file:
+                if _BASELINE_START.match(file.read(1 << 16)):
+                    return None
+        else:
+            found = list(itertools.islice(read_source(self.path, limits), 2))
+            value = found[0].value if len(found) == 1 and isinstance(found[0], Document) \
+                else None
+            if isinstance(value, dict) and isinstance(value.get("failed_checks"), list):
+                return None
         return (f"--create-baseline would replace {self.path}, which is not a baseline (it "
                 "holds no failed_checks list); remove it or name another file")
 
+    def _line(self, at: tuple[int, int]) -> int:
+        document = self._document
+        return 0 if document is None else document.line_of(
+            ("failed_checks", at[0], "findings", at[1]))
+
+    def _too_large(self) -> str | None:
+        """Why the file is too large to be a baseline (None: it is not), before reading
+        it; a FIFO is read up to the bound instead."""
+        try:
+            size = os.stat(self.path).st_size if os.path.isfile(self.path) else 0
+        except OSError:
+            return None  # reading it says what is wrong
+        if size <= BASELINE_MAX_BYTES:
+            return None
+        return (f"baseline {self.path}: {size:,} bytes, more than the "
+                f"{BASELINE_MAX_BYTES >> 20} MiB a baseline may be (it holds at most "
+                f"{BASELINE_MAX_FINDINGS:,} findings); fix or exclude findings, then write "
+                "it again with --create-baseline")
+
     def load(self, session: Session, limits: Limits) -> bool:
         """Read the file; False (and the errors said) when it cannot be used."""
+        refused = self._too_large()
+        if refused is not None:
+            session.error(refused)
+            return False
         documents = []
-        for found in read_source(self.path, limits):
+        bounded = dataclasses.replace(limits, max_bytes=min(limits.max_bytes,
+                                                            BASELINE_MAX_BYTES))
+        for found in read_source(self.path, bounded):
             if isinstance(found, BadInput):
-                session.error(f"baseline {found}")
+                if found.reason.startswith("larger than") and \
+                        bounded.max_bytes < limits.max_bytes:
+                    session.error(f"baseline {self.path}: more than the "
+                                  f"{BASELINE_MAX_BYTES >> 20} MiB a baseline may be; fix "
+                                  "or exclude findings, then write it again with "
+                                  "--create-baseline")
+                else:
+                    session.error(f"baseline {found}")
                 return False
             documents.append(found)
         if len(documents) != 1 or documents[0].item is not None:
@@ -578,13 +631,15 @@ class _Baseline:
                           "--create-baseline), found "
                           f"{_count(len(documents), 'document')}")
             return False
-        document = documents[0]
+        document = self._document = documents[0]
         value = document.value
-        ok = True
+        bad_entries = 0
 
         def bad(path: tuple[str | int, ...], text: str) -> None:
-            nonlocal ok
-            ok = False
+            nonlocal bad_entries
+            bad_entries += 1
+            if bad_entries > _BAD_SHOWN:
+                return
             shown = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
             session.error(f"baseline {self.path}:{document.line_of(path)}: "
                           f"{shown.lstrip('.') or 'the file'}: {text}")
@@ -612,8 +667,19 @@ class _Baseline:
                         "\"rule\": RULE-ID, \"field\": PATH} with strings")
                     continue
                 key = (file, *[str(p) for p in parts], str(rule), str(where))
-                self._entries.setdefault(key, document.line_of(at))
-        return ok
+                self._entries.setdefault(key, (g, f))
+                if len(self._entries) > BASELINE_MAX_FINDINGS:
+                    session.error(
+                        f"baseline {self.path}:{document.line_of(at)}: more than "
+                        f"{BASELINE_MAX_FINDINGS:,} findings, the most a baseline holds; fix "
+                        "or exclude findings, then write it again with --create-baseline")
+                    return False
+        if bad_entries > _BAD_SHOWN:
+            more = bad_entries - _BAD_SHOWN
+            session.error(f"baseline {self.path}: {more:,} more "
+                          + ("entry is" if more == 1 else "entries are")
+                          + " malformed (the first ones are named above)")
+        return not bad_entries
 
     def note_stale(self, session: Session, files: set[str]) -> None:
         """A note for each entry that matched no finding, in a file this run read (or
@@ -621,7 +687,7 @@ class _Baseline:
         read = {self._relative(f) for f in files}
         exists: dict[str, bool] = {}
         more = 0
-        for key, line in self._entries.items():
+        for key, at in self._entries.items():
             if key in self._matched:
                 continue
             file, kind, namespace, name, rule, field = key
@@ -636,7 +702,7 @@ class _Baseline:
                 continue
             self._stale_shown += 1
             thing = "/".join(p for p in (kind, namespace, name) if p)
-            session.note(f"{self.path}:{line}: the baseline entry {rule} on {thing} "
+            session.note(f"{self.path}:{self._line(at)}: the baseline entry {rule} on {thing} "
                          f"{field} in {file} matches no finding any more"
                          + (" (the file is gone)" if gone else "")
                          + "; remove it, or write the baseline again with --create-baseline")
@@ -655,6 +721,11 @@ class _Baseline:
             session.error(f"baseline {self.path} not written: the input had errors, so "
                           "findings could be missing from it")
             return
+        if self._too_many:
+            session.error(f"baseline {self.path} not written: this run has more findings to "
+                          f"accept than the {BASELINE_MAX_FINDINGS:,} a baseline holds; fix or "
+                          "exclude findings (rules.exclude, skip) first")
+            return
         groups: dict[str, list[dict[str, object]]] = {}
         for file, kind, namespace, name, rule, field in sorted(self._created):
             thing = {"kind": kind, **({"namespace": namespace} if namespace else {}),
@@ -664,6 +735,11 @@ class _Baseline:
         text = json.dumps({"failed_checks": [
             {"file": file, "findings": findings} for file, findings in groups.items()
         ]}, indent=2) + "\n"
+        if len(text.encode("utf-8")) > BASELINE_MAX_BYTES:
+            session.error(f"baseline {self.path} not written: its findings take more than "
+                          f"the {BASELINE_MAX_BYTES >> 20} MiB a baseline may be; fix or "
+                          "exclude findings (rules.exclude, skip) first")
+            return
         try:
             handle, temporary = tempfile.mkstemp(dir=self._base, prefix=".baseline-")
             try:

@@ -418,9 +418,9 @@ def test_a_baseline_over_the_size_bound_is_refused_before_it_is_read(
     assert BASELINE_MAX_BYTES == 32 * 1024 * 1024  # the bound the error states
     _repo(tmp_path)
     baseline = tmp_path / "b.json"
-    with baseline.open("w", encoding="utf-8") as out:
-        out.write('{"failed_checks": []}')
-        out.write(" " * BASELINE_MAX_BYTES)  # valid JSON all the same
+    with baseline.open("w", encoding="utf-8") as padded:
+        padded.write('{"failed_checks": []}')
+        padded.write(" " * BASELINE_MAX_BYTES)  # valid JSON all the same
     size = baseline.stat().st_size
     status, out, err = run(capsys, "deploy", "--baseline", str(baseline), "-o", "sarif")
     assert status == 2

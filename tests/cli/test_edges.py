@@ -133,9 +133,9 @@ except ImportError as exc:
     sys.stderr.write(f"the nobody user cannot read the checkout ({package}), so {exc.name} "
                      "cannot be imported after dropping root; clone where others can read "
                      "to run this test")
-    status = %d
+    status = int(sys.argv[3])
 sys.exit(status)
-""" % _CANNOT_IMPORT
+"""
 
 
 def _check_as_nobody(warm: Path, target: Path) -> tuple[int, str, list[str]]:
@@ -143,7 +143,8 @@ def _check_as_nobody(warm: Path, target: Path) -> tuple[int, str, list[str]]:
     interpreter's own files may be private to root), run in ``target``: the settings
     search starts in the working directory, which nobody may not reach (a clone in a
     private ``mktemp -d`` directory)."""
-    done = subprocess.run([sys.executable, "-c", _AS_NOBODY, str(warm), str(target)],
+    done = subprocess.run([sys.executable, "-c", _AS_NOBODY, str(warm), str(target),
+                           str(_CANNOT_IMPORT)],
                           capture_output=True, text=True, timeout=120, check=False,
                           cwd=target)
     if done.returncode == _CANNOT_IMPORT:  # the reason is the child's last line

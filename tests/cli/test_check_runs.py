@@ -26,7 +26,14 @@ from hypothesis import strategies as st
 from kubelet_winnet._lint.report import Notification, Options, report_writer
 from kubelet_winnet._lint.rules import Severity, check_pod, host_network_reach
 from kubelet_winnet._lint.targeting import Target, pod_object
-from tests.strategies import HELM_TEMPLATE, REPO_ROOT, error_lines, require, run_main
+from tests.strategies import (
+    HELM_TEMPLATE,
+    REPO_ROOT,
+    cli_child,
+    error_lines,
+    require,
+    run_main,
+)
 
 SCHEMA = json.loads((REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(
     encoding="utf-8"))
@@ -434,6 +441,32 @@ def test_a_baseline_over_the_size_bound_is_refused_before_it_is_read(
     assert status == 0
     assert len(json.loads(baseline.read_text(encoding="utf-8"))["failed_checks"][0][
         "findings"]) == 3
+
+
+@pytest.mark.slow
+def test_a_baseline_at_its_bounds_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """The issue's budget for any input, under 10 s and 1 GB, met with room at the
+    bound: 100,000 entries as --create-baseline writes them (indented), against the same
+    run with a baseline of one entry; a bound on memory and a generous one on time."""
+    from kubelet_winnet.cli.check import BASELINE_MAX_BYTES, BASELINE_MAX_FINDINGS
+
+    _repo(tmp_path)
+    runs = []
+    for count in (1, BASELINE_MAX_FINDINGS):
+        baseline = tmp_path / f"b{count}.json"
+        entries = [{"object": {"kind": "Deployment", "namespace": f"team-{i // 10}",
+                               "name": f"workload-{i}"}, "rule": "host-network-ignored",
+                    "field": "spec.template.spec.hostNetwork"} for i in range(count)]
+        baseline.write_text(json.dumps({"failed_checks": [
+            {"file": f"deploy/app-{i // 10}.yaml", "findings": entries[i:i + 10]}
+            for i in range(0, count, 10)]}, indent=2), encoding="utf-8")
+        assert baseline.stat().st_size < BASELINE_MAX_BYTES
+        runs.append(cli_child(["check", "-q", "deploy", "--baseline", str(baseline)],
+                              cwd=tmp_path))
+    small, big = runs
+    assert (big.status, big.err_lines) == (small.status, small.err_lines) == (1, [])
+    assert big.peak_mb < small.peak_mb + 400, (big.peak_mb, small.peak_mb)
+    assert big.seconds < 60, big.seconds
 
 
 def test_a_baseline_fifo_over_the_size_bound_is_refused(

@@ -166,7 +166,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", action=_InOrder,
         help="YAML or JSON files, directories (searched recursively for .yaml, .yml and "
-        ".json), or - for stdin",
+        ".json files and kustomize's Kustomization files), or - for stdin",
     )
     parser.add_argument(
         "-f", "--filename", action=_InOrder, default=[], metavar="PATH",

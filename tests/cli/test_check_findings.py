@@ -101,6 +101,9 @@ def test_pods_that_cannot_run_on_windows_get_no_windows_findings(
         for name in ("control-plane", "master", "linux", "linux-affinity")]
     assert err.splitlines()[-1].endswith(
         "4 Linux-targeted and 0 untargeted pods skipped; 0 input errors")
+    assert f"kubelet-winnet: skipped linux pod Deployment/control-plane ({path}:1; " \
+        "spec.template.spec.nodeSelector.node-role.kubernetes.io/control-plane pins it to " \
+        "Linux)" in err.splitlines()
     # the same pod pinned to nothing still gets the conditional finding
     status, out, _ = run(capsys, write(tmp_path / "free.yaml", NGINX))
     assert (status, out.count("info host-network-ignored")) == (0, 1)

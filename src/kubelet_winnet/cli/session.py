@@ -405,7 +405,7 @@ def pods(
                     if others is not None:
                         others(found)
                     continue
-                target, _ = target_of(pod)
+                target, pinned_by = target_of(pod)
             except InvalidPodError as exc:
                 invalid_pod(session, found, exc)
                 continue
@@ -421,7 +421,8 @@ def pods(
                 if session.verbose:
                     session.err.write(printable(
                         f"{session.prog}: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.line})"
+                        f"({found.source}:{found.line}"
+                        + (f"; {pinned_by} pins it to Linux)" if pinned_by else ")")
                     ) + "\n")
                 continue
             session.pods += 1

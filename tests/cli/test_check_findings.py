@@ -64,6 +64,51 @@ def test_untargeted_host_network_is_conditional_and_does_not_fail_ci(
     assert "0 errors, 0 warnings, 1 info" in err
 
 
+def _pinned(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    pinned: dict[str, Any] = json.loads(json.dumps(NGINX))
+    pinned["metadata"]["name"] = name
+    pinned["spec"]["template"]["spec"].update(spec)
+    return pinned
+
+
+def test_pods_that_cannot_run_on_windows_get_no_windows_findings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A controller kept on control-plane nodes (an AKS-style chart's), or pinned to Linux
+    by node selector or required affinity, got "info host-network-ignored ... if this pod
+    runs on a Windows node": none of them can. They are Linux-targeted pods, skipped and
+    counted, and -v says so for each."""
+    linux_term = {"matchExpressions": [
+        {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}
+    path = write(
+        tmp_path / "chart.yaml",
+        _pinned("control-plane", {"nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
+                                  "tolerations": [{"key": "node-role.kubernetes.io/control-plane",
+                                                   "effect": "NoSchedule"}]}),
+        _pinned("master", {"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": "node-role.kubernetes.io/master", "operator": "Exists"}]}]}}}}),
+        _pinned("linux", {"nodeSelector": {"kubernetes.io/os": "linux"}}),
+        _pinned("linux-affinity", {"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [linux_term]}}}}),
+    )
+    status, out, err = run(capsys, "-v", path)
+    assert (status, out) == (0, "")
+    assert [line.split(" (")[0] for line in err.splitlines() if "skipped linux" in line] == [
+        f"kubelet-winnet: skipped linux pod Deployment/{name}"
+        for name in ("control-plane", "master", "linux", "linux-affinity")]
+    assert err.splitlines()[-1].endswith(
+        "4 Linux-targeted and 0 untargeted pods skipped; 0 input errors")
+    assert f"kubelet-winnet: skipped linux pod Deployment/control-plane ({path}:1; " \
+        "spec.template.spec.nodeSelector.node-role.kubernetes.io/control-plane pins it to " \
+        "Linux)" in err.splitlines()
+    # the same pod pinned to nothing still gets the conditional finding
+    status, out, _ = run(capsys, write(tmp_path / "free.yaml", NGINX))
+    assert (status, out.count("info host-network-ignored")) == (0, 1)
+
+
 def test_assume_windows_gives_windows_semantics(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

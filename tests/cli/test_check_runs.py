@@ -26,7 +26,14 @@ from hypothesis import strategies as st
 from kubelet_winnet._lint.report import Notification, Options, report_writer
 from kubelet_winnet._lint.rules import Severity, check_pod, host_network_reach
 from kubelet_winnet._lint.targeting import Target, pod_object
-from tests.strategies import HELM_TEMPLATE, REPO_ROOT, error_lines, require, run_main
+from tests.strategies import (
+    HELM_TEMPLATE,
+    REPO_ROOT,
+    cli_child,
+    error_lines,
+    require,
+    run_main,
+)
 
 SCHEMA = json.loads((REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(
     encoding="utf-8"))
@@ -162,6 +169,33 @@ def test_a_settings_error_still_writes_a_report(
     assert note["level"] == "error"
     assert note["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
     assert note["message"]["text"].startswith(f"configuration {config}:1: failOn:")
+
+
+@pytest.mark.parametrize("where", ["--feature-gates", "featureGates"])
+def test_a_feature_gate_the_kubelet_refuses_still_writes_a_report(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str,
+) -> None:
+    """A --feature-gates value the kubelet cannot parse stopped the run with a 0-byte
+    SARIF file (the Action would upload nothing and code scanning show no error)."""
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p")), encoding="utf-8")
+    argv = ["pod.yaml", "-o", "sarif"]
+    if where == "featureGates":
+        (tmp_path / ".kubelet-winnet.yaml").write_text("featureGates: WindowsHostNetwork=maybe\n",
+                                                       encoding="utf-8")
+    else:
+        argv += ["--feature-gates", "WindowsHostNetwork=maybe"]
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    # the kubelet's own words (component-base featuregate: strconv.ParseBool's error)
+    assert note["level"] == "error" and note["message"]["text"].endswith(
+        'invalid value of WindowsHostNetwork=maybe, err: strconv.ParseBool: parsing "maybe": '
+        "invalid syntax")
+    assert error_lines(err) == [f"kubelet-winnet: error: {note['message']['text']}"]
 
 
 def test_help_uri_only_under_a_configured_documentation_base(
@@ -303,6 +337,63 @@ def test_the_baseline_file_is_not_read_as_a_manifest(
     assert "baseline.json" not in err
 
 
+EMPTY_RUN_TAIL = ("; an empty run fails so that CI does not pass unchecked (--allow-empty, or "
+                  "allowEmpty: true in the settings file, accepts it)")
+
+
+@pytest.mark.parametrize("form", ["text", "json", "sarif", "junit"])
+@pytest.mark.parametrize("why", ["the baseline alone", "skip patterns", "both"])
+def test_an_input_filtered_down_to_nothing_still_reports_and_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, form: str, why: str,
+) -> None:
+    """With --baseline (or a skip pattern), an input that filtered down to nothing exited
+    0 with no summary, and -o sarif wrote a 0-byte report. It is an empty run: exit 2
+    saying what was left out, a summary, a whole report; --allow-empty accepts it."""
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    argv = ["deploy", "-o", form]
+    left_out = []
+    if why != "the baseline alone":
+        (deploy / "vendored.yaml").write_text(
+            yaml.safe_dump(windows_pod("v", hostNetwork=True)), encoding="utf-8")
+        (tmp_path / ".kubelet-winnet.yaml").write_text('skip: ["deploy/vendored.yaml"]\n',
+                                                       encoding="utf-8")
+        left_out.append(f"1 file matching a skip pattern of {tmp_path / '.kubelet-winnet.yaml'}")
+    if why != "skip patterns":
+        baseline = deploy / "baseline.json"
+        baseline.write_text('{"failed_checks": []}\n', encoding="utf-8")
+        argv += ["--baseline", str(baseline)]
+        left_out.append("the baseline file, which is never read as a manifest")
+    status, out, err = run(capsys, *argv)
+    said = ("nothing was checked: every file of the input was left out ("
+            + " and ".join(left_out) + ")")
+    assert status == 2
+    assert error_lines(err) == [f"kubelet-winnet: error: {said}{EMPTY_RUN_TAIL}"]
+    assert err.splitlines()[-1].startswith("kubelet-winnet: 0 pods in 0 files checked: ")
+    if form == "sarif":
+        log = json.loads(out)
+        jsonschema.validate(log, SCHEMA)
+        (invocation,) = log["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert [n["message"]["text"] for n in invocation["toolExecutionNotifications"]] == [
+            said + EMPTY_RUN_TAIL]
+    elif form == "json":
+        report = json.loads(out)
+        assert report["findings"] == []
+        assert [n["message"] for n in report["notifications"]] == [said + EMPTY_RUN_TAIL]
+    elif form == "junit":
+        errors = [e.get("message") for e in ElementTree.fromstring(out).iter("error")]
+        assert errors == [said + EMPTY_RUN_TAIL]
+    else:
+        assert out == ""
+    status, out, err = run(capsys, *argv, "--allow-empty")
+    assert (status, error_lines(err)) == (0, [])
+    assert f"kubelet-winnet: note: every file of the input was left out (" \
+        f"{' and '.join(left_out)})" in err.splitlines()
+    if form == "sarif":
+        jsonschema.validate(json.loads(out), SCHEMA)
+
+
 @pytest.mark.parametrize(("text", "line", "reason"), [
     ('{"failed_checks": {}}\n', 1, "failed_checks: expected a list of files and their "
      "findings (--create-baseline writes one)"),
@@ -321,6 +412,140 @@ def test_a_bad_baseline_is_exit_2_naming_file_and_line(
     assert err.splitlines() == [f"kubelet-winnet: error: baseline {baseline}:{line}: {reason}"]
     status, _, err = run(capsys, "deploy", "--baseline", str(tmp_path / "missing.json"))
     assert status == 2 and "cannot read: No such file or directory" in err
+
+
+def test_a_baseline_over_the_size_bound_is_refused_before_it_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A 60 MB baseline took 16.7 s and 967 MB: a baseline larger than 32 MiB (the
+    bound --create-baseline also keeps) is one error line, naming its size, and no more
+    of it is read."""
+    from kubelet_winnet.cli.check import BASELINE_MAX_BYTES
+
+    assert BASELINE_MAX_BYTES == 32 * 1024 * 1024  # the bound the error states
+    _repo(tmp_path)
+    baseline = tmp_path / "b.json"
+    with baseline.open("w", encoding="utf-8") as padded:
+        padded.write('{"failed_checks": []}')
+        padded.write(" " * BASELINE_MAX_BYTES)  # valid JSON all the same
+    size = baseline.stat().st_size
+    status, out, err = run(capsys, "deploy", "--baseline", str(baseline), "-o", "sarif")
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {baseline}: {size:,} bytes, more than the 32 MiB a "
+        "baseline may be (it holds at most 100,000 findings); fix or exclude findings, then "
+        "write it again with --create-baseline"]
+    jsonschema.validate(json.loads(out), SCHEMA)
+    # --create-baseline may still replace it: it starts as a baseline does
+    status, _, _ = run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")
+    assert status == 0
+    assert len(json.loads(baseline.read_text(encoding="utf-8"))["failed_checks"][0][
+        "findings"]) == 3
+
+
+@pytest.mark.slow
+def test_a_baseline_at_its_bounds_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """The issue's budget for any input, under 10 s and 1 GB, met with room at the
+    bound: 100,000 entries as --create-baseline writes them (indented), against the same
+    run with a baseline of one entry; a bound on memory and a generous one on time."""
+    from kubelet_winnet.cli.check import BASELINE_MAX_BYTES, BASELINE_MAX_FINDINGS
+
+    _repo(tmp_path)
+    runs = []
+    for count in (1, BASELINE_MAX_FINDINGS):
+        baseline = tmp_path / f"b{count}.json"
+        entries = [{"object": {"kind": "Deployment", "namespace": f"team-{i // 10}",
+                               "name": f"workload-{i}"}, "rule": "host-network-ignored",
+                    "field": "spec.template.spec.hostNetwork"} for i in range(count)]
+        baseline.write_text(json.dumps({"failed_checks": [
+            {"file": f"deploy/app-{i // 10}.yaml", "findings": entries[i:i + 10]}
+            for i in range(0, count, 10)]}, indent=2), encoding="utf-8")
+        assert baseline.stat().st_size < BASELINE_MAX_BYTES
+        runs.append(cli_child(["check", "-q", "deploy", "--baseline", str(baseline)],
+                              cwd=tmp_path))
+    small, big = runs
+    assert (big.status, big.err_lines) == (small.status, small.err_lines) == (1, [])
+    assert big.peak_mb < small.peak_mb + 400, (big.peak_mb, small.peak_mb)
+    assert big.seconds < 60, big.seconds
+
+
+def test_a_baseline_fifo_over_the_size_bound_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO has no size to look at: it is read up to the bound, and past it the error
+    is the baseline's bound, not --max-bytes (which cannot raise it)."""
+    import threading
+
+    from kubelet_winnet.cli import check
+
+    monkeypatch.setattr(check, "BASELINE_MAX_BYTES", 1 << 20)
+    _repo(tmp_path)
+    fifo = tmp_path / "b.json"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        try:
+            with fifo.open("w", encoding="utf-8") as out:
+                out.write('{"failed_checks": []}' + " " * (2 << 20))
+        except BrokenPipeError:  # the reader stopped at the bound
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    status, _, err = run(capsys, "deploy", "--baseline", str(fifo))
+    writer.join(10)
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {fifo}: more than the 1 MiB a baseline may be; fix "
+        "or exclude findings, then write it again with --create-baseline"]
+
+
+def test_a_baseline_over_the_findings_bound_is_refused_on_reading_and_writing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound in findings (100,000; lowered here to 2) holds both ways: a baseline with
+    more is refused at the first entry past it, and --create-baseline writes none rather
+    than one it would refuse (the earlier version kept the first 1,000,000 silently)."""
+    from kubelet_winnet.cli import check
+
+    monkeypatch.setattr(check, "BASELINE_MAX_FINDINGS", 2)
+    _repo(tmp_path)  # three findings
+    baseline = tmp_path / "b.json"
+    entries = [{"object": {"kind": "Pod", "name": f"p{i}"}, "rule": "host-network-ignored",
+                "field": "spec.hostNetwork"} for i in range(3)]
+    text = json.dumps({"failed_checks": [{"file": "deploy/a.yaml", "findings": entries}]},
+                      indent=2)
+    baseline.write_text(text, encoding="utf-8")
+    # the line of the third entry's "{", as json.dumps(indent=2) writes an entry
+    third = [n for n, line in enumerate(text.splitlines(), 1) if line == " " * 8 + "{"][2]
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {baseline}:{third}: more than 2 findings, the most a "
+        "baseline holds; fix or exclude findings, then write it again with --create-baseline"]
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline), "--create-baseline")
+    assert status == 2
+    assert error_lines(err) == [
+        f"kubelet-winnet: error: baseline {baseline} not written: this run has more findings "
+        "to accept than the 2 a baseline holds; fix or exclude findings (rules.exclude, skip) "
+        "first"]
+    assert baseline.read_text(encoding="utf-8") == text
+
+
+def test_many_malformed_baseline_entries_are_summarised(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _repo(tmp_path)
+    baseline = tmp_path / "b.json"
+    baseline.write_text(json.dumps({"failed_checks": [
+        {"file": "deploy/a.yaml", "findings": [{"rule": 1}] * 25}]}), encoding="utf-8")
+    status, _, err = run(capsys, "deploy", "--baseline", str(baseline))
+    assert status == 2
+    lines = error_lines(err)
+    assert len(lines) == 21
+    assert all("expected {\"object\"" in line for line in lines[:20])
+    assert lines[20] == (f"kubelet-winnet: error: baseline {baseline}: 5 more entries are "
+                         "malformed (the first ones are named above)")
 
 
 # --- ignore comments -----------------------------------------------------------------------

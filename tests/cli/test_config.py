@@ -77,8 +77,37 @@ def test_config_found_upward_changes_what_is_reported(
         "rules:\n  include: [host-network-ignored]\n  severity: {host-network-ignored: error}\n",
         encoding="utf-8")
     status, out, _ = run(capsys, manifests, "-o", "json")
-    # error, one level lower for a pod pinned to no OS
-    assert (status, rules_of(out)) == (1, [("host-network-ignored", "warning")])
+    # the level written, though the pod is pinned to no OS
+    assert (status, rules_of(out)) == (1, [("host-network-ignored", "error")])
+
+
+@pytest.mark.parametrize(("spec", "rule", "level"), [
+    # pinned to Windows by its node selector, not by spec.os.name: the rule says info
+    ({"nodeSelector": {"kubernetes.io/os": "windows"}, "hostPID": True},
+     "windows-forbidden-field", "error"),
+    ({"nodeSelector": {"kubernetes.io/os": "windows"}, "hostPID": True},
+     "windows-forbidden-field", "warning"),
+    # pinned to no OS: the rule says info, one level below its warning
+    ({"hostNetwork": True, "containers": [{"name": "c", "image": "i"}]},
+     "host-network-ignored", "warning"),
+])
+def test_a_configured_severity_is_the_severity_where_the_rule_would_lower_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    spec: dict[str, Any], rule: str, level: str,
+) -> None:
+    """`severity: {windows-forbidden-field: error}` with `failOn: warning` reported a pod
+    pinned to Windows by nodeSelector as info, exit 0: the configured level was lowered
+    again. The level written is the level reported, and it fails the run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pod(spec)), encoding="utf-8")
+    status, out, _ = run(capsys, "p.yaml", "-o", "json")
+    assert (status, [(r, s) for r, s in rules_of(out) if r == rule]) == (0, [(rule, "info")])
+    (tmp_path / ".kubelet-winnet.yaml").write_text(
+        f"rules:\n  severity: {{{rule}: {level}}}\nfailOn: warning\n", encoding="utf-8")
+    status, out, err = run(capsys, "p.yaml", "-o", "json")
+    assert [(r, s) for r, s in rules_of(out) if r == rule] == [(rule, level)]
+    assert status == 1
+    assert f"1 {level}" in err.splitlines()[-1]  # the summary counts it at that level
 
 
 def test_skip_and_windows_only(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
@@ -315,8 +344,12 @@ def test_a_planted_settings_file_of_another_user_is_refused(
                            f"by ")
     assert f"(uid {mine}), not by " in line and f"(uid {other}), so it is not read" in line
     assert "--config" in line
-    # Named with --config, the user chose it: read.
-    assert run(capsys, str(repo / "manifests"), "--config", str(config))[0] == 0
+    # Named with --config, the user chose it: read (its skip pattern leaves nothing).
+    status, _, err = run(capsys, str(repo / "manifests"), "--config", str(config),
+                         "--allow-empty")
+    assert status == 0
+    assert ("kubelet-winnet: note: every file of the input was left out (1 file matching a "
+            f"skip pattern of {config})") in err.splitlines()
 
 
 def test_a_directory_on_the_way_owned_by_another_user_is_refused(
@@ -425,6 +458,9 @@ def test_a_settings_name_that_is_not_a_file_is_an_error(
 
 @pytest.mark.parametrize(("pattern", "shown"), [
     ('""', "''"), ('"/"', "'/'"), ('"*"', "'*'"), ('"**/"', "'**/'"), ('"."', "'.'"),
+    # spelt otherwise, they match every file all the same
+    ('"?*"', "'?*'"), ('"*.*"', "'*.*'"), ('"[!~]*"', "'[!~]*'"), ('"*[!x]"', "'*[!x]'"),
+    ('"./*"', "'./*'"), ('"/*"', "'/*'"), ('"*[lLnN]"', "'*[lLnN]'"),
 ])
 def test_skip_patterns_that_match_every_file_are_refused(
     capsys: pytest.CaptureFixture[str], repo: Path, pattern: str, shown: str
@@ -437,6 +473,48 @@ def test_skip_patterns_that_match_every_file_are_refused(
     assert err.splitlines() == [
         f"kubelet-winnet: error: configuration {config}:3: skip[1]: {shown} matches every "
         'file, so nothing would be checked; name the paths to skip ("vendor/*")']
+
+
+# Every manifest path a directory search reads ends .yaml, .yml or .json, in any case; so
+# these leave some file checked: .json or upper case, a name not starting with a letter,
+# a file outside the folder, a glob class with no closing bracket (a literal "[").
+@pytest.mark.parametrize("pattern", [
+    "*.yaml", "*.[yj]*", "*.y*", "*l", "*[ln]", "[a-z]*", "vendor/*", "charts/**",
+    "**/*.yaml", "deploy", "*a*", "[!]*", "[", "*/templates/*",
+])
+def test_skip_patterns_that_leave_files_to_check_are_kept(
+    capsys: pytest.CaptureFixture[str], repo: Path, pattern: str
+) -> None:
+    (repo / ".kubelet-winnet.yaml").write_text(f"skip: [{json.dumps(pattern)}]\n",
+                                               encoding="utf-8")
+    status, _, err = run(capsys, str(repo / "manifests"), "-o", "json")
+    assert [line for line in err.splitlines() if "configuration" in line] == []
+    assert status in (1, 2)  # p.yaml's host-port-mismatch, or p.yaml skipped: an empty run
+    assert ("every file of the input was left out" in err) is (status == 2)
+
+
+_NAME = st.text(alphabet="abcXYZ09._-", min_size=1, max_size=6)
+_MANIFEST_PATH = st.builds(
+    lambda dirs, stem, suffix: "/".join([*dirs, stem + suffix]),
+    st.lists(_NAME, max_size=3), _NAME, st.sampled_from([".yaml", ".YML", ".json", ".Json"]))
+_GLOB = st.lists(st.sampled_from(["*", "?", "a", ".", "/", "y", "[!~]", "[a-z]", "[lLnN]",
+                                  "json", "[!.]", "X", "-"]), max_size=5).map("".join)
+
+
+@given(_GLOB, st.lists(_MANIFEST_PATH, min_size=1, max_size=20))
+def test_a_refused_skip_pattern_skips_every_path_of_a_form(
+    pattern: str, paths: list[str]
+) -> None:
+    """What the refusal claims, checked with the matcher itself: a pattern refused as
+    matching every file skips every manifest path named relatively, with ./, or
+    absolutely (one of the three forms)."""
+    from kubelet_winnet.cli.config import matches_every_file
+
+    if not matches_every_file(pattern):
+        return
+    config = Config(skip=(pattern,), base="/")
+    assert any(all(config.skips(form + path) for path in paths)
+               for form in ("", "./", "/")), pattern
 
 
 @pytest.mark.parametrize("written", ["1.30", "1.20", "1.300", "1"])

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from kubelet_winnet.cli import main
+from kubelet_winnet.cli.input import expand_paths
 from kubelet_winnet.cli.render import _split_helm, render_root
 from tests.strategies import REPO_ROOT, require, require_tool
 
@@ -100,6 +101,21 @@ def test_a_file_stands_for_its_chart_and_a_kustomization_file_for_its_build(
     }
 
 
+def test_a_directory_search_finds_a_kustomization_file_named_Kustomization(
+    tmp_path: Path,
+) -> None:
+    """kustomize recognises ``kustomization.yaml``, ``kustomization.yml`` and
+    ``Kustomization`` (sigs.k8s.io/kustomize/api/konfig); the search found only the first
+    two, so a ``Kustomization`` below the directory given, or in one given when the
+    input was filtered file by file (a baseline, a skip pattern), was never built."""
+    overlay = tmp_path / "deploy" / "overlay"
+    overlay.mkdir(parents=True)
+    for name in ("Kustomization", "patch.yaml", "README", "kustomization.txt"):
+        (overlay / name).write_text("resources: []\n")
+    assert list(expand_paths([str(tmp_path)])) == [
+        str(overlay / "Kustomization"), str(overlay / "patch.yaml")]
+
+
 def test_helm_template_output_is_split_per_template(tmp_path: Path) -> None:
     """``helm template`` prints each manifest after ``---`` and ``# Source: CHART/path``
     (helm's cmd/helm/template.go), sorted by kind, so one template's documents can be
@@ -171,6 +187,72 @@ def test_a_kustomization_is_checked_as_kubectl_builds_it(
     status, out, _ = run(capsys, "run", "--dry-run", str(KUSTOMIZATION / "kustomization.yaml"))
     assert status == 0
     assert [pod["pod"] for pod in json.loads(out)] == [f"DaemonSet/{name}"]
+
+
+def _patched_overlay(root: Path) -> Path:
+    """A kustomization named ``Kustomization`` whose patch alone sets hostNetwork on a
+    Windows DaemonSet: the finding exists only in the build."""
+    overlay = root / "deploy" / "overlay"
+    overlay.mkdir(parents=True)
+    (overlay / "Kustomization").write_text(
+        "resources:\n- ds.yaml\npatches:\n- path: patch.yaml\n", encoding="utf-8")
+    (overlay / "ds.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "win"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+            "metadata": {"labels": {"a": "b"}},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                     "containers": [{"name": "c", "image": "i"}]}}}}), encoding="utf-8")
+    # a patch is no workload of its own: no selector, so no second finding of its own
+    (overlay / "patch.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "win"},
+        "spec": {"template": {"spec": {"hostNetwork": True,
+                                       "nodeSelector": {"kubernetes.io/os": "windows"}}}}}),
+        encoding="utf-8")
+    return overlay
+
+
+@pytest.mark.parametrize("how", ["baseline", "skip pattern", "directory above"])
+def test_a_Kustomization_file_is_built_whatever_filters_the_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    """With --baseline or a skip: pattern in effect (the input then goes file by file), a
+    directory whose kustomization file is named ``Kustomization`` was not built: its
+    finding was lost, exit 0. Likewise for one below the directory given."""
+    kubectl = require_tool("kubectl", KUBECTL_INSTALL)
+    overlay = _patched_overlay(tmp_path)
+    built = subprocess.run([kubectl, "kustomize", str(overlay)], capture_output=True,
+                           text=True, timeout=120, check=True).stdout
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "-o", "sarif", "deploy/overlay"]
+    if how == "baseline":
+        (tmp_path / "baseline.json").write_text('{"failed_checks": []}\n', encoding="utf-8")
+        argv += ["--baseline", "baseline.json"]
+    elif how == "skip pattern":
+        (tmp_path / ".kubelet-winnet.yaml").write_text('skip: ["vendor/*"]\n',
+                                                       encoding="utf-8")
+    else:
+        argv[-1] = "deploy"
+    status, out, err = run(capsys, *argv)
+    assert (status, errors(err)) == (1, [])
+    results = json.loads(out)["runs"][0]["results"]
+    located = [(r["ruleId"], r["level"],
+                r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"])
+               for r in results]
+    assert "hostNetwork: true" in built  # the build has the field, set by the patch alone
+    # The finding lies in the resource file the object came from, at the nearest parent of
+    # the field that file writes (spec.template.spec), and names the patch that set it.
+    resource = (overlay / "ds.yaml").read_text(encoding="utf-8").splitlines()
+    template_spec = [n for n, line in enumerate(resource, 1) if line.strip() == "spec:"][1]
+    assert ("host-network-ignored", "warning", "deploy/overlay/ds.yaml",
+            template_spec) in located
+    finding = next(r for r in results if r["ruleId"] == "host-network-ignored")
+    patch = (overlay / "patch.yaml").read_text(encoding="utf-8")
+    assert [(x["physicalLocation"]["artifactLocation"]["uri"],
+             x["physicalLocation"]["region"]["startLine"])
+            for x in finding["relatedLocations"]] == [
+        ("deploy/overlay/patch.yaml", line_of(patch, "hostNetwork: true"))]
 
 
 def test_kustomize_failures_are_one_line_with_the_tools_words(
@@ -279,6 +361,52 @@ def test_helm_values_and_set_reach_the_chart(
     assert status == 0
     [pod] = json.loads(out)
     assert (pod["pod"], pod["source"]) == ("DaemonSet/release-name-agent", f"{TEMPLATE}#1")
+
+
+def test_helm_values_and_settings_that_start_with_a_dash_are_values(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A values file or a --set value starting with "-" was refused with the internal
+    renderer's usage text ("usage: kubelet-winnet-helm-engine ... expected one
+    argument"): it is a value, handed to the renderer as --values=X / --set=X."""
+    require("helm_python")
+    without_helm_binary(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-host-process.yaml").write_text("hostProcess: true\n", encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "json", "--helm-values=-host-process.yaml",
+                           str(CHART))
+    assert (status, json.loads(out)["findings"], errors(err)) == (0, [], [])
+    status, out, err = run(capsys, "check", "-o", "json", "--helm-set=-unused=1",
+                           "--helm-set=hostProcess=true", str(CHART))
+    assert (status, json.loads(out)["findings"], errors(err)) == (0, [], [])
+    # without "=", argparse reads such a value as a flag: our sentence says how to write it
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--helm-values", "-host-process.yaml", str(CHART)])
+    out, err = capsys.readouterr()
+    assert (exited.value.code, out) == (2, "")
+    assert errors(err) == [
+        "kubelet-winnet: error: check: argument --helm-values: expected one argument (a "
+        "value that starts with '-' is written --helm-values=VALUE); see kubelet-winnet "
+        "check --help"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for helm")
+def test_the_helm_binary_gets_each_value_in_one_word(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """helm's own parser (pflag) takes --values=X whatever X starts with; so does the
+    engine, and both get the same words."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    said = tmp_path / "argv"
+    helm = bin_dir / "helm"
+    helm.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {said}\n', encoding="utf-8")
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    run(capsys, "check", "--allow-empty", "--helm-values=-a.yaml", "--helm-set=-b=1",
+        "--helm-set", "c=-d", str(CHART))
+    assert said.read_text(encoding="utf-8").splitlines() == [
+        "template", str(CHART), "--values=-a.yaml", "--set=-b=1", "--set=c=-d"]
 
 
 def test_a_template_helm_cannot_render_is_one_line(

@@ -111,3 +111,46 @@ def test_malformed_targeting_fields_are_not_coerced(spec: dict[str, Any], field:
     with pytest.raises(InvalidPodError) as info:
         target_of(pod)
     assert info.value.field == field
+
+
+CONTROL_PLANE = {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}
+MASTER = {"key": "node-role.kubernetes.io/master", "operator": "In", "values": [""]}
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    # kubeadm's role label (cmd/kubeadm/app/constants/constants.go), value "" as kubeadm
+    # sets it, and the label kubeadm set before 1.24
+    ({"nodeSelector": {"node-role.kubernetes.io/control-plane": ""}}, Target.LINUX),
+    ({"nodeSelector": {"node-role.kubernetes.io/master": ""}}, Target.LINUX),
+    (affinity(term(CONTROL_PLANE)), Target.LINUX),
+    (affinity(term(MASTER)), Target.LINUX),
+    (affinity(term(CONTROL_PLANE), term(LIN)), Target.LINUX),
+    # a term that also admits other nodes keeps the pod untargeted
+    (affinity(term(CONTROL_PLANE), term(ARCH)), Target.UNTARGETED),
+    (affinity(term({**CONTROL_PLANE, "operator": "DoesNotExist"})), Target.UNTARGETED),
+    (affinity(term({**MASTER, "operator": "NotIn"})), Target.UNTARGETED),
+    # tolerating the control-plane taint lets a pod run there, it does not keep it there
+    ({"tolerations": [{"key": "node-role.kubernetes.io/control-plane",
+                       "operator": "Exists", "effect": "NoSchedule"}]}, Target.UNTARGETED),
+    # an explicit OS pin wins: the pod says which OS it is for
+    ({"nodeSelector": {"node-role.kubernetes.io/control-plane": "",
+                       "kubernetes.io/os": "windows"}}, Target.WINDOWS),
+    ({"os": {"name": "windows"}, **affinity(term(CONTROL_PLANE))}, Target.WINDOWS),
+    (affinity(term(CONTROL_PLANE, WIN)), Target.WINDOWS),
+])
+def test_a_pod_kept_on_control_plane_nodes_is_linux_targeted(
+    spec: dict[str, Any], expected: Target,
+) -> None:
+    """The control plane runs on Linux only (kubernetes.io/docs/concepts/windows/intro/:
+    "you can only run the control plane on Linux"), so a pod that only control-plane nodes
+    may run is not a Windows pod."""
+    assert target(spec) is expected
+
+
+def test_a_control_plane_selector_that_is_not_a_string_is_not_coerced() -> None:
+    pod = pod_object({"kind": "Pod", "spec": {
+        "nodeSelector": {"node-role.kubernetes.io/control-plane": True}}})
+    assert pod is not None
+    with pytest.raises(InvalidPodError) as info:
+        target_of(pod)
+    assert info.value.field == "spec.nodeSelector.node-role.kubernetes.io/control-plane"

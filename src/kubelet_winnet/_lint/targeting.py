@@ -2,8 +2,12 @@
 
 A pod is Windows-targeted when ``spec.os.name`` is ``windows``, or its ``nodeSelector``,
 or every term of its required node affinity, pins ``kubernetes.io/os`` (or the legacy
-``beta.kubernetes.io/os``) to ``windows``; Linux-targeted likewise with ``linux``.
-Anything else is untargeted: the scheduler may put it on either OS.
+``beta.kubernetes.io/os``) to ``windows``; Linux-targeted likewise with ``linux``. A pod
+that no OS field or label pins but that its ``nodeSelector`` (or every required term)
+keeps on control-plane nodes is Linux-targeted too: the control plane runs on Linux only
+(kubernetes.io/docs/concepts/windows/intro/, "you can only run the control plane on
+Linux"), so no Windows node carries a control-plane role. Anything else is untargeted:
+the scheduler may put it on either OS.
 
 Shared by ``translate``, ``explain`` and ``check``; pure functions of the manifest.
 """
@@ -18,11 +22,17 @@ from typing import Any
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 from kubelet_winnet.errors import InvalidPodError
 
-__all__ = ["OS_LABELS", "PodObject", "Target", "pod_object", "target_of"]
+__all__ = ["CONTROL_PLANE_LABELS", "OS_LABELS", "PodObject", "Target", "pod_object",
+           "target_of"]
 
 # The well-known node labels (k8s.io/api/core/v1 well_known_labels.go: LabelOSStable and
 # the deprecated beta label).
 OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
+# The role labels of control-plane nodes: kubeadm's LabelNodeRoleControlPlane
+# (cmd/kubeadm/app/constants/constants.go) and the "master" label kubeadm set before 1.24,
+# which charts still select. An explicit OS pin wins over them.
+CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane",
+                        "node-role.kubernetes.io/master")
 
 
 class Target(enum.Enum):
@@ -130,6 +140,10 @@ def target_of(pod: PodObject) -> tuple[Target, str]:
     found = _affinity_target(spec, at)
     if found is not None:
         return found
+    for label in CONTROL_PLANE_LABELS:
+        if selector is not None and label in selector:
+            _string(selector[label], f"{at}.nodeSelector.{label}")
+            return Target.LINUX, f"{at}.nodeSelector.{label}"
     return Target.UNTARGETED, ""
 
 
@@ -159,10 +173,14 @@ def _affinity_target(spec: Mapping[str, Any], at: str) -> tuple[Target, str] | N
             raise InvalidPodError(f"{where}.matchExpressions",
                                   f"expected an array, got {_type(expressions)}")
         term_target = None
+        control_plane = False
         for number, expression in enumerate(expressions):
             found = _expression_target(expression, f"{where}.matchExpressions[{number}]")
             if found is not None:
                 term_target = found
+            control_plane = control_plane or _keeps_to_control_plane(expression)
+        if term_target is None and control_plane:
+            term_target = Target.LINUX
         if term_target is None:
             return None
         pinned.add(term_target)
@@ -193,6 +211,13 @@ def _expression_target(expression: object, where: str) -> Target | None:
     if operator == "NotIn" and "linux" in chosen:
         return Target.WINDOWS
     return None
+
+
+def _keeps_to_control_plane(expression: object) -> bool:
+    """Whether an expression admits control-plane nodes only: a role label that must
+    exist, or hold one of some values."""
+    return (type(expression) is dict and expression.get("key") in CONTROL_PLANE_LABELS
+            and expression.get("operator") in ("Exists", "In"))
 
 
 def _get(node: object, key: str, at: str) -> Any:

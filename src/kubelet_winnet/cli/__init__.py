@@ -107,6 +107,8 @@ def _chosen(argv: Sequence[str]) -> str | None:
 
 # argparse's words for a COMMAND that is none (quoted with '' or not, by Python version).
 _INVALID_COMMAND = re.compile(r"argument COMMAND: invalid choice: '?(.*?)'? \(choose from ")
+# argparse's words for a flag whose value is missing ("-o/--output": the long name kept).
+_NO_VALUE = re.compile(r"argument ((?:-\w+/)?(--[\w-]+)): expected one argument$")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,6 +118,7 @@ class _Parser(argparse.ArgumentParser):
     which reports unrecognized arguments against its own flags."""
 
     command: argparse.ArgumentParser | None = None
+    words: Sequence[str] = ()  # the command line being parsed
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         # argparse drops a failed write of --help or --version; main reports it (a lost
@@ -151,6 +154,12 @@ class _Parser(argparse.ArgumentParser):
                 if flag.startswith("--") and close:
                     message += f" (did you mean {close[0]}?)"
                     break
+        missing = _NO_VALUE.match(message)
+        if missing is not None and any(  # argparse took a value starting with "-" for a flag
+                word.startswith("-") and before in missing.group(1).split("/")
+                for before, word in zip(self.words, self.words[1:], strict=False)):
+            message += (f" (a value that starts with '-' is written "
+                        f"{missing.group(2)}=VALUE)")
         top = "kubectl winnet" if self.prog.startswith("kubectl winnet") else "kubelet-winnet"
         command = self.prog.removeprefix(top).strip()
         where = f"{command}: " if command else ""
@@ -228,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.set_threshold(50_000, 20, 20)
     words = sys.argv[1:] if argv is None else list(argv)
     parser, command_parser = _parsers(_chosen(words))
+    for each in (parser, command_parser):
+        if isinstance(each, _Parser):
+            each.words = words
     try:
         args = parser.parse_args(words)
     except BrokenPipeError:  # `--help | head -1`

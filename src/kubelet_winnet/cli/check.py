@@ -8,6 +8,7 @@ import dataclasses
 import io
 import itertools
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, TextIO
@@ -200,11 +201,10 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     if not given:
         args.kubelet_version = DEFAULT_KUBELET_VERSION
     arguments = input_paths(args)  # as given, before a filter expands them to files
-    if (config.skip or baseline is not None) and not _filter_inputs(
-            args, session, config, baseline):
-        return session.status
+    left_out = _filter_inputs(args, session, config, baseline) \
+        if config.skip or baseline is not None else ""
     if not check_profile(args, session):
-        return session.status
+        return _failed_early(args, session, record)
     from kubelet_winnet._kubelet.pod import read_pod
 
     reach = host_network_reach(args.kubelet_version, args.feature_gates, given)
@@ -268,16 +268,15 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                 session.fail(EXIT_FINDINGS)
             writer.finding(item.document, item.pod, finding, reason, place.line, how,
                            place.remark, place.also)
-    inputs.note_empty(arguments)
-    if not inputs.with_objects and not session.errors and not allow_empty:
-        templates = len(inputs.explained)
-        session.error(
-            f"nothing was checked: no file of the input ({_count(session.files, 'file')}) "
-            "held Kubernetes manifests"
-            + (f" ({templates} Helm template{'s' * (templates != 1)} or "
-               f"kustomization{'s' * (templates != 1)} left unrendered)" if templates else "")
-            + "; an empty run fails so that CI does not pass unchecked (--allow-empty, or "
-            "allowEmpty: true in the settings file, accepts it)")
+    inputs.note_empty(_still_read(arguments, input_paths(args)) if left_out else arguments)
+    if not inputs.with_objects and not session.errors:
+        if not allow_empty:
+            session.error(_nothing_checked(session.files, len(inputs.explained), left_out)
+                          + "; an empty run fails so that CI does not pass unchecked "
+                          "(--allow-empty, or allowEmpty: true in the settings file, "
+                          "accepts it)")
+        elif left_out and not session.files:
+            session.note(f"every file of the input was left out ({left_out})")
     if baseline is not None:
         if args.create_baseline:
             baseline.write(session)
@@ -291,6 +290,17 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _nothing_checked(files: int, templates: int, left_out: str) -> str:
+    """Why a run checked nothing: what was read held no manifests, or every file was
+    left out (``left_out``: which, as :func:`_filter_inputs` says it)."""
+    if not files and left_out:
+        return f"nothing was checked: every file of the input was left out ({left_out})"
+    return (f"nothing was checked: no file of the input ({_count(files, 'file')}"
+            + (f"; {left_out} left out" if left_out else "") + ") held Kubernetes manifests"
+            + (f" ({templates} Helm template{'s' * (templates != 1)} or "
+               f"kustomization{'s' * (templates != 1)} left unrendered)" if templates else ""))
 
 
 def _failed_early(args: argparse.Namespace, session: Session, record: _Record,
@@ -582,6 +592,13 @@ def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[in
 
 
 _STALE_SHOWN = 20  # stale baseline entries noted one by one; the rest are counted
+# A baseline's bounds, on reading and on writing alike (a baseline this command writes can
+# always be read): 100,000 accepted findings, 32 MiB (about 260 bytes an entry as
+# --create-baseline writes them; a file at the bound is read in about 4 s and 200 MB).
+BASELINE_MAX_FINDINGS = 100_000
+BASELINE_MAX_BYTES = 32 * 1024 * 1024
+_BAD_SHOWN = 20  # malformed baseline entries said one by one; the rest are counted
+_BASELINE_START = re.compile(rb'(?:\xef\xbb\xbf)?\s*\{\s*"failed_checks"\s*:\s*\[')
 
 
 class _Baseline:
@@ -598,9 +615,13 @@ class _Baseline:
     def __init__(self, path: str) -> None:
         self.path = path
         self._base = os.path.dirname(os.path.abspath(path))
-        self._entries: dict[tuple[str, ...], int] = {}  # key: line in the file
+        # key: where the entry is ((group, finding) of failed_checks), its line found
+        # from the document only for the few entries a note names
+        self._entries: dict[tuple[str, ...], tuple[int, int]] = {}
+        self._document: Document | None = None
         self._matched: set[tuple[str, ...]] = set()
         self._created: set[tuple[str, ...]] = set()
+        self._too_many = False  # more findings to accept than a baseline holds
         self._stale_shown = 0
 
     def _relative(self, source: str) -> str:
@@ -626,8 +647,10 @@ class _Baseline:
         """"baseline" when the finding is in the baseline (or one is being created)."""
         key = self._key(document, pod, finding)
         if creating:
-            if len(self._created) < 1_000_000:
+            if len(self._created) < BASELINE_MAX_FINDINGS or key in self._created:
                 self._created.add(key)
+            else:
+                self._too_many = True
             return "accepted in the baseline being created"
         if key in self._entries:
             self._matched.add(key)
@@ -650,19 +673,58 @@ class _Baseline:
                     "file; name a file for the baseline")
         if os.path.getsize(self.path) == 0:
             return None
-        found = list(itertools.islice(read_source(self.path, limits), 2))
-        value = found[0].value if len(found) == 1 and isinstance(found[0], Document) else None
-        if isinstance(value, dict) and isinstance(value.get("failed_checks"), list):
-            return None
+        if os.path.getsize(self.path) > BASELINE_MAX_BYTES:
+            # Too large to be read as a baseline: one by its first bytes, as written.
+            with open(self.path, "rb") as file:
+                if _BASELINE_START.match(file.read(1 << 16)):
+                    return None
+        else:
+            found = list(itertools.islice(read_source(self.path, limits), 2))
+            value = found[0].value if len(found) == 1 and isinstance(found[0], Document) \
+                else None
+            if isinstance(value, dict) and isinstance(value.get("failed_checks"), list):
+                return None
         return (f"--create-baseline would replace {self.path}, which is not a baseline (it "
                 "holds no failed_checks list); remove it or name another file")
 
+    def _line(self, at: tuple[int, int]) -> int:
+        document = self._document
+        return 0 if document is None else document.line_of(
+            ("failed_checks", at[0], "findings", at[1]))
+
+    def _too_large(self) -> str | None:
+        """Why the file is too large to be a baseline (None: it is not), before reading
+        it; a FIFO is read up to the bound instead."""
+        try:
+            size = os.stat(self.path).st_size if os.path.isfile(self.path) else 0
+        except OSError:
+            return None  # reading it says what is wrong
+        if size <= BASELINE_MAX_BYTES:
+            return None
+        return (f"baseline {self.path}: {size:,} bytes, more than the "
+                f"{BASELINE_MAX_BYTES >> 20} MiB a baseline may be (it holds at most "
+                f"{BASELINE_MAX_FINDINGS:,} findings); fix or exclude findings, then write "
+                "it again with --create-baseline")
+
     def load(self, session: Session, limits: Limits) -> bool:
         """Read the file; False (and the errors said) when it cannot be used."""
+        refused = self._too_large()
+        if refused is not None:
+            session.error(refused)
+            return False
         documents = []
-        for found in read_source(self.path, limits):
+        bounded = dataclasses.replace(limits, max_bytes=min(limits.max_bytes,
+                                                            BASELINE_MAX_BYTES))
+        for found in read_source(self.path, bounded):
             if isinstance(found, BadInput):
-                session.error(f"baseline {found}")
+                if found.reason.startswith("larger than") and \
+                        bounded.max_bytes < limits.max_bytes:
+                    session.error(f"baseline {self.path}: more than the "
+                                  f"{BASELINE_MAX_BYTES >> 20} MiB a baseline may be; fix "
+                                  "or exclude findings, then write it again with "
+                                  "--create-baseline")
+                else:
+                    session.error(f"baseline {found}")
                 return False
             documents.append(found)
         if len(documents) != 1 or documents[0].item is not None:
@@ -670,13 +732,15 @@ class _Baseline:
                           "--create-baseline), found "
                           f"{_count(len(documents), 'document')}")
             return False
-        document = documents[0]
+        document = self._document = documents[0]
         value = document.value
-        ok = True
+        bad_entries = 0
 
         def bad(path: tuple[str | int, ...], text: str) -> None:
-            nonlocal ok
-            ok = False
+            nonlocal bad_entries
+            bad_entries += 1
+            if bad_entries > _BAD_SHOWN:
+                return
             shown = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
             session.error(f"baseline {self.path}:{document.line_of(path)}: "
                           f"{shown.lstrip('.') or 'the file'}: {text}")
@@ -704,8 +768,19 @@ class _Baseline:
                         "\"rule\": RULE-ID, \"field\": PATH} with strings")
                     continue
                 key = (file, *[str(p) for p in parts], str(rule), str(where))
-                self._entries.setdefault(key, document.line_of(at))
-        return ok
+                self._entries.setdefault(key, (g, f))
+                if len(self._entries) > BASELINE_MAX_FINDINGS:
+                    session.error(
+                        f"baseline {self.path}:{document.line_of(at)}: more than "
+                        f"{BASELINE_MAX_FINDINGS:,} findings, the most a baseline holds; fix "
+                        "or exclude findings, then write it again with --create-baseline")
+                    return False
+        if bad_entries > _BAD_SHOWN:
+            more = bad_entries - _BAD_SHOWN
+            session.error(f"baseline {self.path}: {more:,} more "
+                          + ("entry is" if more == 1 else "entries are")
+                          + " malformed (the first ones are named above)")
+        return not bad_entries
 
     def note_stale(self, session: Session, files: set[str]) -> None:
         """A note for each entry that matched no finding, in a file this run read (or
@@ -713,7 +788,7 @@ class _Baseline:
         read = {self._relative(f) for f in files}
         exists: dict[str, bool] = {}
         more = 0
-        for key, line in self._entries.items():
+        for key, at in self._entries.items():
             if key in self._matched:
                 continue
             file, kind, namespace, name, rule, field = key
@@ -728,7 +803,7 @@ class _Baseline:
                 continue
             self._stale_shown += 1
             thing = "/".join(p for p in (kind, namespace, name) if p)
-            session.note(f"{self.path}:{line}: the baseline entry {rule} on {thing} "
+            session.note(f"{self.path}:{self._line(at)}: the baseline entry {rule} on {thing} "
                          f"{field} in {file} matches no finding any more"
                          + (" (the file is gone)" if gone else "")
                          + "; remove it, or write the baseline again with --create-baseline")
@@ -747,6 +822,11 @@ class _Baseline:
             session.error(f"baseline {self.path} not written: the input had errors, so "
                           "findings could be missing from it")
             return
+        if self._too_many:
+            session.error(f"baseline {self.path} not written: this run has more findings to "
+                          f"accept than the {BASELINE_MAX_FINDINGS:,} a baseline holds; fix or "
+                          "exclude findings (rules.exclude, skip) first")
+            return
         groups: dict[str, list[dict[str, object]]] = {}
         for file, kind, namespace, name, rule, field in sorted(self._created):
             thing = {"kind": kind, **({"namespace": namespace} if namespace else {}),
@@ -756,6 +836,11 @@ class _Baseline:
         text = json.dumps({"failed_checks": [
             {"file": file, "findings": findings} for file, findings in groups.items()
         ]}, indent=2) + "\n"
+        if len(text.encode("utf-8")) > BASELINE_MAX_BYTES:
+            session.error(f"baseline {self.path} not written: its findings take more than "
+                          f"the {BASELINE_MAX_BYTES >> 20} MiB a baseline may be; fix or "
+                          "exclude findings (rules.exclude, skip) first")
+            return
         try:
             handle, temporary = tempfile.mkstemp(dir=self._base, prefix=".baseline-")
             try:
@@ -774,16 +859,15 @@ class _Baseline:
 
 
 def _configured(finding: Finding, config: Config) -> Finding:
-    """The finding at the severity the configuration gives its rule, lowered as the rule
-    lowers it (a pod pinned to no OS, no spec.os.name)."""
+    """The finding at the severity the configuration gives its rule: the level the user
+    wrote, never lowered again for a pod pinned to no OS or without spec.os.name (a
+    setting that could not raise a finding above info would be ignored silently)."""
     from kubelet_winnet._lint.rules import Severity
 
     level = config.severity.get(finding.rule.id)
     if level is None:
         return finding
-    lowered = finding.rule.severity - finding.severity
-    severity = Severity(max(Severity.INFO, Severity[level.upper()] - lowered))
-    return dataclasses.replace(finding, severity=severity)
+    return dataclasses.replace(finding, severity=Severity[level.upper()])
 
 
 def _is_an_input(path: str, arguments: list[str]) -> bool:
@@ -793,23 +877,38 @@ def _is_an_input(path: str, arguments: list[str]) -> bool:
                for argument in arguments)
 
 
+def _still_read(arguments: list[str], kept: list[str]) -> list[str]:
+    """The arguments that some file of the filtered input lies under: a filter that left
+    an argument nothing to read left it out, which the summary says; it is not empty."""
+    def under(argument: str, path: str) -> bool:
+        return path == argument or path.startswith(argument.rstrip(os.sep) + os.sep)
+
+    return [a for a in arguments if any(under(a, path) for path in kept)]
+
+
 def _filter_inputs(args: argparse.Namespace, session: Session, config: Config,
-                   baseline: _Baseline | None) -> bool:
+                   baseline: _Baseline | None) -> str:
     """Drop the files that match a skip pattern, and the baseline file, from the input
-    (directories expanded here); False when nothing is left to read."""
-    skipped = os.path.abspath(baseline.path) if baseline is not None else None
+    (directories expanded here); what was dropped, in words ("" when nothing was). The
+    run goes on when nothing is left: its report and summary say so."""
+    own = os.path.abspath(baseline.path) if baseline is not None else None
     kept: list[str] = []
+    skipped = found_baseline = 0
     for entry in expand_paths(input_paths(args)):
         path = session.source(entry)  # bad input and skipped files reported here
-        if path is None or config.skips(path):
+        if path is None:
             continue
-        if skipped is not None and path != "-" and os.path.abspath(path) == skipped:
-            continue
-        kept.append(path)
+        if config.skips(path):
+            skipped += 1
+        elif own is not None and path != "-" and os.path.abspath(path) == own:
+            found_baseline = 1
+        else:
+            kept.append(path)
     args.inputs = kept
-    if not kept and not session.errors and config.skip:
-        session.note(f"every file of the input matches a skip pattern of {config.source}")
-    return bool(kept)
+    return " and ".join(
+        ([f"{_count(skipped, 'file')} matching a skip pattern of {config.source}"]
+         if skipped else [])
+        + (["the baseline file, which is never read as a manifest"] if found_baseline else []))
 
 
 def _rules_help(args: argparse.Namespace, session: Session) -> int:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import os
 import re
 import stat
@@ -97,16 +98,170 @@ class Config:
         return (self.include is None or rule in self.include) and rule not in self.exclude
 
     def skips(self, path: str) -> bool:
-        """Whether ``path`` (a file of the input) matches a skip pattern."""
+        """Whether ``path`` (a file of the input) matches a skip pattern: as written, or
+        relative to the settings file's directory."""
         if not self.skip or path == "-":
             return False
         relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.base))
         candidates = {path.replace(os.sep, "/"), relative.replace(os.sep, "/")}
-        return any(
-            fnmatch.fnmatchcase(candidate, pattern)
-            or candidate.startswith(pattern.rstrip("/") + "/")
-            for candidate in candidates for pattern in self.skip
-        )
+        return any(fnmatch.fnmatchcase(candidate, glob) for candidate in candidates
+                   for pattern in self.skip for glob in _skip_globs(pattern))
+
+
+def _skip_globs(pattern: str) -> tuple[str, str]:
+    """The globs a skip pattern stands for (fnmatch's, where ``*`` crosses ``/``): the
+    pattern itself, and everything below it as a directory (``vendor`` skips
+    ``vendor/x.yaml``)."""
+    return pattern, pattern.rstrip("/") + "/*"
+
+
+# --- a skip pattern that matches every file ------------------------------------------
+# Decided by what the pattern matches, not by its spelling: over every path of a manifest
+# a directory search reads (a name ending .yaml, .yml or .json, any case) written in the
+# POSIX portable filename characters (XBD 3.282: letters, digits, ".", "_", "-") and "/",
+# in each form a path reaches skips(): relative ("deploy/a.yaml"), "./deploy/a.yaml" and
+# absolute. A pattern whose globs match every path of one form would leave nothing to
+# check when the input is named that way. The glob automata are walked together with
+# the form's: a path none of them accepts proves the pattern leaves something.
+
+_PORTABLE = "".join(map(chr, [*range(65, 91), *range(97, 123), *range(48, 58)])) + "._-"
+_SUFFIXES = (".yaml", ".yml", ".json")
+_SUFFIX_PREFIXES = frozenset(s[:n] for s in _SUFFIXES for n in range(len(s) + 1))
+_FORMS = ("", "./", "/")
+_STATES_TRIED = 20_000  # beyond this the pattern is let be (never seen: a few dozen)
+
+
+def _glob_tokens(pattern: str) -> list[str | None]:
+    """``pattern`` cut as fnmatch.translate cuts it: None for ``*``, else the text of one
+    character's token (a character, ``?`` or a ``[...]`` class)."""
+    tokens: list[str | None] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        i += 1
+        if char == "*":
+            if not tokens or tokens[-1] is not None:
+                tokens.append(None)
+        elif char == "[":
+            j = i
+            if j < len(pattern) and pattern[j] == "!":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            while j < len(pattern) and pattern[j] != "]":
+                j += 1
+            if j >= len(pattern):
+                tokens.append("[")  # no closing bracket: a literal "[", as fnmatch reads it
+            else:
+                tokens.append(pattern[i - 1:j + 1])
+                i = j + 1
+        else:
+            tokens.append(char)
+    return tokens
+
+
+class _Glob:
+    """A glob as an automaton over ``alphabet``: states are token positions; each
+    token's characters are those fnmatch itself matches with it."""
+
+    def __init__(self, pattern: str, alphabet: str) -> None:
+        self.tokens = _glob_tokens(pattern)
+        self.sets = [frozenset() if t is None else _token_set(t, alphabet)
+                     for t in self.tokens]
+        self._steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def closure(self, states: frozenset[int]) -> frozenset[int]:
+        found = set(states)
+        for state in sorted(states):
+            while state < len(self.tokens) and self.tokens[state] is None:
+                state += 1
+                found.add(state)
+        return frozenset(found)
+
+    def step(self, states: frozenset[int], char: str) -> frozenset[int]:
+        known = self._steps.get((states, char))
+        if known is not None:
+            return known
+        after = set()
+        for state in states:
+            if state < len(self.tokens):
+                if self.tokens[state] is None:
+                    after.add(state)
+                elif char in self.sets[state]:
+                    after.add(state + 1)
+        found = self._steps[states, char] = self.closure(frozenset(after))
+        return found
+
+    def accepts(self, states: frozenset[int]) -> bool:
+        return len(self.tokens) in states
+
+
+@functools.lru_cache(maxsize=256)
+def _token_set(token: str, alphabet: str) -> frozenset[str]:
+    """The characters of ``alphabet`` that fnmatch matches with one token."""
+    if len(token) == 1 and token != "?":
+        return frozenset(token) & frozenset(alphabet)  # a character matches itself only
+    return frozenset(c for c in alphabet if fnmatch.fnmatchcase(c, token))
+
+
+def _suffix_step(state: str, char: str) -> str:
+    text = state + char.lower()
+    while text not in _SUFFIX_PREFIXES:
+        text = text[1:]
+    return text
+
+
+def matches_every_file(pattern: str) -> bool:
+    """Whether the skip ``pattern`` matches every manifest path of one form (above)."""
+    alphabet = _PORTABLE + "/"
+    globs = [_Glob(glob, alphabet) for glob in _skip_globs(pattern)]
+    # Characters that no glob and no suffix tells apart are walked once.
+    seen: dict[tuple[object, ...], str] = {}
+    for char in alphabet:
+        key = (char if char in "/." or char.lower() in "yamljson" else "",
+               *(char in token for glob in globs for token in glob.sets))
+        seen.setdefault(key, char)
+    letters = list(seen.values())
+    for form in _FORMS:
+        start: list[frozenset[int]] = []
+        for glob in globs:
+            states = glob.closure(frozenset({0}))
+            for char in form:
+                states = glob.step(states, char)
+            start.append(states)
+        if not _leaves_a_path(globs, tuple(start), letters):
+            return True
+    return False
+
+
+def _leaves_a_path(globs: list[_Glob], start: tuple[frozenset[int], ...],
+                   letters: list[str]) -> bool:
+    """Whether some manifest path (a relative path of portable names) takes no glob from
+    ``start`` to a match; True too when the search is cut off."""
+    # A path's state: within a name (or at its start) and how its end meets a suffix.
+    first = (False, "", start)
+    todo = [first]
+    visited = {first}
+    while todo:
+        in_name, suffix, states = todo.pop()
+        if in_name and suffix in _SUFFIXES and not any(
+                glob.accepts(s) for glob, s in zip(globs, states, strict=True)):
+            return True
+        for char in letters:
+            if char == "/":
+                if not in_name:
+                    continue  # no leading "/" and no empty name
+                after = (False, "", tuple(g.step(s, char)
+                                          for g, s in zip(globs, states, strict=True)))
+            else:
+                after = (True, _suffix_step(suffix, char),
+                         tuple(g.step(s, char) for g, s in zip(globs, states, strict=True)))
+            if after not in visited:
+                if len(visited) >= _STATES_TRIED:
+                    return True
+                visited.add(after)
+                todo.append(after)
+    return False
 
 
 # --- finding the file ----------------------------------------------------------------
@@ -230,10 +385,6 @@ def _shown(path: tuple[str | int, ...]) -> str:
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else part
     return text or "the file"
-
-
-# Patterns that match every file: empty, only * and /, or the base directory itself.
-_EVERYTHING = re.compile(r"[*/]*|\.?/?")
 
 
 class _Reader:
@@ -382,7 +533,7 @@ class _Reader:
             pattern = self._string(item, ("skip", index))
             if pattern is None:
                 continue
-            if _EVERYTHING.fullmatch(pattern):
+            if matches_every_file(pattern):
                 self._fail(("skip", index), f"{pattern!r} matches every file, so nothing "
                            "would be checked; name the paths to skip (\"vendor/*\")")
                 continue

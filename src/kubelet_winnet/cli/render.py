@@ -42,7 +42,6 @@ __all__ = [
     "render_root",
 ]
 
-MANIFEST_NAMES = KUSTOMIZATION_NAMES[:2]  # the ones a directory search reads
 DEFAULT_TIMEOUT = 60.0
 # Helm's default release name for `helm template CHART` (cmd/helm/template.go).
 RELEASE_NAME = "release-name"
@@ -218,8 +217,6 @@ class Renderer:
                 if root is not None and root.kind == "helm":
                     yield from self._render(root, done)
                     continue
-                if root is not None and root.manifest not in MANIFEST_NAMES:
-                    yield from self._render(root, done)  # `Kustomization`: no search finds it
             for entry in expand_paths([argument]):
                 if isinstance(entry, str) and entry != "-":
                     root = render_root(entry, self._cache, is_dir=False,
@@ -330,14 +327,13 @@ class Renderer:
                 "kustomize on PATH (Debian: apt install kubernetes-client); or give "
                 "--no-render to read its files as they are"
             )
+        # --values=X, --set=X: a value starting with "-" is a value, not a flag, to
+        # helm's parser and to the engine's argparse alike.
+        values = [f"--values={path}" for path in self.options.helm_values]
+        values += [f"--set={setting}" for setting in self.options.helm_set]
         helm = which("helm")
         if helm is not None:
-            command = [helm, "template", target]
-            for values in self.options.helm_values:
-                command += ["--values", values]
-            for setting in self.options.helm_set:
-                command += ["--set", setting]
-            return command
+            return [helm, "template", target, *values]
         if not _engine_installed():
             raise RenderError(
                 f"{root.path} is a Helm chart, and rendering it needs helm on PATH or the "
@@ -347,8 +343,7 @@ class Renderer:
         limits = self.limits
         return [sys.executable, "-m", "kubelet_winnet.cli.render", "--engine", target,
                 "--limits", f"{limits.max_bytes},{limits.max_depth},{limits.max_alias_nodes}",
-                *[arg for values in self.options.helm_values for arg in ("--values", values)],
-                *[arg for setting in self.options.helm_set for arg in ("--set", setting)]]
+                *values]
 
 
 def _engine_installed() -> bool:

@@ -168,7 +168,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", action=_InOrder,
         help="YAML or JSON files, directories (searched recursively for .yaml, .yml and "
-        ".json), or - for stdin",
+        ".json files and kustomize's Kustomization files), or - for stdin",
     )
     parser.add_argument(
         "-f", "--filename", action=_InOrder, default=[], metavar="PATH",
@@ -242,8 +242,8 @@ class _InOrder(argparse.Action):
 
 def input_paths(args: argparse.Namespace) -> list[str]:
     """PATH and -f arguments in the order given."""
-    inputs = getattr(args, "inputs", None)
-    return list(inputs) if inputs else [*args.paths, *args.filename]
+    inputs = getattr(args, "inputs", None)  # [] when check left every file out
+    return list(inputs) if inputs is not None else [*args.paths, *args.filename]
 
 
 def add_limit_arguments(
@@ -421,7 +421,7 @@ def pods(
                     if others is not None:
                         others(found)
                     continue
-                target, _ = target_of(pod)
+                target, pinned_by = target_of(pod)
             except InvalidPodError as exc:
                 invalid_pod(session, found, exc)
                 continue
@@ -437,7 +437,8 @@ def pods(
                 if session.verbose:
                     session.err.write(printable(
                         f"{session.prog}: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.place((), found.line).line})"
+                        f"({found.source}:{found.place((), found.line).line}"
+                        + (f"; {pinned_by} pins it to Linux)" if pinned_by else ")")
                     ) + "\n")
                 continue
             session.pods += 1

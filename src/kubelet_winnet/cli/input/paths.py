@@ -14,6 +14,7 @@ from typing import IO, cast
 from kubelet_winnet.cli.input.documents import BadInput
 
 __all__ = [
+    "KUSTOMIZATION_FILE",
     "MANIFEST_SUFFIXES",
     "SETTINGS_FILE",
     "Skipped",
@@ -29,6 +30,10 @@ __all__ = [
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 # check's settings file (cli/config.py), never a manifest: a directory search passes it by.
 SETTINGS_FILE = ".kubelet-winnet.yaml"
+# The one kustomization file name kustomize recognises that has no manifest suffix
+# (sigs.k8s.io/kustomize/api/konfig: RecognizedKustomizationFileNames): a directory search
+# finds it too, so its build is not lost when the search, not the directory, names it.
+KUSTOMIZATION_FILE = "Kustomization"
 
 @dataclass(frozen=True)
 class Skipped:
@@ -111,11 +116,11 @@ def replayable(path: str) -> bool:
 
 
 def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]:
-    """Files in argument order; a directory's ``.yaml``/``.yml``/``.json`` files,
-    recursively, sorted by path; ``-`` is stdin. A directory that cannot be listed is
-    bad input ("cannot read", as a file); a FIFO, socket or device found in a directory
-    is skipped with a note (reading one could block forever; named as an argument, it
-    is read)."""
+    """Files in argument order; a directory's ``.yaml``/``.yml``/``.json`` files and
+    ``Kustomization`` files, recursively, sorted by path; ``-`` is stdin. A directory
+    that cannot be listed is bad input ("cannot read", as a file); a FIFO, socket or
+    device found in a directory is skipped with a note (reading one could block
+    forever; named as an argument, it is read)."""
     for argument in arguments:
         if argument != "-" and os.path.isdir(argument):
             found: list[tuple[str, str | BadInput | Skipped]] = []
@@ -131,7 +136,9 @@ def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]
             for root, dirs, files in os.walk(argument, onerror=unreadable):
                 dirs.sort()
                 for name in files:
-                    if not name.lower().endswith(MANIFEST_SUFFIXES) or name == SETTINGS_FILE:
+                    if name == SETTINGS_FILE or not (
+                            name.lower().endswith(MANIFEST_SUFFIXES)
+                            or name == KUSTOMIZATION_FILE):
                         continue
                     path = os.path.join(root, name)
                     kind = _not_regular(path)

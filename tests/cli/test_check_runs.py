@@ -204,7 +204,8 @@ def test_a_documentation_base_with_characters_no_uri_holds_is_refused(
     config.write_text(f"docsUrl: {json.dumps(url)}\n", encoding="utf-8")
     status, _, err = run(capsys, "pod.yaml")
     assert status == 2
-    assert err == f"kubelet-winnet: error: configuration {config}:1: docsUrl: not a valid URI: {why}\n"
+    assert err == (f"kubelet-winnet: error: configuration {config}:1: docsUrl: "
+                   f"not a valid URI: {why}\n")
 
 
 def test_a_documentation_base_with_percent_encodings_and_the_rule_placeholder_is_kept(

@@ -21,7 +21,7 @@ from kubelet_winnet.cli.nodefiles.kube import (
     NodeObject,
     component_from_document,
     node_from_document,
-    parse_flags,
+    parse_commands,
 )
 from kubelet_winnet.cli.nodefiles.netsh import PortRanges, parse_netsh
 from kubelet_winnet.errors import NodeConfigError
@@ -161,9 +161,10 @@ def _text_file(path: str, found: NodeFiles, limits: Limits) -> None:
     if ranges is not None:
         found._set(ranges.kind, ranges, path)
         return
-    if "--" in text:
-        flags = parse_flags(text, path)
+    commands = parse_commands(text, path) if "--" in text else []
+    for flags in commands:  # a script that starts both gives each its own flags
         found._set("kubelet" if flags.component == "kubelet" else "proxy", flags, path)
+    if commands:
         return
     found.skipped.append(f"{path}: neither netsh output nor command-line flags")
 

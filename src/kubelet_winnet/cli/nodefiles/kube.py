@@ -19,9 +19,11 @@ from kubelet_winnet.errors import NodeConfigError
 
 __all__ = [
     "ComponentConfig",
+    "Flag",
     "NodeObject",
     "component_from_document",
     "node_from_document",
+    "parse_commands",
     "parse_flags",
     "read_flags",
 ]
@@ -33,9 +35,20 @@ _PROXY_FLAGS = frozenset({"proxy-mode", "enable-dsr", "network-name", "source-vi
 
 
 @dataclass(frozen=True)
+class Flag:
+    """One ``--name[=value]`` of a start script, as written (quotes removed)."""
+
+    name: str
+    value: str
+    line: int
+    unknown: bool = False  # the value is a script variable ($x, $(...), %X%): not known here
+
+
+@dataclass(frozen=True)
 class ComponentConfig:
     """One component's settings: ``gates`` name -> (value, line); ``mode`` and
-    ``enable_dsr`` for kube-proxy (value, line) or None when not set."""
+    ``enable_dsr`` for kube-proxy (value, line) or None when not set; ``flags`` every flag
+    of a flag file (none for a configuration file)."""
 
     component: Component
     source: str
@@ -43,6 +56,7 @@ class ComponentConfig:
     mode: tuple[str, int] | None = None
     enable_dsr: tuple[bool, int] | None = None
     line: int = 1
+    flags: tuple[Flag, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,49 +159,139 @@ def _split(line: str) -> list[str]:
         position = match.end()
 
 
-def parse_flags(text: str, source: str, component: Component | None = None) -> ComponentConfig:
-    """Command-line flags as a start script passes them (one or many per line, quoted as
-    a shell or PowerShell would; ``#`` starts a comment). ``component`` None: kube-proxy
-    when a kube-proxy-only flag is present, else kubelet."""
-    flags: list[tuple[str, str, int]] = []
+# A script variable in a value: PowerShell $x, $env:X, $(...), ${x}; sh $X; cmd %X%.
+_VARIABLE = re.compile(r"\$[A-Za-z_{(]|%[A-Za-z_][A-Za-z0-9_]*%")
+# Where a kubelet or kube-proxy command starts: the binary by path or with .exe anywhere,
+# or its bare name as a line's first word; and a script variable assigned its arguments
+# ($KubeletArgList = @(...), $global:KubeproxyArgs = ...).
+_COMMAND = re.compile(
+    r"(?:(?<=[\\/])|(?<=^)|(?<=[\s&'\"(]))(kubelet|kube-proxy)(\.exe)?(?=$|[\s'\",;)])",
+    re.IGNORECASE)
+_ASSIGNED = re.compile(r"\s*\$(?:[A-Za-z]+:)?\w*?(kubelet|kube-?proxy)\w*\s*=(?!=)",
+                       re.IGNORECASE)
+# The literal flags of a line the shell rules cannot split (a here-string, embedded JSON).
+_LOOSE_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*(?:=[^\s'\"`,]*)?")
+
+
+def _component_of(name: str) -> Component:
+    return "kubelet" if name.lower() == "kubelet" else "kube-proxy"
+
+
+def _cuts(line: str) -> list[tuple[Component | None, str]]:
+    """The line cut where a command starts: (its component, or None, and the text)."""
+    assigned = _ASSIGNED.match(line)
+    if assigned is not None:
+        return [(_component_of(assigned[1]), line[assigned.end():])]
+    code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]  # a comment names no command
+    cuts: list[tuple[Component | None, str]] = []
+    position, current = 0, None
+    for match in _COMMAND.finditer(code):
+        before = code[:match.start()]
+        path = match[2] is not None or before.endswith(("\\", "/"))
+        if not path and before.strip(" \t&'\"(") != "":  # a bare name must lead the line
+            continue
+        cuts.append((current, code[position:match.start()]))
+        position, current = match.end(), _component_of(match[1])
+    cuts.append((current, line[position:]))
+    return cuts
+
+
+def _words(text: str) -> list[str]:
+    """Shell words of ``text``; a quoted command line is split again; the literal flags
+    alone when the quoting is unbalanced."""
+    try:
+        words = _split(text.replace("`", " "))
+    except ValueError:
+        return _LOOSE_FLAG.findall(text)
+    out: list[str] = []
+    for word in words:
+        if "--" in word and any(c.isspace() for c in word):
+            out.extend(_words(word))
+        else:
+            out.append(word)
+    return out
+
+
+def _flags_in(text: str) -> list[tuple[Component | None, Flag]]:
+    """Every flag with the command it belongs to (None: before any command is named)."""
+    found: list[tuple[Component | None, Flag]] = []
+    current: Component | None = None
     for number, line in enumerate(text.split("\n"), 1):
-        try:
-            words = _split(line.replace("`", " "))
-        except ValueError as exc:
-            raise NodeConfigError(f"{source}:{number}", f"cannot split the flags: {exc}") from None
-        for index, word in enumerate(words):
-            # A PowerShell array ("--a=1", "--b=2") leaves a comma after each word.
-            match = _FLAG.fullmatch(word.rstrip(",").strip("'\""))
-            if match is None:
-                continue
-            value = match[2]
-            if value is None:  # "--flag value" when the next word is no flag
-                following = words[index + 1] if index + 1 < len(words) else ""
-                value = following if following and not following.startswith("-") else "true"
-            flags.append((match[1], value.strip("'\""), number))
-    if component is None:
-        component = "kube-proxy" if any(name in _PROXY_FLAGS for name, _, _ in flags) else "kubelet"
+        for named, chunk in _cuts(line):
+            if named is not None:
+                current = named
+            words = _words(chunk)
+            for index, word in enumerate(words):
+                # A PowerShell array ("--a=1", "--b=2") leaves a comma after each word.
+                match = _FLAG.fullmatch(word.rstrip(",").strip("'\""))
+                if match is None:
+                    continue
+                value = match[2]
+                if value is None:  # "--flag value" when the next word is no flag
+                    following = words[index + 1] if index + 1 < len(words) else ""
+                    value = following if following and not following.startswith("-") \
+                        else "true"
+                value = value.rstrip(",").strip("'\"")
+                found.append((current, Flag(match[1], value, number,
+                                            _VARIABLE.search(value) is not None)))
+    return found
+
+
+def _infer(flags: list[Flag]) -> Component:
+    return "kube-proxy" if any(f.name in _PROXY_FLAGS for f in flags) else "kubelet"
+
+
+def _config(component: Component, flags: list[Flag], source: str) -> ComponentConfig:
     gates: dict[str, tuple[bool, int]] = {}
     mode: tuple[str, int] | None = None
     dsr: tuple[bool, int] | None = None
-    for name, value, number in flags:
-        if name == "feature-gates":
-            for item in filter(None, (part.strip() for part in value.split(","))):
+    for flag in flags:
+        if flag.name == "feature-gates":
+            for item in filter(None, (part.strip() for part in flag.value.split(","))):
+                if _VARIABLE.search(item):  # not known here: reported with the flag
+                    continue
                 gate, sep, setting = item.partition("=")
                 on = _BOOL.get(setting.strip().lower()) if sep else None
                 if on is None:
-                    raise NodeConfigError(f"{source}:{number}",
+                    raise NodeConfigError(f"{source}:{flag.line}",
                                           f"--feature-gates {item!r}: expected NAME=true|false")
-                gates[gate.strip()] = (on, number)
-        elif name == "proxy-mode":
-            mode = (value, number)
-        elif name == "enable-dsr":
-            on = _BOOL.get(value.lower())
+                gates[gate.strip()] = (on, flag.line)
+        elif flag.unknown:
+            continue
+        elif flag.name == "proxy-mode":
+            mode = (flag.value, flag.line)
+        elif flag.name == "enable-dsr":
+            on = _BOOL.get(flag.value.lower())
             if on is None:
-                raise NodeConfigError(f"{source}:{number}",
-                                      f"--enable-dsr={value!r}: expected true or false")
-            dsr = (on, number)
-    return ComponentConfig(component, source, gates, mode, dsr)
+                raise NodeConfigError(f"{source}:{flag.line}",
+                                      f"--enable-dsr={flag.value!r}: expected true or false")
+            dsr = (on, flag.line)
+    return ComponentConfig(component, source, gates, mode, dsr,
+                           flags[0].line if flags else 1, tuple(flags))
+
+
+def parse_flags(text: str, source: str, component: Component | None = None) -> ComponentConfig:
+    """Command-line flags as a start script passes them (one or many per line, quoted as
+    a shell or PowerShell would; ``#`` starts a comment), all read as one component's:
+    ``component``, or kube-proxy when a kube-proxy-only flag is present, else kubelet."""
+    flags = [flag for _, flag in _flags_in(text)]
+    return _config(component or _infer(flags), flags, source)
+
+
+def parse_commands(text: str, source: str) -> list[ComponentConfig]:
+    """Each command's flags as its own: a script that starts the kubelet and kube-proxy
+    gives both. Flags before any command is named go to the one they fit (see
+    :func:`parse_flags`); none when the text holds no flag."""
+    groups: dict[Component, list[Flag]] = {}
+    loose: list[Flag] = []
+    for named, flag in _flags_in(text):
+        if named is None:
+            loose.append(flag)
+        else:
+            groups.setdefault(named, []).append(flag)
+    if loose:
+        groups.setdefault(_infer(loose), [])[:0] = loose
+    return [_config(component, flags, source) for component, flags in groups.items()]
 
 
 def read_flags(path: str, component: Component | None = None) -> ComponentConfig:

@@ -479,10 +479,10 @@ def _spans() -> dict[str, GateSpan]:
             raise RuntimeError(f"GATE_TABLE row {row!r}")
         spans[name] = GateSpan(name, int(first), None if last == "+" else int(last), source)
     # One home for WindowsHostNetwork: the profile's timeline says when it went.
-    last = max(r.minor for r in TIMELINE if r.stage is not GateStage.REMOVED)
+    kept = max(r.minor for r in TIMELINE if r.stage is not GateStage.REMOVED)
     spans[WINDOWS_HOST_NETWORK] = GateSpan(
         WINDOWS_HOST_NETWORK, spans[WINDOWS_HOST_NETWORK].first,
-        None if last == MAX_MINOR else last, "K36")
+        None if kept == MAX_MINOR else kept, "K36")
     return spans
 
 
@@ -515,7 +515,7 @@ class RemovedFlag:
 _KLOG = (
     "kubernetes/website content/en/docs/concepts/cluster-administration/system-logs.md "
     "(deprecated in 1.23, removed in 1.26: KEP-2845, kubernetes PR #112120)")
-_KLOG_INSTEAD = "redirect the output instead (kube-log-runner on Windows)"
+_KLOG_INSTEAD = "redirect the output instead, with kube-log-runner on Windows"
 _DOCKERSHIM = "CHANGELOG-1.24.md (kubernetes PR #106907: removed with dockershim)"
 _DOCKERSHIM_INSTEAD = "containerd reads its CNI and image settings from its own config.toml"
 _BOTH: frozenset[Component] = frozenset({"kubelet", "kube-proxy"})

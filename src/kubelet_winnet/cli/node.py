@@ -135,10 +135,12 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
     if accepted is not None and (minor in accepted if minor is not None
                                  else len(accepted) == MAX_MINOR - MIN_MINOR + 1):
         return None
-    error = f"unrecognized feature gate: {gate}"
+    # The kubelet's text; a name it would print as nothing or as two words is quoted.
+    shown = gate if gate.strip() and not any(c.isspace() for c in gate) else json.dumps(gate)
+    error = f"unrecognized feature gate: {shown}"
     span = GATES.get(gate)
     if not gate.strip():
-        why = "a gate needs a name; remove the empty entry"
+        why = "an empty gate name; remove the entry"
     elif span is None:
         near = difflib.get_close_matches(gate, GATES, n=1, cutoff=0.8)
         why = (f"no Kubernetes release from 1.{MIN_MINOR} to 1.{LISTED_THROUGH} has it; "
@@ -149,11 +151,9 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
         why = f"it first appears in Kubernetes 1.{span.first}; remove it or upgrade"
     detail = "the gates of each release: kubelet_winnet._kubelet.startup (GATE_TABLE)"
     if minor is None and accepted:  # some releases take it: say which
-        first_refused = min(m for m in range(MIN_MINOR, MAX_MINOR + 1) if m not in accepted)
-        return (rule, f"if this node's {component} is 1.{first_refused} or another release "
-                f"outside {_releases(accepted)}, it exits at start-up: {error}; say the "
-                "release with --kubelet-version or a Node object.", source, line, detail,
-                Severity.WARNING)
+        return (rule, f"{component} {_releases(accepted)} accepts this gate; any other "
+                f"release exits at start-up: {error} ({why}). Say this node's release with "
+                "--kubelet-version or a Node object.", source, line, detail, Severity.WARNING)
     if span is None and gate.strip() and minor is not None and minor > LISTED_THROUGH:
         return (rule, f"{component} 1.{minor} exits at start-up ({error}) unless {gate} is a "
                 f"gate added after 1.{LISTED_THROUGH}: {why}.", source, line, detail,
@@ -227,13 +227,11 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
     name, version = parse_runtime(runtime)
     line = containerd_line(version) if name == "containerd" and version is not None else None
 
-    for config in (files.kubelet, files.proxy):
-        if config is not None:
-            for finding in _startup_findings(config, minor if version_known else None):
-                add(*finding)
+    for settings in files.components:
+        for finding in _startup_findings(settings, minor if version_known else None):
+            add(*finding)
 
-    proxy = files.proxy
-    if proxy is not None:
+    for proxy in (c for c in files.components if c.component == "kube-proxy"):
         for gate in ("WinDSR", "WinOverlay"):
             setting = proxy.gates.get(gate)
             if setting is not None and setting[0] is False and minor is not None and minor >= 34:

@@ -50,6 +50,13 @@ class NodeFiles:
     errors: list[NodeConfigError] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     files: int = 0
+    # A component's flags beside its configuration file: both are read at start-up.
+    more: list[ComponentConfig] = field(default_factory=list)
+
+    @property
+    def components(self) -> list[ComponentConfig]:
+        """The kubelet's and kube-proxy's configuration files and flags, each on its own."""
+        return [c for c in (self.kubelet, self.proxy) if c is not None] + self.more
 
     @property
     def network(self) -> CniNetwork | None:
@@ -86,6 +93,10 @@ class NodeFiles:
 
     def _set(self, name: str, value: object, source: str) -> None:
         first = getattr(self, name)
+        if isinstance(first, ComponentConfig) and isinstance(value, ComponentConfig) \
+                and bool(first.flags) != bool(value.flags):
+            self.more.append(value)  # --config's file and the command line: both count
+            return
         if first is not None:
             earlier = getattr(first, "source", "?")
             self.errors.append(NodeConfigError(

@@ -212,6 +212,15 @@ def _words(text: str) -> list[str]:
     return out
 
 
+def _unwrap(word: str) -> str:
+    """A word without what a PowerShell array puts around it: @("--a=1", "--b=2") leaves
+    "@(--a=1," and "--b=2)" (a closing parenthesis with no opening one in the word)."""
+    word = word.lstrip("@(").rstrip(",").strip("'\"")
+    if word.endswith(")") and "(" not in word:
+        word = word.rstrip(")").rstrip(",").strip("'\"")
+    return word
+
+
 def _flags_in(text: str) -> list[tuple[Component | None, Flag]]:
     """Every flag with the command it belongs to (None: before any command is named)."""
     found: list[tuple[Component | None, Flag]] = []
@@ -222,8 +231,7 @@ def _flags_in(text: str) -> list[tuple[Component | None, Flag]]:
                 current = named
             words = _words(chunk)
             for index, word in enumerate(words):
-                # A PowerShell array ("--a=1", "--b=2") leaves a comma after each word.
-                match = _FLAG.fullmatch(word.rstrip(",").strip("'\""))
+                match = _FLAG.fullmatch(_unwrap(word))
                 if match is None:
                     continue
                 value = match[2]

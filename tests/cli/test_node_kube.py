@@ -1,0 +1,69 @@
+"""Start scripts and flag files as ``cli/nodefiles/kube.py`` reads them: the literal flags
+of each command, past script variables, here-strings and embedded JSON."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubelet_winnet.cli.nodefiles.kube import Flag, parse_commands, parse_flags
+from kubelet_winnet.errors import NodeConfigError
+
+
+def by_component(text: str) -> dict[str, dict[str, tuple[bool, int]]]:
+    return {c.component: dict(c.gates) for c in parse_commands(text, "s.ps1")}
+
+
+def test_a_variable_value_is_unknown_and_the_rest_is_read() -> None:
+    text = ("$featuresStr = 'A=true'\n"
+            "c:\\k\\kubelet.exe --feature-gates '$featuresStr' --v=2 `\n"
+            "  --feature-gates=B=false,$extra --hostname-override=$(hostname) --x=%NODE%\n")
+    (config,) = parse_commands(text, "s.ps1")
+    assert config.component == "kubelet"
+    assert dict(config.gates) == {"B": (False, 3)}  # $extra is not known; B is
+    assert [(f.name, f.unknown) for f in config.flags] == [
+        ("feature-gates", True), ("v", False), ("feature-gates", True),
+        ("hostname-override", True), ("x", True)]
+    assert config.flags[0] == Flag("feature-gates", "$featuresStr", 2, True)
+
+
+def test_a_here_string_of_json_does_not_stop_the_reading() -> None:
+    text = ('$conf = @"\n{ "cniVersion": "0.2.0", "name": "don\'t" }\n"@\n'
+            "& C:\\k\\kubelet.exe --feature-gates=WindowsHostNetwork=false\n")
+    assert by_component(text) == {"kubelet": {"WindowsHostNetwork": (False, 4)}}
+
+
+def test_each_command_of_a_script_gets_its_own_flags() -> None:
+    text = ("# starts both\n"
+            "$KubeletArgList = @(\"--feature-gates=A=true\", \"--v=2\")\n"
+            "Start-Process C:\\k\\kubelet.exe -ArgumentList $KubeletArgList\n"
+            "$KubeproxyArgList = @(\"--proxy-mode=kernelspace\", \"--feature-gates=B=true\")\n"
+            "Write-Host \"waiting for kubelet\"  # a bare name in a message names no command\n"
+            "& \"C:\\k\\kube-proxy.exe\" $KubeproxyArgList --feature-gates=C=true\n")
+    assert by_component(text) == {"kubelet": {"A": (True, 2)},
+                                  "kube-proxy": {"B": (True, 4), "C": (True, 6)}}
+
+
+def test_a_quoted_command_line_is_read_as_its_own_words() -> None:
+    text = ('New-Service -Name kubelet -BinaryPathName "C:\\k\\kubelet.exe --v=2 '
+            '--feature-gates=A=true"\n'
+            "kube-proxy --proxy-mode=userspace \\\n  --feature-gates=B=false\n")
+    configs = {c.component: c for c in parse_commands(text, "s")}
+    assert dict(configs["kubelet"].gates) == {"A": (True, 1)}
+    assert configs["kube-proxy"].mode == ("userspace", 2)
+    assert dict(configs["kube-proxy"].gates) == {"B": (False, 3)}
+
+
+def test_flags_before_any_command_go_to_the_one_they_fit() -> None:
+    # aks-engine's kube-proxy flags (no command named): --proxy-mode is kube-proxy's alone
+    text = '--v=3 --proxy-mode=kernelspace --feature-gates="WinDSR=true,WinOverlay=false"\n'
+    (config,) = parse_commands(text, "p")
+    assert config.component == "kube-proxy"
+    assert dict(config.gates) == {"WinDSR": (True, 1), "WinOverlay": (False, 1)}
+    assert parse_commands("no flags here\n", "p") == []
+
+
+def test_a_literal_gate_without_a_value_is_still_refused() -> None:
+    with pytest.raises(NodeConfigError, match="expected NAME=true"):
+        parse_flags("--feature-gates=WinDSR=maybe", "k")
+    with pytest.raises(NodeConfigError, match=r"s\.ps1:2"):
+        parse_commands("kubelet.exe --v=2\nkube-proxy.exe --feature-gates=A\n", "s.ps1")

@@ -67,3 +67,10 @@ def test_a_literal_gate_without_a_value_is_still_refused() -> None:
         parse_flags("--feature-gates=WinDSR=maybe", "k")
     with pytest.raises(NodeConfigError, match=r"s\.ps1:2"):
         parse_commands("kubelet.exe --v=2\nkube-proxy.exe --feature-gates=A\n", "s.ps1")
+
+
+def test_process_command_lines_of_both_components_in_one_file() -> None:
+    # Get-CimInstance Win32_Process | ForEach-Object { $_.CommandLine } (docs/node.md)
+    text = ('"C:\\k\\kubelet.exe" --v=2 --feature-gates=A=true\r\n'
+            '"C:\\k\\kube-proxy.exe" --v=2 --feature-gates=B=true --enable-dsr=false\r\n')
+    assert by_component(text) == {"kubelet": {"A": (True, 1)}, "kube-proxy": {"B": (True, 2)}}

@@ -3,10 +3,7 @@ of each command, past script variables, here-strings and embedded JSON."""
 
 from __future__ import annotations
 
-import pytest
-
-from kubelet_winnet.cli.nodefiles.kube import Flag, parse_commands, parse_flags
-from kubelet_winnet.errors import NodeConfigError
+from kubelet_winnet.cli.nodefiles.kube import Flag, parse_commands
 
 
 def by_component(text: str) -> dict[str, dict[str, tuple[bool, int]]]:
@@ -62,11 +59,18 @@ def test_flags_before_any_command_go_to_the_one_they_fit() -> None:
     assert parse_commands("no flags here\n", "p") == []
 
 
-def test_a_literal_gate_without_a_value_is_still_refused() -> None:
-    with pytest.raises(NodeConfigError, match="expected NAME=true"):
-        parse_flags("--feature-gates=WinDSR=maybe", "k")
-    with pytest.raises(NodeConfigError, match=r"s\.ps1:2"):
-        parse_commands("kubelet.exe --v=2\nkube-proxy.exe --feature-gates=A\n", "s.ps1")
+def test_a_gate_the_kubelet_cannot_parse_is_kept_with_its_text_and_the_rest_is_read() -> None:
+    # component-base featuregate.Set: "missing bool value", strconv.ParseBool's syntax error
+    configs = parse_commands("kubelet.exe --v=2 --feature-gates=A=true,B,C=yes\n"
+                             "kube-proxy.exe --feature-gates=D=TRUE,E=tRuE\n", "s.ps1")
+    kubelet, proxy = configs
+    assert dict(kubelet.gates) == {"A": (True, 1)}
+    assert kubelet.refused == (
+        ("missing bool value for B", 1),
+        ('invalid value of C=yes, err: strconv.ParseBool: parsing "yes": invalid syntax', 1))
+    assert dict(proxy.gates) == {"D": (True, 2)}  # TRUE is ParseBool's; tRuE is not
+    assert proxy.refused == (
+        ('invalid value of E=tRuE, err: strconv.ParseBool: parsing "tRuE": invalid syntax', 2),)
 
 
 def test_process_command_lines_of_both_components_in_one_file() -> None:

@@ -214,3 +214,22 @@ def test_a_name_in_no_list_on_a_release_after_the_lists_is_a_warning(
         "kubelet 1.38 exits at start-up (unrecognized feature gate: BrandNewGate) unless "
         "BrandNewGate is a gate added after 1.36: no Kubernetes release from 1.26 to 1.36 "
         "has it; remove it or fix its name.")
+
+
+def test_a_gate_value_the_kubelet_cannot_parse_stops_it_and_the_file_is_still_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    flags = tmp_path / "kubelet.ps1"
+    flags.write_text("& C:\\k\\kubelet.exe --feature-gates=WinDSR=maybe,HyperVContainer=true "
+                     "--logtostderr\n", encoding="utf-8")
+    status, document, err = report(capsys, str(flags), "--kubelet-version", "1.33")
+    assert (status, err) == (1, "")
+    assert sorted(f["message"] for f in document["findings"]) == [
+        'kubelet 1.33 exits at start-up: invalid value of WinDSR=maybe, err: '
+        'strconv.ParseBool: parsing "maybe": invalid syntax.',
+        "kubelet 1.33 exits at start-up: unknown flag: --logtostderr (removed in 1.26; "
+        "redirect the output instead, with kube-log-runner on Windows).",
+        "kubelet 1.33 exits at start-up: unrecognized feature gate: HyperVContainer (it was "
+        "removed after Kubernetes 1.20; remove it).",
+    ]
+    assert {f["line"] for f in document["findings"]} == {1}

@@ -178,6 +178,8 @@ def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Findi
              if (finding := _gate_finding(component, gate, line, source, minor)) is not None]
     rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
     release = f"{component} 1.{minor}" if minor is not None else f"this node's {component}"
+    found += [(rule, f"{release} exits at start-up: {text}.", source, line, "", None)
+              for text, line in config.refused]
     for flag in config.flags:
         gone = removed_flag(flag.name, component)
         if gone is not None and (minor is None or minor >= gone.removed_in):

@@ -57,6 +57,8 @@ class ComponentConfig:
     enable_dsr: tuple[bool, int] | None = None
     line: int = 1
     flags: tuple[Flag, ...] = ()
+    # --feature-gates items the component cannot parse: (its own error text, line)
+    refused: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,8 +169,9 @@ _VARIABLE = re.compile(r"\$[A-Za-z_{(]|%[A-Za-z_][A-Za-z0-9_]*%")
 _COMMAND = re.compile(
     r"(?:(?<=[\\/])|(?<=^)|(?<=[\s&'\"(]))(kubelet|kube-proxy)(\.exe)?(?=$|[\s'\",;)])",
     re.IGNORECASE)
-_ASSIGNED = re.compile(r"\s*\$(?:[A-Za-z]+:)?\w*?(kubelet|kube-?proxy)\w*\s*=(?!=)",
-                       re.IGNORECASE)
+_ASSIGNED = re.compile(  # names are short: bounded, so a long $word stays linear
+    r"\s*\$(?:[A-Za-z]{1,16}:)?\w{0,64}?(kubelet|kube-?proxy)\w{0,64}\s*=(?!=)",
+    re.IGNORECASE)
 # The literal flags of a line the shell rules cannot split (a here-string, embedded JSON).
 _LOOSE_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*(?:=[^\s'\"`,]*)?")
 
@@ -250,20 +253,24 @@ def _infer(flags: list[Flag]) -> Component:
 
 
 def _config(component: Component, flags: list[Flag], source: str) -> ComponentConfig:
+    from kubelet_winnet._kubelet.profile import FeatureGates
+    from kubelet_winnet.errors import FeatureGateError
+
     gates: dict[str, tuple[bool, int]] = {}
+    refused: list[tuple[str, int]] = []
     mode: tuple[str, int] | None = None
     dsr: tuple[bool, int] | None = None
     for flag in flags:
         if flag.name == "feature-gates":
-            for item in filter(None, (part.strip() for part in flag.value.split(","))):
+            for item in flag.value.split(","):
                 if _VARIABLE.search(item):  # not known here: reported with the flag
                     continue
-                gate, sep, setting = item.partition("=")
-                on = _BOOL.get(setting.strip().lower()) if sep else None
-                if on is None:
-                    raise NodeConfigError(f"{source}:{flag.line}",
-                                          f"--feature-gates {item!r}: expected NAME=true|false")
-                gates[gate.strip()] = (on, flag.line)
+                try:  # the kubelet's own parsing and texts (component-base featuregate)
+                    parsed = FeatureGates.from_flag(item)
+                except FeatureGateError as exc:
+                    refused.append((exc.message, flag.line))
+                    continue
+                gates.update((name, (on, flag.line)) for name, on in parsed.items())
         elif flag.unknown:
             continue
         elif flag.name == "proxy-mode":
@@ -275,7 +282,7 @@ def _config(component: Component, flags: list[Flag], source: str) -> ComponentCo
                                       f"--enable-dsr={flag.value!r}: expected true or false")
             dsr = (on, flag.line)
     return ComponentConfig(component, source, gates, mode, dsr,
-                           flags[0].line if flags else 1, tuple(flags))
+                           flags[0].line if flags else 1, tuple(flags), tuple(refused))
 
 
 def parse_flags(text: str, source: str, component: Component | None = None) -> ComponentConfig:

@@ -3,6 +3,10 @@ of each command, past script variables, here-strings and embedded JSON."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from kubelet_winnet.cli.nodefiles.kube import Flag, parse_commands
 
 
@@ -78,3 +82,24 @@ def test_process_command_lines_of_both_components_in_one_file() -> None:
     text = ('"C:\\k\\kubelet.exe" --v=2 --feature-gates=A=true\r\n'
             '"C:\\k\\kube-proxy.exe" --v=2 --feature-gates=B=true --enable-dsr=false\r\n')
     assert by_component(text) == {"kubelet": {"A": (True, 1)}, "kube-proxy": {"B": (True, 2)}}
+
+
+@pytest.mark.parametrize("line", ["kubelet " * 400_000, "c:\\k\\kube-proxy.exe " * 160_000,
+                                  "$" + "kubelet" * 300_000])
+def test_a_line_of_many_command_names_is_read_in_linear_time(line: str, tmp_path: Path) -> None:
+    # Each command name used to copy and strip the line before it: 3.2 MB of "kubelet "
+    # took about three minutes. In a child process with a timeout: a hang fails the test.
+    import subprocess
+    import sys
+
+    path = tmp_path / "start.ps1"
+    path.write_text(line + "\n--feature-gates=A=true\n", encoding="utf-8")
+    code = ("import sys\n"
+            "from kubelet_winnet.cli.nodefiles.kube import parse_commands\n"
+            "from kubelet_winnet.cli.nodefiles._text import read_text\n"
+            "configs = parse_commands(read_text(sys.argv[1]), sys.argv[1])\n"
+            "print(sorted((c.component, dict(c.gates)['A'][1]) for c in configs))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    component = "kube-proxy" if "proxy" in line else "kubelet"
+    assert done.stdout.strip() == f"[('{component}', 2)]", done.stderr

@@ -186,14 +186,15 @@ def _cuts(line: str) -> list[tuple[Component | None, str]]:
     if assigned is not None:
         return [(_component_of(assigned[1]), line[assigned.end():])]
     code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]  # a comment names no command
+    lead = len(code) - len(code.lstrip(" \t&'\"("))  # where the line's first word starts
     cuts: list[tuple[Component | None, str]] = []
     position, current = 0, None
     for match in _COMMAND.finditer(code):
-        before = code[:match.start()]
-        path = match[2] is not None or before.endswith(("\\", "/"))
-        if not path and before.strip(" \t&'\"(") != "":  # a bare name must lead the line
+        start = match.start()
+        path = match[2] is not None or (start > 0 and code[start - 1] in "\\/")
+        if not path and start != lead:  # a bare name must lead the line
             continue
-        cuts.append((current, code[position:match.start()]))
+        cuts.append((current, code[position:start]))
         position, current = match.end(), _component_of(match[1])
     cuts.append((current, line[position:]))
     return cuts

@@ -82,6 +82,7 @@ GATE_SOURCES: Mapping[str, str] = {
 # with it, "+" when it is still in the newest list read (LISTED_THROUGH).
 GATE_TABLE = """
 AdmissionWebhookMatchConditions                      27 32 W
+AdvancedAuditing                                      7 27 W
 AggregatedDiscoveryEndpoint                          26  + W
 AggregatedDiscoveryRemoveBetaType                    33  + K36
 AllowDNSOnlyNodeCSR                                  31  + K36
@@ -89,6 +90,7 @@ AllowInsecureBackendProxy                            17 25 R
 AllowInsecureKubeletCertificateSigningRequests       31  + K36
 AllowOverwriteTerminationGracePeriodSeconds          32  + K36
 AllowParsingUserUIDFromCertAuth                      33  + K36
+AllowServiceLBStatusOnNonLB                          29 34 W
 AllowUnsafeMalformedObjectDeletion                   32  + K36
 AnonymousAuthConfigurableEndpoints                   31  + K36
 AnyVolumeDataSource                                  18  + K36
@@ -158,9 +160,11 @@ CSIVolumeHealth                                      21  + K36
 CSRDuration                                          22 25 R
 CustomCPUCFSQuotaPeriod                              12  + K36
 CustomResourceFieldSelectors                         30  + K36
+CustomResourceValidationExpressions                  23 30 W
 DaemonSetUpdateSurge                                 21 26 R
 DeclarativeValidation                                33  + K36
 DeclarativeValidationTakeover                        33  + K36
+DefaultHostNetworkHostPortsInPodTemplates            28 30 W
 DefaultPodTopologySpread                             19 25 R
 DelegateFSGroupToCSIDriver                           22 27 W
 DeploymentPodReplacementPolicy                       32  + K33
@@ -186,6 +190,7 @@ DRAPartitionableDevices                              33  + K36
 DRAPrioritizedList                                   33  + K36
 DRAResourceClaimDeviceStatus                         32  + K36
 DRASchedulerFilterTimeout                            34  + K36
+DryRun                                               12 27 W
 DynamicKubeletConfig                                  4 25 R
 DynamicResourceAllocation                            26  + K36
 EfficientWatchResumption                             20  + W
@@ -202,6 +207,7 @@ ExpandCSIVolumes                                     14 26 R
 ExpandedDNSConfig                                    22 29 W
 ExpandInUsePersistentVolumes                         11 26 R
 ExpandPersistentVolumes                               8 26 R
+ExperimentalHostUserNamespaceDefaulting               5 29 W
 ExternalServiceAccountTokenSigner                    32  + K36
 GangScheduling                                       35  + K36
 GenericEphemeralVolume                               19 24 R
@@ -290,6 +296,7 @@ MemoryQoS                                            22  + K36
 MinDomainsInPodTopologySpread                        24 31 W
 MinimizeIPTablesRestore                              26 29 W
 MixedProtocolLBService                               20 27 W
+MultiCIDRRangeAllocator                              25 28 W
 MultiCIDRServiceAllocator                            27  + K36
 MutableCSINodeAllocatableCount                       33  + K36
 MutablePodResourcesForSuspendedJobs                  35  + K36
@@ -297,6 +304,7 @@ MutablePVNodeAffinity                                35  + K36
 MutableSchedulingDirectivesForSuspendedJobs          35  + K36
 MutatingAdmissionPolicy                              30  + K36
 NetworkPolicyEndPort                                 21 26 R
+NetworkPolicyStatus                                  24 27 W
 NewVolumeManagerReconstruction                       25 31 W
 NFTablesProxyMode                                    29  + K36
 NodeDeclaredFeatures                                 35  + K36
@@ -318,6 +326,7 @@ PodCertificateRequest                                34  + K36
 PodDeletionCost                                      21  + K36
 PodDisruptionBudget                                   3 25 R
 PodDisruptionConditions                              25  + W
+PodHasNetworkCondition                               25 27 W
 PodHostIPs                                           28 31 W
 PodIndexLabel                                        28  + W
 PodLevelResources                                    32  + K36

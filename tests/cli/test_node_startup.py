@@ -87,6 +87,11 @@ def test_a_kubeadm_node_on_kubelet_130_is_stopped_by_its_old_gates_and_flags(
         "release from 1.26 to 1.36 has it; remove it or fix its name).")
     assert messages[line_of(config, "WindowsHostNetwrok")].endswith(
         "did you mean WindowsHostNetwork?).")
+    details = {f["line"]: f["detail"] for f in document["findings"]
+               if f["file"].endswith("config.yaml")}
+    assert details[line_of(config, "WindowsHostProcessContainers")] == (  # its own page
+        "kubernetes/website content/en/docs/reference/command-line-tools-reference/"
+        "feature-gates/WindowsHostProcessContainers.md")
     variable = next(f for f in document["findings"] if f["severity"] == "info"
                     and f["rule"] == "node-gate-stops-kubelet")
     assert variable["message"] == (

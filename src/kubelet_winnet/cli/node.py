@@ -127,7 +127,7 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
     import difflib
 
     from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
-    from kubelet_winnet._kubelet.startup import GATES, LISTED_THROUGH, gate_minors
+    from kubelet_winnet._kubelet.startup import GATE_SOURCES, GATES, LISTED_THROUGH, gate_minors
     from kubelet_winnet._lint.rules import Severity
 
     rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
@@ -149,7 +149,8 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
         why = f"it was removed after Kubernetes 1.{span.last}; remove it"
     else:
         why = f"it first appears in Kubernetes 1.{span.first}; remove it or upgrade"
-    detail = "the gates of each release: kubelet_winnet._kubelet.startup (GATE_TABLE)"
+    # Where the gate's releases come from (the newest list read, for a name in none).
+    detail = GATE_SOURCES[span.source if span is not None else "K36"].replace("NAME", gate)
     if minor is None and accepted:  # some releases take it: say which
         return (rule, f"{component} {_releases(accepted)} accepts this gate; any other "
                 f"release exits at start-up: {error} ({why}). Say this node's release with "

@@ -238,3 +238,21 @@ def test_a_gate_value_the_kubelet_cannot_parse_stops_it_and_the_file_is_still_re
         "removed after Kubernetes 1.20; remove it).",
     ]
     assert {f["line"] for f in document["findings"]} == {1}
+
+
+def test_without_a_release_a_flag_only_later_releases_removed_is_a_warning(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = NODES / "aks-win-2" / "start-node.ps1"
+    _, document, _ = report(capsys, str(script))
+    flags = {f["line"]: (f["severity"], f["message"]) for f in document["findings"]
+             if f["rule"] == "node-flag-removed"}
+    assert flags == {
+        line_of(script, "--container-runtime=remote"): (
+            "warning", "if this node's kubelet is 1.27 or later, it exits at start-up: unknown "
+            "flag: --container-runtime (removed in 1.27; the runtime is always remote: keep "
+            "--container-runtime-endpoint)."),
+        line_of(script, "--logtostderr"): (  # removed in 1.26: no supported release has it
+            "error", "this node's kube-proxy exits at start-up: unknown flag: --logtostderr "
+            "(removed in 1.26; redirect the output instead, with kube-log-runner on Windows)."),
+    }

@@ -156,7 +156,7 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
                 f"release exits at start-up: {error} ({why}). Say this node's release with "
                 "--kubelet-version or a Node object.", source, line, detail, Severity.WARNING)
     if span is None and gate.strip() and minor is not None and minor > LISTED_THROUGH:
-        return (rule, f"{component} 1.{minor} exits at start-up ({error}) unless {gate} is a "
+        return (rule, f"{component} 1.{minor} exits at start-up ({error}) unless {shown} is a "
                 f"gate added after 1.{LISTED_THROUGH}: {why}.", source, line, detail,
                 Severity.WARNING)
     if minor is None:
@@ -171,6 +171,7 @@ def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Findi
     """What stops the kubelet or kube-proxy of ``config`` at start-up: a gate its release
     does not have, a removed flag; and the flags read here whose values are script
     variables (not known, so not checked)."""
+    from kubelet_winnet._kubelet.profile import MIN_MINOR
     from kubelet_winnet._kubelet.startup import removed_flag
     from kubelet_winnet._lint.rules import Severity
 
@@ -184,7 +185,7 @@ def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Findi
     for flag in config.flags:
         gone = removed_flag(flag.name, component)
         if gone is not None and (minor is None or minor >= gone.removed_in):
-            sure = minor is not None or gone.removed_in <= 26
+            sure = minor is not None or gone.removed_in <= MIN_MINOR  # no release has it
             head = (f"{release} exits at start-up" if sure
                     else f"if this node's {component} is 1.{gone.removed_in} or later, it "
                     "exits at start-up")

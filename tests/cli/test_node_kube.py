@@ -44,6 +44,16 @@ def test_each_command_of_a_script_gets_its_own_flags() -> None:
                                   "kube-proxy": {"B": (True, 4), "C": (True, 6)}}
 
 
+def test_flags_in_an_array_before_a_command_are_that_commands() -> None:
+    # No kube-proxy-only flag among them: the command that takes the array says whose
+    # they are; an assignment to a $kubelet... variable holds for its own statement only.
+    text = ('$kubeletVersion = "1.30"\n'
+            '$args = @("--v=4", "--kubeconfig=c:\\k\\config",\n'
+            '          "--feature-gates=IPv6DualStack=true")\n'
+            "& C:\\k\\kube-proxy.exe $args\n")
+    assert by_component(text) == {"kube-proxy": {"IPv6DualStack": (True, 3)}}
+
+
 def test_a_quoted_command_line_is_read_as_its_own_words() -> None:
     text = ('New-Service -Name kubelet -BinaryPathName "C:\\k\\kubelet.exe --v=2 '
             '--feature-gates=A=true"\n'
@@ -85,7 +95,7 @@ def test_process_command_lines_of_both_components_in_one_file() -> None:
 
 
 @pytest.mark.parametrize("line", ["kubelet " * 400_000, "c:\\k\\kube-proxy.exe " * 160_000,
-                                  "$" + "kubelet" * 300_000])
+                                  "$" + "kubelet" * 300_000, "kubelet --v=1 " * 200_000])
 def test_a_line_of_many_command_names_is_read_in_linear_time(line: str, tmp_path: Path) -> None:
     # Each command name used to copy and strip the line before it: 3.2 MB of "kubelet "
     # took about three minutes. In a child process with a timeout: a hang fails the test.

@@ -134,7 +134,12 @@ _IN_QUOTES = re.compile(r'\\(["\\])')
 def _split(line: str) -> list[str]:
     """The words of one line; ``#`` at a word's start begins a comment. ValueError for
     an unclosed quote or a trailing backslash."""
-    words: list[str] = []
+    return [word for _, _, word in _split_at(line)]
+
+
+def _split_at(line: str) -> list[tuple[int, int, str]]:
+    """:func:`_split` with where each word starts and ends in ``line``."""
+    words: list[tuple[int, int, str]] = []
     position, size = 0, len(line)
     while True:
         while position < size and line[position].isspace():
@@ -157,7 +162,7 @@ def _split(line: str) -> list[str]:
                 parts.append(escaped)
             else:
                 parts.append(piece[0])
-        words.append("".join(parts))
+        words.append((match.start(), match.end(), "".join(parts)))
         position = match.end()
 
 
@@ -180,31 +185,40 @@ def _component_of(name: str) -> Component:
     return "kubelet" if name.lower() == "kubelet" else "kube-proxy"
 
 
-def _cuts(line: str) -> list[tuple[Component | None, str]]:
-    """The line cut where a command starts: (its component, or None, and the text)."""
+# Where a line names a component: (position, component, whether a variable assignment
+# names it: it then holds for that statement only).
+_Cut = tuple[int, "Component", bool]
+
+
+def _cuts(line: str) -> list[_Cut]:
+    """Where an assignment ($KubeletArgList = ...) or a command starts in ``line``."""
     assigned = _ASSIGNED.match(line)
+    cuts: list[_Cut] = []
     if assigned is not None:
-        return [(_component_of(assigned[1]), line[assigned.end():])]
+        cuts.append((0, _component_of(assigned[1]), True))
     code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]  # a comment names no command
-    lead = len(code) - len(code.lstrip(" \t&'\"("))  # where the line's first word starts
-    cuts: list[tuple[Component | None, str]] = []
-    position, current = 0, None
+    lead = len(code) - len(code.lstrip(" \t&'\"("))  # where the first word starts
     for match in _COMMAND.finditer(code):
         start = match.start()
         path = match[2] is not None or (start > 0 and code[start - 1] in "\\/")
-        if not path and start != lead:  # a bare name must lead the line
-            continue
-        cuts.append((current, code[position:start]))
-        position, current = match.end(), _component_of(match[1])
-    cuts.append((current, line[position:]))
+        if path or (start == lead and assigned is None):  # a bare name leads a line
+            cuts.append((start, _component_of(match[1]), False))
     return cuts
+
+
+def _continues(line: str, previous: str) -> bool:
+    """Whether ``line`` goes on the statement of ``previous`` (an array or a command line
+    over several lines)."""
+    if previous.rstrip().endswith(("`", ",", "(", "+", "\\", "{", "|")):
+        return True
+    return line[:1].isspace() or line.lstrip().startswith(("\"", "'", ")", "--", ","))
 
 
 def _words(text: str) -> list[str]:
     """Shell words of ``text``; a quoted command line is split again; the literal flags
     alone when the quoting is unbalanced."""
     try:
-        words = _split(text.replace("`", " "))
+        words = _split(text)
     except ValueError:
         return _LOOSE_FLAG.findall(text)
     out: list[str] = []
@@ -225,28 +239,69 @@ def _unwrap(word: str) -> str:
     return word
 
 
+def _flag(words: list[str], index: int, number: int) -> Flag | None:
+    """``words[index]`` as a flag (its value the next word when it has no ``=``)."""
+    match = _FLAG.fullmatch(_unwrap(words[index]))
+    if match is None:
+        return None
+    value = match[2]
+    if value is None:  # "--flag value" when the next word is no flag
+        following = words[index + 1] if index + 1 < len(words) else ""
+        value = following if following and not following.startswith("-") else "true"
+    value = value.rstrip(",").strip("'\"")
+    return Flag(match[1], value, number, _VARIABLE.search(value) is not None)
+
+
+def _spans(line: str) -> list[tuple[int, str]]:
+    """The words of ``line``, each with where it ends: a quoted command line gives its
+    own words; the literal flags alone when the quoting is unbalanced."""
+    try:
+        spans = _split_at(line.replace("`", " "))
+    except ValueError:
+        return [(m.end(), m[0]) for m in _LOOSE_FLAG.finditer(line)]
+    out: list[tuple[int, str]] = []
+    for _, end, word in spans:
+        if "--" in word and any(c.isspace() for c in word):
+            out.extend((end, inner) for inner in _words(word))
+        else:
+            out.append((end, word))
+    return out
+
+
 def _flags_in(text: str) -> list[tuple[Component | None, Flag]]:
-    """Every flag with the command it belongs to (None: before any command is named)."""
+    """Every flag with the command it belongs to: the command named before it, or the
+    variable assignment whose statement holds it; flags before any are the next command's
+    ($args = @(...) then kube-proxy.exe $args); None when no command follows them."""
     found: list[tuple[Component | None, Flag]] = []
-    current: Component | None = None
+    pending: list[Flag] = []
+    command: Component | None = None  # the last command named
+    statement: Component | None = None  # the assignment being continued
+    previous = ""
     for number, line in enumerate(text.split("\n"), 1):
-        for named, chunk in _cuts(line):
-            if named is not None:
-                current = named
-            words = _words(chunk)
-            for index, word in enumerate(words):
-                match = _FLAG.fullmatch(_unwrap(word))
-                if match is None:
-                    continue
-                value = match[2]
-                if value is None:  # "--flag value" when the next word is no flag
-                    following = words[index + 1] if index + 1 < len(words) else ""
-                    value = following if following and not following.startswith("-") \
-                        else "true"
-                value = value.rstrip(",").strip("'\"")
-                found.append((current, Flag(match[1], value, number,
-                                            _VARIABLE.search(value) is not None)))
-    return found
+        if statement is not None and not _continues(line, previous):
+            statement = None
+        previous = line
+        cuts = _cuts(line)
+        spans = _spans(line) if "--" in line else []
+        words = [word for _, word in spans]
+        done = 0  # cuts applied
+        for index, end in enumerate([*(end for end, _ in spans), len(line) + 1]):
+            while done < len(cuts) and cuts[done][0] < end:  # names before or in this word
+                _, named, by_assignment = cuts[done]
+                done += 1
+                if by_assignment:
+                    statement = named
+                else:
+                    command, statement = named, None
+                    found += [(named, flag) for flag in pending]
+                    pending = []
+            flag = _flag(words, index, number) if index < len(words) else None
+            owner = statement or command
+            if flag is not None and owner is None:
+                pending.append(flag)
+            elif flag is not None:
+                found.append((owner, flag))
+    return found + [(None, flag) for flag in pending]
 
 
 def _infer(flags: list[Flag]) -> Component:

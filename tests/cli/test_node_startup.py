@@ -256,3 +256,20 @@ def test_without_a_release_a_flag_only_later_releases_removed_is_a_warning(
             "error", "this node's kube-proxy exits at start-up: unknown flag: --logtostderr "
             "(removed in 1.26; redirect the output instead, with kube-log-runner on Windows)."),
     }
+
+
+def test_a_kube_proxy_configuration_with_removed_gates_stops_kube_proxy(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "kube-proxy-config.yaml"
+    config.write_text("apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+                      "kind: KubeProxyConfiguration\nmode: kernelspace\nfeatureGates:\n"
+                      "  WinDSR: true\n  IPv6DualStack: true\n"
+                      "  WindowsEndpointSliceProxying: true\n", encoding="utf-8")
+    status, document, _ = report(capsys, str(config), "--kubelet-version", "1.31")
+    assert status == 1
+    # both removed after 1.24 (feature-gates-removed.md); WinDSR is in every release
+    assert found(document, *STARTUP) == {
+        ("node-gate-stops-kube-proxy", "kube-proxy-config.yaml", 6, "error"),
+        ("node-gate-stops-kube-proxy", "kube-proxy-config.yaml", 7, "error"),
+    }

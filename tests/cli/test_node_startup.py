@@ -273,3 +273,21 @@ def test_a_kube_proxy_configuration_with_removed_gates_stops_kube_proxy(
         ("node-gate-stops-kube-proxy", "kube-proxy-config.yaml", 6, "error"),
         ("node-gate-stops-kube-proxy", "kube-proxy-config.yaml", 7, "error"),
     }
+
+
+def test_thousands_of_refused_gates_are_fifty_findings_and_one_total(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # One refused gate already stops the kubelet: a finding per gate of a 16 MiB file was
+    # hundreds of MB of output. The first 50 are named, the rest counted at the first's line.
+    flags = tmp_path / "kubelet.args"
+    flags.write_text("--v=2\n--feature-gates=WinDSR=true\n--feature-gates="
+                     + ",".join(f"Gate{i}=true" for i in range(3000)) + "\n", encoding="utf-8")
+    status, document, _ = report(capsys, str(flags), "--kubelet-version", "1.30")
+    assert status == 1
+    messages = [f["message"] for f in document["findings"]]
+    assert len(messages) == 51
+    assert messages[49].startswith("kubelet 1.30 exits at start-up: unrecognized feature "
+                                   "gate: Gate49 ")
+    assert messages[50] == ("2,950 more gates of this file, from line 3 on, are not gates of "
+                            "kubelet 1.30 either.")

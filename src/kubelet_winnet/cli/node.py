@@ -121,9 +121,24 @@ def _releases(minors: tuple[int, ...]) -> str:
     return " and ".join(parts)
 
 
+_SUGGESTED = 20  # near-name suggestions per configuration: difflib is slow on thousands
+_LISTED_GATES = 50  # refused gates reported one by one per configuration; then one total
+
+
+def _accepts(gate: str, minor: int | None) -> bool:
+    """Whether kubelet and kube-proxy 1.``minor`` (None: every release) take ``gate``."""
+    from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+    from kubelet_winnet._kubelet.startup import gate_minors
+
+    accepted = gate_minors(gate)
+    return accepted is not None and (minor in accepted if minor is not None
+                                     else len(accepted) == MAX_MINOR - MIN_MINOR + 1)
+
+
 def _gate_finding(component: str, gate: str, line: int, source: str,
-                  minor: int | None) -> _Finding | None:
-    """A gate the component (``minor``; None: release unknown) refuses at start-up."""
+                  minor: int | None, suggest: bool = True) -> _Finding | None:
+    """A gate the component (``minor``; None: release unknown) refuses at start-up;
+    ``suggest``: look for a gate of a near name."""
     import difflib
 
     from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
@@ -131,18 +146,18 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
     from kubelet_winnet._lint.rules import Severity
 
     rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
-    accepted = gate_minors(gate)
-    if accepted is not None and (minor in accepted if minor is not None
-                                 else len(accepted) == MAX_MINOR - MIN_MINOR + 1):
+    if _accepts(gate, minor):
         return None
+    accepted = gate_minors(gate)
     # The kubelet's text; a name it would print as nothing or as two words is quoted.
-    shown = gate if gate.strip() and not any(c.isspace() for c in gate) else json.dumps(gate)
+    shown = gate if gate and not re.search(r"\s", gate) else json.dumps(gate)
     error = f"unrecognized feature gate: {shown}"
     span = GATES.get(gate)
     if not gate.strip():
         why = "an empty gate name; remove the entry"
     elif span is None:
-        near = difflib.get_close_matches(gate, GATES, n=1, cutoff=0.8)
+        near = difflib.get_close_matches(gate, GATES, n=1, cutoff=0.8) \
+            if suggest and len(gate) <= 100 else []
         why = (f"no Kubernetes release from 1.{MIN_MINOR} to 1.{LISTED_THROUGH} has it; "
                + (f"did you mean {near[0]}?" if near else "remove it or fix its name"))
     elif span.last is not None and (minor is None or minor > span.last):
@@ -172,14 +187,26 @@ def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Findi
     does not have, a removed flag; and the flags read here whose values are script
     variables (not known, so not checked)."""
     from kubelet_winnet._kubelet.profile import MIN_MINOR
-    from kubelet_winnet._kubelet.startup import removed_flag
+    from kubelet_winnet._kubelet.startup import LISTED_THROUGH, removed_flag
     from kubelet_winnet._lint.rules import Severity
 
     component, source = config.component, config.source
-    found = [finding for gate, (_, line) in config.gates.items()
-             if (finding := _gate_finding(component, gate, line, source, minor)) is not None]
     rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
     release = f"{component} 1.{minor}" if minor is not None else f"this node's {component}"
+    found: list[_Finding] = []
+    more, first = 0, 0  # refused gates past the listed ones: one stops it, so one total
+    for index, (gate, (_, line)) in enumerate(config.gates.items()):
+        if len(found) >= _LISTED_GATES:
+            if not _accepts(gate, minor):
+                more, first = more + 1, first or line
+        elif (finding := _gate_finding(component, gate, line, source, minor,
+                                       index < _SUGGESTED)) is not None:
+            found.append(finding)
+    if more:
+        sure = minor is not None and minor <= LISTED_THROUGH
+        found.append((rule, f"{more:,} more gates of this file, from line {first} on, are not "
+                      f"gates of {release} either.", source, first, "",
+                      None if sure else Severity.WARNING))
     found += [(rule, f"{release} exits at start-up: {text}.", source, line, "", None)
               for text, line in config.refused]
     for flag in config.flags:

@@ -177,6 +177,7 @@ _COMMAND = re.compile(
 _ASSIGNED = re.compile(  # names are short: bounded, so a long $word stays linear
     r"\s*\$(?:[A-Za-z]{1,16}:)?\w{0,64}?(kubelet|kube-?proxy)\w{0,64}\s*=(?!=)",
     re.IGNORECASE)
+_SPACE = re.compile(r"\s")
 # The literal flags of a line the shell rules cannot split (a here-string, embedded JSON).
 _LOOSE_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*(?:=[^\s'\"`,]*)?")
 
@@ -223,7 +224,7 @@ def _words(text: str) -> list[str]:
         return _LOOSE_FLAG.findall(text)
     out: list[str] = []
     for word in words:
-        if "--" in word and any(c.isspace() for c in word):
+        if "--" in word and _SPACE.search(word):
             out.extend(_words(word))
         else:
             out.append(word)
@@ -261,7 +262,7 @@ def _spans(line: str) -> list[tuple[int, str]]:
         return [(m.end(), m[0]) for m in _LOOSE_FLAG.finditer(line)]
     out: list[tuple[int, str]] = []
     for _, end, word in spans:
-        if "--" in word and any(c.isspace() for c in word):
+        if "--" in word and _SPACE.search(word):
             out.extend((end, inner) for inner in _words(word))
         else:
             out.append((end, word))
@@ -308,25 +309,39 @@ def _infer(flags: list[Flag]) -> Component:
     return "kube-proxy" if any(f.name in _PROXY_FLAGS for f in flags) else "kubelet"
 
 
-def _config(component: Component, flags: list[Flag], source: str) -> ComponentConfig:
+def _parse_gates(items: list[str]) -> tuple[dict[str, bool], list[str]]:
+    """``--feature-gates`` items as the kubelet parses them (component-base featuregate,
+    through the profile): the gates, and each refused item's own error text."""
     from kubelet_winnet._kubelet.profile import FeatureGates
     from kubelet_winnet.errors import FeatureGateError
 
+    try:  # all at once; item by item only to name each refusal
+        return dict(FeatureGates.from_flag(",".join(items))), []
+    except FeatureGateError:
+        pass
+    gates: dict[str, bool] = {}
+    refused: list[str] = []
+    for item in items:
+        try:
+            gates.update(FeatureGates.from_flag(item))
+        except FeatureGateError as exc:
+            refused.append(exc.message)
+    return gates, refused
+
+
+def _config(component: Component, flags: list[Flag], source: str) -> ComponentConfig:
     gates: dict[str, tuple[bool, int]] = {}
     refused: list[tuple[str, int]] = []
     mode: tuple[str, int] | None = None
     dsr: tuple[bool, int] | None = None
     for flag in flags:
         if flag.name == "feature-gates":
-            for item in flag.value.split(","):
-                if _VARIABLE.search(item):  # not known here: reported with the flag
-                    continue
-                try:  # the kubelet's own parsing and texts (component-base featuregate)
-                    parsed = FeatureGates.from_flag(item)
-                except FeatureGateError as exc:
-                    refused.append((exc.message, flag.line))
-                    continue
-                gates.update((name, (on, flag.line)) for name, on in parsed.items())
+            # Items set from a variable are not known here (reported with the flag); the
+            # rest is parsed as the kubelet parses it, each refusal with its own text.
+            parsed, texts = _parse_gates(
+                [item for item in flag.value.split(",") if not _VARIABLE.search(item)])
+            gates.update((name, (on, flag.line)) for name, on in parsed.items())
+            refused += [(text, flag.line) for text in texts]
         elif flag.unknown:
             continue
         elif flag.name == "proxy-mode":

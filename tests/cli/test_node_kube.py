@@ -113,3 +113,21 @@ def test_a_line_of_many_command_names_is_read_in_linear_time(line: str, tmp_path
                           text=True, timeout=60, check=False)
     component = "kube-proxy" if "proxy" in line else "kubelet"
     assert done.stdout.strip() == f"[('{component}', 2)]", done.stderr
+
+
+def test_kubeadm_flags_env_is_read_as_the_kubelets_flags() -> None:
+    # /var/lib/kubelet/kubeadm-flags.env as kubeadm join writes it on a Windows node
+    text = ('KUBELET_KUBEADM_ARGS="--container-runtime=remote '
+            "--container-runtime-endpoint=npipe:////./pipe/containerd-containerd "
+            '--pod-infra-container-image=registry.k8s.io/pause:3.9"\n')
+    (config,) = parse_commands(text, "kubeadm-flags.env")
+    assert config.component == "kubelet"
+    assert [flag.name for flag in config.flags] == [
+        "container-runtime", "container-runtime-endpoint", "pod-infra-container-image"]
+
+
+def test_flags_added_to_an_argument_list_belong_to_its_component() -> None:
+    # AgentBaker kubeletstart.ps1 builds the list with +=
+    text = ('$KubeletArgList += "--feature-gates=A=true"\n'
+            '$KubeproxyArgList += "--feature-gates=B=true"\n')
+    assert by_component(text) == {"kubelet": {"A": (True, 1)}, "kube-proxy": {"B": (True, 2)}}

@@ -54,6 +54,8 @@ def test_a_kubeadm_node_on_kubelet_130_is_stopped_by_its_old_gates_and_flags(
     status, document, err = report(capsys, str(node), "--kubelet-version", "1.30")
     assert status == 1 and err == ""
     assert found(document, *STARTUP) == {
+        # kubeadm-flags.env, which the script reads, is the kubelet's command line too
+        ("node-flag-removed", "kubeadm-flags.env", 1, "error"),
         # the start script is read past its variables and its here-string of JSON
         ("node-flag-removed", "StartKubelet.ps1", line_of(script, "--network-plugin"), "error"),
         ("node-flag-removed", "StartKubelet.ps1", line_of(script, "--log-dir"), "error"),

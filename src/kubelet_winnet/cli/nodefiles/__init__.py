@@ -94,8 +94,10 @@ class NodeFiles:
     def _set(self, name: str, value: object, source: str) -> None:
         first = getattr(self, name)
         if isinstance(first, ComponentConfig) and isinstance(value, ComponentConfig) \
-                and bool(first.flags) != bool(value.flags):
-            self.more.append(value)  # --config's file and the command line: both count
+                and (first.flags or value.flags):
+            # --config's file and the command line (a start script, kubeadm-flags.env
+            # that it reads): each counts; two configuration files are one too many.
+            self.more.append(value)
             return
         if first is not None:
             earlier = getattr(first, "source", "?")

@@ -175,9 +175,10 @@ _COMMAND = re.compile(
     r"(?:(?<=[\\/])|(?<=^)|(?<=[\s&'\"(]))(kubelet|kube-proxy)(\.exe)?(?=$|[\s'\",;)])",
     re.IGNORECASE)
 _ASSIGNED = re.compile(  # names are short: bounded, so a long $word stays linear
-    r"\s*\$(?:[A-Za-z]{1,16}:)?\w{0,64}?(kubelet|kube-?proxy)\w{0,64}\s*=(?!=)",
+    r"\s*\$(?:[A-Za-z]{1,16}:)?\w{0,64}?(kubelet|kube-?proxy)\w{0,64}\s*\+?=(?!=)",
     re.IGNORECASE)
 _SPACE = re.compile(r"\s")
+_ENV_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,64}=(?=--)")
 # The literal flags of a line the shell rules cannot split (a here-string, embedded JSON).
 _LOOSE_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*(?:=[^\s'\"`,]*)?")
 
@@ -233,8 +234,9 @@ def _words(text: str) -> list[str]:
 
 def _unwrap(word: str) -> str:
     """A word without what a PowerShell array puts around it: @("--a=1", "--b=2") leaves
-    "@(--a=1," and "--b=2)" (a closing parenthesis with no opening one in the word)."""
-    word = word.lstrip("@(").rstrip(",").strip("'\"")
+    "@(--a=1," and "--b=2)" (a closing parenthesis with no opening one in the word); nor
+    the variable an environment file assigns (KUBELET_KUBEADM_ARGS="--a=1 --b=2")."""
+    word = _ENV_PREFIX.sub("", word.lstrip("@(")).rstrip(",").strip("'\"")
     if word.endswith(")") and "(" not in word:
         word = word.rstrip(")").rstrip(",").strip("'\"")
     return word

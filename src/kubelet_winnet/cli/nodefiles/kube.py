@@ -169,16 +169,17 @@ def _split_at(line: str) -> list[tuple[int, int, str]]:
 # A script variable in a value: PowerShell $x, $env:X, $(...), ${x}; sh $X; cmd %X%.
 _VARIABLE = re.compile(r"\$[A-Za-z_{(]|%[A-Za-z_][A-Za-z0-9_]*%")
 # Where a kubelet or kube-proxy command starts: the binary by path or with .exe anywhere,
-# or its bare name as a line's first word; and a script variable assigned its arguments
-# ($KubeletArgList = @(...), $global:KubeproxyArgs = ...).
+# or its bare name as a line's first word.
 _COMMAND = re.compile(
     r"(?:(?<=[\\/])|(?<=^)|(?<=[\s&'\"(]))(kubelet|kube-proxy)(\.exe)?(?=$|[\s'\",;)])",
     re.IGNORECASE)
-_ASSIGNED = re.compile(  # names are short: bounded, so a long $word stays linear
+# A script variable assigned a component's arguments ($KubeletArgList = @(...),
+# $global:KubeproxyArgs += ...); names are short: bounded, so a long $word stays linear.
+_ASSIGNED = re.compile(
     r"\s*\$(?:[A-Za-z]{1,16}:)?\w{0,64}?(kubelet|kube-?proxy)\w{0,64}\s*\+?=(?!=)",
     re.IGNORECASE)
 _SPACE = re.compile(r"\s")
-_ENV_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,64}=(?=--)")
+_ENV_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=(?=--)")
 # The literal flags of a line the shell rules cannot split (a here-string, embedded JSON).
 _LOOSE_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*(?:=[^\s'\"`,]*)?")
 
@@ -189,7 +190,7 @@ def _component_of(name: str) -> Component:
 
 # Where a line names a component: (position, component, whether a variable assignment
 # names it: it then holds for that statement only).
-_Cut = tuple[int, "Component", bool]
+_Cut = tuple[int, Component, bool]
 
 
 def _cuts(line: str) -> list[_Cut]:
@@ -236,7 +237,7 @@ def _unwrap(word: str) -> str:
     """A word without what a PowerShell array puts around it: @("--a=1", "--b=2") leaves
     "@(--a=1," and "--b=2)" (a closing parenthesis with no opening one in the word); nor
     the variable an environment file assigns (KUBELET_KUBEADM_ARGS="--a=1 --b=2")."""
-    word = _ENV_PREFIX.sub("", word.lstrip("@(")).rstrip(",").strip("'\"")
+    word = _ENV_PREFIX.sub("", word.lstrip("@("), count=1).rstrip(",").strip("'\"")
     if word.endswith(")") and "(" not in word:
         word = word.rstrip(")").rstrip(",").strip("'\"")
     return word

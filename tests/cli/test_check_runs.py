@@ -218,6 +218,42 @@ def test_help_uri_only_under_a_configured_documentation_base(
         "https://docs.example/site/rules/host-network-ignored/"
 
 
+@pytest.mark.parametrize(("url", "why"), [
+    ('https://x/"><script>', "'\"' is not allowed in an address (RFC 3986); write it as %22"),
+    ("https://x/a<b", "'<' is not allowed in an address (RFC 3986); write it as %3C"),
+    ("https://x/r\u00e9gles/", "'\u00e9' is not allowed in an address (RFC 3986); write it as "
+     "%C3%A9"),
+    ("https://x/100%/", "a '%' must start a percent-encoding such as %20 (RFC 3986)"),
+])
+def test_a_documentation_base_with_characters_no_uri_holds_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, url: str, why: str
+) -> None:
+    # RFC 3986 section 2: a URI holds unreserved and reserved characters and %HH only; the
+    # base goes into every SARIF helpUri, where a quote would end the attribute in a viewer.
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p")), encoding="utf-8")
+    status, out, err = run(capsys, "pod.yaml", "--docs-url", url)
+    assert (status, out) == (2, "")
+    assert err == f"kubelet-winnet: error: --docs-url {url!r}: not a valid URI: {why}\n"
+    config = tmp_path / ".kubelet-winnet.yaml"
+    config.write_text(f"docsUrl: {json.dumps(url)}\n", encoding="utf-8")
+    status, _, err = run(capsys, "pod.yaml")
+    assert status == 2
+    assert err == (f"kubelet-winnet: error: configuration {config}:1: docsUrl: "
+                   f"not a valid URI: {why}\n")
+
+
+def test_a_documentation_base_with_percent_encodings_and_the_rule_placeholder_is_kept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(windows_pod("p", hostNetwork=True)),
+                                       encoding="utf-8")
+    url = "https://docs.example/r%C3%A8gles/{rule}/"
+    status, out, _ = run(capsys, "pod.yaml", "-o", "json", "--docs-url", url)
+    assert status == 1
+    assert json.loads(out)["findings"][0]["helpUri"] == \
+        "https://docs.example/r%C3%A8gles/host-network-ignored/"
+
+
 @pytest.mark.parametrize("url", ["docs/rules/", "ftp://x/", "https://", "javascript:alert(1)"])
 def test_a_documentation_base_that_is_no_address_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, url: str

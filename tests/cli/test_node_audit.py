@@ -42,6 +42,16 @@ def pod(name: str, node_name: str, *, host_process: bool = False) -> dict[str, A
             "metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
+def _only(tmp_path: Path, *names: str) -> Path:
+    """A --node-config folder of these nodes' folders alone: a folder named after no node
+    of the input is an input error."""
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    for name in names:
+        (nodes / name).symlink_to(NODES / name, target_is_directory=True)
+    return nodes
+
+
 def test_rows_say_what_the_node_gives(capsys: pytest.CaptureFixture[str],
                                       tmp_path: Path) -> None:
     dump = tmp_path / "dump.yaml"
@@ -50,7 +60,8 @@ def test_rows_say_what_the_node_gives(capsys: pytest.CaptureFixture[str],
         pod("web-2025", "win-2025-a"), pod("agent-2025", "win-2025-a", host_process=True),
         pod("web-aks", "akswin000001"),
     ]}), encoding="utf-8")
-    status = main(["audit", "-f", str(dump), "--node-config", str(NODES), "-o", "json"])
+    nodes = _only(tmp_path, "win-2025-a", "akswin000001", "sigwin-1")
+    status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
     out, err = capsys.readouterr()
     assert "Traceback" not in err and status in (0, 1)
     rows = {p["name"]: p["onNode"] for p in json.loads(out)["pods"]}
@@ -62,10 +73,10 @@ def test_rows_say_what_the_node_gives(capsys: pytest.CaptureFixture[str],
     assert rows["web-aks"]["isolation"] == "process"
     assert [(h["hostPort"], h["outcome"]) for h in rows["web-aks"]["hostPorts"]] == [
         (8081, "applied")]
-    main(["audit", "-f", str(dump), "--node-config", str(NODES)])
+    main(["audit", "-f", str(dump), "--node-config", str(nodes)])
     out, _ = capsys.readouterr()
     assert "web-2025: on its node: hyperv isolation, network pod; hostPort 8081 dropped" in out
-    main(["audit", "-f", str(dump), "--node-config", str(NODES), "-o", "csv"])
+    main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "csv"])
     out, _ = capsys.readouterr()
     cells = {r["pod"]: (r["onNodeIsolation"], r["onNodeNetwork"], r["onNodeHostPorts"])
              for r in csv.DictReader(io.StringIO(out))}

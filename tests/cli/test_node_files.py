@@ -182,8 +182,9 @@ def test_flags() -> None:
     kubelet = parse_flags("--feature-gates WindowsHostNetwork=false `\n  --v 2\n", "k")
     assert kubelet.component == "kubelet"
     assert kubelet.gates == {"WindowsHostNetwork": (False, 1)}
-    with pytest.raises(NodeConfigError, match="expected NAME=true"):
-        parse_flags("--feature-gates=WinDSR=maybe", "k")
+    assert parse_flags("--feature-gates=WinDSR=maybe", "k").refused == (
+        ('invalid value of WinDSR=maybe, err: strconv.ParseBool: parsing "maybe": invalid '
+         "syntax", 1),)
 
 
 def test_read_node_reports_bad_files_and_reads_the_rest(tmp_path: Path) -> None:

@@ -20,8 +20,14 @@ NODE_PORT_RANGE = (30000, 32767)
 
 NODE_RULES: tuple[Rule, ...] = (
     Rule("node-gate-stops-kubelet", Severity.ERROR,
-         "the kubelet configuration sets a feature gate its release no longer has: the "
-         "kubelet exits at start-up"),
+         "the kubelet configuration sets a feature gate its release does not have (removed, "
+         "not yet added, or no gate at all): the kubelet exits at start-up"),
+    Rule("node-gate-stops-kube-proxy", Severity.ERROR,
+         "the kube-proxy configuration sets a feature gate its release does not have: "
+         "kube-proxy exits at start-up"),
+    Rule("node-flag-removed", Severity.ERROR,
+         "a kubelet or kube-proxy flag its release no longer has (the klog flags, the "
+         "dockershim flags, --container-runtime): the component exits at start-up"),
     Rule("node-gate-locked", Severity.ERROR,
          "kube-proxy 1.34+ with WinDSR or WinOverlay set to false: the gates are locked "
          "to true and Windows kube-proxy exits at start-up"),

@@ -370,6 +370,11 @@ def load_config(path: str, limits: Limits, rules: Mapping[str, object]) -> Confi
     return config
 
 
+# What RFC 3986 keeps out of a URI: anything but unreserved and reserved characters, and a
+# "%" that starts no percent-encoding. A helpUri goes into SARIF and HTML views as written.
+_NOT_URI = re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
+
+
 def docs_url_error(url: str) -> str | None:
     """Why ``url`` cannot be the documentation base (None: it can)."""
     parts = urllib.parse.urlsplit(url) if len(url) <= 2000 else None
@@ -377,7 +382,14 @@ def docs_url_error(url: str) -> str | None:
             or any(c.isspace() for c in url):
         return "expected an absolute http or https address, such as " \
                "https://docs.example/kubelet-winnet/rules/"
-    return None
+    bad = _NOT_URI.search(url.replace("{rule}", ""))  # {rule} is replaced before use
+    if bad is None:
+        return None
+    if bad[0] == "%":
+        return "not a valid URI: a '%' must start a percent-encoding such as %20 (RFC 3986)"
+    encoded = "".join(f"%{byte:02X}" for byte in bad[0].encode("utf-8", "surrogatepass"))
+    return (f"not a valid URI: {bad[0]!r} is not allowed in an address (RFC 3986); "
+            f"write it as {encoded}")
 
 
 def _shown(path: tuple[str | int, ...]) -> str:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kubelet_winnet._lint.rules import Rule, Severity
     from kubelet_winnet.cli.audit_page import NodeCard
     from kubelet_winnet.cli.nodefiles import NodeFiles
+    from kubelet_winnet.cli.nodefiles.kube import ComponentConfig
     from kubelet_winnet.runtime import PodNetworkPlan
 
 __all__ = ["COMMAND", "NodeFinding", "PodClass", "judge_node", "node_card", "pod_classes"]
@@ -107,13 +108,139 @@ def pod_classes(
             for name, handler, hp in classes]
 
 
-def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[NodeFinding]:
+_Finding = tuple[str, str, str, int, str, "Severity | None"]
+
+
+def _releases(minors: tuple[int, ...]) -> str:
+    """``1.26 to 1.27``, ``1.30``, or ``1.26 to 1.27 and 1.30`` (consecutive runs)."""
+    runs: list[list[int]] = []
+    for minor in minors:
+        if runs and runs[-1][-1] == minor - 1:
+            runs[-1].append(minor)
+        else:
+            runs.append([minor])
+    parts = [f"1.{r[0]}" if len(r) == 1 else f"1.{r[0]} to 1.{r[-1]}" for r in runs]
+    return " and ".join(parts)
+
+
+_SUGGESTED = 20  # near-name suggestions per configuration: difflib is slow on thousands
+_LISTED_GATES = 50  # refused gates reported one by one per configuration; then one total
+
+
+def _accepts(gate: str, minor: int | None) -> bool:
+    """Whether kubelet and kube-proxy 1.``minor`` (None: every release) take ``gate``."""
+    from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+    from kubelet_winnet._kubelet.startup import gate_minors
+
+    accepted = gate_minors(gate)
+    return accepted is not None and (minor in accepted if minor is not None
+                                     else len(accepted) == MAX_MINOR - MIN_MINOR + 1)
+
+
+def _gate_finding(component: str, gate: str, line: int, source: str,
+                  minor: int | None, suggest: bool = True) -> _Finding | None:
+    """A gate the component (``minor``; None: release unknown) refuses at start-up;
+    ``suggest``: look for a gate of a near name."""
+    import difflib
+
+    from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+    from kubelet_winnet._kubelet.startup import GATE_SOURCES, GATES, LISTED_THROUGH, gate_minors
+    from kubelet_winnet._lint.rules import Severity
+
+    rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
+    if _accepts(gate, minor):
+        return None
+    accepted = gate_minors(gate)
+    # The kubelet's text; a name it would print as nothing or as two words is quoted.
+    shown = gate if gate and not re.search(r"\s", gate) else json.dumps(gate)
+    error = f"unrecognized feature gate: {shown}"
+    span = GATES.get(gate)
+    if not gate.strip():
+        why = "an empty gate name; remove the entry"
+    elif span is None:
+        near = difflib.get_close_matches(gate, GATES, n=1, cutoff=0.8) \
+            if suggest and len(gate) <= 100 else []
+        why = (f"no Kubernetes release from 1.{MIN_MINOR} to 1.{LISTED_THROUGH} has it; "
+               + (f"did you mean {near[0]}?" if near else "remove it or fix its name"))
+    elif span.last is not None and (minor is None or minor > span.last):
+        why = f"it was removed after Kubernetes 1.{span.last}; remove it"
+    else:
+        why = f"it first appears in Kubernetes 1.{span.first}; remove it or upgrade"
+    # Where the gate's releases come from (the newest list read, for a name in none).
+    detail = GATE_SOURCES[span.source if span is not None else "K36"].replace("NAME", gate)
+    if minor is None and accepted:  # some releases take it: say which
+        return (rule, f"{component} {_releases(accepted)} accepts this gate; any other "
+                f"release exits at start-up: {error} ({why}). Say this node's release with "
+                "--kubelet-version or a Node object.", source, line, detail, Severity.WARNING)
+    if span is None and gate.strip() and minor is not None and minor > LISTED_THROUGH:
+        return (rule, f"{component} 1.{minor} exits at start-up ({error}) unless {shown} is a "
+                f"gate added after 1.{LISTED_THROUGH}: {why}.", source, line, detail,
+                Severity.WARNING)
+    if minor is None:
+        upto = MAX_MINOR if span is not None else LISTED_THROUGH
+        head = f"no {component} from 1.{MIN_MINOR} to 1.{upto} starts with this gate"
+    else:
+        head = f"{component} 1.{minor} exits at start-up"
+    return (rule, f"{head}: {error} ({why}).", source, line, detail, None)
+
+
+def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Finding]:
+    """What stops the kubelet or kube-proxy of ``config`` at start-up: a gate its release
+    does not have, a removed flag; and the flags read here whose values are script
+    variables (not known, so not checked)."""
+    from kubelet_winnet._kubelet.profile import MIN_MINOR
+    from kubelet_winnet._kubelet.startup import LISTED_THROUGH, removed_flag
+    from kubelet_winnet._lint.rules import Severity
+
+    component, source = config.component, config.source
+    rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
+    release = f"{component} 1.{minor}" if minor is not None else f"this node's {component}"
+    found: list[_Finding] = []
+    more, first = 0, 0  # refused gates past the listed ones: one stops it, so one total
+    for index, (gate, (_, line)) in enumerate(config.gates.items()):
+        if len(found) >= _LISTED_GATES:
+            if not _accepts(gate, minor):
+                more, first = more + 1, first or line
+        elif (finding := _gate_finding(component, gate, line, source, minor,
+                                       index < _SUGGESTED)) is not None:
+            found.append(finding)
+    if more:
+        sure = minor is not None and minor <= LISTED_THROUGH
+        found.append((rule, f"{more:,} more gates of this file, from line {first} on, are not "
+                      f"gates of {release} either.", source, first, "",
+                      None if sure else Severity.WARNING))
+    found += [(rule, f"{release} exits at start-up: {text}.", source, line, "", None)
+              for text, line in config.refused]
+    for flag in config.flags:
+        gone = removed_flag(flag.name, component)
+        if gone is not None and (minor is None or minor >= gone.removed_in):
+            sure = minor is not None or gone.removed_in <= MIN_MINOR  # no release has it
+            head = (f"{release} exits at start-up" if sure
+                    else f"if this node's {component} is 1.{gone.removed_in} or later, it "
+                    "exits at start-up")
+            found.append(("node-flag-removed",
+                          f"{head}: unknown flag: --{flag.name} (removed in 1.{gone.removed_in}; "
+                          f"{gone.replacement}).", source, flag.line, gone.source,
+                          None if sure else Severity.WARNING))
+        if flag.unknown and flag.name in ("feature-gates", "proxy-mode"):
+            what = ("its gates are not known here and were not checked; a gate "
+                    f"{release} does not have stops it at start-up"
+                    if flag.name == "feature-gates" else
+                    "its mode is not known here; any mode but kernelspace stops Windows "
+                    "kube-proxy")
+            found.append((rule if flag.name == "feature-gates" else "node-proxy-mode",
+                          f"--{flag.name} is set from {flag.value}, a script variable: {what}.",
+                          source, flag.line, "", Severity.INFO))
+    return found
+
+
+def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
+               version_known: bool = True) -> list[NodeFinding]:
     """Every node rule over one node's files (``kubelet_version``/``runtime``: the Node
-    object's, or the command line's when there is no Node object)."""
-    from kubelet_winnet._kubelet.profile import FeatureGates, kubelet_profile
+    object's, or the command line's when there is no Node object; ``version_known`` False
+    when neither says the release, and findings that depend on it are conditional)."""
     from kubelet_winnet._lint.node_rules import NODE_PORT_RANGE, NODE_RULES_BY_ID
     from kubelet_winnet._lint.rules import Severity
-    from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
     from kubelet_winnet.runtime._releases import (
         CONTAINERD_LINES,
         containerd_line,
@@ -133,20 +260,11 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str) -> list[Nod
     name, version = parse_runtime(runtime)
     line = containerd_line(version) if name == "containerd" and version is not None else None
 
-    # Kubelet gates (component-base featuregate: a gate the release lacks stops it).
-    if files.kubelet is not None and files.kubelet.gates:
-        for gate, (value, at) in files.kubelet.gates.items():
-            try:
-                kubelet_profile(kubelet_version, FeatureGates({gate: value}))
-            except FeatureGateError as exc:
-                add("node-gate-stops-kubelet",
-                    f"kubelet {kubelet_version} exits at start-up: {exc}; remove the gate.",
-                    files.kubelet.source, at)
-            except UnsupportedVersionError:
-                break
+    for settings in files.components:
+        for finding in _startup_findings(settings, minor if version_known else None):
+            add(*finding)
 
-    proxy = files.proxy
-    if proxy is not None:
+    for proxy in (c for c in files.components if c.component == "kube-proxy"):
         for gate in ("WinDSR", "WinOverlay"):
             setting = proxy.gates.get(gate)
             if setting is not None and setting[0] is False and minor is not None and minor >= 34:
@@ -436,7 +554,8 @@ def _judge(args: argparse.Namespace, session: Session, report: _Report) -> None:
     runtime = node.runtime if node and node.runtime else args.runtime or ""
     report.runtime = runtime
     try:
-        findings = judge_node(files, kubelet, runtime)
+        findings = judge_node(files, kubelet, runtime,
+                              bool((node and node.kubelet_version) or args.kubelet_version))
         classes = pod_classes(files, args.host_port, kubelet, runtime)
     except WinnetError as exc:  # a NodeConfigError from facts the files contradict
         session.error(str(exc))

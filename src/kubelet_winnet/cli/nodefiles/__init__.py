@@ -21,7 +21,7 @@ from kubelet_winnet.cli.nodefiles.kube import (
     NodeObject,
     component_from_document,
     node_from_document,
-    parse_flags,
+    parse_commands,
 )
 from kubelet_winnet.cli.nodefiles.netsh import PortRanges, parse_netsh
 from kubelet_winnet.errors import NodeConfigError
@@ -55,6 +55,8 @@ class NodeFiles:
     files: int = 0
     read_as: list[tuple[str, str]] = field(default_factory=list)
     refused_cni: list[str] = field(default_factory=list)  # CNI files libcni cannot load
+    # A component's flags beside its configuration file: both are read at start-up.
+    more: list[ComponentConfig] = field(default_factory=list)
 
     @property
     def excluded(self) -> PortRanges | None:
@@ -64,6 +66,11 @@ class NodeFiles:
     @property
     def dynamic(self) -> PortRanges | None:
         return self.ports.get(("dynamic", "tcp"))
+
+    @property
+    def components(self) -> list[ComponentConfig]:
+        """The kubelet's and kube-proxy's configuration files and flags, each on its own."""
+        return [c for c in (self.kubelet, self.proxy) if c is not None] + self.more
 
     @property
     def network(self) -> CniNetwork | None:
@@ -106,6 +113,12 @@ class NodeFiles:
 
     def _set(self, name: str, value: object, source: str) -> None:
         first = getattr(self, name)
+        if isinstance(first, ComponentConfig) and isinstance(value, ComponentConfig) \
+                and (first.flags or value.flags):
+            # --config's file and the command line (a start script, kubeadm-flags.env
+            # that it reads): each counts; two configuration files are one too many.
+            self.more.append(value)
+            return
         if first is not None:
             self.errors.append(_second(_KINDS[name], getattr(first, "source", "?"), source))
             return
@@ -281,10 +294,11 @@ def _text_file(path: str, text: str, found: NodeFiles) -> list[str]:
     outputs = parse_netsh(text, path)
     if outputs is not None:
         return _netsh(outputs, path, found)
-    if "--" in text:
-        flags = parse_flags(text, path)
+    commands = parse_commands(text, path) if "--" in text else []
+    for flags in commands:  # a script that starts both gives each its own flags
         found._set("kubelet" if flags.component == "kubelet" else "proxy", flags, path)
-        return [f"{flags.component} command-line flags"]
+    if commands:
+        return [f"{flags.component} command-line flags" for flags in commands]
     found.skipped.append(f"{path}: neither netsh output nor command-line flags")
     return []
 

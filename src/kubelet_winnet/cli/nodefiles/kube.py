@@ -19,9 +19,11 @@ from kubelet_winnet.errors import NodeConfigError
 
 __all__ = [
     "ComponentConfig",
+    "Flag",
     "NodeObject",
     "component_from_document",
     "node_from_document",
+    "parse_commands",
     "parse_flags",
     "read_flags",
 ]
@@ -33,9 +35,20 @@ _PROXY_FLAGS = frozenset({"proxy-mode", "enable-dsr", "network-name", "source-vi
 
 
 @dataclass(frozen=True)
+class Flag:
+    """One ``--name[=value]`` of a start script, as written (quotes removed)."""
+
+    name: str
+    value: str
+    line: int
+    unknown: bool = False  # the value is a script variable ($x, $(...), %X%): not known here
+
+
+@dataclass(frozen=True)
 class ComponentConfig:
     """One component's settings: ``gates`` name -> (value, line); ``mode`` and
-    ``enable_dsr`` for kube-proxy (value, line) or None when not set."""
+    ``enable_dsr`` for kube-proxy (value, line) or None when not set; ``flags`` every flag
+    of a flag file (none for a configuration file)."""
 
     component: Component
     source: str
@@ -43,6 +56,9 @@ class ComponentConfig:
     mode: tuple[str, int] | None = None
     enable_dsr: tuple[bool, int] | None = None
     line: int = 1
+    flags: tuple[Flag, ...] = ()
+    # --feature-gates items the component cannot parse: (its own error text, line)
+    refused: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,7 +134,12 @@ _IN_QUOTES = re.compile(r'\\(["\\])')
 def _split(line: str) -> list[str]:
     """The words of one line; ``#`` at a word's start begins a comment. ValueError for
     an unclosed quote or a trailing backslash."""
-    words: list[str] = []
+    return [word for _, _, word in _split_at(line)]
+
+
+def _split_at(line: str) -> list[tuple[int, int, str]]:
+    """:func:`_split` with where each word starts and ends in ``line``."""
+    words: list[tuple[int, int, str]] = []
     position, size = 0, len(line)
     while True:
         while position < size and line[position].isspace():
@@ -141,53 +162,225 @@ def _split(line: str) -> list[str]:
                 parts.append(escaped)
             else:
                 parts.append(piece[0])
-        words.append("".join(parts))
+        words.append((match.start(), match.end(), "".join(parts)))
         position = match.end()
+
+
+# A script variable in a value: PowerShell $x, $env:X, $(...), ${x}; sh $X; cmd %X%.
+_VARIABLE = re.compile(r"\$[A-Za-z_{(]|%[A-Za-z_][A-Za-z0-9_]*%")
+# Where a kubelet or kube-proxy command starts: the binary by path or with .exe anywhere,
+# or its bare name as a line's first word.
+_COMMAND = re.compile(
+    r"(?:(?<=[\\/])|(?<=^)|(?<=[\s&'\"(]))(kubelet|kube-proxy)(\.exe)?(?=$|[\s'\",;)])",
+    re.IGNORECASE)
+# A script variable assigned a component's arguments ($KubeletArgList = @(...),
+# $global:KubeproxyArgs += ...); names are short: bounded, so a long $word stays linear.
+_ASSIGNED = re.compile(
+    r"\s*\$(?:[A-Za-z]{1,16}:)?\w{0,64}?(kubelet|kube-?proxy)\w{0,64}\s*\+?=(?!=)",
+    re.IGNORECASE)
+_SPACE = re.compile(r"\s")
+_ENV_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,64}=(?=--)")
+# The literal flags of a line the shell rules cannot split (a here-string, embedded JSON).
+_LOOSE_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*(?:=[^\s'\"`,]*)?")
+
+
+def _component_of(name: str) -> Component:
+    return "kubelet" if name.lower() == "kubelet" else "kube-proxy"
+
+
+# Where a line names a component: (position, component, whether a variable assignment
+# names it: it then holds for that statement only).
+_Cut = tuple[int, Component, bool]
+
+
+def _cuts(line: str) -> list[_Cut]:
+    """Where an assignment ($KubeletArgList = ...) or a command starts in ``line``."""
+    assigned = _ASSIGNED.match(line)
+    cuts: list[_Cut] = []
+    if assigned is not None:
+        cuts.append((0, _component_of(assigned[1]), True))
+    code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]  # a comment names no command
+    lead = len(code) - len(code.lstrip(" \t&'\"("))  # where the first word starts
+    for match in _COMMAND.finditer(code):
+        start = match.start()
+        path = match[2] is not None or (start > 0 and code[start - 1] in "\\/")
+        if path or (start == lead and assigned is None):  # a bare name leads a line
+            cuts.append((start, _component_of(match[1]), False))
+    return cuts
+
+
+def _continues(line: str, previous: str) -> bool:
+    """Whether ``line`` goes on the statement of ``previous`` (an array or a command line
+    over several lines)."""
+    if previous.rstrip().endswith(("`", ",", "(", "+", "\\", "{", "|")):
+        return True
+    return line[:1].isspace() or line.lstrip().startswith(("\"", "'", ")", "--", ","))
+
+
+def _words(text: str) -> list[str]:
+    """Shell words of ``text``; a quoted command line is split again; the literal flags
+    alone when the quoting is unbalanced."""
+    try:
+        words = _split(text)
+    except ValueError:
+        return _LOOSE_FLAG.findall(text)
+    out: list[str] = []
+    for word in words:
+        if "--" in word and _SPACE.search(word):
+            out.extend(_words(word))
+        else:
+            out.append(word)
+    return out
+
+
+def _unwrap(word: str) -> str:
+    """A word without what a PowerShell array puts around it: @("--a=1", "--b=2") leaves
+    "@(--a=1," and "--b=2)" (a closing parenthesis with no opening one in the word); nor
+    the variable an environment file assigns (KUBELET_KUBEADM_ARGS="--a=1 --b=2")."""
+    word = _ENV_PREFIX.sub("", word.lstrip("@("), count=1).rstrip(",").strip("'\"")
+    if word.endswith(")") and "(" not in word:
+        word = word.rstrip(")").rstrip(",").strip("'\"")
+    return word
+
+
+def _flag(words: list[str], index: int, number: int) -> Flag | None:
+    """``words[index]`` as a flag (its value the next word when it has no ``=``)."""
+    match = _FLAG.fullmatch(_unwrap(words[index]))
+    if match is None:
+        return None
+    value = match[2]
+    if value is None:  # "--flag value" when the next word is no flag
+        following = words[index + 1] if index + 1 < len(words) else ""
+        value = following if following and not following.startswith("-") else "true"
+    value = value.rstrip(",").strip("'\"")
+    return Flag(match[1], value, number, _VARIABLE.search(value) is not None)
+
+
+def _spans(line: str) -> list[tuple[int, str]]:
+    """The words of ``line``, each with where it ends: a quoted command line gives its
+    own words; the literal flags alone when the quoting is unbalanced."""
+    try:
+        spans = _split_at(line.replace("`", " "))
+    except ValueError:
+        return [(m.end(), m[0]) for m in _LOOSE_FLAG.finditer(line)]
+    out: list[tuple[int, str]] = []
+    for _, end, word in spans:
+        if "--" in word and _SPACE.search(word):
+            out.extend((end, inner) for inner in _words(word))
+        else:
+            out.append((end, word))
+    return out
+
+
+def _flags_in(text: str) -> list[tuple[Component | None, Flag]]:
+    """Every flag with the command it belongs to: the command named before it, or the
+    variable assignment whose statement holds it; flags before any are the next command's
+    ($args = @(...) then kube-proxy.exe $args); None when no command follows them."""
+    found: list[tuple[Component | None, Flag]] = []
+    pending: list[Flag] = []
+    command: Component | None = None  # the last command named
+    statement: Component | None = None  # the assignment being continued
+    previous = ""
+    for number, line in enumerate(text.split("\n"), 1):
+        if statement is not None and not _continues(line, previous):
+            statement = None
+        previous = line
+        cuts = _cuts(line)
+        spans = _spans(line) if "--" in line else []
+        words = [word for _, word in spans]
+        done = 0  # cuts applied
+        for index, end in enumerate([*(end for end, _ in spans), len(line) + 1]):
+            while done < len(cuts) and cuts[done][0] < end:  # names before or in this word
+                _, named, by_assignment = cuts[done]
+                done += 1
+                if by_assignment:
+                    statement = named
+                else:
+                    command, statement = named, None
+                    found += [(named, flag) for flag in pending]
+                    pending = []
+            flag = _flag(words, index, number) if index < len(words) else None
+            owner = statement or command
+            if flag is not None and owner is None:
+                pending.append(flag)
+            elif flag is not None:
+                found.append((owner, flag))
+    return found + [(None, flag) for flag in pending]
+
+
+def _infer(flags: list[Flag]) -> Component:
+    return "kube-proxy" if any(f.name in _PROXY_FLAGS for f in flags) else "kubelet"
+
+
+def _parse_gates(items: list[str]) -> tuple[dict[str, bool], list[str]]:
+    """``--feature-gates`` items as the kubelet parses them (component-base featuregate,
+    through the profile): the gates, and each refused item's own error text."""
+    from kubelet_winnet._kubelet.profile import FeatureGates
+    from kubelet_winnet.errors import FeatureGateError
+
+    try:  # all at once; item by item only to name each refusal
+        return dict(FeatureGates.from_flag(",".join(items))), []
+    except FeatureGateError:
+        pass
+    gates: dict[str, bool] = {}
+    refused: list[str] = []
+    for item in items:
+        try:
+            gates.update(FeatureGates.from_flag(item))
+        except FeatureGateError as exc:
+            refused.append(exc.message)
+    return gates, refused
+
+
+def _config(component: Component, flags: list[Flag], source: str) -> ComponentConfig:
+    gates: dict[str, tuple[bool, int]] = {}
+    refused: list[tuple[str, int]] = []
+    mode: tuple[str, int] | None = None
+    dsr: tuple[bool, int] | None = None
+    for flag in flags:
+        if flag.name == "feature-gates":
+            # Items set from a variable are not known here (reported with the flag); the
+            # rest is parsed as the kubelet parses it, each refusal with its own text.
+            parsed, texts = _parse_gates(
+                [item for item in flag.value.split(",") if not _VARIABLE.search(item)])
+            gates.update((name, (on, flag.line)) for name, on in parsed.items())
+            refused += [(text, flag.line) for text in texts]
+        elif flag.unknown:
+            continue
+        elif flag.name == "proxy-mode":
+            mode = (flag.value, flag.line)
+        elif flag.name == "enable-dsr":
+            on = _BOOL.get(flag.value.lower())
+            if on is None:
+                raise NodeConfigError(f"{source}:{flag.line}",
+                                      f"--enable-dsr={flag.value!r}: expected true or false")
+            dsr = (on, flag.line)
+    return ComponentConfig(component, source, gates, mode, dsr,
+                           flags[0].line if flags else 1, tuple(flags), tuple(refused))
 
 
 def parse_flags(text: str, source: str, component: Component | None = None) -> ComponentConfig:
     """Command-line flags as a start script passes them (one or many per line, quoted as
-    a shell or PowerShell would; ``#`` starts a comment). ``component`` None: kube-proxy
-    when a kube-proxy-only flag is present, else kubelet."""
-    flags: list[tuple[str, str, int]] = []
-    for number, line in enumerate(text.split("\n"), 1):
-        try:
-            words = _split(line.replace("`", " "))
-        except ValueError as exc:
-            raise NodeConfigError(f"{source}:{number}", f"cannot split the flags: {exc}") from None
-        for index, word in enumerate(words):
-            # A PowerShell array ("--a=1", "--b=2") leaves a comma after each word.
-            match = _FLAG.fullmatch(word.rstrip(",").strip("'\""))
-            if match is None:
-                continue
-            value = match[2]
-            if value is None:  # "--flag value" when the next word is no flag
-                following = words[index + 1] if index + 1 < len(words) else ""
-                value = following if following and not following.startswith("-") else "true"
-            flags.append((match[1], value.strip("'\""), number))
-    if component is None:
-        component = "kube-proxy" if any(name in _PROXY_FLAGS for name, _, _ in flags) else "kubelet"
-    gates: dict[str, tuple[bool, int]] = {}
-    mode: tuple[str, int] | None = None
-    dsr: tuple[bool, int] | None = None
-    for name, value, number in flags:
-        if name == "feature-gates":
-            for item in filter(None, (part.strip() for part in value.split(","))):
-                gate, sep, setting = item.partition("=")
-                on = _BOOL.get(setting.strip().lower()) if sep else None
-                if on is None:
-                    raise NodeConfigError(f"{source}:{number}",
-                                          f"--feature-gates {item!r}: expected NAME=true|false")
-                gates[gate.strip()] = (on, number)
-        elif name == "proxy-mode":
-            mode = (value, number)
-        elif name == "enable-dsr":
-            on = _BOOL.get(value.lower())
-            if on is None:
-                raise NodeConfigError(f"{source}:{number}",
-                                      f"--enable-dsr={value!r}: expected true or false")
-            dsr = (on, number)
-    return ComponentConfig(component, source, gates, mode, dsr)
+    a shell or PowerShell would; ``#`` starts a comment), all read as one component's:
+    ``component``, or kube-proxy when a kube-proxy-only flag is present, else kubelet."""
+    flags = [flag for _, flag in _flags_in(text)]
+    return _config(component or _infer(flags), flags, source)
+
+
+def parse_commands(text: str, source: str) -> list[ComponentConfig]:
+    """Each command's flags as its own: a script that starts the kubelet and kube-proxy
+    gives both. Flags before any command is named go to the one they fit (see
+    :func:`parse_flags`); none when the text holds no flag."""
+    groups: dict[Component, list[Flag]] = {}
+    loose: list[Flag] = []
+    for named, flag in _flags_in(text):
+        if named is None:
+            loose.append(flag)
+        else:
+            groups.setdefault(named, []).append(flag)
+    if loose:
+        groups.setdefault(_infer(loose), [])[:0] = loose
+    return [_config(component, flags, source) for component, flags in groups.items()]
 
 
 def read_flags(path: str, component: Component | None = None) -> ComponentConfig:

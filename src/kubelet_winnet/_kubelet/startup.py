@@ -1,0 +1,551 @@
+"""What the kubelet and kube-proxy accept at start-up: the feature gates of each minor
+release and the command-line flags that were removed. A gate or flag either component no
+longer has stops it before it does anything (``unrecognized feature gate: NAME``,
+``unknown flag: --NAME``); the ``node`` command reports them (``cli/node.py``).
+
+One table serves both components: the kubelet and kube-proxy set their gates on the one
+process-wide gate set (``utilfeature.DefaultMutableFeatureGate.SetFromMap``:
+``cmd/kubelet/app/server.go``, "failed to set feature gates from initial flags-based
+config"; ``cmd/kube-proxy/app/server.go`` ``Options.Complete``), which
+``k8s.io/kubernetes/pkg/features`` fills with every gate of the release, those of the
+generic API server, client-go and component-base's logging gates included. A gate of
+another component's own set alone is still listed (accepting more is the safe side).
+
+The table (:data:`GATE_TABLE`) is pinned from these sources, each row naming its own:
+
+- ``K36``: kubernetes/kubernetes ``test/compatibility_lifecycle/reference/feature_list.md``
+  at 006235395113 (a 1.36 tree): every gate then in the code and the first release of it
+  (a versioned spec's synthetic "1.0" row does not count: the gate came with the next row).
+- ``K32``/``K33``: kubernetes/kubernetes ``test/featuregates_linter/test_data/
+  versioned_feature_list.yaml`` at 0021731de589 and ``unversioned_feature_list.yaml`` at
+  128e189fcd0e (1.32); ``test/compatibility_lifecycle/reference/versioned_feature_list.yaml``
+  at fbba6b47ad98 (1.33).
+- ``W``: kubernetes/website ``content/en/docs/reference/command-line-tools-reference/
+  feature-gates/NAME.md``: its stages, and ``removed: true`` with the last stage's
+  ``toVersion`` as the last release that has the gate.
+- ``R``: kubernetes/website ``.../feature-gates-removed.md`` at 03655030d579 (its "To"
+  column: the last release in which the gate can still be used).
+
+Limits, said where they matter: the newest list read is 1.36's, so a gate added in 1.37 or
+1.38 is not in the table (such a name is reported conditionally on those releases), and a
+gate still in 1.36 is taken to be accepted through 1.38, except ``WindowsHostNetwork``,
+whose removal in 1.38 is the profile's ``TIMELINE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from kubelet_winnet._kubelet.profile import (
+    ALL_ALPHA,
+    ALL_BETA,
+    MAX_MINOR,
+    MIN_MINOR,
+    TIMELINE,
+    WINDOWS_HOST_NETWORK,
+    GateStage,
+)
+
+__all__ = [
+    "GATES",
+    "GATE_SOURCES",
+    "LISTED_THROUGH",
+    "REMOVED_FLAGS",
+    "Component",
+    "GateSpan",
+    "RemovedFlag",
+    "gate_minors",
+    "removed_flag",
+]
+
+Component = Literal["kubelet", "kube-proxy"]
+
+#: The newest release whose gate list was read; later releases may add gates.
+LISTED_THROUGH = 36
+
+GATE_SOURCES: Mapping[str, str] = {
+    "K36": "kubernetes/kubernetes test/compatibility_lifecycle/reference/feature_list.md "
+           "(006235395113, 1.36)",
+    "K32": "kubernetes/kubernetes test/featuregates_linter/test_data/"
+           "versioned_feature_list.yaml (0021731de589, 1.32)",
+    "K33": "kubernetes/kubernetes test/compatibility_lifecycle/reference/"
+           "versioned_feature_list.yaml (fbba6b47ad98, 1.33)",
+    "W": "kubernetes/website content/en/docs/reference/command-line-tools-reference/"
+         "feature-gates/NAME.md",
+    "R": "kubernetes/website content/en/docs/reference/command-line-tools-reference/"
+         "feature-gates-removed.md (03655030d579)",
+}
+
+# NAME  FIRST  LAST  SOURCE. FIRST: the first minor with the gate; LAST: the last minor
+# with it, "+" when it is still in the newest list read (LISTED_THROUGH).
+GATE_TABLE = """
+AdmissionWebhookMatchConditions                      27 32 W
+AdvancedAuditing                                      7 27 W
+AggregatedDiscoveryEndpoint                          26  + W
+AggregatedDiscoveryRemoveBetaType                    33  + K36
+AllowDNSOnlyNodeCSR                                  31  + K36
+AllowInsecureBackendProxy                            17 25 R
+AllowInsecureKubeletCertificateSigningRequests       31  + K36
+AllowOverwriteTerminationGracePeriodSeconds          32  + K36
+AllowParsingUserUIDFromCertAuth                      33  + K36
+AllowServiceLBStatusOnNonLB                          29 34 W
+AllowUnsafeMalformedObjectDeletion                   32  + K36
+AnonymousAuthConfigurableEndpoints                   31  + K36
+AnyVolumeDataSource                                  18  + K36
+APIListChunking                                       8 32 W
+APIPriorityAndFairness                               18 30 W
+APIResponseCompression                                8  + K36
+APISelfSubjectReview                                 26 29 W
+APIServerIdentity                                    20  + K36
+APIServerTracing                                     22  + K36
+APIServingWithRoutine                                30  + K36
+AppArmor                                              4 32 W
+AppArmorFields                                       30  + W
+AtomicFIFO                                           36  + K36
+AuthorizeNodeWithSelectors                           31  + K36
+AuthorizePodWebsocketUpgradeCreatePermission         35  + K36
+AuthorizeWithSelectors                               31  + K36
+BtreeWatchCache                                      32  + K36
+CBORServingAndStorage                                32  + K36
+ChangeContainerStatusOnKubeletRestart                35  + K36
+ClearingNominatedNodeNameAfterBinding                34  + K36
+ClientsAllowCBOR                                     32  + K36
+ClientsPreferCBOR                                    32  + K36
+CloudControllerManagerWatchBasedRoutesReconciliation 35  + K36
+CloudControllerManagerWebhook                        27  + K36
+CloudDualStackNodeIPs                                27 31 W
+ClusterTrustBundle                                   27  + K36
+ClusterTrustBundleProjection                         29  + K36
+ComponentFlagz                                       32  + K36
+ComponentSLIs                                        26  + W
+ComponentStatusz                                     32  + K36
+ConcurrentWatchObjectDecode                          31  + K36
+ConfigurableFSGroupPolicy                            18 25 R
+ConsistentHTTPGetHandlers                            25 30 W
+ConsistentListFromCache                              28  + K36
+ConstrainedImpersonation                             35  + K36
+ContainerCheckpoint                                  25  + K36
+ContainerRestartRules                                34  + K36
+ContainerStopSignals                                 33  + K36
+ContextualLogging                                    24  + W
+ControllerManagerLeaderMigration                     21 26 R
+CoordinatedLeaderElection                            31  + K36
+CPUManager                                            8  + W
+CPUManagerPolicyAlphaOptions                         23  + K36
+CPUManagerPolicyBetaOptions                          23  + K36
+CPUManagerPolicyOptions                              22  + K36
+CRDObservedGenerationTracking                        35  + K36
+CRDValidationRatcheting                              28  + K36
+CronJobsScheduledAnnotation                          28  + W
+CronJobTimeZone                                      24 28 W
+CrossNamespaceVolumeDataSource                       26  + K36
+CSIInlineVolume                                      15 26 R
+CSIMigration                                         14 26 R
+CSIMigrationAWS                                      14 26 R
+CSIMigrationAzureDisk                                15 26 R
+CSIMigrationAzureFile                                15 29 W
+CSIMigrationGCE                                      14 27 W
+CSIMigrationOpenStack                                14 25 R
+CSIMigrationPortworx                                 23  + W
+CSIMigrationRBD                                      23 30 W
+CSIMigrationvSphere                                  18 28 W
+CSINodeExpandSecret                                  25 30 W
+CSIServiceAccountToken                               20 24 R
+CSIServiceAccountTokenSecrets                        35  + K36
+CSIStorageCapacity                                   19 27 W
+CSIVolumeFSGroupPolicy                               19 25 R
+CSIVolumeHealth                                      21  + K36
+CSRDuration                                          22 25 R
+CustomCPUCFSQuotaPeriod                              12  + K36
+CustomResourceFieldSelectors                         30  + K36
+CustomResourceValidationExpressions                  23 30 W
+DaemonSetUpdateSurge                                 21 26 R
+DeclarativeValidation                                33  + K36
+DeclarativeValidationTakeover                        33  + K36
+DefaultHostNetworkHostPortsInPodTemplates            28 30 W
+DefaultPodTopologySpread                             19 25 R
+DelegateFSGroupToCSIDriver                           22 27 W
+DeploymentPodReplacementPolicy                       32  + K33
+DeploymentReplicaSetTerminatingReplicas              33  + K36
+DetectCacheInconsistency                             34  + K36
+DevicePluginCDIDevices                               28 33 W
+DevicePlugins                                         8 27 W
+DisableAcceleratorUsageMetrics                       19 27 W
+DisableAllocatorDualWrite                            31  + K36
+DisableCloudProviders                                22 32 W
+DisableCPUQuotaWithExclusiveCPUs                     33  + K36
+DisableKubeletCloudCredentialProviders               23  + W
+DisableNodeKubeProxyVersion                          29  + K36
+DownwardAPIHugePages                                 20 28 W
+DRAAdminAccess                                       32  + K36
+DRAConsumableCapacity                                34  + K36
+DRAControlPlaneController                            26 31 W
+DRADeviceBindingConditions                           34  + K36
+DRADeviceTaintRules                                  35  + K36
+DRADeviceTaints                                      33  + K36
+DRAExtendedResource                                  34  + K36
+DRAPartitionableDevices                              33  + K36
+DRAPrioritizedList                                   33  + K36
+DRAResourceClaimDeviceStatus                         32  + K36
+DRASchedulerFilterTimeout                            34  + K36
+DryRun                                               12 27 W
+DynamicKubeletConfig                                  4 25 R
+DynamicResourceAllocation                            26  + K36
+EfficientWatchResumption                             20  + W
+ElasticIndexedJob                                    27  + W
+EndpointSlice                                        16 24 R
+EndpointSliceNodeName                                20 24 R
+EndpointSliceProxying                                18 24 R
+EndpointSliceTerminatingCondition                    20 27 W
+EnvFiles                                             34  + K36
+EphemeralContainers                                  16 26 R
+EventedPLEG                                          26  + K36
+ExecProbeTimeout                                     20  + K36
+ExpandCSIVolumes                                     14 26 R
+ExpandedDNSConfig                                    22 29 W
+ExpandInUsePersistentVolumes                         11 26 R
+ExpandPersistentVolumes                               8 26 R
+ExperimentalHostUserNamespaceDefaulting               5 29 W
+ExternalServiceAccountTokenSigner                    32  + K36
+GangScheduling                                       35  + K36
+GenericEphemeralVolume                               19 24 R
+GenericWorkload                                      35  + K36
+GitRepoVolumeDriver                                  33  + K36
+GracefulNodeShutdown                                 20  + K36
+GracefulNodeShutdownBasedOnPodPriority               23  + K36
+GRPCContainerProbe                                   23 28 W
+HonorPVReclaimPolicy                                 23  + K36
+HostnameOverride                                     34  + K36
+HPAConfigurableTolerance                             33  + K36
+HPAContainerMetrics                                  20 31 W
+HPAScaleToZero                                       16  + K36
+HugePageStorageMediumSize                            18 24 R
+HyperVContainer                                      10 20 R
+IdentifyPodOS                                        23 26 R
+ImageMaximumGCAge                                    29  + K36
+ImageVolume                                          31  + K36
+ImageVolumeWithDigest                                35  + K36
+ImmutableEphemeralVolumes                            18 24 R
+IndexedJob                                           21 25 R
+InformerResourceVersion                              30  + K36
+IngressClassNamespacedParams                         21 24 R
+InOrderInformers                                     33  + K36
+InOrderInformersBatchProcess                         35  + K36
+InPlacePodLevelResourcesVerticalScaling              35  + K36
+InPlacePodVerticalScaling                            27  + K36
+InPlacePodVerticalScalingAllocatedStatus             32  + K36
+InPlacePodVerticalScalingExclusiveCPUs               32  + K36
+InPlacePodVerticalScalingExclusiveMemory             34  + K36
+InTreePluginAWSUnregister                            21 30 W
+InTreePluginAzureDiskUnregister                      21 30 W
+InTreePluginAzureFileUnregister                      21 30 W
+InTreePluginGCEUnregister                            21 30 W
+InTreePluginOpenStackUnregister                      21 30 W
+InTreePluginPortworxUnregister                       23  + W
+InTreePluginRBDUnregister                            23 30 W
+InTreePluginvSphereUnregister                        21 30 W
+IPTablesOwnershipCleanup                             25 29 W
+IPv6DualStack                                        15 24 R
+JobBackoffLimitPerIndex                              28  + K36
+JobManagedBy                                         30  + K36
+JobMutableNodeSchedulingDirectives                   23 28 W
+JobPodFailurePolicy                                  25  + W
+JobPodReplacementPolicy                              28  + K36
+JobReadyPods                                         23 30 W
+JobSuccessPolicy                                     30  + K36
+JobTrackingWithFinalizers                            22 28 W
+KMSv1                                                28  + K36
+KMSv2                                                25 31 W
+KMSv2KDF                                             28 31 W
+KubeletCgroupDriverFromCRI                           28  + K36
+KubeletCrashLoopBackOffMax                           32  + K36
+KubeletCredentialProviders                           20 28 W
+KubeletEnsureSecretPulledImages                      33  + K36
+KubeletFineGrainedAuthz                              32  + K36
+KubeletInUserNamespace                               22  + K36
+KubeletPodResources                                  13 29 W
+KubeletPodResourcesDynamicResources                  27  + K36
+KubeletPodResourcesGet                               27  + K36
+KubeletPodResourcesGetAllocatable                    21 29 W
+KubeletPodResourcesListUseActivePods                 34  + K36
+KubeletPSI                                           33  + K36
+KubeletRegistrationGetOnExistsOnly                   32  + K36
+KubeletSeparateDiskGC                                29  + K36
+KubeletServiceAccountTokenForCredentialProviders     33  + K36
+KubeletTracing                                       25  + K36
+KubeProxyDrainingTerminatingNodes                    28 32 W
+LegacyServiceAccountTokenCleanUp                     28 31 W
+LegacyServiceAccountTokenNoAutoGeneration            24 28 W
+LegacyServiceAccountTokenTracking                    26 29 W
+LegacySidecarContainers                              33  + K33
+ListFromCacheSnapshot                                33  + K36
+LoadBalancerIPMode                                   29 34 W
+LocalStorageCapacityIsolation                         7 26 R
+LocalStorageCapacityIsolationFSQuotaMonitoring       15  + K36
+LogarithmicScaleDown                                 21  + K36
+LoggingAlphaOptions                                  24  + W
+LoggingBetaOptions                                   24  + W
+MatchLabelKeysInPodAffinity                          29  + K36
+MatchLabelKeysInPodTopologySpread                    25  + K36
+MatchLabelKeysInPodTopologySpreadSelectorMerge       34  + K36
+MaxUnavailableStatefulSet                            24  + K36
+MemoryManager                                        21  + W
+MemoryQoS                                            22  + K36
+MinDomainsInPodTopologySpread                        24 31 W
+MinimizeIPTablesRestore                              26 29 W
+MixedProtocolLBService                               20 27 W
+MultiCIDRRangeAllocator                              25 28 W
+MultiCIDRServiceAllocator                            27  + K36
+MutableCSINodeAllocatableCount                       33  + K36
+MutablePodResourcesForSuspendedJobs                  35  + K36
+MutablePVNodeAffinity                                35  + K36
+MutableSchedulingDirectivesForSuspendedJobs          35  + K36
+MutatingAdmissionPolicy                              30  + K36
+NetworkPolicyEndPort                                 21 26 R
+NetworkPolicyStatus                                  24 27 W
+NewVolumeManagerReconstruction                       25 31 W
+NFTablesProxyMode                                    29  + K36
+NodeDeclaredFeatures                                 35  + K36
+NodeInclusionPolicyInPodTopologySpread               25  + K36
+NodeLogQuery                                         27  + K36
+NodeOutOfServiceVolumeDetach                         24 31 W
+NodeSwap                                             22  + K36
+NominatedNodeNameForExpectation                      34  + K36
+NonPreemptingPriority                                15 25 R
+OpenAPIEnums                                         23  + K36
+OpenAPIV3                                            23 28 W
+OpportunisticBatching                                35  + K36
+OrderedNamespaceDeletion                             30  + K36
+PDBUnhealthyPodEvictionPolicy                        26 32 W
+PersistentVolumeLastPhaseTransitionTime              28 32 W
+PodAffinityNamespaceSelector                         21 25 R
+PodAndContainerStatsFromCRI                          23  + K36
+PodCertificateRequest                                34  + K36
+PodDeletionCost                                      21  + K36
+PodDisruptionBudget                                   3 25 R
+PodDisruptionConditions                              25  + W
+PodHasNetworkCondition                               25 27 W
+PodHostIPs                                           28 31 W
+PodIndexLabel                                        28  + W
+PodLevelResources                                    32  + K36
+PodLifecycleSleepAction                              29  + K36
+PodLifecycleSleepActionAllowZero                     32  + K36
+PodLogsQuerySplitStreams                             32  + K36
+PodObservedGenerationTracking                        33  + K36
+PodOverhead                                          16 25 R
+PodReadyToStartContainersCondition                   28  + K36
+PodSchedulingReadiness                               26  + K36
+PodSecurity                                          22 27 W
+PodTopologyLabelsAdmission                           33  + K36
+PortForwardWebsockets                                30  + K36
+PreferNominatedNode                                  21 25 R
+PreferSameTrafficDistribution                        33  + K36
+PreventStaticPodAPIReferences                        34  + K36
+ProbeTerminationGracePeriod                          21 28 W
+ProcMountType                                        12  + K36
+ProxyTerminatingEndpoints                            22 29 W
+QOSReserved                                          11  + K36
+ReadWriteOncePod                                     22 30 W
+RecoverVolumeExpansionFailure                        23  + K36
+RecursiveReadOnlyMounts                              30  + K36
+ReduceDefaultCrashLoopBackOffDecay                   33  + K36
+RelaxedDNSSearchValidation                           32  + K36
+RelaxedEnvironmentVariableValidation                 30  + K36
+RelaxedServiceNameValidation                         34  + K36
+ReloadKubeletServerCertificateFile                   31  + K36
+RemainingItemCount                                   15 32 W
+RemoteRequestHeaderUID                               32  + K36
+ResilientWatchCacheInitialization                    31  + K36
+ResourceHealthStatus                                 31  + K36
+ResourceHealthStatusMessage                          36  + K36
+RestartAllContainersOnContainerExits                 35  + K36
+RetroactiveDefaultStorageClass                       25 28 W
+RetryGenerateName                                    30  + K36
+RotateKubeletClientCertificate                        8 21 R
+RotateKubeletServerCertificate                        7  + K36
+RuntimeClass                                         12 24 R
+RuntimeClassInImageCriApi                            29  + K36
+SchedulerAsyncAPICalls                               34  + K36
+SchedulerAsyncPreemption                             32  + K36
+SchedulerPopFromBackoffQ                             33  + K36
+SchedulerQueueingHints                               28  + K36
+SeccompDefault                                       22 28 W
+SecurityContextDeny                                  27 29 W
+SelectorIndex                                        18 25 R
+SELinuxChangePolicy                                  32  + K36
+SELinuxMount                                         30  + K36
+SELinuxMountReadWriteOncePod                         25  + K36
+SeparateCacheWatchRPC                                28  + K36
+SeparateTaintEvictionController                      29  + K36
+ServerSideApply                                      14 31 W
+ServerSideFieldValidation                            23 31 W
+ServiceAccountNodeAudienceRestriction                32  + K36
+ServiceAccountTokenJTI                               29  + K36
+ServiceAccountTokenNodeBinding                       29  + K36
+ServiceAccountTokenNodeBindingValidation             29  + K36
+ServiceAccountTokenPodNodeInfo                       29  + K36
+ServiceInternalTrafficPolicy                         21 27 W
+ServiceIPStaticSubrange                              24 27 W
+ServiceLBNodePortControl                             20 25 R
+ServiceLoadBalancerClass                             21 25 R
+ServiceNodePortStaticSubrange                        27 30 W
+ServiceTopology                                      17 22 R
+ServiceTrafficDistribution                           30  + W
+SetHostnameAsFQDN                                    19 24 R
+SidecarContainers                                    28  + K36
+SizeBasedListCostEstimate                            34  + K36
+SizeMemoryBackedVolumes                              20  + W
+SkipReadOnlyValidationGCE                            28 30 W
+StableLoadBalancerNodeSet                            27 31 W
+StatefulSetAutoDeletePVC                             23  + W
+StatefulSetMinReadySeconds                           22 26 R
+StatefulSetSemanticRevisionComparison                26  + K36
+StatefulSetStartOrdinal                              26  + W
+StorageCapacityScoring                               33  + K36
+StorageNamespaceIndex                                30  + K36
+StorageObjectInUseProtection                         10 24 R
+StorageVersionAPI                                    20  + K36
+StorageVersionHash                                   14  + K36
+StorageVersionMigrator                               30  + K36
+StreamingCollectionEncodingToJSON                    33  + K36
+StreamingCollectionEncodingToProtobuf                33  + K36
+StreamingProxyRedirects                               5 24 R
+StrictCostEnforcementForVAP                          30  + K32
+StrictCostEnforcementForWebhooks                     30  + K32
+StrictIPCIDRValidation                               33  + K36
+StructuredAuthenticationConfiguration                29  + K36
+StructuredAuthenticationConfigurationEgressSelector  34  + K36
+StructuredAuthenticationConfigurationJWKSMetrics     35  + K36
+StructuredAuthorizationConfiguration                 29  + W
+SupplementalGroupsPolicy                             31  + K36
+SupportIPVSProxyMode                                  8 20 R
+SuspendJob                                           21 25 R
+SystemdWatchdog                                      32  + K36
+TaintTolerationComparisonOperators                   35  + K36
+TokenRequestServiceAccountUIDValidation              34  + K36
+TopologyAwareHints                                   21  + W
+TopologyManager                                      16 28 W
+TopologyManagerPolicyAlphaOptions                    26  + K36
+TopologyManagerPolicyBetaOptions                     26  + K36
+TopologyManagerPolicyOptions                         26  + K36
+TranslateStreamCloseWebsocketRequests                29  + K36
+TTLAfterFinished                                     12 24 R
+UnauthenticatedHTTP2DOSMitigation                    25  + K36
+UnknownVersionInteroperabilityProxy                  28  + K36
+UnlockWhileProcessingFIFO                            36  + K36
+UserNamespacesHostNetworkSupport                     35  + K36
+UserNamespacesPodSecurityStandards                   29 34 W
+UserNamespacesStatelessPodsSupport                   25 27 W
+UserNamespacesSupport                                25  + K36
+ValidateProxyRedirects                               12 24 R
+ValidatingAdmissionPolicy                            26 31 W
+VolumeAttributesClass                                29  + K36
+VolumeCapacityPriority                               21 32 W
+VolumeLimitScaling                                   35  + K36
+VolumeSubpath                                        10 24 R
+VolumeSubpathEnvExpansion                            14 24 R
+WarningHeaders                                       19 24 R
+WatchBookmark                                        15 32 W
+WatchCacheInitializationPostStartHook                31  + K36
+WatchFromStorageWithoutResourceVersion               27  + W
+WatchList                                            27  + K36
+WatchListClient                                      30  + K36
+WindowsCPUAndMemoryAffinity                          32  + K36
+WindowsEndpointSliceProxying                         19 24 R
+WindowsGMSA                                          14 20 R
+WindowsGracefulNodeShutdown                          32  + K36
+WindowsHostNetwork                                   26  + K36
+WindowsHostProcessContainers                         22 27 W
+WindowsRunAsUserName                                 16 20 R
+WinDSR                                               14  + K36
+WinOverlay                                           14  + K36
+ZeroLimitedNominalConcurrencyShares                  29 31 W
+"""
+
+
+@dataclass(frozen=True)
+class GateSpan:
+    """The minors (``1.first`` to ``1.last``) whose kubelet and kube-proxy accept a gate."""
+
+    name: str
+    first: int
+    last: int | None  # None: still in the newest list read, taken as accepted since
+    source: str  # a key of GATE_SOURCES
+
+    def accepts(self, minor: int) -> bool:
+        return self.first <= minor and (self.last is None or minor <= self.last)
+
+
+def _spans() -> dict[str, GateSpan]:
+    spans: dict[str, GateSpan] = {}
+    for row in GATE_TABLE.split("\n"):
+        if not row:
+            continue
+        name, first, last, source = row.split()
+        if name in spans or source not in GATE_SOURCES:  # pragma: no cover - a table typo
+            raise RuntimeError(f"GATE_TABLE row {row!r}")
+        spans[name] = GateSpan(name, int(first), None if last == "+" else int(last), source)
+    # One home for WindowsHostNetwork: the profile's timeline says when it went.
+    kept = max(r.minor for r in TIMELINE if r.stage is not GateStage.REMOVED)
+    spans[WINDOWS_HOST_NETWORK] = GateSpan(
+        WINDOWS_HOST_NETWORK, spans[WINDOWS_HOST_NETWORK].first,
+        None if kept == MAX_MINOR else kept, "K36")
+    return spans
+
+
+GATES: Mapping[str, GateSpan] = _spans()
+_ALWAYS = frozenset({ALL_ALPHA, ALL_BETA})  # featuregate's own names, in every release
+
+
+def gate_minors(name: str) -> tuple[int, ...] | None:
+    """The supported minors whose kubelet and kube-proxy accept gate ``name``; None when
+    the name is in no list read (no release up to LISTED_THROUGH has it)."""
+    if name in _ALWAYS:
+        return tuple(range(MIN_MINOR, MAX_MINOR + 1))
+    span = GATES.get(name)
+    if span is None:
+        return None
+    return tuple(m for m in range(MIN_MINOR, MAX_MINOR + 1) if span.accepts(m))
+
+
+@dataclass(frozen=True)
+class RemovedFlag:
+    """A command-line flag the component refuses from ``1.removed_in`` on."""
+
+    name: str  # without the leading dashes
+    components: frozenset[Component]
+    removed_in: int
+    replacement: str  # what to do instead, one clause
+    source: str
+
+
+_KLOG = (
+    "kubernetes/website content/en/docs/concepts/cluster-administration/system-logs.md "
+    "(deprecated in 1.23, removed in 1.26: KEP-2845, kubernetes PR #112120)")
+_KLOG_INSTEAD = "redirect the output instead, with kube-log-runner on Windows"
+_DOCKERSHIM = "CHANGELOG-1.24.md (kubernetes PR #106907: removed with dockershim)"
+_DOCKERSHIM_INSTEAD = "containerd reads its CNI and image settings from its own config.toml"
+_BOTH: frozenset[Component] = frozenset({"kubelet", "kube-proxy"})
+_KUBELET: frozenset[Component] = frozenset({"kubelet"})
+
+REMOVED_FLAGS: Mapping[str, RemovedFlag] = {flag.name: flag for flag in (
+    *(RemovedFlag(name, _BOTH, 26, _KLOG_INSTEAD, _KLOG) for name in (
+        "add-dir-header", "alsologtostderr", "log-backtrace-at", "log-dir", "log-file",
+        "log-file-max-size", "logtostderr", "one-output", "skip-headers",
+        "skip-log-headers", "stderrthreshold")),
+    *(RemovedFlag(name, _KUBELET, 24, _DOCKERSHIM_INSTEAD, _DOCKERSHIM) for name in (
+        "experimental-dockershim-root-directory", "docker-endpoint",
+        "image-pull-progress-deadline", "network-plugin", "cni-conf-dir", "cni-bin-dir",
+        "cni-cache-dir", "network-plugin-mtu")),
+    RemovedFlag("container-runtime", _KUBELET, 27,
+                "the runtime is always remote: keep --container-runtime-endpoint",
+                "CHANGELOG-1.27.md (kubernetes PR #114017)"),
+)}
+
+
+def removed_flag(name: str, component: Component) -> RemovedFlag | None:
+    """The removal of flag ``--name`` from ``component``, or None when it was not removed."""
+    flag = REMOVED_FLAGS.get(name)
+    return flag if flag is not None and component in flag.components else None

@@ -521,16 +521,11 @@ def _decoded(source: str, max_bytes: int) -> str | None:
     it: UTF-8, or UTF-16/UTF-32 by their byte order mark."""
     import codecs
 
-    from kubelet_winnet.cli.input import stdin_head
+    from kubelet_winnet.cli.input import head_of
 
-    if source == "<stdin>":
-        data = stdin_head()
-    else:
-        try:
-            with open(source, "rb") as raw:
-                data = raw.read(max_bytes)
-        except OSError:
-            return None
+    data = head_of(source, max_bytes)
+    if data is None:
+        return None
     for bom, name in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
                       (codecs.BOM_UTF8, "utf-8-sig")):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
-from kubelet_winnet.cli.input import BadInput, Document, stdin_head
+from kubelet_winnet.cli.input import BadInput, Document, head_of
 from kubelet_winnet.cli.render import KUSTOMIZATION_NAMES
 from kubelet_winnet.cli.session import Session
 
@@ -130,15 +130,10 @@ class InputNotes:
 
 def _template_line(source: str, max_bytes: int) -> int | None:
     """The first line holding ``{{`` (Go template syntax) of a file, if any; of stdin,
-    in the part of it that was kept (:func:`stdin_head`)."""
-    if source == "<stdin>":
-        head = stdin_head()
-    else:
-        try:
-            with open(source, "rb") as file:
-                head = file.read(max_bytes)
-        except OSError:
-            return None
+    in the part of it that was kept (:func:`head_of`)."""
+    head = head_of(source, max_bytes)
+    if head is None:
+        return None
     at = head.find(b"{{")
     if at < 0 or head.find(b"}}", at) < 0:
         return None

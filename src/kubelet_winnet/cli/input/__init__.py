@@ -24,6 +24,7 @@ from kubelet_winnet.cli.input.paths import (
     SETTINGS_FILE,
     Skipped,
     expand_paths,
+    head_of,
     replayable,
     stdin_head,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "Skipped",
     "describe_path",
     "expand_paths",
+    "head_of",
     "read_source",
     "replayable",
     "stdin_head",

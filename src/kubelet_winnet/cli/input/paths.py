@@ -180,6 +180,18 @@ def stdin_head() -> bytes:
     return bytes(_stdin.head) if _stdin is not None else b""
 
 
+def head_of(source: str, max_bytes: int) -> bytes | None:
+    """The first ``max_bytes`` of the file ``source`` (``<stdin>``: the part of standard
+    input kept), for the notes that look into a file again; None when it cannot be read."""
+    if source == "<stdin>":
+        return stdin_head()
+    try:
+        with open(source, "rb") as file:
+            return file.read(max_bytes)
+    except OSError:
+        return None
+
+
 def open_source(path: str) -> IO[bytes]:
     """The file at ``path`` opened for reading (``-``: standard input, its head kept)."""
     global _stdin

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted
 from kubelet_winnet._kubelet.messages import message_json, sandbox_config_message
-from kubelet_winnet._kubelet.pod import pod_facts, pod_template
-from kubelet_winnet._kubelet.podview import read_field
+from kubelet_winnet._kubelet.pod import get_object, pod_facts, pod_template
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     MODELLED_GATES,
@@ -224,8 +223,8 @@ def explain(
     ``.error`` with ``.config`` None.
     """
     profile = kubelet_profile(kubelet_version, feature_gates)
-    template, at = pod_template(pod)
-    spec = read_field(template, "spec", at)
+    template, at = pod_template(pod)  # read_pod's steps, keeping the path for warnings
+    spec = get_object(template, "spec", at)
     if spec is None:
         raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
     facts = pod_facts(spec, f"{at}spec.")

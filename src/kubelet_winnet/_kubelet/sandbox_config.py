@@ -36,8 +36,10 @@ from kubelet_winnet._kubelet.pod import (
     echo,
     get_bool,
     get_int,
+    get_list,
     get_object,
     get_objects,
+    get_optional_str,
     get_str,
     get_strings,
     not_utf8_error,
@@ -197,9 +199,7 @@ def pod_dns(
         pod_options: list[tuple[str, str | None]] = []
         for index, option in enumerate(get_objects(config, "options", here)):
             where = f"{here}options[{index}]."
-            value = read_field(option, "value", where)
-            if value is not None and type(value) is not str:
-                get_str(option, "value", where)  # raises the typed error
+            value = get_optional_str(option, "value", where)
             pod_options.append((get_str(option, "name", where), value))
         options = _merge_options(options, pod_options)
     servers = servers[:MAX_NAMESERVERS]
@@ -364,8 +364,6 @@ def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, at)):
             where = f"{at}{kind}[{index}]."
-            if read_field(container, "securityContext", where) is None:
-                continue
             context = get_object(container, "securityContext", where)
             if context is not None and get_bool(
                 context, "privileged", f"{where}securityContext."
@@ -398,16 +396,13 @@ def fill_linux_config(
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
     policy = (
-        read_field(context, "supplementalGroupsPolicy", here)
+        get_optional_str(context, "supplementalGroupsPolicy", here)
         if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
     )
-    if policy is not None:
-        if type(policy) is not str:
-            get_str(context, "supplementalGroupsPolicy", here)
-        if policy not in ("Merge", "Strict"):
-            raise SandboxConfigError(
-                f"unsupported supplementalGroupsPolicy: {echo(policy)}", "linux"
-            )
+    if policy is not None and policy not in ("Merge", "Strict"):
+        raise SandboxConfigError(
+            f"unsupported supplementalGroupsPolicy: {echo(policy)}", "linux"
+        )
     _fill_linux(config, privileged, sysctls, network, ipc, pid, groups, policy)
 
 
@@ -454,13 +449,8 @@ def _set_linux(
 
 
 def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
-    value = read_field(obj, key, at)
-    if value is None:
-        return []
-    if type(value) is not list and type(value) is not tuple:
-        get_strings(obj, key, at)  # raises "expected an array"
     out = []
-    for index, item in enumerate(value):
+    for index, item in enumerate(get_list(obj, key, at)):
         if type(item) is not int or not 0 <= item < 2**63:
             raise InvalidPodError(f"{at}{key}[{index}]", "expected a non-negative integer")
         out.append(item)

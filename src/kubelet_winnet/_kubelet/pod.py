@@ -75,6 +75,7 @@ __all__ = [
     "not_utf8_error",
     "pod_facts",
     "pod_identity",
+    "pod_spec",
     "pod_template",
     "read_field",
     "read_pod",
@@ -294,6 +295,14 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
     return node, at
 
 
+def pod_spec(template: Mapping[str, Any], at: str) -> Mapping[str, Any]:
+    """The ``spec`` of the template :func:`pod_template` gave, which must be there."""
+    spec = get_object(template, "spec", at)
+    if spec is None:
+        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
+    return spec
+
+
 # --- the request builders' view: metadata, spec and their paths ------------------------
 
 
@@ -335,9 +344,7 @@ class PodView:
 def view_pod(pod: object) -> PodView:
     """The pod in ``pod``; raises ``InvalidPodError`` or ``InvalidArgumentError``."""
     template, prefix = pod_template(pod)
-    spec = get_object(template, "spec", prefix)
-    if spec is None:
-        raise InvalidPodError(f"{prefix}spec", "required: the pod has no spec")
+    spec = pod_spec(template, prefix)
     metadata = get_object(template, "metadata", prefix) or {}
     if prefix:
         # A template has no name or namespace of its own; its controller derives them
@@ -468,10 +475,7 @@ def read_pod(pod: object) -> PodFacts:
     """The rule inputs of ``pod`` in any accepted form; raises ``InvalidPodError`` (or
     ``InvalidArgumentError`` for something that is no pod form at all)."""
     template, at = pod_template(pod)
-    spec = get_object(template, "spec", at)
-    if spec is None:
-        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
-    return pod_facts(spec, f"{at}spec.")
+    return pod_facts(pod_spec(template, at), f"{at}spec.")
 
 
 class PodIdentity(tuple[str, str, str]):

@@ -37,6 +37,7 @@ import run
 import kubelet_winnet as kw
 from kubelet_winnet._kubelet import labels as _labels
 from kubelet_winnet._kubelet import messages as _messages
+from kubelet_winnet._kubelet import objectview as _objectview
 from kubelet_winnet._kubelet import pod as _pod
 from kubelet_winnet._kubelet import profile as _profile
 from kubelet_winnet._kubelet import quantity as _quantity
@@ -169,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          _swap(_pod, "_OPTION_SETS", _NoCache())),
         ("encoded-message cache (_messages._ENCODED)", "dict", accepted,
          _swap(_messages, "_ENCODED", _NoCache())),
-        ("schema cache (_pod._SCHEMAS)", "V1Pod", v1pods, _swap(_pod, "_SCHEMAS", _NoCache())),
+        ("schema cache (_objectview._SCHEMAS)", "V1Pod", v1pods,
+         _swap(_objectview, "_SCHEMAS", _NoCache())),
         ("prebuilt decisions (_rules._PLAIN_DECISIONS)", "dict", accepted,
          _swap(_rules, "_PLAIN_DECISIONS", _Rebuilt(_rules._PLAIN_DECISIONS))),
         ("prebuilt refusals (_rules._REFUSALS)", "dict refused", refused,

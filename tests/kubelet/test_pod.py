@@ -328,8 +328,9 @@ def test_a_key_whose_eq_raises_is_an_invalid_pod_error_naming_the_field(
     assert not isinstance(info.value.__context__, _Raised) or info.value.__suppress_context__
 
 
-@pytest.mark.parametrize("getter", ["get_object", "get_array", "get_str", "get_bool",
-                                    "get_int", "get_str_map"])
+@pytest.mark.parametrize("getter", ["get_object", "get_list", "get_objects", "get_str",
+                                    "get_optional_str", "get_bool", "get_int", "get_strings",
+                                    "get_str_map"])
 def test_every_getter_turns_a_raising_key_into_invalid_pod_error(getter: str) -> None:
     from kubelet_winnet._kubelet import pod as reader
 
@@ -368,8 +369,8 @@ REQUEST_BUILDERS: dict[str, Callable[[Manifest], object]] = {
     "create_container_request": lambda p: create_container_request(p, "c", pod_sandbox_id="s"),
     "explain": lambda p: explain(p),
 }
-# Fields each builder reads (a raw lookup in podview, the builders or explain let the
-# caller's exception out before: issue 30 item 17).
+# Fields each builder reads (a raw lookup in the builders or explain let the caller's
+# exception out before: issue 30 item 17).
 REQUEST_TWINS = {
     "pod_sandbox_config": [("", "spec"), ("metadata.", "name"), ("spec.", "hostname"),
                            ("spec.", "dnsConfig"), ("spec.containers[0].", "securityContext")],

@@ -132,9 +132,8 @@ def test_pod_template_of_every_workload_in_every_form(kind: str) -> None:
         assert at == expected_at
         spec = get_object(template, "spec", at)
         assert spec is not None
-        ((container, container_at),) = get_objects(spec, "containers", f"{at}spec.")
-        assert get_str(container, "name", container_at) == "c"
-        assert container_at == f"{at}spec.containers[0]."
+        (container,) = get_objects(spec, "containers", f"{at}spec.")
+        assert get_str(container, "name", f"{at}spec.containers[0].") == "c"
         assert get_str_map(template["metadata"], "labels", f"{at}metadata.") == {"app": "x"}
 
 
@@ -143,7 +142,7 @@ def test_getters_name_full_paths() -> None:
     with pytest.raises(InvalidPodError, match=r"^spec\.template\.spec\.hostNetwork: "):
         get_bool(spec, "hostNetwork", "spec.template.spec.")
     with pytest.raises(InvalidPodError) as info:
-        get_int(spec, "priority", "spec.", maximum=2**31 - 1)
+        get_int(spec, "priority", "spec.", high=2**31 - 1)
     assert info.value.field == "spec.priority"
     assert len(str(info.value)) < 200
     with pytest.raises(InvalidPodError) as info:

@@ -1,4 +1,5 @@
-"""_podview: the request builders' view of a pod through the one reader."""
+"""The request builders' view of a pod (``view_pod``, in ``_kubelet/pod.py``), imported
+through ``_kubelet/podview.py``, the older path other modules still use."""
 
 from __future__ import annotations
 
@@ -46,3 +47,10 @@ def test_missing_spec_and_not_utf8_paths() -> None:
     assert info.value.field == "spec.template.spec"
     view = view_pod({"metadata": {"labels": {"ok": "1", "bad": "\udc80"}}, "spec": {}})
     assert not_utf8_error(view).field == "metadata.labels.bad"
+
+
+def test_the_older_import_path_gives_the_reading_layers_own_functions() -> None:
+    from kubelet_winnet._kubelet import pod, podview
+
+    for name in podview.__all__:
+        assert getattr(podview, name) is getattr(pod, name), name

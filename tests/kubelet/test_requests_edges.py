@@ -71,7 +71,7 @@ def test_plain_mapping_metadata_limits_and_template() -> None:
                   "spec": {"template": {"metadata": PlainMapping({"labels": {"x": "y"}}),
                                         "spec": _pod()["spec"]}}}
     sandbox = kw.pod_sandbox_config(deployment)
-    # A template takes the workload's name and namespace (podview.view_pod).
+    # A template takes the workload's name and namespace (pod.view_pod).
     assert (sandbox.metadata.name, sandbox.metadata.namespace) == ("d", "shop")
     assert dict(sandbox.labels)["x"] == "y"
 

@@ -25,19 +25,18 @@ from kubelet_winnet._kubelet.mounts import (
     check_volume_paths,
     container_mounts,
 )
-from kubelet_winnet._kubelet.node import NodeContext, is_mapping
+from kubelet_winnet._kubelet.node import NodeContext
+from kubelet_winnet._kubelet.objectview import is_mapping
 from kubelet_winnet._kubelet.pod import (
-    is_utf8,
-    pod_facts,
-)
-from kubelet_winnet._kubelet.podview import (
     PodView,
     container_index,
     get_bool,
     get_objects,
     get_str,
     get_strings,
+    is_utf8,
     not_utf8_error,
+    pod_facts,
     view_pod,
 )
 from kubelet_winnet._kubelet.profile import (
@@ -59,7 +58,6 @@ from kubelet_winnet._kubelet.sandbox_config import (
     build_sandbox_config,
     check_attempt,
     check_node,
-    pod_identity_of,
     runtime_handler,
 )
 from kubelet_winnet._kubelet.security_context_windows import verify_run_as_non_root
@@ -89,8 +87,8 @@ class ContainerBuilder:
     builds them all), not once per container."""
 
     __slots__ = (
-        "_facts", "_index", "expansion", "identity", "in_place_resize", "minor", "node",
-        "services", "view",
+        "_facts", "_index", "expansion", "in_place_resize", "minor", "node", "services",
+        "view",
     )
 
     def __init__(
@@ -106,7 +104,6 @@ class ContainerBuilder:
         self.services = services  # what the kubelet's service lister holds
         self._index: dict[str, tuple[Mapping[str, Any], str, str]] | None = None
         self._facts: tuple[PodFacts, dict[str, ContainerFacts]] | None = None
-        self.identity: tuple[str, str, str] | None = None  # pod_identity_of, read once
 
     def names(self) -> list[str]:
         """Init then regular container names, in spec order (what ``SyncPod`` starts)."""
@@ -173,15 +170,12 @@ class ContainerBuilder:
                 "containers or ephemeralContainers",
             )
         container, at, _kind = found
-        identity = self.identity
-        if identity is None:
-            identity = self.identity = pod_identity_of(view)
-        uid = identity[2]
+        uid = view.identity()[2]
         host_network = get_bool(view.spec, "hostNetwork", view.spec_at) is True
         budget = Budget(container_name, self.expansion)
         env = environment(
             view, container, at, node, config_maps, secrets, pod_ips, self.services, minor,
-            budget, self.find, identity,
+            budget, self.find,
         )
         # GenerateRunContainerOptions builds the environment, then the mounts;
         # generateContainerConfig verifies runAsNonRoot after both.
@@ -192,7 +186,7 @@ class ContainerBuilder:
             host_network=host_network, host_process=self._has_host_process,
             expansion=self.expansion,
         ))
-        verify_run_as_non_root(view, container, at, image_username, identity)
+        verify_run_as_non_root(view, container, at, image_username)
         # Fields are set in place, one by one: faster in upb than keyword construction,
         # CopyFrom of built sub-messages or a map's update().
         config = api_pb2.ContainerConfig()
@@ -215,7 +209,7 @@ class ContainerBuilder:
             pair = envs.add()
             pair.key = key
             pair.value = item
-        fill_container_labels(config.labels, identity, container_name)
+        fill_container_labels(config.labels, view, container_name)
         fill_container_annotations(config.annotations, view, container, at, container_name,
                                    image, attempt, minor, host_network, self.in_place_resize)
         mounts = config.mounts

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted
 from kubelet_winnet._kubelet.messages import message_json, sandbox_config_message
-from kubelet_winnet._kubelet.pod import pod_facts, pod_template
-from kubelet_winnet._kubelet.podview import read_field
+from kubelet_winnet._kubelet.pod import pod_facts, pod_spec, pod_template
 from kubelet_winnet._kubelet.profile import (
     DEFAULT_KUBELET_VERSION,
     MODELLED_GATES,
@@ -26,7 +25,7 @@ from kubelet_winnet._kubelet.rules import (
     SandboxDecision,
     decide_sandbox,
 )
-from kubelet_winnet.errors import InvalidPodError, SandboxConfigError
+from kubelet_winnet.errors import SandboxConfigError
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.pod import PodInput
@@ -224,11 +223,8 @@ def explain(
     ``.error`` with ``.config`` None.
     """
     profile = kubelet_profile(kubelet_version, feature_gates)
-    template, at = pod_template(pod)
-    spec = read_field(template, "spec", at)
-    if spec is None:
-        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
-    facts = pod_facts(spec, f"{at}spec.")
+    template, at = pod_template(pod)  # read_pod's steps, keeping the path for warnings
+    facts = pod_facts(pod_spec(template, at), f"{at}spec.")
     decision = decide_sandbox(facts, profile.sets_namespace_options)
     steps = [ExplainStep("gates", _gate_step(profile))]
     steps += [

@@ -25,16 +25,18 @@ from kubelet_winnet._kubelet.kuberuntime_container_windows import (
     container_resources,
     quantity_nanos,
 )
-from kubelet_winnet._kubelet.node import NodeContext, is_mapping
-from kubelet_winnet._kubelet.pod import is_utf8
-from kubelet_winnet._kubelet.podview import (
+from kubelet_winnet._kubelet.node import NodeContext
+from kubelet_winnet._kubelet.objectview import is_mapping
+from kubelet_winnet._kubelet.pod import (
     PodView,
     container_index,
+    echo,
     get_bool,
-    get_map,
+    get_object,
     get_objects,
     get_str,
     get_str_map,
+    is_utf8,
     read_field,
 )
 from kubelet_winnet._kubelet.profile import (
@@ -49,10 +51,6 @@ from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
     parse_nanos,
-)
-from kubelet_winnet._kubelet.sandbox_config import (
-    echo,
-    pod_identity_of,
 )
 from kubelet_winnet._kubelet.service_env import Service, service_env_vars
 from kubelet_winnet._kubelet.validation import is_qualified_name
@@ -274,12 +272,11 @@ def _convert_field_label(version: str, path: str, minor: int) -> str:
 def _field_value(
     selector: Mapping[str, Any], where: str, view: PodView, node: NodeContext,
     pod_ips: tuple[str, ...], minor: int = MAX_MINOR,
-    identity: tuple[str, str, str] | None = None,
 ) -> str:
     version = get_str(selector, "apiVersion", where, "v1")
     path = _convert_field_label(version, get_str(selector, "fieldPath", where), minor)
     spec, spec_at = view.spec, view.spec_at
-    name, namespace, uid = pod_identity_of(view) if identity is None else identity
+    name, namespace, uid = view.identity()
     # Both are read (and type-checked) whichever field is asked for.
     node_name = get_str(spec, "nodeName", spec_at)
     service_account = get_str(spec, "serviceAccountName", spec_at)
@@ -412,7 +409,7 @@ def _lookup(
         return {key: found[key] for key in found}
     except InvalidArgumentError:
         raise
-    except Exception as exc:  # a foreign Mapping that raises
+    except Exception as exc:  # a caller's Mapping (get, iteration, items) can raise anything
         raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None
 
 
@@ -445,56 +442,29 @@ def environment(
     minor: int = MAX_MINOR,
     budget: Budget | None = None,
     find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
-    identity: tuple[str, str, str] | None = None,
 ) -> dict[str, str]:
     """Name -> value in the order the kubelet first defines each name (its own order,
     a Go map walk, is unspecified), then the service variables the container's own do
     not override (makeEnvironmentVariables: "Add remaining service environment vars").
-    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it).
-    ``identity``: the pod's (name, namespace, uid), when the caller has read them."""
-    if identity is None:
-        identity = pod_identity_of(view)
-    namespace = identity[1]
+    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it)."""
+    namespace = view.identity()[1]
     if budget is None:
         budget = Budget(get_str(container, "name", at))
     if find is None:
         find = container_index(view).get
-    spec_at = view.spec_at
-    links = get_bool(view.spec, "enableServiceLinks", spec_at)
+    links = get_bool(view.spec, "enableServiceLinks", view.spec_at)
     # enableServiceLinks defaults to true
     service_env = service_env_vars(services, namespace, links is not False) if services else {}
     env: dict[str, str] = {}
     for index, source in enumerate(get_objects(container, "envFrom", at)):
-        where = f"{at}envFrom[{index}]."
-        prefix = get_str(source, "prefix", where)
-        for kind, key, argument, store in (
-            ("configMap", "configMapRef", "config_maps", config_maps),
-            ("secret", "secretRef", "secrets", secrets),
-        ):
-            ref = get_map(source, key, where)
-            if ref is None:
-                continue
-            name = get_str(ref, "name", f"{where}{key}.")
-            optional = get_bool(ref, "optional", f"{where}{key}.") is True
-            data = _lookup(store, kind, namespace, name)
-            if data is None:
-                if optional:
-                    break
-                raise _not_found(kind, name)
-            for data_key in data:
-                if type(data_key) is not str or not is_utf8(data_key):
-                    raise InvalidArgumentError(argument, "str keys", type_name(data_key))
-                item = _data_value(data, data_key, argument)
-                budget.set(prefix + data_key, item, f"{where}{key}")
-                env[prefix + data_key] = item
-            break
+        _env_from(source, f"{at}envFrom[{index}].", namespace, config_maps, secrets, budget, env)
     for index, variable in enumerate(get_objects(container, "env", at)):
         if index >= _MAX_ENV:
             raise InvalidPodError(f"{at}env", f"more than {_MAX_ENV} variables")
         where = f"{at}env[{index}]."
         name = get_str(variable, "name", where)
         runtime_value = get_str(variable, "value", where)
-        value_from = get_map(variable, "valueFrom", where)
+        value_from = get_object(variable, "valueFrom", where)
         if runtime_value:
             if "$" in runtime_value:  # the names an error needs are built only then
                 # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then
@@ -507,48 +477,99 @@ def environment(
                 raise budget.refuse(f"{where}value", f"variable {quoted(name)}",
                                     container=True)
         elif value_from is not None:
-            here = f"{where}valueFrom."
-            field = get_map(value_from, "fieldRef", here)
-            resource = get_map(value_from, "resourceFieldRef", here)
-            cm_ref = get_map(value_from, "configMapKeyRef", here)
-            secret_ref = get_map(value_from, "secretKeyRef", here)
-            if field is not None:
-                runtime_value = _field_value(
-                    field, f"{here}fieldRef.", view, node, pod_ips, minor, identity
-                )
-            elif resource is not None:
-                runtime_value = _resource_value(
-                    resource, f"{here}resourceFieldRef.", container, at, node, find, view,
-                    minor,
-                )
-            elif cm_ref is not None or secret_ref is not None:
-                kind, ref, key_name, store, argument = (
-                    ("configMap", cm_ref, "configMapKeyRef", config_maps, "config_maps")
-                    if cm_ref is not None
-                    else ("secret", secret_ref, "secretKeyRef", secrets, "secrets")
-                )
-                assert ref is not None
-                ref_at = f"{here}{key_name}."
-                ref_name = get_str(ref, "name", ref_at)
-                key = get_str(ref, "key", ref_at)
-                optional = get_bool(ref, "optional", ref_at) is True
-                data = _lookup(store, kind, namespace, ref_name)
-                if data is None:
-                    if optional:
-                        continue
-                    raise _not_found(kind, ref_name)
-                if key not in data:
-                    if optional:
-                        continue
-                    label = "ConfigMap" if kind == "configMap" else "Secret"
-                    raise SandboxConfigError(
-                        f"couldn't find key {echo(key)} in {label} "
-                        f"{echo(namespace)}/{echo(ref_name)}",
-                        ERROR_RULE,
-                    )
-                runtime_value = _data_value(data, key, argument)
+            found = _value_from(
+                value_from, f"{where}valueFrom.", view, container, at, node, pod_ips, minor,
+                find, config_maps, secrets,
+            )
+            if found is None:  # an optional reference that is not there
+                continue
+            runtime_value = found
         budget.set(name, runtime_value, f"{where}value")
         env[name] = runtime_value
     for key, item in service_env.items():
         env.setdefault(key, item)
     return env
+
+
+def _env_from(
+    source: Mapping[str, Any], where: str, namespace: str,
+    config_maps: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Mapping[str, Mapping[str, Any]] | None, budget: Budget, env: dict[str, str],
+) -> None:
+    """One ``envFrom`` entry's variables into ``env``: its ConfigMap or Secret, each key
+    with the entry's prefix."""
+    prefix = get_str(source, "prefix", where)
+    for kind, key, argument, store in (
+        ("configMap", "configMapRef", "config_maps", config_maps),
+        ("secret", "secretRef", "secrets", secrets),
+    ):
+        ref = get_object(source, key, where)
+        if ref is None:
+            continue
+        name = get_str(ref, "name", f"{where}{key}.")
+        optional = get_bool(ref, "optional", f"{where}{key}.") is True
+        data = _lookup(store, kind, namespace, name)
+        if data is None:
+            if optional:
+                return
+            raise _not_found(kind, name)
+        for data_key in data:
+            if type(data_key) is not str or not is_utf8(data_key):
+                raise InvalidArgumentError(argument, "str keys", type_name(data_key))
+            item = _data_value(data, data_key, argument)
+            budget.set(prefix + data_key, item, f"{where}{key}")
+            env[prefix + data_key] = item
+        return
+
+
+def _value_from(
+    value_from: Mapping[str, Any], here: str, view: PodView, container: Mapping[str, Any],
+    at: str, node: NodeContext, pod_ips: tuple[str, ...], minor: int,
+    find: Callable[[str], tuple[Mapping[str, Any], str, str] | None],
+    config_maps: Mapping[str, Mapping[str, Any]] | None,
+    secrets: Mapping[str, Mapping[str, Any]] | None,
+) -> str | None:
+    """One ``env[].valueFrom``'s value; ``None`` for an optional ConfigMap or Secret key
+    that is not there (the variable is left out)."""
+    field = get_object(value_from, "fieldRef", here)
+    resource = get_object(value_from, "resourceFieldRef", here)
+    cm_ref = get_object(value_from, "configMapKeyRef", here)
+    secret_ref = get_object(value_from, "secretKeyRef", here)
+    if field is not None:
+        return _field_value(field, f"{here}fieldRef.", view, node, pod_ips, minor)
+    if resource is not None:
+        return _resource_value(
+            resource, f"{here}resourceFieldRef.", container, at, node, find, view, minor
+        )
+    if cm_ref is not None:
+        return _key_ref_value(cm_ref, f"{here}configMapKeyRef.", "configMap", config_maps,
+                              view.identity()[1])
+    if secret_ref is not None:
+        return _key_ref_value(secret_ref, f"{here}secretKeyRef.", "secret", secrets,
+                              view.identity()[1])
+    return ""
+
+
+def _key_ref_value(
+    ref: Mapping[str, Any], ref_at: str, kind: str,
+    store: Mapping[str, Mapping[str, Any]] | None, namespace: str,
+) -> str | None:
+    """A ``configMapKeyRef`` / ``secretKeyRef`` value, ``None`` if optional and missing."""
+    argument = "config_maps" if kind == "configMap" else "secrets"
+    ref_name = get_str(ref, "name", ref_at)
+    key = get_str(ref, "key", ref_at)
+    optional = get_bool(ref, "optional", ref_at) is True
+    data = _lookup(store, kind, namespace, ref_name)
+    if data is None:
+        if optional:
+            return None
+        raise _not_found(kind, ref_name)
+    if key not in data:
+        if optional:
+            return None
+        label = "ConfigMap" if kind == "configMap" else "Secret"
+        raise SandboxConfigError(
+            f"couldn't find key {echo(key)} in {label} {echo(namespace)}/{echo(ref_name)}",
+            ERROR_RULE,
+        )
+    return _data_value(data, key, argument)

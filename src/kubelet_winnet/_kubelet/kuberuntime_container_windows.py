@@ -14,7 +14,7 @@ from kubelet_winnet._describe import describe
 from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.podview import get_map, read_field
+from kubelet_winnet._kubelet.pod import get_object, read_field
 from kubelet_winnet._kubelet.profile import CPU_MAXIMUM_HELPER, MAX_MINOR, SATURATING_MILLI_VALUE
 from kubelet_winnet._kubelet.quantity import go_milli_value, nanos_value, parse_nanos
 from kubelet_winnet._kubelet.rules import ContainerDecision
@@ -89,12 +89,12 @@ def container_resources(
     container: Mapping[str, Any], at: str
 ) -> tuple[dict[str, int], dict[str, int]]:
     """(limits, requests) in billionths; requests default to limits (defaults.go)."""
-    resources = get_map(container, "resources", at)
+    resources = get_object(container, "resources", at)
     if resources is None:
         return {}, {}
     here = f"{at}resources."
-    limits = _quantities(get_map(resources, "limits", here), f"{here}limits")
-    requests = _quantities(get_map(resources, "requests", here), f"{here}requests")
+    limits = _quantities(get_object(resources, "limits", here), f"{here}limits")
+    requests = _quantities(get_object(resources, "requests", here), f"{here}requests")
     for name, amount in limits.items():
         requests.setdefault(name, amount)
     return limits, requests
@@ -109,13 +109,13 @@ def fill_windows_resources(
     so a zero CPU or memory limit leaves the field unset (0 on the wire); ``cpu_count``
     and ``cpu_shares`` are never set."""
     target.SetInParent()
-    resources = get_map(container, "resources", at)
+    resources = get_object(container, "resources", at)
     if resources is None:
         return
     here = f"{at}resources."
-    raw = get_map(resources, "limits", here)
+    raw = get_object(resources, "limits", here)
     limits = _quantities(raw, f"{here}limits")
-    _quantities(get_map(resources, "requests", here), f"{here}requests")  # checked only
+    _quantities(get_object(resources, "requests", here), f"{here}requests")  # checked only
     if limits.get("cpu"):  # !cpuLimit.IsZero()
         assert raw is not None
         milli = go_milli_value(

@@ -10,12 +10,13 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kubelet_winnet._kubelet import golang
-from kubelet_winnet._kubelet.podview import (
+from kubelet_winnet._kubelet.pod import (
     PodView,
     get_int,
-    get_map,
+    get_object,
     get_objects,
     get_str,
+    get_str_map,
     get_strings,
     read_field,
 )
@@ -23,20 +24,23 @@ from kubelet_winnet._kubelet.profile import (
     CONTAINER_HASH_OF_NAME_AND_IMAGE,
     HASH_WITHOUT_RESOURCES_DROPPED,
 )
-from kubelet_winnet._kubelet.sandbox_config import (
-    POD_NAME_LABEL,
-    POD_NAMESPACE_LABEL,
-    POD_UID_LABEL,
-)
 
 __all__ = [
     "CONTAINER_NAME_LABEL",
+    "POD_NAMESPACE_LABEL",
+    "POD_NAME_LABEL",
+    "POD_UID_LABEL",
     "container_hash",
     "fill_container_annotations",
     "fill_container_labels",
+    "fill_pod_annotations",
+    "fill_pod_labels",
 ]
 
 # labels.go and pkg/kubelet/types/labels.go
+POD_NAME_LABEL = "io.kubernetes.pod.name"
+POD_NAMESPACE_LABEL = "io.kubernetes.pod.namespace"
+POD_UID_LABEL = "io.kubernetes.pod.uid"
 CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
 HASH_ANNOTATION = "io.kubernetes.container.hash"
 HASH_WITHOUT_RESOURCES_ANNOTATION = "io.kubernetes.container.hashWithoutResources"
@@ -100,11 +104,11 @@ def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
     tcpSocket, sleep; omitempty as in the API types; httpGet path "/" and scheme HTTP
     from API defaulting)."""
     out: dict[str, Any] = {}
-    action = get_map(handler, "exec", at)
+    action = get_object(handler, "exec", at)
     if action is not None:
         command = get_strings(action, "command", f"{at}exec.")
         out["exec"] = {"command": command} if command else {}
-    action = get_map(handler, "httpGet", at)
+    action = get_object(handler, "httpGet", at)
     if action is not None:
         here = f"{at}httpGet."
         entry: dict[str, Any] = {"path": get_str(action, "path", here) or "/",
@@ -121,7 +125,7 @@ def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
         if headers:
             entry["httpHeaders"] = headers
         out["httpGet"] = entry
-    action = get_map(handler, "tcpSocket", at)
+    action = get_object(handler, "tcpSocket", at)
     if action is not None:
         here = f"{at}tcpSocket."
         entry = {"port": _int_or_string(action, "port", here)}
@@ -129,7 +133,7 @@ def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
         if host:
             entry["host"] = host
         out["tcpSocket"] = entry
-    action = get_map(handler, "sleep", at)
+    action = get_object(handler, "sleep", at)
     if action is not None:
         out["sleep"] = {"seconds": get_int(action, "seconds", f"{at}sleep.") or 0}
     return _go_json(out)
@@ -160,11 +164,28 @@ def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool)
     return _go_json(ports)
 
 
+def fill_pod_labels(labels: MutableMapping[str, str], view: PodView) -> None:
+    """``newPodLabels``: the pod's labels, then its name, namespace and uid."""
+    # Entries set one by one: update() walks the map in Python, which costs more.
+    for name, item in get_str_map(view.metadata, "labels", view.metadata_at).items():
+        labels[name] = item
+    name, namespace, uid = view.identity()
+    labels[POD_NAME_LABEL] = name
+    labels[POD_NAMESPACE_LABEL] = namespace
+    labels[POD_UID_LABEL] = uid
+
+
+def fill_pod_annotations(annotations: MutableMapping[str, str], view: PodView) -> None:
+    """``newPodAnnotations``: the pod's annotations."""
+    for name, item in get_str_map(view.metadata, "annotations", view.metadata_at).items():
+        annotations[name] = item
+
+
 def fill_container_labels(
-    labels: MutableMapping[str, str], identity: tuple[str, str, str], container_name: str
+    labels: MutableMapping[str, str], view: PodView, container_name: str
 ) -> None:
     """``newContainerLabels``: the pod's name, namespace and uid, and the container's name."""
-    name, namespace, uid = identity
+    name, namespace, uid = view.identity()
     labels[POD_NAME_LABEL] = name
     labels[POD_NAMESPACE_LABEL] = namespace
     labels[POD_UID_LABEL] = uid
@@ -199,9 +220,9 @@ def fill_container_annotations(
         annotations[DELETION_GRACE_ANNOTATION] = golang.format_int64(deletion)
     grace = get_int(spec, "terminationGracePeriodSeconds", spec_at)
     annotations[TERMINATION_GRACE_ANNOTATION] = golang.format_int64(30 if grace is None else grace)
-    lifecycle = get_map(container, "lifecycle", at)
+    lifecycle = get_object(container, "lifecycle", at)
     if lifecycle is not None:
-        pre_stop = get_map(lifecycle, "preStop", f"{at}lifecycle.")
+        pre_stop = get_object(lifecycle, "preStop", f"{at}lifecycle.")
         if pre_stop is not None:
             annotations[PRE_STOP_ANNOTATION] = _pre_stop_annotation(
                 pre_stop, f"{at}lifecycle.preStop."

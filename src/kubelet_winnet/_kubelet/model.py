@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._kubelet.objectview import is_mapping, unreadable
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 
 __all__ = [
@@ -80,16 +81,12 @@ class Pod(_Model):
     def from_manifest(cls, manifest: Mapping[str, Any]) -> Pod:
         """Validate a Pod manifest; raise ``InvalidPodError`` naming the first bad field
         (``InvalidArgumentError`` if ``manifest`` is no mapping at all)."""
-        try:
-            is_mapping = isinstance(manifest, Mapping)
-        except Exception:  # a __class__ that raises
-            is_mapping = False
-        if not is_mapping:
+        if not is_mapping(manifest):
             raise InvalidArgumentError("manifest", "a Pod manifest mapping", type_name(manifest))
         try:
             data = dict(manifest)
-        except Exception as exc:
-            raise InvalidPodError("", f"could not be read: {type_name(exc)} was raised") from None
+        except Exception as exc:  # a caller's Mapping (keys, items) can raise anything
+            raise unreadable("", exc) from None
         try:
             # A manifest is camelCase: snake_case keys are unknown there (as for a dict).
             return cls.model_validate(data, by_alias=True, by_name=False)

@@ -26,14 +26,14 @@ from typing import Any
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet.expansion import ExpansionNotUtf8, expand, not_utf8_error
 from kubelet_winnet._kubelet.golang import join_windows, quote
-from kubelet_winnet._kubelet.node import is_mapping
-from kubelet_winnet._kubelet.pod import is_utf8
-from kubelet_winnet._kubelet.podview import (
+from kubelet_winnet._kubelet.objectview import is_mapping
+from kubelet_winnet._kubelet.pod import (
     PodView,
     get_bool,
-    get_map,
+    get_object,
     get_objects,
     get_str,
+    is_utf8,
     read_field,
 )
 from kubelet_winnet._kubelet.profile import (
@@ -171,7 +171,7 @@ def _volumes(view: PodView) -> dict[str, tuple[str, Mapping[str, Any], str]]:
                 + (", ".join(sorted(str(kind) for kind in kinds)) or "none"),
             )
         kind = str(kinds[0])
-        source = get_map(volume, kind, at) or {}
+        source = get_object(volume, kind, at) or {}
         found.setdefault(name, (kind, source, f"{at}{kind}"))
     # updateStorage: each claim template becomes a persistentVolumeClaim volume of that
     # name, in place of a template volume of the same name.

@@ -18,17 +18,10 @@ from types import MappingProxyType
 from typing import Any
 
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._kubelet.objectview import is_mapping
 from kubelet_winnet.errors import InvalidArgumentError
 
-__all__ = ["NodeContext", "is_mapping"]
-
-
-def is_mapping(value: object) -> bool:
-    """``isinstance(value, Mapping)`` that a raising ``__class__`` cannot break."""
-    try:
-        return isinstance(value, Mapping)
-    except Exception:
-        return False
+__all__ = ["NodeContext"]
 
 
 def _strings(name: str, value: object, *, limit: int = 4096) -> tuple[str, ...]:
@@ -125,7 +118,7 @@ class NodeContext:
         copied: dict[str, str] = {}
         try:
             items = list(handlers.items())
-        except Exception as exc:  # a foreign Mapping whose items() raises
+        except Exception as exc:  # a caller's Mapping.items() can raise anything
             raise InvalidArgumentError(
                 "runtime_handlers", "a readable mapping", type_name(exc)
             ) from None
@@ -164,7 +157,7 @@ class NodeContext:
         kwargs: dict[str, Any] = {}
         try:
             items = list(data.items())
-        except Exception as exc:  # a foreign Mapping that raises
+        except Exception as exc:  # a caller's Mapping.items() can raise anything
             raise InvalidArgumentError("node", "a readable mapping", type_name(exc)) from None
         for key, value in items:
             name = _snake(key) if type(key) is str else None

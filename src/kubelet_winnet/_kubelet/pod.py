@@ -1,30 +1,35 @@
-"""The pod reader: one code path for every accepted pod form.
+"""The pod reader: one reading layer for every accepted pod form and every reader.
 
 Accepted: a manifest mapping in the API's camelCase (a Pod, or a workload whose pod
 template is used), a ``kubernetes.client`` object (``V1Pod``, workloads, ``V1PodTemplate``,
-``V1PodTemplateSpec``; client 36 plain classes or 37 pydantic models, never imported), an
-attribute object such as ``SimpleNamespace`` with snake_case attributes, or
-:class:`kubelet_winnet.Pod`. Objects are read through :class:`ObjectView`, a lazy read-only
-``Mapping`` that answers camelCase keys from snake_case attributes, so the reader below
+``V1PodTemplateSpec``; client 36 or 37, never imported), an attribute object such as
+``SimpleNamespace`` with snake_case attributes, or :class:`kubelet_winnet.Pod`. Objects are
+read through :class:`~kubelet_winnet._kubelet.objectview.ObjectView`, so everything below
 is written once, against the ``Mapping`` protocol, and the same value gives the same result
-or the same ``InvalidPodError.field`` in every form. (:func:`read_pod` first tries a compiled
-reader, plain ``getattr`` on objects of classes already met, which never reports: anything
-unusual goes to the general reader.)
+or the same ``InvalidPodError.field`` in every form.
 
-For other readers of pod fields (requests, linters): :func:`pod_template` turns any form
-into ``(template, at)``; the ``get_*`` helpers read typed fields and raise
-``InvalidPodError`` with full JSON paths. Nothing is coerced (``"true"`` is not ``true``);
-``null`` means unset, as in the API; fields nobody reads are not checked.
+In this file, in reading order: the typed getters (:func:`read_field`, the one guarded
+lookup, and ``get_*`` over it: ``InvalidPodError`` at ``at + key``, nothing coerced,
+``"true"`` is not ``true``, ``null`` means unset as in the API, fields nobody reads are not
+checked); :func:`pod_template` (any form to the pod or a workload's template and its JSON
+path prefix); :func:`view_pod` (the :class:`PodView` the request builders read: metadata,
+spec, path prefixes, the pod's identity); :func:`read_pod` (the rule facts, ``PodFacts``).
 """
 
 from __future__ import annotations
 
-import enum
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._kubelet.objectview import (
+    SCALARS,
+    GuardedMapping,
+    ObjectView,
+    is_mapping,
+    readable,
+    unreadable,
+)
 from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     ContainerKind,
@@ -54,18 +59,27 @@ __all__ = [
     "WORKLOAD_TEMPLATE_PATHS",
     "ObjectView",
     "PodIdentity",
-    "get_array",
+    "PodView",
+    "container_index",
+    "echo",
     "get_bool",
     "get_int",
+    "get_list",
     "get_object",
     "get_objects",
+    "get_optional_str",
     "get_str",
     "get_str_map",
+    "get_strings",
     "is_utf8",
+    "not_utf8_error",
     "pod_facts",
     "pod_identity",
+    "pod_spec",
     "pod_template",
+    "read_field",
     "read_pod",
+    "view_pod",
 ]
 
 CONTAINER_KINDS: tuple[ContainerKind, ...] = ("initContainers", "containers", "ephemeralContainers")
@@ -85,35 +99,7 @@ WORKLOAD_TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {
 _POD_KINDS = frozenset({"Pod", "PodTemplateSpec"})  # the latter: a client class only
 
 _NOT_UTF8 = "not valid Unicode (contains a lone surrogate)"
-_SCALARS = frozenset({str, bool, int, float, bytes, bytearray, type(None)})
-# Values, not objects, even with an instance __dict__: subclasses of these (a str
-# subclass, an IntEnum) and enum members are refused as values are, never read as
-# attribute objects with no fields.
-_VALUE_BASES = (
-    str, int, float, complex, bytes, bytearray, list, tuple, dict, set, frozenset, enum.Enum,
-)
-
-
-def _bad(field: str, expected: str, value: object) -> InvalidPodError:
-    return InvalidPodError(field, f"expected {expected}, got {describe(value)}")
-
-
-def _unreadable(field: str, exc: BaseException) -> InvalidPodError:
-    return InvalidPodError(field, f"could not be read: {type_name(exc)} was raised")
-
-
-def _lookup_failed(field: str, exc: Exception) -> InvalidPodError:
-    """A lookup of ``field`` raised: a key of the caller's dict whose ``__eq__`` raises
-    (its hash equal to the key looked up) or a mapping's own ``get``. The lookups below
-    each sit in a ``try``, which costs nothing until something is raised."""
-    return exc if isinstance(exc, InvalidPodError) else _unreadable(field, exc)
-
-
-def _is_mapping(value: object) -> bool:
-    try:
-        return isinstance(value, Mapping)
-    except Exception:  # an __instancecheck__ / __class__ that raises
-        return False
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def is_utf8(text: str) -> bool:
@@ -127,380 +113,126 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-# --- views: objects as camelCase mappings ----------------------------------------------
-
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_CLIENT_CLASS = re.compile(r"V[0-9]+(?:(?:alpha|beta)[0-9]+)?([A-Z][A-Za-z0-9]*)")
+ECHO_MAX = 256  # longer values are cut in messages (the API never lets them through)
 
 
-class _Schema:
-    """How one class spells camelCase keys as attributes."""
-
-    __slots__ = ("attributes", "kind", "names")
-
-    def __init__(self, attributes: Mapping[str, str] | None, kind: str | None) -> None:
-        self.attributes = attributes  # camelCase -> attribute; None: derive snake_case
-        self.kind = kind  # the API kind a client class stands for, else None
-        # For the compiled reader: the attribute of each key it reads (a key missing
-        # here sends it to the general reader).
-        self.names: Mapping[str, str] = _SNAKE_NAMES if attributes is None else attributes
+def echo(text: str) -> str:
+    """Caller text for a kubelet message: as is, unless absurdly long."""
+    return text if len(text) <= ECHO_MAX else text[: ECHO_MAX - 3] + "..."
 
 
-def _schema_of(cls: type) -> _Schema:
-    found = _SCHEMAS.get(cls)  # (a metaclass whose __hash__ raises is not defended against)
-    if found is None:
-        found = _derive_schema(cls)
-        if not _is_value_class(cls):  # (an ObjectView built over a value by a caller)
-            if len(_SCHEMAS) >= 256:  # bounded: a caller can make types
-                _SCHEMAS.clear()
-            # Only object classes, so a class found here is one the reader views.
-            _SCHEMAS[cls] = found
-    return found
+# --- the typed getters: obj[key] at path prefix `at` ("spec.", "spec.containers[0].") ---
 
 
-def _is_value_class(cls: type) -> bool:
+def read_field(obj: Mapping[str, Any], key: str, at: str) -> Any:
+    """``obj.get(key)``, the one guarded lookup every getter makes."""
     try:
-        return cls in _PLAIN or cls is list or cls is tuple or issubclass(cls, _VALUE_BASES)
-    except Exception:
-        return True
+        return obj.get(key)
+    except Exception as exc:
+        # A caller's dict key whose __eq__ raises (its hash equal to ``key``'s) or a
+        # caller's Mapping.get can raise anything; a view's own error names its path.
+        raise (exc if isinstance(exc, InvalidPodError) else unreadable(at + key, exc)) from None
 
 
-# Per class: computing a schema costs ~20 us; V1Pod input meets ~6 classes per pod.
-_SCHEMAS: dict[type, _Schema] = {}
-
-
-def _derive_schema(cls: type) -> _Schema:
-    try:
-        # kubernetes.client 36 and 37: attribute_map = {snake_case: camelCase}.
-        attribute_map = cls.__dict__.get("attribute_map")
-        if type(attribute_map) is dict and all(
-            type(k) is str and type(v) is str for k, v in attribute_map.items()
-        ):
-            match = _CLIENT_CLASS.fullmatch(cls.__name__)
-            return _Schema(
-                {camel: snake for snake, camel in attribute_map.items()},
-                match[1] if match else None,
-            )
-        # pydantic models with aliases (kubelet_winnet.Pod): model_fields[name].alias.
-        fields = getattr(cls, "model_fields", None)
-        if type(fields) is dict:
-            attributes = {}
-            for name, info in fields.items():
-                alias = getattr(info, "alias", None)
-                attributes[alias if type(alias) is str else name] = name
-            return _Schema(attributes, None)
-    except Exception:  # a hostile class: read it generically
-        pass
-    return _Schema(None, None)
-
-
-def _snake(key: str) -> str:
-    if type(key) is not str:
-        raise TypeError(key)
-    return _CAMEL_BOUNDARY.sub("_", key).lower()
-
-
-# The keys the compiled reader reads, spelt for objects without a schema (SimpleNamespace).
-_SNAKE_NAMES: Mapping[str, str] = {
-    key: _snake(key)
-    for key in (
-        "spec", "kind", "hostNetwork", "securityContext", *CONTAINER_KINDS, "name",
-        "windowsOptions", "runAsUserName", "gmsaCredentialSpecName", "gmsaCredentialSpec",
-        "hostProcess",
-    )
-}
-
-
-def _is_attribute_object(value: object) -> bool:
-    """Read by attribute: client models and plain objects with an instance ``__dict__``
-    (``SimpleNamespace``); not scalars, containers, numpy values or classes."""
-    cls = type(value)
-    if cls in _SCALARS or cls is list or cls is tuple or cls is dict:
-        return False
-    if cls in _SCHEMAS:
-        return True
-    try:
-        return (
-            cls.__dictoffset__ != 0
-            and not issubclass(cls, _VALUE_BASES)
-            and not isinstance(value, type)
-            and not _is_mapping(value)
-        )
-    except Exception:
-        return False
-
-
-def _wrap(value: Any, parent: ObjectView, key: str | tuple[str, int]) -> Any:
-    cls = type(value)
-    if cls in _PLAIN:
-        return value
-    schema = _SCHEMAS.get(cls)
-    if schema is not None:
-        return ObjectView(value, parent, key, schema)
-    if cls is list or cls is tuple:
-        # One level only, so a deeply nested list costs no recursion: no pod field is
-        # an array of arrays, and the readers refuse an inner array as it is.
-        name = key if type(key) is str else key[0]
-        return [_wrap_item(item, parent, (name, index)) for index, item in enumerate(value)]
-    if _is_attribute_object(value):
-        return ObjectView(value, parent, key)
-    return value
-
-
-def _wrap_item(value: Any, parent: ObjectView, key: tuple[str, int]) -> Any:
-    """An array element: a view if it is an object, else as it is (never recursing)."""
-    cls = type(value)
-    if cls in _PLAIN or cls is list or cls is tuple:
-        return value
-    schema = _SCHEMAS.get(cls)
-    if schema is not None:
-        return ObjectView(value, parent, key, schema)
-    if _is_attribute_object(value):
-        return ObjectView(value, parent, key)
-    return value
-
-
-_PLAIN = _SCALARS | {dict}
-
-
-class ObjectView(Mapping[str, Any]):
-    """A read-only, lazy camelCase ``Mapping`` over an attribute object.
-
-    ``view["hostNetwork"]`` reads ``obj.host_network`` (through ``attribute_map`` for
-    client classes, the field aliases for pydantic models, else by converting the key to
-    snake_case). ``None`` attributes are absent keys. Nested objects come back as views,
-    lists as lists of views, dicts as they are. An attribute that raises becomes
-    ``InvalidPodError`` naming its JSON path.
-    """
-
-    __slots__ = ("_attributes", "_key", "_obj", "_parent")
-
-    def __init__(
-        self,
-        obj: object,
-        parent: ObjectView | None = None,
-        key: str | tuple[str, int] = "",
-        schema: _Schema | None = None,
-    ) -> None:
-        self._obj = obj
-        self._attributes = (schema or _schema_of(type(obj))).attributes
-        self._parent = parent
-        self._key = key
-
-    @property
-    def path(self) -> str:
-        """The JSON path of this object from the root ("spec.containers[0]")."""
-        parts: list[str] = []
-        view: ObjectView | None = self
-        while view is not None:
-            key = view._key
-            if type(key) is tuple:
-                parts.append(f"{key[0]}[{key[1]}]")
-            elif key:
-                parts.append(key)  # type: ignore[arg-type]
-            view = view._parent
-        return ".".join(reversed(parts))
-
-    @property
-    def kind(self) -> str | None:
-        """The API kind of a ``kubernetes.client`` class (``V1Service`` -> ``Service``)."""
-        return _schema_of(type(self._obj)).kind
-
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            name = self._attributes[key]  # type: ignore[index]
-        except KeyError:
-            return default
-        except TypeError:  # a generic object (no schema), or a key that is not a string
-            if self._attributes is not None or type(key) is not str:
-                return default
-            name = _snake(key)
-        try:
-            value = getattr(self._obj, name, None)
-        except Exception as exc:  # a property or __getattr__ that raises
-            at = self.path
-            raise _unreadable(f"{at}.{key}" if at else key, exc) from None
-        if value is None:
-            return default
-        cls = type(value)
-        if cls in _PLAIN:
-            return value
-        schema = _SCHEMAS.get(cls)
-        if schema is not None:
-            return ObjectView(value, self, key, schema)
-        if cls is list:
-            out = []
-            for index, item in enumerate(value):
-                schema = _SCHEMAS.get(type(item))
-                out.append(
-                    _wrap_item(item, self, (key, index))
-                    if schema is None
-                    else ObjectView(item, self, (key, index), schema)
-                )
-            return out
-        return _wrap(value, self, key)
-
-    def __getitem__(self, key: str) -> Any:
-        value = self.get(key)
-        if value is None:
-            raise KeyError(key)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        attributes = self._attributes
-        if attributes is None:
-            try:
-                names = [name for name in vars(self._obj) if type(name) is str]
-            except Exception:
-                names = []
-            keys = [re.sub(r"_([a-z0-9])", lambda m: m[1].upper(), n) for n in names]
-        else:
-            keys = list(attributes)
-        return (key for key in keys if self.get(key) is not None)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __repr__(self) -> str:
-        return f"<ObjectView of {type_name(self._obj)} at {quoted(self.path or '.')}>"
-
-
-class _GuardedMapping(Mapping[str, Any]):
-    """A caller's ``Mapping`` (not a dict) whose methods may raise: any exception becomes
-    ``InvalidPodError`` at the key's path."""
-
-    __slots__ = ("_at", "_mapping")
-
-    def __init__(self, mapping: Mapping[str, Any], at: str) -> None:
-        self._mapping = mapping
-        self._at = at  # path prefix: "" or "spec."
-
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            value = self._mapping.get(key)
-        except Exception as exc:
-            shown = key if type(key) is str else f"[{describe(key)}]"
-            raise _unreadable(self._at + shown, exc) from None
-        return default if value is None else value
-
-    def __getitem__(self, key: str) -> Any:
-        value = self.get(key)
-        if value is None:
-            raise KeyError(key)
-        return value
-
-    def _keys(self) -> list[Any]:
-        # Every key, strings or not: the readers refuse a key that is not a string.
-        try:
-            # A comprehension, not list(): that would ask the caller's __len__ too.
-            return [key for key in self._mapping]  # noqa: C416
-        except Exception as exc:
-            raise _unreadable(self._at.rstrip("."), exc) from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._keys())
-
-    def __len__(self) -> int:
-        # Not len(list(self)): list() asks __len__ for a size hint, which recursed.
-        return len(self._keys())
-
-
-# --- typed getters (for every reader of pod fields) ------------------------------------
+def _bad(field: str, expected: str, value: object) -> InvalidPodError:
+    return InvalidPodError(field, f"expected {expected}, got {describe(value)}")
 
 
 def _object(value: object, field: str) -> Mapping[str, Any]:
     """``value`` as a readable object at ``field``, or ``InvalidPodError``."""
     cls = type(value)
-    if cls is dict or cls is ObjectView or cls is _GuardedMapping:
+    if cls is dict or cls is ObjectView or cls is GuardedMapping:
         return value  # type: ignore[return-value]
-    if cls not in _SCALARS and cls is not list and cls is not tuple and _is_mapping(value):
-        return _GuardedMapping(value, f"{field}.")  # type: ignore[arg-type]
+    if cls not in SCALARS and cls is not list and cls is not tuple and is_mapping(value):
+        return GuardedMapping(value, f"{field}.")  # type: ignore[arg-type]
     raise _bad(field, "an object", value)
 
 
-def get_object(mapping: Mapping[str, Any], key: str, at: str = "") -> Mapping[str, Any] | None:
-    """``mapping[key]`` as an object (``None`` if unset); ``at`` is ``mapping``'s path
-    prefix ("spec." ...); errors name ``at + key``."""
-    try:
-        value = mapping.get(key)
-    except Exception as exc:
-        raise _lookup_failed(at + key, exc) from None
-    if value is None or type(value) is dict:  # the common cases, without _object's call
+def get_object(obj: Mapping[str, Any], key: str, at: str) -> Mapping[str, Any] | None:
+    """An object field (``None`` if unset). Do not mutate what the getters return."""
+    value = read_field(obj, key, at)
+    if value is None or type(value) is dict:
         return value
     return _object(value, at + key)
 
 
-def get_array(mapping: Mapping[str, Any], key: str, at: str = "") -> list[Any] | None:
-    try:
-        value = mapping.get(key)
-    except Exception as exc:
-        raise _lookup_failed(at + key, exc) from None
+def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
+    """An array field, copied (``[]`` if unset)."""
+    value = read_field(obj, key, at)
     if value is None:
-        return None
+        return []
     if type(value) is not list and type(value) is not tuple:
         raise _bad(at + key, "an array", value)
     return list(value)
 
 
-def get_objects(
-    mapping: Mapping[str, Any], key: str, at: str = ""
-) -> list[tuple[Mapping[str, Any], str]]:
-    """The objects of array ``key`` with each one's path prefix ("spec.containers[0].")."""
-    items = get_array(mapping, key, at) or []
-    out = []
-    for index, item in enumerate(items):
-        field = f"{at}{key}[{index}]"
-        out.append((_object(item, field), field + "."))
-    return out
+def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, Any]]:
+    """The objects of array ``key`` (each checked); element ``i`` is at ``{at}{key}[i].``."""
+    value = read_field(obj, key, at)
+    if value is None:  # most arrays are absent
+        return []
+    if type(value) is list:
+        for item in value:
+            if type(item) is not dict:
+                break
+        else:
+            return value  # plain manifest data: nothing to wrap or report
+    items = get_list(obj, key, at)
+    return [_object(item, f"{at}{key}[{index}]") for index, item in enumerate(items)]
 
 
-def get_str(mapping: Mapping[str, Any], key: str, at: str = "") -> str | None:
-    try:
-        value = mapping.get(key)
-    except Exception as exc:
-        raise _lookup_failed(at + key, exc) from None
-    if value is not None and type(value) is not str:
-        raise _bad(at + key, "a string", value)
-    return value
+def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:
+    value = read_field(obj, key, at)
+    if type(value) is str:
+        return value
+    if value is None:
+        return default
+    raise _bad(at + key, "a string", value)
 
 
-def get_bool(mapping: Mapping[str, Any], key: str, at: str = "") -> bool | None:
-    try:
-        value = mapping.get(key)
-    except Exception as exc:
-        raise _lookup_failed(at + key, exc) from None
-    if value is not None and value is not True and value is not False:
-        raise _bad(at + key, "a boolean", value)
-    return value
+def get_optional_str(obj: Mapping[str, Any], key: str, at: str) -> str | None:
+    """A string field where absent and ``""`` differ (a Go ``*string``)."""
+    value = read_field(obj, key, at)
+    if value is None or type(value) is str:
+        return value
+    raise _bad(at + key, "a string", value)
+
+
+def get_bool(obj: Mapping[str, Any], key: str, at: str) -> bool | None:
+    value = read_field(obj, key, at)
+    if value is None or value is True or value is False:
+        return value
+    raise _bad(at + key, "a boolean", value)
 
 
 def get_int(
-    mapping: Mapping[str, Any],
-    key: str,
-    at: str = "",
-    minimum: int | None = None,
-    maximum: int | None = None,
+    obj: Mapping[str, Any], key: str, at: str, low: int = _INT64[0], high: int = _INT64[1]
 ) -> int | None:
-    try:
-        value = mapping.get(key)
-    except Exception as exc:
-        raise _lookup_failed(at + key, exc) from None
-    if value is None:
-        return None
+    """An integer field within ``low``..``high`` (int64 by default), ``None`` if unset."""
+    value = read_field(obj, key, at)
+    if value is None or (type(value) is int and low <= value <= high):
+        return value
     if type(value) is not int:
         raise _bad(at + key, "an integer", value)
-    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        raise InvalidPodError(
-            at + key, f"{describe(value)} outside the range {minimum} to {maximum}"
-        )
-    return value
+    raise InvalidPodError(at + key, f"{describe(value)} outside the range {low} to {high}")
 
 
-def get_str_map(mapping: Mapping[str, Any], key: str, at: str = "") -> dict[str, str] | None:
-    """An object of string values (labels, annotations), copied."""
-    value = get_object(mapping, key, at)
+def get_strings(obj: Mapping[str, Any], key: str, at: str) -> list[str]:
+    """An array of strings (``[]`` if unset)."""
+    items = get_list(obj, key, at)
+    for index, item in enumerate(items):
+        if type(item) is not str:
+            raise InvalidPodError(
+                f"{at}{key}[{index}]", f"expected a string, got {describe(item)}"
+            )
+    return items
+
+
+def get_str_map(obj: Mapping[str, Any], key: str, at: str) -> dict[str, str]:
+    """An object of string values (labels, annotations), copied (``{}`` if unset)."""
+    value = get_object(obj, key, at)
     if value is None:
-        return None
+        return {}
     out = {}
     for name in value:
         if type(name) is not str:
@@ -520,19 +252,15 @@ def get_str_map(mapping: Mapping[str, Any], key: str, at: str = "") -> dict[str,
 
 def _root(pod: object) -> tuple[Mapping[str, Any], str | None]:
     """The pod argument as a readable mapping, and its kind if its class says it."""
-    cls = type(pod)
-    if cls is dict:
-        return pod, None  # type: ignore[return-value]
-    if cls in _SCHEMAS or _is_attribute_object(pod):
-        view = ObjectView(pod)
-        return view, view.kind
-    if _is_mapping(pod):
-        return _GuardedMapping(pod, ""), None  # type: ignore[arg-type]
-    raise InvalidArgumentError(
-        "pod",
-        "a Pod or workload manifest mapping, a kubernetes.client object or kubelet_winnet.Pod",
-        type_name(pod),
-    )
+    found = readable(pod)
+    if found is None:
+        raise InvalidArgumentError(
+            "pod",
+            "a Pod or workload manifest mapping, a kubernetes.client object or "
+            "kubelet_winnet.Pod",
+            type_name(pod),
+        )
+    return found
 
 
 def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
@@ -545,20 +273,11 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
     ``InvalidPodError`` (a kind that has no pod template, a missing template) or
     ``InvalidArgumentError`` (not a pod form at all).
     """
-    if type(pod) is dict:
-        root: Mapping[str, Any] = pod
-        kind = None
-    else:
-        root, kind = _root(pod)
+    root, kind = _root(pod)
     if kind is None:
-        try:
-            kind = root.get("kind")
-        except Exception as exc:
-            raise _lookup_failed("kind", exc) from None
+        kind = get_optional_str(root, "kind", "")
         if kind is None:
             return root, ""
-        if type(kind) is not str:
-            raise _bad("kind", "a string", kind)
     if kind in _POD_KINDS:
         return root, ""
     path = WORKLOAD_TEMPLATE_PATHS.get(kind)
@@ -576,64 +295,149 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
     return node, at
 
 
+def pod_spec(template: Mapping[str, Any], at: str) -> Mapping[str, Any]:
+    """The ``spec`` of the template :func:`pod_template` gave, which must be there."""
+    spec = get_object(template, "spec", at)
+    if spec is None:
+        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
+    return spec
+
+
+# --- the request builders' view: metadata, spec and their paths ------------------------
+
+
+class PodView:
+    """The pod's ``metadata`` and ``spec`` with the JSON path prefix of its root."""
+
+    __slots__ = ("_identity", "claims", "metadata", "metadata_at", "prefix", "spec", "spec_at")
+
+    def __init__(
+        self, metadata: Mapping[str, Any], spec: Mapping[str, Any], prefix: str,
+        claims: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        self.metadata = metadata
+        self.spec = spec
+        self.prefix = prefix  # "" for a Pod, "spec.template." for a Deployment, ...
+        self.spec_at = prefix + "spec."  # the path prefixes the getters are given most
+        self.metadata_at = prefix + "metadata."
+        # A StatefulSet's volumeClaimTemplates as (volume name, JSON path): its controller
+        # adds each to the pod as a persistentVolumeClaim volume (updateStorage).
+        self.claims = claims
+        self._identity: tuple[str, str, str] | None = None
+
+    def at(self, path: str) -> str:
+        return self.prefix + path
+
+    def identity(self) -> tuple[str, str, str]:
+        """(name, namespace, uid), read once; a namespace left out of a manifest is
+        ``default``, the namespace ``kubectl`` would create it in."""
+        if self._identity is None:
+            metadata, at = self.metadata, self.metadata_at
+            self._identity = (
+                get_str(metadata, "name", at),
+                get_str(metadata, "namespace", at, "default"),
+                get_str(metadata, "uid", at),
+            )
+        return self._identity
+
+
+def view_pod(pod: object) -> PodView:
+    """The pod in ``pod``; raises ``InvalidPodError`` or ``InvalidArgumentError``."""
+    template, prefix = pod_template(pod)
+    spec = pod_spec(template, prefix)
+    metadata = get_object(template, "metadata", prefix) or {}
+    if prefix:
+        # A template has no name or namespace of its own; its controller derives them
+        # from the workload (the generated name suffix is unknowable here).
+        root, kind = _root(pod)  # the workload itself, as the reader sees it
+        workload = get_object(root, "metadata", "") or {}
+        merged = dict(metadata)
+        for key in ("name", "namespace"):
+            if read_field(merged, key, f"{prefix}metadata.") is None:
+                value = read_field(workload, key, "metadata.")
+                if value is not None:
+                    merged[key] = value
+        metadata = merged
+        if (kind or read_field(root, "kind", "")) == "StatefulSet":
+            return PodView(metadata, spec, prefix, _claims(root))
+    return PodView(metadata, spec, prefix)
+
+
+def container_index(view: PodView) -> dict[str, tuple[Mapping[str, Any], str, str]]:
+    """Container name -> (container, its path prefix, its kind), the first of each name in
+    the kubelet's visiting order (init, regular, ephemeral)."""
+    index: dict[str, tuple[Mapping[str, Any], str, str]] = {}
+    at = view.spec_at
+    for kind in CONTAINER_KINDS:
+        for position, container in enumerate(get_objects(view.spec, kind, at)):
+            where = f"{at}{kind}[{position}]."
+            index.setdefault(get_str(container, "name", where), (container, where, kind))
+    return index
+
+
+def _claims(root: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(name, path) of each of a StatefulSet's ``volumeClaimTemplates``
+    (pkg/controller/statefulset/stateful_set_utils.go ``updateStorage``)."""
+    spec = get_object(root, "spec", "") or {}
+    claims = []
+    for index, claim in enumerate(get_objects(spec, "volumeClaimTemplates", "spec.")):
+        at = f"spec.volumeClaimTemplates[{index}]."
+        metadata = get_object(claim, "metadata", at) or {}
+        claims.append((get_str(metadata, "name", f"{at}metadata."), at.rstrip(".")))
+    return tuple(claims)
+
+
+def _first_non_utf8(value: Any, at: str, depth: int = 0) -> str | None:
+    """The JSON path of the first string (or key) protobuf cannot encode, or ``None``."""
+    if depth > 64:
+        return None
+    if type(value) is str:
+        return None if is_utf8(value) else at
+    if type(value) is dict or type(value) is ObjectView:
+        for key in value:
+            if type(key) is not str:
+                continue  # never str() of a caller's key; the readers refuse it anyway
+            where = f"{at}.{key}" if at else key
+            if not is_utf8(key):
+                return where
+            found = _first_non_utf8(value.get(key), where, depth + 1)
+            if found is not None:
+                return found
+    elif type(value) is list or type(value) is tuple:
+        for index, item in enumerate(value):
+            found = _first_non_utf8(item, f"{at}[{index}]", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def not_utf8_error(view: PodView) -> InvalidPodError:
+    """For a ``UnicodeEncodeError`` raised while filling a message: name the field."""
+    for part, value in (("metadata", view.metadata), ("spec", view.spec)):
+        found = _first_non_utf8(value, view.at(part))
+        if found is not None:
+            return InvalidPodError(found, _NOT_UTF8)
+    return InvalidPodError(view.prefix.rstrip("."), _NOT_UTF8)
+
+
 # --- the facts the kubelet rules read ---------------------------------------------------
 
 
-def _path(at: str, container: tuple[str, int] | None, rest: str) -> str:
-    """A JSON path, built only once something is wrong."""
-    if container is None:
-        return at + rest
-    return f"{at}{container[0]}[{container[1]}].{rest}"
-
-
-def _windows_options_in(
-    context: object, at: str, container: tuple[str, int] | None
-) -> WindowsOptions | None:
-    """``securityContext.windowsOptions`` of the pod (``container`` None) or of a container."""
-    if type(context) is not dict:
-        context = _object(context, _path(at, container, "securityContext"))
-    try:
-        options = context.get("windowsOptions")
-    except Exception as exc:
-        raise _lookup_failed(_path(at, container, "securityContext.windowsOptions"), exc) from None
+def _windows_options(context: Mapping[str, Any], at: str) -> WindowsOptions | None:
+    """``windowsOptions`` of the security context ``context`` at ``at``."""
+    options = get_object(context, "windowsOptions", at)
     if options is None:
         return None
-    if type(options) is not dict:
-        options = _object(options, _path(at, container, "securityContext.windowsOptions"))
-    get = options.get
-    key = "runAsUserName"
-    try:
-        user = get(key)
-        key = "gmsaCredentialSpecName"
-        gmsa_name = get(key)
-        key = "gmsaCredentialSpec"
-        gmsa = get(key)
-        key = "hostProcess"
-        host_process = get(key)
-    except Exception as exc:
-        raise _lookup_failed(_path(at, container, _OPTIONS + key), exc) from None
-    if user is not None and type(user) is not str:
-        raise _bad(_path(at, container, _OPTIONS + "runAsUserName"), "a string", user)
-    if gmsa_name is not None and type(gmsa_name) is not str:
-        raise _bad(
-            _path(at, container, _OPTIONS + "gmsaCredentialSpecName"), "a string", gmsa_name
-        )
-    if gmsa is not None and type(gmsa) is not str:
-        raise _bad(_path(at, container, _OPTIONS + "gmsaCredentialSpec"), "a string", gmsa)
-    if host_process is not None and host_process is not True and host_process is not False:
-        raise _bad(_path(at, container, _OPTIONS + "hostProcess"), "a boolean", host_process)
+    here = f"{at}windowsOptions."
+    user = get_optional_str(options, "runAsUserName", here)
+    gmsa_name = get_optional_str(options, "gmsaCredentialSpecName", here)
+    gmsa = get_optional_str(options, "gmsaCredentialSpec", here)
+    host_process = get_bool(options, "hostProcess", here)
     # These two go into runtime.v1 strings, which must be valid UTF-8.
-    if user is not None and not user.isascii() and not is_utf8(user):
-        raise InvalidPodError(_path(at, container, _OPTIONS + "runAsUserName"), _NOT_UTF8)
-    if gmsa is not None and not gmsa.isascii() and not is_utf8(gmsa):
-        raise InvalidPodError(_path(at, container, _OPTIONS + "gmsaCredentialSpec"), _NOT_UTF8)
-    found = _OPTION_SETS.get((user, gmsa_name, gmsa, host_process))
-    return found if found is not None else _option_set(user, gmsa_name, gmsa, host_process)
-
-
-def _option_set(
-    user: str | None, gmsa_name: str | None, gmsa: str | None, host_process: bool | None
-) -> WindowsOptions:
+    if user is not None and not is_utf8(user):
+        raise InvalidPodError(f"{here}runAsUserName", _NOT_UTF8)
+    if gmsa is not None and not is_utf8(gmsa):
+        raise InvalidPodError(f"{here}gmsaCredentialSpec", _NOT_UTF8)
     # Validated values only: the same few option sets recur on every pod of a workload,
     # and looking one up is cheaper than building it.
     key = (user, gmsa_name, gmsa, host_process)
@@ -649,55 +453,20 @@ def _option_set(
 _OPTION_SETS: dict[tuple[str | None, str | None, str | None, bool | None], WindowsOptions] = {}
 
 
-_OPTIONS = "securityContext.windowsOptions."
-
-
-def pod_facts(spec: object, at: str) -> PodFacts:
+def pod_facts(spec: Mapping[str, Any], at: str) -> PodFacts:
     """The rule inputs of the pod spec ``spec`` found at path prefix ``at`` ("spec.")."""
-    if type(spec) is not dict:
-        spec = _object(spec, at[:-1])
-    get = spec.get
-    key = "hostNetwork"
-    try:
-        host_network = get(key)
-        key = "securityContext"
-        context = get(key)
-    except Exception as exc:
-        raise _lookup_failed(at + key, exc) from None
-    if host_network is None:
-        host_network = False
-    elif host_network is not True and host_network is not False:
-        raise _bad(f"{at}hostNetwork", "a boolean", host_network)
-    pod_options = None
-    if context is not None:
-        pod_options = _windows_options_in(context, at, None)
+    host_network = get_bool(spec, "hostNetwork", at) is True
+    context = get_object(spec, "securityContext", at)
+    pod_options = None if context is None else _windows_options(context, f"{at}securityContext.")
     containers: list[ContainerFacts] = []
     for kind in CONTAINER_KINDS:
-        try:
-            entries = get(kind)
-        except Exception as exc:
-            raise _lookup_failed(at + kind, exc) from None
-        if entries is None:
-            continue
-        if type(entries) is not list and type(entries) is not tuple:
-            raise _bad(f"{at}{kind}", "an array", entries)
-        for index, entry in enumerate(entries):
-            if type(entry) is not dict:
-                entry = _object(entry, f"{at}{kind}[{index}]")
-            key = "name"
-            try:
-                name = entry.get(key)
-                key = "securityContext"
-                context = entry.get(key)
-            except Exception as exc:
-                raise _lookup_failed(f"{at}{kind}[{index}].{key}", exc) from None
-            if name is None:
-                name = ""
-            elif type(name) is not str:
-                raise _bad(f"{at}{kind}[{index}].name", "a string", name)
-            options = None
-            if context is not None:
-                options = _windows_options_in(context, at, (kind, index))
+        for index, entry in enumerate(get_objects(spec, kind, at)):
+            where = f"{at}{kind}[{index}]."
+            name = get_str(entry, "name", where)
+            context = get_object(entry, "securityContext", where)
+            options = (
+                None if context is None else _windows_options(context, f"{where}securityContext.")
+            )
             containers.append(ContainerFacts(name, kind, options))
     return PodFacts(host_network, pod_options, tuple(containers))
 
@@ -706,13 +475,7 @@ def read_pod(pod: object) -> PodFacts:
     """The rule inputs of ``pod`` in any accepted form; raises ``InvalidPodError`` (or
     ``InvalidArgumentError`` for something that is no pod form at all)."""
     template, at = pod_template(pod)
-    try:
-        spec = template.get("spec")
-    except Exception as exc:
-        raise _lookup_failed(f"{at}spec", exc) from None
-    if spec is None:
-        raise InvalidPodError(f"{at}spec", "required: the pod has no spec")
-    return pod_facts(spec, f"{at}spec." if at else "spec.")
+    return pod_facts(pod_spec(template, at), f"{at}spec.")
 
 
 class PodIdentity(tuple[str, str, str]):
@@ -739,5 +502,5 @@ def pod_identity(pod: object) -> PodIdentity:
         return PodIdentity(
             (kind or text(root.get("kind")), text(meta.get("namespace")), text(meta.get("name")))
         )
-    except Exception:
+    except Exception:  # a caller's object can raise anything here, and labels never fail
         return PodIdentity(("", "", ""))

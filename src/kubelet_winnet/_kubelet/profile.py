@@ -476,7 +476,7 @@ def _items_of(settings: object) -> list[tuple[object, object]]:
         return list(settings.items())
     except InvalidArgumentError:
         raise
-    except Exception as exc:  # a Mapping whose items() (or __instancecheck__) raises
+    except Exception as exc:  # a caller's Mapping.items() (or __instancecheck__) can raise anything
         raise InvalidArgumentError(
             "feature_gates",
             "a readable mapping of gate names to booleans",

@@ -22,25 +22,28 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet import golang
+from kubelet_winnet._kubelet.labels import fill_pod_annotations, fill_pod_labels
 from kubelet_winnet._kubelet.messages import sandbox_config_bytes
 from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.pod import pod_facts
-from kubelet_winnet._kubelet.podview import (
+from kubelet_winnet._kubelet.pod import (
     PodView,
+    echo,
     get_bool,
     get_int,
-    get_map,
+    get_list,
+    get_object,
     get_objects,
+    get_optional_str,
     get_str,
-    get_str_map,
     get_strings,
     not_utf8_error,
+    pod_facts,
     read_field,
     view_pod,
 )
@@ -63,19 +66,12 @@ __all__ = [
     "DEFAULT_NODE",
     "check_attempt",
     "check_node",
-    "echo",
-    "pod_identity_of",
     "pod_sandbox_config",
     "run_pod_sandbox_request",
     "runtime_handler",
 ]
 
 DEFAULT_NODE = NodeContext()
-
-# pkg/kubelet/types/labels.go
-POD_NAME_LABEL = "io.kubernetes.pod.name"
-POD_NAMESPACE_LABEL = "io.kubernetes.pod.namespace"
-POD_UID_LABEL = "io.kubernetes.pod.uid"
 
 # pkg/apis/core/validation (MaxDNSNameservers, MaxDNSSearchPaths*, MaxDNSSearchListChars*)
 # and apimachinery DNS1123SubdomainMaxLength.
@@ -108,16 +104,6 @@ def check_attempt(attempt: object, name: str = "attempt") -> int:
     if not 0 <= attempt <= 0xFFFFFFFF:
         raise InvalidArgumentError(name, "an int from 0 to 4294967295", "out of range")
     return attempt
-
-
-def pod_identity_of(view: PodView) -> tuple[str, str, str]:
-    """(name, namespace, uid); a namespace left out of a manifest is ``default``, the
-    namespace ``kubectl`` would create it in."""
-    at = view.metadata_at
-    name = get_str(view.metadata, "name", at)
-    namespace = get_str(view.metadata, "namespace", at, "default")
-    uid = get_str(view.metadata, "uid", at)
-    return name, namespace, uid
 
 
 # --- DNS (pkg/kubelet/network/dns/dns.go) --------------------------------------------
@@ -205,7 +191,7 @@ def pod_dns(
         if not servers:
             servers.append("127.0.0.1")
         searches = ["."]
-    config = get_map(spec, "dnsConfig", at)
+    config = get_object(spec, "dnsConfig", at)
     if config is not None:
         here = f"{at}dnsConfig."
         servers = _dedup(servers + get_strings(config, "nameservers", here))
@@ -213,9 +199,7 @@ def pod_dns(
         pod_options: list[tuple[str, str | None]] = []
         for index, option in enumerate(get_objects(config, "options", here)):
             where = f"{here}options[{index}]."
-            value = read_field(option, "value", where)
-            if value is not None and type(value) is not str:
-                get_str(option, "value", where)  # raises the typed error
+            value = get_optional_str(option, "value", where)
             pod_options.append((get_str(option, "name", where), value))
         options = _merge_options(options, pod_options)
     servers = servers[:MAX_NAMESERVERS]
@@ -253,14 +237,6 @@ _DNS_CACHE: dict[tuple[int, str, bool, str, bool], tuple[NodeContext, bytes]] = 
 
 
 # --- hostname (kubelet_pods.go, pkg/kubelet/util/util.go) ---------------------------
-
-
-ECHO_MAX = 256  # longer values are cut in messages (the API never lets them through)
-
-
-def echo(text: str) -> str:
-    """``text`` for a kubelet message: as is, unless absurdly long."""
-    return text if len(text) <= ECHO_MAX else text[: ECHO_MAX - 3] + "..."
 
 
 def _truncate_hostname(hostname: str, view: PodView) -> str:
@@ -380,7 +356,7 @@ def container_port_mappings(
 
 
 def _security_context(spec: Mapping[str, Any], at: str) -> Mapping[str, Any]:
-    context = get_map(spec, "securityContext", at)
+    context = get_object(spec, "securityContext", at)
     return {} if context is None else context  # defaults.go: securityContext = {}
 
 
@@ -388,9 +364,7 @@ def _has_privileged(spec: Mapping[str, Any], at: str) -> bool:
     for kind in ("initContainers", "containers", "ephemeralContainers"):
         for index, container in enumerate(get_objects(spec, kind, at)):
             where = f"{at}{kind}[{index}]."
-            if read_field(container, "securityContext", where) is None:
-                continue
-            context = get_map(container, "securityContext", where)
+            context = get_object(container, "securityContext", where)
             if context is not None and get_bool(
                 context, "privileged", f"{where}securityContext."
             ):
@@ -422,16 +396,13 @@ def fill_linux_config(
     # runAsUser, runAsGroup, fsGroup and seLinuxOptions are skipped on Windows.
     groups = get_int_list(context, "supplementalGroups", here)
     policy = (
-        read_field(context, "supplementalGroupsPolicy", here)
+        get_optional_str(context, "supplementalGroupsPolicy", here)
         if SUPPLEMENTAL_GROUPS_POLICY.holds(minor) else None
     )
-    if policy is not None:
-        if type(policy) is not str:
-            get_str(context, "supplementalGroupsPolicy", here)
-        if policy not in ("Merge", "Strict"):
-            raise SandboxConfigError(
-                f"unsupported supplementalGroupsPolicy: {echo(policy)}", "linux"
-            )
+    if policy is not None and policy not in ("Merge", "Strict"):
+        raise SandboxConfigError(
+            f"unsupported supplementalGroupsPolicy: {echo(policy)}", "linux"
+        )
     _fill_linux(config, privileged, sysctls, network, ipc, pid, groups, policy)
 
 
@@ -478,13 +449,8 @@ def _set_linux(
 
 
 def get_int_list(obj: Mapping[str, Any], key: str, at: str) -> list[int]:
-    value = read_field(obj, key, at)
-    if value is None:
-        return []
-    if type(value) is not list and type(value) is not tuple:
-        get_strings(obj, key, at)  # raises "expected an array"
     out = []
-    for index, item in enumerate(value):
+    for index, item in enumerate(get_list(obj, key, at)):
         if type(item) is not int or not 0 <= item < 2**63:
             raise InvalidPodError(f"{at}{key}[{index}]", "expected a non-negative integer")
         out.append(item)
@@ -553,31 +519,16 @@ def build_sandbox_config(
         raise not_utf8_error(view) from None
 
 
-def _fill_str_map(
-    target: MutableMapping[str, str], obj: Mapping[str, Any], key: str, at: str
-) -> None:
-    """``get_str_map(obj, key, at)`` into ``target``, entry by entry."""
-    for name, item in get_str_map(obj, key, at).items():
-        target[name] = item
-
-
 def _build_sandbox_config(
     view: PodView, node: NodeContext, attempt: int, profile: Any, expanded_dns: bool
 ) -> api_pb2.PodSandboxConfig:
     minor = profile.version.minor
-    name, namespace, uid = pod_identity_of(view)
+    name, namespace, uid = view.identity()
     spec, at = view.spec, view.spec_at
     host_network = get_bool(spec, "hostNetwork", at) is True
-    meta_at = view.metadata_at
-    # Map entries set one by one: the constructor and update() both walk the map in
-    # Python (MutableMapping.update), which costs more.
     config = api_pb2.PodSandboxConfig()
-    labels = config.labels
-    _fill_str_map(labels, view.metadata, "labels", meta_at)
-    labels[POD_NAME_LABEL] = name
-    labels[POD_NAMESPACE_LABEL] = namespace
-    labels[POD_UID_LABEL] = uid
-    _fill_str_map(config.annotations, view.metadata, "annotations", meta_at)
+    fill_pod_labels(config.labels, view)
+    fill_pod_annotations(config.annotations, view)
     metadata = config.metadata
     metadata.name = name
     metadata.uid = uid

@@ -8,16 +8,13 @@ from typing import Any
 
 from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.kubelet_pods import ERROR_RULE
-from kubelet_winnet._kubelet.podview import (
+from kubelet_winnet._kubelet.pod import (
     PodView,
+    echo,
     get_bool,
-    get_map,
+    get_object,
     get_optional_str,
     get_str,
-)
-from kubelet_winnet._kubelet.sandbox_config import (
-    echo,
-    pod_identity_of,
 )
 from kubelet_winnet.errors import SandboxConfigError
 
@@ -36,11 +33,11 @@ def _effective_non_root(
     user_name: str | None = None
     # The pod's context, then the container's: each field set in the latter wins.
     for owner, where in ((view.spec, view.spec_at), (container, at)):
-        context = get_map(owner, "securityContext", where)
+        context = get_object(owner, "securityContext", where)
         if context is None:
             continue
         here = f"{where}securityContext."
-        options = get_map(context, "windowsOptions", here)
+        options = get_object(context, "windowsOptions", here)
         if options is not None:
             user = get_optional_str(options, "runAsUserName", f"{here}windowsOptions.")
             if user is not None:  # a pointer in Go: "" set on the container wins too
@@ -52,8 +49,7 @@ def _effective_non_root(
 
 
 def verify_run_as_non_root(
-    view: PodView, container: Mapping[str, Any], at: str, image_username: str,
-    identity: tuple[str, str, str] | None = None,
+    view: PodView, container: Mapping[str, Any], at: str, image_username: str
 ) -> None:
     """``verifyRunAsNonRoot`` on Windows, called by ``generateContainerConfig`` after the
     environment is built: with an effective ``runAsNonRoot: true``, the effective
@@ -62,7 +58,7 @@ def verify_run_as_non_root(
     non_root, user_name = _effective_non_root(view, container, at)
     if non_root is not True:
         return
-    name, namespace, uid = pod_identity_of(view) if identity is None else identity
+    name, namespace, uid = view.identity()
     # format.Pod: "<name>_<namespace>(<uid>)", printed with %q.
     where = f"(pod: {golang.quote(echo(f'{name}_{namespace}({uid})'))}, container: " + echo(
         get_str(container, "name", at)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubelet_winnet._describe import type_name
-from kubelet_winnet._kubelet.node import is_mapping
+from kubelet_winnet._kubelet.objectview import is_mapping
 from kubelet_winnet.errors import InvalidArgumentError
 
 __all__ = ["MASTER_SERVICE_NAMESPACE", "Service", "read_services", "service_env_vars"]

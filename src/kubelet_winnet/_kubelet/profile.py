@@ -245,13 +245,20 @@ HOSTS_MOUNT_FOR_HOST_NETWORK = RequestFact(
     "a hostNetwork pod gets the hosts-file mount before its pod IPs are known",
     "kubelet_pods.go makeMounts, kubernetes#126460 (merged after 1.31's code freeze)",
 )
+# The release that dropped hashWithoutResources is bounded, not pinned: labels.go and
+# labels_test.go at kubernetes f6b65043 (the 1.31 cycle, after #124220) still write it;
+# master of the 1.33 cycle no longer does: kuberuntime_container.go at fbba6b47 (with the
+# allocation manager and image-volume subPath, before KEP-4960's stop signal) reads no
+# HashWithoutResources back, and the master snapshot in mmorel-35/kubernetes 0b0abd6c
+# (singleProcessOOMKill of 1.32, TODO(#128675), no stop signal) writes none. The PR was
+# not found, so 1.31 and 1.32 keep the f6b65043 behaviour (docs/requests.md#versions).
 HASH_WITHOUT_RESOURCES_DROPPED = RequestFact(
-    "hash-without-resources-dropped", 38,
-    "io.kubernetes.container.hashWithoutResources is no longer sent (1.31-1.37: the "
+    "hash-without-resources-dropped", 33,
+    "io.kubernetes.container.hashWithoutResources is no longer sent (1.31-1.32: the "
     "name-and-image hash again while InPlacePodVerticalScaling is on)",
-    "pkg/kubelet/kuberuntime/labels_test.go at kubernetes commit 0411cc70 "
-    "(TestContainerAnnotations with the gate on expects no HashWithoutResources; labels.go "
-    "f6b65043 still sets it)",
+    "pkg/kubelet/kuberuntime/kuberuntime_container.go at kubernetes fbba6b47 (1.33 cycle: "
+    "no HashWithoutResources) and labels.go in mmorel-35/kubernetes 0b0abd6c; labels.go "
+    "and labels_test.go f6b65043 still set it; labels_test.go 0411cc70 (1.38) has none",
 )
 POD_LEVEL_LIMITS_DEFAULT = RequestFact(
     "pod-level-limits-default", 34,
@@ -304,8 +311,8 @@ REQUEST_FACTS: tuple[RequestFact, ...] = (
     LABEL_DOTS_MESSAGE, CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
-    MARSHAL_CHECKS_UTF8, POD_LEVEL_LIMITS_DEFAULT, LABEL_KEY_MESSAGES, RUNE_WISE_EXPANSION,
-    HASH_WITHOUT_RESOURCES_DROPPED, EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
+    HASH_WITHOUT_RESOURCES_DROPPED, MARSHAL_CHECKS_UTF8, POD_LEVEL_LIMITS_DEFAULT,
+    LABEL_KEY_MESSAGES, RUNE_WISE_EXPANSION, EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
 )
 for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
     if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard

@@ -167,6 +167,29 @@ def test_feature_gate_reaches_the_request(
     assert "namespaceOptions" not in windows[1]
 
 
+def test_container_stop_signals_gate_reaches_create_container(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--feature-gates ContainerStopSignals=true (alpha from 1.33, KEP-4960) makes the
+    kubelet send lifecycle.stopSignal; accepted as a modelled gate (no note), and refused
+    with the kubelet's text where the release has no such gate."""
+    pod = _pod("web", os={"name": "windows"})
+    pod["spec"]["containers"][0]["lifecycle"] = {"stopSignal": "SIGTERM"}
+    path = _write(tmp_path / "p.yaml", pod)
+    code, on, err = run(capsys, "--dry-run", "--kubelet-version", "1.33",
+                        "--feature-gates", "ContainerStopSignals=true", str(path))
+    assert code == 0, err
+    assert "not modelled" not in err
+    configs = [c["config"] for c in json.loads(on)[0]["createContainer"]]
+    assert [c.get("stopSignal") for c in configs] == [None, "SIGTERM", None]
+    _, off, _ = run(capsys, "--dry-run", "--kubelet-version", "1.33", str(path))
+    assert all("stopSignal" not in c["config"] for c in json.loads(off)[0]["createContainer"])
+    code, _, err = run(capsys, "--dry-run", "--kubelet-version", "1.32",
+                       "--feature-gates", "ContainerStopSignals=true", str(path))
+    assert code == 2
+    assert "unrecognized feature gate: ContainerStopSignals" in err
+
+
 def test_config_maps_and_secrets_of_the_same_file_feed_env(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

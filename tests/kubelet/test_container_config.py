@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
@@ -180,3 +181,112 @@ def test_non_root_error_quotes_the_pod_as_go_percent_q() -> None:
     with pytest.raises(kw.SandboxConfigError) as info:
         kw.container_config(manifest, "app")
     assert str(info.value).endswith('(pod: "web_shop(gr\u00fcn\\t1)", container: app)')
+
+
+# --- stop_signal: the ContainerStopSignals gate (KEP-4960) -------------------------------
+#
+# generateContainerConfig sets ContainerConfig.stop_signal (field 18 of cri-api's api.proto)
+# to getContainerConfigStopSignal's value (kubelet helpers.go, openshift/kubernetes
+# 1139833e): nothing unless the kubelet's own ContainerStopSignals gate is on, else
+# signalNameToRuntimeEnum[lifecycle.stopSignal], whose missing names give RUNTIME_DEFAULT
+# (0). The gate: alpha, off, from 1.33 (kube_features.go). Enum numbers: api.proto's
+# `enum Signal` (SIGKILL = 13, SIGTERM = 23, SIGRTMIN+1 spelt SIGRTMINPLUS1 = 36, ...).
+STOP_ON = "ContainerStopSignals=true"
+
+
+def stopping(signal: Any, os_name: str = "windows") -> dict[str, Any]:
+    return pod([{"name": "c", "image": "i", "lifecycle": {"stopSignal": signal}}],
+               os={"name": os_name})
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "sent"),
+    [
+        ("1.33", None, False),  # alpha, off by default
+        ("1.37", None, False),
+        ("1.33", STOP_ON, True),
+        ("1.34", "AllAlpha=true", True),  # AllAlpha turns every alpha gate not set by name
+        ("1.35", "AllAlpha=true,ContainerStopSignals=false", False),
+        ("1.36", "AllBeta=true", False),  # an alpha gate: AllBeta leaves it off
+        ("1.38", STOP_ON, True),
+        ("1.32", "AllAlpha=true", False),  # no such gate before 1.33
+    ],
+)
+def test_stop_signal_is_sent_only_while_the_kubelets_gate_is_on(
+    version: str, gates: str | None, sent: bool
+) -> None:
+    config = kw.container_config(stopping("SIGKILL"), "c", kubelet_version=version,
+                                 feature_gates=gates)
+    assert config.stop_signal == (13 if sent else 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "number"),
+    [("SIGTERM", 23), ("SIGKILL", 13), ("SIGQUIT", 18), ("SIGUSR1", 29), ("SIGABRT", 1),
+     ("SIGCLD", 5), ("SIGIOT", 12), ("SIGRTMIN", 35), ("SIGRTMIN+1", 36),
+     ("SIGRTMIN+15", 50), ("SIGRTMAX-14", 51), ("SIGRTMAX-1", 64), ("SIGRTMAX", 65)],
+)
+def test_stop_signal_names_are_the_cri_enum(name: str, number: int) -> None:
+    config = kw.container_config(stopping(name, "linux"), "c", kubelet_version="1.33",
+                                 feature_gates=STOP_ON)
+    assert config.stop_signal == number
+
+
+def test_stop_signal_is_field_18_on_the_wire() -> None:
+    """api.proto: `Signal stop_signal = 18;` a varint, tag (18 << 3) | 0 = 0x90 0x01."""
+    config = kw.container_config(stopping("SIGTERM"), "c", kubelet_version="1.33",
+                                 feature_gates=STOP_ON)
+    assert b"\x90\x01\x17" in config.SerializeToString()
+    assert json.loads(json_format.MessageToJson(config))["stopSignal"] == "SIGTERM"
+
+
+@pytest.mark.parametrize(
+    "lifecycle",
+    [None, {}, {"preStop": {"exec": {"command": ["stop"]}}}, {"stopSignal": None},
+     {"stopSignal": ""}, {"stopSignal": "SIGFOO"}, {"stopSignal": "sigterm"},
+     {"stopSignal": "SIGRTMINPLUS1"}, {"stopSignal": "RUNTIME_DEFAULT"}],
+    ids=["no lifecycle", "empty lifecycle", "preStop only", "null", "empty name",
+         "unknown name", "lower case", "enum spelling", "the default's enum name"],
+)
+def test_stop_signal_unset_or_unknown_leaves_the_image_and_runtime_to_choose(
+    lifecycle: dict[str, Any] | None,
+) -> None:
+    """No name, or one signalNameToRuntimeEnum lacks (it is case-sensitive and keyed by
+    the API's names): RUNTIME_DEFAULT, which proto3 does not send, so the runtime uses the
+    image's STOPSIGNAL or its own default."""
+    container: dict[str, Any] = {"name": "c", "image": "i"}
+    if lifecycle is not None:
+        container["lifecycle"] = lifecycle
+    config = kw.container_config(pod([container]), "c", kubelet_version="1.33",
+                                 feature_gates=STOP_ON)
+    assert config.stop_signal == 0
+    assert "stop_signal" not in [field.name for field, _ in config.ListFields()]
+
+
+def test_stop_signal_of_a_windows_pod_is_passed_on_unchecked() -> None:
+    """The API server allows only SIGTERM and SIGKILL on a pod with spec.os.name windows
+    (KEP-4960, "Windows support"); the kubelet checks neither name nor OS, so a pod that
+    did not pass that validation has any signal sent as written."""
+    config = kw.container_config(stopping("SIGUSR1", "windows"), "c",
+                                 kubelet_version="1.33", feature_gates=STOP_ON)
+    assert config.stop_signal == 29
+
+
+def test_stop_signal_of_init_and_ephemeral_containers() -> None:
+    manifest = pod([{"name": "c", "image": "i"}],
+                   initContainers=[{"name": "i", "image": "i",
+                                    "lifecycle": {"stopSignal": "SIGKILL"}}],
+                   ephemeralContainers=[{"name": "e", "image": "i",
+                                         "lifecycle": {"stopSignal": "SIGTERM"}}])
+    signals = [kw.container_config(manifest, name, kubelet_version="1.33",
+                                   feature_gates=STOP_ON).stop_signal for name in "ice"]
+    assert signals == [13, 0, 23]
+
+
+def test_a_stop_signal_that_is_not_a_string_is_refused_only_when_read() -> None:
+    """With the gate off the kubelet never reads the field, so neither does the library."""
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.container_config(stopping(15), "c", kubelet_version="1.33", feature_gates=STOP_ON)
+    assert info.value.field == "spec.containers[0].lifecycle.stopSignal"
+    assert "expected a string, got number 15" in str(info.value)
+    assert kw.container_config(stopping(15), "c", kubelet_version="1.33").stop_signal == 0

@@ -86,17 +86,20 @@ _RESIZED = {"name": "foo", "image": "bar",
     ("version", "gates", "sent"),
     [
         # kube_features.go: InPlacePodVerticalScaling alpha (off) 1.27-1.32, beta (on)
-        # 1.33-1.34, GA locked on from 1.35; labels.go f6b65043 sets the annotation while
-        # the gate is on; the 1.38 labels_test.go (0411cc70) expects it gone.
+        # 1.33-1.34, GA locked on from 1.35. labels.go and labels_test.go f6b65043 (1.31
+        # cycle) set the annotation, = HashContainer, while the gate is on; from 1.33 it
+        # is gone with the gate on: kuberuntime_container.go fbba6b47 (1.33 cycle) reads
+        # no HashWithoutResources, and labels_test.go 0411cc70 (1.38) expects none.
         ("1.31", None, False),
         ("1.32", None, False),
         ("1.31", "InPlacePodVerticalScaling=true", True),
         ("1.32", "AllAlpha=true", True),
-        ("1.33", None, True),
+        ("1.32", "InPlacePodVerticalScaling=true", True),
+        ("1.33", None, False),
+        ("1.33", "InPlacePodVerticalScaling=true", False),
         ("1.34", "InPlacePodVerticalScaling=false", False),
-        ("1.34", "AllBeta=false", False),
-        ("1.35", None, True),
-        ("1.37", None, True),
+        ("1.35", None, False),
+        ("1.37", None, False),
         ("1.38", None, False),
     ],
 )

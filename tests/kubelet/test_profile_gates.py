@@ -529,3 +529,39 @@ def test_profile_matches_timeline(minor: int, flag: str) -> None:
 def test_parse_bool_error_quotes_as_go_strconv_quote(value: str, quoted: str) -> None:
     """strconv.ParseBool's NumError: `parsing ` + strconv.Quote(value)."""
     assert str(gate_error(f"{WHN}={value}")) == invalid_value(WHN, value, quoted)
+
+
+# --- ContainerStopSignals (KEP-4960) ------------------------------------------------------
+# kube_features.go's versioned table (1.33 at b0b89d3b, and the stored 1.35 one): one row,
+# {1.33, Default: false, PreRelease: Alpha}; the gate does not exist before 1.33.
+STOP = "ContainerStopSignals"
+
+
+@pytest.mark.parametrize("minor", range(33, 39))
+def test_container_stop_signals_is_alpha_and_off(minor: int) -> None:
+    version = f"1.{minor}"
+    assert kubelet_profile(version).stop_signals is False
+    assert kubelet_profile(version, f"{STOP}=true").stop_signals is True
+    assert kubelet_profile(version, "AllAlpha=true").stop_signals is True
+    assert kubelet_profile(version, f"AllAlpha=true,{STOP}=false").stop_signals is False
+    assert kubelet_profile(version, "AllBeta=true").stop_signals is False
+    assert kubelet_profile(version, f"{STOP}=true").not_modelled == ()
+
+
+@pytest.mark.parametrize("minor", range(26, 33))
+@pytest.mark.parametrize("value", ["true", "false"])
+def test_container_stop_signals_before_1_33_is_unrecognized(minor: int, value: str) -> None:
+    """component-base featuregate Set: "unrecognized feature gate: NAME" for a gate its
+    release does not know; AllAlpha=true there switches nothing and is no error."""
+    with pytest.raises(FeatureGateError) as caught:
+        kubelet_profile(f"1.{minor}", f"{STOP}={value}")
+    assert str(caught.value) == f"unrecognized feature gate: {STOP}"
+    assert kubelet_profile(f"1.{minor}", "AllAlpha=true").stop_signals is False
+
+
+def test_container_stop_signals_is_no_unmodelled_gate_in_explain() -> None:
+    explanation = kubelet_winnet.explain(POD, kubelet_version="1.33",
+                                         feature_gates=f"{STOP}=true,Foo=true")
+    texts = [w.message for w in explanation.warnings
+             if w.code.value == "feature-gate-not-modelled"]
+    assert len(texts) == 1 and "Foo" in texts[0] and STOP not in texts[0]

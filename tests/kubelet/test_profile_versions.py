@@ -366,11 +366,13 @@ EXPECTED_FACTS = {
     "slash-is-absolute": 31,
     "supplemental-groups-policy": 31,  # KEP-3619
     "hosts-mount-host-network": 32,  # kubernetes#126460
+    # 1.33 at the latest: kuberuntime_container.go fbba6b47 (1.33 cycle) reads no
+    # HashWithoutResources back; labels.go f6b65043 (1.31 cycle) still writes it.
+    "hash-without-resources-dropped": 33,
     "marshal-checks-utf8": 34,  # cri-api without gogo protobuf (kubernetes#136323)
     "pod-level-limits-default": 34,  # PodLevelResources beta
     "label-key-messages": 35,  # apimachinery da7b67ed (v0.35.0)
     "rune-wise-expansion": 36,  # kubernetes#136325, backported to 1.34.4 and 1.35.1
-    "hash-without-resources-dropped": 38,  # labels_test.go 0411cc70
     "exact-downward-division": 38,  # helpers.go convertQuantityToString
     "saturating-milli-value": 38,
 }

@@ -216,7 +216,8 @@ ROWS: tuple[Row, ...] = (
           {"hash": 0x11A6D6D6},
           note="upstream calls HashContainer (name and image) here; run with "
           "InPlacePodVerticalScaling=true, hashWithoutResources carries the same value "
-          "through 1.37 (labels.go f6b65043) and is absent at 1.38 (labels_test.go 0411cc70)")
+          "through 1.32 (labels.go f6b65043) and is absent from 1.33 (kuberuntime_container.go "
+          "fbba6b47, labels_test.go 0411cc70)")
       for name, resources, policy in _WITHOUT_RESOURCES),
     *(Row(V_OLD, test, "(whole table)", {}, {}, out_of_scope=V_OLD.evidence)
       for test in ("TestEnvVarsToMap", "TestExpandCommandAndArgs",

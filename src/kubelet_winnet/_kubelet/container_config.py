@@ -31,6 +31,7 @@ from kubelet_winnet._kubelet.pod import (
     PodView,
     container_index,
     get_bool,
+    get_object,
     get_objects,
     get_str,
     get_strings,
@@ -88,7 +89,7 @@ class ContainerBuilder:
 
     __slots__ = (
         "_facts", "_index", "expansion", "in_place_resize", "minor", "node", "services",
-        "view",
+        "stop_signals", "view",
     )
 
     def __init__(
@@ -99,6 +100,7 @@ class ContainerBuilder:
         self.node = node
         self.minor = profile.version.minor
         self.in_place_resize = profile.in_place_resize
+        self.stop_signals = profile.stop_signals
         # Resolved once with the kubelet: every $(VAR) expansion of the pod follows it.
         self.expansion = expansion_rule(profile.version)
         self.services = services  # what the kubelet's service lister holds
@@ -223,9 +225,31 @@ class ContainerBuilder:
         config.stdin = get_bool(container, "stdin", at) is True
         config.stdin_once = get_bool(container, "stdinOnce", at) is True
         config.tty = get_bool(container, "tty", at) is True
+        if self.stop_signals:  # getContainerConfigStopSignal reads the kubelet's own gate
+            config.stop_signal = _stop_signal(container, at)
         fill_windows_config(config.windows, container, at, node, minor,
                             self._decision(container_name, image_username))
         return config
+
+
+# helpers.go signalNameToRuntimeEnum: every CRI Signal but RUNTIME_DEFAULT, by its API
+# name; the enum spells the API's "+" and "-" as PLUS and MINUS (SIGRTMIN+1, SIGRTMAX-14).
+_STOP_SIGNALS: dict[str, api_pb2.Signal.ValueType] = {
+    name.replace("PLUS", "+").replace("MINUS", "-"): number
+    for name, number in api_pb2.Signal.items() if number != api_pb2.RUNTIME_DEFAULT
+}
+
+
+def _stop_signal(container: Mapping[str, Any], at: str) -> api_pb2.Signal.ValueType:
+    """getContainerConfigStopSignal (helpers.go): ``lifecycle.stopSignal`` as the CRI enum.
+    The kubelet checks no name and no OS (the API server does); a name outside the map
+    is RUNTIME_DEFAULT, 0, which proto3 does not send, and so is an absent field."""
+    lifecycle = get_object(container, "lifecycle", at)
+    if lifecycle is None:
+        return api_pb2.RUNTIME_DEFAULT
+    return _STOP_SIGNALS.get(
+        get_str(lifecycle, "stopSignal", f"{at}lifecycle."), api_pb2.RUNTIME_DEFAULT
+    )
 
 
 def _check_args(

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     FeatureGatesInput: TypeAlias = "str | Mapping[str, bool] | None"
 
 __all__ = [
+    "CONTAINER_STOP_SIGNALS",
     "DEFAULT_KUBELET_VERSION",
     "IN_PLACE_POD_VERTICAL_SCALING",
     "IN_PLACE_RESIZE_STAGES",
@@ -45,6 +46,7 @@ __all__ = [
     "REQUEST_FACTS",
     "RUNE_WISE_EXPANSION",
     "STATUS_AS_OF",
+    "STOP_SIGNALS_STAGES",
     "TIMELINE",
     "WINDOWS_HOST_NETWORK",
     "Band",
@@ -67,10 +69,12 @@ __all__ = [
 
 WINDOWS_HOST_NETWORK = "WindowsHostNetwork"
 IN_PLACE_POD_VERTICAL_SCALING = "InPlacePodVerticalScaling"
+CONTAINER_STOP_SIGNALS = "ContainerStopSignals"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 MODELLED_GATES = frozenset(
-    {WINDOWS_HOST_NETWORK, IN_PLACE_POD_VERTICAL_SCALING, ALL_ALPHA, ALL_BETA}
+    {WINDOWS_HOST_NETWORK, IN_PLACE_POD_VERTICAL_SCALING, CONTAINER_STOP_SIGNALS, ALL_ALPHA,
+     ALL_BETA}
 )
 
 # InPlacePodVerticalScaling per release, from the versioned table of
@@ -81,6 +85,11 @@ IN_PLACE_RESIZE_STAGES: tuple[tuple[int, str, bool, bool], ...] = (
     (33, "beta", True, False),
     (35, "GA", True, True),
 )
+# ContainerStopSignals (KEP-4960), the same way: alpha and off from 1.33, the only row of
+# the versioned tables of 1.33 (kube_features.go b0b89d3b) and 1.35 (the stored table with
+# ContainerRestartRules beta), and of the kubernetes/website gate page (584eca24); 1.36-1.38
+# are taken as the same (no newer table is stored).
+STOP_SIGNALS_STAGES: tuple[tuple[int, str, bool, bool], ...] = ((33, "alpha", False, False),)
 
 
 # Where a minor stands on STATUS_AS_OF: out, or a release candidate (its .0 not yet out).
@@ -245,13 +254,20 @@ HOSTS_MOUNT_FOR_HOST_NETWORK = RequestFact(
     "a hostNetwork pod gets the hosts-file mount before its pod IPs are known",
     "kubelet_pods.go makeMounts, kubernetes#126460 (merged after 1.31's code freeze)",
 )
+# The release that dropped hashWithoutResources is bounded, not pinned: labels.go and
+# labels_test.go at kubernetes f6b65043 (the 1.31 cycle, after #124220) still write it;
+# master of the 1.33 cycle no longer does: kuberuntime_container.go at fbba6b47 (with the
+# allocation manager and image-volume subPath, before KEP-4960's stop signal) reads no
+# HashWithoutResources back, and the master snapshot in mmorel-35/kubernetes 0b0abd6c
+# (singleProcessOOMKill of 1.32, TODO(#128675), no stop signal) writes none. The PR was
+# not found, so 1.31 and 1.32 keep the f6b65043 behaviour (docs/requests.md#versions).
 HASH_WITHOUT_RESOURCES_DROPPED = RequestFact(
-    "hash-without-resources-dropped", 38,
-    "io.kubernetes.container.hashWithoutResources is no longer sent (1.31-1.37: the "
+    "hash-without-resources-dropped", 33,
+    "io.kubernetes.container.hashWithoutResources is no longer sent (1.31-1.32: the "
     "name-and-image hash again while InPlacePodVerticalScaling is on)",
-    "pkg/kubelet/kuberuntime/labels_test.go at kubernetes commit 0411cc70 "
-    "(TestContainerAnnotations with the gate on expects no HashWithoutResources; labels.go "
-    "f6b65043 still sets it)",
+    "pkg/kubelet/kuberuntime/kuberuntime_container.go at kubernetes fbba6b47 (1.33 cycle: "
+    "no HashWithoutResources) and labels.go in mmorel-35/kubernetes 0b0abd6c; labels.go "
+    "and labels_test.go f6b65043 still set it; labels_test.go 0411cc70 (1.38) has none",
 )
 POD_LEVEL_LIMITS_DEFAULT = RequestFact(
     "pod-level-limits-default", 34,
@@ -304,8 +320,8 @@ REQUEST_FACTS: tuple[RequestFact, ...] = (
     LABEL_DOTS_MESSAGE, CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
-    MARSHAL_CHECKS_UTF8, POD_LEVEL_LIMITS_DEFAULT, LABEL_KEY_MESSAGES, RUNE_WISE_EXPANSION,
-    HASH_WITHOUT_RESOURCES_DROPPED, EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
+    HASH_WITHOUT_RESOURCES_DROPPED, MARSHAL_CHECKS_UTF8, POD_LEVEL_LIMITS_DEFAULT,
+    LABEL_KEY_MESSAGES, RUNE_WISE_EXPANSION, EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
 )
 for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
     if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard
@@ -596,6 +612,9 @@ class GateResolution:
     in_place_resize: bool = False
     """Whether ``InPlacePodVerticalScaling`` is on (default or as set); ``False`` where the
     gate does not exist (before 1.27)."""
+    stop_signals: bool = False
+    """Whether ``ContainerStopSignals`` is on (default or as set): the kubelet then sends a
+    container's ``lifecycle.stopSignal`` as ``stop_signal``; ``False`` before 1.33."""
 
     @property
     def release(self) -> Release:
@@ -678,7 +697,12 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
     else:
         enabled = row.default
     return GateResolution(
-        in_place_resize=_in_place_resize(version.minor, gates),
+        in_place_resize=_versioned_gate(
+            IN_PLACE_POD_VERTICAL_SCALING, IN_PLACE_RESIZE_STAGES, version.minor, gates
+        ),
+        stop_signals=_versioned_gate(
+            CONTAINER_STOP_SIGNALS, STOP_SIGNALS_STAGES, version.minor, gates
+        ),
         version=version,
         stage=row.stage,
         enabled=enabled,
@@ -690,13 +714,16 @@ def resolve_gates(version: KubeletVersion, gates: FeatureGates) -> GateResolutio
     )
 
 
-def _in_place_resize(minor: int, gates: FeatureGates) -> bool:
-    """``InPlacePodVerticalScaling`` as kubelet ``1.<minor>`` resolves it, with
-    component-base featuregate ``Set``'s refusals."""
-    name = IN_PLACE_POD_VERTICAL_SCALING
+def _versioned_gate(
+    name: str, stages: tuple[tuple[int, str, bool, bool], ...], minor: int,
+    gates: FeatureGates,
+) -> bool:
+    """Gate ``name`` as kubelet ``1.<minor>`` resolves it from its versioned ``stages``
+    (first minor, stage, default, locked), with component-base featuregate ``Set``'s
+    refusals."""
     explicit = gates.get(name)
     stage = None
-    for first, *rest in IN_PLACE_RESIZE_STAGES:
+    for first, *rest in stages:
         if minor >= first:
             stage = rest
     if stage is None:

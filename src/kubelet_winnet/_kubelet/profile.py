@@ -267,7 +267,8 @@ HASH_WITHOUT_RESOURCES_DROPPED = RequestFact(
     "name-and-image hash again while InPlacePodVerticalScaling is on)",
     "pkg/kubelet/kuberuntime/kuberuntime_container.go at kubernetes fbba6b47 (1.33 cycle: "
     "no HashWithoutResources) and labels.go in mmorel-35/kubernetes 0b0abd6c; labels.go "
-    "and labels_test.go f6b65043 still set it; labels_test.go 0411cc70 (1.38) has none",
+    "and labels_test.go f6b65043 and the kubelet v1.32.10 packages still set it; "
+    "labels_test.go 0411cc70 (1.38) has none",
 )
 POD_LEVEL_LIMITS_DEFAULT = RequestFact(
     "pod-level-limits-default", 34,

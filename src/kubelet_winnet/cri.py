@@ -130,7 +130,7 @@ def _message(argument: str, value: object, cls: type[_Request]) -> _Request:
 def _details(error: grpc.RpcError) -> str:
     try:
         details = error.details()
-    except Exception:
+    except Exception:  # an RpcError from an interceptor is any object: it may raise
         return ""
     if not isinstance(details, str):
         return ""
@@ -141,7 +141,7 @@ def _code(error: grpc.RpcError) -> str:
     try:
         code = error.code()
         name = code.name
-    except Exception:
+    except Exception:  # likewise its code(), or a code without a name
         return "UNKNOWN"
     return name if isinstance(name, str) else "UNKNOWN"
 

@@ -842,7 +842,7 @@ class _Baseline:
                 with os.fdopen(handle, "w", encoding="utf-8") as out:
                     out.write(text)
                 os.replace(temporary, self.path)
-            except BaseException:
+            except BaseException:  # a signal too: no half-written baseline is left
                 os.unlink(temporary)
                 raise
         except OSError as exc:

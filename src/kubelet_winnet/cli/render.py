@@ -384,7 +384,7 @@ def _run(command: list[str], out: str, max_bytes: int, timeout: float,
     except OSError as exc:
         release()
         raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
-    except BaseException:
+    except BaseException:  # a signal too: the held signals are released, then re-raised
         release()
         raise
     killed: list[str] = []

@@ -38,7 +38,7 @@ def instance(value: object, cls: type | tuple[type, ...]) -> bool:
     """``isinstance`` that a raising ``__class__`` cannot break."""
     try:
         return isinstance(value, cls)
-    except Exception:
+    except Exception:  # a caller's __class__ or __instancecheck__ can raise anything
         return False
 
 
@@ -120,7 +120,7 @@ def json_scalars(name: str, value: object) -> dict[str, object]:
         raise InvalidArgumentError(name, "a mapping of str to JSON scalars", type_name(value))
     try:
         items = list(value.items())  # type: ignore[attr-defined]
-    except Exception:
+    except Exception:  # a caller's Mapping can raise anything from items()
         raise InvalidArgumentError(name, "a readable mapping", type_name(value)) from None
     out: dict[str, object] = {}
     for key, item in items:

@@ -176,7 +176,7 @@ class HcnClient(abc.ABC):
                 raise HcnError(
                     operation, hresult.E_UNEXPECTED, "succeeded but returned no handle"
                 )
-        except BaseException:
+        except BaseException:  # anything, KeyboardInterrupt too: close, then re-raise
             if handle:
                 self._close_quietly(handle)
             raise
@@ -272,7 +272,7 @@ class HcnClient(abc.ABC):
         handle = self.open_namespace(namespace_id)
         try:
             yield handle
-        except BaseException:
+        except BaseException:  # whatever the block raised: close quietly, then re-raise it
             self._close_quietly(handle)
             raise
         self.close_namespace(handle)

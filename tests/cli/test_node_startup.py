@@ -293,3 +293,62 @@ def test_thousands_of_refused_gates_are_fifty_findings_and_one_total(
                                    "gate: Gate49 ")
     assert messages[50] == ("2,950 more gates of this file, from line 3 on, are not gates of "
                             "kubelet 1.30 either.")
+
+
+def test_a_generic_api_server_gate_is_accepted_until_its_removal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # RemoveSelfLink.md: stable to 1.29, removed: true. Once missing from the table, a 1.28
+    # node that set it was told its kubelet would not start.
+    (tmp_path / "kubelet.yaml").write_text(
+        "kind: KubeletConfiguration\nfeatureGates:\n  RemoveSelfLink: true\n", encoding="utf-8")
+    status, document, err = report(capsys, str(tmp_path), "--kubelet-version", "1.28")
+    assert (status, err, document["findings"]) == (0, "", [])
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.30")
+    assert status == 1
+    (finding,) = document["findings"]
+    assert (finding["severity"], finding["line"]) == ("error", 3)
+    assert finding["message"] == (
+        "kubelet 1.30 exits at start-up: unrecognized feature gate: RemoveSelfLink (it was "
+        "removed after Kubernetes 1.29; remove it).")
+
+
+def test_a_gate_added_in_137_is_accepted_there_and_refused_on_136(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # KubeProxyNFTablesLocalhostNodePorts.md: alpha from 1.37
+    config = tmp_path / "kube-proxy-config.yaml"
+    config.write_text("apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+                      "kind: KubeProxyConfiguration\nmode: kernelspace\nfeatureGates:\n"
+                      "  KubeProxyNFTablesLocalhostNodePorts: false\n", encoding="utf-8")
+    status, document, err = report(capsys, str(config), "--kubelet-version", "1.37")
+    assert (status, err, document["findings"]) == (0, "", [])
+    status, document, _ = report(capsys, str(config), "--kubelet-version", "1.36")
+    assert status == 1
+    (finding,) = document["findings"]
+    assert (finding["rule"], finding["severity"], finding["line"]) == (
+        "node-gate-stops-kube-proxy", "error", 5)
+    assert finding["message"] == (
+        "kube-proxy 1.36 exits at start-up: unrecognized feature gate: "
+        "KubeProxyNFTablesLocalhostNodePorts (it first appears in Kubernetes 1.37; remove it "
+        "or upgrade).")
+
+
+def test_a_gate_the_137_changelog_removed_stops_kubelet_137(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # CHANGELOG-1.37.md (v1.37.0-alpha.1): "Removed the generally available feature gate
+    # AnyVolumeDataSource"; 1.36 still has it
+    (tmp_path / "kubelet.yaml").write_text(
+        "kind: KubeletConfiguration\nfeatureGates:\n  AnyVolumeDataSource: true\n",
+        encoding="utf-8")
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.36")
+    assert (status, document["findings"]) == (0, [])
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.37")
+    assert status == 1
+    (finding,) = document["findings"]
+    assert finding["severity"] == "error"
+    assert finding["message"] == (
+        "kubelet 1.37 exits at start-up: unrecognized feature gate: AnyVolumeDataSource (it "
+        "was removed after Kubernetes 1.36; remove it).")
+    assert "CHANGELOG-1.37.md" in json.dumps(finding)

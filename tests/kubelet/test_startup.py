@@ -1,8 +1,9 @@
 """What the kubelet and kube-proxy accept at start-up (``_kubelet/startup.py``).
 
 Expected values come from the sources the table cites: kubernetes/kubernetes' feature
-lists and the kubernetes/website gate pages (stages, ``removed: true``), the profile's
-TIMELINE for WindowsHostNetwork, and the changelogs for the removed flags.
+lists and changelogs, the kubernetes/website gate pages (stages, ``removed: true``),
+gardener's per-release gate lists, the profile's TIMELINE for WindowsHostNetwork, and the
+changelogs for the removed flags.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
 from kubelet_winnet._kubelet.startup import (
     GATE_SOURCES,
+    GATE_TABLE,
     GATES,
     LISTED_THROUGH,
     REMOVED_FLAGS,
@@ -43,6 +45,107 @@ def test_the_releases_that_accept_a_gate_are_those_its_sources_give(
     assert gate_minors(gate) == minors
 
 
+def upto(first: int, last: int = MAX_MINOR) -> tuple[int, ...]:
+    return tuple(range(max(first, MIN_MINOR), min(last, MAX_MINOR) + 1))
+
+
+@pytest.mark.parametrize(("gate", "minors"), [
+    # RemoveSelfLink.md: stable 1.24 to 1.29, removed: true (a generic API server gate that
+    # pkg/features does not relist); gardener: RemovedInVersion 1.30
+    ("RemoveSelfLink", upto(MIN_MINOR, 29)),
+    # gardener: RemovedInVersion 1.28; the 1.27 tree says "remove in 1.28"
+    ("KubeletCredentialProviders", upto(MIN_MINOR, 27)),
+    # gardener: AddedInVersion 1.28 (the 1.27 tree has UserNamespacesStatelessPodsSupport)
+    ("UserNamespacesSupport", upto(28)),
+])
+def test_a_gate_removed_or_renamed_before_132_has_the_releases_of_its_trees(
+    gate: str, minors: tuple[int, ...]
+) -> None:
+    assert gate_minors(gate) == minors
+
+
+@pytest.mark.parametrize(("gate", "minors"), [
+    ("CPUManager", upto(MIN_MINOR, 32)),  # CPUManager.md: stable to 1.32, removed: true
+    ("ComponentSLIs", upto(MIN_MINOR, 34)),  # ComponentSLIs.md: stable to 1.34, removed
+    ("PodDisruptionConditions", upto(MIN_MINOR, 33)),  # PodDisruptionConditions.md
+    ("InTreePluginPortworxUnregister", upto(MIN_MINOR, 35)),  # its page: alpha to 1.35
+    ("MemoryManager", upto(MIN_MINOR, 35)),  # gardener: RemovedInVersion 1.36
+    ("HonorPVReclaimPolicy", upto(MIN_MINOR, 35)),  # gardener: RemovedInVersion 1.36
+    ("LegacySidecarContainers", (33,)),  # gardener: added 1.33, removed 1.34
+    ("StrictCostEnforcementForVAP", upto(30, 34)),  # gardener: 1.30, removed 1.35
+])
+def test_a_gate_removed_between_132_and_136_is_refused_after_its_last_release(
+    gate: str, minors: tuple[int, ...]
+) -> None:
+    assert gate_minors(gate) == minors
+
+
+@pytest.mark.parametrize(("gate", "minors"), [
+    ("DRAListTypeAttributes", upto(36)),  # DRAListTypeAttributes.md: alpha from 1.36
+    ("TopologyAwareWorkloadScheduling", upto(36)),  # its page: alpha from 1.36
+    ("StaleControllerConsistencyJob", upto(36)),  # gardener: AddedInVersion 1.36
+    ("KubeProxyNFTablesLocalhostNodePorts", upto(37)),  # its page: alpha from 1.37
+    ("CompositePodGroup", upto(37)),  # CompositePodGroup.md: alpha from 1.37
+    ("KubeProxyIPVS", upto(37)),  # KubeProxyIPVS.md: deprecated from 1.37 (new gate)
+    ("ConsistentListFromCacheSkipTimeoutFallback", upto(37)),  # CHANGELOG-1.37 alpha.1
+    ("ManagedFieldsOptOut", upto(38)),  # CHANGELOG-1.38: alpha, added in 1.38
+    ("CertificateSigningRequestMLDSA", upto(38)),  # CHANGELOG-1.38
+])
+def test_a_gate_added_in_136_to_138_is_refused_before_its_first_release(
+    gate: str, minors: tuple[int, ...]
+) -> None:
+    assert gate_minors(gate) == minors
+
+
+@pytest.mark.parametrize(("gate", "minors"), [
+    # CHANGELOG-1.37 (v1.37.0-alpha.1) removed these: 1.36 is the last release with them
+    ("AnyVolumeDataSource", upto(MIN_MINOR, 36)),
+    ("SidecarContainers", upto(28, 36)),
+    ("RelaxedDNSSearchValidation", upto(32, 36)),
+    # CHANGELOG-1.38 (v1.38.0-alpha.1 and alpha.2) removed these: the last is 1.37
+    ("MatchLabelKeysInPodAffinity", upto(29, 37)),
+    ("KubeletTracing", upto(MIN_MINOR, 37)),
+    ("SeparateTaintEvictionController", upto(29, 37)),
+])
+def test_a_gate_removed_in_137_or_138_is_refused_from_that_release(
+    gate: str, minors: tuple[int, ...]
+) -> None:
+    assert gate_minors(gate) == minors
+
+
+@pytest.mark.parametrize("source", ["C37", "C38", "W37", "G"])
+def test_each_newer_source_only_dates_the_releases_it_covers(source: str) -> None:
+    # A changelog dates only its own release; the v1.37 page only gates 1.37 added; gardener's
+    # lists end at 1.36, so a removal it records is at most 1.35's last release.
+    spans = [span for span in GATES.values() if span.source == source]
+    assert spans, source
+    for span in spans:
+        if source in ("C37", "C38"):
+            minor = int(source[1:])
+            assert span.first == minor or span.last == minor - 1, span
+        elif source == "W37":
+            assert (span.first, span.last) == (37, None), span
+        else:
+            assert span.first <= LISTED_THROUGH and (span.last is None or span.last < 36), span
+
+
+def test_every_row_names_a_source_and_a_range_in_order() -> None:
+    rows = [row.split() for row in GATE_TABLE.split("\n") if row]
+    assert all(len(row) == 4 for row in rows), [row for row in rows if len(row) != 4]
+    names = [row[0] for row in rows]
+    assert len({name.lower() for name in names}) == len(names)  # no name twice in any case
+    assert len(GATES) == len(rows) > 400
+    for span in GATES.values():
+        assert span.source in GATE_SOURCES, span
+        assert 1 <= span.first <= MAX_MINOR, span
+        assert span.last is None or span.first <= span.last < MAX_MINOR, span
+        assert span.name and not any(c.isspace() for c in span.name), span
+    assert LISTED_THROUGH <= MAX_MINOR
+    # every supported release has its gates: a shifted column would empty some of them
+    assert all(sum(span.accepts(m) for span in GATES.values()) > 100
+               for m in range(MIN_MINOR, MAX_MINOR + 1))
+
+
 @pytest.mark.parametrize("name", [
     "", "a b", "WindowsHostNetwrok", "windowshostnetwork",
     # kube_features.go's Go identifiers, not the gate strings the kubelet matches
@@ -50,15 +153,6 @@ def test_the_releases_that_accept_a_gate_are_those_its_sources_give(
 ])
 def test_a_name_no_release_has_is_in_no_list(name: str) -> None:
     assert gate_minors(name) is None
-
-
-def test_every_row_names_a_source_and_a_range_in_order() -> None:
-    assert len(GATES) > 300  # the 1.36 list alone has over 200 gates
-    for span in GATES.values():
-        assert span.source in GATE_SOURCES, span
-        assert span.first >= 1 and (span.last is None or span.first <= span.last), span
-        assert span.name and not any(c.isspace() for c in span.name), span
-    assert LISTED_THROUGH <= MAX_MINOR
 
 
 @pytest.mark.parametrize(("flag", "component", "removed_in"), [

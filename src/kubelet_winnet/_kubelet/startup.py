@@ -25,11 +25,23 @@ The table (:data:`GATE_TABLE`) is pinned from these sources, each row naming its
   ``toVersion`` as the last release that has the gate.
 - ``R``: kubernetes/website ``.../feature-gates-removed.md`` at 03655030d579 (its "To"
   column: the last release in which the gate can still be used).
+- ``G``: gardener/gardener ``pkg/utils/validation/features/featuregates.go``, its history
+  from f263358bef (Kubernetes 1.26 support) to b1dcad38c0 (1.36 support): each release's
+  gates, taken there from kubernetes ``release-1.N`` ``versioned_feature_list.yaml``
+  (``RemovedInVersion`` is the first release without the gate). It gives what K36, a
+  development tree, lacks: the gates added late in 1.36 and those 1.36 removed.
+- ``W37``: the kubernetes.io "Feature gates in Kubernetes v1.37" page (rendered from the
+  ``W`` pages): the gates 1.37 added.
+- ``C37``/``C38``: kubernetes/kubernetes ``CHANGELOG/CHANGELOG-1.37.md`` at df0a31e010ea
+  (v1.37.0-alpha.1) and ``CHANGELOG-1.38.md`` at 0411cc704533 (v1.38.0-alpha.1 and
+  alpha.2): gates those releases added, and gates they removed (the row's last release is
+  the one before).
 
-Limits, said where they matter: the newest list read is 1.36's, so a gate added in 1.37 or
-1.38 is not in the table (such a name is reported conditionally on those releases), and a
-gate still in 1.36 is taken to be accepted through 1.38, except ``WindowsHostNetwork``,
-whose removal in 1.38 is the profile's ``TIMELINE``.
+The lists are complete through 1.36 (``LISTED_THROUGH``). For 1.37 and 1.38 they are not:
+the changelogs read stop at 1.37's first and 1.38's second alpha, and the v1.37 page lags
+behind removals. So a name in no list is a conditional warning on those releases, not an
+error, and a gate no source says was removed is taken to be accepted through 1.38
+(``WindowsHostNetwork``'s removal in 1.38 is the profile's ``TIMELINE``).
 """
 
 from __future__ import annotations
@@ -62,7 +74,7 @@ __all__ = [
 
 Component = Literal["kubelet", "kube-proxy"]
 
-#: The newest release whose gate list was read; later releases may add gates.
+#: The newest release whose gate list is complete; 1.37 and 1.38 may have gates none read.
 LISTED_THROUGH = 36
 
 GATE_SOURCES: Mapping[str, str] = {
@@ -76,39 +88,51 @@ GATE_SOURCES: Mapping[str, str] = {
          "feature-gates/NAME.md",
     "R": "kubernetes/website content/en/docs/reference/command-line-tools-reference/"
          "feature-gates-removed.md (03655030d579)",
+    "G": "gardener/gardener pkg/utils/validation/features/featuregates.go "
+         "(f263358bef..b1dcad38c0, from kubernetes release-1.26..1.36 "
+         "versioned_feature_list.yaml)",
+    "W37": "kubernetes.io Feature Gates page, \"Feature gates in Kubernetes v1.37\" "
+           "(kubernetes/website feature-gates/NAME.md)",
+    "C37": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.37.md (df0a31e010ea, v1.37.0-alpha.1)",
+    "C38": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.38.md (0411cc704533, v1.38.0-alpha.2)",
 }
 
 # NAME  FIRST  LAST  SOURCE. FIRST: the first minor with the gate; LAST: the last minor
-# with it, "+" when it is still in the newest list read (LISTED_THROUGH).
+# with it, "+" when no source read says it was removed (taken as accepted through 1.38).
+# SOURCE: the one that decides the row's refused releases (for a removed gate, the removal).
 GATE_TABLE = """
 AdmissionWebhookMatchConditions                      27 32 W
 AdvancedAuditing                                      7 27 W
-AggregatedDiscoveryEndpoint                          26  + W
-AggregatedDiscoveryRemoveBetaType                    33  + K36
+AggregatedDiscoveryEndpoint                          26 32 W
+AggregatedDiscoveryRemoveBetaType                    33 37 C38
 AllowDNSOnlyNodeCSR                                  31  + K36
 AllowInsecureBackendProxy                            17 25 R
 AllowInsecureKubeletCertificateSigningRequests       31  + K36
 AllowOverwriteTerminationGracePeriodSeconds          32  + K36
 AllowParsingUserUIDFromCertAuth                      33  + K36
+AllowServiceExternalIPs                              36  + G
 AllowServiceLBStatusOnNonLB                          29 34 W
 AllowUnsafeMalformedObjectDeletion                   32  + K36
 AnonymousAuthConfigurableEndpoints                   31  + K36
-AnyVolumeDataSource                                  18  + K36
+AnyVolumeDataSource                                  18 36 C37
 APIListChunking                                       8 32 W
 APIPriorityAndFairness                               18 30 W
 APIResponseCompression                                8  + K36
 APISelfSubjectReview                                 26 29 W
 APIServerIdentity                                    20  + K36
-APIServerTracing                                     22  + K36
+APIServerTracing                                     22 36 C37
+APIServerWebhookAuthenticationToken                  37  + W37
 APIServingWithRoutine                                30  + K36
 AppArmor                                              4 32 W
-AppArmorFields                                       30  + W
+AppArmorFields                                       30 32 W
 AtomicFIFO                                           36  + K36
+AtomicWriteVolumeUserFields                          37  + W37
 AuthorizeNodeWithSelectors                           31  + K36
 AuthorizePodWebsocketUpgradeCreatePermission         35  + K36
 AuthorizeWithSelectors                               31  + K36
-BtreeWatchCache                                      32  + K36
+BtreeWatchCache                                      32 36 C37
 CBORServingAndStorage                                32  + K36
+CertificateSigningRequestMLDSA                       38  + C38
 ChangeContainerStatusOnKubeletRestart                35  + K36
 ClearingNominatedNodeNameAfterBinding                34  + K36
 ClientsAllowCBOR                                     32  + K36
@@ -119,26 +143,30 @@ CloudDualStackNodeIPs                                27 31 W
 ClusterTrustBundle                                   27  + K36
 ClusterTrustBundleProjection                         29  + K36
 ComponentFlagz                                       32  + K36
-ComponentSLIs                                        26  + W
+ComponentSLIs                                        26 34 W
 ComponentStatusz                                     32  + K36
+CompositePodGroup                                    37  + W37
 ConcurrentWatchObjectDecode                          31  + K36
 ConfigurableFSGroupPolicy                            18 25 R
 ConsistentHTTPGetHandlers                            25 30 W
-ConsistentListFromCache                              28  + K36
+ConsistentListFromCache                              28 36 C37
+ConsistentListFromCacheSkipTimeoutFallback           37  + C37
 ConstrainedImpersonation                             35  + K36
 ContainerCheckpoint                                  25  + K36
 ContainerRestartRules                                34  + K36
 ContainerStopSignals                                 33  + K36
 ContextualLogging                                    24  + W
 ControllerManagerLeaderMigration                     21 26 R
+ControllerManagerReleaseLeaderElectionLockOnExit     36  + G
 CoordinatedLeaderElection                            31  + K36
-CPUManager                                            8  + W
+CPUManager                                            8 32 W
 CPUManagerPolicyAlphaOptions                         23  + K36
 CPUManagerPolicyBetaOptions                          23  + K36
 CPUManagerPolicyOptions                              22  + K36
 CRDObservedGenerationTracking                        35  + K36
-CRDValidationRatcheting                              28  + K36
-CronJobsScheduledAnnotation                          28  + W
+CRDValidationRatcheting                              28 37 C38
+CRIListStreaming                                     36  + G
+CronJobsScheduledAnnotation                          28 34 G
 CronJobTimeZone                                      24 28 W
 CrossNamespaceVolumeDataSource                       26  + K36
 CSIInlineVolume                                      15 26 R
@@ -148,7 +176,7 @@ CSIMigrationAzureDisk                                15 26 R
 CSIMigrationAzureFile                                15 29 W
 CSIMigrationGCE                                      14 27 W
 CSIMigrationOpenStack                                14 25 R
-CSIMigrationPortworx                                 23  + W
+CSIMigrationPortworx                                 23 35 G
 CSIMigrationRBD                                      23 30 W
 CSIMigrationvSphere                                  18 28 W
 CSINodeExpandSecret                                  25 30 W
@@ -159,12 +187,14 @@ CSIVolumeFSGroupPolicy                               19 25 R
 CSIVolumeHealth                                      21  + K36
 CSRDuration                                          22 25 R
 CustomCPUCFSQuotaPeriod                              12  + K36
-CustomResourceFieldSelectors                         30  + K36
+CustomResourceFieldSelectors                         30 37 C38
 CustomResourceValidationExpressions                  23 30 W
 DaemonSetUpdateSurge                                 21 26 R
 DeclarativeValidation                                33  + K36
+DeclarativeValidationBeta                            36  + G
 DeclarativeValidationTakeover                        33  + K36
 DefaultHostNetworkHostPortsInPodTemplates            28 30 W
+DefaultPodSysctls                                    37  + W37
 DefaultPodTopologySpread                             19 25 R
 DelegateFSGroupToCSIDriver                           22 27 W
 DeploymentPodReplacementPolicy                       32  + K33
@@ -176,38 +206,51 @@ DisableAcceleratorUsageMetrics                       19 27 W
 DisableAllocatorDualWrite                            31  + K36
 DisableCloudProviders                                22 32 W
 DisableCPUQuotaWithExclusiveCPUs                     33  + K36
-DisableKubeletCloudCredentialProviders               23  + W
+DisableKubeletCloudCredentialProviders               23 32 W
 DisableNodeKubeProxyVersion                          29  + K36
 DownwardAPIHugePages                                 20 28 W
 DRAAdminAccess                                       32  + K36
 DRAConsumableCapacity                                34  + K36
 DRAControlPlaneController                            26 31 W
+DRADerivedAttributes                                 37  + W37
 DRADeviceBindingConditions                           34  + K36
+DRADeviceCompatibilityGroups                         37  + W37
 DRADeviceTaintRules                                  35  + K36
 DRADeviceTaints                                      33  + K36
 DRAExtendedResource                                  34  + K36
+DRAListTypeAttributes                                36  + G
+DRANodeAllocatableResources                          36  + G
+DRAOptionalNodeOperations                            37  + W37
 DRAPartitionableDevices                              33  + K36
+DRAPartitionableDevicesType                          37  + W37
 DRAPrioritizedList                                   33  + K36
 DRAResourceClaimDeviceStatus                         32  + K36
+DRAResourceClaimGranularStatusAuthorization          36  + G
+DRAResourcePoolStatus                                36  + G
 DRASchedulerFilterTimeout                            34  + K36
+DRAWorkloadResourceClaims                            36  + G
 DryRun                                               12 27 W
 DynamicKubeletConfig                                  4 25 R
-DynamicResourceAllocation                            26  + K36
-EfficientWatchResumption                             20  + W
-ElasticIndexedJob                                    27  + W
+DynamicResourceAllocation                            26 37 C38
+EfficientWatchResumption                             20 32 W
+ElasticIndexedJob                                    27 33 G
+EmptyDirVolumeMode                                   37  + W37
 EndpointSlice                                        16 24 R
 EndpointSliceNodeName                                20 24 R
 EndpointSliceProxying                                18 24 R
 EndpointSliceTerminatingCondition                    20 27 W
 EnvFiles                                             34  + K36
 EphemeralContainers                                  16 26 R
+EtcdRangeStream                                      37  + W37
 EventedPLEG                                          26  + K36
+ExcludeAdmissionWebhookVirtualResources              37  + W37
 ExecProbeTimeout                                     20  + K36
 ExpandCSIVolumes                                     14 26 R
 ExpandedDNSConfig                                    22 29 W
 ExpandInUsePersistentVolumes                         11 26 R
 ExpandPersistentVolumes                               8 26 R
 ExperimentalHostUserNamespaceDefaulting               5 29 W
+ExtendWebSocketsToKubelet                            36  + G
 ExternalServiceAccountTokenSigner                    32  + K36
 GangScheduling                                       35  + K36
 GenericEphemeralVolume                               19 24 R
@@ -216,11 +259,14 @@ GitRepoVolumeDriver                                  33  + K36
 GracefulNodeShutdown                                 20  + K36
 GracefulNodeShutdownBasedOnPodPriority               23  + K36
 GRPCContainerProbe                                   23 28 W
-HonorPVReclaimPolicy                                 23  + K36
+GRPCContainerProbeTLS                                37  + W37
+H2CContainerProbe                                    37  + W37
+HonorPVReclaimPolicy                                 23 35 G
 HostnameOverride                                     34  + K36
 HPAConfigurableTolerance                             33  + K36
 HPAContainerMetrics                                  20 31 W
 HPAScaleToZero                                       16  + K36
+HugepageAwareEviction                                37  + W37
 HugePageStorageMediumSize                            18 24 R
 HyperVContainer                                      10 20 R
 IdentifyPodOS                                        23 26 R
@@ -235,15 +281,18 @@ InOrderInformers                                     33  + K36
 InOrderInformersBatchProcess                         35  + K36
 InPlacePodLevelResourcesVerticalScaling              35  + K36
 InPlacePodVerticalScaling                            27  + K36
-InPlacePodVerticalScalingAllocatedStatus             32  + K36
+InPlacePodVerticalScalingAllocatedStatus             32 35 G
 InPlacePodVerticalScalingExclusiveCPUs               32  + K36
 InPlacePodVerticalScalingExclusiveMemory             34  + K36
+InPlacePodVerticalScalingInitContainers              36  + G
+InPlacePodVerticalScalingMemoryBackedVolumes         37  + W37
+InPlacePodVerticalScalingSchedulerPreemption         37  + W37
 InTreePluginAWSUnregister                            21 30 W
 InTreePluginAzureDiskUnregister                      21 30 W
 InTreePluginAzureFileUnregister                      21 30 W
 InTreePluginGCEUnregister                            21 30 W
 InTreePluginOpenStackUnregister                      21 30 W
-InTreePluginPortworxUnregister                       23  + W
+InTreePluginPortworxUnregister                       23 35 W
 InTreePluginRBDUnregister                            23 30 W
 InTreePluginvSphereUnregister                        21 30 W
 IPTablesOwnershipCleanup                             25 29 W
@@ -251,7 +300,7 @@ IPv6DualStack                                        15 24 R
 JobBackoffLimitPerIndex                              28  + K36
 JobManagedBy                                         30  + K36
 JobMutableNodeSchedulingDirectives                   23 28 W
-JobPodFailurePolicy                                  25  + W
+JobPodFailurePolicy                                  25 32 W
 JobPodReplacementPolicy                              28  + K36
 JobReadyPods                                         23 30 W
 JobSuccessPolicy                                     30  + K36
@@ -261,7 +310,7 @@ KMSv2                                                25 31 W
 KMSv2KDF                                             28 31 W
 KubeletCgroupDriverFromCRI                           28  + K36
 KubeletCrashLoopBackOffMax                           32  + K36
-KubeletCredentialProviders                           20 28 W
+KubeletCredentialProviders                           20 27 G
 KubeletEnsureSecretPulledImages                      33  + K36
 KubeletFineGrainedAuthz                              32  + K36
 KubeletInUserNamespace                               22  + K36
@@ -274,12 +323,14 @@ KubeletPSI                                           33  + K36
 KubeletRegistrationGetOnExistsOnly                   32  + K36
 KubeletSeparateDiskGC                                29  + K36
 KubeletServiceAccountTokenForCredentialProviders     33  + K36
-KubeletTracing                                       25  + K36
+KubeletTracing                                       25 37 C38
 KubeProxyDrainingTerminatingNodes                    28 32 W
+KubeProxyIPVS                                        37  + W37
+KubeProxyNFTablesLocalhostNodePorts                  37  + W37
 LegacyServiceAccountTokenCleanUp                     28 31 W
 LegacyServiceAccountTokenNoAutoGeneration            24 28 W
 LegacyServiceAccountTokenTracking                    26 29 W
-LegacySidecarContainers                              33  + K33
+LegacySidecarContainers                              33 33 G
 ListFromCacheSnapshot                                33  + K36
 LoadBalancerIPMode                                   29 34 W
 LocalStorageCapacityIsolation                         7 26 R
@@ -287,11 +338,13 @@ LocalStorageCapacityIsolationFSQuotaMonitoring       15  + K36
 LogarithmicScaleDown                                 21  + K36
 LoggingAlphaOptions                                  24  + W
 LoggingBetaOptions                                   24  + W
-MatchLabelKeysInPodAffinity                          29  + K36
+ManagedFieldsOptOut                                  38  + C38
+ManifestBasedAdmissionControlConfig                  36  + G
+MatchLabelKeysInPodAffinity                          29 37 C38
 MatchLabelKeysInPodTopologySpread                    25  + K36
 MatchLabelKeysInPodTopologySpreadSelectorMerge       34  + K36
 MaxUnavailableStatefulSet                            24  + K36
-MemoryManager                                        21  + W
+MemoryManager                                        21 35 G
 MemoryQoS                                            22  + K36
 MinDomainsInPodTopologySpread                        24 31 W
 MinimizeIPTablesRestore                              26 29 W
@@ -303,12 +356,14 @@ MutablePodResourcesForSuspendedJobs                  35  + K36
 MutablePVNodeAffinity                                35  + K36
 MutableSchedulingDirectivesForSuspendedJobs          35  + K36
 MutatingAdmissionPolicy                              30  + K36
+NativeHistograms                                     36  + G
 NetworkPolicyEndPort                                 21 26 R
 NetworkPolicyStatus                                  24 27 W
 NewVolumeManagerReconstruction                       25 31 W
 NFTablesProxyMode                                    29  + K36
 NodeDeclaredFeatures                                 35  + K36
 NodeInclusionPolicyInPodTopologySpread               25  + K36
+NodeLifecycleConditions                              37  + W37
 NodeLogQuery                                         27  + K36
 NodeOutOfServiceVolumeDetach                         24 31 W
 NodeSwap                                             22  + K36
@@ -317,18 +372,22 @@ NonPreemptingPriority                                15 25 R
 OpenAPIEnums                                         23  + K36
 OpenAPIV3                                            23 28 W
 OpportunisticBatching                                35  + K36
-OrderedNamespaceDeletion                             30  + K36
+OrderedNamespaceDeletion                             30 36 C37
 PDBUnhealthyPodEvictionPolicy                        26 32 W
+PersistentVolumeClaimUnusedSinceTime                 36  + G
 PersistentVolumeLastPhaseTransitionTime              28 32 W
+PLEGOnDemandRelist                                   36  + G
 PodAffinityNamespaceSelector                         21 25 R
 PodAndContainerStatsFromCRI                          23  + K36
 PodCertificateRequest                                34  + K36
 PodDeletionCost                                      21  + K36
 PodDisruptionBudget                                   3 25 R
-PodDisruptionConditions                              25  + W
+PodDisruptionConditions                              25 33 W
+PodGroupPreemptionPolicy                             37  + W37
 PodHasNetworkCondition                               25 27 W
 PodHostIPs                                           28 31 W
-PodIndexLabel                                        28  + W
+PodIndexLabel                                        28 34 G
+PodLevelResourceManagers                             36  + G
 PodLevelResources                                    32  + K36
 PodLifecycleSleepAction                              29  + K36
 PodLifecycleSleepActionAllowZero                     32  + K36
@@ -336,13 +395,16 @@ PodLogsQuerySplitStreams                             32  + K36
 PodObservedGenerationTracking                        33  + K36
 PodOverhead                                          16 25 R
 PodReadyToStartContainersCondition                   28  + K36
-PodSchedulingReadiness                               26  + K36
+PodsAPI                                              36  + G
+PodSchedulingReadiness                               26 37 C38
 PodSecurity                                          22 27 W
 PodTopologyLabelsAdmission                           33  + K36
 PortForwardWebsockets                                30  + K36
+PreferAlignCpusByUncoreCache                         32  + G
 PreferNominatedNode                                  21 25 R
 PreferSameTrafficDistribution                        33  + K36
 PreventStaticPodAPIReferences                        34  + K36
+ProbeHostPodSecurityStandards                        34 34 G
 ProbeTerminationGracePeriod                          21 28 W
 ProcMountType                                        12  + K36
 ProxyTerminatingEndpoints                            22 29 W
@@ -351,18 +413,20 @@ ReadWriteOncePod                                     22 30 W
 RecoverVolumeExpansionFailure                        23  + K36
 RecursiveReadOnlyMounts                              30  + K36
 ReduceDefaultCrashLoopBackOffDecay                   33  + K36
-RelaxedDNSSearchValidation                           32  + K36
+RelaxedDNSSearchValidation                           32 36 C37
 RelaxedEnvironmentVariableValidation                 30  + K36
 RelaxedServiceNameValidation                         34  + K36
+ReloadKubeletClientCAFile                            36  + G
 ReloadKubeletServerCertificateFile                   31  + K36
 RemainingItemCount                                   15 32 W
 RemoteRequestHeaderUID                               32  + K36
-ResilientWatchCacheInitialization                    31  + K36
+RemoveSelfLink                                       16 29 W
+ResilientWatchCacheInitialization                    31 36 C37
 ResourceHealthStatus                                 31  + K36
 ResourceHealthStatusMessage                          36  + K36
 RestartAllContainersOnContainerExits                 35  + K36
 RetroactiveDefaultStorageClass                       25 28 W
-RetryGenerateName                                    30  + K36
+RetryGenerateName                                    30 36 C37
 RotateKubeletClientCertificate                        8 21 R
 RotateKubeletServerCertificate                        7  + K36
 RuntimeClass                                         12 24 R
@@ -378,54 +442,62 @@ SELinuxChangePolicy                                  32  + K36
 SELinuxMount                                         30  + K36
 SELinuxMountReadWriteOncePod                         25  + K36
 SeparateCacheWatchRPC                                28  + K36
-SeparateTaintEvictionController                      29  + K36
+SeparateTaintEvictionController                      29 37 C38
 ServerSideApply                                      14 31 W
 ServerSideFieldValidation                            23 31 W
 ServiceAccountNodeAudienceRestriction                32  + K36
 ServiceAccountTokenJTI                               29  + K36
 ServiceAccountTokenNodeBinding                       29  + K36
 ServiceAccountTokenNodeBindingValidation             29  + K36
-ServiceAccountTokenPodNodeInfo                       29  + K36
+ServiceAccountTokenPodNodeInfo                       29 37 C38
+ServiceCIDRStatusFieldWiping                         36  + G
 ServiceInternalTrafficPolicy                         21 27 W
 ServiceIPStaticSubrange                              24 27 W
 ServiceLBNodePortControl                             20 25 R
 ServiceLoadBalancerClass                             21 25 R
 ServiceNodePortStaticSubrange                        27 30 W
 ServiceTopology                                      17 22 R
-ServiceTrafficDistribution                           30  + W
+ServiceTrafficDistribution                           30 35 G
 SetHostnameAsFQDN                                    19 24 R
-SidecarContainers                                    28  + K36
+ShardedListAndWatch                                  36  + G
+SidecarContainers                                    28 36 C37
 SizeBasedListCostEstimate                            34  + K36
-SizeMemoryBackedVolumes                              20  + W
+SizeMemoryBackedVolumes                              20 34 W
 SkipReadOnlyValidationGCE                            28 30 W
 StableLoadBalancerNodeSet                            27 31 W
-StatefulSetAutoDeletePVC                             23  + W
+StaleControllerConsistencyDaemonSet                  36  + G
+StaleControllerConsistencyJob                        36  + G
+StaleControllerConsistencyReplicaSet                 36  + G
+StaleControllerConsistencyStatefulSet                36  + G
+StatefulSetAutoDeletePVC                             23 34 G
 StatefulSetMinReadySeconds                           22 26 R
+StatefulSetRecreateStrategy                          37  + W37
 StatefulSetSemanticRevisionComparison                26  + K36
-StatefulSetStartOrdinal                              26  + W
+StatefulSetStartOrdinal                              26 33 G
 StorageCapacityScoring                               33  + K36
 StorageNamespaceIndex                                30  + K36
 StorageObjectInUseProtection                         10 24 R
 StorageVersionAPI                                    20  + K36
 StorageVersionHash                                   14  + K36
 StorageVersionMigrator                               30  + K36
-StreamingCollectionEncodingToJSON                    33  + K36
-StreamingCollectionEncodingToProtobuf                33  + K36
+StreamingCollectionEncodingToJSON                    33 36 C37
+StreamingCollectionEncodingToProtobuf                33 36 C37
 StreamingProxyRedirects                               5 24 R
-StrictCostEnforcementForVAP                          30  + K32
-StrictCostEnforcementForWebhooks                     30  + K32
+StrictCostEnforcementForVAP                          30 34 G
+StrictCostEnforcementForWebhooks                     30 34 G
 StrictIPCIDRValidation                               33  + K36
 StructuredAuthenticationConfiguration                29  + K36
 StructuredAuthenticationConfigurationEgressSelector  34  + K36
 StructuredAuthenticationConfigurationJWKSMetrics     35  + K36
-StructuredAuthorizationConfiguration                 29  + W
+StructuredAuthorizationConfiguration                 29 35 G
 SupplementalGroupsPolicy                             31  + K36
 SupportIPVSProxyMode                                  8 20 R
 SuspendJob                                           21 25 R
 SystemdWatchdog                                      32  + K36
 TaintTolerationComparisonOperators                   35  + K36
 TokenRequestServiceAccountUIDValidation              34  + K36
-TopologyAwareHints                                   21  + W
+TopologyAwareHints                                   21 35 G
+TopologyAwareWorkloadScheduling                      36  + G
 TopologyManager                                      16 28 W
 TopologyManagerPolicyAlphaOptions                    26  + K36
 TopologyManagerPolicyBetaOptions                     26  + K36
@@ -438,10 +510,11 @@ UnlockWhileProcessingFIFO                            36  + K36
 UserNamespacesHostNetworkSupport                     35  + K36
 UserNamespacesPodSecurityStandards                   29 34 W
 UserNamespacesStatelessPodsSupport                   25 27 W
-UserNamespacesSupport                                25  + K36
+UserNamespacesSupport                                28  + G
 ValidateProxyRedirects                               12 24 R
 ValidatingAdmissionPolicy                            26 31 W
 VolumeAttributesClass                                29  + K36
+VolumeBindMountOptions                               37  + W37
 VolumeCapacityPriority                               21 32 W
 VolumeLimitScaling                                   35  + K36
 VolumeSubpath                                        10 24 R
@@ -449,7 +522,7 @@ VolumeSubpathEnvExpansion                            14 24 R
 WarningHeaders                                       19 24 R
 WatchBookmark                                        15 32 W
 WatchCacheInitializationPostStartHook                31  + K36
-WatchFromStorageWithoutResourceVersion               27  + W
+WatchFromStorageWithoutResourceVersion               27 35 G
 WatchList                                            27  + K36
 WatchListClient                                      30  + K36
 WindowsCPUAndMemoryAffinity                          32  + K36
@@ -461,6 +534,8 @@ WindowsHostProcessContainers                         22 27 W
 WindowsRunAsUserName                                 16 20 R
 WinDSR                                               14  + K36
 WinOverlay                                           14  + K36
+WorkloadAwarePreemption                              36  + G
+WorkloadWithJob                                      36  + G
 ZeroLimitedNominalConcurrencyShares                  29 31 W
 """
 

@@ -285,6 +285,31 @@ def test_a_kustomize_finding_names_its_resource_file_and_the_patch_once(
             "region": {"startLine": set_at}}}]
 
 
+def test_a_patch_of_a_component_is_named_on_its_parents_resource(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """kustomize applies a Component's patches to the resources of the kustomization that
+    names it: the finding lies in the parent's resource file and names the component's
+    patch."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    overlay = tmp_path / "overlay"
+    component = tmp_path / "hostnet"
+    overlay.mkdir()
+    component.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n- ds.yaml\ncomponents:\n- ../hostnet\n", encoding="utf-8")
+    (overlay / "ds.yaml").write_text(RESOURCE, encoding="utf-8")
+    (component / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+        "patches:\n- path: hostnet.yaml\n", encoding="utf-8")
+    (component / "hostnet.yaml").write_text(PATCH, encoding="utf-8")
+    said = f"set by the patch hostnet/hostnet.yaml:{line_of(PATCH, 'hostNetwork')}"
+    status, out, err = run(capsys, "overlay")
+    assert (status, out.splitlines()) == (1, [
+        f"overlay/ds.yaml:{line_of(RESOURCE, '    spec:')}: warning host-network-ignored: "
+        f"DaemonSet/agent: {HOST_NETWORK} [spec.template.spec.hostNetwork] ({said})"]), err
+
+
 def test_an_ignore_comment_in_a_kustomize_resource_file_silences_the_built_object(
     capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:

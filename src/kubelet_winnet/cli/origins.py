@@ -278,6 +278,7 @@ class Kustomization:
         self.listed: set[str] = set()  # absolute paths
         self._files = 0
         self._resources: dict[tuple[str, str], list[_Resource]] = {}
+        self._patches_of: dict[str, list[_Patch]] = {}  # a kustomization's own patches
         for resource in self._load(directory, manifest, 0, frozenset()):
             kind, _, name = resource.names[-1]
             self._resources.setdefault((kind, name), []).append(resource)
@@ -310,6 +311,9 @@ class Kustomization:
         kustomization = documents[0]
         spec = kustomization.value
         resources: list[_Resource] = []
+        # A component's patches act on its parent's resources too (kustomize applies a
+        # Component to everything accumulated where it is named).
+        borrowed: list[_Patch] = []
         for group in ("resources", "bases", "components"):
             entries = spec.get(group)
             for entry in entries if isinstance(entries, list) else ():
@@ -321,19 +325,25 @@ class Kustomization:
                                  if os.path.isfile(os.path.join(target, n))), None)
                     if name is not None:
                         resources += self._load(target, name, depth + 1, seen)
+                        if group == "components":
+                            borrowed += self._patches_of.get(
+                                os.path.realpath(os.path.join(target, name)), [])
                 elif os.path.isfile(target):
                     for document in self._documents(target):
                         identity = _identity(document.value)
                         if identity is not None:
                             resources.append(_Resource(document, [identity]))
         patches = list(self._patches(directory, kustomization))
+        self._patches_of[key] = patches
+        patches = borrowed + patches
         prefix, suffix, namespace = (
             value if isinstance(value, str) else ""
             for value in (spec.get(k) for k in ("namePrefix", "nameSuffix", "namespace")))
         for resource in resources:
             kind, space, name = resource.names[-1]
             names = {(k, n) for k, _, n in resource.names}
-            resource.patches += [p for p in patches if _targets(p, names)]
+            resource.patches += [p for p in patches
+                                 if _targets(p, names) and p not in resource.patches]
             resource.names.append((kind, namespace or space, prefix + name + suffix))
         return resources
 

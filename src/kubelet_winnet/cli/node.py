@@ -351,7 +351,7 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
 
     network = files.network
     if network is not None:
-        from kubelet_winnet.runtime._node import _cni_outcome
+        from kubelet_winnet.runtime._network import _cni_outcome
 
         outcome, reason = _cni_outcome(network)
         if outcome != "applied":
@@ -703,7 +703,7 @@ def node_card(
     if files is not None:
         port = ("", "no CNI configuration among its files")
         if files.network is not None:
-            from kubelet_winnet.runtime._node import _cni_outcome
+            from kubelet_winnet.runtime._network import _cni_outcome
 
             port = _cni_outcome(files.network)
         proxy = "no kube-proxy configuration among its files"

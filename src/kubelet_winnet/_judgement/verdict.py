@@ -46,11 +46,14 @@ class NodeKnowledge:
     containerd handlers and default handler, CNI, port ranges); None: not read, and
     containerd's default configuration is assumed for the handlers it names, saying so.
     ``runtime_classes``: RuntimeClass name to handler for the classes the input holds; a
-    class it does not hold has a handler that is not known."""
+    class it does not hold has a handler that is not known. ``handlers_read``: the
+    handlers of ``files`` were read from the node's containerd configuration (else
+    containerd's defaults are assumed for the names they define)."""
 
     runtime: str | None = None
     files: NodeFacts | None = None
     runtime_classes: Mapping[str, str] = field(default_factory=dict)
+    handlers_read: bool = True  # files.handlers come from the node's containerd configuration
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def judge(
     files = node.files if node.files is not None else NodeFacts(
         runtime=runtime if runtime and "://" in runtime else "")
     out = plan_runtime(decision.host_process, decision.host_process, handler, mappings, files,
-                       handlers_known=node.files is not None)
+                       handlers_known=node.files is not None and node.handlers_read)
     used += out.facts
     network = _network(decision, facts.host_network, out.namespace, out.condition,
                        out.refused, out.notes)

@@ -27,8 +27,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
+from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._describe import describe_path
+from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
 from kubelet_winnet._lint.rules import (
     RULES,
     RULES_BY_ID,
@@ -39,7 +40,7 @@ from kubelet_winnet._lint.rules import (
     host_network_reach,
     ignored_rules,
 )
-from kubelet_winnet._lint.targeting import Target, pod_object, target_of
+from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import clip, printable
 from kubelet_winnet.cli.cluster import (
     DEFAULT_PAGE_BYTES,
@@ -57,14 +58,9 @@ from kubelet_winnet.errors import (
     ClusterAccessError,
     FeatureGateError,
     InvalidPodError,
-    SandboxConfigError,
     UnsupportedVersionError,
 )
-from kubelet_winnet.runtime._releases import (
-    HYPERV_HANDLERS,
-    runtime_name,
-    shim_has_hyperv_host_process,
-)
+from kubelet_winnet.runtime._releases import runtime_name
 
 if TYPE_CHECKING:
     from kubelet_winnet.cli.nodefiles import NodeFiles
@@ -206,7 +202,6 @@ class Auditor:
                                         "finished": 0}
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
-        self._effects: dict[tuple[str | None, bool], bool] = {}
         self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
 
     def node(self, obj: Mapping[str, Any]) -> Node:
@@ -262,55 +257,20 @@ class Auditor:
         name = _text(metadata, "name") or "<unnamed>"
         host_network = spec.get("hostNetwork") is True
 
-        network: str | None = None
-        host_process = False
-        refused: str | None = None
-        try:
-            config = windows_sandbox_config(
-                obj, kubelet_version=kubelet, feature_gates=self.feature_gates
-            )
-        except SandboxConfigError as exc:
-            refused = str(exc)
-            effect = "refused"
-        except (UnsupportedVersionError, FeatureGateError) as exc:
-            note += f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; "
-            effect = "not-modelled"
-        else:
-            context = config.security_context
-            if context.HasField("namespace_options"):
-                # NamespaceMode NODE = 2 (cri-api runtime.v1)
-                network = "NODE" if context.namespace_options.network == 2 else "POD"
-            host_process = context.host_process
-            effect = self._effect(config, network, host_process, host_network, runtime)
-            if effect == "applied" and host_process:
-                effect, why = self._hyperv(spec.get("runtimeClassName"), runtime)
-                note += why
-        findings: tuple[FindingRecord, ...] = ()
-        reach = self._reach_for(kubelet)
-        if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
-            reach = self._reach_for(self.default_kubelet)  # the findings still hold
-        if isinstance(reach, HostNetworkReach):
-            # The API server decoded every key of a pod it returns, so unknown-field here
-            # could only mean a field newer than the pinned lists: not the pod's problem.
-            raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self.runtime_classes)
-                   if f.rule.id != "unknown-field"]
-            other = runtime_name(runtime)
-            if other and other != "containerd" and host_network and effect != "refused":
-                # What becomes of hostNetwork here is unknown: no finding says "ignored".
-                raw = [f for f in raw if f.rule.id != "host-network-ignored"]
-                note += _not_modelled_runtime(other)
-            if raw:
-                ignored = ignored_rules(pod)
-                findings = tuple(_record(f, ignored.get(f.rule.id)) for f in raw)
+        verdict, effect, why = self._verdict(obj, kubelet, runtime, node_name)
+        note += why
+        findings, why = self._findings(pod, kubelet, runtime, verdict)
+        note += why
         on_node = None
-        if node_name in self.node_files:
-            from kubelet_winnet.cli.node import pod_on_node
+        if verdict is not None and node_name in self.node_files:
+            from kubelet_winnet.cli.node import on_node_value
 
-            judged = pod_on_node(obj, kubelet, self.feature_gates, self.runtime_classes,
-                                 self.node_files[node_name], runtime)
-            if judged is not None:
-                on_node, text = judged
-                note += f"{text}; "
+            on_node, text = on_node_value(verdict)
+            note += f"{text}; "
+        decision = verdict.decision if verdict is not None else None
+        network = decision.network if decision is not None and not decision.error else None
+        host_process = decision is not None and decision.host_process
+        refused = decision.error if decision is not None else None
         return PodAudit(
             namespace, name, node_name, kubelet, source, runtime, host_network, network,
             host_process, refused, effect, note.removesuffix("; "), findings, where, on_node,
@@ -323,45 +283,56 @@ class Auditor:
         if name and isinstance(handler, str) and len(self.runtime_classes) < 10_000:
             self.runtime_classes[name] = handler
 
-    def _hyperv(self, runtime_class: object, runtime: str) -> tuple[str, str]:
-        """A HostProcess pod on containerd: applied, unless its RuntimeClass may be
-        Hyper-V isolated (hcsshim PR #2531: no network at all; rule page
-        host-process-hyperv-no-network)."""
-        if not isinstance(runtime_class, str) or not runtime_class:
-            return "applied", ""
-        handler = self.runtime_classes.get(
-            runtime_class, runtime_class if runtime_class in HYPERV_HANDLERS else None
-        )
-        if handler is None:
-            return "unknown", (f"RuntimeClass {_cell(runtime_class, 60)} is not in the input: "
-                               "under a Hyper-V handler the pod has no network; ")
-        if handler not in HYPERV_HANDLERS:
-            return "applied", ""
-        if shim_has_hyperv_host_process(runtime):
-            return "no-network", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)} with the "
-                                  "hcsshim of this containerd: no network at all; ")
-        return "unknown", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)}: no network with "
-                           "hcsshim v0.15.0-rc.2+, this containerd's own shim is older; ")
+    def _verdict(self, obj: Mapping[str, Any], kubelet: str, runtime: str, node_name: str,
+                 ) -> tuple[Verdict | None, str, str]:
+        """The judgement of the pod on its node, its HOSTNETWORK effect and the note."""
+        try:
+            profile = kubelet_profile(kubelet, self.feature_gates)
+        except (UnsupportedVersionError, FeatureGateError) as exc:
+            return None, "not-modelled", (
+                f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; ")
+        files = self.node_files.get(node_name)
+        mappings: tuple[tuple[int, int, str, str], ...] = ()
+        if files is not None:
+            from kubelet_winnet.cli.node import request_mappings
 
-    def _effect(
-        self, config: Any, network: str | None, host_process: bool, host_network: bool,
-        runtime: str,
-    ) -> str:
-        if not host_network:
-            return "not-requested"
-        if runtime_name(runtime) != "containerd":
-            return "unknown"
-        key = (network, host_process)
-        applied = self._effects.get(key)
-        if applied is None:
-            from cri_api.runtime.v1 import api_pb2
-            from kubelet_winnet.runtime import plan_sandbox_config_network
+            mappings = request_mappings(obj, kubelet, self.feature_gates, self.runtime_classes)
+        verdict = judge(obj, profile, NodeKnowledge(
+            runtime=runtime or None, files=files.facts(runtime) if files is not None else None,
+            runtime_classes=self.runtime_classes,
+            handlers_read=files is not None and files.containerd is not None,
+        ), mappings=mappings)
+        network = verdict.network
+        why = ""
+        if verdict.starts is not False and runtime_name(runtime) == "containerd" and (
+                network.value == "unknown" or (network.value == "none" and verdict.host_process)):
+            why = (network.condition if network.value == "unknown" else network.reasons[0]) + "; "
+        return verdict, verdict.host_network_effect, why
 
-            request = api_pb2.PodSandboxConfig()
-            request.windows.CopyFrom(config)
-            applied = plan_sandbox_config_network(request, policy="containerd").host_network
-            self._effects[key] = applied
-        return "applied" if applied else "ignored"
+    def _findings(self, pod: PodObject, kubelet: str, runtime: str, verdict: Verdict | None,
+                  ) -> tuple[tuple[FindingRecord, ...], str]:
+        """The check findings of the pod (as its node's verdict has it), and a note."""
+        reach = self._reach_for(kubelet)
+        if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
+            reach = self._reach_for(self.default_kubelet)  # the findings still hold
+        if not isinstance(reach, HostNetworkReach):
+            return (), ""
+        # The API server decoded every key of a pod it returns, so unknown-field here
+        # could only mean a field newer than the pinned lists: not the pod's problem.
+        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, verdict=verdict)
+               if f.rule.id != "unknown-field"]
+        note = ""
+        other = runtime_name(runtime)
+        host_network = pod.spec.get("hostNetwork") is True
+        if other and other != "containerd" and host_network and (
+                verdict is None or verdict.starts is not False):
+            # What becomes of hostNetwork here is unknown: no finding says "ignored".
+            raw = [f for f in raw if f.rule.id != "host-network-ignored"]
+            note = _not_modelled_runtime(other)
+        if not raw:
+            return (), note
+        ignored = ignored_rules(pod)
+        return tuple(_record(f, ignored.get(f.rule.id)) for f in raw), note
 
     def _reach_for(self, kubelet: str) -> HostNetworkReach | Exception:
         reach = self._reach.get(kubelet)
@@ -524,7 +495,7 @@ class _TextWriter:
             )
         if totals.effects["no-network"]:
             self._out.write(
-                "  HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V RuntimeClass: "
+                "  HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V isolated handler: "
                 "hcsshim v0.15 runs it in a utility VM with no network "
                 "(host-process-hyperv-no-network)\n"
             )

@@ -239,7 +239,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                     f"{_clip(name)} names no rule, so it silences nothing"
                     + (f" (did you mean {nearest}?)" if nearest else "")
                 )
-        findings = check_pod(item.pod, target, reach, inputs.runtime_classes)
+        findings = check_pod(item.pod, target, reach, inputs.node)
         if not findings:
             continue
         if configured:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from kubelet_winnet.cli.session import (
 )
 
 if TYPE_CHECKING:
+    from kubelet_winnet._judgement import Verdict
     from kubelet_winnet._lint.rules import Rule, Severity
     from kubelet_winnet.cli.audit_page import NodeCard
     from kubelet_winnet.cli.nodefiles import NodeFiles
@@ -782,43 +783,50 @@ def unmatched_node_configs(folders: dict[str, NodeFiles], nodes: Iterable[str],
                           "name each folder after its node")
 
 
-def pod_on_node(obj: Any, kubelet: str, feature_gates: str | None,
-                runtime_classes: dict[str, str], files: NodeFiles, runtime: str,
-                ) -> tuple[dict[str, Any], str] | None:
-    """What one pod of the cluster gets on its node (JSON value, one sentence), or None
-    when the kubelet would not build its request (the audit row says why)."""
+def request_mappings(obj: Any, kubelet: str, feature_gates: str | None,
+                     runtime_classes: Mapping[str, str]) -> tuple[tuple[int, int, str, str], ...]:
+    """The port mappings the kubelet sends for the pod (its request builder's), for the
+    judgement's hostPort outcome; () when it builds no request. The handler is the
+    judgement's, not this request's: a RuntimeClass the input lacks is looked up as ""."""
     from kubelet_winnet import NodeContext, run_pod_sandbox_request
     from kubelet_winnet.errors import WinnetError
-    from kubelet_winnet.runtime import plan_pod_network
 
-    facts = files.facts(runtime)
+    handlers = dict(runtime_classes)
     spec = obj.get("spec") if isinstance(obj, dict) else None
     name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
-    handlers = dict(runtime_classes)
     if isinstance(name, str) and name and name not in handlers:
-        handlers[name] = name  # a class not in the input: its name taken as the handler
+        handlers[name] = ""
     try:
         request = run_pod_sandbox_request(
             obj, kubelet_version=kubelet, feature_gates=feature_gates,
             node=NodeContext(runtime_handlers=handlers))
-        plan = plan_pod_network(request, facts)
     except WinnetError:
-        return None
-    ports = [p for p in plan.ports if p.host_port > 0]
+        return ()
+    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
+    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
+                  m.host_ip) for m in request.config.port_mappings)
+
+
+def on_node_value(verdict: Verdict) -> tuple[dict[str, Any], str]:
+    """What one pod of the cluster gets on its node, rendered from its verdict: the JSON
+    value of audit's ``onNode`` and one sentence."""
+    ports = [p for p in verdict.ports if p.host_port > 0]
+    network = verdict.network
     value = {
-        "handler": plan.handler, "isolation": plan.isolation, "network": plan.namespace,
-        "refused": plan.refused,
+        "handler": verdict.handler, "isolation": verdict.isolation, "network": network.value,
+        **({"condition": network.condition} if network.value == "unknown" else {}),
+        "refused": verdict.runtime_refused,
         "hostPorts": [{"hostPort": p.host_port, "protocol": p.protocol, "outcome": p.outcome,
                        "reason": p.reason} for p in ports],
     }
-    if plan.refused:
-        text = f"on its node: {plan.refused}"
-    else:
-        text = f"on its node: {plan.isolation} isolation, network {plan.namespace}"
-        for port in ports:
-            text += f"; hostPort {port.host_port} {port.outcome}"
-            if port.outcome in ("dropped", "unknown"):
-                text += f" ({port.reason})"
+    if verdict.runtime_refused:
+        return value, f"on its node: {verdict.runtime_refused}"
+    isolation = f"{verdict.isolation} isolation" if verdict.isolation else "isolation not known"
+    text = f"on its node: {isolation}, {network.text}"
+    for port in ports:
+        text += f"; hostPort {port.host_port} {port.outcome}"
+        if port.outcome in ("dropped", "unknown"):
+            text += f" ({port.reason})"
     return value, text
 
 

@@ -54,6 +54,9 @@ class NodeKnowledge:
     files: NodeFacts | None = None
     runtime_classes: Mapping[str, str] = field(default_factory=dict)
     handlers_read: bool = True  # files.handlers come from the node's containerd configuration
+    # Without files: take containerd's default handler (process isolated) as the node's,
+    # as audit and check do; False where no node is meant at all (matrix).
+    assume_default_handler: bool = True
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,9 @@ def judge(
         return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
                        network, (), tuple(used))
     handler: str | None = ""  # the node's default handler
+    if runtime_class is None and node.files is None and not node.assume_default_handler:
+        handler = None
+        used.append("the node's default handler: not known")
     if runtime_class is not None:
         handler = node.runtime_classes.get(runtime_class)
         used.append(f"RuntimeClass {runtime_class}: " + (

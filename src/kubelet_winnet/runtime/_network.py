@@ -416,8 +416,7 @@ def _host_process_namespace(
                 "v0.15.0-rc.2 runs its containers on the host next to an unused utility VM "
                 "(read from the code, not run); from v0.15.0-rc.2 it has no network")
         return "node", ""
-    which = (f"the handler {handler!r}" if handler is not None
-             else "the handler of its RuntimeClass")
+    which = f"the handler {handler!r}" if handler is not None else "the pod's runtime handler"
     if isolation == "hyperv":
         if shim:
             notes.append(f"HostProcess under the Hyper-V handler {handler!r}: the shim of "

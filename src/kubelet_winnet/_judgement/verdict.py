@@ -91,6 +91,7 @@ class Verdict:
     network: Network
     ports: tuple[PortPlan, ...]
     facts: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # the runtime's notes (Hyper-V HostProcess and the shim)
 
     @property
     def refused(self) -> str | None:
@@ -166,7 +167,7 @@ def judge(
                           "the node's runtime is not known; on containerd: "
                           + (network.condition or f"network {network.value}"))
     return Verdict(decision, facts.host_network, runtime_class, out.handler, out.isolation,
-                   out.starts, out.refused, network, out.ports, tuple(used))
+                   out.starts, out.refused, network, out.ports, tuple(used), out.notes)
 
 
 def _network(decision: SandboxDecision, host_network: bool, namespace: str, condition: str,

@@ -259,3 +259,37 @@ def test_a_sandbox_the_runtime_refuses_is_neither_applied_nor_its_own_namespace(
         assert rows[name]["hostNetworkEffect"] == "refused"
         assert rows[name]["onNode"]["refused"] == 'no runtime for "gpu-handler" is configured'
         assert "host-network-ignored" not in [f["rule"] for f in rows[name]["findings"]]
+
+
+def test_a_dropped_host_port_and_the_nodes_own_findings_fail_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # win-2025-a: flannel delegating to win-overlay, which never applies port mappings
+    # (containernetworking/plugins win-overlay): hostPort 8081 is dropped. The node's own
+    # findings (as `node` reports them) come once, whatever the number of its pods.
+    nodes = _only(tmp_path, "win-2025-a")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), pod("web", "win-2025-a"), pod("web-2", "win-2025-a")]}),
+        encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
+    out, _ = capsys.readouterr()
+    assert status == 1
+    document = json.loads(out)
+    rows = {p["name"]: p for p in document["pods"]}
+    dropped = [f for f in rows["web"]["findings"] if f["rule"] == "node-host-port-dropped"]
+    assert [(f["severity"], f["field"]) for f in dropped] == [
+        ("warning", "spec.containers[0].ports[0].hostPort")]
+    assert "hostPort 8081 is dropped" in dropped[0]["message"]
+    main(["node", str(NODES / "win-2025-a"), "-o", "json"])
+    own = json.loads(capsys.readouterr().out)["findings"]
+    expected = sorted((f["rule"], f["line"]) for f in own if f["ignored"] is None)
+    assert expected  # the folder has findings of its own
+    listed = document["summary"]["nodeFindings"]["win-2025-a"]
+    assert sorted((f["rule"], f["line"]) for f in listed) == expected
+    main(["audit", "-f", str(dump), "--node-config", str(nodes)])
+    text = capsys.readouterr().out
+    assert sum(line.startswith("NODE win-2025-a: ") for line in text.splitlines()) == len(expected)
+    assert main(["audit", "-f", str(dump), "--node-config", str(nodes), "--fail-on",
+                 "never"]) == 0
+    capsys.readouterr()

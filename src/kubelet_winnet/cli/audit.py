@@ -322,6 +322,7 @@ class Auditor:
         raw = [f for f in check_pod(pod, Target.WINDOWS, reach, verdict=verdict)
                if f.rule.id != "unknown-field"]
         note = ""
+        raw += _dropped_ports(pod, verdict)
         other = runtime_name(runtime)
         host_network = pod.spec.get("hostNetwork") is True
         if other and other != "containerd" and host_network and (
@@ -344,6 +345,37 @@ class Auditor:
             if len(self._reach) < 4096:
                 self._reach[kubelet] = reach
         return reach
+
+
+def _dropped_ports(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
+    """A hostPort the verdict drops on the pod's node (``audit --node-config``), as a
+    finding of the node rule that says why: it counts toward ``--fail-on``."""
+    from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+
+    if verdict is None or verdict.starts is False:
+        return []  # a sandbox that never starts: the refusal is the finding
+    rule = NODE_RULES_BY_ID["node-host-port-dropped"]
+    found = []
+    for port in verdict.ports:
+        if port.outcome == "dropped" and port.host_port > 0:
+            found.append(Finding(
+                rule, rule.severity,
+                f"hostPort {port.host_port} is dropped on this pod's node: {port.reason}.",
+                _host_port_path(pod, port.container_port, port.host_port)))
+    return found
+
+
+def _host_port_path(pod: PodObject, container_port: int, host_port: int,
+                    ) -> tuple[str | int, ...]:
+    """Where the pod declares the mapping (the first container port that matches)."""
+    containers = pod.spec.get("containers")
+    for index, container in enumerate(containers if isinstance(containers, list) else ()):
+        ports = container.get("ports") if isinstance(container, dict) else None
+        for number, port in enumerate(ports if isinstance(ports, list) else ()):
+            if isinstance(port, dict) and port.get("containerPort") == container_port and (
+                    port.get("hostPort") in (host_port, None)):
+                return (*pod.spec_path, "containers", index, "ports", number, "hostPort")
+    return (*pod.spec_path, "containers")
 
 
 def _not_modelled_runtime(name: str) -> str:
@@ -518,6 +550,14 @@ class _TextWriter:
         for rule in RULES:
             if rule.id in rules:
                 self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
+        if "node-host-port-dropped" in rules:
+            rule = _rule("node-host-port-dropped")
+            self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
+        for name, found in summary.get("nodeFindings", {}).items():
+            for f in found:
+                where = f"{f['file']}:{f['line']}" if f["line"] else f["file"] or name
+                self._out.write(printable(
+                    f"NODE {name}: {where}: {f['severity']} {f['rule']}: {f['message']}") + "\n")
 
 
 class _JsonWriter:
@@ -840,6 +880,10 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         from kubelet_winnet.cli.node import unmatched_node_configs
 
         unmatched_node_configs(auditor.node_files, auditor.nodes, args.node_config, session)
+    node_findings = _node_findings(auditor, args.kubelet_version)
+    for finding in (f for found in node_findings.values() for f in found):
+        if finding.severity.value >= threshold:
+            session.fail(1)
     summary = {
         "source": "dump" if args.filename else "live",
         "nodes": len(auditor.nodes),
@@ -847,7 +891,11 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         "defaultKubelet": args.kubelet_version,
         "featureGates": args.feature_gates,
         "skipped": dict(auditor.skipped),
-        "rules": {rule: RULES_BY_ID[rule].help_uri for rule in sorted(rules)},
+        "rules": {rule: _rule(rule).help_uri for rule in sorted(rules)},
+        **({"nodeFindings": {
+            name: [{"rule": f.rule.id, "severity": f.severity.label, "message": f.message,
+                    "file": f.source, "line": f.line} for f in found]
+            for name, found in node_findings.items()}} if args.node_config is not None else {}),
     }
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error
@@ -867,6 +915,22 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
             f"where they run, {session.prog} check lints manifests and workload templates"
         )
     return session.status
+
+
+def _node_findings(auditor: Auditor, default_kubelet: str) -> dict[str, list[Any]]:
+    """``--node-config``: each node's own findings, once per node."""
+    if not auditor.node_files:
+        return {}
+    from kubelet_winnet.cli.node import audit_node_findings
+
+    return audit_node_findings(auditor.node_files, auditor.nodes, default_kubelet)
+
+
+def _rule(rule_id: str) -> Any:
+    """A check rule, or the node rule a row's finding comes from (a dropped hostPort)."""
+    from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+
+    return RULES_BY_ID.get(rule_id) or NODE_RULES_BY_ID[rule_id]
 
 
 def _size(path: str) -> int:

@@ -23,6 +23,7 @@ from kubelet_winnet.cli.session import (
     exit_text,
     limits_of,
 )
+from kubelet_winnet.errors import WinnetError
 
 if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
@@ -842,6 +843,25 @@ def unmatched_node_configs(folders: dict[str, NodeFiles], nodes: Iterable[str],
             session.error(f"--node-config {os.path.join(directory, name)}: no node {name!r} in "
                           f"the input ({len(seen)} node{'' if len(seen) == 1 else 's'}); "
                           "name each folder after its node")
+
+
+def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
+                        default_kubelet: str) -> dict[str, list[NodeFinding]]:
+    """``audit --node-config``: each node's own findings (as ``node`` reports them), once
+    per folder whose node is in the input, without those its Node object ignores."""
+    found: dict[str, list[NodeFinding]] = {}
+    for name, files in folders.items():
+        node = nodes.get(name)
+        if node is None:
+            continue  # an error of its own (unmatched_node_configs)
+        kubelet = node.kubelet_version or default_kubelet
+        ignored = _ignored(files, [])
+        try:
+            judged = judge_node(files, kubelet, node.runtime, bool(node.kubelet_version))
+        except WinnetError:  # the files contradict each other: read_node said so
+            continue
+        found[name] = [f for f in judged if f.rule.id not in ignored]
+    return found
 
 
 def request_mappings(obj: Any, kubelet: str, feature_gates: str | None,

@@ -535,7 +535,8 @@ def check_pod(
                     (*container.path, "securityContext", "windowsOptions", "hostProcess"),
                     container.name, f"API server: \"{_API_IDENTICAL_TRUE}\".",
                 ))
-    if host_network and not host_process and (verdict is None or verdict.starts is not False):
+    verdict = verdict or _judged(pod, node) if host_network else verdict
+    if verdict is not None and verdict.host_network_effect == "ignored":
         rule = RULES_BY_ID["host-network-ignored"]
         container_ports = _container_ports(spec)
         found.append(_on_windows(target, reach.conditional, Finding(
@@ -573,7 +574,7 @@ def check_pod(
     found += _unknown_fields(pod, containers)
     found += _gmsa(pod, pod_options, containers)
     if host_process and not plain:
-        found += _hyperv(pod, verdict or _judged(pod, node))
+        found += _hyperv(pod, verdict or _judged(pod, node))  # one judgement per pod
     return found
 
 

@@ -319,7 +319,10 @@ class Auditor:
             return (), ""
         # The API server decoded every key of a pod it returns, so unknown-field here
         # could only mean a field newer than the pinned lists: not the pod's problem.
-        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, verdict=verdict)
+        # A pod whose runtime is not known is linted as check lints it (on containerd).
+        judged = verdict if runtime else None
+        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, NodeKnowledge(
+            runtime="containerd", runtime_classes=self.runtime_classes), judged)
                if f.rule.id != "unknown-field"]
         note = ""
         raw += _dropped_ports(pod, verdict)

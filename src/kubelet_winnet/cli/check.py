@@ -205,9 +205,11 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
         if config.skip or baseline is not None else ""
     if not check_profile(args, session):
         return _failed_early(args, session, record)
-    from kubelet_winnet._kubelet.pod import read_pod
+    from kubelet_winnet._judgement import judge
+    from kubelet_winnet._kubelet.profile import kubelet_profile
 
     reach = host_network_reach(args.kubelet_version, args.feature_gates, given)
+    profile = kubelet_profile(args.kubelet_version, args.feature_gates)
     threshold = None if args.fail_on == "never" else Severity[args.fail_on.upper()]
     colour = args.output == "text" and colour_wanted(session.out)
     writer = report_writer(args.output, session.out,
@@ -219,7 +221,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
     for item in pods(args, session, inputs.document, inputs.bad):
         inputs.document(item.document)
         try:  # the library's reading: "true" is not true, wrong types are bad input
-            read_pod(item.document.value)
+            verdict = judge(item.document.value, profile, inputs.node)
         except InvalidPodError as exc:
             session.pods -= 1  # read, but not checked: an input error instead
             invalid_pod(session, item.document, exc)
@@ -239,7 +241,7 @@ def _run_check(args: argparse.Namespace, session: Session) -> int:
                     f"{_clip(name)} names no rule, so it silences nothing"
                     + (f" (did you mean {nearest}?)" if nearest else "")
                 )
-        findings = check_pod(item.pod, target, reach, inputs.node)
+        findings = check_pod(item.pod, target, reach, verdict=verdict)
         if not findings:
             continue
         if configured:

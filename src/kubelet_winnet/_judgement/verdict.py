@@ -152,6 +152,8 @@ def judge(
     runtime = node.runtime if node.runtime is not None else (
         node.files.runtime if node.files is not None and node.files.runtime else None)
     name = runtime_name(runtime) if runtime and "://" in runtime else runtime
+    if name is None and node.files is not None and node.handlers_read:
+        name = "containerd"  # its configuration was read: the release alone is not known
     used.append(f"runtime: {runtime or 'not known'}")
     files = node.files if node.files is not None else NodeFacts(
         runtime=runtime if runtime and "://" in runtime else "")

@@ -474,8 +474,6 @@ def check_pod(
     known of the node (``check`` knows the RuntimeClasses of its input and assumes
     containerd); ``verdict``: the judgement already made for the pod on its node (``audit``)."""
     spec = pod.spec
-    at = pod.spec_path
-    found: list[Finding] = []
     host_network = spec.get("hostNetwork") is True
     context = spec.get("securityContext")
     pod_options = context.get("windowsOptions") if type(context) is dict else None
@@ -485,7 +483,31 @@ def check_pod(
     containers = _containers(pod, pod_host_process)
     host_process = [c for c in containers if c.effective]
     plain = [c for c in containers if not c.effective]
+    found = _refusals(pod, containers, host_process, plain, pod_host_process)
+    verdict = verdict or _judged(pod, node) if host_network else verdict
+    if verdict is not None and verdict.host_network_effect == "ignored":
+        rule = RULES_BY_ID["host-network-ignored"]
+        container_ports = _container_ports(spec)
+        found.append(_on_windows(target, reach.conditional, Finding(
+            rule, rule.severity, reach.message, (*pod.spec_path, "hostNetwork"), None,
+            reach.detail_with_ports(container_ports) if container_ports else reach.detail,
+        )))
+    if host_network:
+        found += _host_port_mismatch(pod)
+    found += _forbidden(pod, target, containers)
+    found += _unknown_fields(pod, containers)
+    found += _gmsa(pod, pod_options, containers)
+    if host_process and not plain:
+        found += _hyperv(pod, verdict or _judged(pod, node))  # one judgement per pod
+    return found
 
+
+def _refusals(pod: PodObject, containers: Sequence[_Container],
+              host_process: Sequence[_Container], plain: Sequence[_Container],
+              pod_host_process: bool | None) -> list[Finding]:
+    """What the kubelet (its own texts) and the API server refuse about HostProcess."""
+    found: list[Finding] = []
+    host_network = pod.spec.get("hostNetwork") is True
     if host_process and plain:
         rule = RULES_BY_ID["host-process-mixed"]
         first = plain[0]
@@ -505,7 +527,7 @@ def check_pod(
             rule, rule.severity,
             "HostProcess containers without hostNetwork: true: the kubelet refuses the pod; "
             "set spec.hostNetwork: true.",
-            (*at, "hostNetwork"),
+            (*pod.spec_path, "hostNetwork"),
             None,
             f"HostProcess: {_names(host_process)}. Kubelet: \"{_KUBELET_NEEDS_NETWORK}\"; "
             f"API server: \"{_API_NEEDS_NETWORK}\".",
@@ -535,46 +557,41 @@ def check_pod(
                     (*container.path, "securityContext", "windowsOptions", "hostProcess"),
                     container.name, f"API server: \"{_API_IDENTICAL_TRUE}\".",
                 ))
-    verdict = verdict or _judged(pod, node) if host_network else verdict
-    if verdict is not None and verdict.host_network_effect == "ignored":
-        rule = RULES_BY_ID["host-network-ignored"]
-        container_ports = _container_ports(spec)
-        found.append(_on_windows(target, reach.conditional, Finding(
-            rule, rule.severity, reach.message, (*at, "hostNetwork"), None,
-            reach.detail_with_ports(container_ports) if container_ports else reach.detail,
-        )))
-    if host_network:
-        rule = RULES_BY_ID["host-port-mismatch"]
-        for kind in ("initContainers", "containers"):
-            entries = spec.get(kind)
-            if not isinstance(entries, list):
+    return found
+
+
+def _host_port_mismatch(pod: PodObject) -> list[Finding]:
+    """Under hostNetwork the API server requires each hostPort to equal its containerPort
+    (validateHostNetwork)."""
+    spec = pod.spec
+    at = pod.spec_path
+    found: list[Finding] = []
+    rule = RULES_BY_ID["host-port-mismatch"]
+    for kind in ("initContainers", "containers"):
+        entries = spec.get(kind)
+        if not isinstance(entries, list):
+            continue
+        for index, entry in enumerate(entries):
+            ports = entry.get("ports") if type(entry) is dict else None
+            if not isinstance(ports, list):
                 continue
-            for index, entry in enumerate(entries):
-                ports = entry.get("ports") if type(entry) is dict else None
-                if not isinstance(ports, list):
+            for number, port in enumerate(ports):
+                if type(port) is not dict:
                     continue
-                for number, port in enumerate(ports):
-                    if type(port) is not dict:
-                        continue
-                    host_port = _int(port.get("hostPort"))
-                    container_port = _int(port.get("containerPort"))
-                    if host_port and container_port is not None and host_port != container_port:
-                        name = entry.get("name")
-                        found.append(Finding(
-                            rule, rule.severity,
-                            f"hostPort {host_port} with containerPort {container_port} under "
-                            "hostNetwork: the API server rejects the pod; set hostPort to "
-                            f"{container_port}.",
-                            (*at, kind, index, "ports", number, "hostPort"),
-                            name if isinstance(name, str) else None,
-                            f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
-                            f"listens on the node's port {container_port}.",
-                        ))
-    found += _forbidden(pod, target, containers)
-    found += _unknown_fields(pod, containers)
-    found += _gmsa(pod, pod_options, containers)
-    if host_process and not plain:
-        found += _hyperv(pod, verdict or _judged(pod, node))  # one judgement per pod
+                host_port = _int(port.get("hostPort"))
+                container_port = _int(port.get("containerPort"))
+                if host_port and container_port is not None and host_port != container_port:
+                    name = entry.get("name")
+                    found.append(Finding(
+                        rule, rule.severity,
+                        f"hostPort {host_port} with containerPort {container_port} under "
+                        "hostNetwork: the API server rejects the pod; set hostPort to "
+                        f"{container_port}.",
+                        (*at, kind, index, "ports", number, "hostPort"),
+                        name if isinstance(name, str) else None,
+                        f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
+                        f"listens on the node's port {container_port}.",
+                    ))
     return found
 
 

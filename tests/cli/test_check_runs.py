@@ -746,7 +746,7 @@ def test_every_code_point_keeps_junit_sarif_and_json_parseable(
                                          "ports": [{"containerPort": 1, "hostPort": 2}]}]}}
     pod = pod_object(manifest)
     assert pod is not None
-    findings = check_pod(pod, Target.WINDOWS, _REACH, {})
+    findings = check_pod(pod, Target.WINDOWS, _REACH)
     assert findings
     notes = [Notification("error", message, source, 3), Notification("note", message)]
     for output in ("junit", "sarif", "json"):

@@ -1,11 +1,10 @@
 """``kubelet-winnet audit``: every Windows pod of a cluster, judged by the node it runs on.
 
 For each pod: the node, that node's kubelet version (``status.nodeInfo.kubeletVersion``)
-and runtime (``containerRuntimeVersion``), what that kubelet sends
-(:func:`kubelet_winnet.windows_sandbox_config`), whether the runtime applies a requested
-``hostNetwork`` (containerd: through ``host_process`` only, as
-:func:`kubelet_winnet.runtime.plan_sandbox_config_network` with the ``containerd``
-policy decides; any other runtime: unknown), and the ``check`` findings.
+and runtime (``containerRuntimeVersion``), and the judgement of the pod on that node
+(:func:`kubelet_winnet._judgement.judge`: what the kubelet sends, whether the sandbox
+starts, its network, each hostPort with ``--node-config``), rendered: this module decides
+nothing itself. The ``check`` findings come from the same verdict.
 
 Which pods: those on a Windows node (the node's OS decides what the kubelet builds, not
 ``spec.os``); pods not scheduled yet, or whose node is not in the input, when the pod
@@ -887,7 +886,23 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
     for finding in (f for found in node_findings.values() for f in found):
         if finding.severity.value >= threshold:
             session.fail(1)
-    summary = {
+    summary = _summary(args, auditor, rules, node_findings)
+    if error is not None:  # what was read is still reported, marked incomplete
+        summary["error"] = error
+    nothing_read = not read and not other_kinds.count and session.errors > 0
+    if writer is None and not (nothing_read and args.output != "json"):
+        # JSON stays one document (its summary carries the error); text and CSV say nothing.
+        writer = make_writer(session.out)
+    if writer is not None:
+        writer.close(summary, totals, rules)
+    _note_other_kinds(session, other_kinds)
+    return session.status
+
+
+def _summary(args: argparse.Namespace, auditor: Auditor, rules: set[str],
+             node_findings: dict[str, list[Any]]) -> dict[str, Any]:
+    """The run's summary: the source, the nodes, what was skipped, the rules named."""
+    return {
         "source": "dump" if args.filename else "live",
         "nodes": len(auditor.nodes),
         "windowsNodes": auditor.windows_nodes,
@@ -900,24 +915,20 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
                     "file": f.source, "line": f.line} for f in found]
             for name, found in node_findings.items()}} if args.node_config is not None else {}),
     }
-    if error is not None:  # what was read is still reported, marked incomplete
-        summary["error"] = error
-    nothing_read = not read and not other_kinds.count and session.errors > 0
-    if writer is None and not (nothing_read and args.output != "json"):
-        # JSON stays one document (its summary carries the error); text and CSV say nothing.
-        writer = make_writer(session.out)
-    if writer is not None:
-        writer.close(summary, totals, rules)
-    if other_kinds.count:
-        count = other_kinds.count
-        kinds = sorted(other_kinds.kinds)
-        shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 or other_kinds.more else "")
-        session.note(
-            f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
-            f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
-            f"where they run, {session.prog} check lints manifests and workload templates"
-        )
-    return session.status
+
+
+def _note_other_kinds(session: Session, other_kinds: _Kinds) -> None:
+    """A note for the objects of a dump that are neither Pods nor Nodes."""
+    if not other_kinds.count:
+        return
+    count = other_kinds.count
+    kinds = sorted(other_kinds.kinds)
+    shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 or other_kinds.more else "")
+    session.note(
+        f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
+        f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
+        f"where they run, {session.prog} check lints manifests and workload templates"
+    )
 
 
 def _node_findings(auditor: Auditor, default_kubelet: str) -> dict[str, list[Any]]:

@@ -139,6 +139,19 @@ def _check(case: dict[str, Any], folder: Path) -> set[str]:
     return {f["rule"] for f in json.loads(out)["findings"]}
 
 
+def _explain_and_translate(case: dict[str, Any], folder: Path) -> tuple[bool, bool]:
+    """Whether explain warns and translate notes that hostNetwork does not take effect."""
+    flags = ["--kubelet-version", case["kubelet"]]
+    if case["gates"]:
+        flags += ["--feature-gates", case["gates"]]
+    _, out = _run("explain", str(folder / "pod.yaml"), "-o", "json", *flags)
+    warned = any(w["field"].endswith("hostNetwork") for w in json.loads(out)[0]["warnings"])
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        main(["translate", str(folder / "pod.yaml"), *flags])
+    return warned, "hostNetwork: true will not" in err.getvalue()
+
+
 _GATE_LABELS = {None: "default", "WindowsHostNetwork=true": "on",
                 "WindowsHostNetwork=false": "off"}
 
@@ -187,6 +200,9 @@ def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
             assert row["onNode"]["handler"] == full.handler
         found = _check(case, folder)
         _matrix(case, folder, full)
+        said = _explain_and_translate(case, folder)
+    ignored = as_check.host_network_effect == "ignored"
+    assert said == (ignored, ignored), (said, as_check.network)
     # check: hostNetwork ignored exactly where the judgement says so; the Hyper-V finding
     # where it gives no network or says it depends on a Hyper-V handler.
     assert ("host-network-ignored" in found) == (as_check.host_network_effect == "ignored")

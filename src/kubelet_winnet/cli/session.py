@@ -122,6 +122,9 @@ class Session:
     quiet: bool = False
     notes: list[str] = field(default_factory=list)
     rendered: set[str] = field(default_factory=set)  # names of rendered templates (render.py)
+    # The run's renderer, closed by main when a signal ends the run (a command may read
+    # its input through a copy of the parsed arguments, as check does).
+    renderer: Renderer | None = None
     diagnostics: list[str] = field(default_factory=list)  # error texts, for SARIF/JUnit
     prog: str = field(default_factory=program)  # what diagnostics start with
 
@@ -381,6 +384,7 @@ def pods(
     origins = None
     entries: Iterable[str | BadInput | Skipped]
     if renderer is not None:  # charts and kustomizations, rendered in place
+        session.renderer = renderer
         session.rendered = renderer.rendered
         renderer.note = session.note if session.verbose else None
         # Every render first: the files a kustomization lists are then known before

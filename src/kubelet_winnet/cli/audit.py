@@ -839,16 +839,7 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
     error: str | None = None
     other_kinds = _Kinds()  # objects of a dump that are neither Pods nor Nodes
     try:
-        if args.filename:
-            size = sum(_size(p) for p in args.filename)
-            progress.start(None, size >= _LARGE_DUMP)
-            objects: Iterator[ClusterObject] = _dump(args, session, other_kinds.add)
-        else:
-            live = LiveCluster(args.kubeconfig, args.context, args.namespace,
-                               args.all_namespaces, args.page_size,
-                               request_timeout=args.request_timeout,
-                               max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
-            objects = live.objects()
+        objects, live = _source(args, session, progress, other_kinds)
         def counted(objects: Iterator[ClusterObject]) -> Iterator[ClusterObject]:
             nonlocal read
             for item in objects:
@@ -897,6 +888,20 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         writer.close(summary, totals, rules)
     _note_other_kinds(session, other_kinds)
     return session.status
+
+
+def _source(args: argparse.Namespace, session: Session, progress: _Progress,
+            other_kinds: _Kinds) -> tuple[Iterator[ClusterObject], LiveCluster | None]:
+    """The objects to audit: a dump's, or the live cluster's (then also the cluster)."""
+    if args.filename:
+        size = sum(_size(p) for p in args.filename)
+        progress.start(None, size >= _LARGE_DUMP)
+        return _dump(args, session, other_kinds.add), None
+    live = LiveCluster(args.kubeconfig, args.context, args.namespace,
+                       args.all_namespaces, args.page_size,
+                       request_timeout=args.request_timeout,
+                       max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
+    return live.objects(), live
 
 
 def _summary(args: argparse.Namespace, auditor: Auditor, rules: set[str],

@@ -432,23 +432,29 @@ def pods(
             if target is Target.LINUX or (
                 target is Target.UNTARGETED and args.windows_only
             ):
-                if others is not None:  # the file held an object all the same
-                    others(found)
-                if target is Target.LINUX:
-                    session.skipped_linux += 1
-                else:
-                    session.skipped_untargeted += 1
-                if session.verbose:
-                    session.err.write(printable(
-                        f"{session.prog}: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.place((), found.line).line}"
-                        + (f"; {pinned_by} pins it to Linux)" if pinned_by else ")")
-                    ) + "\n")
+                _skip(session, found, pod, target, pinned_by, others)
                 continue
             session.pods += 1
             yield Pod(found, pod, target)
         if first:  # an empty file: read, and nothing in it
             session.files += 1
+
+
+def _skip(session: Session, found: Document, pod: PodObject, target: Target,
+          pinned_by: str | None, others: Callable[[Document], None] | None) -> None:
+    """A pod left out for its target: counted, and said with -v."""
+    if others is not None:  # the file held an object all the same
+        others(found)
+    if target is Target.LINUX:
+        session.skipped_linux += 1
+    else:
+        session.skipped_untargeted += 1
+    if session.verbose:
+        session.err.write(printable(
+            f"{session.prog}: skipped {target.value} pod {pod.identity} "
+            f"({found.source}:{found.place((), found.line).line}"
+            + (f"; {pinned_by} pins it to Linux)" if pinned_by else ")")
+        ) + "\n")
 
 
 def origins_of(args: argparse.Namespace, renderer: Renderer,

@@ -111,9 +111,11 @@ def test_an_unknown_runtime_gives_a_conditional_answer_not_a_confident_one() -> 
 
 
 def test_a_runtime_other_than_containerd_is_not_modelled() -> None:
-    verdict = judge(_pod(), PROFILE, NodeKnowledge(runtime="docker://20.10.7"))
+    verdict = judge(_pod(host_port=80), PROFILE, NodeKnowledge(runtime="docker://20.10.7"),
+                    mappings=[(80, 80, "tcp", "")])
     assert verdict.network.value == "unknown"
     assert "docker" in verdict.network.condition
+    assert verdict.ports[0].outcome == "unknown"  # not containerd's "host" either
 
 
 def test_the_planner_is_conditional_when_the_release_is_not_known() -> None:

@@ -13,7 +13,7 @@ not hold has a handler that is not known.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from kubelet_winnet._kubelet.pod import get_object, get_str, pod_template, read_pod
@@ -162,14 +162,17 @@ def judge(
     used += out.facts
     network = _network(decision, facts.host_network, out.namespace, out.condition,
                        out.refused, out.notes)
+    ports = out.ports
     if name is not None and name != "containerd":
         network = Network("unknown", (), f"what {name} does with the request is not modelled")
+        ports = tuple(replace(p, outcome="unknown", reason=network.condition, warning="")
+                      if p.host_port > 0 else p for p in ports)
     elif name is None and out.refused is None:
         network = Network("unknown", network.reasons,
                           "the node's runtime is not known; on containerd: "
                           + (network.condition or f"network {network.value}"))
     return Verdict(decision, facts.host_network, runtime_class, out.handler, out.isolation,
-                   out.starts, out.refused, network, out.ports, tuple(used), out.notes)
+                   out.starts, out.refused, network, ports, tuple(used), out.notes)
 
 
 def _network(decision: SandboxDecision, host_network: bool, namespace: str, condition: str,

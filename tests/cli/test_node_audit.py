@@ -210,6 +210,10 @@ def test_hostnetwork_column_says_no_network_under_the_nodes_hyperv_default_handl
                           pod("agent", "win-2025-a", host_process=True))
     assert rows["agent"]["hostNetworkEffect"] == "no-network"
     assert rows["agent"]["onNode"]["network"] == "none"
+    [finding] = [f for f in rows["agent"]["findings"]
+                 if f["rule"] == "host-process-hyperv-no-network"]
+    assert finding["message"] == ("HostProcess under Hyper-V isolation: the pod gets no "
+                                  "network at all; set a process-isolated runtimeClassName.")
 
 
 def test_hostnetwork_column_knows_hyperv_by_the_handlers_options_not_its_name(

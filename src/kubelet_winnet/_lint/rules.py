@@ -633,7 +633,8 @@ def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
     owner = f"RuntimeClass {_clip(name)}" if name else "The node's default runtime handler"
     fix = "drop runtimeClassName" if name else "set a process-isolated runtimeClassName"
     if verdict.isolation == "hyperv":
-        has = f"{owner} has handler {verdict.handler!r}"
+        has = (f"{owner} has handler {verdict.handler!r}" if name
+               else f"The node's default runtime handler is {verdict.handler!r}")
         if network.value == "none":
             return [Finding(
                 rule, rule.severity,

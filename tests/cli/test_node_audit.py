@@ -297,3 +297,6 @@ def test_a_dropped_host_port_and_the_nodes_own_findings_fail_the_run(
     assert main(["audit", "-f", str(dump), "--node-config", str(nodes), "--fail-on",
                  "never"]) == 0
     capsys.readouterr()
+    assert main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "csv"]) == 1
+    err = capsys.readouterr().err
+    assert sum(": note: node win-2025-a: " in line for line in err.splitlines()) == len(expected)

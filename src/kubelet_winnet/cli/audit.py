@@ -874,9 +874,14 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
 
         unmatched_node_configs(auditor.node_files, auditor.nodes, args.node_config, session)
     node_findings = _node_findings(auditor, args.kubelet_version)
-    for finding in (f for found in node_findings.values() for f in found):
-        if finding.severity.value >= threshold:
-            session.fail(1)
+    for name, found in node_findings.items():
+        for finding in found:
+            if finding.severity.value >= threshold:
+                session.fail(1)
+            if args.output == "csv":  # one row per pod: the node's own findings on stderr
+                where = f"{finding.source}:{finding.line}" if finding.line else finding.source
+                session.note(f"node {name}: {where}: {finding.severity.label} "
+                             f"{finding.rule.id}: {finding.message}")
     summary = _summary(args, auditor, rules, node_findings)
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error

@@ -12,6 +12,7 @@ not hold has a handler that is not known.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
@@ -23,6 +24,7 @@ from kubelet_winnet.runtime._network import (
     Mapping4,
     NodeFacts,
     PortPlan,
+    RuntimeOutcome,
     plan_runtime,
 )
 from kubelet_winnet.runtime._releases import runtime_name
@@ -155,10 +157,14 @@ def judge(
     if name is None and node.files is not None and node.handlers_read:
         name = "containerd"  # its configuration was read: the release alone is not known
     used.append(f"runtime: {runtime or 'not known'}")
-    files = node.files if node.files is not None else NodeFacts(
-        runtime=runtime if runtime and "://" in runtime else "")
-    out = plan_runtime(decision.host_process, decision.host_process, handler, mappings, files,
-                       handlers_known=node.files is not None and node.handlers_read)
+    if node.files is None and not mappings:  # check's case, for every pod: planned once
+        out = _assumed(decision.host_process, handler,
+                       runtime if runtime and "://" in runtime else "")
+    else:
+        files = node.files if node.files is not None else NodeFacts(
+            runtime=runtime if runtime and "://" in runtime else "")
+        out = plan_runtime(decision.host_process, decision.host_process, handler, mappings,
+                           files, handlers_known=node.files is not None and node.handlers_read)
     used += out.facts
     network = _network(decision, facts.host_network, out.namespace, out.condition,
                        out.refused, out.notes)
@@ -173,6 +179,14 @@ def judge(
                           + (network.condition or f"network {network.value}"))
     return Verdict(decision, facts.host_network, runtime_class, out.handler, out.isolation,
                    out.starts, out.refused, network, ports, tuple(used), out.notes)
+
+
+@functools.lru_cache(maxsize=256)
+def _assumed(host_process: bool, handler: str | None, runtime: str) -> RuntimeOutcome:
+    """The runtime half on a node of ``runtime`` with containerd's default configuration
+    and no port mappings asked about (pure, so kept: check judges every pod so)."""
+    return plan_runtime(host_process, host_process, handler, (), NodeFacts(runtime=runtime),
+                        handlers_known=False)
 
 
 def _network(decision: SandboxDecision, host_network: bool, namespace: str, condition: str,

@@ -121,7 +121,7 @@ def _rules(values: list[Any], decoder: Callable[[str], Any] | None = None,
             return 0
         target = target_of(pod)[0]
         if target is Target.WINDOWS:
-            check_pod(pod, target, reach, {})
+            check_pod(pod, target, reach)
         return 1
 
     if decoder is None:

@@ -347,7 +347,7 @@ def test_the_browser_shows_every_node_pod_rule_and_verdict(page: str, tmp_path: 
     for name, (verdict, rule) in LISTED.items():
         row = next(r for r in parser.rows if name in r)
         assert f"hostNetwork {verdict}" in row and rule in row, row
-    assert "Hyper-V RuntimeClass" in row_text(parser, "hp-hyperv")
+    assert "under the Hyper-V handler" in row_text(parser, "hp-hyperv")
     assert SCRIPT_NAME in text
     assert "<script" not in dom.lower()
 

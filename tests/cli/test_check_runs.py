@@ -456,7 +456,7 @@ def test_a_baseline_over_the_size_bound_is_refused_before_it_is_read(
     """A 60 MB baseline took 16.7 s and 967 MB: a baseline larger than 32 MiB (the
     bound --create-baseline also keeps) is one error line, naming its size, and no more
     of it is read."""
-    from kubelet_winnet.cli.check import BASELINE_MAX_BYTES
+    from kubelet_winnet.cli.suppressions import BASELINE_MAX_BYTES
 
     assert BASELINE_MAX_BYTES == 32 * 1024 * 1024  # the bound the error states
     _repo(tmp_path)
@@ -484,7 +484,7 @@ def test_a_baseline_at_its_bounds_is_read_in_bounded_memory(tmp_path: Path) -> N
     """The issue's budget for any input, under 10 s and 1 GB, met with room at the
     bound: 100,000 entries as --create-baseline writes them (indented), against the same
     run with a baseline of one entry; a bound on memory and a generous one on time."""
-    from kubelet_winnet.cli.check import BASELINE_MAX_BYTES, BASELINE_MAX_FINDINGS
+    from kubelet_winnet.cli.suppressions import BASELINE_MAX_BYTES, BASELINE_MAX_FINDINGS
 
     _repo(tmp_path)
     runs = []
@@ -512,7 +512,7 @@ def test_a_baseline_fifo_over_the_size_bound_is_refused(
     is the baseline's bound, not --max-bytes (which cannot raise it)."""
     import threading
 
-    from kubelet_winnet.cli import check
+    from kubelet_winnet.cli import suppressions as check
 
     monkeypatch.setattr(check, "BASELINE_MAX_BYTES", 1 << 20)
     _repo(tmp_path)
@@ -542,7 +542,7 @@ def test_a_baseline_over_the_findings_bound_is_refused_on_reading_and_writing(
     """The bound in findings (100,000; lowered here to 2) holds both ways: a baseline with
     more is refused at the first entry past it, and --create-baseline writes none rather
     than one it would refuse (the earlier version kept the first 1,000,000 silently)."""
-    from kubelet_winnet.cli import check
+    from kubelet_winnet.cli import suppressions as check
 
     monkeypatch.setattr(check, "BASELINE_MAX_FINDINGS", 2)
     _repo(tmp_path)  # three findings
@@ -746,7 +746,7 @@ def test_every_code_point_keeps_junit_sarif_and_json_parseable(
                                          "ports": [{"containerPort": 1, "hostPort": 2}]}]}}
     pod = pod_object(manifest)
     assert pod is not None
-    findings = check_pod(pod, Target.WINDOWS, _REACH, {})
+    findings = check_pod(pod, Target.WINDOWS, _REACH)
     assert findings
     notes = [Notification("error", message, source, 3), Notification("note", message)]
     for output in ("junit", "sarif", "json"):

@@ -704,7 +704,8 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
             and not m.startswith("kubelet_winnet.cli.input.")} <= {
         "kubelet_winnet.cli.check", "kubelet_winnet.cli.config", "kubelet_winnet.cli.input",
         "kubelet_winnet.cli.notes", "kubelet_winnet.cli.render",
-        "kubelet_winnet.cli.render_guard", "kubelet_winnet.cli.session"}
+        "kubelet_winnet.cli.render_guard", "kubelet_winnet.cli.session",
+        "kubelet_winnet.cli.suppressions"}
     assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]
 
 

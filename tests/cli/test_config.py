@@ -597,3 +597,40 @@ def test_config_help_names_every_key_of_the_documented_settings_file(
     said = help_text.split("--config FILE settings file", 1)[1].split(" --", 1)[0]
     for key in [*example, *example["rules"]]:
         assert key in said, (key, said)
+
+
+def test_the_settings_file_merges_into_a_copy_not_the_parsed_arguments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+
+    import kubelet_winnet.cli as cli
+    from kubelet_winnet.cli.session import Command
+
+    (tmp_path / ".kubelet-winnet.yaml").write_text(
+        "kubeletVersion: '1.30'\nfailOn: error\nwindowsOnly: true\n", encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: "
+        "{kubernetes.io/os: windows}\n  hostNetwork: true\n  containers: [{name: c, image: i}]\n",
+        encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    seen: list[tuple[dict[str, object], dict[str, object]]] = []
+    real = cli.load_command
+
+    def recording(name: str) -> Command:
+        command = real(name)
+
+        def run(args: argparse.Namespace, session: object) -> int:
+            before = dict(vars(args))
+            status = command.run(args, session)  # type: ignore[arg-type]
+            seen.append((before, dict(vars(args))))
+            return status
+
+        return Command(command.name, command.configure, run)
+
+    monkeypatch.setattr(cli, "load_command", recording)
+    assert cli.main(["check", "pod.yaml", "-o", "json"]) == 0  # failOn: error; a warning
+    before, after = seen[0]
+    assert before == after
+    assert after["kubelet_version"] is None and after["fail_on"] is None
+    assert "kubelet 1.30" in capsys.readouterr().out  # the file's kubelet was used

@@ -306,3 +306,21 @@ def test_matrix_notes_hyperv_only_for_host_process_pods(
     assert out.count("| Pod/web (") == 3 * len(manifests)  # one row per table
     assert ("HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` "
             "request whatever the pod's RuntimeClass" in out) is noted
+
+
+def test_json_cells_carry_the_hyperv_condition_the_markdown_notes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The markdown's note under a table with a HostProcess cell (hcsshim PR #2531: a
+    # handler with SandboxIsolation = 1 on containerd 2.3.3+ gives no network) is, in
+    # the JSON, the condition of each HostProcess cell; a cell without host_process has
+    # no such condition (containerd reads host_process alone).
+    assert main(["matrix", "-o", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    cells = [cell for row in rows for cell in row["cells"] if cell["outcome"] == "sent"]
+    host_process = [cell for cell in cells if cell["hostProcess"]]
+    assert host_process
+    for cell in host_process:
+        condition = cell["containerdNetworkCondition"]
+        assert "Hyper-V isolated" in condition and "containerd 2.3.3 or later" in condition
+    assert all("containerdNetworkCondition" not in c for c in cells if not c["hostProcess"])

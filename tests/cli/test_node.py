@@ -476,3 +476,27 @@ def test_a_utf16_netsh_file_with_tcp_and_udp_outputs(
                                 "netsh UDP excluded port ranges (1 range)"}]
     (finding,) = report["findings"]
     assert finding["message"].startswith("the TCP excluded range 30000-30099 overlaps")
+
+
+@pytest.mark.parametrize(("runtime", "network"), [
+    ((), "unknown"),  # the release decides: not known, so conditional
+    (("--runtime", "containerd://2.3.2"), "node"),  # hcsshim before v0.15.0-rc.2
+    (("--runtime", "containerd://2.3.3"), "none"),  # hcsshim PR #2531
+])
+def test_a_hyperv_host_process_class_follows_the_release_or_says_it_depends_on_it(
+    runtime: tuple[str, ...], network: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    table = '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes'
+    (tmp_path / "config.toml").write_text(
+        'version = 3\n[plugins."io.containerd.cri.v1.runtime".containerd]\n'
+        '  default_runtime_name = "runhcs-wcow-process"\n'
+        f'{table}.runhcs-wcow-process]\n  runtime_type = "io.containerd.runhcs.v1"\n'
+        f'{table}.secure]\n  runtime_type = "io.containerd.runhcs.v1"\n'
+        f'{table}.secure.options]\n  SandboxIsolation = 1\n', encoding="utf-8")
+    main(["node", str(tmp_path), "-o", "json", *runtime])
+    classes = {c["class"]: c for c in json.loads(capsys.readouterr().out)["podClasses"]}
+    # containerd keeps its default runhcs-wcow-hypervisor table beside the file's own.
+    judged = next(c for name, c in classes.items() if name.startswith("HostProcess pod, Hyper-V"))
+    assert (judged["isolation"], judged["network"]) == ("hyperv", network)
+    if network == "unknown":
+        assert "containerd 2.3.3 or later" in judged["condition"]

@@ -157,3 +157,146 @@ def test_a_node_folder_named_after_no_node_of_the_input_is_an_input_error(
     assert status == 2
     assert (f"error: --node-config {configs / 'win-2025-b'}: no node 'win-2025-b' in the input "
             "(1 node); name each folder after its node") in err
+
+
+def _custom_node(tmp_path: Path, name: str, runtime: str = "containerd://2.4.0") -> Path:
+    """A node folder whose containerd configuration has a process default and a custom
+    handler ``secure`` with SandboxIsolation = 1 (a Hyper-V handler by its options, not
+    by its name)."""
+    nodes = tmp_path / "nodes"
+    folder = nodes / name
+    folder.mkdir(parents=True)
+    table = '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes'
+    (folder / "config.toml").write_text(
+        'version = 3\n[plugins."io.containerd.cri.v1.runtime".containerd]\n'
+        '  default_runtime_name = "runhcs-wcow-process"\n'
+        f'{table}.runhcs-wcow-process]\n  runtime_type = "io.containerd.runhcs.v1"\n'
+        f'{table}.secure]\n  runtime_type = "io.containerd.runhcs.v1"\n'
+        f'{table}.secure.options]\n  SandboxIsolation = 1\n', encoding="utf-8")
+    return nodes
+
+
+def _windows_node(name: str, runtime: str = "containerd://2.4.0") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/os": "windows"}},
+            "status": {"nodeInfo": {"kubeletVersion": "v1.33.1", "operatingSystem": "windows",
+                                    "containerRuntimeVersion": runtime}}}
+
+
+def _audit_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, nodes: Path,
+                *items: Any) -> tuple[int, dict[str, Any]]:
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": list(items)}),
+                    encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, {p["name"]: p for p in json.loads(out)["pods"]}
+
+
+def _class(name: str, handler: str) -> dict[str, Any]:
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": {"name": name}, "handler": handler}
+
+
+def test_hostnetwork_column_says_no_network_under_the_nodes_hyperv_default_handler(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # win-2025-a: default_runtime_name is a handler with SandboxIsolation = 1 on
+    # containerd 2.4.0 (hcsshim PR #2531): a HostProcess pod without a RuntimeClass takes
+    # it, so it has no network; the column once said "applied".
+    nodes = _only(tmp_path, "win-2025-a")
+    _, rows = _audit_json(capsys, tmp_path, nodes, node("win-2025-a"),
+                          pod("agent", "win-2025-a", host_process=True))
+    assert rows["agent"]["hostNetworkEffect"] == "no-network"
+    assert rows["agent"]["onNode"]["network"] == "none"
+    [finding] = [f for f in rows["agent"]["findings"]
+                 if f["rule"] == "host-process-hyperv-no-network"]
+    assert finding["message"] == ("HostProcess under Hyper-V isolation: the pod gets no "
+                                  "network at all; set a process-isolated runtimeClassName.")
+
+
+def test_hostnetwork_column_knows_hyperv_by_the_handlers_options_not_its_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    nodes = _custom_node(tmp_path, "w1")
+    agent = pod("agent", "w1", host_process=True)
+    agent["spec"]["runtimeClassName"] = "vm"
+    _, rows = _audit_json(capsys, tmp_path, nodes, _windows_node("w1"), _class("vm", "secure"),
+                          agent)
+    assert rows["agent"]["hostNetworkEffect"] == "no-network"
+    assert (rows["agent"]["onNode"]["handler"], rows["agent"]["onNode"]["network"]) == (
+        "secure", "none")
+    assert [f["rule"] for f in rows["agent"]["findings"]] == ["host-process-hyperv-no-network"]
+    assert rows["agent"]["findings"][0]["severity"] == "warning"
+
+
+def test_a_runtime_class_missing_from_the_dump_is_not_taken_as_the_handler(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The kubelet resolves the class to its handler first; the dump does not hold the
+    # class, so the handler is not known: no 'no runtime for "windows-2022" is configured'.
+    nodes = _custom_node(tmp_path, "w1")
+    agent = pod("agent", "w1", host_process=True)
+    agent["spec"]["runtimeClassName"] = "windows-2022"
+    _, rows = _audit_json(capsys, tmp_path, nodes, _windows_node("w1"), agent)
+    on_node = rows["agent"]["onNode"]
+    assert on_node["refused"] is None
+    assert (on_node["handler"], on_node["network"]) == (None, "unknown")
+    assert "Hyper-V isolated" in on_node["condition"]
+    assert rows["agent"]["hostNetworkEffect"] == "unknown"
+
+
+def test_a_sandbox_the_runtime_refuses_is_neither_applied_nor_its_own_namespace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # containerd GetSandboxRuntime: 'no runtime for "<handler>" is configured'.
+    nodes = _custom_node(tmp_path, "w1")
+    web = pod("web", "w1")
+    web["spec"]["hostNetwork"] = True
+    web["spec"]["runtimeClassName"] = "gpu"
+    agent = pod("agent", "w1", host_process=True)
+    agent["spec"]["runtimeClassName"] = "gpu"
+    _, rows = _audit_json(capsys, tmp_path, nodes, _windows_node("w1"),
+                          _class("gpu", "gpu-handler"), web, agent)
+    for name in ("web", "agent"):
+        assert rows[name]["hostNetworkEffect"] == "refused"
+        assert rows[name]["onNode"]["refused"] == 'no runtime for "gpu-handler" is configured'
+        assert "host-network-ignored" not in [f["rule"] for f in rows[name]["findings"]]
+
+
+def test_a_dropped_host_port_and_the_nodes_own_findings_fail_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # win-2025-a: flannel delegating to win-overlay, which never applies port mappings
+    # (containernetworking/plugins win-overlay): hostPort 8081 is dropped. The node's own
+    # findings (as `node` reports them) come once, whatever the number of its pods.
+    nodes = _only(tmp_path, "win-2025-a")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), pod("web", "win-2025-a"), pod("web-2", "win-2025-a")]}),
+        encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
+    out, _ = capsys.readouterr()
+    assert status == 1
+    document = json.loads(out)
+    rows = {p["name"]: p for p in document["pods"]}
+    dropped = [f for f in rows["web"]["findings"] if f["rule"] == "node-host-port-dropped"]
+    assert [(f["severity"], f["field"]) for f in dropped] == [
+        ("warning", "spec.containers[0].ports[0].hostPort")]
+    assert "hostPort 8081 is dropped" in dropped[0]["message"]
+    main(["node", str(NODES / "win-2025-a"), "-o", "json"])
+    own = json.loads(capsys.readouterr().out)["findings"]
+    expected = sorted((f["rule"], f["line"]) for f in own if f["ignored"] is None)
+    assert expected  # the folder has findings of its own
+    listed = document["summary"]["nodeFindings"]["win-2025-a"]
+    assert sorted((f["rule"], f["line"]) for f in listed) == expected
+    main(["audit", "-f", str(dump), "--node-config", str(nodes)])
+    text = capsys.readouterr().out
+    assert sum(line.startswith("NODE win-2025-a: ") for line in text.splitlines()) == len(expected)
+    assert main(["audit", "-f", str(dump), "--node-config", str(nodes), "--fail-on",
+                 "never"]) == 0
+    capsys.readouterr()
+    assert main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "csv"]) == 1
+    err = capsys.readouterr().err
+    assert sum(": note: node win-2025-a: " in line for line in err.splitlines()) == len(expected)

@@ -18,7 +18,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubelet_winnet._kubelet.rules import effective_host_process
+from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._kubelet.rules import (
+    ERROR_HOST_NETWORK_REQUIRED,
+    ERROR_MIXED_HOST_PROCESS,
+    ERROR_POD_HOST_PROCESS_FALSE,
+    effective_host_process,
+)
 from kubelet_winnet._lint.fields import (
     CONTAINER,
     FIELDS,
@@ -30,13 +36,11 @@ from kubelet_winnet._lint.fields import (
     WINDOWS_SECURITY_CONTEXT_OPTIONS,
 )
 from kubelet_winnet._lint.targeting import PodObject, Target
-from kubelet_winnet.runtime._handlers import HYPERV_HANDLERS, PROCESS_HANDLERS
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
-    "HYPERV_HANDLERS",
     "IGNORE_COMMENT",
     "IGNORE_PREFIX",
     "REASONS",
@@ -423,17 +427,15 @@ def _int(value: object) -> int | None:
 
 # --- the rules --------------------------------------------------------------------------
 
-_KUBELET_MIXED = "pod must not contain both HostProcess and non-HostProcess containers"
+# The kubelet's refusals quote the kubelet model's texts (one home: _kubelet/rules.py).
+_KUBELET_MIXED = ERROR_MIXED_HOST_PROCESS
 _API_MIXED = (
     "If pod contains any hostProcess containers then all containers must be HostProcess "
     "containers"
 )
-_KUBELET_NEEDS_NETWORK = "hostNetwork is required if Pod contains HostProcess containers"
+_KUBELET_NEEDS_NETWORK = ERROR_HOST_NETWORK_REQUIRED
 _API_NEEDS_NETWORK = "hostNetwork must be true if pod contains any hostProcess containers"
-_KUBELET_POD_FALSE = (
-    "pod must not contain any HostProcess containers if Pod's WindowsOptions.HostProcess "
-    "is set to false"
-)
+_KUBELET_POD_FALSE = ERROR_POD_HOST_PROCESS_FALSE
 _API_IDENTICAL = "pod hostProcess value must be identical if both are specified, was false"
 _API_IDENTICAL_TRUE = "pod hostProcess value must be identical if both are specified, was true"
 _API_HOST_PORT = "must match `containerPort` when `hostNetwork` is true"
@@ -466,14 +468,12 @@ def _names(containers: Sequence[_Container]) -> str:
 
 def check_pod(
     pod: PodObject, target: Target, reach: HostNetworkReach,
-    runtime_classes: Mapping[str, str] | None = None,
+    node: NodeKnowledge | None = None, verdict: Verdict | None = None,
 ) -> list[Finding]:
-    """Every finding for one pod (ignore annotations not applied yet). ``runtime_classes``:
-    RuntimeClass name to handler, for the ones the input holds."""
-    runtime_classes = runtime_classes or {}
+    """Every finding for one pod (ignore annotations not applied yet). ``node``: what is
+    known of the node (``check`` knows the RuntimeClasses of its input and assumes
+    containerd); ``verdict``: the judgement already made for the pod on its node (``audit``)."""
     spec = pod.spec
-    at = pod.spec_path
-    found: list[Finding] = []
     host_network = spec.get("hostNetwork") is True
     context = spec.get("securityContext")
     pod_options = context.get("windowsOptions") if type(context) is dict else None
@@ -483,7 +483,31 @@ def check_pod(
     containers = _containers(pod, pod_host_process)
     host_process = [c for c in containers if c.effective]
     plain = [c for c in containers if not c.effective]
+    found = _refusals(pod, containers, host_process, plain, pod_host_process)
+    verdict = verdict or _judged(pod, node) if host_network else verdict
+    if verdict is not None and verdict.host_network_effect == "ignored":
+        rule = RULES_BY_ID["host-network-ignored"]
+        container_ports = _container_ports(spec)
+        found.append(_on_windows(target, reach.conditional, Finding(
+            rule, rule.severity, reach.message, (*pod.spec_path, "hostNetwork"), None,
+            reach.detail_with_ports(container_ports) if container_ports else reach.detail,
+        )))
+    if host_network:
+        found += _host_port_mismatch(pod)
+    found += _forbidden(pod, target, containers)
+    found += _unknown_fields(pod, containers)
+    found += _gmsa(pod, pod_options, containers)
+    if host_process and not plain:
+        found += _hyperv(pod, verdict or _judged(pod, node))  # one judgement per pod
+    return found
 
+
+def _refusals(pod: PodObject, containers: Sequence[_Container],
+              host_process: Sequence[_Container], plain: Sequence[_Container],
+              pod_host_process: bool | None) -> list[Finding]:
+    """What the kubelet (its own texts) and the API server refuse about HostProcess."""
+    found: list[Finding] = []
+    host_network = pod.spec.get("hostNetwork") is True
     if host_process and plain:
         rule = RULES_BY_ID["host-process-mixed"]
         first = plain[0]
@@ -503,7 +527,7 @@ def check_pod(
             rule, rule.severity,
             "HostProcess containers without hostNetwork: true: the kubelet refuses the pod; "
             "set spec.hostNetwork: true.",
-            (*at, "hostNetwork"),
+            (*pod.spec_path, "hostNetwork"),
             None,
             f"HostProcess: {_names(host_process)}. Kubelet: \"{_KUBELET_NEEDS_NETWORK}\"; "
             f"API server: \"{_API_NEEDS_NETWORK}\".",
@@ -533,83 +557,105 @@ def check_pod(
                     (*container.path, "securityContext", "windowsOptions", "hostProcess"),
                     container.name, f"API server: \"{_API_IDENTICAL_TRUE}\".",
                 ))
-    if host_network and not host_process:
-        rule = RULES_BY_ID["host-network-ignored"]
-        container_ports = _container_ports(spec)
-        found.append(_on_windows(target, reach.conditional, Finding(
-            rule, rule.severity, reach.message, (*at, "hostNetwork"), None,
-            reach.detail_with_ports(container_ports) if container_ports else reach.detail,
-        )))
-    if host_network:
-        rule = RULES_BY_ID["host-port-mismatch"]
-        for kind in ("initContainers", "containers"):
-            entries = spec.get(kind)
-            if not isinstance(entries, list):
-                continue
-            for index, entry in enumerate(entries):
-                ports = entry.get("ports") if type(entry) is dict else None
-                if not isinstance(ports, list):
-                    continue
-                for number, port in enumerate(ports):
-                    if type(port) is not dict:
-                        continue
-                    host_port = _int(port.get("hostPort"))
-                    container_port = _int(port.get("containerPort"))
-                    if host_port and container_port is not None and host_port != container_port:
-                        name = entry.get("name")
-                        found.append(Finding(
-                            rule, rule.severity,
-                            f"hostPort {host_port} with containerPort {container_port} under "
-                            "hostNetwork: the API server rejects the pod; set hostPort to "
-                            f"{container_port}.",
-                            (*at, kind, index, "ports", number, "hostPort"),
-                            name if isinstance(name, str) else None,
-                            f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
-                            f"listens on the node's port {container_port}.",
-                        ))
-    found += _forbidden(pod, target, containers)
-    found += _unknown_fields(pod, containers)
-    found += _gmsa(pod, pod_options, containers)
-    if host_process and not plain:
-        found += _hyperv(pod, runtime_classes)
     return found
 
 
-def _hyperv(pod: PodObject, runtime_classes: Mapping[str, str]) -> list[Finding]:
+def _host_port_mismatch(pod: PodObject) -> list[Finding]:
+    """Under hostNetwork the API server requires each hostPort to equal its containerPort
+    (validateHostNetwork)."""
+    spec = pod.spec
+    at = pod.spec_path
+    found: list[Finding] = []
+    rule = RULES_BY_ID["host-port-mismatch"]
+    for kind in ("initContainers", "containers"):
+        entries = spec.get(kind)
+        if not isinstance(entries, list):
+            continue
+        for index, entry in enumerate(entries):
+            ports = entry.get("ports") if type(entry) is dict else None
+            if not isinstance(ports, list):
+                continue
+            for number, port in enumerate(ports):
+                if type(port) is not dict:
+                    continue
+                host_port = _int(port.get("hostPort"))
+                container_port = _int(port.get("containerPort"))
+                if host_port and container_port is not None and host_port != container_port:
+                    name = entry.get("name")
+                    found.append(Finding(
+                        rule, rule.severity,
+                        f"hostPort {host_port} with containerPort {container_port} under "
+                        "hostNetwork: the API server rejects the pod; set hostPort to "
+                        f"{container_port}.",
+                        (*at, kind, index, "ports", number, "hostPort"),
+                        name if isinstance(name, str) else None,
+                        f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
+                        f"listens on the node's port {container_port}.",
+                    ))
+    return found
+
+
+def _judged(pod: PodObject, node: NodeKnowledge | None) -> Verdict | None:
+    """The judgement of a pod ``check`` reads (on containerd, its release not known), or
+    None for a pod the kubelet model cannot read (other rules say why)."""
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+    from kubelet_winnet.errors import WinnetError
+
+    try:
+        return judge(pod.manifest, kubelet_profile(DEFAULT_KUBELET_VERSION),
+                     node or NodeKnowledge(runtime="containerd"))
+    except WinnetError:
+        return None
+
+
+_HYPERV_DETAIL = (
+    "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
+    "2.4) run HostProcess containers under Hyper-V isolation inside the utility "
+    "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
+    "hostNetwork: true does not change that."
+)
+
+
+def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
     """hcsshim PR #2531 (commit b07af140d, v0.15.0-rc.2+): a HostProcess pod whose
-    runtime handler sets SandboxIsolation = 1 gets a utility VM (pod.go createPod checks
-    IsIsolated before IsJobContainer), and containerd gives a HostProcess pod no network
-    namespace (helpers.go hostNetwork reads host_process alone), so the VM has no network
-    (pod.go: ConfigureNetworking only for a non-empty namespace)."""
-    name = pod.spec.get("runtimeClassName")
-    if not isinstance(name, str) or not name:
+    runtime handler sets SandboxIsolation = 1 gets a utility VM with no network. The
+    judgement decides (its network ``none``, or ``unknown`` with the condition); this
+    renders it: a warning when the handler is known to be Hyper-V isolated (conditional
+    on the release when that is not known), a note when the handler is not known."""
+    if verdict is None or verdict.starts is False or verdict.isolation == "process":
+        return []
+    network = verdict.network
+    if network.value not in ("none", "unknown"):
         return []
     rule = RULES_BY_ID["host-process-hyperv-no-network"]
-    handler = runtime_classes.get(name, name if name in HYPERV_HANDLERS else None)
-    detail = (
-        "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
-        "2.4) run HostProcess containers under Hyper-V isolation inside the utility "
-        "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
-        "hostNetwork: true does not change that."
-    )
-    path = (*pod.spec_path, "runtimeClassName")
-    if handler in PROCESS_HANDLERS:
-        return []
-    if handler in HYPERV_HANDLERS:
+    name = verdict.runtime_class
+    path = (*pod.spec_path, "runtimeClassName") if name else (*pod.spec_path,)
+    owner = f"RuntimeClass {_clip(name)}" if name else "The node's default runtime handler"
+    fix = "drop runtimeClassName" if name else "set a process-isolated runtimeClassName"
+    if verdict.isolation == "hyperv":
+        has = (f"{owner} has handler {verdict.handler!r}" if name
+               else f"The node's default runtime handler is {verdict.handler!r}")
+        if network.value == "none":
+            return [Finding(
+                rule, rule.severity,
+                f"HostProcess under Hyper-V isolation: the pod gets no network at all; {fix}.",
+                path, None, f"{has}. {_HYPERV_DETAIL}",
+            )]
         return [Finding(
             rule, rule.severity,
-            "HostProcess under Hyper-V isolation: the pod gets no network at all; drop "
-            "runtimeClassName.",
-            path, None, f"RuntimeClass {_clip(name)} has handler {handler!r}. {detail}",
+            f"HostProcess under Hyper-V isolation: no network on containerd 2.3.3 or later; "
+            f"{fix}.",
+            path, None, f"{has}: {network.condition}. {_HYPERV_DETAIL}",
         )]
-    known = f"handler {handler!r}" if handler is not None else "a handler not in the input"
+    known = (f"handler {verdict.handler!r}" if verdict.handler is not None
+             else "a handler not in the input")
     return [Finding(
         rule, Severity.INFO,
         "HostProcess with a RuntimeClass: if its handler is Hyper-V isolated, the pod gets "
         "no network; check the handler.",
         path, None,
-        f"RuntimeClass {_clip(name)} has {known}; a handler whose runhcs options set "
-        f"SandboxIsolation = 1 is Hyper-V isolated. {detail}",
+        f"{owner} has {known}; a handler whose runhcs options set "
+        f"SandboxIsolation = 1 is Hyper-V isolated. {_HYPERV_DETAIL}",
     )]
 
 

@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = load_command(args.command).run(args, session)
         sys.stdout.flush()
     except _Ended as ended:
-        renderer = getattr(args, "renderer", None)
+        renderer = getattr(args, "renderer", None) or session.renderer
         if renderer is not None:
             renderer.close()
         _die_by(ended.signum)

@@ -1,11 +1,10 @@
 """``kubelet-winnet audit``: every Windows pod of a cluster, judged by the node it runs on.
 
 For each pod: the node, that node's kubelet version (``status.nodeInfo.kubeletVersion``)
-and runtime (``containerRuntimeVersion``), what that kubelet sends
-(:func:`kubelet_winnet.windows_sandbox_config`), whether the runtime applies a requested
-``hostNetwork`` (containerd: through ``host_process`` only, as
-:func:`kubelet_winnet.runtime.plan_sandbox_config_network` with the ``containerd``
-policy decides; any other runtime: unknown), and the ``check`` findings.
+and runtime (``containerRuntimeVersion``), and the judgement of the pod on that node
+(:func:`kubelet_winnet._judgement.judge`: what the kubelet sends, whether the sandbox
+starts, its network, each hostPort with ``--node-config``), rendered: this module decides
+nothing itself. The ``check`` findings come from the same verdict.
 
 Which pods: those on a Windows node (the node's OS decides what the kubelet builds, not
 ``spec.os``); pods not scheduled yet, or whose node is not in the input, when the pod
@@ -27,8 +26,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile, windows_sandbox_config
+from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._describe import describe_path
+from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
 from kubelet_winnet._lint.rules import (
     RULES,
     RULES_BY_ID,
@@ -39,7 +39,7 @@ from kubelet_winnet._lint.rules import (
     host_network_reach,
     ignored_rules,
 )
-from kubelet_winnet._lint.targeting import Target, pod_object, target_of
+from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import clip, printable
 from kubelet_winnet.cli.cluster import (
     DEFAULT_PAGE_BYTES,
@@ -57,14 +57,9 @@ from kubelet_winnet.errors import (
     ClusterAccessError,
     FeatureGateError,
     InvalidPodError,
-    SandboxConfigError,
     UnsupportedVersionError,
 )
-from kubelet_winnet.runtime._releases import (
-    HYPERV_HANDLERS,
-    runtime_name,
-    shim_has_hyperv_host_process,
-)
+from kubelet_winnet.runtime._releases import runtime_name
 
 if TYPE_CHECKING:
     from kubelet_winnet.cli.nodefiles import NodeFiles
@@ -206,7 +201,6 @@ class Auditor:
                                         "finished": 0}
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
-        self._effects: dict[tuple[str | None, bool], bool] = {}
         self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
 
     def node(self, obj: Mapping[str, Any]) -> Node:
@@ -262,55 +256,20 @@ class Auditor:
         name = _text(metadata, "name") or "<unnamed>"
         host_network = spec.get("hostNetwork") is True
 
-        network: str | None = None
-        host_process = False
-        refused: str | None = None
-        try:
-            config = windows_sandbox_config(
-                obj, kubelet_version=kubelet, feature_gates=self.feature_gates
-            )
-        except SandboxConfigError as exc:
-            refused = str(exc)
-            effect = "refused"
-        except (UnsupportedVersionError, FeatureGateError) as exc:
-            note += f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; "
-            effect = "not-modelled"
-        else:
-            context = config.security_context
-            if context.HasField("namespace_options"):
-                # NamespaceMode NODE = 2 (cri-api runtime.v1)
-                network = "NODE" if context.namespace_options.network == 2 else "POD"
-            host_process = context.host_process
-            effect = self._effect(config, network, host_process, host_network, runtime)
-            if effect == "applied" and host_process:
-                effect, why = self._hyperv(spec.get("runtimeClassName"), runtime)
-                note += why
-        findings: tuple[FindingRecord, ...] = ()
-        reach = self._reach_for(kubelet)
-        if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
-            reach = self._reach_for(self.default_kubelet)  # the findings still hold
-        if isinstance(reach, HostNetworkReach):
-            # The API server decoded every key of a pod it returns, so unknown-field here
-            # could only mean a field newer than the pinned lists: not the pod's problem.
-            raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self.runtime_classes)
-                   if f.rule.id != "unknown-field"]
-            other = runtime_name(runtime)
-            if other and other != "containerd" and host_network and effect != "refused":
-                # What becomes of hostNetwork here is unknown: no finding says "ignored".
-                raw = [f for f in raw if f.rule.id != "host-network-ignored"]
-                note += _not_modelled_runtime(other)
-            if raw:
-                ignored = ignored_rules(pod)
-                findings = tuple(_record(f, ignored.get(f.rule.id)) for f in raw)
+        verdict, effect, why = self._verdict(obj, kubelet, runtime, node_name)
+        note += why
+        findings, why = self._findings(pod, kubelet, runtime, verdict)
+        note += why
         on_node = None
-        if node_name in self.node_files:
-            from kubelet_winnet.cli.node import pod_on_node
+        if verdict is not None and node_name in self.node_files:
+            from kubelet_winnet.cli.node import on_node_value
 
-            judged = pod_on_node(obj, kubelet, self.feature_gates, self.runtime_classes,
-                                 self.node_files[node_name], runtime)
-            if judged is not None:
-                on_node, text = judged
-                note += f"{text}; "
+            on_node, text = on_node_value(verdict)
+            note += f"{text}; "
+        decision = verdict.decision if verdict is not None else None
+        network = decision.network if decision is not None and not decision.error else None
+        host_process = decision is not None and decision.host_process
+        refused = decision.error if decision is not None else None
         return PodAudit(
             namespace, name, node_name, kubelet, source, runtime, host_network, network,
             host_process, refused, effect, note.removesuffix("; "), findings, where, on_node,
@@ -323,45 +282,60 @@ class Auditor:
         if name and isinstance(handler, str) and len(self.runtime_classes) < 10_000:
             self.runtime_classes[name] = handler
 
-    def _hyperv(self, runtime_class: object, runtime: str) -> tuple[str, str]:
-        """A HostProcess pod on containerd: applied, unless its RuntimeClass may be
-        Hyper-V isolated (hcsshim PR #2531: no network at all; rule page
-        host-process-hyperv-no-network)."""
-        if not isinstance(runtime_class, str) or not runtime_class:
-            return "applied", ""
-        handler = self.runtime_classes.get(
-            runtime_class, runtime_class if runtime_class in HYPERV_HANDLERS else None
-        )
-        if handler is None:
-            return "unknown", (f"RuntimeClass {_cell(runtime_class, 60)} is not in the input: "
-                               "under a Hyper-V handler the pod has no network; ")
-        if handler not in HYPERV_HANDLERS:
-            return "applied", ""
-        if shim_has_hyperv_host_process(runtime):
-            return "no-network", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)} with the "
-                                  "hcsshim of this containerd: no network at all; ")
-        return "unknown", (f"Hyper-V RuntimeClass {_cell(runtime_class, 60)}: no network with "
-                           "hcsshim v0.15.0-rc.2+, this containerd's own shim is older; ")
+    def _verdict(self, obj: Mapping[str, Any], kubelet: str, runtime: str, node_name: str,
+                 ) -> tuple[Verdict | None, str, str]:
+        """The judgement of the pod on its node, its HOSTNETWORK effect and the note."""
+        try:
+            profile = kubelet_profile(kubelet, self.feature_gates)
+        except (UnsupportedVersionError, FeatureGateError) as exc:
+            return None, "not-modelled", (
+                f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; ")
+        files = self.node_files.get(node_name)
+        mappings: tuple[tuple[int, int, str, str], ...] = ()
+        if files is not None:
+            from kubelet_winnet.cli.node import request_mappings
 
-    def _effect(
-        self, config: Any, network: str | None, host_process: bool, host_network: bool,
-        runtime: str,
-    ) -> str:
-        if not host_network:
-            return "not-requested"
-        if runtime_name(runtime) != "containerd":
-            return "unknown"
-        key = (network, host_process)
-        applied = self._effects.get(key)
-        if applied is None:
-            from cri_api.runtime.v1 import api_pb2
-            from kubelet_winnet.runtime import plan_sandbox_config_network
+            mappings = request_mappings(obj, kubelet, self.feature_gates, self.runtime_classes)
+        verdict = judge(obj, profile, NodeKnowledge(
+            runtime=runtime or None, files=files.facts(runtime) if files is not None else None,
+            runtime_classes=self.runtime_classes,
+            handlers_read=files is not None and files.containerd is not None,
+        ), mappings=mappings)
+        network = verdict.network
+        why = ""
+        if verdict.starts is not False and runtime_name(runtime) == "containerd" and (
+                network.value == "unknown" or (network.value == "none" and verdict.host_process)):
+            why = (network.condition if network.value == "unknown" else network.reasons[0]) + "; "
+        return verdict, verdict.host_network_effect, why
 
-            request = api_pb2.PodSandboxConfig()
-            request.windows.CopyFrom(config)
-            applied = plan_sandbox_config_network(request, policy="containerd").host_network
-            self._effects[key] = applied
-        return "applied" if applied else "ignored"
+    def _findings(self, pod: PodObject, kubelet: str, runtime: str, verdict: Verdict | None,
+                  ) -> tuple[tuple[FindingRecord, ...], str]:
+        """The check findings of the pod (as its node's verdict has it), and a note."""
+        reach = self._reach_for(kubelet)
+        if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
+            reach = self._reach_for(self.default_kubelet)  # the findings still hold
+        if not isinstance(reach, HostNetworkReach):
+            return (), ""
+        # The API server decoded every key of a pod it returns, so unknown-field here
+        # could only mean a field newer than the pinned lists: not the pod's problem.
+        # A pod whose runtime is not known is linted as check lints it (on containerd).
+        judged = verdict if runtime else None
+        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, NodeKnowledge(
+            runtime="containerd", runtime_classes=self.runtime_classes), judged)
+               if f.rule.id != "unknown-field"]
+        note = ""
+        raw += _dropped_ports(pod, verdict)
+        other = runtime_name(runtime)
+        host_network = pod.spec.get("hostNetwork") is True
+        if other and other != "containerd" and host_network and (
+                verdict is None or verdict.starts is not False):
+            # What becomes of hostNetwork here is unknown: no finding says "ignored".
+            raw = [f for f in raw if f.rule.id != "host-network-ignored"]
+            note = _not_modelled_runtime(other)
+        if not raw:
+            return (), note
+        ignored = ignored_rules(pod)
+        return tuple(_record(f, ignored.get(f.rule.id)) for f in raw), note
 
     def _reach_for(self, kubelet: str) -> HostNetworkReach | Exception:
         reach = self._reach.get(kubelet)
@@ -373,6 +347,37 @@ class Auditor:
             if len(self._reach) < 4096:
                 self._reach[kubelet] = reach
         return reach
+
+
+def _dropped_ports(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
+    """A hostPort the verdict drops on the pod's node (``audit --node-config``), as a
+    finding of the node rule that says why: it counts toward ``--fail-on``."""
+    from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+
+    if verdict is None or verdict.starts is False:
+        return []  # a sandbox that never starts: the refusal is the finding
+    rule = NODE_RULES_BY_ID["node-host-port-dropped"]
+    found = []
+    for port in verdict.ports:
+        if port.outcome == "dropped" and port.host_port > 0:
+            found.append(Finding(
+                rule, rule.severity,
+                f"hostPort {port.host_port} is dropped on this pod's node: {port.reason}.",
+                _host_port_path(pod, port.container_port, port.host_port)))
+    return found
+
+
+def _host_port_path(pod: PodObject, container_port: int, host_port: int,
+                    ) -> tuple[str | int, ...]:
+    """Where the pod declares the mapping (the first container port that matches)."""
+    containers = pod.spec.get("containers")
+    for index, container in enumerate(containers if isinstance(containers, list) else ()):
+        ports = container.get("ports") if isinstance(container, dict) else None
+        for number, port in enumerate(ports if isinstance(ports, list) else ()):
+            if isinstance(port, dict) and port.get("containerPort") == container_port and (
+                    port.get("hostPort") in (host_port, None)):
+                return (*pod.spec_path, "containers", index, "ports", number, "hostPort")
+    return (*pod.spec_path, "containers")
 
 
 def _not_modelled_runtime(name: str) -> str:
@@ -524,7 +529,7 @@ class _TextWriter:
             )
         if totals.effects["no-network"]:
             self._out.write(
-                "  HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V RuntimeClass: "
+                "  HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V isolated handler: "
                 "hcsshim v0.15 runs it in a utility VM with no network "
                 "(host-process-hyperv-no-network)\n"
             )
@@ -547,6 +552,14 @@ class _TextWriter:
         for rule in RULES:
             if rule.id in rules:
                 self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
+        if "node-host-port-dropped" in rules:
+            rule = _rule("node-host-port-dropped")
+            self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
+        for name, found in summary.get("nodeFindings", {}).items():
+            for f in found:
+                where = f"{f['file']}:{f['line']}" if f["line"] else f["file"] or name
+                self._out.write(printable(
+                    f"NODE {name}: {where}: {f['severity']} {f['rule']}: {f['message']}") + "\n")
 
 
 class _JsonWriter:
@@ -826,16 +839,7 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
     error: str | None = None
     other_kinds = _Kinds()  # objects of a dump that are neither Pods nor Nodes
     try:
-        if args.filename:
-            size = sum(_size(p) for p in args.filename)
-            progress.start(None, size >= _LARGE_DUMP)
-            objects: Iterator[ClusterObject] = _dump(args, session, other_kinds.add)
-        else:
-            live = LiveCluster(args.kubeconfig, args.context, args.namespace,
-                               args.all_namespaces, args.page_size,
-                               request_timeout=args.request_timeout,
-                               max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
-            objects = live.objects()
+        objects, live = _source(args, session, progress, other_kinds)
         def counted(objects: Iterator[ClusterObject]) -> Iterator[ClusterObject]:
             nonlocal read
             for item in objects:
@@ -869,15 +873,16 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         from kubelet_winnet.cli.node import unmatched_node_configs
 
         unmatched_node_configs(auditor.node_files, auditor.nodes, args.node_config, session)
-    summary = {
-        "source": "dump" if args.filename else "live",
-        "nodes": len(auditor.nodes),
-        "windowsNodes": auditor.windows_nodes,
-        "defaultKubelet": args.kubelet_version,
-        "featureGates": args.feature_gates,
-        "skipped": dict(auditor.skipped),
-        "rules": {rule: RULES_BY_ID[rule].help_uri for rule in sorted(rules)},
-    }
+    node_findings = _node_findings(auditor, args.kubelet_version)
+    for name, found in node_findings.items():
+        for finding in found:
+            if finding.severity.value >= threshold:
+                session.fail(1)
+            if args.output == "csv":  # one row per pod: the node's own findings on stderr
+                where = f"{finding.source}:{finding.line}" if finding.line else finding.source
+                session.note(f"node {name}: {where}: {finding.severity.label} "
+                             f"{finding.rule.id}: {finding.message}")
+    summary = _summary(args, auditor, rules, node_findings)
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error
     nothing_read = not read and not other_kinds.count and session.errors > 0
@@ -886,16 +891,70 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         writer = make_writer(session.out)
     if writer is not None:
         writer.close(summary, totals, rules)
-    if other_kinds.count:
-        count = other_kinds.count
-        kinds = sorted(other_kinds.kinds)
-        shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 or other_kinds.more else "")
-        session.note(
-            f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
-            f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
-            f"where they run, {session.prog} check lints manifests and workload templates"
-        )
+    _note_other_kinds(session, other_kinds)
     return session.status
+
+
+def _source(args: argparse.Namespace, session: Session, progress: _Progress,
+            other_kinds: _Kinds) -> tuple[Iterator[ClusterObject], LiveCluster | None]:
+    """The objects to audit: a dump's, or the live cluster's (then also the cluster)."""
+    if args.filename:
+        size = sum(_size(p) for p in args.filename)
+        progress.start(None, size >= _LARGE_DUMP)
+        return _dump(args, session, other_kinds.add), None
+    live = LiveCluster(args.kubeconfig, args.context, args.namespace,
+                       args.all_namespaces, args.page_size,
+                       request_timeout=args.request_timeout,
+                       max_page_bytes=args.max_bytes or DEFAULT_PAGE_BYTES)
+    return live.objects(), live
+
+
+def _summary(args: argparse.Namespace, auditor: Auditor, rules: set[str],
+             node_findings: dict[str, list[Any]]) -> dict[str, Any]:
+    """The run's summary: the source, the nodes, what was skipped, the rules named."""
+    return {
+        "source": "dump" if args.filename else "live",
+        "nodes": len(auditor.nodes),
+        "windowsNodes": auditor.windows_nodes,
+        "defaultKubelet": args.kubelet_version,
+        "featureGates": args.feature_gates,
+        "skipped": dict(auditor.skipped),
+        "rules": {rule: _rule(rule).help_uri for rule in sorted(rules)},
+        **({"nodeFindings": {
+            name: [{"rule": f.rule.id, "severity": f.severity.label, "message": f.message,
+                    "file": f.source, "line": f.line} for f in found]
+            for name, found in node_findings.items()}} if args.node_config is not None else {}),
+    }
+
+
+def _note_other_kinds(session: Session, other_kinds: _Kinds) -> None:
+    """A note for the objects of a dump that are neither Pods nor Nodes."""
+    if not other_kinds.count:
+        return
+    count = other_kinds.count
+    kinds = sorted(other_kinds.kinds)
+    shown = ", ".join(kinds[:5]) + (", ..." if len(kinds) > 5 or other_kinds.more else "")
+    session.note(
+        f"not audited: {count} object{'s' * (count != 1)} that {'is' if count == 1 else 'are'} "
+        f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
+        f"where they run, {session.prog} check lints manifests and workload templates"
+    )
+
+
+def _node_findings(auditor: Auditor, default_kubelet: str) -> dict[str, list[Any]]:
+    """``--node-config``: each node's own findings, once per node."""
+    if not auditor.node_files:
+        return {}
+    from kubelet_winnet.cli.node import audit_node_findings
+
+    return audit_node_findings(auditor.node_files, auditor.nodes, default_kubelet)
+
+
+def _rule(rule_id: str) -> Any:
+    """A check rule, or the node rule a row's finding comes from (a dropped hostPort)."""
+    from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+
+    return RULES_BY_ID.get(rule_id) or NODE_RULES_BY_ID[rule_id]
 
 
 def _size(path: str) -> int:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from kubelet_winnet._judgement import NodeKnowledge, judge
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import Command
 
@@ -119,6 +120,7 @@ class Cell:
     step: str | None = None
     config: Mapping[str, Any] | None = None  # proto3 JSON of WindowsPodSandboxConfig
     containerd_host_network: bool = False
+    containerd_condition: str = ""  # what decides the network where the handler does
 
     @property
     def short(self) -> str:
@@ -139,6 +141,8 @@ class Cell:
             record["network"] = self.network
             record["hostProcess"] = self.host_process
             record["containerdNetwork"] = "host" if self.containerd_host_network else "pod"
+            if self.containerd_condition:  # the markdown's Hyper-V note, per cell
+                record["containerdNetworkCondition"] = self.containerd_condition
             record["windowsPodSandboxConfig"] = self.config
         else:
             record["error"] = self.error
@@ -175,7 +179,7 @@ def evaluate(manifest: Mapping[str, Any], kubelet: str, gates_label: str,
     from kubelet_winnet._kubelet.messages import message_json
 
     try:
-        api.kubelet_profile(kubelet, gates)
+        profile = api.kubelet_profile(kubelet, gates)
     except api.FeatureGateError as exc:
         return Cell(kubelet, gates_label, "flag-error", error=str(exc))
     try:
@@ -187,20 +191,15 @@ def evaluate(manifest: Mapping[str, Any], kubelet: str, gates_label: str,
     network = None
     if context.HasField("namespace_options"):
         network = "NODE" if context.namespace_options.network == 2 else "POD"  # NamespaceMode
+    verdict = judge(manifest, profile, _ANY_NODE)
     return Cell(kubelet, gates_label, "sent", network, context.host_process,
                 config=message_json(config),
-                containerd_host_network=_containerd_host_network(config))
+                containerd_host_network=verdict.network.value in ("node", "unknown"),
+                containerd_condition=verdict.network.condition)
 
 
-def _containerd_host_network(config: Any) -> bool:
-    """Whether containerd gives the pod the node's network, as the runtime planner says
-    (``policy="containerd"``), not a restatement of its rule."""
-    from cri_api.runtime.v1 import api_pb2
-    from kubelet_winnet.runtime import plan_sandbox_config_network
-
-    request = api_pb2.PodSandboxConfig()
-    request.windows.CopyFrom(config)
-    return plan_sandbox_config_network(request, policy="containerd").host_network
+# Any containerd node: its release and the handler a pod gets are not known.
+_ANY_NODE = NodeKnowledge(runtime="containerd", assume_default_handler=False)
 
 
 _CONTAINERD = {True: "host network", False: "pod network"}

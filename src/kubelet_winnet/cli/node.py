@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +23,15 @@ from kubelet_winnet.cli.session import (
     exit_text,
     limits_of,
 )
+from kubelet_winnet.errors import WinnetError
 
 if TYPE_CHECKING:
+    from kubelet_winnet._judgement import Verdict
     from kubelet_winnet._lint.rules import Rule, Severity
     from kubelet_winnet.cli.audit_page import NodeCard
     from kubelet_winnet.cli.nodefiles import NodeFiles
     from kubelet_winnet.cli.nodefiles.kube import ComponentConfig
-    from kubelet_winnet.runtime import PodNetworkPlan
+    from kubelet_winnet.runtime import PodNetworkPlan, PortPlan
 
 __all__ = ["COMMAND", "NodeFinding", "PodClass", "judge_node", "node_card", "pod_classes"]
 
@@ -51,22 +53,34 @@ class NodeFinding:
 
 @dataclass(frozen=True)
 class PodClass:
+    """One class of pod on the node, as the judgement has it."""
+
     name: str
-    plan: PodNetworkPlan
+    verdict: Verdict
+
+    @property
+    def ports(self) -> list[PortPlan]:
+        return [p for p in self.verdict.ports if p.host_port > 0]
 
     @property
     def host_port(self) -> str:
-        ports = [p for p in self.plan.ports if p.host_port > 0]
-        return ports[0].outcome if ports else "-"
+        return self.ports[0].outcome if self.ports else "-"
+
+    @property
+    def network(self) -> str:
+        """``refused``, or the network (``unknown`` when a fact decides it)."""
+        return "refused" if self.verdict.runtime_refused else self.verdict.network.value
 
     @property
     def why(self) -> str:
-        if self.plan.refused:
-            return self.plan.refused
-        notes = list(self.plan.notes)
-        ports = [p for p in self.plan.ports if p.host_port > 0]
-        if ports:
-            notes.append(ports[0].reason + (f"; {ports[0].warning}" if ports[0].warning else ""))
+        if self.verdict.runtime_refused:
+            return self.verdict.runtime_refused
+        notes = list(self.verdict.notes)
+        if self.verdict.network.value == "unknown":
+            notes.append(self.verdict.network.condition)  # the port's reason says it again
+        elif self.ports:
+            port = self.ports[0]
+            notes.append(port.reason + (f"; {port.warning}" if port.warning else ""))
         return "; ".join(notes)
 
 
@@ -75,37 +89,47 @@ def _version_minor(text: str) -> int | None:
     return int(match[1]) if match else None
 
 
+def _probe(host_port: int, host_process: bool, runtime_class: str | None) -> dict[str, Any]:
+    """A pod of one class asking for ``host_port`` (0: none)."""
+    ports = [{"containerPort": host_port, "hostPort": host_port}] if host_port else []
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "ports": ports}]}
+    if host_process:
+        spec["hostNetwork"] = True
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": True}}
+    if runtime_class is not None:
+        spec["runtimeClassName"] = runtime_class
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": spec}
+
+
 def pod_classes(
     files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
 ) -> list[PodClass]:
     """What a process-isolated pod, a Hyper-V pod, a HostProcess pod (with the default
     handler and, when the node has one, a Hyper-V handler) and a hostPort get here
-    (``runtime``: ``--runtime``, when no Node object names the node's)."""
-    from cri_api.runtime.v1 import api_pb2
-    from kubelet_winnet.runtime import plan_pod_network
+    (``runtime``: ``--runtime``, when no Node object names the node's), each the
+    judgement of a pod of that class (its RuntimeClass named after the handler)."""
+    from kubelet_winnet._judgement import NodeKnowledge, judge
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 
     facts = files.facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     process = sorted(n for n, i in facts.handlers.items() if i == "process")
-
-    def request(handler: str, host_process: bool) -> api_pb2.RunPodSandboxRequest:
-        message = api_pb2.RunPodSandboxRequest(runtime_handler=handler)
-        message.config.port_mappings.add(container_port=host_port, host_port=host_port)
-        if host_process:
-            message.config.windows.security_context.host_process = True
-        return message
-
-    classes = [("pod without RuntimeClass", "", False)]
+    classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False)]
     if process and facts.handlers[facts.default_handler] != "process":
         classes.append((f"process-isolated pod ({process[0]})", process[0], False))
     if hyperv:
         classes.append((f"Hyper-V pod ({hyperv[0]})", hyperv[0], False))
-    classes.append(("HostProcess pod", "", True))
+    classes.append(("HostProcess pod", None, True))
     if hyperv and facts.handlers[facts.default_handler] != "hyperv":
         classes.append((f"HostProcess pod, Hyper-V ({hyperv[0]})", hyperv[0], True))
     del kubelet_version  # the sandbox request for these classes is the same in 1.26+
-    return [PodClass(name, plan_pod_network(request(handler, hp), facts))
-            for name, handler, hp in classes]
+    profile = kubelet_profile(DEFAULT_KUBELET_VERSION)
+    mappings = ((host_port, host_port, "tcp", ""),)
+    return [PodClass(name, judge(_probe(host_port, hp, handler), profile, NodeKnowledge(
+        runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
+        runtime_classes={handler: handler} if handler else {},
+        handlers_read=files.containerd is not None), mappings=mappings))
+        for name, handler, hp in classes]
 
 
 _Finding = tuple[str, str, str, int, str, "Severity | None"]
@@ -234,131 +258,167 @@ def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Findi
     return found
 
 
+class _Found(list[NodeFinding]):
+    """The findings of one node, added by rule id."""
+
+    def add(self, rule_id: str, message: str, source: str, line: int, detail: str = "",
+            severity: Severity | None = None) -> None:
+        from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+
+        rule = NODE_RULES_BY_ID[rule_id]
+        self.append(NodeFinding(rule, severity or rule.severity, message, source, line, detail))
+
+
 def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
                version_known: bool = True) -> list[NodeFinding]:
     """Every node rule over one node's files (``kubelet_version``/``runtime``: the Node
     object's, or the command line's when there is no Node object; ``version_known`` False
     when neither says the release, and findings that depend on it are conditional)."""
-    from kubelet_winnet._lint.node_rules import NODE_PORT_RANGE, NODE_RULES_BY_ID
-    from kubelet_winnet._lint.rules import Severity
-    from kubelet_winnet.runtime._releases import (
-        CONTAINERD_LINES,
-        containerd_line,
-        parse_runtime,
-        shim_has_hyperv_host_process,
-    )
+    from kubelet_winnet.runtime._releases import containerd_line, parse_runtime
 
-    rules = NODE_RULES_BY_ID
-    found: list[NodeFinding] = []
-
-    def add(rule_id: str, message: str, source: str, line: int, detail: str = "",
-            severity: Severity | None = None) -> None:
-        rule = rules[rule_id]
-        found.append(NodeFinding(rule, severity or rule.severity, message, source, line, detail))
-
+    found = _Found()
     minor = _version_minor(kubelet_version)
     name, version = parse_runtime(runtime)
     line = containerd_line(version) if name == "containerd" and version is not None else None
-
     for settings in files.components:
         for finding in _startup_findings(settings, minor if version_known else None):
-            add(*finding)
+            found.add(*finding)
+    _proxy_findings(files, minor, found)
+    if files.containerd is not None:
+        _containerd_findings(files.containerd, line, found)
+        _hyperv_findings(files, runtime, found)
+    _cni_findings(files, found)
+    _port_range_findings(files, found)
+    _pause_findings(files, line, found)
+    return found
 
+
+def _proxy_findings(files: NodeFiles, minor: int | None, found: _Found) -> None:
     for proxy in (c for c in files.components if c.component == "kube-proxy"):
         for gate in ("WinDSR", "WinOverlay"):
             setting = proxy.gates.get(gate)
             if setting is not None and setting[0] is False and minor is not None and minor >= 34:
-                add("node-gate-locked",
-                    f"{gate}=false stops Windows kube-proxy 1.{minor}: the gate is locked to "
-                    "true since 1.34; remove it.", proxy.source, setting[1],
-                    "Azure/AgentBaker PR #6925; kubernetes/kubernetes #141988")
+                found.add("node-gate-locked",
+                          f"{gate}=false stops Windows kube-proxy 1.{minor}: the gate is locked "
+                          "to true since 1.34; remove it.", proxy.source, setting[1],
+                          "Azure/AgentBaker PR #6925; kubernetes/kubernetes #141988")
         if proxy.mode is not None and proxy.mode[0] not in ("", "kernelspace"):
-            add("node-proxy-mode",
-                f"proxy mode {proxy.mode[0]!r} is a validation error on Windows: kube-proxy "
-                "does not start; use kernelspace.", proxy.source, proxy.mode[1])
+            found.add("node-proxy-mode",
+                      f"proxy mode {proxy.mode[0]!r} is a validation error on Windows: "
+                      "kube-proxy does not start; use kernelspace.", proxy.source, proxy.mode[1])
+
+
+def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
+    """What containerd's configuration makes of its own start-up and options."""
+    from kubelet_winnet._lint.rules import Severity
+    from kubelet_winnet.runtime._releases import CONTAINERD_LINES
+
+    if line is not None and config.version > max(line.config_versions):
+        found.add("node-config-version",
+                  f"containerd {line.name} loads schema versions up to "
+                  f"{max(line.config_versions)}, this file is version {config.version}: "
+                  "containerd does not start.", config.source, config.version_line)
+    newest = CONTAINERD_LINES[-1]
+    if line is None and config.version > max(newest.config_versions):
+        # Whatever the release: none loads it (ValidateVersion in each line's config.go).
+        found.add("node-config-version",
+                  f"no containerd release up to {newest.name} loads schema version "
+                  f"{config.version} (the newest reads up to {max(newest.config_versions)}): "
+                  "containerd does not start.", config.source, config.version_line)
+    if line is not None and line.line < (2, 0):
+        for key in config.short_plugin_keys:
+            found.add("node-config-version",
+                      f"containerd {line.name} refuses to start: {key.key} is no plugin id in "
+                      f"a version {config.version} file (\"invalid plugin key URI\"); use the "
+                      "io.containerd... id.", config.source, key.line)
+    if config.default_runtime_name is not None \
+            and config.default_handler not in config.handlers():
+        # ValidatePluginConfig (internal/cri/config/config.go) refuses to start.
+        found.add("node-config-version",
+                  f"containerd refuses to start: default_runtime_name = "
+                  f"{config.default_handler!r} names no runtime table it reads.",
+                  config.source, config.default_runtime_name.line,
+                  "no corresponding runtime configured in `containerd.runtimes` for "
+                  "`containerd` `default_runtime_name`")
+    removed = config.version >= 3 and (line is None or line.line >= (2, 4))
+    unknown = line is None
+    prefix = "if this node runs containerd 2.4+, " if unknown else "containerd 2.4 "
+    if removed and config.bin_dir is not None:
+        folder = str(config.bin_dir.value)
+        custom = (folder.lower().rstrip("\\/") not in _DEFAULT_BIN_DIRS
+                  and config.bin_dirs is None)
+        found.add("node-option-removed",
+                  prefix + f"ignores bin_dir = {folder!r}"
+                  + (": CNI plugins there are not found and pods get no network; use bin_dirs."
+                     if custom else "; use bin_dirs."),
+                  config.source, config.bin_dir.line,
+                  severity=Severity.INFO if unknown else (Severity.ERROR if custom else None))
+    if removed and config.enable_cdi is not None:
+        found.add("node-option-removed",
+                  prefix + "ignores enable_cdi (CDI is always on); delete it.",
+                  config.source, config.enable_cdi.line,
+                  severity=Severity.INFO if unknown else None)
+    for table in config.runtimes:
+        if not table.read:
+            found.add("node-runtime-table-unread",
+                      f"runtime {table.name!r} is at a path a version {config.version} file "
+                      f"does not read: no runtime for {table.name!r} is registered and its "
+                      "RuntimeClass fails.", config.source, table.line, table.key)
+
+
+def _hyperv_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
+    """HostProcess pods that get no network here, as the judgement has them (hcsshim PR
+    #2531): every one without a RuntimeClass when the default handler is Hyper-V
+    isolated, else those whose RuntimeClass names a Hyper-V handler."""
+    from kubelet_winnet._judgement import NodeKnowledge, judge
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+    from kubelet_winnet._lint.rules import Severity
 
     config = files.containerd
-    if config is not None:
-        if line is not None and config.version > max(line.config_versions):
-            add("node-config-version",
-                f"containerd {line.name} loads schema versions up to "
-                f"{max(line.config_versions)}, this file is version {config.version}: "
-                "containerd does not start.", config.source, config.version_line)
-        newest = CONTAINERD_LINES[-1]
-        if line is None and config.version > max(newest.config_versions):
-            # Whatever the release: none loads it (ValidateVersion in each line's config.go).
-            add("node-config-version",
-                f"no containerd release up to {newest.name} loads schema version "
-                f"{config.version} (the newest reads up to {max(newest.config_versions)}): "
-                "containerd does not start.", config.source, config.version_line)
-        if line is not None and line.line < (2, 0):
-            for key in config.short_plugin_keys:
-                add("node-config-version",
-                    f"containerd {line.name} refuses to start: {key.key} is no plugin id in a "
-                    f"version {config.version} file (\"invalid plugin key URI\"); use the "
-                    "io.containerd... id.", config.source, key.line)
-        if config.default_runtime_name is not None \
-                and config.default_handler not in config.handlers():
-            # ValidatePluginConfig (internal/cri/config/config.go) refuses to start.
-            add("node-config-version",
-                f"containerd refuses to start: default_runtime_name = "
-                f"{config.default_handler!r} names no runtime table it reads.",
-                config.source, config.default_runtime_name.line,
-                "no corresponding runtime configured in `containerd.runtimes` for "
-                "`containerd` `default_runtime_name`")
-        removed = config.version >= 3 and (line is None or line.line >= (2, 4))
-        unknown = line is None
-        if removed and config.bin_dir is not None:
-            folder = str(config.bin_dir.value)
-            custom = (folder.lower().rstrip("\\/") not in _DEFAULT_BIN_DIRS
-                      and config.bin_dirs is None)
-            add("node-option-removed",
-                ("if this node runs containerd 2.4+, " if unknown else "containerd 2.4 ")
-                + f"ignores bin_dir = {folder!r}"
-                + (": CNI plugins there are not found and pods get no network; use bin_dirs."
-                   if custom else "; use bin_dirs."),
-                config.source, config.bin_dir.line,
-                severity=Severity.INFO if unknown else (Severity.ERROR if custom else None))
-        if removed and config.enable_cdi is not None:
-            add("node-option-removed",
-                ("if this node runs containerd 2.4+, " if unknown else "containerd 2.4 ")
-                + "ignores enable_cdi (CDI is always on); delete it.",
-                config.source, config.enable_cdi.line,
-                severity=Severity.INFO if unknown else None)
-        for table in config.runtimes:
-            if not table.read:
-                add("node-runtime-table-unread",
-                    f"runtime {table.name!r} is at a path a version {config.version} file "
-                    f"does not read: no runtime for {table.name!r} is registered and its "
-                    "RuntimeClass fails.", config.source, table.line, table.key)
+    facts = files.facts(runtime)
+    hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
+    if config is None or not hyperv:
+        return
+    profile = kubelet_profile(DEFAULT_KUBELET_VERSION)
 
-    handlers = files.facts().handlers
-    hyperv = sorted(n for n, i in handlers.items() if i == "hyperv")
-    if config is not None and hyperv and shim_has_hyperv_host_process(runtime):
-        default = config.default_handler
-        if handlers.get(default) == "hyperv":
-            add("node-hyperv-host-process",
-                f"the default runtime {default!r} is Hyper-V isolated: every HostProcess pod "
-                "without a RuntimeClass gets no network at all.",
-                config.source, config.default_runtime_name.line if config.default_runtime_name
-                else 0)
-        else:
-            add("node-hyperv-host-process",
-                f"HostProcess pods whose RuntimeClass names {', '.join(map(repr, hyperv))} get "
-                "no network at all (hcsshim PR #2531).", config.source,
-                next((t.line for t in config.runtimes if t.name in hyperv), 0),
-                severity=Severity.INFO)
+    def no_network(handler: str | None) -> bool:
+        knowledge = NodeKnowledge(runtime=runtime or "containerd", files=facts,
+                                  runtime_classes={handler: handler} if handler else {})
+        return judge(_probe(0, True, handler), profile, knowledge).network.value == "none"
+
+    default = config.default_handler
+    if facts.handlers.get(default) == "hyperv":
+        if no_network(None):
+            found.add("node-hyperv-host-process",
+                      f"the default runtime {default!r} is Hyper-V isolated: every HostProcess "
+                      "pod without a RuntimeClass gets no network at all.", config.source,
+                      config.default_runtime_name.line if config.default_runtime_name else 0)
+    elif no_network(hyperv[0]):
+        found.add("node-hyperv-host-process",
+                  f"HostProcess pods whose RuntimeClass names {', '.join(map(repr, hyperv))} get "
+                  "no network at all (hcsshim PR #2531).", config.source,
+                  next((t.line for t in config.runtimes if t.name in hyperv), 0),
+                  severity=Severity.INFO)
+
+
+def _cni_findings(files: NodeFiles, found: _Found) -> None:
+    from kubelet_winnet._lint.rules import Severity
 
     network = files.network
-    if network is not None:
-        from kubelet_winnet.runtime._node import _cni_outcome
+    if network is None:
+        return
+    from kubelet_winnet.runtime._network import _cni_outcome
 
-        outcome, reason = _cni_outcome(network)
-        if outcome != "applied":
-            verb = "are dropped" if outcome == "dropped" else "may be dropped"
-            add("node-host-port-dropped",
-                f"hostPorts of pods on this node {verb}: {reason}.", network.source, 1,
-                severity=Severity.INFO if outcome == "unknown" else None)
+    outcome, reason = _cni_outcome(network)
+    if outcome != "applied":
+        verb = "are dropped" if outcome == "dropped" else "may be dropped"
+        found.add("node-host-port-dropped",
+                  f"hostPorts of pods on this node {verb}: {reason}.", network.source, 1,
+                  severity=Severity.INFO if outcome == "unknown" else None)
+
+
+def _port_range_findings(files: NodeFiles, found: _Found) -> None:
+    from kubelet_winnet._lint.node_rules import NODE_PORT_RANGE
 
     low, high = NODE_PORT_RANGE
     overlapping: dict[str, list[tuple[str, int]]] = {}  # per file: (range named, line)
@@ -376,23 +436,26 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
             shown = ", ".join(name for name, _ in ranges[:3])
             more = f" and {len(ranges) - 3} more" if len(ranges) > 3 else ""
             subject = f"{len(ranges)} ranges ({shown}{more}) overlap"
-        add("node-port-range",
-            f"{subject} the NodePort range {low}-{high}: node ports there collide with ports "
-            "Windows keeps.", source, ranges[0][1])
+        found.add("node-port-range",
+                  f"{subject} the NodePort range {low}-{high}: node ports there collide with "
+                  "ports Windows keeps.", source, ranges[0][1])
 
-    node = files.node
-    if node is not None and node.kernel.startswith("10.0.26100") and hyperv:
-        image = config.sandbox_image if config is not None else None
-        text = str(image.value) if image is not None else (
-            line.default_sandbox_image if line is not None else "")
-        if _PAUSE_WITHOUT_2025.search(text):
-            add("node-pause-image",
-                f"sandbox image {text} has no Windows Server 2025 variant: Hyper-V pods here "
-                "fail with HCS_E_IMAGE_MISMATCH; use pause:3.10.2.",
-                config.source if config is not None and image is not None else node.source,
-                image.line if image is not None else node.line,
-                "" if image is not None else f"containerd {line.name if line else '?'}'s default")
-    return found
+
+def _pause_findings(files: NodeFiles, line: Any, found: _Found) -> None:
+    node, config = files.node, files.containerd
+    hyperv = any(i == "hyperv" for i in files.facts().handlers.values())
+    if node is None or not node.kernel.startswith("10.0.26100") or not hyperv:
+        return
+    image = config.sandbox_image if config is not None else None
+    text = str(image.value) if image is not None else (
+        line.default_sandbox_image if line is not None else "")
+    if _PAUSE_WITHOUT_2025.search(text):
+        found.add("node-pause-image",
+                  f"sandbox image {text} has no Windows Server 2025 variant: Hyper-V pods here "
+                  "fail with HCS_E_IMAGE_MISMATCH; use pause:3.10.2.",
+                  config.source if config is not None and image is not None else node.source,
+                  image.line if image is not None else node.line,
+                  "" if image is not None else f"containerd {line.name if line else '?'}'s default")
 
 
 def _ignored(files: NodeFiles, flags: list[str]) -> dict[str, str]:
@@ -588,11 +651,9 @@ def _text(session: Session, report: _Report) -> None:
     width = max(len(c.name) for c in classes)
     out.write(f"{'POD CLASS'.ljust(width)}  ISOLATION  NETWORK  HOSTPORT         WHY\n")
     for item in classes:
-        plan = item.plan
-        network = "refused" if plan.refused else plan.namespace
         out.write(printable(
-            f"{item.name.ljust(width)}  {(plan.isolation or '?').ljust(9)}  "
-            f"{network.ljust(7)}  {item.host_port.ljust(15)}  {item.why}") + "\n")
+            f"{item.name.ljust(width)}  {(item.verdict.isolation or '?').ljust(9)}  "
+            f"{item.network.ljust(7)}  {item.host_port.ljust(15)}  {item.why}") + "\n")
     out.write("\n")
     for finding in report.findings:
         if finding.rule.id in ignored:
@@ -620,12 +681,14 @@ def _json(session: Session, report: _Report) -> None:
         "stopped": report.stopped,
         "files": [{"file": path, "readAs": what} for path, what in report.files],
         "podClasses": [
-            {"class": c.name, "handler": c.plan.handler, "isolation": c.plan.isolation,
-             "network": c.plan.namespace, "refused": c.plan.refused,
+            {"class": c.name, "handler": c.verdict.handler, "isolation": c.verdict.isolation,
+             "network": c.verdict.network.value, "refused": c.verdict.runtime_refused,
+             **({"condition": c.verdict.network.condition}
+                if c.verdict.network.value == "unknown" else {}),
              "ports": [{"containerPort": p.container_port, "hostPort": p.host_port,
                         "outcome": p.outcome, "reason": p.reason, "warning": p.warning}
-                       for p in c.plan.ports],
-             "notes": list(c.plan.notes)}
+                       for p in c.verdict.ports],
+             "notes": list(c.verdict.notes)}
             for c in report.classes],
         "findings": [_finding_json(f, report.ignored) for f in report.findings],
         "errors": list(session.diagnostics),
@@ -657,8 +720,8 @@ def _html(session: Session, report: _Report) -> None:
 
     if report.stopped is not None or report.node_files is None:  # as text: stderr said why
         return
-    rows = tuple((c.name, c.plan.isolation or "?", "refused" if c.plan.refused
-                  else c.plan.namespace, c.host_port, c.why) for c in report.classes)
+    rows = tuple((c.name, c.verdict.isolation or "?", c.network, c.host_port, c.why)
+                 for c in report.classes)
     card = node_card(report.name, report.kubelet, report.runtime, report.node_files, None,
                      report.findings, report.ignored, rows)
     write_node_page(session.out, card, None)
@@ -703,7 +766,7 @@ def node_card(
     if files is not None:
         port = ("", "no CNI configuration among its files")
         if files.network is not None:
-            from kubelet_winnet.runtime._node import _cni_outcome
+            from kubelet_winnet.runtime._network import _cni_outcome
 
             port = _cni_outcome(files.network)
         proxy = "no kube-proxy configuration among its files"
@@ -782,43 +845,69 @@ def unmatched_node_configs(folders: dict[str, NodeFiles], nodes: Iterable[str],
                           "name each folder after its node")
 
 
-def pod_on_node(obj: Any, kubelet: str, feature_gates: str | None,
-                runtime_classes: dict[str, str], files: NodeFiles, runtime: str,
-                ) -> tuple[dict[str, Any], str] | None:
-    """What one pod of the cluster gets on its node (JSON value, one sentence), or None
-    when the kubelet would not build its request (the audit row says why)."""
+def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
+                        default_kubelet: str) -> dict[str, list[NodeFinding]]:
+    """``audit --node-config``: each node's own findings (as ``node`` reports them), once
+    per folder whose node is in the input, without those its Node object ignores."""
+    found: dict[str, list[NodeFinding]] = {}
+    for name, files in folders.items():
+        node = nodes.get(name)
+        if node is None:
+            continue  # an error of its own (unmatched_node_configs)
+        kubelet = node.kubelet_version or default_kubelet
+        ignored = _ignored(files, [])
+        try:
+            judged = judge_node(files, kubelet, node.runtime, bool(node.kubelet_version))
+        except WinnetError:  # the files contradict each other: read_node said so
+            continue
+        found[name] = [f for f in judged if f.rule.id not in ignored]
+    return found
+
+
+def request_mappings(obj: Any, kubelet: str, feature_gates: str | None,
+                     runtime_classes: Mapping[str, str]) -> tuple[tuple[int, int, str, str], ...]:
+    """The port mappings the kubelet sends for the pod (its request builder's), for the
+    judgement's hostPort outcome; () when it builds no request. The handler is the
+    judgement's, not this request's: a RuntimeClass the input lacks is looked up as ""."""
     from kubelet_winnet import NodeContext, run_pod_sandbox_request
     from kubelet_winnet.errors import WinnetError
-    from kubelet_winnet.runtime import plan_pod_network
 
-    facts = files.facts(runtime)
+    handlers = dict(runtime_classes)
     spec = obj.get("spec") if isinstance(obj, dict) else None
     name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
-    handlers = dict(runtime_classes)
     if isinstance(name, str) and name and name not in handlers:
-        handlers[name] = name  # a class not in the input: its name taken as the handler
+        handlers[name] = ""
     try:
         request = run_pod_sandbox_request(
             obj, kubelet_version=kubelet, feature_gates=feature_gates,
             node=NodeContext(runtime_handlers=handlers))
-        plan = plan_pod_network(request, facts)
     except WinnetError:
-        return None
-    ports = [p for p in plan.ports if p.host_port > 0]
+        return ()
+    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
+    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
+                  m.host_ip) for m in request.config.port_mappings)
+
+
+def on_node_value(verdict: Verdict) -> tuple[dict[str, Any], str]:
+    """What one pod of the cluster gets on its node, rendered from its verdict: the JSON
+    value of audit's ``onNode`` and one sentence."""
+    ports = [p for p in verdict.ports if p.host_port > 0]
+    network = verdict.network
     value = {
-        "handler": plan.handler, "isolation": plan.isolation, "network": plan.namespace,
-        "refused": plan.refused,
+        "handler": verdict.handler, "isolation": verdict.isolation, "network": network.value,
+        **({"condition": network.condition} if network.value == "unknown" else {}),
+        "refused": verdict.runtime_refused,
         "hostPorts": [{"hostPort": p.host_port, "protocol": p.protocol, "outcome": p.outcome,
                        "reason": p.reason} for p in ports],
     }
-    if plan.refused:
-        text = f"on its node: {plan.refused}"
-    else:
-        text = f"on its node: {plan.isolation} isolation, network {plan.namespace}"
-        for port in ports:
-            text += f"; hostPort {port.host_port} {port.outcome}"
-            if port.outcome in ("dropped", "unknown"):
-                text += f" ({port.reason})"
+    if verdict.runtime_refused:
+        return value, f"on its node: {verdict.runtime_refused}"
+    isolation = f"{verdict.isolation} isolation" if verdict.isolation else "isolation not known"
+    text = f"on its node: {isolation}, {network.text}"
+    for port in ports:
+        text += f"; hostPort {port.host_port} {port.outcome}"
+        if port.outcome in ("dropped", "unknown"):
+            text += f" ({port.reason})"
     return value, text
 
 

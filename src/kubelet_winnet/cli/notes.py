@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from kubelet_winnet._judgement import NodeKnowledge
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 from kubelet_winnet.cli.input import BadInput, Document, head_of
 from kubelet_winnet.cli.render import KUSTOMIZATION_NAMES
@@ -27,6 +28,8 @@ class InputNotes:
         self.explained: set[str] = set()  # templates and kustomizations: said already
         self.unexplained: set[str] = set()  # files with bad input that are no template
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
+        # What check knows of a node: containerd (its release not known) and the classes.
+        self.node = NodeKnowledge(runtime="containerd", runtime_classes=self.runtime_classes)
         self._source: str | None = None  # the file of the last document seen
         self._kustomization_name = False  # ... and whether it is named as a kustomization
 

@@ -122,6 +122,9 @@ class Session:
     quiet: bool = False
     notes: list[str] = field(default_factory=list)
     rendered: set[str] = field(default_factory=set)  # names of rendered templates (render.py)
+    # The run's renderer, closed by main when a signal ends the run (a command may read
+    # its input through a copy of the parsed arguments, as check does).
+    renderer: Renderer | None = None
     diagnostics: list[str] = field(default_factory=list)  # error texts, for SARIF/JUnit
     prog: str = field(default_factory=program)  # what diagnostics start with
 
@@ -381,6 +384,7 @@ def pods(
     origins = None
     entries: Iterable[str | BadInput | Skipped]
     if renderer is not None:  # charts and kustomizations, rendered in place
+        session.renderer = renderer
         session.rendered = renderer.rendered
         renderer.note = session.note if session.verbose else None
         # Every render first: the files a kustomization lists are then known before
@@ -428,23 +432,29 @@ def pods(
             if target is Target.LINUX or (
                 target is Target.UNTARGETED and args.windows_only
             ):
-                if others is not None:  # the file held an object all the same
-                    others(found)
-                if target is Target.LINUX:
-                    session.skipped_linux += 1
-                else:
-                    session.skipped_untargeted += 1
-                if session.verbose:
-                    session.err.write(printable(
-                        f"{session.prog}: skipped {target.value} pod {pod.identity} "
-                        f"({found.source}:{found.place((), found.line).line}"
-                        + (f"; {pinned_by} pins it to Linux)" if pinned_by else ")")
-                    ) + "\n")
+                _skip(session, found, pod, target, pinned_by, others)
                 continue
             session.pods += 1
             yield Pod(found, pod, target)
         if first:  # an empty file: read, and nothing in it
             session.files += 1
+
+
+def _skip(session: Session, found: Document, pod: PodObject, target: Target,
+          pinned_by: str | None, others: Callable[[Document], None] | None) -> None:
+    """A pod left out for its target: counted, and said with -v."""
+    if others is not None:  # the file held an object all the same
+        others(found)
+    if target is Target.LINUX:
+        session.skipped_linux += 1
+    else:
+        session.skipped_untargeted += 1
+    if session.verbose:
+        session.err.write(printable(
+            f"{session.prog}: skipped {target.value} pod {pod.identity} "
+            f"({found.source}:{found.place((), found.line).line}"
+            + (f"; {pinned_by} pins it to Linux)" if pinned_by else ")")
+        ) + "\n")
 
 
 def origins_of(args: argparse.Namespace, renderer: Renderer,

@@ -85,7 +85,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.error(f"{item.where}: document {item.document.document}: {exc}")
             continue
         writer.config(item, config)
-        if item.pod.spec.get("hostNetwork") is True and not decision.host_process:
+        if item.pod.spec.get("hostNetwork") is True and _ignored_on_containerd(manifest, profile):
             # The line of the hostNetwork field, located as check locates a finding's.
             line = item.document.line_of((*item.pod.spec_path, "hostNetwork"))
             session.note(
@@ -213,3 +213,12 @@ def _varint(value: int) -> bytes:
 
 
 COMMAND = Command("translate", _configure_translate, _run_translate)
+
+
+def _ignored_on_containerd(manifest: Any, profile: Any) -> bool:
+    """The judgement's answer for a hostNetwork pod on containerd (translate knows no
+    node): its own network namespace, so hostNetwork does not take effect."""
+    from kubelet_winnet._judgement import NodeKnowledge, judge
+
+    verdict = judge(manifest, profile, NodeKnowledge(runtime="containerd"))
+    return verdict.host_network_effect == "ignored"

@@ -20,13 +20,24 @@ named (``git show``):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
-from kubelet_winnet.errors import InvalidArgumentError, NodeConfigError
+from kubelet_winnet.errors import InvalidArgumentError
+from kubelet_winnet.runtime._network import (
+    CNI_PLUGINS,
+    CniNetwork,
+    CniPlugin,
+    Isolation,
+    NetworkNamespace,
+    NodeFacts,
+    PluginBehaviour,
+    PortPlan,
+    PortRange,
+    _not_host,
+    plan_runtime,
+)
 from kubelet_winnet.runtime._plan import (
     NetworkPlan,
     Policy,
@@ -34,13 +45,7 @@ from kubelet_winnet.runtime._plan import (
     _plan_config,
     _request_of,
 )
-from kubelet_winnet.runtime._releases import (
-    DEFAULT_RUNTIME_NAME,
-    HYPERV_HANDLERS,
-    PROCESS_HANDLERS,
-    runtime_name,
-    shim_has_hyperv_host_process,
-)
+from kubelet_winnet.runtime._releases import runtime_name
 
 __all__ = [
     "CNI_PLUGINS",
@@ -56,233 +61,13 @@ __all__ = [
     "plan_pod_network",
 ]
 
-Isolation = Literal["process", "hyperv"]
-NetworkNamespace = Literal["node", "pod", "none"]
-PortOutcome = Literal["applied", "dropped", "host", "not-a-host-port", "unknown"]
-
-_PORTMAP = "portMappings"
-
-
-@dataclass(frozen=True)
-class PluginBehaviour:
-    """What a CNI plugin type does with ``runtimeConfig.portMappings`` on Windows.
-    ``applies``: ``yes``, ``no`` (declared in samples but never used), ``delegate`` (hands
-    ``runtimeConfig`` to its delegate) or ``unknown`` (not read upstream)."""
-
-    applies: Literal["yes", "no", "delegate", "unknown"]
-    note: str
-    source: str
-
-
-# Per plugin type, from the plugins' own sources (each row's `source`; the user's view is
-# docs/rules/node-host-port-dropped.md).
-CNI_PLUGINS: Mapping[str, PluginBehaviour] = {
-    "win-bridge": PluginBehaviour(
-        "yes",
-        "applies them since containernetworking/plugins v0.8.6 (PR #475); older releases "
-        "dropped them silently",
-        "containernetworking/plugins plugins/main/windows/win-bridge/win-bridge_windows.go "
-        "(n.ApplyPortMappingPolicy); PR #475, merged 2020-04-22",
-    ),
-    "win-overlay": PluginBehaviour(
-        "no",
-        "never applies them, although its own sample declares the capability",
-        "containernetworking/plugins plugins/main/windows/win-overlay/win-overlay_windows.go "
-        "(no port mapping code) and sample-v2.conf",
-    ),
-    "sdnbridge": PluginBehaviour(
-        "yes", "adds an HCN PortMapping policy per mapping",
-        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
-    ),
-    "sdnoverlay": PluginBehaviour(
-        "yes", "adds an HCN PortMapping policy per mapping",
-        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
-    ),
-    "nat": PluginBehaviour(
-        "yes", "adds an HCN PortMapping policy per mapping",
-        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
-    ),
-    "azure-vnet": PluginBehaviour(
-        "yes", "adds a port mapping policy per mapping",
-        "Azure/azure-container-networking cni/network/network_windows.go "
-        "getPoliciesFromRuntimeCfg",
-    ),
-    "flannel": PluginBehaviour(
-        "delegate", "hands runtimeConfig to its delegate (win-bridge unless set)",
-        "flannel-io/cni-plugin flannel.go (runtimeConfig copied to the delegate), "
-        "flannel_windows.go (delegate type defaults to win-bridge)",
-    ),
-    "calico": PluginBehaviour(
-        "unknown", "its Windows configuration declares only dns; whether it would apply "
-        "port mappings was not read",
-        "projectcalico/calico node/windows-packaging/CalicoWindows/cni.conf.template",
-    ),
-    "antrea": PluginBehaviour(
-        "unknown", "its Windows configuration declares only dns and chains no portmap",
-        "antrea-io/antrea build/charts/antrea-windows/conf/antrea-cni.conflist",
-    ),
-}
-_FLANNEL_DEFAULT_DELEGATE = "win-bridge"
-
-
-def _text(name: str, value: object) -> None:
-    if type(value) is not str:
-        raise InvalidArgumentError(name, "a str", type_name(value))
-
-
-@dataclass(frozen=True)
-class PortRange:
-    """Ports ``start`` to ``end`` (inclusive) that Windows keeps: ``kind`` ``excluded``
-    (``netsh int ipv4 show excludedportrange``; a bind fails with WSAEACCES 10013) or
-    ``dynamic`` (``netsh int ipv4 show dynamicport``: ephemeral ports, taken by outgoing
-    connections and by HNS for SNAT)."""
-
-    start: int
-    end: int
-    kind: Literal["excluded", "dynamic"] = "excluded"
-    administered: bool = False
-    protocol: Literal["tcp", "udp"] = "tcp"  # netsh keeps each protocol's ranges apart
-
-    def __post_init__(self) -> None:
-        for name in ("start", "end"):
-            value = getattr(self, name)
-            if type(value) is not int:
-                raise InvalidArgumentError(name, "an int port", type_name(value))
-            if not 1 <= value <= 65535:
-                raise NodeConfigError(name, f"port {value} is outside 1 to 65535")
-        if self.start > self.end:
-            raise NodeConfigError("end", f"range {self.start}-{self.end} ends before it starts")
-        if self.kind not in ("excluded", "dynamic"):
-            raise NodeConfigError("kind", f"must be excluded or dynamic, not {self.kind!r}")
-        if self.administered is not True and self.administered is not False:
-            raise InvalidArgumentError("administered", "a bool", type_name(self.administered))
-        if self.protocol not in ("tcp", "udp"):
-            raise NodeConfigError("protocol", f"must be tcp or udp, not {self.protocol!r}")
-
-    def __contains__(self, port: object) -> bool:
-        return type(port) is int and self.start <= port <= self.end
-
-    def __str__(self) -> str:
-        return f"{self.start}-{self.end}"
-
-
-@dataclass(frozen=True)
-class CniPlugin:
-    """One plugin of a CNI network configuration: its ``type``, the capabilities its
-    configuration declares true, and, for flannel, its delegate's type."""
-
-    type: str
-    capabilities: frozenset[str] = frozenset()
-    delegate: str | None = None
-
-    def __post_init__(self) -> None:
-        _text("type", self.type)
-        if not isinstance(self.capabilities, frozenset):
-            raise InvalidArgumentError("capabilities", "a frozenset of str",
-                                       type_name(self.capabilities))
-        for name in self.capabilities:
-            _text("capabilities", name)
-        if self.delegate is not None:
-            _text("delegate", self.delegate)
-
-
-@dataclass(frozen=True)
-class CniNetwork:
-    """The CNI network configuration containerd uses (the first file of ``conf_dir`` in
-    lexical order: ``max_conf_num = 1`` on Windows). ``source`` names the file."""
-
-    name: str
-    plugins: tuple[CniPlugin, ...]
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        _text("name", self.name)
-        _text("source", self.source)
-        if not isinstance(self.plugins, tuple):
-            raise InvalidArgumentError("plugins", "a tuple of CniPlugin", type_name(self.plugins))
-        if not self.plugins:
-            raise NodeConfigError(self.source or "cni", "a CNI configuration with no plugin")
-        for index, plugin in enumerate(self.plugins):
-            if not isinstance(plugin, CniPlugin):
-                raise InvalidArgumentError(f"plugins[{index}]", "a CniPlugin", type_name(plugin))
-
-
-@dataclass(frozen=True)
-class NodeFacts:
-    """What is known of one Windows node. Every field may be left at its default, which
-    means "not known" (``handlers``: containerd's default Windows configuration)."""
-
-    runtime: str = ""  # containerRuntimeVersion: "containerd://2.4.0"
-    handlers: Mapping[str, Isolation] = field(
-        default_factory=lambda: {
-            **dict.fromkeys(PROCESS_HANDLERS, "process"),
-            **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
-        }
-    )
-    default_handler: str = DEFAULT_RUNTIME_NAME
-    cni: CniNetwork | None = None
-    excluded_ports: tuple[PortRange, ...] = ()
-    dynamic_ports: PortRange | None = None
-
-    def __post_init__(self) -> None:
-        if type(self.runtime) is not str:
-            raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
-                                       type_name(self.runtime))
-        if not isinstance(self.handlers, Mapping):
-            raise InvalidArgumentError("handlers", "a mapping of handler name to isolation",
-                                       type_name(self.handlers))
-        _text("default_handler", self.default_handler)
-        if self.cni is not None and not isinstance(self.cni, CniNetwork):
-            raise InvalidArgumentError("cni", "a CniNetwork or None", type_name(self.cni))
-        if not isinstance(self.excluded_ports, tuple):
-            raise InvalidArgumentError("excluded_ports", "a tuple of PortRange",
-                                       type_name(self.excluded_ports))
-        if self.dynamic_ports is not None and not isinstance(self.dynamic_ports, PortRange):
-            raise InvalidArgumentError("dynamic_ports", "a PortRange or None",
-                                       type_name(self.dynamic_ports))
-        for name, isolation in self.handlers.items():
-            _text("handlers", name)
-            if isolation not in ("process", "hyperv"):
-                raise NodeConfigError(f"handlers[{name!r}]",
-                                      f"isolation must be process or hyperv, not {isolation!r}")
-        if self.default_handler not in self.handlers:
-            # containerd's ValidatePluginConfig refuses to start with this text.
-            raise NodeConfigError(
-                "default_handler",
-                f"no corresponding runtime configured in `containerd.runtimes` for "
-                f"`containerd` `default_runtime_name = \"{self.default_handler}\"`",
-            )
-        for index, item in enumerate(self.excluded_ports):
-            if not isinstance(item, PortRange):
-                raise InvalidArgumentError(f"excluded_ports[{index}]", "a PortRange",
-                                           type_name(item))
-
-
-@dataclass(frozen=True)
-class PortPlan:
-    """One ``PortMapping`` of the request and what becomes of it on the node."""
-
-    container_port: int
-    host_port: int
-    protocol: str
-    host_ip: str
-    outcome: PortOutcome
-    reason: str
-    warning: str = ""
-
-    @property
-    def applied(self) -> bool | None:
-        """True when the node's port reaches the pod, False when not, None when unknown."""
-        if self.outcome in ("applied", "host"):
-            return True
-        return None if self.outcome == "unknown" else False
-
 
 @dataclass(frozen=True)
 class PodNetworkPlan:
     """What one sandbox gets on a node: ``namespace`` (``node``: the host's network,
-    ``pod``: its own, ``none``: no network at all), its isolation, each port mapping, and
-    ``refused``, the runtime's error when it does not start the sandbox."""
+    ``pod``: its own, ``none``: no network at all, ``unknown``: ``condition`` says what
+    decides it), its isolation, each port mapping, and ``refused``, the runtime's error
+    when it does not start the sandbox."""
 
     sandbox: NetworkPlan
     namespace: NetworkNamespace
@@ -291,67 +76,7 @@ class PodNetworkPlan:
     ports: tuple[PortPlan, ...]
     refused: str | None = None
     notes: tuple[str, ...] = ()
-
-
-def _behaviour(plugin: CniPlugin) -> tuple[str, PluginBehaviour | None]:
-    kind = plugin.type
-    found = CNI_PLUGINS.get(kind)
-    if found is not None and found.applies == "delegate":
-        kind = plugin.delegate or _FLANNEL_DEFAULT_DELEGATE
-        return f"{plugin.type} (delegate {kind})", CNI_PLUGINS.get(kind)
-    return kind, found
-
-
-def _names(names: Iterable[str], shown: int = 8) -> str:
-    """Each name once, the first ``shown`` of them (each cut to 60 characters), then how
-    many more: a reason stays a sentence whatever the file holds."""
-    unique = list(dict.fromkeys(names))
-    cut = [n if len(n) <= 60 else n[:57] + "..." for n in unique[:shown]]
-    more = len(unique) - len(cut)
-    return ", ".join(cut) + (f" and {more} more" if more else "")
-
-
-def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
-    """Whether the capability reaches a plugin that applies it (libcni
-    injectRuntimeConfig: only plugins declaring it get it)."""
-    declared = [p for p in cni.plugins if _PORTMAP in p.capabilities]
-    where = f"CNI network {cni.name!r}" + (f" ({cni.source})" if cni.source else "")
-    if not declared:
-        types = _names(p.type for p in cni.plugins)
-        return "dropped", (
-            f"no plugin of {where} declares the portMappings capability ({types}), so the "
-            "runtime's port mappings never reach CNI and nothing maps the port"
-        )
-    unknown: list[str] = []
-    ignoring: list[str] = []
-    for plugin in declared:
-        name, behaviour = _behaviour(plugin)
-        if behaviour is not None and behaviour.applies == "yes":
-            return "applied", f"{name} in {where} declares portMappings and {behaviour.note}"
-        if behaviour is not None and behaviour.applies == "no":
-            ignoring.append(f"{name} {behaviour.note}")
-        else:
-            unknown.append(name)
-    if unknown:
-        return "unknown", (f"{_names(unknown)} in {where} declares portMappings; what it "
-                           "does with them is not modelled")
-    ignored = list(dict.fromkeys(ignoring))
-    more = f"; and {len(ignored) - 3} more" if len(ignored) > 3 else ""
-    return "dropped", f"{where} declares portMappings, but {'; '.join(ignored[:3])}{more}"
-
-
-def _ranges(port: int, protocol: str, node: NodeFacts) -> tuple[str, str]:
-    """(reason it cannot be bound, warning) for a host port inside Windows' ranges of the
-    mapping's own protocol (a UDP exclusion leaves the TCP port free)."""
-    for kept in node.excluded_ports:
-        if kept.protocol == protocol and port in kept:
-            return (f"{protocol.upper()} port {port} is inside the excluded range {kept} "
-                    "(netsh excludedportrange): binding it fails with WSAEACCES 10013"), ""
-    dynamic = node.dynamic_ports
-    if dynamic is not None and dynamic.protocol == protocol and port in dynamic:
-        return "", (f"{protocol.upper()} port {port} is inside the dynamic range {dynamic}: "
-                    "an outgoing connection or HNS SNAT may hold it first")
-    return "", ""
+    condition: str = ""
 
 
 _PROTOCOLS = {api_pb2.TCP: "tcp", api_pb2.UDP: "udp", api_pb2.SCTP: "sctp"}
@@ -368,8 +93,9 @@ def plan_pod_network(
     ``policy`` defaults to ``containerd`` when ``node.runtime`` names containerd and to
     ``kep`` otherwise (the default of
     [`plan_sandbox_network`][kubelet_winnet.runtime.plan_sandbox_network], whose answer
-    ``.sandbox`` is when no node is given). Errors as ``plan_sandbox_network``; a ``node``
-    of another type raises
+    ``.sandbox`` is when no node is given). A HostProcess sandbox under a Hyper-V handler
+    on a node whose release is not known is ``unknown``, with the condition that decides
+    it. Errors as ``plan_sandbox_network``; a ``node`` of another type raises
     [`InvalidArgumentError`][kubelet_winnet.errors.InvalidArgumentError].
     """
     if node is not None and not isinstance(node, NodeFacts):
@@ -394,62 +120,6 @@ def plan_pod_network(
             for c, h, p, ip in mappings
         )
         return PodNetworkPlan(sandbox, namespace, handler, None, ports)
-
-    effective = handler or node.default_handler
-    isolation = node.handlers.get(effective)
-    if isolation is None:
-        # GetSandboxRuntime (internal/cri/config/config.go).
-        refused = f"no runtime for \"{effective}\" is configured"
-        ports = tuple(
-            PortPlan(c, h, p, ip, "dropped", f"the sandbox is not created: {refused}")
-            if h > 0 else _not_host(c, h, p, ip)
-            for c, h, p, ip in mappings
-        )
-        return PodNetworkPlan(sandbox, "none", effective, None, ports, refused=refused)
-
-    notes: list[str] = []
-    namespace = "node" if sandbox.host_network else "pod"
-    if sandbox.host_process and isolation == "hyperv":
-        if shim_has_hyperv_host_process(node.runtime):
-            namespace = "none"
-            notes.append(
-                f"HostProcess under the Hyper-V handler {effective!r}: the shim of "
-                f"{node.runtime or 'this runtime'} (hcsshim v0.15.0-rc.2+, PR #2531) runs it "
-                "in the utility VM, which has no network"
-            )
-        else:
-            notes.append(
-                f"HostProcess under the Hyper-V handler {effective!r}: hcsshim before "
-                "v0.15.0-rc.2 runs its containers on the host next to an unused utility VM "
-                "(read from the code, not run); from v0.15.0-rc.2 it has no network"
-            )
-
-    ports_out: list[PortPlan] = []
-    cni = _cni_outcome(node.cni) if node.cni is not None else None
-    for c, h, p, ip in mappings:
-        if h <= 0:
-            ports_out.append(_not_host(c, h, p, ip))
-            continue
-        if namespace == "none":
-            ports_out.append(PortPlan(c, h, p, ip, "dropped", "the pod has no network at all"))
-            continue
-        blocked, warning = _ranges(h, p, node)
-        if namespace == "node":
-            outcome: PortOutcome = "host"
-            reason = ("a host-network sandbox never reaches CNI (containerd sandbox_run.go): "
-                      f"the container listens on the node's port {h} itself")
-        elif cni is None:
-            outcome, reason = "unknown", "the node's CNI configuration is not known"
-        else:
-            outcome, reason = cni
-        if blocked and outcome in ("applied", "host", "unknown"):
-            outcome, reason = "dropped", blocked
-        ports_out.append(PortPlan(c, h, p, ip, outcome, reason, warning))
-    return PodNetworkPlan(sandbox, namespace, effective, isolation, tuple(ports_out),
-                          notes=tuple(notes))
-
-
-def _not_host(container: int, host: int, protocol: str, ip: str) -> PortPlan:
-    return PortPlan(container, host, protocol, ip, "not-a-host-port",
-                    "no hostPort: containerd drops mappings with host_port <= 0 "
-                    "(toCNIPortMappings)")
+    out = plan_runtime(sandbox.host_process, sandbox.host_network, handler, mappings, node)
+    return PodNetworkPlan(sandbox, out.namespace, out.handler or handler, out.isolation,
+                          out.ports, out.refused, out.notes, out.condition)

@@ -1,0 +1,207 @@
+"""One pod on one node: :func:`judge` returns the :class:`Verdict` every door renders.
+
+The kubelet half is ``decide_sandbox`` under the kubelet profile (what is sent, or the
+kubelet's own refusal text); the runtime half is ``plan_runtime`` (containerd:
+``internal/cri/server/sandbox_run.go`` takes the host network from ``host_process``
+alone; ``internal/cri/config/config.go`` ``GetSandboxRuntime`` refuses a handler it has
+no runtime for; hcsshim PR #2531 gives a HostProcess pod under Hyper-V isolation no
+network). Hyper-V is known by the handler's configured isolation, never by its name; a
+pod without a RuntimeClass takes the node's default handler; a RuntimeClass the input does
+not hold has a handler that is not known.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+from kubelet_winnet._kubelet.pod import get_object, get_str, pod_template, read_pod
+from kubelet_winnet._kubelet.rules import PodFacts, SandboxDecision, decide_sandbox
+from kubelet_winnet.runtime._network import (
+    Isolation,
+    Mapping4,
+    NodeFacts,
+    PortPlan,
+    RuntimeOutcome,
+    plan_runtime,
+)
+from kubelet_winnet.runtime._releases import runtime_name
+
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.profile import GateResolution
+
+__all__ = ["Network", "NodeKnowledge", "Verdict", "judge", "runtime_class_of"]
+
+NetworkValue = Literal["pod", "node", "none", "unknown"]
+# What becomes of spec.hostNetwork, as audit's HOSTNETWORK column says it.
+HostNetworkEffect = Literal["not-requested", "applied", "ignored", "unknown", "refused",
+                            "no-network"]
+
+
+@dataclass(frozen=True)
+class NodeKnowledge:
+    """What a door knows of the node, each fact known or not. ``runtime``: the node's
+    ``containerRuntimeVersion`` (``containerd://2.3.3``; ``"containerd"`` when only the
+    runtime is known; None: not known). ``files``: what the node's own files say (its
+    containerd handlers and default handler, CNI, port ranges); None: not read, and
+    containerd's default configuration is assumed for the handlers it names, saying so.
+    ``runtime_classes``: RuntimeClass name to handler for the classes the input holds; a
+    class it does not hold has a handler that is not known. ``handlers_read``: the
+    handlers of ``files`` were read from the node's containerd configuration (else
+    containerd's defaults are assumed for the names they define)."""
+
+    runtime: str | None = None
+    files: NodeFacts | None = None
+    runtime_classes: Mapping[str, str] = field(default_factory=dict)
+    handlers_read: bool = True  # files.handlers come from the node's containerd configuration
+    # Without files: take containerd's default handler (process isolated) as the node's,
+    # as audit and check do; False where no node is meant at all (matrix).
+    assume_default_handler: bool = True
+
+
+@dataclass(frozen=True)
+class Network:
+    """``value``: ``pod`` (its own namespace), ``node`` (the node's), ``none`` (no network
+    at all, or no sandbox), ``unknown`` (``condition`` says what decides it)."""
+
+    value: NetworkValue
+    reasons: tuple[str, ...] = ()
+    condition: str = ""
+
+    @property
+    def text(self) -> str:
+        """One sentence-part: the value, or the condition when it is not known."""
+        return self.condition if self.value == "unknown" else f"network {self.value}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a pod gets on a node: ``decision`` (what the kubelet sends, or its refusal:
+    ``refused`` is the kubelet's own text), ``handler`` (None: not known), ``isolation``
+    (None: not known), ``starts`` (the sandbox starts; None: not known), the runtime's
+    refusal, the ``network``, each ``ports`` mapping, and the ``facts`` used."""
+
+    decision: SandboxDecision
+    host_network: bool  # spec.hostNetwork as asked
+    runtime_class: str | None
+    handler: str | None
+    isolation: Isolation | None
+    starts: bool | None
+    runtime_refused: str | None
+    network: Network
+    ports: tuple[PortPlan, ...]
+    facts: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # the runtime's notes (Hyper-V HostProcess and the shim)
+
+    @property
+    def refused(self) -> str | None:
+        """The kubelet's refusal text (``generatePodSandboxWindowsConfig``), or None."""
+        return self.decision.error
+
+    @property
+    def host_process(self) -> bool:
+        return self.decision.host_process
+
+    @property
+    def host_network_effect(self) -> HostNetworkEffect:
+        """What becomes of ``spec.hostNetwork``: refused (no sandbox), not requested,
+        applied (the node's network), ignored (its own), no-network, unknown."""
+        if self.starts is False:
+            return "refused"
+        if not self.host_network:
+            return "not-requested"
+        return {"node": "applied", "pod": "ignored", "none": "no-network",
+                "unknown": "unknown"}[self.network.value]  # type: ignore[return-value]
+
+
+def runtime_class_of(pod: object) -> str | None:
+    """``spec.runtimeClassName`` of any pod form; None when unset or empty (the kubelet's
+    ``LookupRuntimeHandler`` then uses the node's default handler)."""
+    template, at = pod_template(pod)
+    spec = get_object(template, "spec", at)
+    if spec is None:
+        return None
+    return get_str(spec, "runtimeClassName", f"{at}spec.") or None
+
+
+def judge(
+    pod: object, profile: GateResolution, node: NodeKnowledge | None = None, *,
+    mappings: Sequence[Mapping4] = (), facts: PodFacts | None = None,
+) -> Verdict:
+    """The verdict for ``pod`` (any form the reader takes) under the kubelet ``profile``
+    on ``node``. ``mappings``: the request's port mappings (container port, host port,
+    protocol, host IP), for doors that built the request; ``facts``: the pod already
+    read. Raises ``InvalidPodError`` for a pod the reader refuses."""
+    node = node or NodeKnowledge()
+    facts = facts if facts is not None else read_pod(pod)
+    decision = decide_sandbox(facts, profile.sets_namespace_options)
+    runtime_class = runtime_class_of(pod)
+    used = [f"kubelet {profile.version}"]
+    if decision.error is not None:
+        network = Network("none", (f"the kubelet refuses the pod: {decision.error}",))
+        return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
+                       network, (), tuple(used))
+    handler: str | None = ""  # the node's default handler
+    if runtime_class is None and node.files is None and not node.assume_default_handler:
+        handler = None
+        used.append("the node's default handler: not known")
+    if runtime_class is not None:
+        handler = node.runtime_classes.get(runtime_class)
+        used.append(f"RuntimeClass {runtime_class}: " + (
+            f"handler {handler}" if handler is not None else "not in the input"))
+    runtime = node.runtime if node.runtime is not None else (
+        node.files.runtime if node.files is not None and node.files.runtime else None)
+    name = runtime_name(runtime) if runtime and "://" in runtime else runtime
+    if name is None and node.files is not None and node.handlers_read:
+        name = "containerd"  # its configuration was read: the release alone is not known
+    used.append(f"runtime: {runtime or 'not known'}")
+    if node.files is None and not mappings:  # check's case, for every pod: planned once
+        out = _assumed(decision.host_process, handler,
+                       runtime if runtime and "://" in runtime else "")
+    else:
+        files = node.files if node.files is not None else NodeFacts(
+            runtime=runtime if runtime and "://" in runtime else "")
+        out = plan_runtime(decision.host_process, decision.host_process, handler, mappings,
+                           files, handlers_known=node.files is not None and node.handlers_read)
+    used += out.facts
+    network = _network(decision, facts.host_network, out.namespace, out.condition,
+                       out.refused, out.notes)
+    ports = out.ports
+    if name is not None and name != "containerd":
+        network = Network("unknown", (), f"what {name} does with the request is not modelled")
+        ports = tuple(replace(p, outcome="unknown", reason=network.condition, warning="")
+                      if p.host_port > 0 else p for p in ports)
+    elif name is None and out.refused is None:
+        network = Network("unknown", network.reasons,
+                          "the node's runtime is not known; on containerd: "
+                          + (network.condition or f"network {network.value}"))
+    return Verdict(decision, facts.host_network, runtime_class, out.handler, out.isolation,
+                   out.starts, out.refused, network, ports, tuple(used), out.notes)
+
+
+@functools.lru_cache(maxsize=256)
+def _assumed(host_process: bool, handler: str | None, runtime: str) -> RuntimeOutcome:
+    """The runtime half on a node of ``runtime`` with containerd's default configuration
+    and no port mappings asked about (pure, so kept: check judges every pod so)."""
+    return plan_runtime(host_process, host_process, handler, (), NodeFacts(runtime=runtime),
+                        handlers_known=False)
+
+
+def _network(decision: SandboxDecision, host_network: bool, namespace: str, condition: str,
+             refused: str | None, notes: tuple[str, ...]) -> Network:
+    if refused is not None:
+        return Network("none", (f"the sandbox is not created: {refused}",))
+    if namespace == "unknown":
+        return Network("unknown", notes, condition)
+    if namespace == "none":
+        return Network("none", notes)
+    if namespace == "node":
+        return Network("node", ("HostProcess: containerd gives the sandbox the node's "
+                                "network (sandbox_run.go reads host_process alone)", *notes))
+    if host_network:
+        sent = "network NODE is sent, but " if decision.network == "NODE" else ""
+        return Network("pod", (f"{sent}containerd takes host networking on Windows from "
+                               "host_process alone: the pod gets its own network namespace",))
+    return Network("pod", ("the pod gets its own network namespace",))

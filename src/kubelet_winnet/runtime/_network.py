@@ -1,0 +1,490 @@
+"""What a runtime does with a sandbox on one Windows node, without protobuf: the node's
+facts (:class:`NodeFacts`), the CNI plugins' behaviour, and :func:`plan_runtime`, the one
+home of the runtime's half of every verdict (which handler, which isolation, whether the
+sandbox starts, which network, each hostPort). :mod:`._node` decodes a request into it;
+the judgement (``kubelet_winnet._judgement``) calls it with what the kubelet decided.
+
+Sources, all read at the tags or commits named (``git show``):
+
+* containerd ``internal/cri/server/sandbox_run.go`` (main @ 301026e5): the pod network
+  is set up only ``if !hostNetwork(config)``, and ``toCNIPortMappings`` drops mappings
+  with ``HostPort <= 0`` before ``cni.WithCapabilityPortMap``;
+  ``internal/cri/config/config.go`` ``GetSandboxRuntime``: an empty handler is the
+  default runtime, an unknown one fails with ``no runtime for "<handler>" is configured``.
+* libcni ``api.go`` ``injectRuntimeConfig`` (containernetworking/cni @ 3f51e880): a
+  capability argument reaches a plugin only when its configuration declares it; an
+  undeclared one is dropped without an error.
+* hcsshim PR #2531 (see :mod:`._releases`): HostProcess under Hyper-V isolation runs in
+  the utility VM, which has no network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kubelet_winnet._describe import type_name
+from kubelet_winnet.errors import InvalidArgumentError, NodeConfigError
+from kubelet_winnet.runtime._releases import (
+    DEFAULT_RUNTIME_NAME,
+    HYPERV_HANDLERS,
+    PROCESS_HANDLERS,
+    parse_runtime,
+    shim_has_hyperv_host_process,
+)
+
+__all__ = [
+    "CNI_PLUGINS",
+    "CniNetwork",
+    "CniPlugin",
+    "Isolation",
+    "Mapping4",
+    "NetworkNamespace",
+    "NodeFacts",
+    "PluginBehaviour",
+    "PortPlan",
+    "PortRange",
+    "RuntimeOutcome",
+    "plan_runtime",
+]
+
+Isolation = Literal["process", "hyperv"]
+# "unknown": a fact the answer depends on is not known (RuntimeOutcome.condition).
+NetworkNamespace = Literal["node", "pod", "none", "unknown"]
+PortOutcome = Literal["applied", "dropped", "host", "not-a-host-port", "unknown"]
+
+_PORTMAP = "portMappings"
+
+
+@dataclass(frozen=True)
+class PluginBehaviour:
+    """What a CNI plugin type does with ``runtimeConfig.portMappings`` on Windows.
+    ``applies``: ``yes``, ``no`` (declared in samples but never used), ``delegate`` (hands
+    ``runtimeConfig`` to its delegate) or ``unknown`` (not read upstream)."""
+
+    applies: Literal["yes", "no", "delegate", "unknown"]
+    note: str
+    source: str
+
+
+# Per plugin type, from the plugins' own sources (each row's `source`; the user's view is
+# docs/rules/node-host-port-dropped.md).
+CNI_PLUGINS: Mapping[str, PluginBehaviour] = {
+    "win-bridge": PluginBehaviour(
+        "yes",
+        "applies them since containernetworking/plugins v0.8.6 (PR #475); older releases "
+        "dropped them silently",
+        "containernetworking/plugins plugins/main/windows/win-bridge/win-bridge_windows.go "
+        "(n.ApplyPortMappingPolicy); PR #475, merged 2020-04-22",
+    ),
+    "win-overlay": PluginBehaviour(
+        "no",
+        "never applies them, although its own sample declares the capability",
+        "containernetworking/plugins plugins/main/windows/win-overlay/win-overlay_windows.go "
+        "(no port mapping code) and sample-v2.conf",
+    ),
+    "sdnbridge": PluginBehaviour(
+        "yes", "adds an HCN PortMapping policy per mapping",
+        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
+    ),
+    "sdnoverlay": PluginBehaviour(
+        "yes", "adds an HCN PortMapping policy per mapping",
+        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
+    ),
+    "nat": PluginBehaviour(
+        "yes", "adds an HCN PortMapping policy per mapping",
+        "microsoft/windows-container-networking cni/cni.go GetEndpointInfo",
+    ),
+    "azure-vnet": PluginBehaviour(
+        "yes", "adds a port mapping policy per mapping",
+        "Azure/azure-container-networking cni/network/network_windows.go "
+        "getPoliciesFromRuntimeCfg",
+    ),
+    "flannel": PluginBehaviour(
+        "delegate", "hands runtimeConfig to its delegate (win-bridge unless set)",
+        "flannel-io/cni-plugin flannel.go (runtimeConfig copied to the delegate), "
+        "flannel_windows.go (delegate type defaults to win-bridge)",
+    ),
+    "calico": PluginBehaviour(
+        "unknown", "its Windows configuration declares only dns; whether it would apply "
+        "port mappings was not read",
+        "projectcalico/calico node/windows-packaging/CalicoWindows/cni.conf.template",
+    ),
+    "antrea": PluginBehaviour(
+        "unknown", "its Windows configuration declares only dns and chains no portmap",
+        "antrea-io/antrea build/charts/antrea-windows/conf/antrea-cni.conflist",
+    ),
+}
+_FLANNEL_DEFAULT_DELEGATE = "win-bridge"
+
+
+def _text(name: str, value: object) -> None:
+    if type(value) is not str:
+        raise InvalidArgumentError(name, "a str", type_name(value))
+
+
+@dataclass(frozen=True)
+class PortRange:
+    """Ports ``start`` to ``end`` (inclusive) that Windows keeps: ``kind`` ``excluded``
+    (``netsh int ipv4 show excludedportrange``; a bind fails with WSAEACCES 10013) or
+    ``dynamic`` (``netsh int ipv4 show dynamicport``: ephemeral ports, taken by outgoing
+    connections and by HNS for SNAT)."""
+
+    start: int
+    end: int
+    kind: Literal["excluded", "dynamic"] = "excluded"
+    administered: bool = False
+    protocol: Literal["tcp", "udp"] = "tcp"  # netsh keeps each protocol's ranges apart
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if type(value) is not int:
+                raise InvalidArgumentError(name, "an int port", type_name(value))
+            if not 1 <= value <= 65535:
+                raise NodeConfigError(name, f"port {value} is outside 1 to 65535")
+        if self.start > self.end:
+            raise NodeConfigError("end", f"range {self.start}-{self.end} ends before it starts")
+        if self.kind not in ("excluded", "dynamic"):
+            raise NodeConfigError("kind", f"must be excluded or dynamic, not {self.kind!r}")
+        if self.administered is not True and self.administered is not False:
+            raise InvalidArgumentError("administered", "a bool", type_name(self.administered))
+        if self.protocol not in ("tcp", "udp"):
+            raise NodeConfigError("protocol", f"must be tcp or udp, not {self.protocol!r}")
+
+    def __contains__(self, port: object) -> bool:
+        return type(port) is int and self.start <= port <= self.end
+
+    def __str__(self) -> str:
+        return f"{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
+class CniPlugin:
+    """One plugin of a CNI network configuration: its ``type``, the capabilities its
+    configuration declares true, and, for flannel, its delegate's type."""
+
+    type: str
+    capabilities: frozenset[str] = frozenset()
+    delegate: str | None = None
+
+    def __post_init__(self) -> None:
+        _text("type", self.type)
+        if not isinstance(self.capabilities, frozenset):
+            raise InvalidArgumentError("capabilities", "a frozenset of str",
+                                       type_name(self.capabilities))
+        for name in self.capabilities:
+            _text("capabilities", name)
+        if self.delegate is not None:
+            _text("delegate", self.delegate)
+
+
+@dataclass(frozen=True)
+class CniNetwork:
+    """The CNI network configuration containerd uses (the first file of ``conf_dir`` in
+    lexical order: ``max_conf_num = 1`` on Windows). ``source`` names the file."""
+
+    name: str
+    plugins: tuple[CniPlugin, ...]
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        _text("name", self.name)
+        _text("source", self.source)
+        if not isinstance(self.plugins, tuple):
+            raise InvalidArgumentError("plugins", "a tuple of CniPlugin", type_name(self.plugins))
+        if not self.plugins:
+            raise NodeConfigError(self.source or "cni", "a CNI configuration with no plugin")
+        for index, plugin in enumerate(self.plugins):
+            if not isinstance(plugin, CniPlugin):
+                raise InvalidArgumentError(f"plugins[{index}]", "a CniPlugin", type_name(plugin))
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What is known of one Windows node. Every field may be left at its default, which
+    means "not known" (``handlers``: containerd's default Windows configuration)."""
+
+    runtime: str = ""  # containerRuntimeVersion: "containerd://2.4.0"
+    handlers: Mapping[str, Isolation] = field(
+        default_factory=lambda: {
+            **dict.fromkeys(PROCESS_HANDLERS, "process"),
+            **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
+        }
+    )
+    default_handler: str = DEFAULT_RUNTIME_NAME
+    cni: CniNetwork | None = None
+    excluded_ports: tuple[PortRange, ...] = ()
+    dynamic_ports: PortRange | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.runtime) is not str:
+            raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
+                                       type_name(self.runtime))
+        if not isinstance(self.handlers, Mapping):
+            raise InvalidArgumentError("handlers", "a mapping of handler name to isolation",
+                                       type_name(self.handlers))
+        _text("default_handler", self.default_handler)
+        if self.cni is not None and not isinstance(self.cni, CniNetwork):
+            raise InvalidArgumentError("cni", "a CniNetwork or None", type_name(self.cni))
+        if not isinstance(self.excluded_ports, tuple):
+            raise InvalidArgumentError("excluded_ports", "a tuple of PortRange",
+                                       type_name(self.excluded_ports))
+        if self.dynamic_ports is not None and not isinstance(self.dynamic_ports, PortRange):
+            raise InvalidArgumentError("dynamic_ports", "a PortRange or None",
+                                       type_name(self.dynamic_ports))
+        for name, isolation in self.handlers.items():
+            _text("handlers", name)
+            if isolation not in ("process", "hyperv"):
+                raise NodeConfigError(f"handlers[{name!r}]",
+                                      f"isolation must be process or hyperv, not {isolation!r}")
+        if self.default_handler not in self.handlers:
+            # containerd's ValidatePluginConfig refuses to start with this text.
+            raise NodeConfigError(
+                "default_handler",
+                f"no corresponding runtime configured in `containerd.runtimes` for "
+                f"`containerd` `default_runtime_name = \"{self.default_handler}\"`",
+            )
+        for index, item in enumerate(self.excluded_ports):
+            if not isinstance(item, PortRange):
+                raise InvalidArgumentError(f"excluded_ports[{index}]", "a PortRange",
+                                           type_name(item))
+
+
+@dataclass(frozen=True)
+class PortPlan:
+    """One ``PortMapping`` of the request and what becomes of it on the node."""
+
+    container_port: int
+    host_port: int
+    protocol: str
+    host_ip: str
+    outcome: PortOutcome
+    reason: str
+    warning: str = ""
+
+    @property
+    def applied(self) -> bool | None:
+        """True when the node's port reaches the pod, False when not, None when unknown."""
+        if self.outcome in ("applied", "host"):
+            return True
+        return None if self.outcome == "unknown" else False
+
+
+def _behaviour(plugin: CniPlugin) -> tuple[str, PluginBehaviour | None]:
+    kind = plugin.type
+    found = CNI_PLUGINS.get(kind)
+    if found is not None and found.applies == "delegate":
+        kind = plugin.delegate or _FLANNEL_DEFAULT_DELEGATE
+        return f"{plugin.type} (delegate {kind})", CNI_PLUGINS.get(kind)
+    return kind, found
+
+
+def _names(names: Iterable[str], shown: int = 8) -> str:
+    """Each name once, the first ``shown`` of them (each cut to 60 characters), then how
+    many more: a reason stays a sentence whatever the file holds."""
+    unique = list(dict.fromkeys(names))
+    cut = [n if len(n) <= 60 else n[:57] + "..." for n in unique[:shown]]
+    more = len(unique) - len(cut)
+    return ", ".join(cut) + (f" and {more} more" if more else "")
+
+
+def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
+    """Whether the capability reaches a plugin that applies it (libcni
+    injectRuntimeConfig: only plugins declaring it get it)."""
+    declared = [p for p in cni.plugins if _PORTMAP in p.capabilities]
+    where = f"CNI network {cni.name!r}" + (f" ({cni.source})" if cni.source else "")
+    if not declared:
+        types = _names(p.type for p in cni.plugins)
+        return "dropped", (
+            f"no plugin of {where} declares the portMappings capability ({types}), so the "
+            "runtime's port mappings never reach CNI and nothing maps the port"
+        )
+    unknown: list[str] = []
+    ignoring: list[str] = []
+    for plugin in declared:
+        name, behaviour = _behaviour(plugin)
+        if behaviour is not None and behaviour.applies == "yes":
+            return "applied", f"{name} in {where} declares portMappings and {behaviour.note}"
+        if behaviour is not None and behaviour.applies == "no":
+            ignoring.append(f"{name} {behaviour.note}")
+        else:
+            unknown.append(name)
+    if unknown:
+        return "unknown", (f"{_names(unknown)} in {where} declares portMappings; what it "
+                           "does with them is not modelled")
+    ignored = list(dict.fromkeys(ignoring))
+    more = f"; and {len(ignored) - 3} more" if len(ignored) > 3 else ""
+    return "dropped", f"{where} declares portMappings, but {'; '.join(ignored[:3])}{more}"
+
+
+def _ranges(port: int, protocol: str, node: NodeFacts) -> tuple[str, str]:
+    """(reason it cannot be bound, warning) for a host port inside Windows' ranges of the
+    mapping's own protocol (a UDP exclusion leaves the TCP port free)."""
+    for kept in node.excluded_ports:
+        if kept.protocol == protocol and port in kept:
+            return (f"{protocol.upper()} port {port} is inside the excluded range {kept} "
+                    "(netsh excludedportrange): binding it fails with WSAEACCES 10013"), ""
+    dynamic = node.dynamic_ports
+    if dynamic is not None and dynamic.protocol == protocol and port in dynamic:
+        return "", (f"{protocol.upper()} port {port} is inside the dynamic range {dynamic}: "
+                    "an outgoing connection or HNS SNAT may hold it first")
+    return "", ""
+
+
+
+
+def _not_host(container: int, host: int, protocol: str, ip: str) -> PortPlan:
+    return PortPlan(container, host, protocol, ip, "not-a-host-port",
+                    "no hostPort: containerd drops mappings with host_port <= 0 "
+                    "(toCNIPortMappings)")
+
+
+# One mapping of the request: container port, host port, protocol, host IP.
+Mapping4 = tuple[int, int, str, str]
+
+# hcsshim PR #2531 as a user can check it on a node (the table in ._releases).
+HYPERV_HOST_PROCESS_RELEASES = "containerd 2.3.3 or later (hcsshim v0.15.0-rc.2+, PR #2531)"
+
+
+@dataclass(frozen=True)
+class RuntimeOutcome:
+    """The runtime's half of a verdict. ``namespace``: ``node`` (the host's network),
+    ``pod`` (its own), ``none`` (no network at all: a Hyper-V HostProcess pod on a shim
+    with PR #2531, or a sandbox the runtime refuses), ``unknown`` (``condition`` says what
+    decides it, as a sentence a user can act on). ``handler`` None: not known (a
+    RuntimeClass the input does not hold); ``isolation`` None: not known; ``starts``
+    None: not known (a handler the node's configuration may lack)."""
+
+    namespace: NetworkNamespace
+    handler: str | None
+    isolation: Isolation | None
+    ports: tuple[PortPlan, ...]
+    refused: str | None = None
+    condition: str = ""
+    notes: tuple[str, ...] = ()
+    starts: bool | None = True
+    facts: tuple[str, ...] = ()  # the node facts this outcome used, each said as known or not
+
+
+_DEFAULT_ISOLATION: Mapping[str, Isolation] = {
+    **dict.fromkeys(PROCESS_HANDLERS, "process"),
+    **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
+}
+
+
+def _release(node: NodeFacts) -> bool | None:
+    """Whether the node's shim has hcsshim PR #2531; None when its release is not known."""
+    name, version = parse_runtime(node.runtime)
+    if name != "containerd" or version is None:
+        return None
+    return shim_has_hyperv_host_process(node.runtime)
+
+
+def _isolation(handler: str | None, node: NodeFacts, handlers_known: bool,
+               facts: list[str]) -> tuple[Isolation | None, str | None]:
+    """(isolation, runtime refusal) of ``handler`` (None: not known) on ``node``."""
+    if handler is None:
+        facts.append("runtime handler: not known")
+        return None, None
+    if handlers_known:
+        facts.append("handler isolation: from the node's containerd configuration")
+        isolation = node.handlers.get(handler)
+        if isolation is None:
+            # GetSandboxRuntime (internal/cri/config/config.go).
+            return None, f"no runtime for \"{handler}\" is configured"
+        return isolation, None
+    assumed = _DEFAULT_ISOLATION.get(handler)
+    facts.append("handler isolation: " + (
+        "assumed from containerd's default configuration" if assumed else "not known"))
+    return assumed, None
+
+
+def _host_process_namespace(
+    handler: str | None, isolation: Isolation | None, node: NodeFacts, notes: list[str],
+) -> tuple[NetworkNamespace, str]:
+    """(namespace, condition) of a HostProcess sandbox: the host's network, unless it is
+    Hyper-V isolated on a shim with PR #2531 (no network at all)."""
+    shim = _release(node)
+    if isolation == "process":
+        return "node", ""
+    if shim is False:  # a shim before PR #2531: the host's network whatever the isolation
+        if isolation == "hyperv":
+            notes.append(
+                f"HostProcess under the Hyper-V handler {handler!r}: hcsshim before "
+                "v0.15.0-rc.2 runs its containers on the host next to an unused utility VM "
+                "(read from the code, not run); from v0.15.0-rc.2 it has no network")
+        return "node", ""
+    which = f"the handler {handler!r}" if handler is not None else "the pod's runtime handler"
+    if isolation == "hyperv":
+        if shim:
+            notes.append(f"HostProcess under the Hyper-V handler {handler!r}: the shim of "
+                         f"{node.runtime} (hcsshim v0.15.0-rc.2+, PR #2531) runs it in the "
+                         "utility VM, which has no network")
+            return "none", ""
+        return "unknown", (f"no network if the node runs {HYPERV_HOST_PROCESS_RELEASES}, "
+                           f"since {which} is Hyper-V isolated; the node's network before")
+    where = "" if shim else f" on {HYPERV_HOST_PROCESS_RELEASES}"
+    return "unknown", (f"no network if {which} is Hyper-V isolated (SandboxIsolation = 1)"
+                       f"{where}; otherwise the node's network")
+
+
+def plan_runtime(
+    host_process: bool, host_network: bool, handler: str | None,
+    mappings: Sequence[Mapping4], node: NodeFacts, *, handlers_known: bool = True,
+) -> RuntimeOutcome:
+    """What the runtime of ``node`` does with a sandbox the kubelet asked for:
+    ``host_process`` as sent, ``host_network`` as the runtime's policy reads the request
+    (containerd: ``host_process`` alone), ``handler`` the runtime handler (``""``: the
+    node's default; None: not known), ``mappings`` the request's port mappings.
+    ``handlers_known``: ``node.handlers`` was read from the node's containerd
+    configuration (else containerd's default handlers are assumed, and said so)."""
+    facts: list[str] = []
+    effective = handler or node.default_handler if handler is not None else None
+    isolation, refused = _isolation(effective, node, handlers_known, facts)
+    if refused is not None:
+        ports = tuple(PortPlan(c, h, p, ip, "dropped", f"the sandbox is not created: {refused}")
+                      if h > 0 else _not_host(c, h, p, ip) for c, h, p, ip in mappings)
+        return RuntimeOutcome("none", effective, None, ports, refused=refused, starts=False,
+                              facts=tuple(facts))
+    notes: list[str] = []
+    namespace: NetworkNamespace = "node" if host_network else "pod"
+    condition = ""
+    if host_process:
+        facts.append("runtime release: " + (node.runtime or "not known"))
+        namespace, condition = _host_process_namespace(effective, isolation, node, notes)
+    starts = None if effective is None and handlers_known else True
+    ports = _ports(mappings, namespace, condition, node)
+    facts.append("CNI configuration: " + ("known" if node.cni is not None else "not known"))
+    return RuntimeOutcome(namespace, effective, isolation, ports, None, condition,
+                          tuple(notes), starts, tuple(facts))
+
+
+def _ports(mappings: Sequence[Mapping4], namespace: NetworkNamespace, condition: str,
+           node: NodeFacts) -> tuple[PortPlan, ...]:
+    out: list[PortPlan] = []
+    cni = _cni_outcome(node.cni) if node.cni is not None else None
+    for c, h, p, ip in mappings:
+        if h <= 0:
+            out.append(_not_host(c, h, p, ip))
+            continue
+        if namespace == "none":
+            out.append(PortPlan(c, h, p, ip, "dropped", "the pod has no network at all"))
+            continue
+        blocked, warning = _ranges(h, p, node)
+        outcome: PortOutcome
+        if namespace == "unknown":
+            outcome, reason = "unknown", f"it depends on the pod's network: {condition}"
+        elif namespace == "node":
+            outcome = "host"
+            reason = ("a host-network sandbox never reaches CNI (containerd sandbox_run.go): "
+                      f"the container listens on the node's port {h} itself")
+        elif cni is None:
+            outcome, reason = "unknown", "the node's CNI configuration is not known"
+        else:
+            outcome, reason = cni
+        if blocked and outcome in ("applied", "host", "unknown"):
+            outcome, reason = "dropped", blocked
+        out.append(PortPlan(c, h, p, ip, outcome, reason, warning))
+    return tuple(out)

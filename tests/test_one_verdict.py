@@ -1,0 +1,224 @@
+"""One situation, one verdict: generated situations (pod x RuntimeClasses x kubelet
+version and gates x containerd release x the node's containerd configuration) pushed
+through every door as a user runs it (``main([...])`` over files, and the library), each
+door's answer compared with the judgement of what that door knows. A door that knows less
+may be conditional (``unknown``), never confident where the judgement of more says
+otherwise."""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubelet_winnet import NodeContext, run_pod_sandbox_request
+from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._kubelet.profile import kubelet_profile
+from kubelet_winnet.cli import main
+from kubelet_winnet.runtime import NodeFacts, plan_pod_network
+
+RELEASES = (None, "containerd://1.7.20", "containerd://2.3.2", "containerd://2.3.3",
+            "containerd://2.4.0")
+HANDLERS = ("runhcs-wcow-process", "runhcs-wcow-hypervisor", "secure", "plain")
+# What the generated config.toml says of each handler (SandboxIsolation = 1: Hyper-V).
+ISOLATION = {"runhcs-wcow-process": "process", "runhcs-wcow-hypervisor": "hyperv",
+             "secure": "hyperv", "plain": "process"}
+TABLE = '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes'
+
+
+@st.composite
+def situations(draw: st.DrawFn) -> dict[str, Any]:
+    level = draw(st.sampled_from(["none", "pod", "container"]))
+    spec: dict[str, Any] = {"nodeName": "w1", "nodeSelector": {"kubernetes.io/os": "windows"},
+                            "hostNetwork": draw(st.booleans()),
+                            "containers": [{"name": "c", "image": "i"}]}
+    if level == "pod":
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": True}}
+    elif level == "container":
+        spec["containers"][0]["securityContext"] = {"windowsOptions": {"hostProcess": True}}
+    if draw(st.booleans()):
+        spec["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
+    runtime_class = draw(st.sampled_from([None, "rc"]))
+    if runtime_class:
+        spec["runtimeClassName"] = runtime_class
+    classes = {"rc": draw(st.sampled_from(HANDLERS))} if draw(st.booleans()) else {}
+    minor = draw(st.integers(26, 38))
+    gates = draw(st.sampled_from([None, "WindowsHostNetwork=true", "WindowsHostNetwork=false"]))
+    try:
+        kubelet_profile(f"1.{minor}", gates)
+    except Exception:  # a gate that kubelet refuses: left at its default
+        gates = None
+    return {"pod": {"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "p", "namespace": "default"}, "spec": spec},
+            "classes": classes, "kubelet": f"1.{minor}", "gates": gates,
+            "release": draw(st.sampled_from(RELEASES)),
+            "config": draw(st.sampled_from([None, "runhcs-wcow-process", "runhcs-wcow-hypervisor",
+                                            "secure"]))}
+
+
+def _run(*argv: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(list(argv))
+    assert "Traceback" not in err.getvalue()
+    return status, out.getvalue()
+
+
+def _config(default: str) -> str:
+    text = ('version = 3\n[plugins."io.containerd.cri.v1.runtime".containerd]\n'
+            f'  default_runtime_name = "{default}"\n')
+    for name in HANDLERS:
+        text += f'{TABLE}.{name}]\n  runtime_type = "io.containerd.runhcs.v1"\n'
+        if ISOLATION[name] == "hyperv":
+            text += f"{TABLE}.{name}.options]\n  SandboxIsolation = 1\n"
+    return text
+
+
+def _facts(case: dict[str, Any]) -> NodeFacts | None:
+    if case["config"] is None:
+        return None
+    return NodeFacts(runtime=case["release"] or "", handlers=dict(ISOLATION),  # type: ignore[arg-type]
+                     default_handler=case["config"])
+
+
+def _judged(case: dict[str, Any], knowledge: NodeKnowledge) -> Verdict:
+    profile = kubelet_profile(case["kubelet"], case["gates"])
+    return judge(case["pod"], profile, knowledge)
+
+
+def _dump(case: dict[str, Any], folder: Path) -> Path:
+    info: dict[str, Any] = {"kubeletVersion": f"v{case['kubelet']}.0",
+                            "operatingSystem": "windows"}
+    if case["release"]:
+        info["containerRuntimeVersion"] = case["release"]
+    items: list[Any] = [{"apiVersion": "v1", "kind": "Node",
+                         "metadata": {"name": "w1", "labels": {"kubernetes.io/os": "windows"}},
+                         "status": {"nodeInfo": info}}]
+    items += [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+               "metadata": {"name": name}, "handler": handler}
+              for name, handler in case["classes"].items()]
+    path = folder / "dump.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List",
+                                    "items": [*items, case["pod"]]}), encoding="utf-8")
+    return path
+
+
+def _audit(case: dict[str, Any], folder: Path) -> dict[str, Any]:
+    argv = ["audit", "-f", str(_dump(case, folder)), "-o", "json", "--fail-on", "never"]
+    if case["gates"]:
+        argv += ["--feature-gates", case["gates"]]
+    if case["config"] is not None:
+        (folder / "nodes" / "w1").mkdir(parents=True)
+        (folder / "nodes" / "w1" / "config.toml").write_text(_config(case["config"]),
+                                                             encoding="utf-8")
+        argv += ["--node-config", str(folder / "nodes")]
+    status, out = _run(*argv)
+    assert status == 0, out
+    pods: list[dict[str, Any]] = json.loads(out)["pods"]
+    assert len(pods) == 1
+    return pods[0]
+
+
+def _check(case: dict[str, Any], folder: Path) -> set[str]:
+    path = folder / "pod.yaml"
+    classes = [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                "metadata": {"name": n}, "handler": h} for n, h in case["classes"].items()]
+    path.write_text(yaml.safe_dump_all([*classes, case["pod"]]), encoding="utf-8")
+    argv = ["check", str(path), "-o", "json", "--fail-on", "never",
+            "--kubelet-version", case["kubelet"]]
+    if case["gates"]:
+        argv += ["--feature-gates", case["gates"]]
+    _, out = _run(*argv)
+    return {f["rule"] for f in json.loads(out)["findings"]}
+
+
+def _explain_and_translate(case: dict[str, Any], folder: Path) -> tuple[bool, bool]:
+    """Whether explain warns and translate notes that hostNetwork does not take effect."""
+    flags = ["--kubelet-version", case["kubelet"]]
+    if case["gates"]:
+        flags += ["--feature-gates", case["gates"]]
+    _, out = _run("explain", str(folder / "pod.yaml"), "-o", "json", *flags)
+    warned = any(w["field"].endswith("hostNetwork") for w in json.loads(out)[0]["warnings"])
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        main(["translate", str(folder / "pod.yaml"), *flags])
+    return warned, "hostNetwork: true will not" in err.getvalue()
+
+
+_GATE_LABELS = {None: "default", "WindowsHostNetwork=true": "on",
+                "WindowsHostNetwork=false": "off"}
+
+
+def _matrix(case: dict[str, Any], folder: Path, full: Verdict) -> None:
+    """matrix --pod: its cell for the kubelet and gates, on any containerd node (handler
+    and release not known): the network, with the condition where it depends on them."""
+    _, out = _run("matrix", "--pod", str(folder / "pod.yaml"), "-o", "json")
+    cells = json.loads(out)["rows"][0]["cells"]
+    cell = next(c for c in cells if c["kubelet"] == case["kubelet"]
+                and c["gates"] == _GATE_LABELS[case["gates"]])
+    verdict = _judged(case, NodeKnowledge(runtime="containerd", assume_default_handler=False))
+    assert (cell["outcome"] == "refused") == (verdict.refused is not None)
+    if cell["outcome"] != "sent":
+        return
+    value = verdict.network.value
+    assert cell["containerdNetwork"] == ("pod" if value == "pod" else "host")
+    assert cell.get("containerdNetworkCondition", "") == verdict.network.condition
+    if case["config"] is None:
+        _agrees("matrix", verdict, full)
+
+
+def _agrees(door: str, less: Verdict, more: Verdict) -> None:
+    """A door that knows less is the judgement of what it knows; where that is confident,
+    the judgement of more agrees."""
+    if less.network.value != "unknown" and more.network.value != "unknown":
+        assert less.network.value == more.network.value, (door, less.network, more.network)
+
+
+@given(situations())
+def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
+    classes = case["classes"]
+    full = _judged(case, NodeKnowledge(runtime=case["release"], files=_facts(case),
+                                       runtime_classes=classes))
+    as_check = _judged(case, NodeKnowledge(runtime="containerd", runtime_classes=classes))
+    as_audit = _judged(case, NodeKnowledge(runtime=case["release"], runtime_classes=classes))
+    if case["config"] is None:
+        _agrees("check", as_check, full)
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        row = _audit(case, folder)
+        expected = full if case["config"] is not None else as_audit
+        assert row["hostNetworkEffect"] == expected.host_network_effect, (row, expected)
+        if case["config"] is not None:
+            assert row["onNode"]["network"] == full.network.value
+            assert row["onNode"]["handler"] == full.handler
+        found = _check(case, folder)
+        _matrix(case, folder, full)
+        said = _explain_and_translate(case, folder)
+    ignored = as_check.host_network_effect == "ignored"
+    assert said == (ignored, ignored), (said, as_check.network)
+    # check: hostNetwork ignored exactly where the judgement says so; the Hyper-V finding
+    # where it gives no network or says it depends on a Hyper-V handler.
+    assert ("host-network-ignored" in found) == (as_check.host_network_effect == "ignored")
+    hyperv = as_check.starts is not False and as_check.isolation != "process" and (
+        as_check.network.value in ("none", "unknown"))
+    assert ("host-process-hyperv-no-network" in found) == hyperv
+    if full.refused is not None:
+        assert {"host-process-mixed", "host-process-needs-host-network",
+                "host-process-pod-false"} & found
+    # The library: the planner on the request the kubelet sends, with the node's facts.
+    facts = _facts(case)
+    if facts is not None and full.refused is None:
+        if case["pod"]["spec"].get("runtimeClassName") and "rc" not in classes:
+            return  # a class the input lacks: the kubelet's request needs its handler
+        request = run_pod_sandbox_request(
+            case["pod"], kubelet_version=case["kubelet"], feature_gates=case["gates"],
+            node=NodeContext(runtime_handlers=classes))
+        plan = plan_pod_network(request, facts, policy="containerd")
+        assert plan.namespace == full.network.value or full.runtime_refused is not None

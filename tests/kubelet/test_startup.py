@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
 from kubelet_winnet._kubelet.startup import (
     GATE_SOURCES,
     GATES,
@@ -18,6 +17,7 @@ from kubelet_winnet._kubelet.startup import (
     gate_minors,
     removed_flag,
 )
+from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR
 
 EVERY = tuple(range(MIN_MINOR, MAX_MINOR + 1))
 

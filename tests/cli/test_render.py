@@ -675,7 +675,7 @@ def test_a_renderer_naming_a_template_outside_the_chart_is_refused(
 def test_only_names_under_a_charts_templates_are_template_names(
     tmp_path: Path, name: str,
 ) -> None:
-    from kubelet_winnet.cli.render_process import RenderError
+    from kubelet_winnet.cli.render import RenderError
 
     stream = tmp_path / "out"
     stream.write_text(f"---\n# Source: {name}\nkind: Pod\n", encoding="utf-8")
@@ -720,7 +720,7 @@ def test_a_render_has_bounded_documents_and_templates(
     stream = tmp_path / "many"
     stream.write_text("---\n# Source: c/templates/t.yaml\nkind: ConfigMap\n"
                       * (MAX_DOCUMENTS + 1), encoding="utf-8")
-    from kubelet_winnet.cli.render_process import RenderError
+    from kubelet_winnet.cli.render import RenderError
 
     with pytest.raises(RenderError, match=f"more than {MAX_DOCUMENTS:,} documents"):
         list(_split_helm(str(stream), "c", str(tmp_path / "x")))

@@ -32,7 +32,6 @@ from typing import IO, Any
 from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths, paths
 from kubelet_winnet.cli.input.documents import clip
 from kubelet_winnet.cli.render_guard import CHART_FILE, KUSTOMIZATION_NAMES, refusal
-from kubelet_winnet.cli.render_process import RenderError, run_renderer, shown_command
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -165,6 +164,20 @@ def _under(directory: str, *parts: str) -> str:
     return os.path.normpath(os.path.join(directory, *parts))
 
 
+class RenderError(Exception):
+    """A renderer that is missing, failed, ran too long or wrote too much, or a chart or
+    kustomization that is refused before it runs: one line, naming ``source`` (else the
+    chart's ``Chart.yaml`` or the kustomization file) and ``line`` where there is one."""
+
+    def __init__(self, reason: str, source: str | None = None, line: int = 0) -> None:
+        super().__init__(reason)
+        self.source = source
+        self.line = line
+
+    def bad_input(self, manifest: str) -> BadInput:
+        return BadInput(self.source or manifest, 0, self.line, str(self))
+
+
 @dataclass
 class Renderer:
     """One run's renders: :meth:`expand` turns the command line's paths into the files to
@@ -242,6 +255,9 @@ class Renderer:
         import tempfile
         import weakref
 
+        # Loaded only when something is rendered: check of plain manifests starts without it.
+        from kubelet_winnet.cli.render_process import run_renderer, shown_command
+
         refused = refusal(root.kind, root.path, root.manifest, self.limits,
                           allow_remote=self.options.allow_remote)
         if refused is not None:
@@ -256,8 +272,10 @@ class Renderer:
         manifest = _under(root.path, root.manifest)
         try:
             command = self._command(root)
-            run_renderer(command, out, self.limits.max_bytes, self.options.timeout,
-                 self.options.allow_remote)
+            failure = run_renderer(command, out, self.limits.max_bytes, self.options.timeout,
+                                   self.options.allow_remote)
+            if failure is not None:
+                raise RenderError(failure)
             if root.kind == "kustomize":
                 parts = [(manifest, out)]
             else:

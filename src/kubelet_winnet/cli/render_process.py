@@ -4,7 +4,8 @@ child process, and its failure in its own words.
 The child runs in a session of its own with a minimal environment (never our tokens),
 under an address-space limit set by ``/bin/sh``'s ``ulimit -v``, and a timeout that kills
 its whole process group; its stdout goes to a file and stops at ``--max-bytes``; SIGTERM
-and SIGHUP are held while it starts. A failure is one :class:`RenderError` line.
+and SIGHUP are held while it starts. A failure is returned as one line in the
+renderer's own words, which :mod:`.render` raises as its ``RenderError``.
 :mod:`.render` decides what is rendered and reads the result.
 """
 
@@ -14,28 +15,12 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, Any, NoReturn
+from typing import IO, Any
 
-from kubelet_winnet.cli.input import BadInput
-
-__all__ = ["RenderError", "run_renderer", "shown_command"]
+__all__ = ["run_renderer", "shown_command"]
 
 _STDERR_KEPT = 64 * 1024
 _CHUNK = 1 << 16
-
-
-class RenderError(Exception):
-    """A renderer that is missing, failed, ran too long or wrote too much, or a chart or
-    kustomization that is refused before it runs: one line, naming ``source`` (else the
-    chart's ``Chart.yaml`` or the kustomization file) and ``line`` where there is one."""
-
-    def __init__(self, reason: str, source: str | None = None, line: int = 0) -> None:
-        super().__init__(reason)
-        self.source = source
-        self.line = line
-
-    def bad_input(self, manifest: str) -> BadInput:
-        return BadInput(self.source or manifest, 0, self.line, str(self))
 
 
 def shown_command(command: Sequence[str]) -> str:
@@ -47,8 +32,8 @@ def shown_command(command: Sequence[str]) -> str:
 
 
 def run_renderer(command: list[str], out: str, max_bytes: int, timeout: float,
-         remote: bool = False) -> None:
-    """``command``'s stdout into the file ``out``; RenderError on anything but success.
+                 remote: bool = False) -> str | None:
+    """``command``'s stdout into the file ``out``; on anything but success, why (one line).
     ``remote``: the user allowed remote resources, so the network settings pass."""
     import subprocess
     import threading
@@ -66,7 +51,7 @@ def run_renderer(command: list[str], out: str, max_bytes: int, timeout: float,
                                  start_new_session=sys.platform != "win32")
     except OSError as exc:
         release()
-        raise RenderError(f"cannot run {shown}: {exc.strerror or type(exc).__name__}") from None
+        return f"cannot run {shown}: {exc.strerror or type(exc).__name__}"
     except BaseException:  # a signal too: the held signals are released, then re-raised
         release()
         raise
@@ -103,22 +88,23 @@ def run_renderer(command: list[str], out: str, max_bytes: int, timeout: float,
             reader.join(5)
         child.stdout.close()  # type: ignore[union-attr]
     if killed == ["timeout"]:
-        raise RenderError(
+        return (
             f"{shown} did not finish in {timeout:g} seconds (raise --render-timeout)")
     if killed == ["size"]:
-        raise RenderError(f"the output of {shown} is larger than {max_bytes} bytes (raise "
-                          "the limit with --max-bytes)")
+        return (f"the output of {shown} is larger than {max_bytes} bytes (raise "
+                "the limit with --max-bytes)")
     if status != 0 and any(word in errors for word in _OUT_OF_MEMORY):
-        raise RenderError(
+        return (
             f"{shown.removesuffix(' (helm-python-sdk)')} ran out of memory: a renderer may "
             f"use {memory >> 20} MiB here (2 GiB and 8 times --max-bytes); raise --max-bytes "
             "for a chart this large")
     if status != 0:
-        _failed(shown, status, errors)
+        return _failure(shown, status, errors)
+    return None
 
 
-def _failed(shown: str, status: int, errors: bytes | bytearray) -> NoReturn:
-    """The RenderError of a renderer that ended with ``status`` (not 0), in its words."""
+def _failure(shown: str, status: int, errors: bytes | bytearray) -> str:
+    """Why a renderer that ended with ``status`` (not 0) failed, in its words."""
     said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
     said = said if len(said) <= 400 else said[:397] + "..."
     if status < 0:
@@ -126,18 +112,17 @@ def _failed(shown: str, status: int, errors: bytes | bytearray) -> NoReturn:
 
         name = signal.Signals(-status).name if -status in signal.valid_signals() \
             else f"signal {-status}"
-        raise RenderError(f"{shown} was killed by {name}" + (f": {said}" if said else ""))
+        return f"{shown} was killed by {name}" + (f": {said}" if said else "")
     outside = _OUTSIDE_ROOT.search(said)
     if outside is not None:
-        raise RenderError(
+        return (
             f"{shown} refused to read {outside[1]}: with its links followed, that file "
             f"lies outside the kustomization's directory {outside[2]}, and kustomize "
             "reads only files inside it")
     failed_exec = _SHELL_EXEC_FAILED.match(said)
     if status in (126, 127) and failed_exec:
-        raise RenderError(f"cannot run {shown}: {failed_exec.group(1)}")
-    raise RenderError(f"{shown} failed (exit status {status})"
-                      + (f": {said}" if said else ""))
+        return f"cannot run {shown}: {failed_exec.group(1)}"
+    return f"{shown} failed (exit status {status})" + (f": {said}" if said else "")
 
 
 def _hold_signals() -> Callable[[], None]:

@@ -1,6 +1,6 @@
 """Render every docs page generated from code, so the docs cannot drift.
 
-* ``docs/decision-table.md``, whole, from ``_kubelet.profile.TIMELINE``,
+* ``docs/decision-table.md``, whole, from ``_kubelet.timeline.TIMELINE``,
   ``_kubelet.rules.STEPS`` and ``_kubelet.rules.decide_sandbox``;
 * the tables ``docs/runtime.md`` embeds between its ``BEGIN tables`` / ``END tables``
   markers, from ``kubelet_winnet.runtime`` (the planner and its HCN call tables) and the
@@ -36,13 +36,6 @@ from render_cli_reference import render_cli_page, render_policy_page, render_ver
 from render_conformance import render_conformance_page
 
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet._kubelet.profile import (
-    KEP_WITHDRAWN_MINOR,
-    STATUS_AS_OF,
-    TIMELINE,
-    GateStage,
-    bands,
-)
 from kubelet_winnet._kubelet.rules import (
     STEPS,
     ContainerFacts,
@@ -50,6 +43,13 @@ from kubelet_winnet._kubelet.rules import (
     SandboxDecision,
     WindowsOptions,
     decide_sandbox,
+)
+from kubelet_winnet._kubelet.timeline import (
+    KEP_WITHDRAWN_MINOR,
+    STATUS_AS_OF,
+    TIMELINE,
+    GateStage,
+    bands,
 )
 from kubelet_winnet._lint.node_rules import NODE_RULES, node_rule_page
 from kubelet_winnet._lint.rules import RULES, rule_page

@@ -10,7 +10,7 @@ import pytest
 from render_docs import PAGES, main, render_decision_table, render_runtime_tables
 
 from kubelet_winnet._kubelet import rules as rules
-from kubelet_winnet._kubelet.profile import TIMELINE, bands
+from kubelet_winnet._kubelet.timeline import TIMELINE, bands
 from kubelet_winnet.runtime import SETUP_CALLS, TEARDOWN_CALLS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -39,18 +39,13 @@ if _typing.TYPE_CHECKING:
         WarningCode,
         explain,
     )
+    from kubelet_winnet._kubelet.feature_gates import FeatureGates, parse_feature_gates
+    from kubelet_winnet._kubelet.kubelet_version import KubeletVersion, parse_kubelet_version
     from kubelet_winnet._kubelet.model import Pod
     from kubelet_winnet._kubelet.node import NodeContext
-    from kubelet_winnet._kubelet.profile import (
-        DEFAULT_KUBELET_VERSION,
-        FeatureGates,
-        GateResolution,
-        KubeletVersion,
-        kubelet_profile,
-        parse_feature_gates,
-        parse_kubelet_version,
-    )
+    from kubelet_winnet._kubelet.profile import GateResolution, kubelet_profile
     from kubelet_winnet._kubelet.sandbox_config import pod_sandbox_config, run_pod_sandbox_request
+    from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
     from kubelet_winnet._kubelet.translate import (
         windows_container_security_context,
         windows_sandbox_config,
@@ -67,13 +62,13 @@ _LAZY = {
     "WarningCode": "explain",
     "explain": "explain",
     "NodeContext": "node",
-    "DEFAULT_KUBELET_VERSION": "profile",
-    "FeatureGates": "profile",
+    "DEFAULT_KUBELET_VERSION": "timeline",
+    "FeatureGates": "feature_gates",
     "GateResolution": "profile",
-    "KubeletVersion": "profile",
+    "KubeletVersion": "kubelet_version",
     "kubelet_profile": "profile",
-    "parse_feature_gates": "profile",
-    "parse_kubelet_version": "profile",
+    "parse_feature_gates": "feature_gates",
+    "parse_kubelet_version": "kubelet_version",
     "pod_sandbox_config": "sandbox_config",
     "run_pod_sandbox_request": "sandbox_config",
     "windows_container_security_context": "translate",

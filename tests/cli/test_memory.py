@@ -118,7 +118,7 @@ def test_streamed_renderings_are_the_whole_documents() -> None:
     """write_json/write_markdown (row by row) give what one json.dumps of every row and
     the column merging over all rows give."""
     rows = list(matrix_rows())
-    from kubelet_winnet._kubelet.profile import TIMELINE
+    from kubelet_winnet._kubelet.timeline import TIMELINE
 
     whole = {"gateStates": {"default": None, "on": "WindowsHostNetwork=true",
                             "off": "WindowsHostNetwork=false"},

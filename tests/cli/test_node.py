@@ -284,7 +284,7 @@ def test_an_assumed_kubelet_version_is_said(
 ) -> None:
     (tmp_path / "config.toml").write_bytes((NODES / "win-2025-a" / "config.toml").read_bytes())
     _, _, err = command(capsys, "node", str(tmp_path))
-    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
 
     assert ("kubelet-winnet: note: no Node object and no --kubelet-version: the node is "
             f"judged as kubelet {DEFAULT_KUBELET_VERSION}") in err.splitlines()

@@ -17,8 +17,9 @@ from kubelet_winnet._kubelet.expansion import (
     expand,
     not_utf8_error,
 )
+from kubelet_winnet._kubelet.kubelet_version import parse_kubelet_version
 from kubelet_winnet._kubelet.mounts import expand_sub_path
-from kubelet_winnet._kubelet.profile import expansion_rule, parse_kubelet_version
+from kubelet_winnet._kubelet.request_facts import expansion_rule
 from kubelet_winnet.errors import InvalidUtf8Error
 
 NAMES = st.sampled_from(["A", "B", "VAR_1", "é", ""])

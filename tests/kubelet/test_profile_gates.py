@@ -23,7 +23,7 @@ from kubelet_winnet import (
     kubelet_profile,
     parse_feature_gates,
 )
-from kubelet_winnet._kubelet.profile import GateStage
+from kubelet_winnet._kubelet.timeline import GateStage
 
 WHN = "WindowsHostNetwork"
 TRUE_SPELLINGS = ("1", "t", "T", "TRUE", "true", "True")

@@ -28,8 +28,8 @@ from kubelet_winnet import (
     kubelet_profile,
     parse_kubelet_version,
 )
-from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR, TIMELINE, GateStage, release
 from kubelet_winnet._kubelet.rules import STEPS
+from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR, TIMELINE, GateStage, release
 
 SUPPORTED_MINORS = range(26, 39)  # 1.26 .. 1.38 inclusive
 
@@ -307,7 +307,7 @@ RELEASE_DATES = {
 
 @pytest.mark.parametrize("minor", SUPPORTED_MINORS)
 def test_timeline_release_status_as_of_2026_12_04(minor: int) -> None:
-    from kubelet_winnet._kubelet.profile import STATUS_AS_OF
+    from kubelet_winnet._kubelet.timeline import STATUS_AS_OF
 
     assert STATUS_AS_OF == "2026-12-04"
     row = release(minor)
@@ -383,7 +383,7 @@ EXPECTED_BACKPORTS = {"rune-wise-expansion": {34: 4, 35: 1}}
 
 
 def test_request_facts_are_the_versions_table() -> None:
-    from kubelet_winnet._kubelet.profile import REQUEST_FACTS
+    from kubelet_winnet._kubelet.request_facts import REQUEST_FACTS
 
     assert {fact.name: fact.since for fact in REQUEST_FACTS} == EXPECTED_FACTS
     assert {f.name: dict(f.backports) for f in REQUEST_FACTS if f.backports} == EXPECTED_BACKPORTS

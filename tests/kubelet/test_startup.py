@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
 from kubelet_winnet._kubelet.startup import (
     GATE_SOURCES,
     GATE_TABLE,
@@ -20,6 +19,7 @@ from kubelet_winnet._kubelet.startup import (
     gate_minors,
     removed_flag,
 )
+from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR
 
 EVERY = tuple(range(MIN_MINOR, MAX_MINOR + 1))
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR
 from kubelet_winnet._lint.fields import FIELDS, FIELDS_RELEASES
 from tests.strategies import require
 

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
-from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR
 from kubelet_winnet._lint.policy import (
     ACTIONS,
     MESSAGE_LIMIT,

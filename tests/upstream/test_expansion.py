@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kubelet_winnet._kubelet.expansion import ExpansionNotUtf8, expand
-from kubelet_winnet._kubelet.profile import KubeletVersion, expansion_rule, parse_kubelet_version
+from kubelet_winnet._kubelet.kubelet_version import KubeletVersion, parse_kubelet_version
+from kubelet_winnet._kubelet.request_facts import expansion_rule
 from tests.upstream.expansion import CONTEXT, DUAL, ROWS
 from tests.upstream.rows import Row, cases
 

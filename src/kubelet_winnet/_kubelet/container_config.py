@@ -40,13 +40,8 @@ from kubelet_winnet._kubelet.pod import (
     pod_facts,
     view_pod,
 )
-from kubelet_winnet._kubelet.profile import (
-    DEFAULT_KUBELET_VERSION,
-    USER_SPECIFIED_IMAGE,
-    GateResolution,
-    expansion_rule,
-    kubelet_profile,
-)
+from kubelet_winnet._kubelet.profile import GateResolution, kubelet_profile
+from kubelet_winnet._kubelet.request_facts import USER_SPECIFIED_IMAGE, expansion_rule
 from kubelet_winnet._kubelet.rules import (
     ContainerDecision,
     ContainerFacts,
@@ -63,11 +58,13 @@ from kubelet_winnet._kubelet.sandbox_config import (
 )
 from kubelet_winnet._kubelet.security_context_windows import verify_run_as_non_root
 from kubelet_winnet._kubelet.service_env import Service, read_services
+from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 
 if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.feature_gates import FeatureGatesInput
+    from kubelet_winnet._kubelet.kubelet_version import KubeletVersionInput
     from kubelet_winnet._kubelet.pod import PodInput
-    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
     "DEFAULT_TERMINATION_LOG_ID",

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 
 from kubelet_winnet._kubelet import golang
-from kubelet_winnet._kubelet.profile import RUNE_WISE_EXPANSION, ExpansionRule
+from kubelet_winnet._kubelet.request_facts import RUNE_WISE_EXPANSION, ExpansionRule
 from kubelet_winnet.errors import InvalidUtf8Error
 
 __all__ = [

@@ -8,16 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import quoted
+from kubelet_winnet._kubelet.feature_gates import MODELLED_GATES, WINDOWS_HOST_NETWORK
 from kubelet_winnet._kubelet.messages import message_json, sandbox_config_message
 from kubelet_winnet._kubelet.pod import pod_facts, pod_spec, pod_template
-from kubelet_winnet._kubelet.profile import (
-    DEFAULT_KUBELET_VERSION,
-    MODELLED_GATES,
-    WINDOWS_HOST_NETWORK,
-    GateResolution,
-    GateStage,
-    kubelet_profile,
-)
+from kubelet_winnet._kubelet.profile import GateResolution, kubelet_profile
 from kubelet_winnet._kubelet.rules import (
     STEP_BY_ID,
     ContainerFacts,
@@ -25,11 +19,13 @@ from kubelet_winnet._kubelet.rules import (
     SandboxDecision,
     decide_sandbox,
 )
+from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION, GateStage
 from kubelet_winnet.errors import SandboxConfigError
 
 if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.feature_gates import FeatureGatesInput
+    from kubelet_winnet._kubelet.kubelet_version import KubeletVersionInput
     from kubelet_winnet._kubelet.pod import PodInput
-    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explain"]
 

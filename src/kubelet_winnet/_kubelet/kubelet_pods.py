@@ -39,20 +39,20 @@ from kubelet_winnet._kubelet.pod import (
     is_utf8,
     read_field,
 )
-from kubelet_winnet._kubelet.profile import (
-    EXACT_DOWNWARD_DIVISION,
-    HOST_IPS_FIELD,
-    HOST_IPS_VALUE,
-    MAX_MINOR,
-    POD_LEVEL_LIMITS_DEFAULT,
-    ExpansionRule,
-)
 from kubelet_winnet._kubelet.quantity import (
     nanos_milli_value,
     nanos_value,
     parse_nanos,
 )
+from kubelet_winnet._kubelet.request_facts import (
+    EXACT_DOWNWARD_DIVISION,
+    HOST_IPS_FIELD,
+    HOST_IPS_VALUE,
+    POD_LEVEL_LIMITS_DEFAULT,
+    ExpansionRule,
+)
 from kubelet_winnet._kubelet.service_env import Service, service_env_vars
+from kubelet_winnet._kubelet.timeline import MAX_MINOR
 from kubelet_winnet._kubelet.validation import is_qualified_name
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 

@@ -15,9 +15,10 @@ from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.messages import fill_container_security_context
 from kubelet_winnet._kubelet.node import NodeContext
 from kubelet_winnet._kubelet.pod import get_object, read_field
-from kubelet_winnet._kubelet.profile import CPU_MAXIMUM_HELPER, MAX_MINOR, SATURATING_MILLI_VALUE
 from kubelet_winnet._kubelet.quantity import go_milli_value, nanos_value, parse_nanos
+from kubelet_winnet._kubelet.request_facts import CPU_MAXIMUM_HELPER, SATURATING_MILLI_VALUE
 from kubelet_winnet._kubelet.rules import ContainerDecision
+from kubelet_winnet._kubelet.timeline import MAX_MINOR
 from kubelet_winnet.errors import InvalidPodError
 
 __all__ = [

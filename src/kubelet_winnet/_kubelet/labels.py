@@ -20,7 +20,7 @@ from kubelet_winnet._kubelet.pod import (
     get_strings,
     read_field,
 )
-from kubelet_winnet._kubelet.profile import (
+from kubelet_winnet._kubelet.request_facts import (
     CONTAINER_HASH_OF_NAME_AND_IMAGE,
     HASH_WITHOUT_RESOURCES_DROPPED,
 )

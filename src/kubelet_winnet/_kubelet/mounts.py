@@ -36,7 +36,7 @@ from kubelet_winnet._kubelet.pod import (
     is_utf8,
     read_field,
 )
-from kubelet_winnet._kubelet.profile import (
+from kubelet_winnet._kubelet.request_facts import (
     HOSTS_MOUNT_FOR_HOST_NETWORK,
     RECURSIVE_READ_ONLY,
     SLASH_IS_ABSOLUTE,

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from kubelet_winnet._kubelet.profile import (
+from kubelet_winnet._kubelet.timeline import (
     KEP_WITHDRAWN_MINOR,
     LAST_NAMESPACE_OPTIONS_MINOR,
     MIN_MINOR,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet import golang
+from kubelet_winnet._kubelet.feature_gates import parse_feature_gates
 from kubelet_winnet._kubelet.labels import fill_pod_annotations, fill_pod_labels
 from kubelet_winnet._kubelet.messages import sandbox_config_bytes
 from kubelet_winnet._kubelet.node import NodeContext
@@ -47,20 +48,17 @@ from kubelet_winnet._kubelet.pod import (
     read_field,
     view_pod,
 )
-from kubelet_winnet._kubelet.profile import (
-    DEFAULT_KUBELET_VERSION,
-    EXPANDED_DNS_LOCKED,
-    SUPPLEMENTAL_GROUPS_POLICY,
-    kubelet_profile,
-    parse_feature_gates,
-)
+from kubelet_winnet._kubelet.profile import kubelet_profile
+from kubelet_winnet._kubelet.request_facts import EXPANDED_DNS_LOCKED, SUPPLEMENTAL_GROUPS_POLICY
 from kubelet_winnet._kubelet.rules import decide_sandbox
+from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
 from kubelet_winnet._kubelet.validation import is_dns1123_label
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.feature_gates import FeatureGatesInput
+    from kubelet_winnet._kubelet.kubelet_version import KubeletVersionInput
     from kubelet_winnet._kubelet.pod import PodInput
-    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = [
     "DEFAULT_NODE",

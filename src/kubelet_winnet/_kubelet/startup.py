@@ -50,15 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from kubelet_winnet._kubelet.profile import (
-    ALL_ALPHA,
-    ALL_BETA,
-    MAX_MINOR,
-    MIN_MINOR,
-    TIMELINE,
-    WINDOWS_HOST_NETWORK,
-    GateStage,
-)
+from kubelet_winnet._kubelet.feature_gates import ALL_ALPHA, ALL_BETA, WINDOWS_HOST_NETWORK
+from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR, TIMELINE, GateStage
 
 __all__ = [
     "GATES",

@@ -17,13 +17,15 @@ from kubelet_winnet._kubelet.messages import (
     sandbox_config_message,
 )
 from kubelet_winnet._kubelet.pod import is_utf8, read_pod
-from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+from kubelet_winnet._kubelet.profile import kubelet_profile
 from kubelet_winnet._kubelet.rules import SandboxDecision, decide_container, decide_sandbox
+from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
 if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.feature_gates import FeatureGatesInput
+    from kubelet_winnet._kubelet.kubelet_version import KubeletVersionInput
     from kubelet_winnet._kubelet.pod import PodInput
-    from kubelet_winnet._kubelet.profile import FeatureGatesInput, KubeletVersionInput
 
 __all__ = ["accepted_decision", "windows_container_security_context", "windows_sandbox_config"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from kubelet_winnet._kubelet import golang
-from kubelet_winnet._kubelet.profile import LABEL_DOTS_MESSAGE, LABEL_KEY_MESSAGES
+from kubelet_winnet._kubelet.request_facts import LABEL_DOTS_MESSAGE, LABEL_KEY_MESSAGES
 
 __all__ = ["DNS1123_LABEL_MAX", "is_dns1123_label", "is_label_value", "is_qualified_name"]
 

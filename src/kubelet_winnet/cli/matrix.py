@@ -242,7 +242,7 @@ def write_json(rows: Iterable[Row], out: TextIO) -> int:
 def _json_head() -> dict[str, Any]:
     """The gate states, and where each kubelet minor stands (released or a release
     candidate, with the date) as of the day the timeline records."""
-    from kubelet_winnet._kubelet.profile import STATUS_AS_OF, TIMELINE
+    from kubelet_winnet._kubelet.timeline import STATUS_AS_OF, TIMELINE
 
     return {
         "gateStates": dict(GATE_STATES),
@@ -256,7 +256,7 @@ def _json_head() -> dict[str, Any]:
 def _releases_line() -> str:
     """One sentence of the legend: which minors are out and which is a release
     candidate, from the timeline."""
-    from kubelet_winnet._kubelet.profile import STATUS_AS_OF, TIMELINE
+    from kubelet_winnet._kubelet.timeline import STATUS_AS_OF, TIMELINE
 
     out = [row.minor for row in TIMELINE if row.status == "released"]
     text = f"As of {STATUS_AS_OF}, kubelet 1.{out[0]}–1.{out[-1]} are released"
@@ -268,7 +268,8 @@ def _releases_line() -> str:
 
 def _span_label(first: str, last: str) -> str:
     """A column's kubelet versions, with the release candidates among them marked."""
-    from kubelet_winnet._kubelet.profile import parse_kubelet_version, release
+    from kubelet_winnet._kubelet.kubelet_version import parse_kubelet_version
+    from kubelet_winnet._kubelet.timeline import release
 
     low, high = parse_kubelet_version(first).minor, parse_kubelet_version(last).minor
     label = first if low == high else f"{first}–{last}"

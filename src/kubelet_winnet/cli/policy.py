@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from kubelet_winnet._kubelet.golang import quote
-from kubelet_winnet._kubelet.profile import MAX_MINOR
+from kubelet_winnet._kubelet.timeline import MAX_MINOR
 from kubelet_winnet._kubelet.validation import is_label_value, is_qualified_name
 from kubelet_winnet._printable import clip
 from kubelet_winnet.cli.session import (

@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
-from kubelet_winnet._kubelet.profile import KEP_WITHDRAWN_MINOR
+from kubelet_winnet._kubelet.timeline import KEP_WITHDRAWN_MINOR
 from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
 
 __all__ = [

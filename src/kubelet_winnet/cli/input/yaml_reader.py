@@ -260,6 +260,9 @@ class YamlReader:
                 return
 
     def _document(self) -> Iterator[tuple[int | None, int, Any, LineTable]]:
+        """The composer's loop over one document's events: each node is built
+        (:func:`_alias`, :func:`_open`, :func:`_close`), then attached to its parent
+        (:func:`_attach`), or handed over at once when the parent is a List's ``items``."""
         yaml = self._yaml
         loader = self._loader
         limits = self._limits
@@ -286,58 +289,18 @@ class YamlReader:
                 ):
                     value = _MERGE
             elif kind is yaml.AliasEvent:
-                found = anchors.get(event.anchor)
-                if found is None:
-                    raise Refused(
-                        f"alias *{clip(event.anchor)} names no complete anchor before it",
-                        line,
-                    )
-                value, size = found
+                value, size = _alias(anchors, event.anchor, line, aliased, limits)
                 aliased += size
-                if aliased > limits.max_alias_nodes:
-                    raise Refused(
-                        f"aliases expand to more than {limits.max_alias_nodes} nodes "
-                        "(raise the limit with --max-alias-nodes)",
-                        line,
-                    )
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-                is_map = kind is yaml.MappingStartEvent
-                tag = event.tag
-                want = f"{_TAG}map" if is_map else f"{_TAG}seq"
-                if tag is not None and tag != "!" and tag != want and tag != (
-                    "!!" + want[len(_TAG):]
-                ):
-                    raise Refused(f"unsupported tag {_short(tag)}", line)
-                if len(stack) >= limits.max_depth:
-                    raise Refused(
-                        f"nested deeper than {limits.max_depth} levels "
-                        "(raise the limit with --max-depth)",
-                        line,
-                    )
-                frame = _Frame(is_map, line, event.anchor)
-                if len(stack) == 1 and not is_map and stack[0].key == "items":
-                    frame.streamed = 0  # a List's items: handed over one at a time
-                elif len(stack) == 2 and stack[1].streamed >= 0:
+                frame = _open(event, kind is yaml.MappingStartEvent, line, stack, limits)
+                if len(stack) == 2 and stack[1].streamed >= 0:
                     table = LineTable()  # one item's lines, dropped with the item
                 stack.append(frame)
                 continue
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                frame = stack.pop()
-                value = frame.value
-                if frame.merges:
-                    for merged in frame.merges:
-                        for key, item in merged.items():
-                            if key not in value:
-                                value[key] = item
-                                frame.lines[key] = frame.line
-                table.add(value, frame.line, frame.lines)
-                size = frame.size
-                line = frame.line
-                if frame.anchor is not None:
-                    anchors[frame.anchor] = (value, size)
+                value, size, line = _close(stack.pop(), table, anchors)
             else:  # pragma: no cover - the parser emits no other event inside a document
                 raise Refused(f"unexpected YAML event {kind.__name__}", line)
-            # attach `value` (of `size` nodes, starting at `line`) to its parent
             if not stack:
                 root, root_line = value, line
                 continue
@@ -348,29 +311,89 @@ class YamlReader:
                 parent.streamed += 1
                 table = root_table
                 continue
-            if not parent.is_map:
+            if parent.is_map:
+                _attach(parent, value, line)
+            else:
                 parent.value.append(value)
                 parent.lines.append(line)
-            elif parent.key is _NO_KEY:
-                if isinstance(value, (dict, list)):
-                    raise Refused("a mapping key must be a scalar", line)
-                parent.key = value if value is _MERGE else _key_text(value, line)
-                parent.key_line = line
-            else:
-                key = parent.key
-                parent.key = _NO_KEY
-                if key is _MERGE:
-                    merged_maps = value if isinstance(value, list) else [value]
-                    if not all(isinstance(m, dict) for m in merged_maps):
-                        raise Refused("a merge key (<<) takes a mapping or a list of them",
-                                       line)
-                    parent.merges.extend(merged_maps)
-                    continue
-                if key in parent.explicit:
-                    raise Refused(f"duplicate key {clip(key)}", parent.key_line)
-                parent.explicit.add(key)
-                parent.value[key] = value
-                parent.lines[key] = parent.key_line
+
+
+def _alias(
+    anchors: dict[str, tuple[Any, int]], anchor: str, line: int, aliased: int,
+    limits: Limits,
+) -> tuple[Any, int]:
+    """The value an alias names and its size in nodes; refused past ``--max-alias-nodes``
+    counting the ``aliased`` nodes the document's aliases expanded to before it."""
+    found = anchors.get(anchor)
+    if found is None:
+        raise Refused(f"alias *{clip(anchor)} names no complete anchor before it", line)
+    if aliased + found[1] > limits.max_alias_nodes:
+        raise Refused(
+            f"aliases expand to more than {limits.max_alias_nodes} nodes "
+            "(raise the limit with --max-alias-nodes)",
+            line,
+        )
+    return found
+
+
+def _open(event: Any, is_map: bool, line: int, stack: list[_Frame], limits: Limits) -> _Frame:
+    """The frame a mapping or sequence is built in, after its tag and depth are checked;
+    the root's ``items`` sequence is marked to be handed over item by item."""
+    tag = event.tag
+    want = f"{_TAG}map" if is_map else f"{_TAG}seq"
+    if tag is not None and tag != "!" and tag != want and tag != "!!" + want[len(_TAG):]:
+        raise Refused(f"unsupported tag {_short(tag)}", line)
+    if len(stack) >= limits.max_depth:
+        raise Refused(
+            f"nested deeper than {limits.max_depth} levels (raise the limit with --max-depth)",
+            line,
+        )
+    frame = _Frame(is_map, line, event.anchor)
+    if len(stack) == 1 and not is_map and stack[0].key == "items":
+        frame.streamed = 0  # a List's items: handed over one at a time
+    return frame
+
+
+def _close(
+    frame: _Frame, table: LineTable, anchors: dict[str, tuple[Any, int]]
+) -> tuple[Any, int, int]:
+    """A finished mapping or sequence: its merge keys applied (a key set in the mapping
+    itself wins), its lines recorded; ``(value, size in nodes, first line)``."""
+    value = frame.value
+    if frame.merges:
+        for merged in frame.merges:
+            for key, item in merged.items():
+                if key not in value:
+                    value[key] = item
+                    frame.lines[key] = frame.line
+    table.add(value, frame.line, frame.lines)
+    if frame.anchor is not None:
+        anchors[frame.anchor] = (value, frame.size)
+    return value, frame.size, frame.line
+
+
+def _attach(parent: _Frame, value: Any, line: int) -> None:
+    """``value`` (starting at ``line``) into the mapping being built: as its next key,
+    or as the value of the key before it (a merge key's mappings kept for :func:`_close`)."""
+    if parent.key is _NO_KEY:
+        if isinstance(value, (dict, list)):
+            raise Refused("a mapping key must be a scalar", line)
+        parent.key = value if value is _MERGE else _key_text(value, line)
+        parent.key_line = line
+        return
+    key = parent.key
+    parent.key = _NO_KEY
+    if key is _MERGE:
+        merged_maps = value if isinstance(value, list) else [value]
+        if not all(isinstance(m, dict) for m in merged_maps):
+            raise Refused("a merge key (<<) takes a mapping or a list of them", line)
+        parent.merges.extend(merged_maps)
+        return
+    if key in parent.explicit:
+        raise Refused(f"duplicate key {clip(key)}", parent.key_line)
+    parent.explicit.add(key)
+    parent.value[key] = value
+    parent.lines[key] = parent.key_line
 
 
 _MERGE: Any = type("_Merge", (), {"__repr__": lambda self: "<<"})()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -254,31 +254,8 @@ def parse_containerd(text: str, source: str,
     """Read one ``config.toml``'s text; :class:`NodeConfigError` with ``source:line`` for
     TOML errors, nesting deeper than ``max_depth``, and values of the wrong type where
     containerd reads them."""
-    deep = _too_deep(text, max_depth)
-    if deep:
-        raise NodeConfigError(f"{source}:{deep}", f"nested deeper than {max_depth} levels "
-                              "(raise the limit with --max-depth)")
-    try:
-        data = tomllib.loads(text)
-    except RecursionError:  # a bound above Python's own: still one line
-        raise NodeConfigError(source, "nested deeper than Python can decode "
-                              f"(--max-depth is {max_depth})") from None
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        match = _POSITION.search(message)
-        where = f"{source}:{match[1]}" if match else source
-        reason = _POSITION.sub("", message) if match else message
-        raise NodeConfigError(where, f"not TOML: {reason}") from None
+    data = _load(text, source, max_depth)
     lines = _key_lines(text)
-
-    def setting(key: Key) -> Setting | None:
-        node: Any = data
-        for part in key:
-            if not isinstance(node, dict) or part not in node:
-                return None
-            node = node[part]
-        return Setting(node, _dotted(key), _line(lines, key))
-
     version_value = data.get("version", 1)
     version_line = _line(lines, ("version",))
     if type(version_value) is not int:
@@ -289,34 +266,11 @@ def parse_containerd(text: str, source: str,
         raise NodeConfigError(f"{source}:{_line(lines, ('plugins',))}", "plugins must be a table")
     newest = CRI_RUNTIME_PLUGIN_IDS[max(CRI_RUNTIME_PLUGIN_IDS)]
     read_ids = CRI_RUNTIME_PLUGIN_IDS.get(version, newest)
-
-    runtimes: list[RuntimeTable] = []
-    for plugin in _RUNTIME_IDS:
-        tables = setting(("plugins", plugin, "containerd", "runtimes"))
-        if tables is None:
-            continue
-        if not isinstance(tables.value, dict):
-            raise NodeConfigError(f"{source}:{tables.line}", f"{tables.key} must be a table")
-        for name, body in tables.value.items():
-            key = ("plugins", plugin, "containerd", "runtimes", name)
-            if not isinstance(body, dict):
-                raise NodeConfigError(f"{source}:{_line(lines, key)}",
-                                      f"{_dotted(key)} must be a table")
-            options = body.get("options", {})
-            isolation_value: object = (
-                options.get("SandboxIsolation", 0) if isinstance(options, dict) else 0)
-            if type(isolation_value) is not int:
-                spot = _line(lines, (*key, "options", "SandboxIsolation"))
-                raise NodeConfigError(f"{source}:{spot}",
-                                      "SandboxIsolation must be an integer (0 process, 1 Hyper-V)")
-            runtimes.append(RuntimeTable(
-                name, "hyperv" if isolation_value == 1 else "process", _dotted(key),
-                _line(lines, key), plugin in read_ids,
-            ))
+    runtimes = _runtime_tables(data, lines, source, read_ids)
 
     def first(*keys: Key) -> Setting | None:
         for key in keys:
-            found = setting(key)
+            found = _setting(data, lines, key)
             if found is not None:
                 return found
         return None
@@ -344,6 +298,66 @@ def parse_containerd(text: str, source: str,
             *(("plugins", p, "sandbox_image") for p in read),
         ),
     )
+
+
+def _load(text: str, source: str, max_depth: int) -> dict[str, Any]:
+    """The TOML document, within ``max_depth``; its errors as one ``source:line`` line."""
+    deep = _too_deep(text, max_depth)
+    if deep:
+        raise NodeConfigError(f"{source}:{deep}", f"nested deeper than {max_depth} levels "
+                              "(raise the limit with --max-depth)")
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except RecursionError:  # a bound above Python's own: still one line
+        raise NodeConfigError(source, "nested deeper than Python can decode "
+                              f"(--max-depth is {max_depth})") from None
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = _POSITION.search(message)
+        where = f"{source}:{match[1]}" if match else source
+        reason = _POSITION.sub("", message) if match else message
+        raise NodeConfigError(where, f"not TOML: {reason}") from None
+    return data
+
+
+def _setting(data: dict[str, Any], lines: Mapping[Key, int], key: Key) -> Setting | None:
+    """The value at ``key``, with its dotted key and line; ``None`` where it is not set."""
+    node: Any = data
+    for part in key:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return Setting(node, _dotted(key), _line(lines, key))
+
+
+def _runtime_tables(data: dict[str, Any], lines: Mapping[Key, int], source: str,
+                    read_ids: Collection[str]) -> list[RuntimeTable]:
+    """Every ``containerd.runtimes`` table under a plugin id of some schema version, each
+    marked ``read`` when the file's version reads that id (``read_ids``)."""
+    runtimes: list[RuntimeTable] = []
+    for plugin in _RUNTIME_IDS:
+        tables = _setting(data, lines, ("plugins", plugin, "containerd", "runtimes"))
+        if tables is None:
+            continue
+        if not isinstance(tables.value, dict):
+            raise NodeConfigError(f"{source}:{tables.line}", f"{tables.key} must be a table")
+        for name, body in tables.value.items():
+            key = ("plugins", plugin, "containerd", "runtimes", name)
+            if not isinstance(body, dict):
+                raise NodeConfigError(f"{source}:{_line(lines, key)}",
+                                      f"{_dotted(key)} must be a table")
+            options = body.get("options", {})
+            isolation_value: object = (
+                options.get("SandboxIsolation", 0) if isinstance(options, dict) else 0)
+            if type(isolation_value) is not int:
+                spot = _line(lines, (*key, "options", "SandboxIsolation"))
+                raise NodeConfigError(f"{source}:{spot}",
+                                      "SandboxIsolation must be an integer (0 process, 1 Hyper-V)")
+            runtimes.append(RuntimeTable(
+                name, "hyperv" if isolation_value == 1 else "process", _dotted(key),
+                _line(lines, key), plugin in read_ids,
+            ))
+    return runtimes
 
 
 def read_containerd(path: str, limits: Limits = DEFAULT_LIMITS) -> ContainerdConfig:

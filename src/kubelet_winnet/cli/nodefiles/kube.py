@@ -315,7 +315,7 @@ def _infer(flags: list[Flag]) -> Component:
 def _parse_gates(items: list[str]) -> tuple[dict[str, bool], list[str]]:
     """``--feature-gates`` items as the kubelet parses them (component-base featuregate,
     through the profile): the gates, and each refused item's own error text."""
-    from kubelet_winnet._kubelet.profile import FeatureGates
+    from kubelet_winnet._kubelet.feature_gates import FeatureGates
     from kubelet_winnet.errors import FeatureGateError
 
     try:  # all at once; item by item only to name each refusal

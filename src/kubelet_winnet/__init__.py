@@ -31,13 +31,13 @@ from kubelet_winnet.errors import (
 )
 
 if _typing.TYPE_CHECKING:
+    from kubelet_winnet._judgement.explain import explain
     from kubelet_winnet._kubelet.container_config import container_config, create_container_request
     from kubelet_winnet._kubelet.explain import (
         ExplainStep,
         Explanation,
         Finding,
         WarningCode,
-        explain,
     )
     from kubelet_winnet._kubelet.feature_gates import FeatureGates, parse_feature_gates
     from kubelet_winnet._kubelet.kubelet_version import KubeletVersion, parse_kubelet_version
@@ -60,7 +60,7 @@ _LAZY = {
     "Explanation": "explain",
     "Finding": "explain",
     "WarningCode": "explain",
-    "explain": "explain",
+    "explain": "_judgement.explain",
     "NodeContext": "node",
     "DEFAULT_KUBELET_VERSION": "timeline",
     "FeatureGates": "feature_gates",
@@ -122,7 +122,8 @@ def __getattr__(name: str) -> _typing.Any:
         raise AttributeError(f"module 'kubelet_winnet' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f"kubelet_winnet._kubelet.{module}"), name)
+    where = module if "." in module else f"_kubelet.{module}"  # most live in the model
+    value = getattr(importlib.import_module(f"kubelet_winnet.{where}"), name)
     globals()[name] = value
     return value
 

@@ -11,7 +11,7 @@ from kubelet_winnet._describe import quoted
 from kubelet_winnet._kubelet.feature_gates import MODELLED_GATES, WINDOWS_HOST_NETWORK
 from kubelet_winnet._kubelet.messages import message_json, sandbox_config_message
 from kubelet_winnet._kubelet.pod import pod_facts, pod_spec, pod_template
-from kubelet_winnet._kubelet.profile import GateResolution, kubelet_profile
+from kubelet_winnet._kubelet.profile import GateResolution
 from kubelet_winnet._kubelet.rules import (
     STEP_BY_ID,
     ContainerFacts,
@@ -19,15 +19,13 @@ from kubelet_winnet._kubelet.rules import (
     SandboxDecision,
     decide_sandbox,
 )
-from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION, GateStage
+from kubelet_winnet._kubelet.timeline import GateStage
 from kubelet_winnet.errors import SandboxConfigError
 
 if TYPE_CHECKING:
-    from kubelet_winnet._kubelet.feature_gates import FeatureGatesInput
-    from kubelet_winnet._kubelet.kubelet_version import KubeletVersionInput
     from kubelet_winnet._kubelet.pod import PodInput
 
-__all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explain"]
+__all__ = ["ExplainStep", "Explanation", "Finding", "WarningCode", "explanation"]
 
 
 class WarningCode(str, enum.Enum):
@@ -140,11 +138,11 @@ def _warnings(
     profile: GateResolution,
     config: api_pb2.WindowsPodSandboxConfig | None,
     at: str,
+    host_network_ignored: bool,
 ) -> list[Finding]:
     found: list[Finding] = []
     context = None if config is None else config.security_context
-    host_process = context is not None and context.host_process
-    if pod.host_network and config is not None and not host_process:
+    if host_network_ignored:  # the judgement's answer; the words say why, from what was sent
         sent_node = context is not None and context.HasField("namespace_options")
         if not sent_node:
             code = (WarningCode.HOST_NETWORK_GATE_OFF if profile.release.reads_gate
@@ -205,20 +203,12 @@ def _indexed(pod: PodFacts) -> list[tuple[int, ContainerFacts]]:
     return out
 
 
-def explain(
-    pod: PodInput,
-    *,
-    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
-    feature_gates: FeatureGatesInput = None,
+def explanation(
+    pod: PodInput, profile: GateResolution, *, host_network_ignored: bool,
 ) -> Explanation:
-    """Every decision for ``pod`` in order, the result, and what the pod will not get.
-
-    Input errors (``InvalidPodError``, ``FeatureGateError``, ``UnsupportedVersionError``)
-    are raised as by [`windows_sandbox_config`][kubelet_winnet.windows_sandbox_config]; a kubelet
-    refusal is returned in
-    ``.error`` with ``.config`` None.
-    """
-    profile = kubelet_profile(kubelet_version, feature_gates)
+    """Every kubelet decision for ``pod`` in order, the result, and what the pod will not
+    get; ``host_network_ignored`` is the judgement's answer to whether ``hostNetwork``
+    takes effect (``kubelet_winnet.explain`` asks it: this model does not decide it)."""
     template, at = pod_template(pod)  # read_pod's steps, keeping the path for warnings
     facts = pod_facts(pod_spec(template, at), f"{at}spec.")
     decision = decide_sandbox(facts, profile.sets_namespace_options)
@@ -242,6 +232,7 @@ def explain(
         config=config,
         error=error,
         steps=tuple(steps),
-        warnings=tuple(_warnings(facts, profile, config, f"{at}spec.")),
+        warnings=tuple(_warnings(facts, profile, config, f"{at}spec.",
+                                 host_network_ignored and config is not None)),
         profile=profile,
     )

@@ -68,10 +68,6 @@ def _run_explain(args: argparse.Namespace, session: Session) -> int:
         if explanation.error is not None:
             session.fail(EXIT_FINDINGS)
         record = _explain_record(item, explanation, args)
-        if not _ignored_on_containerd(item.document.value, args):
-            # What becomes of hostNetwork is the judgement's to say (containerd assumed).
-            record["warnings"] = [w for w in record["warnings"]
-                                  if w["code"] not in _HOST_NETWORK_CODES]
         if array is not None:
             array.add(record)
         elif args.output == "yaml":
@@ -85,19 +81,6 @@ def _run_explain(args: argparse.Namespace, session: Session) -> int:
     inputs.note_empty(input_paths(args))
     report_skipped(session)
     return session.status
-
-
-_HOST_NETWORK_CODES = frozenset({"host-network-gate-off", "host-network-withdrawn",
-                                 "containerd-ignores-namespace-options"})
-
-
-def _ignored_on_containerd(pod: Any, args: argparse.Namespace) -> bool:
-    from kubelet_winnet._judgement import NodeKnowledge, judge
-    from kubelet_winnet._kubelet.profile import kubelet_profile
-
-    profile = kubelet_profile(args.kubelet_version, args.feature_gates)
-    return judge(pod, profile, NodeKnowledge(runtime="containerd")).host_network_effect \
-        == "ignored"
 
 
 def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> dict[str, Any]:

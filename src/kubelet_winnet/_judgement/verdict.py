@@ -25,6 +25,7 @@ from kubelet_winnet.runtime._network import (
     NodeFacts,
     PortPlan,
     RuntimeOutcome,
+    containerd_host_network,
     plan_runtime,
 )
 from kubelet_winnet.runtime._releases import runtime_name
@@ -163,8 +164,9 @@ def judge(
     else:
         files = node.files if node.files is not None else NodeFacts(
             runtime=runtime if runtime and "://" in runtime else "")
-        out = plan_runtime(decision.host_process, decision.host_process, handler, mappings,
-                           files, handlers_known=node.files is not None and node.handlers_read)
+        out = plan_runtime(decision.host_process, containerd_host_network(decision.host_process),
+                           handler, mappings, files,
+                           handlers_known=node.files is not None and node.handlers_read)
     used += out.facts
     network = _network(decision, facts.host_network, out.namespace, out.condition,
                        out.refused, out.notes)
@@ -185,7 +187,8 @@ def judge(
 def _assumed(host_process: bool, handler: str | None, runtime: str) -> RuntimeOutcome:
     """The runtime half on a node of ``runtime`` with containerd's default configuration
     and no port mappings asked about (pure, so kept: check judges every pod so)."""
-    return plan_runtime(host_process, host_process, handler, (), NodeFacts(runtime=runtime),
+    return plan_runtime(host_process, containerd_host_network(host_process), handler, (),
+                        NodeFacts(runtime=runtime),
                         handlers_known=False)
 
 

@@ -430,6 +430,13 @@ def _host_process_namespace(
                        f"{where}; otherwise the node's network")
 
 
+def containerd_host_network(host_process: bool) -> bool:
+    """Whether containerd gives a Windows sandbox the node's network
+    (``internal/cri/server/helpers.go`` ``hostNetwork(config)``, Windows branch): from
+    ``host_process`` alone; ``namespace_options`` is never read."""
+    return host_process
+
+
 def plan_runtime(
     host_process: bool, host_network: bool, handler: str | None,
     mappings: Sequence[Mapping4], node: NodeFacts, *, handlers_known: bool = True,

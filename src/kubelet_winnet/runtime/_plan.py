@@ -25,6 +25,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet.timeline import KEP_WITHDRAWN_MINOR
 from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
+from kubelet_winnet.runtime._network import containerd_host_network
 
 __all__ = [
     "POLICIES",
@@ -247,11 +248,10 @@ def _plan_config(sandbox: api_pb2.PodSandboxConfig, prefix: str, policy: Policy)
     mode_text = mode if mode is not None else (str(mode_value) if mode_value is not None else None)
 
     if policy == "containerd":
-        # internal/cri/server/helpers.go hostNetwork(config), Windows branch.
         why = "is true" if host_process else "is false or unset"
         return _plan(
             policy,
-            host_process,
+            containerd_host_network(host_process),
             f"containerd reads only {context_path}.host_process, which {why}; "
             "namespace_options is ignored",
             host_process,

@@ -139,37 +139,69 @@ def judge(
     facts = facts if facts is not None else read_pod(pod)
     decision = decide_sandbox(facts, profile.sets_namespace_options)
     runtime_class = runtime_class_of(pod)
-    used = [f"kubelet {profile.version}"]
+    default_unknown = (runtime_class is None and node.files is None
+                       and not node.assume_default_handler)
+    handler: str | None = None if default_unknown else ""  # "": the node's default handler
+    if runtime_class is not None:
+        handler = node.runtime_classes.get(runtime_class)
+    runtime = node.runtime if node.runtime is not None else (
+        node.files.runtime if node.files is not None and node.files.runtime else None)
     if decision.error is not None:
         network = Network("none", (f"the kubelet refuses the pod: {decision.error}",))
         return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
-                       network, (), tuple(used))
-    handler: str | None = ""  # the node's default handler
-    if runtime_class is None and node.files is None and not node.assume_default_handler:
-        handler = None
+                       network, (), (f"kubelet {profile.version}",))
+    situation = (str(profile.version), decision.network, decision.host_process,
+                 facts.host_network, runtime_class, handler, default_unknown, runtime)
+    if node.files is None and not mappings:  # most doors, for every pod: one per situation
+        parts = _situation(*situation, node.handlers_read)
+    else:
+        parts = _runtime_part(*situation, node.files, node.handlers_read, mappings)
+    return Verdict(decision, facts.host_network, runtime_class, *parts)
+
+
+# What a Verdict holds past (decision, host_network, runtime_class): handler, isolation,
+# starts, the runtime's refusal, network, ports, the facts used and the notes.
+_RuntimePart = tuple[str | None, "Isolation | None", "bool | None", "str | None", Network,
+                     tuple[PortPlan, ...], tuple[str, ...], tuple[str, ...]]
+
+
+@functools.lru_cache(maxsize=1024)
+def _situation(version: str, mode: str | None, host_process: bool, host_network: bool,
+               runtime_class: str | None, handler: str | None, default_unknown: bool,
+               runtime: str | None, handlers_read: bool) -> _RuntimePart:
+    """:func:`_runtime_part` on a node whose files are not known, with no port mappings
+    asked about: a pure function of a few short values, so each situation is judged once
+    (the part is immutable and shared)."""
+    return _runtime_part(version, mode, host_process, host_network, runtime_class, handler,
+                         default_unknown, runtime, None, handlers_read, ())
+
+
+def _runtime_part(version: str, mode: str | None, host_process: bool, host_network: bool,
+                  runtime_class: str | None, handler: str | None, default_unknown: bool,
+                  runtime: str | None, files: NodeFacts | None, handlers_read: bool,
+                  mappings: Sequence[Mapping4]) -> _RuntimePart:
+    """The runtime's half of the verdict of a pod the kubelet accepts."""
+    used = [f"kubelet {version}"]
+    if default_unknown:
         used.append("the node's default handler: not known")
     if runtime_class is not None:
-        handler = node.runtime_classes.get(runtime_class)
         used.append(f"RuntimeClass {runtime_class}: " + (
             f"handler {handler}" if handler is not None else "not in the input"))
-    runtime = node.runtime if node.runtime is not None else (
-        node.files.runtime if node.files is not None and node.files.runtime else None)
     name = runtime_name(runtime) if runtime and "://" in runtime else runtime
-    if name is None and node.files is not None and node.handlers_read:
+    if name is None and files is not None and handlers_read:
         name = "containerd"  # its configuration was read: the release alone is not known
     used.append(f"runtime: {runtime or 'not known'}")
-    if node.files is None and not mappings:  # check's case, for every pod: planned once
-        out = _assumed(decision.host_process, handler,
-                       runtime if runtime and "://" in runtime else "")
+    if files is None and not mappings:
+        out = _assumed(host_process, handler, runtime if runtime and "://" in runtime else "")
     else:
-        files = node.files if node.files is not None else NodeFacts(
-            runtime=runtime if runtime and "://" in runtime else "")
-        out = plan_runtime(decision.host_process, containerd_host_network(decision.host_process),
-                           handler, mappings, files,
-                           handlers_known=node.files is not None and node.handlers_read)
+        known = files is not None and handlers_read  # read from the node's containerd config
+        out = plan_runtime(host_process, containerd_host_network(host_process), handler,
+                           mappings, files if files is not None else NodeFacts(
+                               runtime=runtime if runtime and "://" in runtime else ""),
+                           handlers_known=known)
     used += out.facts
-    network = _network(decision, facts.host_network, out.namespace, out.condition,
-                       out.refused, out.notes)
+    network = _network(mode, host_network, out.namespace, out.condition, out.refused,
+                       out.notes)
     ports = out.ports
     if name is not None and name != "containerd":
         network = Network("unknown", (), f"what {name} does with the request is not modelled")
@@ -179,8 +211,8 @@ def judge(
         network = Network("unknown", network.reasons,
                           "the node's runtime is not known; on containerd: "
                           + (network.condition or f"network {network.value}"))
-    return Verdict(decision, facts.host_network, runtime_class, out.handler, out.isolation,
-                   out.starts, out.refused, network, ports, tuple(used), out.notes)
+    return (out.handler, out.isolation, out.starts, out.refused, network, ports, tuple(used),
+            out.notes)
 
 
 @functools.lru_cache(maxsize=256)
@@ -192,7 +224,7 @@ def _assumed(host_process: bool, handler: str | None, runtime: str) -> RuntimeOu
                         handlers_known=False)
 
 
-def _network(decision: SandboxDecision, host_network: bool, namespace: str, condition: str,
+def _network(mode: str | None, host_network: bool, namespace: str, condition: str,
              refused: str | None, notes: tuple[str, ...]) -> Network:
     if refused is not None:
         return Network("none", (f"the sandbox is not created: {refused}",))
@@ -204,7 +236,7 @@ def _network(decision: SandboxDecision, host_network: bool, namespace: str, cond
         return Network("node", ("HostProcess: containerd gives the sandbox the node's "
                                 "network (sandbox_run.go reads host_process alone)", *notes))
     if host_network:
-        sent = "network NODE is sent, but " if decision.network == "NODE" else ""
+        sent = "network NODE is sent, but " if mode == "NODE" else ""
         return Network("pod", (f"{sent}containerd takes host networking on Windows from "
                                "host_process alone: the pod gets its own network namespace",))
     return Network("pod", ("the pod gets its own network namespace",))

@@ -18,7 +18,12 @@ from kubelet_winnet._kubelet.messages import (
 )
 from kubelet_winnet._kubelet.pod import is_utf8, read_pod
 from kubelet_winnet._kubelet.profile import kubelet_profile
-from kubelet_winnet._kubelet.rules import SandboxDecision, decide_container, decide_sandbox
+from kubelet_winnet._kubelet.rules import (
+    PodFacts,
+    SandboxDecision,
+    decide_container,
+    decide_sandbox,
+)
 from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError, SandboxConfigError
 
@@ -44,14 +49,14 @@ def windows_sandbox_config(
     for arguments of the wrong type.
     """
     profile = kubelet_profile(kubelet_version, feature_gates)
-    return sandbox_config_message(accepted_decision(pod, profile.sets_namespace_options))
+    return sandbox_config_message(accepted_decision(read_pod(pod), profile.sets_namespace_options))
 
 
-def accepted_decision(pod: PodInput, sets_namespace_options: bool) -> SandboxDecision:
-    """The kubelet's decision for ``pod`` under a resolved profile, or its
-    ``SandboxConfigError``: what :func:`windows_sandbox_config` encodes, for callers that
-    resolve the profile once for many pods (``translate``)."""
-    decision = decide_sandbox(read_pod(pod), sets_namespace_options)
+def accepted_decision(facts: PodFacts, sets_namespace_options: bool) -> SandboxDecision:
+    """The kubelet's decision for a pod read into ``facts`` (:func:`read_pod`) under a
+    resolved profile, or its ``SandboxConfigError``: what :func:`windows_sandbox_config`
+    encodes, for callers that resolve the profile once for many pods (``translate``)."""
+    decision = decide_sandbox(facts, sets_namespace_options)
     if decision.error is not None:
         raise SandboxConfigError(decision.error, decision.error_rule or "")
     return decision

@@ -52,6 +52,7 @@ def _configure_translate(parser: argparse.ArgumentParser) -> None:
 
 def _run_translate(args: argparse.Namespace, session: Session) -> int:
     from kubelet_winnet._kubelet.messages import sandbox_config_bytes
+    from kubelet_winnet._kubelet.pod import read_pod
     from kubelet_winnet._kubelet.profile import kubelet_profile
     from kubelet_winnet._kubelet.translate import accepted_decision
     from kubelet_winnet.errors import SandboxConfigError
@@ -68,7 +69,8 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
         inputs.document(item.document)
         manifest = item.document.value
         try:
-            decision = accepted_decision(manifest, network)
+            facts = read_pod(manifest)
+            decision = accepted_decision(facts, network)
             config = sandbox_config_bytes(decision)
         except SandboxConfigError as exc:
             session.fail(EXIT_FINDINGS)
@@ -85,7 +87,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.error(f"{item.where}: document {item.document.document}: {exc}")
             continue
         writer.config(item, config)
-        if item.pod.spec.get("hostNetwork") is True and _ignored_on_containerd(manifest, profile):
+        if facts.host_network and _ignored_on_containerd(manifest, profile, facts):
             # The line of the hostNetwork field, located as check locates a finding's.
             line = item.document.line_of((*item.pod.spec_path, "hostNetwork"))
             session.note(
@@ -215,10 +217,10 @@ def _varint(value: int) -> bytes:
 COMMAND = Command("translate", _configure_translate, _run_translate)
 
 
-def _ignored_on_containerd(manifest: Any, profile: Any) -> bool:
+def _ignored_on_containerd(manifest: Any, profile: Any, facts: Any) -> bool:
     """The judgement's answer for a hostNetwork pod on containerd (translate knows no
     node): its own network namespace, so hostNetwork does not take effect."""
     from kubelet_winnet._judgement import NodeKnowledge, judge
 
-    verdict = judge(manifest, profile, NodeKnowledge(runtime="containerd"))
+    verdict = judge(manifest, profile, NodeKnowledge(runtime="containerd"), facts=facts)
     return verdict.host_network_effect == "ignored"

@@ -29,16 +29,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
-from kubelet_winnet._lint.rules import (
-    RULES,
-    RULES_BY_ID,
-    Finding,
-    HostNetworkReach,
-    Severity,
-    check_pod,
-    host_network_reach,
-    ignored_rules,
-)
+from kubelet_winnet._lint.checks import check_pod
+from kubelet_winnet._lint.ignores import ignored_rules
+from kubelet_winnet._lint.reach import HostNetworkReach, host_network_reach
+from kubelet_winnet._lint.rules import RULES, RULES_BY_ID, Finding, Severity
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import clip, printable
 from kubelet_winnet.cli.cluster import (

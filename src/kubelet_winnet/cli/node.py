@@ -459,7 +459,7 @@ def _pause_findings(files: NodeFiles, line: Any, found: _Found) -> None:
 
 
 def _ignored(files: NodeFiles, flags: list[str]) -> dict[str, str]:
-    from kubelet_winnet._lint.rules import IGNORE_PREFIX
+    from kubelet_winnet._lint.ignores import IGNORE_PREFIX
 
     ignored = dict.fromkeys(flags, "--ignore")
     if files.node is not None:

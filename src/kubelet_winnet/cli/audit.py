@@ -210,7 +210,7 @@ def _html_writer(auditor: Auditor, args: argparse.Namespace) -> Callable[[TextIO
     """``-o html``: the page of :mod:`kubelet_winnet.cli.audit_page`, each node's card from
     its Node object and (``--node-config``) its files, as ``node`` reads them."""
     from kubelet_winnet.cli.audit_page import PageWriter
-    from kubelet_winnet.cli.node import node_card
+    from kubelet_winnet.cli.node_report import node_card
 
     def card(name: str) -> Any:
         node = auditor.nodes.get(name)
@@ -233,7 +233,7 @@ def _html_writer(auditor: Auditor, args: argparse.Namespace) -> Callable[[TextIO
 def _audit(args: argparse.Namespace, session: Session) -> int:
     auditor = Auditor(args.kubelet_version, args.feature_gates)
     if args.node_config is not None:
-        from kubelet_winnet.cli.node import node_configs
+        from kubelet_winnet.cli.node_config import node_configs
 
         auditor.node_files = node_configs(args.node_config, session)
     make_writer = _html_writer(auditor, args) if args.output == "html" else WRITERS[args.output]
@@ -282,7 +282,7 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         session.error(error)
     progress.close()
     if args.node_config is not None and error is None:
-        from kubelet_winnet.cli.node import unmatched_node_configs
+        from kubelet_winnet.cli.node_config import unmatched_node_configs
 
         unmatched_node_configs(auditor.node_files, auditor.nodes, args.node_config, session)
     node_findings = _node_findings(auditor, args.kubelet_version)
@@ -357,7 +357,7 @@ def _node_findings(auditor: Auditor, default_kubelet: str) -> dict[str, list[Any
     """``--node-config``: each node's own findings, once per node."""
     if not auditor.node_files:
         return {}
-    from kubelet_winnet.cli.node import audit_node_findings
+    from kubelet_winnet.cli.node_config import audit_node_findings
 
     return audit_node_findings(auditor.node_files, auditor.nodes, default_kubelet)
 

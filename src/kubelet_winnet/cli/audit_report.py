@@ -59,7 +59,7 @@ class PodAudit:
     note: str
     findings: tuple[FindingRecord, ...]
     where: str
-    on_node: dict[str, Any] | None = None  # audit --node-config: cli.node.pod_on_node
+    on_node: dict[str, Any] | None = None  # audit --node-config: cli.node_config.on_node_value
 
     @property
     def sent(self) -> str:

@@ -38,8 +38,8 @@ __all__ = ["Auditor"]
 class Auditor:
     """Judges pods against the nodes seen so far: a pod's node must be given before the
     pod (``kubectl get nodes,pods`` and the live source do that, and the command's
-    ``_ordered`` holds back a pod whose node has not come yet); :meth:`pod` returns ``None`` for a pod that
-    is not a Windows pod, counting why."""
+    ``_ordered`` holds back a pod whose node has not come yet); :meth:`pod` returns
+    ``None`` for a pod that is not a Windows pod, counting why."""
 
     def __init__(self, default_kubelet: str, feature_gates: str | None) -> None:
         self.default_kubelet = default_kubelet
@@ -111,7 +111,7 @@ class Auditor:
         note += why
         on_node = None
         if verdict is not None and node_name in self.node_files:
-            from kubelet_winnet.cli.node import on_node_value
+            from kubelet_winnet.cli.node_config import on_node_value
 
             on_node, text = on_node_value(verdict)
             note += f"{text}; "
@@ -142,7 +142,7 @@ class Auditor:
         files = self.node_files.get(node_name)
         mappings: tuple[tuple[int, int, str, str], ...] = ()
         if files is not None:
-            from kubelet_winnet.cli.node import request_mappings
+            from kubelet_winnet.cli.node_config import request_mappings
 
             mappings = request_mappings(obj, kubelet, self.feature_gates, self.runtime_classes)
         verdict = judge(obj, profile, NodeKnowledge(

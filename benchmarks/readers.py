@@ -110,7 +110,8 @@ def _rules(values: list[Any], decoder: Callable[[str], Any] | None = None,
     """Targeting and ``check_pod`` per item: on values decoded beforehand (the rules'
     own cost), or (``decoder``) after the msgspec row's decode and duplicate check, the
     least a ``check`` on these rules pays before it finds a line or writes a finding."""
-    from kubelet_winnet._lint.rules import check_pod, host_network_reach
+    from kubelet_winnet._lint.checks import check_pod
+    from kubelet_winnet._lint.reach import host_network_reach
     from kubelet_winnet._lint.targeting import Target, pod_object, target_of
 
     reach = host_network_reach("1.34", {}, True)

@@ -185,7 +185,7 @@ def render_policy_page(current: str) -> str:
         "```console", "$ kubectl apply --dry-run=server -f hostnetwork-check.yaml", warning,
         "pod/hostnetwork-check created (server dry run)", "```", ""]))
     from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
-    from kubelet_winnet._lint.rules import host_network_reach
+    from kubelet_winnet._lint.reach import host_network_reach
 
     reach = host_network_reach(DEFAULT_KUBELET_VERSION, None).text
     current = _between(current, "reach", f"A kubelet sends `network = NODE` {reach}.\n")

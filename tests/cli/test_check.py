@@ -21,8 +21,10 @@ import yaml
 from hypothesis import given
 
 import kubelet_winnet as api
+from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.fields import FIELDS
-from kubelet_winnet._lint.rules import RULES, check_pod, host_network_reach
+from kubelet_winnet._lint.reach import host_network_reach
+from kubelet_winnet._lint.rules import RULES
 from kubelet_winnet._lint.targeting import Target, pod_object
 from kubelet_winnet.cli import main
 from kubelet_winnet.errors import InvalidPodError, SandboxConfigError

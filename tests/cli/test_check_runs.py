@@ -23,8 +23,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubelet_winnet._lint.checks import check_pod
+from kubelet_winnet._lint.reach import host_network_reach
 from kubelet_winnet._lint.report import Notification, Options, report_writer
-from kubelet_winnet._lint.rules import Severity, check_pod, host_network_reach
+from kubelet_winnet._lint.rules import Severity
 from kubelet_winnet._lint.targeting import Target, pod_object
 from tests.strategies import (
     HELM_TEMPLATE,

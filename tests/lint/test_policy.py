@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR
+from kubelet_winnet._lint.checks import check_pod
+from kubelet_winnet._lint.ignores import ignored_rules
 from kubelet_winnet._lint.policy import (
     ACTIONS,
     MESSAGE_LIMIT,
@@ -29,14 +31,8 @@ from kubelet_winnet._lint.policy import (
     PolicyOptions,
     policy_objects,
 )
-from kubelet_winnet._lint.rules import (
-    GATE_STATES,
-    RULES,
-    RULES_BY_ID,
-    check_pod,
-    host_network_reach,
-    ignored_rules,
-)
+from kubelet_winnet._lint.reach import GATE_STATES, host_network_reach
+from kubelet_winnet._lint.rules import RULES, RULES_BY_ID
 from kubelet_winnet._lint.targeting import Target, pod_object, target_of
 from kubelet_winnet.cli.input import DEFAULT_LIMITS, Document, read_source
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError

@@ -17,8 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
+from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.fields import FIELDS
-from kubelet_winnet._lint.rules import Finding, check_pod, host_network_reach
+from kubelet_winnet._lint.reach import host_network_reach
+from kubelet_winnet._lint.rules import Finding
 from kubelet_winnet._lint.targeting import Target, pod_object
 from tests.strategies import pod_manifests, wrap
 

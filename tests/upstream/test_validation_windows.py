@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubelet_winnet._lint.rules import Severity, check_pod, host_network_reach
+from kubelet_winnet._lint.checks import check_pod
+from kubelet_winnet._lint.reach import host_network_reach
+from kubelet_winnet._lint.rules import Severity
 from kubelet_winnet._lint.targeting import Target, pod_object
 from tests.upstream.rows import Row, cases
 from tests.upstream.validation_windows import ROWS

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
-from kubelet_winnet._lint.rules import (
+from kubelet_winnet._lint.checks import (
     _API_HOST_PORT,
     _API_IDENTICAL,
     _API_IDENTICAL_TRUE,
@@ -26,10 +26,10 @@ from kubelet_winnet._lint.rules import (
     _WINDOWS_POD_CONTEXT,
     _WINDOWS_SPEC_SET,
     _WINDOWS_SPEC_TRUE,
-    IGNORE_PREFIX,
-    RULES_BY_ID,
-    HostNetworkReach,
 )
+from kubelet_winnet._lint.ignores import IGNORE_PREFIX
+from kubelet_winnet._lint.reach import HostNetworkReach
+from kubelet_winnet._lint.rules import RULES_BY_ID
 from kubelet_winnet._lint.targeting import OS_LABELS
 from kubelet_winnet.errors import InvalidArgumentError
 

@@ -1,5 +1,5 @@
 """``kubelet-winnet check``: the linter over manifests (the rules are
-:mod:`kubelet_winnet._lint.rules`)."""
+:mod:`kubelet_winnet._lint.rules`, applied by :mod:`kubelet_winnet._lint.checks`)."""
 
 from __future__ import annotations
 
@@ -246,8 +246,9 @@ def _baseline(args: argparse.Namespace, session: Session) -> tuple[bool, Baselin
 def _check(settings: _Settings, session: Session, record: _Record) -> int:
     """Every pod of the input judged and checked, each finding written unless silenced."""
     from kubelet_winnet._kubelet.profile import kubelet_profile
+    from kubelet_winnet._lint.reach import host_network_reach
     from kubelet_winnet._lint.report import Options, report_writer
-    from kubelet_winnet._lint.rules import Severity, host_network_reach
+    from kubelet_winnet._lint.rules import Severity
 
     args, config, baseline = settings.args, settings.config, settings.baseline
     reach = host_network_reach(args.kubelet_version, args.feature_gates, settings.given)
@@ -288,7 +289,8 @@ def _check_item(item: Any, settings: _Settings, session: Session, judged: tuple[
                 writer: Any, inputs: InputNotes, comments: Comments) -> None:
     """One pod: its judgement, its findings, each silenced or written."""
     from kubelet_winnet._judgement import judge
-    from kubelet_winnet._lint.rules import check_pod, ignored_rules, unknown_ignores
+    from kubelet_winnet._lint.checks import check_pod
+    from kubelet_winnet._lint.ignores import ignored_rules, unknown_ignores
     from kubelet_winnet._lint.targeting import Target
 
     args, config, baseline = settings.args, settings.config, settings.baseline
@@ -439,14 +441,8 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
     import difflib
     import json
 
-    from kubelet_winnet._lint.rules import (
-        REASONS_BY_ID,
-        RULES,
-        RULES_BY_ID,
-        help_url,
-        nearest_rule,
-        rule_page,
-    )
+    from kubelet_winnet._lint.ignores import nearest_rule
+    from kubelet_winnet._lint.rules import REASONS_BY_ID, RULES, RULES_BY_ID, help_url, rule_page
 
     if args.explain is not None:
         rule = RULES_BY_ID.get(args.explain)

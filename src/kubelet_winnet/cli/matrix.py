@@ -423,7 +423,7 @@ def run_matrix(args: argparse.Namespace, session: Session) -> int:
     """One pod of ``--pod`` at a time: JSON is written row by row, markdown from a
     temporary file once the columns are known (:func:`write_markdown`)."""
     if args.runtime:
-        from kubelet_winnet.cli.node import render_runtime_json, render_runtime_markdown
+        from kubelet_winnet.cli.matrix_runtime import render_runtime_json, render_runtime_markdown
 
         if args.pod:
             session.error("--runtime shows the representative pod classes; --pod is for "

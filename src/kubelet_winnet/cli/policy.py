@@ -329,7 +329,7 @@ def _name(text: str) -> str:
 
 def _run(args: argparse.Namespace, session: Session) -> int:
     from kubelet_winnet._lint.policy import PolicyOptions, policy_objects
-    from kubelet_winnet._lint.rules import host_network_reach
+    from kubelet_winnet._lint.reach import host_network_reach
 
     try:
         options = PolicyOptions(

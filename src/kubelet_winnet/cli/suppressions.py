@@ -1,7 +1,7 @@
 """What silences or leaves out a ``check`` finding, in one place: ignore comments
 (``# kubelet-winnet: ignore RULE reason``), ``skip`` patterns of the settings file, and the
-baseline (a Checkov-style file of accepted findings). The ignore annotation lives with the
-rules (``_lint/rules.py`` ``ignored_rules``): the API server keeps it on the object."""
+baseline (a Checkov-style file of accepted findings). The ignore annotation is read by the
+linter (``_lint/ignores.py`` ``ignored_rules``): the API server keeps it on the object."""
 
 from __future__ import annotations
 
@@ -71,12 +71,8 @@ class Comments:
         return _Skips(self._lines, lines)
 
     def _read(self, document: Document, file: str) -> dict[int, tuple[str, str, bool]]:
-        from kubelet_winnet._lint.rules import (
-            IGNORE_COMMENT,
-            RULES_BY_ID,
-            ignore_comment,
-            nearest_rule,
-        )
+        from kubelet_winnet._lint.ignores import IGNORE_COMMENT, ignore_comment, nearest_rule
+        from kubelet_winnet._lint.rules import RULES_BY_ID
 
         marked: dict[int, tuple[int, str]] = {}  # line: column of its "#", text
         for line, text in _marked_lines(file, IGNORE_COMMENT, self._max_bytes):

@@ -1,0 +1,563 @@
+"""The ``check`` rules applied: :func:`check_pod`, one pure function from a manifest's pod
+to its findings (ignore annotations not applied yet). The kubelet and API-server texts are
+quoted from upstream (kubelet: pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go,
+``generatePodSandboxWindowsConfig``; API server: pkg/apis/core/validation/validation.go,
+``validateWindowsHostProcessPod``, ``validateHostNetwork``, ``validateWindows``). The rules
+themselves, as data, are :data:`kubelet_winnet._lint.rules.RULES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._kubelet.rules import (
+    ERROR_HOST_NETWORK_REQUIRED,
+    ERROR_MIXED_HOST_PROCESS,
+    ERROR_POD_HOST_PROCESS_FALSE,
+    effective_host_process,
+)
+from kubelet_winnet._lint.fields import (
+    CONTAINER,
+    FIELDS,
+    FIELDS_RELEASES,
+    POD_SECURITY_CONTEXT,
+    POD_SPEC,
+    POD_TEMPLATE_SPEC,
+    SECURITY_CONTEXT,
+    WINDOWS_SECURITY_CONTEXT_OPTIONS,
+)
+from kubelet_winnet._lint.reach import HostNetworkReach
+from kubelet_winnet._lint.rules import RULES_BY_ID, Finding, Path, Severity
+from kubelet_winnet._lint.targeting import PodObject, Target
+
+__all__ = ["check_pod"]
+
+
+def _container_ports(spec: Mapping[str, Any]) -> list[int]:
+    """The containerPorts of the init and regular containers (the ones API defaulting
+    gives a hostPort in a hostNetwork pod), in order, each once."""
+    ports: dict[int, None] = {}
+    for kind in ("initContainers", "containers"):
+        entries = spec.get(kind)
+        for entry in entries if isinstance(entries, list) else ():
+            declared = entry.get("ports") if isinstance(entry, dict) else None
+            for port in declared if isinstance(declared, list) else ():
+                number = port.get("containerPort") if isinstance(port, dict) else None
+                if type(number) is int and 0 < number < 65536:
+                    ports[number] = None
+    return list(ports)
+
+
+# --- the pod's containers, as the kubelet visits them --------------------------------
+
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+class _Container:
+    """One container as the kubelet visits it (init, regular, ephemeral)."""
+
+    __slots__ = ("context", "effective", "entry", "host_process", "name", "options", "path")
+
+    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None,
+                 entry: Mapping[str, Any]):
+        self.path = path  # from the manifest root
+        self.name = name
+        self.entry = entry
+        self.context = context if type(context) is dict else None  # securityContext
+        options = None if self.context is None else self.context.get("windowsOptions")
+        self.options = options if type(options) is dict else None
+        own = None if self.options is None else _bool(self.options.get("hostProcess"))
+        self.host_process = own  # as set on the container
+        self.effective = effective_host_process(pod_host_process, own)
+
+
+def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Container]:
+    found = []
+    spec = pod.spec
+    for kind in _CONTAINER_LISTS:
+        entries = spec.get(kind)
+        if type(entries) is not list:
+            continue
+        for index, entry in enumerate(entries):
+            if type(entry) is not dict:
+                continue
+            name = entry.get("name")
+            found.append(_Container(
+                (*pod.spec_path, kind, index),
+                name if type(name) is str else f"{kind}[{index}]",
+                entry.get("securityContext"),
+                pod_host_process,
+                entry,
+            ))
+    return found
+
+
+def _dig(node: object, *keys: str) -> Any:
+    for key in keys:
+        if type(node) is not dict:
+            return None
+        node = node.get(key)
+    return node
+
+
+def _bool(value: object) -> bool | None:
+    return value if value is True or value is False else None
+
+
+def _int(value: object) -> int | None:
+    return value if type(value) is int else None
+
+
+# --- the rules --------------------------------------------------------------------------
+
+# The kubelet's refusals quote the kubelet model's texts (one home: _kubelet/rules.py).
+_KUBELET_MIXED = ERROR_MIXED_HOST_PROCESS
+_API_MIXED = (
+    "If pod contains any hostProcess containers then all containers must be HostProcess "
+    "containers"
+)
+_KUBELET_NEEDS_NETWORK = ERROR_HOST_NETWORK_REQUIRED
+_API_NEEDS_NETWORK = "hostNetwork must be true if pod contains any hostProcess containers"
+_KUBELET_POD_FALSE = ERROR_POD_HOST_PROCESS_FALSE
+_API_IDENTICAL = "pod hostProcess value must be identical if both are specified, was false"
+_API_IDENTICAL_TRUE = "pod hostProcess value must be identical if both are specified, was true"
+_API_HOST_PORT = "must match `containerPort` when `hostNetwork` is true"
+_API_WINDOWS = "cannot be set for a windows pod"
+
+# validateWindows: pod-level fields, pod securityContext fields, container securityContext
+# fields. The three booleans are rejected only when true.
+_WINDOWS_SPEC_TRUE = ("hostPID", "hostIPC", "shareProcessNamespace")
+_WINDOWS_SPEC_SET = ("hostUsers",)
+_WINDOWS_POD_CONTEXT = (
+    "seLinuxOptions", "seccompProfile", "appArmorProfile", "fsGroup", "fsGroupChangePolicy",
+    "sysctls", "runAsUser", "runAsGroup", "supplementalGroups", "supplementalGroupsPolicy",
+)
+_WINDOWS_CONTAINER_CONTEXT = (
+    "seLinuxOptions", "seccompProfile", "appArmorProfile", "capabilities",
+    "readOnlyRootFilesystem", "privileged", "allowPrivilegeEscalation", "procMount",
+    "runAsUser", "runAsGroup",
+)
+
+
+_SPEC_FIELDS = frozenset(_WINDOWS_SPEC_TRUE + _WINDOWS_SPEC_SET)
+_POD_CONTEXT_FIELDS = frozenset(_WINDOWS_POD_CONTEXT)
+_CONTAINER_CONTEXT_FIELDS = frozenset(_WINDOWS_CONTAINER_CONTEXT)
+
+
+def _names(containers: Sequence[_Container]) -> str:
+    shown = ", ".join(c.name for c in containers[:5])
+    return shown + (f" and {len(containers) - 5} more" if len(containers) > 5 else "")
+
+
+def check_pod(
+    pod: PodObject, target: Target, reach: HostNetworkReach,
+    node: NodeKnowledge | None = None, verdict: Verdict | None = None,
+) -> list[Finding]:
+    """Every finding for one pod (ignore annotations not applied yet). ``node``: what is
+    known of the node (``check`` knows the RuntimeClasses of its input and assumes
+    containerd); ``verdict``: the judgement already made for the pod on its node (``audit``)."""
+    spec = pod.spec
+    host_network = spec.get("hostNetwork") is True
+    context = spec.get("securityContext")
+    pod_options = context.get("windowsOptions") if type(context) is dict else None
+    pod_host_process = (
+        _bool(pod_options.get("hostProcess")) if type(pod_options) is dict else None
+    )
+    containers = _containers(pod, pod_host_process)
+    host_process = [c for c in containers if c.effective]
+    plain = [c for c in containers if not c.effective]
+    found = _refusals(pod, containers, host_process, plain, pod_host_process)
+    verdict = verdict or _judged(pod, node) if host_network else verdict
+    if verdict is not None and verdict.host_network_effect == "ignored":
+        rule = RULES_BY_ID["host-network-ignored"]
+        container_ports = _container_ports(spec)
+        found.append(_on_windows(target, reach.conditional, Finding(
+            rule, rule.severity, reach.message, (*pod.spec_path, "hostNetwork"), None,
+            reach.detail_with_ports(container_ports) if container_ports else reach.detail,
+        )))
+    if host_network:
+        found += _host_port_mismatch(pod)
+    found += _forbidden(pod, target, containers)
+    found += _unknown_fields(pod, containers)
+    found += _gmsa(pod, pod_options, containers)
+    if host_process and not plain:
+        found += _hyperv(pod, verdict or _judged(pod, node))  # one judgement per pod
+    return found
+
+
+def _refusals(pod: PodObject, containers: Sequence[_Container],
+              host_process: Sequence[_Container], plain: Sequence[_Container],
+              pod_host_process: bool | None) -> list[Finding]:
+    """What the kubelet (its own texts) and the API server refuse about HostProcess."""
+    found: list[Finding] = []
+    host_network = pod.spec.get("hostNetwork") is True
+    if host_process and plain:
+        rule = RULES_BY_ID["host-process-mixed"]
+        first = plain[0]
+        found.append(Finding(
+            rule, rule.severity,
+            "HostProcess and non-HostProcess containers in one pod: the kubelet refuses it; "
+            "make all or none HostProcess.",
+            (*first.path, "securityContext", "windowsOptions", "hostProcess")
+            if first.host_process is not None else first.path,
+            first.name,
+            f"HostProcess: {_names(host_process)}; not HostProcess: {_names(plain)}. Kubelet: "
+            f"\"{_KUBELET_MIXED}\"; API server: \"{_API_MIXED}\".",
+        ))
+    if host_process and not host_network:
+        rule = RULES_BY_ID["host-process-needs-host-network"]
+        found.append(Finding(
+            rule, rule.severity,
+            "HostProcess containers without hostNetwork: true: the kubelet refuses the pod; "
+            "set spec.hostNetwork: true.",
+            (*pod.spec_path, "hostNetwork"),
+            None,
+            f"HostProcess: {_names(host_process)}. Kubelet: \"{_KUBELET_NEEDS_NETWORK}\"; "
+            f"API server: \"{_API_NEEDS_NETWORK}\".",
+        ))
+    if pod_host_process is False:
+        rule = RULES_BY_ID["host-process-pod-false"]
+        for container in containers:
+            if container.host_process is True:
+                found.append(Finding(
+                    rule, rule.severity,
+                    "a HostProcess container in a pod with hostProcess: false: the kubelet "
+                    "refuses the pod; make the two agree.",
+                    (*container.path, "securityContext", "windowsOptions", "hostProcess"),
+                    container.name,
+                    f"Kubelet: \"{_KUBELET_POD_FALSE}\"; API server: \"{_API_IDENTICAL}\".",
+                ))
+    if pod_host_process is True:
+        # validateWindowsHostProcessPod (pkg/apis/core/validation/validation.go): a
+        # container's hostProcess, when set, must equal the pod's.
+        rule = RULES_BY_ID["host-process-override"]
+        for container in containers:
+            if container.host_process is False:
+                found.append(Finding(
+                    rule, rule.severity,
+                    "hostProcess: false on a container of a pod with hostProcess: true: the "
+                    "API server rejects the pod; make them agree.",
+                    (*container.path, "securityContext", "windowsOptions", "hostProcess"),
+                    container.name, f"API server: \"{_API_IDENTICAL_TRUE}\".",
+                ))
+    return found
+
+
+def _host_port_mismatch(pod: PodObject) -> list[Finding]:
+    """Under hostNetwork the API server requires each hostPort to equal its containerPort
+    (validateHostNetwork)."""
+    spec = pod.spec
+    at = pod.spec_path
+    found: list[Finding] = []
+    rule = RULES_BY_ID["host-port-mismatch"]
+    for kind in ("initContainers", "containers"):
+        entries = spec.get(kind)
+        if not isinstance(entries, list):
+            continue
+        for index, entry in enumerate(entries):
+            ports = entry.get("ports") if type(entry) is dict else None
+            if not isinstance(ports, list):
+                continue
+            for number, port in enumerate(ports):
+                if type(port) is not dict:
+                    continue
+                host_port = _int(port.get("hostPort"))
+                container_port = _int(port.get("containerPort"))
+                if host_port and container_port is not None and host_port != container_port:
+                    name = entry.get("name")
+                    found.append(Finding(
+                        rule, rule.severity,
+                        f"hostPort {host_port} with containerPort {container_port} under "
+                        "hostNetwork: the API server rejects the pod; set hostPort to "
+                        f"{container_port}.",
+                        (*at, kind, index, "ports", number, "hostPort"),
+                        name if isinstance(name, str) else None,
+                        f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
+                        f"listens on the node's port {container_port}.",
+                    ))
+    return found
+
+
+def _judged(pod: PodObject, node: NodeKnowledge | None) -> Verdict | None:
+    """The judgement of a pod ``check`` reads (on containerd, its release not known), or
+    None for a pod the kubelet model cannot read (other rules say why)."""
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+    from kubelet_winnet.errors import WinnetError
+
+    try:
+        return judge(pod.manifest, kubelet_profile(DEFAULT_KUBELET_VERSION),
+                     node or NodeKnowledge(runtime="containerd"))
+    except WinnetError:
+        return None
+
+
+_HYPERV_DETAIL = (
+    "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
+    "2.4) run HostProcess containers under Hyper-V isolation inside the utility "
+    "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
+    "hostNetwork: true does not change that."
+)
+
+
+def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
+    """hcsshim PR #2531 (commit b07af140d, v0.15.0-rc.2+): a HostProcess pod whose
+    runtime handler sets SandboxIsolation = 1 gets a utility VM with no network. The
+    judgement decides (its network ``none``, or ``unknown`` with the condition); this
+    renders it: a warning when the handler is known to be Hyper-V isolated (conditional
+    on the release when that is not known), a note when the handler is not known."""
+    if verdict is None or verdict.starts is False or verdict.isolation == "process":
+        return []
+    network = verdict.network
+    if network.value not in ("none", "unknown"):
+        return []
+    rule = RULES_BY_ID["host-process-hyperv-no-network"]
+    name = verdict.runtime_class
+    path = (*pod.spec_path, "runtimeClassName") if name else (*pod.spec_path,)
+    owner = f"RuntimeClass {_clip(name)}" if name else "The node's default runtime handler"
+    fix = "drop runtimeClassName" if name else "set a process-isolated runtimeClassName"
+    if verdict.isolation == "hyperv":
+        has = (f"{owner} has handler {verdict.handler!r}" if name
+               else f"The node's default runtime handler is {verdict.handler!r}")
+        if network.value == "none":
+            return [Finding(
+                rule, rule.severity,
+                f"HostProcess under Hyper-V isolation: the pod gets no network at all; {fix}.",
+                path, None, f"{has}. {_HYPERV_DETAIL}",
+            )]
+        return [Finding(
+            rule, rule.severity,
+            f"HostProcess under Hyper-V isolation: no network on containerd 2.3.3 or later; "
+            f"{fix}.",
+            path, None, f"{has}: {network.condition}. {_HYPERV_DETAIL}",
+        )]
+    known = (f"handler {verdict.handler!r}" if verdict.handler is not None
+             else "a handler not in the input")
+    return [Finding(
+        rule, Severity.INFO,
+        "HostProcess with a RuntimeClass: if its handler is Hyper-V isolated, the pod gets "
+        "no network; check the handler.",
+        path, None,
+        f"{owner} has {known}; a handler whose runhcs options set "
+        f"SandboxIsolation = 1 is Hyper-V isolated. {_HYPERV_DETAIL}",
+    )]
+
+
+def _forbidden(
+    pod: PodObject, target: Target, containers: Sequence[_Container]
+) -> list[Finding]:
+    spec = pod.spec
+    at = pod.spec_path
+    os_name = _dig(spec, "os", "name")
+    if os_name != "windows" and target is not Target.WINDOWS:
+        return []
+    # (what, path, container) of each field set; most pods set none of them, which a
+    # key-set test finds in C.
+    present: list[tuple[str, Path, str | None]] = []
+    if not _SPEC_FIELDS.isdisjoint(spec):
+        for name in _WINDOWS_SPEC_TRUE:
+            if spec.get(name) is True:
+                present.append((f"{name}: true", (*at, name), None))
+        for name in _WINDOWS_SPEC_SET:
+            if spec.get(name) is not None:
+                present.append((name, (*at, name), None))
+    context = spec.get("securityContext")
+    if type(context) is dict and not _POD_CONTEXT_FIELDS.isdisjoint(context):
+        for name in _WINDOWS_POD_CONTEXT:
+            if context.get(name) is not None:
+                present.append((f"securityContext.{name}", (*at, "securityContext", name),
+                                None))
+    for container in containers:
+        context = container.context
+        if context is None or _CONTAINER_CONTEXT_FIELDS.isdisjoint(context):
+            continue
+        for name in _WINDOWS_CONTAINER_CONTEXT:
+            if context.get(name) is not None:
+                present.append((f"securityContext.{name}",
+                                (*container.path, "securityContext", name), container.name))
+    if not present:
+        return []
+    rule = RULES_BY_ID["windows-forbidden-field"]
+    declared = os_name == "windows"
+    severity = rule.severity if declared else (rule.severity_without_os or rule.severity)
+    if declared:
+        tail = "cannot be set on a Windows pod: the API server rejects the pod; remove it."
+        detail = f"API server: \"{_API_WINDOWS}\" (spec.os.name is windows)."
+    else:
+        tail = "does nothing on Windows nodes; remove it before setting spec.os.name: windows."
+        detail = (
+            f"The API server rejects it (\"{_API_WINDOWS}\") once spec.os.name is windows; "
+            "without it the pod is only pinned to Windows nodes."
+        )
+    return [Finding(rule, severity, f"{what} {tail}", path, container, detail)
+            for what, path, container in present]
+
+
+# --- unknown-field: keys the API server does not decode ---------------------------------
+
+# How a finding names each level, after "unknown field X in".
+_LEVELS: Mapping[str, str] = {
+    "PodTemplateSpec": "pod template",
+    "PodSpec": "pod spec",
+    "PodSecurityContext": "pod securityContext",
+    "WindowsSecurityContextOptions": "windowsOptions",
+    "Container": "container",
+    "EphemeralContainer": "ephemeral container",
+    "SecurityContext": "container securityContext",
+}
+# Where a field put at the wrong level belongs, in the order a pod is written.
+_HOMES = ("PodSpec", "PodSecurityContext", "WindowsSecurityContextOptions", "Container",
+          "SecurityContext")
+_LOWERED: Mapping[str, Mapping[str, str]] = {
+    kind: {name.lower(): name for name in names} for kind, names in FIELDS.items()
+}
+
+
+def _unknown_fields(pod: PodObject, containers: Sequence[_Container]) -> list[Finding]:
+    """Keys that are no field of their core/v1 type, at each level the kubelet's decision
+    reads. One C-level key-set test per level (``issuperset`` over the dict's keys, no set
+    built) passes the pods that have none, which is nearly all."""
+    found: list[Finding] = []
+    spec = pod.spec
+    at = pod.spec_path
+    if len(at) > 1:  # a workload: its pod template
+        template: Any = pod.manifest
+        for key in at[:-1]:
+            template = template.get(key) if type(template) is dict else None
+        if type(template) is dict and not POD_TEMPLATE_SPEC.issuperset(template):
+            _unknown(found, "PodTemplateSpec", template, at[:-1], None)
+    if not POD_SPEC.issuperset(spec):
+        _unknown(found, "PodSpec", spec, at, None)
+    context = spec.get("securityContext")
+    if type(context) is dict:
+        if not POD_SECURITY_CONTEXT.issuperset(context):
+            _unknown(found, "PodSecurityContext", context, (*at, "securityContext"), None)
+        options = context.get("windowsOptions")
+        if type(options) is dict and not WINDOWS_SECURITY_CONTEXT_OPTIONS.issuperset(options):
+            _unknown(found, "WindowsSecurityContextOptions", options,
+                     (*at, "securityContext", "windowsOptions"), None)
+    for container in containers:
+        if not CONTAINER.issuperset(container.entry):
+            kind = "EphemeralContainer" if container.path[-2] == "ephemeralContainers" \
+                else "Container"
+            if not FIELDS[kind].issuperset(container.entry):
+                _unknown(found, kind, container.entry, container.path, container.name)
+        context = container.context
+        if context is None:
+            continue
+        if not SECURITY_CONTEXT.issuperset(context):
+            _unknown(found, "SecurityContext", context, (*container.path, "securityContext"),
+                     container.name)
+        options = container.options
+        if options is not None and not WINDOWS_SECURITY_CONTEXT_OPTIONS.issuperset(options):
+            _unknown(found, "WindowsSecurityContextOptions", options,
+                     (*container.path, "securityContext", "windowsOptions"), container.name)
+    return found
+
+
+def _unknown(
+    found: list[Finding], kind: str, node: Mapping[Any, Any], at: Path, container: str | None
+) -> None:
+    rule = RULES_BY_ID["unknown-field"]
+    known = FIELDS[kind]
+    first, last = FIELDS_RELEASES
+    for key in [key for key in node if key not in known]:  # in the object's order
+        name = key if type(key) is str else str(key)
+        path = (*at, name)
+        hint, case_only = _field_hint(name, kind)
+        found.append(Finding(
+            rule, rule.severity,
+            f"unknown field {_key(name)} in {_LEVELS[kind]}" + (f" ({hint})" if hint else "")
+            + ": the API server refuses or drops it.",
+            path, container,
+            f"{kind} (k8s.io/api core/v1) has no field {_key(name)} in Kubernetes "
+            f"{first}-{last}" + ("; field names are case-sensitive" if case_only else "")
+            + ". kubectl apply, strict by default, fails: the API server answers strict "
+            f"decoding error: unknown field \"{_json_path(path)}\". With field validation "
+            "Warn (the API server's default for a client that sends none) or Ignore, the API "
+            "server drops the field and the pod runs without it.",
+        ))
+
+
+def _field_hint(name: str, kind: str) -> tuple[str, bool]:
+    """("did you mean X?", whether only the case differs) for a field of ``kind`` that
+    differs in case; else the level a field of another type belongs to; else a field of
+    ``kind`` close to ``name``; else nothing."""
+    lowered = name.lower()
+    same = _LOWERED[kind].get(lowered)
+    if same is not None:
+        return f"did you mean {same}?", True
+    for home in _HOMES:
+        elsewhere = _LOWERED[home].get(lowered) if home != kind else None
+        if elsewhere is not None:
+            return f"{elsewhere} belongs in {_LEVELS[home]}", elsewhere != name
+    close = difflib.get_close_matches(lowered, _LOWERED[kind], n=1, cutoff=0.75)
+    if close:
+        return f"did you mean {_LOWERED[kind][close[0]]}?", False
+    return "", False
+
+
+def _key(name: str) -> str:
+    """A key as written when it is a plain name, else quoted (and clipped)."""
+    return name if _PLAIN_KEY.fullmatch(name) else _clip(name)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,59}")
+
+
+def _json_path(path: Path) -> str:
+    """The path as the API server's strict decoding error writes it: spec.containers[0].x."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if type(part) is int else f".{part}" if text else str(part)
+    return text
+
+
+def _gmsa(
+    pod: PodObject, pod_options: object, containers: Sequence[_Container]
+) -> list[Finding]:
+    found = []
+    for owner in (None, *containers):
+        options = pod_options if owner is None else owner.options
+        if type(options) is not dict:
+            continue
+        spec_name = options.get("gmsaCredentialSpecName")
+        if not isinstance(spec_name, str) or options.get("gmsaCredentialSpec") is not None:
+            continue
+        rule = RULES_BY_ID["gmsa-spec-missing"]
+        path = pod.spec_path if owner is None else owner.path
+        found.append(Finding(
+            rule, rule.severity,
+            "gmsaCredentialSpecName without gmsaCredentialSpec: only the GMSA webhook fills "
+            "it in; check the webhook runs.",
+            (*path, "securityContext", "windowsOptions", "gmsaCredentialSpecName"),
+            None if owner is None else owner.name,
+            f"gmsaCredentialSpecName {_clip(spec_name)}: the kubelet sends only the spec "
+            "contents (gmsaCredentialSpec), which the GMSA admission webhook fills in; "
+            "without the webhook the container gets no GMSA identity.",
+        ))
+    return found
+
+
+def _on_windows(target: Target, conditional: str, finding: Finding) -> Finding:
+    """A windows_nodes_only finding for a pod pinned to no OS: said conditionally ("if
+    this pod runs on a Windows node, ..."), one severity level lower."""
+    if target is not Target.UNTARGETED or not finding.rule.windows_nodes_only:
+        return finding
+    return dataclasses.replace(
+        finding, severity=finding.rule.severity_for(target),
+        message=conditional,
+        detail=finding.detail + (" " if finding.detail else "") + (
+            "No OS field, node selector or affinity pins this pod to an OS; --assume-windows "
+            "checks such pods as Windows pods."
+        ),
+    )
+
+
+def _clip(text: str) -> str:
+    return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
+

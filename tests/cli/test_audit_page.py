@@ -309,6 +309,29 @@ def test_node_config_fills_the_card(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert '<span class="b bad">dropped</span>' in card  # 0-flannel.conf: node-host-port-dropped
 
 
+def test_a_host_port_the_node_drops_is_listed_under_its_node_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With --node-config, a dropped hostPort is a finding of its row (the node rule
+    node-host-port-dropped): the page lists the pod under that rule, as -o json counts it."""
+    node_object = json.loads((NODE_DATA / "win-2025-a" / "node.json").read_text("utf-8"))
+    web = pod("web", "ported", "win-2025-a")
+    web["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8081}]
+    path = write_dump(tmp_path / "c.json", [node_object, web])
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
+    status, page, err = run(capsys, "audit", "-f", str(path), "-o", "html",
+                            "--node-config", str(nodes))
+    json_status, out, _ = run(capsys, "audit", "-f", str(path), "-o", "json",
+                              "--node-config", str(nodes))
+    assert status == json_status == 1, err
+    [row] = json.loads(out)["pods"]
+    assert "node-host-port-dropped" in {f["rule"] for f in row["findings"]}
+    text = parsed(page).text
+    assert "ported" in text and "node-host-port-dropped" in text
+
+
 def test_node_uses_the_same_renderer(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "node", str(NODE_DATA / "win-2025-a"), "-o", "html")
     assert status == 1

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
-from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID, node_rule_page
+from kubelet_winnet._lint.node_rules import NODE_RULES, NODE_RULES_BY_ID, node_rule_page
 from kubelet_winnet._lint.rules import RULES, Rule, help_url, rule_page
 from kubelet_winnet._printable import clip, printable
 
@@ -378,9 +378,10 @@ class PageWriter:
             _rule_pages(self._out, self._rules)
 
 
-# Each pod is listed once, under its most severe finding's rule (then the rules' order);
-# a pod without a finding is listed under its outcome.
-_RANKED: tuple[Rule, ...] = tuple(sorted(RULES, key=lambda r: -r.severity))
+# Each pod is listed once, under its most severe finding's rule (then the rules' order;
+# with --node-config a row's finding may be a node rule: a hostPort the node drops); a pod
+# without a finding is listed under its outcome.
+_RANKED: tuple[Rule, ...] = tuple(sorted((*RULES, *NODE_RULES), key=lambda r: -r.severity))
 _RANK = {rule.id: i for i, rule in enumerate(_RANKED)}
 _OUTCOME_GROUPS = (
     "refused by the kubelet, no active finding",

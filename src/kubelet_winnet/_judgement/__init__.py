@@ -12,8 +12,10 @@ from kubelet_winnet._judgement.verdict import (
     Network,
     NodeKnowledge,
     Verdict,
+    host_network_effect,
     judge,
     runtime_class_of,
 )
 
-__all__ = ["Network", "NodeKnowledge", "Verdict", "judge", "runtime_class_of"]
+__all__ = ["Network", "NodeKnowledge", "Verdict", "host_network_effect", "judge",
+           "runtime_class_of"]

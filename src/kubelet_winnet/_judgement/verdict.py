@@ -31,9 +31,11 @@ from kubelet_winnet.runtime._network import (
 from kubelet_winnet.runtime._releases import runtime_name
 
 if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
     from kubelet_winnet._kubelet.profile import GateResolution
 
-__all__ = ["Network", "NodeKnowledge", "Verdict", "judge", "runtime_class_of"]
+__all__ = ["Network", "NodeKnowledge", "Verdict", "host_network_effect", "judge",
+           "runtime_class_of"]
 
 NetworkValue = Literal["pod", "node", "none", "unknown"]
 # What becomes of spec.hostNetwork, as audit's HOSTNETWORK column says it.
@@ -109,12 +111,19 @@ class Verdict:
     def host_network_effect(self) -> HostNetworkEffect:
         """What becomes of ``spec.hostNetwork``: refused (no sandbox), not requested,
         applied (the node's network), ignored (its own), no-network, unknown."""
-        if self.starts is False:
-            return "refused"
-        if not self.host_network:
-            return "not-requested"
-        return {"node": "applied", "pod": "ignored", "none": "no-network",
-                "unknown": "unknown"}[self.network.value]  # type: ignore[return-value]
+        return _effect(self.starts, self.host_network, self.network.value)
+
+
+_EFFECTS: dict[str, HostNetworkEffect] = {
+    "node": "applied", "pod": "ignored", "none": "no-network", "unknown": "unknown"}
+
+
+def _effect(starts: bool | None, host_network: bool, network: str) -> HostNetworkEffect:
+    if starts is False:
+        return "refused"
+    if not host_network:
+        return "not-requested"
+    return _EFFECTS[network]
 
 
 def runtime_class_of(pod: object) -> str | None:
@@ -139,6 +148,32 @@ def judge(
     facts = facts if facts is not None else read_pod(pod)
     decision = decide_sandbox(facts, profile.sets_namespace_options)
     runtime_class = runtime_class_of(pod)
+    if decision.error is not None:
+        network = Network("none", (f"the kubelet refuses the pod: {decision.error}",))
+        return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
+                       network, (), (f"kubelet {profile.version}",))
+    parts = _runtime_of(profile, decision, facts, runtime_class, node, mappings)
+    return Verdict(decision, facts.host_network, runtime_class, *parts)
+
+
+def host_network_effect(
+    pod: object, profile: GateResolution, node: NodeKnowledge | None = None, *,
+    facts: PodFacts, decision: SandboxDecision,
+) -> HostNetworkEffect:
+    """``judge(...).host_network_effect`` for a pod already read and decided, without
+    building the Verdict (``translate`` asks it of every hostNetwork pod)."""
+    if decision.error is not None:
+        return "refused"
+    node = node or NodeKnowledge()
+    parts = _runtime_of(profile, decision, facts, runtime_class_of(pod), node, ())
+    return _effect(parts[2], facts.host_network, parts[4].value)
+
+
+def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFacts,
+                runtime_class: str | None, node: NodeKnowledge,
+                mappings: Sequence[Mapping4]) -> _RuntimePart:
+    """The runtime's half of the verdict of a pod the kubelet accepts, from what ``node``
+    knows."""
     default_unknown = (runtime_class is None and node.files is None
                        and not node.assume_default_handler)
     handler: str | None = None if default_unknown else ""  # "": the node's default handler
@@ -146,17 +181,11 @@ def judge(
         handler = node.runtime_classes.get(runtime_class)
     runtime = node.runtime if node.runtime is not None else (
         node.files.runtime if node.files is not None and node.files.runtime else None)
-    if decision.error is not None:
-        network = Network("none", (f"the kubelet refuses the pod: {decision.error}",))
-        return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
-                       network, (), (f"kubelet {profile.version}",))
-    situation = (str(profile.version), decision.network, decision.host_process,
+    situation = (profile.version, decision.network, decision.host_process,
                  facts.host_network, runtime_class, handler, default_unknown, runtime)
     if node.files is None and not mappings:  # most doors, for every pod: one per situation
-        parts = _situation(*situation, node.handlers_read)
-    else:
-        parts = _runtime_part(*situation, node.files, node.handlers_read, mappings)
-    return Verdict(decision, facts.host_network, runtime_class, *parts)
+        return _situation(*situation, node.handlers_read)
+    return _runtime_part(*situation, node.files, node.handlers_read, mappings)
 
 
 # What a Verdict holds past (decision, host_network, runtime_class): handler, isolation,
@@ -166,7 +195,7 @@ _RuntimePart = tuple[str | None, "Isolation | None", "bool | None", "str | None"
 
 
 @functools.lru_cache(maxsize=1024)
-def _situation(version: str, mode: str | None, host_process: bool, host_network: bool,
+def _situation(version: KubeletVersion, mode: str | None, host_process: bool, host_network: bool,
                runtime_class: str | None, handler: str | None, default_unknown: bool,
                runtime: str | None, handlers_read: bool) -> _RuntimePart:
     """:func:`_runtime_part` on a node whose files are not known, with no port mappings
@@ -176,7 +205,7 @@ def _situation(version: str, mode: str | None, host_process: bool, host_network:
                          default_unknown, runtime, None, handlers_read, ())
 
 
-def _runtime_part(version: str, mode: str | None, host_process: bool, host_network: bool,
+def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool, host_network: bool,
                   runtime_class: str | None, handler: str | None, default_unknown: bool,
                   runtime: str | None, files: NodeFacts | None, handlers_read: bool,
                   mappings: Sequence[Mapping4]) -> _RuntimePart:

@@ -9,6 +9,10 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
+from kubelet_winnet._judgement import judge
+from kubelet_winnet._lint.checks import check_pod
+from kubelet_winnet._lint.ignores import ignored_rules, unknown_ignores
+from kubelet_winnet._lint.targeting import Target
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.config import (
     CONFIG_NAME,
@@ -288,11 +292,6 @@ def _check(settings: _Settings, session: Session, record: _Record) -> int:
 def _check_item(item: Any, settings: _Settings, session: Session, judged: tuple[Any, ...],
                 writer: Any, inputs: InputNotes, comments: Comments) -> None:
     """One pod: its judgement, its findings, each silenced or written."""
-    from kubelet_winnet._judgement import judge
-    from kubelet_winnet._lint.checks import check_pod
-    from kubelet_winnet._lint.ignores import ignored_rules, unknown_ignores
-    from kubelet_winnet._lint.targeting import Target
-
     args, config, baseline = settings.args, settings.config, settings.baseline
     reach, profile, threshold = judged
     try:  # the library's reading: "true" is not true, wrong types are bad input

@@ -51,6 +51,7 @@ def _configure_translate(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_translate(args: argparse.Namespace, session: Session) -> int:
+    from kubelet_winnet._judgement import NodeKnowledge, host_network_effect
     from kubelet_winnet._kubelet.messages import sandbox_config_bytes
     from kubelet_winnet._kubelet.pod import read_pod
     from kubelet_winnet._kubelet.profile import kubelet_profile
@@ -63,6 +64,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
     # kept as its encoding until a format needs the message
     profile = kubelet_profile(args.kubelet_version, args.feature_gates)
     network = profile.sets_namespace_options
+    containerd = NodeKnowledge(runtime="containerd")  # translate knows no node: containerd's
     writer = _TranslateWriter(args.output, session.out)
     inputs = InputNotes(session, args.max_bytes, "translate")
     for item in pods(args, session, inputs.document, inputs.bad):
@@ -87,7 +89,8 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             session.error(f"{item.where}: document {item.document.document}: {exc}")
             continue
         writer.config(item, config)
-        if facts.host_network and _ignored_on_containerd(manifest, profile, facts):
+        if facts.host_network and host_network_effect(
+                manifest, profile, containerd, facts=facts, decision=decision) == "ignored":
             # The line of the hostNetwork field, located as check locates a finding's.
             line = item.document.line_of((*item.pod.spec_path, "hostNetwork"))
             session.note(
@@ -215,12 +218,3 @@ def _varint(value: int) -> bytes:
 
 
 COMMAND = Command("translate", _configure_translate, _run_translate)
-
-
-def _ignored_on_containerd(manifest: Any, profile: Any, facts: Any) -> bool:
-    """The judgement's answer for a hostNetwork pod on containerd (translate knows no
-    node): its own network namespace, so hostNetwork does not take effect."""
-    from kubelet_winnet._judgement import NodeKnowledge, judge
-
-    verdict = judge(manifest, profile, NodeKnowledge(runtime="containerd"), facts=facts)
-    return verdict.host_network_effect == "ignored"

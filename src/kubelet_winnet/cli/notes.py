@@ -4,6 +4,7 @@ Kubernetes objects at all (a CI step aimed at the wrong directory must not pass 
 
 from __future__ import annotations
 
+import functools
 import os
 
 from kubelet_winnet._judgement import NodeKnowledge
@@ -147,6 +148,7 @@ _POD_KINDS = frozenset({"Pod", *WORKLOAD_TEMPLATE_PATHS})
 _FOLDED = {name.lower(): name for name in _POD_KINDS}
 
 
+@functools.lru_cache(maxsize=256)  # a few kinds recur in every file of a repository
 def _near_kind(kind: str) -> str | None:
     """The built-in kind that holds a pod which ``kind`` misspells: the same but for case,
     or one edit away (two for kinds longer than four letters: "Node" is not "Pod")."""

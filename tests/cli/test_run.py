@@ -648,3 +648,27 @@ def test_dry_run_of_a_value_a_byte_wise_kubelet_cannot_send(
     configs = [c["config"] for c in json.loads(out)[0]["createContainer"]]
     app = next(c for c in configs if c["metadata"]["name"] == "app")
     assert app["envs"] == [{"key": "GREETING", "value": "$é"}]  # rune-wise: as written
+
+
+def test_dry_run_writes_map_entries_in_key_order_in_every_process() -> None:
+    """Labels and annotations are proto maps, which upb iterates in string-hash order: the
+    dry run writes them by key, as Go's protojson does, so two runs (two hash seeds) print
+    the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.strategies import REPO_ROOT
+
+    example = str(REPO_ROOT / "examples" / "windows-pods.yaml")
+    outputs = []
+    for seed in ("1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-m", "kubelet_winnet.cli", "run", "--dry-run", example],
+            capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode in (0, 1), done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]
+    labels = json.loads(outputs[0])[0]["runPodSandbox"]["config"]["labels"]
+    assert list(labels) == sorted(labels)

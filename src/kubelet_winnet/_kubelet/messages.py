@@ -103,8 +103,8 @@ def fill_container_security_context(
 def message_json(message: Message, *, with_defaults: bool = False) -> dict[str, Any]:
     """proto3 JSON of ``message`` (``json_format.MessageToDict``; ``with_defaults``: fields
     without presence shown at their zero value), keys in field-number order at every
-    level. upb lists a message's fields in the order they were set, so without this
-    two pods' outputs showed the same fields in different orders."""
+    level and map entries by key. upb lists a message's fields in the order they were
+    set, so without this two pods' outputs showed the same fields in different orders."""
     from google.protobuf import json_format
 
     value = json_format.MessageToDict(
@@ -121,7 +121,13 @@ def _ordered(descriptor: Any, value: dict[str, Any]) -> dict[str, Any]:
             continue
         item = value[name]
         sub = field.message_type
-        if sub is not None and not sub.GetOptions().map_entry:
+        if sub is not None and sub.GetOptions().map_entry:
+            # Map entries by key, as Go's protojson writes them: upb iterates a map in
+            # hash order, which changes from one process to the next.
+            of = sub.fields_by_name["value"].message_type
+            item = {key: _ordered(of, item[key]) if of is not None else item[key]
+                    for key in sorted(item)}
+        elif sub is not None:
             if type(item) is dict:
                 item = _ordered(sub, item)
             elif type(item) is list:

@@ -1,22 +1,7 @@
-"""What a pod gets on one Windows node: the sandbox plan of :mod:`._plan` extended by
-the node's own configuration (runtime release, the runtime handler's isolation, the CNI
-configuration, the port ranges Windows keeps for itself).
-
-Pure: the facts come in as :class:`NodeFacts` (the CLI reads them from files); every
-decision cites the upstream line it follows. Sources, all read at the tags or commits
-named (``git show``):
-
-* containerd ``internal/cri/server/sandbox_run.go`` (main @ 301026e5): the pod network
-  is set up only ``if !hostNetwork(config)``, and ``toCNIPortMappings`` drops mappings
-  with ``HostPort <= 0`` before ``cni.WithCapabilityPortMap``;
-  ``internal/cri/config/config.go`` ``GetSandboxRuntime``: an empty handler is the
-  default runtime, an unknown one fails with ``no runtime for "<handler>" is configured``.
-* libcni ``api.go`` ``injectRuntimeConfig`` (containernetworking/cni @ 3f51e880): a
-  capability argument reaches a plugin only when its configuration declares it; an
-  undeclared one is dropped without an error.
-* hcsshim PR #2531 (see :mod:`._releases`): HostProcess under Hyper-V isolation runs in
-  the utility VM, which has no network.
-"""
+"""What a pod gets on one Windows node from a ``RunPodSandboxRequest``: the request
+decoded (:mod:`._plan`) and handed to :func:`._network.plan_runtime`, the one home of the
+runtime's half (the node's facts, the handler's isolation, the CNI configuration, the port
+ranges Windows keeps; its docstring cites the upstream sources)."""
 
 from __future__ import annotations
 

@@ -83,3 +83,21 @@ def test_the_host_network_note_names_the_line_of_the_field(
     main(["check", str(path)])
     out, _ = capsys.readouterr()
     assert f"{path}:{line}: warning host-network-ignored: " in out
+
+
+def test_a_runtime_class_name_that_is_no_string_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """spec.runtimeClassName is read with the pod (the judgement of a hostNetwork pod
+    looks its handler up): a number there is bad input naming the field, exit 2, where
+    it used to end translate in a traceback."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  hostNetwork: true\n"
+        "  runtimeClassName: 5\n  containers: [{name: c, image: i}]\n", encoding="utf-8")
+    status = main(["translate", str(path)])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert "Traceback" not in err
+    assert "spec.runtimeClassName: expected a string, got number 5" in err
+    assert out == ""

@@ -14,8 +14,6 @@ from kubelet_winnet._judgement.verdict import (
     Verdict,
     host_network_effect,
     judge,
-    runtime_class_of,
 )
 
-__all__ = ["Network", "NodeKnowledge", "Verdict", "host_network_effect", "judge",
-           "runtime_class_of"]
+__all__ = ["Network", "NodeKnowledge", "Verdict", "host_network_effect", "judge"]

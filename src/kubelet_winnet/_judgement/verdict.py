@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from kubelet_winnet._kubelet.pod import get_object, get_str, pod_template, read_pod
+from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._kubelet.rules import PodFacts, SandboxDecision, decide_sandbox
 from kubelet_winnet.runtime._network import (
     Isolation,
@@ -34,8 +34,7 @@ if TYPE_CHECKING:
     from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
     from kubelet_winnet._kubelet.profile import GateResolution
 
-__all__ = ["Network", "NodeKnowledge", "Verdict", "host_network_effect", "judge",
-           "runtime_class_of"]
+__all__ = ["Network", "NodeKnowledge", "Verdict", "host_network_effect", "judge"]
 
 NetworkValue = Literal["pod", "node", "none", "unknown"]
 # What becomes of spec.hostNetwork, as audit's HOSTNETWORK column says it.
@@ -79,8 +78,9 @@ class Network:
         return self.condition if self.value == "unknown" else f"network {self.value}"
 
 
-@dataclass(frozen=True)
-class Verdict:
+# Built for every pod of check and audit: a NamedTuple costs a third of a frozen
+# dataclass to build (as PodFacts, _kubelet/rules.py).
+class Verdict(NamedTuple):
     """What a pod gets on a node: ``decision`` (what the kubelet sends, or its refusal:
     ``refused`` is the kubelet's own text), ``handler`` (None: not known), ``isolation``
     (None: not known), ``starts`` (the sandbox starts; None: not known), the runtime's
@@ -126,16 +126,6 @@ def _effect(starts: bool | None, host_network: bool, network: str) -> HostNetwor
     return _EFFECTS[network]
 
 
-def runtime_class_of(pod: object) -> str | None:
-    """``spec.runtimeClassName`` of any pod form; None when unset or empty (the kubelet's
-    ``LookupRuntimeHandler`` then uses the node's default handler)."""
-    template, at = pod_template(pod)
-    spec = get_object(template, "spec", at)
-    if spec is None:
-        return None
-    return get_str(spec, "runtimeClassName", f"{at}spec.") or None
-
-
 def judge(
     pod: object, profile: GateResolution, node: NodeKnowledge | None = None, *,
     mappings: Sequence[Mapping4] = (), facts: PodFacts | None = None,
@@ -147,7 +137,7 @@ def judge(
     node = node or NodeKnowledge()
     facts = facts if facts is not None else read_pod(pod)
     decision = decide_sandbox(facts, profile.sets_namespace_options)
-    runtime_class = runtime_class_of(pod)
+    runtime_class = facts.runtime_class
     if decision.error is not None:
         network = Network("none", (f"the kubelet refuses the pod: {decision.error}",))
         return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
@@ -157,7 +147,7 @@ def judge(
 
 
 def host_network_effect(
-    pod: object, profile: GateResolution, node: NodeKnowledge | None = None, *,
+    profile: GateResolution, node: NodeKnowledge | None = None, *,
     facts: PodFacts, decision: SandboxDecision,
 ) -> HostNetworkEffect:
     """``judge(...).host_network_effect`` for a pod already read and decided, without
@@ -165,7 +155,7 @@ def host_network_effect(
     if decision.error is not None:
         return "refused"
     node = node or NodeKnowledge()
-    parts = _runtime_of(profile, decision, facts, runtime_class_of(pod), node, ())
+    parts = _runtime_of(profile, decision, facts, facts.runtime_class, node, ())
     return _effect(parts[2], facts.host_network, parts[4].value)
 
 

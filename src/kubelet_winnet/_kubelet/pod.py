@@ -468,7 +468,8 @@ def pod_facts(spec: Mapping[str, Any], at: str) -> PodFacts:
                 None if context is None else _windows_options(context, f"{where}securityContext.")
             )
             containers.append(ContainerFacts(name, kind, options))
-    return PodFacts(host_network, pod_options, tuple(containers))
+    runtime_class = get_str(spec, "runtimeClassName", at) or None
+    return PodFacts(host_network, pod_options, tuple(containers), runtime_class)
 
 
 def read_pod(pod: object) -> PodFacts:

@@ -86,6 +86,8 @@ class PodFacts(NamedTuple):
     host_network: bool = False
     windows_options: WindowsOptions | None = None
     containers: tuple[ContainerFacts, ...] = ()
+    # Not read by the decision: the judgement's (the kubelet's LookupRuntimeHandler).
+    runtime_class: str | None = None  # spec.runtimeClassName; None when unset or empty
 
 
 @dataclass(frozen=True)

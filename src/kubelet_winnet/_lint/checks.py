@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
 from kubelet_winnet._kubelet.rules import (
@@ -34,6 +34,10 @@ from kubelet_winnet._lint.fields import (
 from kubelet_winnet._lint.reach import HostNetworkReach
 from kubelet_winnet._lint.rules import RULES_BY_ID, Finding, Path, Severity
 from kubelet_winnet._lint.targeting import PodObject, Target
+
+if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.profile import GateResolution
+    from kubelet_winnet._kubelet.rules import PodFacts
 
 __all__ = ["check_pod"]
 
@@ -156,11 +160,15 @@ def _names(containers: Sequence[_Container]) -> str:
 
 def check_pod(
     pod: PodObject, target: Target, reach: HostNetworkReach,
-    node: NodeKnowledge | None = None, verdict: Verdict | None = None,
+    node: NodeKnowledge | None = None, verdict: Verdict | None = None, *,
+    facts: PodFacts | None = None, profile: GateResolution | None = None,
 ) -> list[Finding]:
     """Every finding for one pod (ignore annotations not applied yet). ``node``: what is
     known of the node (``check`` knows the RuntimeClasses of its input and assumes
-    containerd); ``verdict``: the judgement already made for the pod on its node (``audit``)."""
+    containerd); ``verdict``: the judgement already made for the pod on its node
+    (``audit``); else the pod is judged when a rule needs it, under ``profile`` (the
+    newest kubelet that sends hostNetwork by default), from ``facts`` when the caller
+    read them."""
     spec = pod.spec
     host_network = spec.get("hostNetwork") is True
     context = spec.get("securityContext")
@@ -172,7 +180,8 @@ def check_pod(
     host_process = [c for c in containers if c.effective]
     plain = [c for c in containers if not c.effective]
     found = _refusals(pod, containers, host_process, plain, pod_host_process)
-    verdict = verdict or _judged(pod, node) if host_network else verdict
+    if verdict is None and (host_network or (host_process and not plain)):
+        verdict = _judged(pod, node, facts, profile)  # one judgement per pod
     if verdict is not None and verdict.host_network_effect == "ignored":
         rule = RULES_BY_ID["host-network-ignored"]
         container_ports = _container_ports(spec)
@@ -186,7 +195,7 @@ def check_pod(
     found += _unknown_fields(pod, containers)
     found += _gmsa(pod, pod_options, containers)
     if host_process and not plain:
-        found += _hyperv(pod, verdict or _judged(pod, node))  # one judgement per pod
+        found += _hyperv(pod, verdict)
     return found
 
 
@@ -283,15 +292,16 @@ def _host_port_mismatch(pod: PodObject) -> list[Finding]:
     return found
 
 
-def _judged(pod: PodObject, node: NodeKnowledge | None) -> Verdict | None:
+def _judged(pod: PodObject, node: NodeKnowledge | None, facts: PodFacts | None,
+            profile: GateResolution | None) -> Verdict | None:
     """The judgement of a pod ``check`` reads (on containerd, its release not known), or
     None for a pod the kubelet model cannot read (other rules say why)."""
     from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
     from kubelet_winnet.errors import WinnetError
 
     try:
-        return judge(pod.manifest, kubelet_profile(DEFAULT_KUBELET_VERSION),
-                     node or NodeKnowledge(runtime="containerd"))
+        return judge(pod.manifest, profile or kubelet_profile(DEFAULT_KUBELET_VERSION),
+                     node or NodeKnowledge(runtime="containerd"), facts=facts)
     except WinnetError:
         return None
 

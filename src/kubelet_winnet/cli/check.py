@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kubelet_winnet._judgement import judge
+from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.ignores import ignored_rules, unknown_ignores
 from kubelet_winnet._lint.targeting import Target
@@ -295,7 +295,7 @@ def _check_item(item: Any, settings: _Settings, session: Session, judged: tuple[
     args, config, baseline = settings.args, settings.config, settings.baseline
     reach, profile, threshold = judged
     try:  # the library's reading: "true" is not true, wrong types are bad input
-        verdict = judge(item.document.value, profile, inputs.node)
+        facts = read_pod(item.document.value)
     except InvalidPodError as exc:
         session.pods -= 1  # read, but not checked: an input error instead
         invalid_pod(session, item.document, exc)
@@ -314,7 +314,7 @@ def _check_item(item: Any, settings: _Settings, session: Session, judged: tuple[
             f"{_clip(name)} names no rule, so it silences nothing"
             + (f" (did you mean {nearest}?)" if nearest else "")
         )
-    findings = check_pod(item.pod, target, reach, verdict=verdict)
+    findings = check_pod(item.pod, target, reach, inputs.node, facts=facts, profile=profile)
     if findings and (config.include is not None or config.exclude or config.severity):
         findings = [_configured(f, config) for f in findings if config.checks(f.rule.id)]
     if not findings:

@@ -58,6 +58,8 @@ class Comments:
         self._lines: dict[int, tuple[str, str, bool]] = {}  # line: rule, reason, own line
 
     def of(self, document: Document) -> _Skips | None:
+        if not document.commented:  # JSON has no comments: its file is not read again
+            return None
         file = document.text or document.source
         if file != self._file:
             self._file = file

@@ -90,7 +90,7 @@ def _run_translate(args: argparse.Namespace, session: Session) -> int:
             continue
         writer.config(item, config)
         if facts.host_network and host_network_effect(
-                manifest, profile, containerd, facts=facts, decision=decision) == "ignored":
+                profile, containerd, facts=facts, decision=decision) == "ignored":
             # The line of the hostNetwork field, located as check locates a finding's.
             line = item.document.line_of((*item.pod.spec_path, "hostNetwork"))
             session.note(

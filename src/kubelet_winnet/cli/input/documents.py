@@ -70,6 +70,7 @@ class Document:
     text: str | None = field(default=None, repr=False, compare=False)
     _place: Callable[[FieldPath, int], Place] | None = field(
         default=None, repr=False, compare=False)
+    commented: bool = field(default=True, repr=False, compare=False)  # False: JSON text
 
     @property
     def label(self) -> str:

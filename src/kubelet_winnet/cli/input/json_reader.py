@@ -351,7 +351,7 @@ def json_documents(
                                    f"items[{item}]: {too_deep_reason(limits)}")
                 else:
                     yield Document(source, number, item, line, value,
-                                   JsonLines(text, line, value))
+                                   JsonLines(text, line, value), commented=False)
                 continue
             if value is None:
                 continue
@@ -368,7 +368,7 @@ def json_documents(
             )
             items = list_items(value)
             if items is None:
-                yield Document(source, number, None, line, value, locate)
+                yield Document(source, number, None, line, value, locate, commented=False)
                 continue
             for index, entry in enumerate(items):
                 where = locate(("items", index))
@@ -380,6 +380,7 @@ def json_documents(
                 def locate_item(path: FieldPath, at: int = index, outer: Any = locate) -> int:
                     return int(outer(("items", at, *path)))
 
-                yield Document(source, number, index, where, entry, locate_item)
+                yield Document(source, number, index, where, entry, locate_item,
+                               commented=False)
     except Refused as exc:  # fatal: the rest of the stream cannot be read
         yield BadInput(source, reader.document, exc.line, exc.reason + STOPS)

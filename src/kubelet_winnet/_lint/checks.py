@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._kubelet.rules import (
     ERROR_HOST_NETWORK_REQUIRED,
     ERROR_MIXED_HOST_PROCESS,
@@ -34,6 +35,7 @@ from kubelet_winnet._lint.fields import (
 from kubelet_winnet._lint.reach import HostNetworkReach
 from kubelet_winnet._lint.rules import RULES_BY_ID, Finding, Path, Severity
 from kubelet_winnet._lint.targeting import PodObject, Target
+from kubelet_winnet.errors import WinnetError
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.profile import GateResolution
@@ -296,9 +298,6 @@ def _judged(pod: PodObject, node: NodeKnowledge | None, facts: PodFacts | None,
             profile: GateResolution | None) -> Verdict | None:
     """The judgement of a pod ``check`` reads (on containerd, its release not known), or
     None for a pod the kubelet model cannot read (other rules say why)."""
-    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-    from kubelet_winnet.errors import WinnetError
-
     try:
         return judge(pod.manifest, profile or kubelet_profile(DEFAULT_KUBELET_VERSION),
                      node or NodeKnowledge(runtime="containerd"), facts=facts)

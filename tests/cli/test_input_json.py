@@ -398,3 +398,17 @@ def test_a_file_cut_off_after_a_repeated_key_is_truncated(tmp_path: Path) -> Non
     problem = found[1]
     assert isinstance(problem, BadInput)
     assert problem.reason.startswith("not valid JSON: truncated")
+
+
+@pytest.mark.parametrize("repeated", [False, True])
+def test_a_raw_lone_surrogate_leaves_the_repeated_key_to_the_hook(repeated: bool) -> None:
+    """A lone surrogate written as itself (not as a ``\\u`` escape) cannot be encoded to
+    count colons: the decoder with the hook decides, and a repeated key is still found."""
+    second = '"a"' if repeated else '"b"'
+    text = '{"a": "\ud800:", ' + second + ': 1}'
+    if repeated:
+        with pytest.raises(_Duplicate):
+            decode(text, 0)
+        return
+    value, end, _ = decode(text, 0)
+    assert (value, end) == ({"a": "\ud800:", "b": 1}, len(text))

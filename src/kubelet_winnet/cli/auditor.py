@@ -20,6 +20,7 @@ from kubelet_winnet._describe import describe_path
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
 from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.ignores import ignored_rules
+from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
 from kubelet_winnet._lint.reach import HostNetworkReach, host_network_reach
 from kubelet_winnet._lint.rules import Finding
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
@@ -51,6 +52,11 @@ class Auditor:
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
+        # What is known of a node without its files, by its runtime (the classes are
+        # this dict, filled as the input goes on): one per runtime, not one per pod.
+        self._knowledge: dict[str, NodeKnowledge] = {}
+        self._containerd = NodeKnowledge(runtime="containerd",
+                                         runtime_classes=self.runtime_classes)
 
     def node(self, obj: Mapping[str, Any]) -> Node:
         node = node_from(obj)
@@ -145,17 +151,26 @@ class Auditor:
             from kubelet_winnet.cli.node_config import request_mappings
 
             mappings = request_mappings(obj, kubelet, self.feature_gates, self.runtime_classes)
-        verdict = judge(obj, profile, NodeKnowledge(
-            runtime=runtime or None, files=files.facts(runtime) if files is not None else None,
-            runtime_classes=self.runtime_classes,
-            handlers_read=files is not None and files.containerd is not None,
-        ), mappings=mappings)
+        verdict = judge(obj, profile, self._node_knowledge(runtime, files), mappings=mappings)
         network = verdict.network
         why = ""
         if verdict.starts is not False and runtime_name(runtime) == "containerd" and (
                 network.value == "unknown" or (network.value == "none" and verdict.host_process)):
             why = (network.condition if network.value == "unknown" else network.reasons[0]) + "; "
         return verdict, verdict.host_network_effect, why
+
+    def _node_knowledge(self, runtime: str, files: NodeFiles | None) -> NodeKnowledge:
+        if files is not None:
+            return NodeKnowledge(runtime=runtime or None, files=files.facts(runtime),
+                                 runtime_classes=self.runtime_classes,
+                                 handlers_read=files.containerd is not None)
+        known = self._knowledge.get(runtime)
+        if known is None:
+            known = NodeKnowledge(runtime=runtime or None, runtime_classes=self.runtime_classes,
+                                  handlers_read=False)
+            if len(self._knowledge) < 4096:
+                self._knowledge[runtime] = known
+        return known
 
     def _findings(self, pod: PodObject, kubelet: str, runtime: str, verdict: Verdict | None,
                   ) -> tuple[tuple[FindingRecord, ...], str]:
@@ -169,8 +184,7 @@ class Auditor:
         # could only mean a field newer than the pinned lists: not the pod's problem.
         # A pod whose runtime is not known is linted as check lints it (on containerd).
         judged = verdict if runtime else None
-        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, NodeKnowledge(
-            runtime="containerd", runtime_classes=self.runtime_classes), judged)
+        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self._containerd, judged)
                if f.rule.id != "unknown-field"]
         note = ""
         raw += _dropped_ports(pod, verdict)
@@ -201,9 +215,7 @@ class Auditor:
 def _dropped_ports(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
     """A hostPort the verdict drops on the pod's node (``audit --node-config``), as a
     finding of the node rule that says why: it counts toward ``--fail-on``."""
-    from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
-
-    if verdict is None or verdict.starts is False:
+    if verdict is None or verdict.starts is False or not verdict.ports:
         return []  # a sandbox that never starts: the refusal is the finding
     rule = NODE_RULES_BY_ID["node-host-port-dropped"]
     found = []

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
 from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._kubelet.rules import PodFacts, SandboxDecision, decide_sandbox
 from kubelet_winnet.runtime._network import (
@@ -31,7 +32,6 @@ from kubelet_winnet.runtime._network import (
 from kubelet_winnet.runtime._releases import runtime_name
 
 if TYPE_CHECKING:
-    from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
     from kubelet_winnet._kubelet.profile import GateResolution
 
 __all__ = ["Network", "NodeKnowledge", "Verdict", "host_network_effect", "judge"]
@@ -171,11 +171,13 @@ def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFa
         handler = node.runtime_classes.get(runtime_class)
     runtime = node.runtime if node.runtime is not None else (
         node.files.runtime if node.files is not None and node.files.runtime else None)
-    situation = (profile.version, decision.network, decision.host_process,
-                 facts.host_network, runtime_class, handler, default_unknown, runtime)
+    situation = (decision.network, decision.host_process, facts.host_network, runtime_class,
+                 handler, default_unknown, runtime)
+    version = profile.version
     if node.files is None and not mappings:  # most doors, for every pod: one per situation
-        return _situation(*situation, node.handlers_read)
-    return _runtime_part(*situation, node.files, node.handlers_read, mappings)
+        # (the release as two ints: a KubeletVersion hashes in Python, on every lookup)
+        return _situation(version.minor, version.patch, *situation, node.handlers_read)
+    return _runtime_part(version, *situation, node.files, node.handlers_read, mappings)
 
 
 # What a Verdict holds past (decision, host_network, runtime_class): handler, isolation,
@@ -185,14 +187,15 @@ _RuntimePart = tuple[str | None, "Isolation | None", "bool | None", "str | None"
 
 
 @functools.lru_cache(maxsize=1024)
-def _situation(version: KubeletVersion, mode: str | None, host_process: bool, host_network: bool,
-               runtime_class: str | None, handler: str | None, default_unknown: bool,
-               runtime: str | None, handlers_read: bool) -> _RuntimePart:
+def _situation(minor: int, patch: int | None, mode: str | None, host_process: bool,
+               host_network: bool, runtime_class: str | None, handler: str | None,
+               default_unknown: bool, runtime: str | None, handlers_read: bool) -> _RuntimePart:
     """:func:`_runtime_part` on a node whose files are not known, with no port mappings
-    asked about: a pure function of a few short values, so each situation is judged once
-    (the part is immutable and shared)."""
-    return _runtime_part(version, mode, host_process, host_network, runtime_class, handler,
-                         default_unknown, runtime, None, handlers_read, ())
+    asked about, under kubelet 1.``minor``.``patch``: a pure function of a few short
+    values, so each situation is judged once (the part is immutable and shared)."""
+    return _runtime_part(KubeletVersion(minor, patch), mode, host_process, host_network,
+                         runtime_class, handler, default_unknown, runtime, None, handlers_read,
+                         ())
 
 
 def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool, host_network: bool,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "STOPS",
@@ -44,8 +44,7 @@ class BadInput:
         return f"{where}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
+class Place(NamedTuple):  # one per finding: a NamedTuple is built in a third of the time
     """Where a person edits a field of a rendered object: ``line`` in the document's
     source; ``remark`` says why it is not the field's own line, or which other file set
     the field (``also``: that file and line, a kustomize patch)."""

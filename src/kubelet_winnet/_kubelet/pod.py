@@ -132,7 +132,7 @@ def read_field(obj: Mapping[str, Any], key: str, at: str) -> Any:
     """``obj.get(key)`` with the getters' guard, for a field read as it is."""
     try:
         return obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
 
 
@@ -160,7 +160,7 @@ def get_object(obj: Mapping[str, Any], key: str, at: str) -> Mapping[str, Any] |
     """An object field (``None`` if unset). Do not mutate what the getters return."""
     try:
         value = obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
     if value is None or type(value) is dict:
         return value
@@ -171,7 +171,7 @@ def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
     """An array field, copied (``[]`` if unset)."""
     try:
         value = obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
     if value is None:
         return []
@@ -184,7 +184,7 @@ def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, 
     """The objects of array ``key`` (each checked); element ``i`` is at ``{at}{key}[i].``."""
     try:
         value = obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
     if value is None:  # most arrays are absent
         return []
@@ -201,7 +201,7 @@ def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, 
 def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:
     try:
         value = obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
     if type(value) is str:
         return value
@@ -214,7 +214,7 @@ def get_optional_str(obj: Mapping[str, Any], key: str, at: str) -> str | None:
     """A string field where absent and ``""`` differ (a Go ``*string``)."""
     try:
         value = obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
     if value is None or type(value) is str:
         return value
@@ -224,7 +224,7 @@ def get_optional_str(obj: Mapping[str, Any], key: str, at: str) -> str | None:
 def get_bool(obj: Mapping[str, Any], key: str, at: str) -> bool | None:
     try:
         value = obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
     if value is None or value is True or value is False:
         return value
@@ -237,7 +237,7 @@ def get_int(
     """An integer field within ``low``..``high`` (int64 by default), ``None`` if unset."""
     try:
         value = obj.get(key)
-    except Exception as exc:
+    except Exception as exc:  # a caller's mapping: see _unreadable_field
         raise _unreadable_field(at, key, exc) from None
     if value is None or (type(value) is int and low <= value <= high):
         return value

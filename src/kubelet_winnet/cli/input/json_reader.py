@@ -6,13 +6,12 @@ integers past Python's digit limit, NaN and infinities."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
-
-import msgspec
 
 from kubelet_winnet.cli.input.documents import (
     STOPS,
@@ -91,7 +90,13 @@ DECODER = json.JSONDecoder(object_pairs_hook=_pairs, **_HOOKS)  # names a repeat
 _LAST_WINS = json.JSONDecoder(**_HOOKS)
 _LAST_WINS_C_INTS = json.JSONDecoder(parse_float=_json_float, parse_constant=_json_constant)
 _DIGIT_LIMIT: Callable[[], int] = getattr(sys, "get_int_max_str_digits", lambda: 0)
-_COMPACT = msgspec.json.Encoder().encode
+
+
+@functools.cache
+def _compact() -> Callable[[Any], bytes]:
+    import msgspec  # at the first JSON value: a run that reads only YAML never pays 10 ms
+
+    return msgspec.json.Encoder().encode
 
 
 def decode(text: str, start: int) -> tuple[Any, int, int]:
@@ -121,7 +126,7 @@ def _no_repeated_key(text: str, start: int, end: int, value: Any) -> int | None:
     if backslash >= 0 and text.find("\\u", backslash, end) >= 0:
         return None
     try:
-        compact = _COMPACT(value)
+        compact = _compact()(value)
     except UnicodeEncodeError:  # a lone surrogate: UTF-8 cannot hold it
         return None
     marks = compact.translate(None, _NOT_MARKS)  # its colons and brackets, in one pass

@@ -125,3 +125,20 @@ def test_matrix_notes_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     assert "HostProcess under Hyper-V isolation" in out
     assert "hcsshim PR #2531" in out and "no network at all" in out
+
+
+def test_audit_judges_each_pod_with_the_runtime_classes_read_before_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """What audit knows of a node is built once per runtime, but a RuntimeClass read after
+    a pod still counts for the pods after it: the first pod's class is not in the input
+    yet (its handler unknown), the second's is Hyper-V isolated (no network)."""
+    dump = {"apiVersion": "v1", "kind": "List", "items": [
+        node("n233", "containerd://2.3.3"),
+        host_process("first", "isolated", "n233"),
+        runtime_class("isolated", "runhcs-wcow-hypervisor"),
+        host_process("second", "isolated", "n233"),
+    ]}
+    _, out, _ = command(capsys, "audit", "-f", write(tmp_path / "dump.yaml", dump), "-o", "json")
+    effects = {p["name"]: p["hostNetworkEffect"] for p in json.loads(out)["pods"]}
+    assert effects == {"first": "unknown", "second": "no-network"}

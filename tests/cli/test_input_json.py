@@ -412,3 +412,23 @@ def test_a_raw_lone_surrogate_leaves_the_repeated_key_to_the_hook(repeated: bool
         return
     value, end, _ = decode(text, 0)
     assert (value, end) == ({"a": "\ud800:", "b": 1}, len(text))
+
+
+def test_msgspec_is_imported_at_the_first_json_value_only(tmp_path: Path) -> None:
+    """A run that reads only YAML never imports msgspec (about 10 ms of start-up); the
+    first JSON value does, for the repeated-key proof."""
+    (tmp_path / "pod.yaml").write_text("kind: Pod\nmetadata: {name: a}\n", encoding="utf-8")
+    (tmp_path / "pod.json").write_text('{"kind": "Pod", "metadata": {"name": "b"}}',
+                                       encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from kubelet_winnet.cli.input import read_source\n"
+        f"list(read_source({str(tmp_path / 'pod.yaml')!r}))\n"
+        "print('msgspec' in sys.modules)\n"
+        f"list(read_source({str(tmp_path / 'pod.json')!r}))\n"
+        "print('msgspec' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

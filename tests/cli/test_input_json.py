@@ -432,3 +432,24 @@ def test_msgspec_is_imported_at_the_first_json_value_only(tmp_path: Path) -> Non
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.skipif(not hasattr(sys, "set_int_max_str_digits"),
+                    reason="this Python (before 3.10.7) has no integer digit limit to set")
+def test_an_integer_past_a_lowered_python_limit_is_bad_input_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A process that lowered Python's digit limit below the reader's (640 here) cannot
+    convert a 1,000-digit literal: that item is refused, naming the limit, and the items
+    around it are read."""
+    good = '{\n    "kind": "Pod",\n    "n": ' + "1" * 600 + "\n}"
+    item = '{\n    "kind": "Pod",\n    "n": ' + "7" * 1000 + "\n}"
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        found = read_input(write_input(tmp_path, "l.json", _kubectl_list([good, item, good])))
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert [type(d).__name__ for d in found] == ["Document", "BadInput", "Document"]
+    assert str(found[1]).endswith(
+        "items[1]: integer with more than 640 digits, the limit this Python process sets")

@@ -62,7 +62,11 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _json_int(text: str) -> int:
     if len(text) > MAX_INT_DIGITS:
         raise _JsonValue(f"integer with more than {MAX_INT_DIGITS} digits")
-    return int(text)
+    try:
+        return int(text)
+    except ValueError:  # a process that lowered Python's own limit (int_max_str_digits)
+        raise _JsonValue(f"integer with more than {_DIGIT_LIMIT()} digits, the limit "
+                         "this Python process sets") from None
 
 
 def _json_float(text: str) -> float:

@@ -285,3 +285,24 @@ def test_large_yaml_list_streams_in_bounded_memory(tmp_path: Path) -> None:
     read_count, base_kb, peak_kb = map(int, done.stdout.split())
     assert read_count == count
     assert (peak_kb - base_kb) * 1024 < size / 4, (base_kb, peak_kb, size)
+
+
+@pytest.mark.skipif(not hasattr(sys, "set_int_max_str_digits"),
+                    reason="this Python (before 3.10.7) has no integer digit limit to set")
+def test_an_integer_past_a_lowered_python_limit_says_so(tmp_path: Path) -> None:
+    """A process that lowered Python's digit limit below the reader's (640 here) cannot
+    convert a 1,000-digit integer: the document is refused naming that limit (not "is not
+    an integer"), and a word that is no integer still says so."""
+    path = write_input(tmp_path, "p.yaml", "kind: Pod\nn: " + "7" * 1000 + "\n---\n"
+                       "kind: Pod\nm: !!int 12x\n")
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        found = read_input(path)
+    finally:
+        sys.set_int_max_str_digits(before)
+    reasons = [str(d) for d in found]
+    assert reasons[0].endswith(
+        "p.yaml:2: document 1: integer with more than 640 digits, the limit this Python "
+        "process sets")
+    assert reasons[1].endswith('!!int "12x" is not an integer')

@@ -5,6 +5,7 @@ or UTF-16 with a BOM, as kubectl's reader accepts), every file bounded by
 from __future__ import annotations
 
 import codecs
+import sys
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -17,6 +18,8 @@ __all__ = [
     "Limits",
     "Text",
     "line_after",
+    "past_python_digit_limit",
+    "python_digit_limit",
     "too_deep",
     "too_deep_reason",
 ]
@@ -25,6 +28,14 @@ __all__ = [
 # such a literal is bad input rather than a traceback.
 MAX_INT_DIGITS = 4300
 CHUNK = 1 << 16  # characters asked of the stream at a time
+# This process's own limit on the decimal digits int() converts (0: none; Python before
+# 3.10.7 has none). A process may lower it below MAX_INT_DIGITS.
+python_digit_limit = getattr(sys, "get_int_max_str_digits", lambda: 0)
+
+
+def past_python_digit_limit(limit: int) -> str:
+    """Why a decimal literal within MAX_INT_DIGITS is refused all the same."""
+    return f"integer with more than {limit} digits, the limit this Python process sets"
 
 
 @dataclass(frozen=True)

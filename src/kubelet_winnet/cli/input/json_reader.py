@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,6 +27,8 @@ from kubelet_winnet.cli.input.encoding import (
     MAX_INT_DIGITS,
     Limits,
     Text,
+    past_python_digit_limit,
+    python_digit_limit,
     too_deep,
     too_deep_reason,
 )
@@ -65,8 +66,7 @@ def _json_int(text: str) -> int:
     try:
         return int(text)
     except ValueError:  # a process that lowered Python's own limit (int_max_str_digits)
-        raise _JsonValue(f"integer with more than {_DIGIT_LIMIT()} digits, the limit "
-                         "this Python process sets") from None
+        raise _JsonValue(past_python_digit_limit(python_digit_limit())) from None
 
 
 def _json_float(text: str) -> float:
@@ -93,7 +93,6 @@ DECODER = json.JSONDecoder(object_pairs_hook=_pairs, **_HOOKS)  # names a repeat
 # decoder parses integers itself: a longer one is a ValueError, and DECODER says why.
 _LAST_WINS = json.JSONDecoder(**_HOOKS)
 _LAST_WINS_C_INTS = json.JSONDecoder(parse_float=_json_float, parse_constant=_json_constant)
-_DIGIT_LIMIT: Callable[[], int] = getattr(sys, "get_int_max_str_digits", lambda: 0)
 
 
 @functools.cache
@@ -106,7 +105,7 @@ def _compact() -> Callable[[Any], bytes]:
 def decode(text: str, start: int) -> tuple[Any, int, int]:
     """The JSON value at ``start``, where it ends, and its brackets (which bound how deep
     it nests), as :data:`DECODER` reads it."""
-    last_wins = _LAST_WINS_C_INTS if 0 < _DIGIT_LIMIT() <= MAX_INT_DIGITS else _LAST_WINS
+    last_wins = _LAST_WINS_C_INTS if 0 < python_digit_limit() <= MAX_INT_DIGITS else _LAST_WINS
     try:
         value, end = last_wins.raw_decode(text, start)
     except (ValueError, RecursionError, _JsonValue):

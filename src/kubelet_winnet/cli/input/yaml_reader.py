@@ -23,7 +23,12 @@ from kubelet_winnet.cli.input.documents import (
     json_kind,
     list_items,
 )
-from kubelet_winnet.cli.input.encoding import MAX_INT_DIGITS, Limits
+from kubelet_winnet.cli.input.encoding import (
+    MAX_INT_DIGITS,
+    Limits,
+    past_python_digit_limit,
+    python_digit_limit,
+)
 from kubelet_winnet.cli.input.lines import LineTable
 
 __all__ = ["YamlReader", "yaml_documents"]
@@ -152,6 +157,9 @@ def _yaml_int(text: str, line: int) -> int:
             return sign * total
         return sign * int(body, 10)
     except ValueError:
+        limit = python_digit_limit()
+        if body.isdigit() and body[0] != "0" and 0 < limit < len(body):  # a lowered limit
+            raise Refused(past_python_digit_limit(limit), line) from None
         raise Refused(f"!!int {clip(text)} is not an integer", line) from None
 
 

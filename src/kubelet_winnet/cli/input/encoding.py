@@ -15,6 +15,7 @@ __all__ = [
     "CHUNK",
     "DEFAULT_LIMITS",
     "MAX_INT_DIGITS",
+    "TOO_MANY_DIGITS",
     "Limits",
     "Text",
     "line_after",
@@ -31,6 +32,9 @@ CHUNK = 1 << 16  # characters asked of the stream at a time
 # This process's own limit on the decimal digits int() converts (0: none; Python before
 # 3.10.7 has none). A process may lower it below MAX_INT_DIGITS.
 python_digit_limit = getattr(sys, "get_int_max_str_digits", lambda: 0)
+
+
+TOO_MANY_DIGITS = f"integer with more than {MAX_INT_DIGITS} digits"
 
 
 def past_python_digit_limit(limit: int) -> str:

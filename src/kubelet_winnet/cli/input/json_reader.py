@@ -25,6 +25,7 @@ from kubelet_winnet.cli.input.documents import (
 from kubelet_winnet.cli.input.encoding import (
     CHUNK,
     MAX_INT_DIGITS,
+    TOO_MANY_DIGITS,
     Limits,
     Text,
     past_python_digit_limit,
@@ -62,7 +63,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _json_int(text: str) -> int:
     if len(text) > MAX_INT_DIGITS:
-        raise _JsonValue(f"integer with more than {MAX_INT_DIGITS} digits")
+        raise _JsonValue(TOO_MANY_DIGITS)
     try:
         return int(text)
     except ValueError:  # a process that lowered Python's own limit (int_max_str_digits)

@@ -25,6 +25,7 @@ from kubelet_winnet.cli.input.documents import (
 )
 from kubelet_winnet.cli.input.encoding import (
     MAX_INT_DIGITS,
+    TOO_MANY_DIGITS,
     Limits,
     past_python_digit_limit,
     python_digit_limit,
@@ -136,7 +137,7 @@ def _yaml_int(text: str, line: int) -> int:
     # YAML 1.1 integers, as PyYAML and go-yaml v2 resolve them.
     digits = text.replace("_", "")
     if len(digits) > MAX_INT_DIGITS:
-        raise Refused(f"integer with more than {MAX_INT_DIGITS} digits", line)
+        raise Refused(TOO_MANY_DIGITS, line)
     sign = -1 if digits[:1] == "-" else 1
     body = digits[1:] if digits[:1] in "+-" and digits else digits
     try:

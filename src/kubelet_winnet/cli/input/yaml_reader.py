@@ -42,7 +42,7 @@ _SCALAR_TAGS = {
 
 
 class _Frame:
-    __slots__ = ("anchor", "explicit", "is_map", "key", "key_line", "line", "lines",
+    __slots__ = ("anchor", "is_map", "key", "key_line", "line", "lines",
                  "merges", "size", "streamed", "value")
 
     def __init__(self, is_map: bool, line: int, anchor: str | None) -> None:
@@ -54,8 +54,8 @@ class _Frame:
         self.size = 1
         self.key: Any = _NO_KEY
         self.key_line = 0
-        self.merges: list[dict[str, Any]] = []
-        self.explicit: set[str] = set()
+        self.merges: list[dict[str, Any]] = []  # applied at the end: ``value`` holds
+        # only the keys written in the mapping itself until then
         self.streamed = -1  # the root's "items": items handed over so far, else -1
 
 
@@ -68,12 +68,20 @@ _GO_YAML_ONLY = {"y": f"{_TAG}bool", "Y": f"{_TAG}bool", "n": f"{_TAG}bool", "N"
 _GO_OCTAL = re.compile(r"[-+]?0o[0-7]+")
 
 
-def _scalar(loader: Any, event: Any, limits: Limits) -> tuple[Any, str]:
-    """The JSON value of a YAML scalar and its resolved tag."""
-    import yaml
+_STR = f"{_TAG}str"
+_MERGE_TAG = f"{_TAG}merge"
 
+
+def _scalar(loader: Any, event: Any) -> tuple[Any, str]:
+    """The JSON value of a YAML scalar and its resolved tag."""
     value: str = event.value
     tag = event.tag
+    if tag is None and (
+        not event.implicit[0] or value[:1] not in loader.yaml_implicit_resolvers
+    ):
+        return value, _STR  # quoted, or plain and no resolver's first character
+    import yaml
+
     if tag is None and event.implicit[0] and value in _GO_YAML_ONLY:  # plain, untagged
         tag = _GO_YAML_ONLY[value]
     elif tag is None and event.implicit[0] and _GO_OCTAL.fullmatch(value):
@@ -289,11 +297,11 @@ class YamlReader:
                 yield None, root_line, root, root_table
                 return
             if kind is yaml.ScalarEvent:
-                value, tag = _scalar(loader, event, limits)
+                value, tag = _scalar(loader, event)
                 size = 1
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)
-                if tag == f"{_TAG}merge" and stack and stack[-1].is_map and (
+                if tag == _MERGE_TAG and stack and stack[-1].is_map and (
                     stack[-1].key is _NO_KEY
                 ):
                     value = _MERGE
@@ -385,9 +393,11 @@ def _attach(parent: _Frame, value: Any, line: int) -> None:
     """``value`` (starting at ``line``) into the mapping being built: as its next key,
     or as the value of the key before it (a merge key's mappings kept for :func:`_close`)."""
     if parent.key is _NO_KEY:
-        if isinstance(value, (dict, list)):
-            raise Refused("a mapping key must be a scalar", line)
-        parent.key = value if value is _MERGE else _key_text(value, line)
+        if type(value) is not str:
+            if isinstance(value, (dict, list)):
+                raise Refused("a mapping key must be a scalar", line)
+            value = value if value is _MERGE else _key_text(value, line)
+        parent.key = value
         parent.key_line = line
         return
     key = parent.key
@@ -398,9 +408,8 @@ def _attach(parent: _Frame, value: Any, line: int) -> None:
             raise Refused("a merge key (<<) takes a mapping or a list of them", line)
         parent.merges.extend(merged_maps)
         return
-    if key in parent.explicit:
+    if key in parent.value:
         raise Refused(f"duplicate key {clip(key)}", parent.key_line)
-    parent.explicit.add(key)
     parent.value[key] = value
     parent.lines[key] = parent.key_line
 

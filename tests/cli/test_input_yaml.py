@@ -262,6 +262,22 @@ def test_yaml_list_items_are_handed_over_as_they_are_read(tmp_path: Path) -> Non
     assert isinstance(next(reader), BadInput)
 
 
+def test_list_items_given_by_an_alias_are_each_an_object(tmp_path: Path) -> None:
+    """An alias hands the whole sequence over at once (nothing to stream): each item is
+    still a document of its own, placed where its anchor wrote it; a non-object item is
+    bad input naming its index."""
+    path = write_input(tmp_path, "l.yaml", (
+        "x: &pods\n- kind: Pod\n  spec:\n    hostNetwork: true\n- 7\n"
+        "apiVersion: v1\nkind: List\nitems: *pods\n"
+    ))
+    first, second = read_input(path)
+    assert isinstance(first, Document)
+    assert (first.item, first.value["spec"], first.line_of(("spec", "hostNetwork"))) == (
+        0, {"hostNetwork": True}, 4)
+    assert isinstance(second, BadInput)
+    assert "items[1] is a number, not an object" in second.reason
+
+
 def test_large_yaml_list_streams_in_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     count = 8_000

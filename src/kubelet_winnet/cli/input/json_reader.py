@@ -16,7 +16,6 @@ from kubelet_winnet.cli.input.documents import (
     STOPS,
     BadInput,
     Document,
-    FieldPath,
     Refused,
     clip,
     json_kind,
@@ -33,7 +32,13 @@ from kubelet_winnet.cli.input.encoding import (
     too_deep,
     too_deep_reason,
 )
-from kubelet_winnet.cli.input.lines import SKIPPER, WHITESPACE, JsonLines, spans_locator
+from kubelet_winnet.cli.input.lines import (
+    SKIPPER,
+    WHITESPACE,
+    ItemLines,
+    JsonLines,
+    SpanLines,
+)
 from kubelet_winnet.cli.input.yaml_reader import YamlReader
 
 __all__ = ["DECODER", "WHITESPACE", "JsonReader", "NotJson", "decode", "json_documents"]
@@ -414,7 +419,7 @@ def json_documents(
                 yield BadInput(source, number, line, too_deep_reason(limits))
                 continue
             locate = (
-                spans_locator(text, value) if isinstance(text, dict)
+                SpanLines(text, value) if isinstance(text, dict)
                 else JsonLines(text, line, value)
             )
             items = list_items(value)
@@ -427,11 +432,7 @@ def json_documents(
                     yield BadInput(source, number, where,
                                    f"items[{index}] is {json_kind(entry)}, not an object")
                     continue
-
-                def locate_item(path: FieldPath, at: int = index, outer: Any = locate) -> int:
-                    return int(outer(("items", at, *path)))
-
-                yield Document(source, number, index, where, entry, locate_item,
+                yield Document(source, number, index, where, entry, ItemLines(locate, index),
                                commented=False)
     except Refused as exc:  # fatal: the rest of the stream cannot be read
         yield BadInput(source, reader.document, exc.line, exc.reason + STOPS)

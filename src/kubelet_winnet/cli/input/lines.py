@@ -14,7 +14,9 @@ from typing import Any
 from kubelet_winnet._describe import json_string as _quote
 from kubelet_winnet.cli.input.documents import FieldPath
 
-__all__ = ["SKIPPER", "WHITESPACE", "JsonLines", "LineTable", "spans_locator"]
+__all__ = [
+    "SKIPPER", "WHITESPACE", "ItemLines", "JsonLines", "LineTable", "SpanLines", "TableLines",
+]
 
 # Decodes anything the strict decoder does, to find where a value ends (refused values
 # are skipped with it too).
@@ -28,6 +30,11 @@ class LineTable:
     def __init__(self) -> None:
         self.table: dict[int, tuple[int, Any]] = {}
         self.keep: list[Any] = []  # containers stay alive while their ids are keys
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The ids are this process's: a copy (pickled by a reading process,
+        # cli/input/readahead.py) is keyed again by the ids of its copied containers.
+        return _copied_table, ([(value, self.table[id(value)]) for value in self.keep],)
 
     def add(self, value: Any, line: int, lines: Any) -> None:
         self.table[id(value)] = (line, lines)
@@ -49,22 +56,62 @@ class LineTable:
         return best
 
 
-def spans_locator(
-    spans: dict[str, tuple[str, int]], values: dict[str, Any]
-) -> Callable[[FieldPath], int]:
-    """Lines in a top-level object read key by key: each key's value has its own text."""
-    locators: dict[str, Callable[[FieldPath], int]] = {}
+def _copied_table(entries: list[tuple[Any, tuple[int, Any]]]) -> LineTable:
+    table = LineTable()
+    for value, entry in entries:
+        table.add(value, *entry)
+    return table
 
-    def locate(path: FieldPath) -> int:
-        if not path or path[0] not in spans:
+
+# The locators a Document is given are objects, not closures, so that a document read in
+# another process can be pickled with them.
+
+
+class TableLines:
+    """The lines of a YAML document ``root``, from its :class:`LineTable`."""
+
+    __slots__ = ("_root", "_table")
+
+    def __init__(self, table: LineTable, root: Any) -> None:
+        self._table = table
+        self._root = root
+
+    def __call__(self, path: FieldPath) -> int:
+        return self._table.locate(self._root, path)
+
+
+class ItemLines:
+    """The lines of item ``index`` of a List, found by the List's own locator."""
+
+    __slots__ = ("_index", "_list")
+
+    def __init__(self, list_lines: Callable[[FieldPath], int], index: int) -> None:
+        self._list = list_lines
+        self._index = index
+
+    def __call__(self, path: FieldPath) -> int:
+        return int(self._list(("items", self._index, *path)))
+
+
+class SpanLines:
+    """Lines in a top-level object read key by key: each key's value has its own text."""
+
+    __slots__ = ("_locators", "_spans", "_values")
+
+    def __init__(self, spans: dict[str, tuple[str, int]], values: dict[str, Any]) -> None:
+        self._spans = spans
+        self._values = values
+        self._locators: dict[str, JsonLines] = {}
+
+    def __call__(self, path: FieldPath) -> int:
+        if not path or path[0] not in self._spans:
             return 0
         key = str(path[0])
-        if key not in locators:
-            text, line = spans[key]
-            locators[key] = JsonLines(text, line, values.get(key))
-        return locators[key](path[1:])
-
-    return locate
+        locator = self._locators.get(key)
+        if locator is None:
+            text, line = self._spans[key]
+            locator = self._locators[key] = JsonLines(text, line, self._values.get(key))
+        return locator(path[1:])
 
 
 _SCAN = json.scanner.make_scanner(SKIPPER)  # type: ignore[arg-type]

@@ -17,7 +17,6 @@ from kubelet_winnet.cli.input.documents import (
     STOPS,
     BadInput,
     Document,
-    FieldPath,
     Refused,
     clip,
     json_kind,
@@ -30,7 +29,7 @@ from kubelet_winnet.cli.input.encoding import (
     past_python_digit_limit,
     python_digit_limit,
 )
-from kubelet_winnet.cli.input.lines import LineTable
+from kubelet_winnet.cli.input.lines import ItemLines, LineTable, TableLines
 
 __all__ = ["YamlReader", "yaml_documents"]
 
@@ -431,13 +430,7 @@ def yaml_documents(
                 yield BadInput(source, number, line,
                                f"items[{streamed}] is {json_kind(value)}, not an object")
                 continue
-
-            def locate_streamed(
-                path: FieldPath, root: Any = value, lines: LineTable = table
-            ) -> int:
-                return lines.locate(root, path)
-
-            yield Document(source, number, streamed, line, value, locate_streamed)
+            yield Document(source, number, streamed, line, value, TableLines(table, value))
             continue
         if value is None:
             continue  # an empty document ("---" at the end), as kubectl skips it
@@ -445,22 +438,15 @@ def yaml_documents(
             yield BadInput(source, number, line,
                            f"document is {json_kind(value)}, not an object")
             continue
-
-        def locate(path: FieldPath, root: Any = value, lines: LineTable = table) -> int:
-            return lines.locate(root, path)
-
+        locate = TableLines(table, value)
         items = list_items(value)
         if items is None:
             yield Document(source, number, None, line, value, locate)
             continue
-        for index, item in enumerate(items):
+        for index, item in enumerate(items):  # a List whose items an alias gave
+            where = locate(("items", index))
             if not isinstance(item, dict):
-                yield BadInput(source, number, locate(("items", index)),
+                yield BadInput(source, number, where,
                                f"items[{index}] is {json_kind(item)}, not an object")
                 continue
-
-            def locate_item(
-                path: FieldPath, root: Any = value, lines: LineTable = table, at: int = index
-            ) -> int:
-                return lines.locate(root, ("items", at, *path))
-
+            yield Document(source, number, index, where, item, ItemLines(locate, index))

@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
@@ -18,7 +18,9 @@ from kubelet_winnet.cli.input import (
     BadInput,
     Document,
     Limits,
+    ReadAhead,
     Skipped,
+    default_workers,
     expand_paths,
     read_source,
 )
@@ -184,6 +186,12 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="list skipped pods on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
+    parser.add_argument(
+        "-j", "--jobs", type=non_negative_int, default=None, metavar="N",
+        help="worker processes that read files ahead of their turn when there are many "
+        "(default: one fewer than the CPUs this process may use, at most 4; 0 reads every "
+        "file in this process); the output is the same either way",
+    )
     add_limit_arguments(parser)
     add_render_arguments(parser)
 
@@ -313,12 +321,20 @@ def positive_float(text: str) -> float:
 
 def positive_int(text: str) -> int:
     """argparse type of the count and size flags: a whole number, at least 1."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type of ``--jobs``: a whole number, 0 or more."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
     return value
 
 
@@ -382,7 +398,7 @@ def pods(
     session.quiet = args.quiet
     renderer = renderer_of(args)
     origins = None
-    entries: Iterable[str | BadInput | Skipped]
+    entries: list[str | BadInput | Skipped]
     if renderer is not None:  # charts and kustomizations, rendered in place
         session.renderer = renderer
         session.rendered = renderer.rendered
@@ -392,52 +408,82 @@ def pods(
         entries = list(renderer.expand(input_paths(args)))
         origins = origins_of(args, renderer, limits)
     else:
-        entries = expand_paths(input_paths(args))
-    for entry in entries:
-        if isinstance(entry, BadInput) and bad is not None and bad(entry):
-            continue  # (an empty directory is then known as said: no second note)
-        path = session.source(entry)
-        if path is None or (origins is not None and origins.hides(path)):
-            continue
+        entries = list(expand_paths(input_paths(args)))
+
+    def source_of(
+        path: str,
+    ) -> tuple[str | IO[bytes] | None, Callable[[Document], Document] | None]:
+        """A copy to read instead of the file (stdin's, a render's output), if any, and
+        what places its documents' lines in the file a person edits."""
         copy = copies.get(path) if copies is not None else None
         adapt = None
         if copy is None and renderer is not None:
             copy = renderer.copies.get(path)
             adapt = origins.adapter(path) if origins is not None else None
-        label = None if copy is None else "<stdin>" if path == "-" else path
-        first = True
-        for found in read_source(copy or path, limits, label=label):
-            if adapt is not None and isinstance(found, Document):
-                found = adapt(found)  # its lines placed in the file a person edits
-            if first:
-                first = False
-                # A file that could not be opened (missing, a dangling link) was not
-                # checked: it is an input error, not a file checked.
-                if not (isinstance(found, BadInput) and found.document == 0):
-                    session.files += 1
-            if isinstance(found, BadInput):
-                if bad is None or not bad(found):
-                    session.error(str(found))
+        return copy, adapt
+
+    def hidden(path: str) -> bool:
+        return origins is not None and origins.hides(path)
+
+    # Worker processes read ahead every file this process would read from disk itself
+    # (not stdin, nor a copy).
+    ahead = ReadAhead([entry for entry in entries if type(entry) is str and entry != "-"
+                       and source_of(entry)[0] is None and not hidden(entry)],
+                      limits, default_workers() if args.jobs is None else args.jobs)
+    with ahead:
+        for entry in entries:
+            if isinstance(entry, BadInput) and bad is not None and bad(entry):
+                continue  # (an empty directory is then known as said: no second note)
+            path = session.source(entry)
+            if path is None or hidden(path):
                 continue
-            try:
-                pod = pod_object(found.value)
-                if pod is None:
-                    if others is not None:
-                        others(found)
-                    continue
-                target, pinned_by = target_of(pod)
-            except InvalidPodError as exc:
-                invalid_pod(session, found, exc)
-                continue
-            if target is Target.LINUX or (
-                target is Target.UNTARGETED and args.windows_only
-            ):
-                _skip(session, found, pod, target, pinned_by, others)
-                continue
-            session.pods += 1
-            yield Pod(found, pod, target)
-        if first:  # an empty file: read, and nothing in it
-            session.files += 1
+            copy, adapt = source_of(path)
+            if copy is None and path != "-":
+                documents = ahead.read(path)
+            else:
+                label = None if copy is None else "<stdin>" if path == "-" else path
+                documents = read_source(copy or path, limits, label=label)
+            first = True
+            for found in documents:
+                if adapt is not None and isinstance(found, Document):
+                    found = adapt(found)  # its lines placed in the file a person edits
+                if first:
+                    first = False
+                    # A file that could not be opened (missing, a dangling link) was not
+                    # checked: it is an input error, not a file checked.
+                    if not (isinstance(found, BadInput) and found.document == 0):
+                        session.files += 1
+                pod = _pod(args, session, found, others, bad)
+                if pod is not None:
+                    yield pod
+            if first:  # an empty file: read, and nothing in it
+                session.files += 1
+
+
+def _pod(args: argparse.Namespace, session: Session, found: Document | BadInput,
+         others: Callable[[Document], None] | None,
+         bad: Callable[[BadInput], bool] | None) -> Pod | None:
+    """The pod to judge in ``found``, or None: bad input is reported, a document that
+    holds no pod goes to ``others``, a pod left out for its target is counted."""
+    if isinstance(found, BadInput):
+        if bad is None or not bad(found):
+            session.error(str(found))
+        return None
+    try:
+        pod = pod_object(found.value)
+        if pod is None:
+            if others is not None:
+                others(found)
+            return None
+        target, pinned_by = target_of(pod)
+    except InvalidPodError as exc:
+        invalid_pod(session, found, exc)
+        return None
+    if target is Target.LINUX or (target is Target.UNTARGETED and args.windows_only):
+        _skip(session, found, pod, target, pinned_by, others)
+        return None
+    session.pods += 1
+    return Pod(found, pod, target)
 
 
 def _skip(session: Session, found: Document, pod: PodObject, target: Target,

@@ -11,8 +11,9 @@ and the line; the reader then carries on with the next document where the format
 
 The modules, along the reader's seams: :mod:`.paths` (arguments to files, stdin),
 :mod:`.encoding` (bytes to text, the limits), :mod:`.yaml_reader`, :mod:`.json_reader`,
-:mod:`.lines` (a field's line), :mod:`.documents` (what is handed over) and
-:mod:`.source` (one file, either format).
+:mod:`.lines` (a field's line), :mod:`.documents` (what is handed over),
+:mod:`.source` (one file, either format) and :mod:`.readahead` (files read by worker
+processes ahead of their turn).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from kubelet_winnet.cli.input.paths import (
     replayable,
     stdin_head,
 )
+from kubelet_winnet.cli.input.readahead import ReadAhead, default_workers
 from kubelet_winnet.cli.input.source import read_source
 
 __all__ = [
@@ -38,7 +40,9 @@ __all__ = [
     "Document",
     "Limits",
     "Place",
+    "ReadAhead",
     "Skipped",
+    "default_workers",
     "describe_path",
     "expand_paths",
     "head_of",

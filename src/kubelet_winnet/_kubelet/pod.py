@@ -302,7 +302,7 @@ def pod_template(pod: object) -> tuple[Mapping[str, Any], str]:
     ``InvalidPodError`` (a kind that has no pod template, a missing template) or
     ``InvalidArgumentError`` (not a pod form at all).
     """
-    root, kind = _root(pod)
+    root, kind = (pod, None) if type(pod) is dict else _root(pod)  # most pods are dicts
     if kind is None:
         kind = get_optional_str(root, "kind", "")
         if kind is None:

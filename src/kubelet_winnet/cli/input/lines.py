@@ -58,8 +58,8 @@ class LineTable:
 
 def _copied_table(entries: list[tuple[Any, tuple[int, Any]]]) -> LineTable:
     table = LineTable()
-    for value, entry in entries:
-        table.add(value, *entry)
+    table.table = {id(value): entry for value, entry in entries}
+    table.keep = [value for value, _ in entries]
     return table
 
 

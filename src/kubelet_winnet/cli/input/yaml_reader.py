@@ -328,7 +328,11 @@ class YamlReader:
                 table = root_table
                 continue
             if parent.is_map:
-                _attach(parent, value, line)
+                if parent.key is _NO_KEY and type(value) is str:  # most keys: no call
+                    parent.key = value
+                    parent.key_line = line
+                else:
+                    _attach(parent, value, line)
             else:
                 parent.value.append(value)
                 parent.lines.append(line)

@@ -103,6 +103,11 @@ class ReadAhead:
                 for pipe in self._pipes:
                     if pipe is not None:
                         os.close(pipe.fileno())
+                # Off the user's terminal and pipes: a reader of this run's output sees
+                # its end when this process ends, whatever a worker still does.
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
                 for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # not this process's handlers
                     number = getattr(signal, name, None)
                     if number is not None:

@@ -6,7 +6,6 @@ version is read from two of them (:func:`expansion_rule`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
@@ -38,8 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class RequestFact:
+class RequestFact(NamedTuple):
     """A change in what the request builders send, from kubelet ``1.<since>`` on.
 
     The builders ask ``FACT.holds(minor)`` (or ``FACT.holds(minor, patch)`` where a

@@ -90,8 +90,7 @@ class PodFacts(NamedTuple):
     runtime_class: str | None = None  # spec.runtimeClassName; None when unset or empty
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One step (or one outcome of a step) of ``generatePodSandboxWindowsConfig``.
 
     ``id`` is what decisions record; ``summary`` is the docs' text, ``text`` what

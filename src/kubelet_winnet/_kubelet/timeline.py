@@ -14,8 +14,7 @@ the sandbox code reads the gate).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from kubelet_winnet._describe import describe
 from kubelet_winnet.errors import UnsupportedVersionError
@@ -47,8 +46,7 @@ class GateStage(enum.Enum):
     REMOVED = "removed"
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(NamedTuple):
     """``WindowsHostNetwork`` in one kubelet minor release."""
 
     minor: int
@@ -104,8 +102,7 @@ KEP_WITHDRAWN_MINOR = LAST_NAMESPACE_OPTIONS_MINOR + 1
 DEFAULT_KUBELET_VERSION = f"1.{LAST_NAMESPACE_OPTIONS_MINOR}"
 
 
-@dataclass(frozen=True)
-class Band:
+class Band(NamedTuple):
     """Consecutive releases with the same row apart from the minor (for docs)."""
 
     first_minor: int

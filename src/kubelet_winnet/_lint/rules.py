@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kubelet_winnet._lint.targeting import Target
 
@@ -117,8 +118,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Reason:
+class Reason(NamedTuple):
     """A code ``explain`` prints (``kubelet_winnet.WarningCode``): the check rule it is a
     case of, so one id has one severity everywhere; ``rule`` None: a note about the
     command-line flags, which ``check`` prints as a note too."""

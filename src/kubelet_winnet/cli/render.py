@@ -27,7 +27,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from kubelet_winnet.cli.input import BadInput, Limits, Skipped, expand_paths, paths
 from kubelet_winnet.cli.input.documents import clip
@@ -51,8 +51,7 @@ MAX_DOCUMENTS = 20_000
 MAX_TEMPLATES = 2_000
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(NamedTuple):
     """A directory rendered as a whole: ``kind`` is ``helm`` or ``kustomize``; ``path`` as
     the user would write it (relative when the argument was); ``manifest`` the file that
     makes it one (``Chart.yaml``, ``kustomization.yaml``)."""
@@ -62,8 +61,7 @@ class Root:
     manifest: str
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(NamedTuple):
     """What the command line says about rendering (``add_input_arguments``)."""
 
     enabled: bool = True

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import printable
@@ -95,8 +95,7 @@ def exit_text(*rows: tuple[int, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A subcommand: ``configure(parser)`` adds its flags, ``run(args, session)`` writes to
     ``session.out``/``session.err`` and returns the exit status."""
 

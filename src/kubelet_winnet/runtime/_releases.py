@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kubelet_winnet.runtime._handlers import (
     DEFAULT_RUNTIME_NAME,
@@ -63,8 +63,7 @@ CRI_RUNTIME_PLUGIN_IDS: Mapping[int, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class ShimRow:
+class ShimRow(NamedTuple):
     """From containerd ``since`` on (within its line), the Windows shim
     (containerd-shim-runhcs-v1.exe) is built from hcsshim ``hcsshim``."""
 
@@ -73,8 +72,7 @@ class ShimRow:
     source: str
 
 
-@dataclass(frozen=True)
-class RemovedOption:
+class RemovedOption(NamedTuple):
     """A CRI configuration key a containerd line no longer reads."""
 
     table: str  # the version 3 table, as RELEASES.md names it
@@ -86,8 +84,7 @@ class RemovedOption:
     source: str
 
 
-@dataclass(frozen=True)
-class ContainerdLine:
+class ContainerdLine(NamedTuple):
     """One containerd minor release line."""
 
     line: tuple[int, int]

@@ -37,7 +37,7 @@ from kubelet_winnet.cli.input.source import read_source
 __all__ = ["MAX_FILE_BYTES", "MIN_FILES", "ReadAhead", "default_workers"]
 
 MIN_FILES = 32  # fewer are read before two processes could be forked
-MAX_FILE_BYTES = 1 << 20  # larger files are read here, as they stream
+MAX_FILE_BYTES = 256 * 1024  # a larger file is read here, a document at a time
 MAX_WORKERS = 4  # this process's own share (judging, unpickling) bounds the gain beyond
 
 _LENGTH = struct.Struct("!I")  # a frame: the pickle's length, then the pickle

@@ -88,14 +88,19 @@ def seen(found):
                 [found.line_of(path) for path in fields(found.value)], found.commented]
     return ["bad", str(found)]
 
-paths, workers, kill = json.loads(sys.argv[1])
+paths, workers, how = json.loads(sys.argv[1])
 limits = Limits(max_bytes=4 * 1024 * 1024, max_alias_nodes=100)
+if how == "no-fork":  # the system refuses another process
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+    os.fork = refused
 ahead = ReadAhead(paths, limits, workers)
 started = list(ahead.pids)
-if kill:
+if how == "kill":
     os.kill(started[0], signal.SIGKILL)
+asked = paths[::-1] if how == "out-of-order" else paths
 mismatched = []
-for path in paths:
+for path in asked:
     if [seen(f) for f in ahead.read(path)] != [seen(f) for f in read_source(path, limits)]:
         mismatched.append(path)
 ahead.close()
@@ -110,9 +115,9 @@ print(json.dumps({"started": len(started), "mismatched": mismatched,
 """
 
 
-def _compare(paths: list[str], workers: int, kill: bool = False) -> dict[str, object]:
+def _compare(paths: list[str], workers: int, how: str = "") -> dict[str, object]:
     done = subprocess.run(
-        [sys.executable, "-c", _COMPARE, json.dumps([paths, workers, kill])],
+        [sys.executable, "-c", _COMPARE, json.dumps([paths, workers, how])],
         capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -127,7 +132,19 @@ def test_workers_hand_over_what_read_source_gives(tmp_path: Path) -> None:
 
 def test_a_dead_workers_files_are_read_here(tmp_path: Path) -> None:
     paths = _tree(tmp_path)
-    assert _compare(paths, 1, kill=True) == {"started": 1, "mismatched": [], "reaped": True}
+    assert _compare(paths, 1, "kill") == {"started": 1, "mismatched": [], "reaped": True}
+
+
+def test_no_worker_when_the_system_refuses_a_process(tmp_path: Path) -> None:
+    paths = _tree(tmp_path)
+    assert _compare(paths, 2, "no-fork") == {"started": 0, "mismatched": [], "reaped": True}
+
+
+def test_files_asked_out_of_order_are_read_here(tmp_path: Path) -> None:
+    """A caller that strays from the plan gets what read_source gives, every time."""
+    paths = _tree(tmp_path)
+    assert _compare(paths, 2, "out-of-order") == {
+        "started": 2, "mismatched": [], "reaped": True}
 
 
 def test_few_files_or_no_workers_are_read_here(tmp_path: Path) -> None:

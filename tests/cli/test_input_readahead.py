@@ -214,7 +214,7 @@ def test_jobs_must_be_a_whole_number(tmp_path: Path, value: str, reason: str) ->
     assert f"argument -j/--jobs: {reason}" in done.stderr
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["TERM", "KILL"])
 def test_workers_do_not_outlive_a_run_ended_by_a_signal(tmp_path: Path, signum: int) -> None:
     for n in range(3000):
         write_input(tmp_path, f"p{n:04}.yaml", WINDOWS_POD.format(n=n))

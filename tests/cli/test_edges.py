@@ -326,6 +326,8 @@ def _capture(argv: list[str]) -> tuple[str, str]:
     (["translate", "x.yaml", "-o", "xml"], "translate: argument -o/--output: invalid choice"),
     (["check", "x.yaml", "--max-bytes", "0"], "check: argument --max-bytes: must be at "
                                               "least 1"),
+    (["check", "x.yaml", "--max-bytes", "-5"], "check: argument --max-bytes: must be at "
+                                               "least 1"),
     (["audit", "--page-size", "x\x1b[2J"], "not a whole number: 'x\\x1b[2J'"),
     (["run", "x.yaml", "--dry-run", "--node-config"], "expected one argument"),
 ])

@@ -320,7 +320,7 @@ def positive_float(text: str) -> float:
 
 def positive_int(text: str) -> int:
     """argparse type of the count and size flags: a whole number, at least 1."""
-    value = non_negative_int(text)
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
@@ -328,13 +328,17 @@ def positive_int(text: str) -> int:
 
 def non_negative_int(text: str) -> int:
     """argparse type of ``--jobs``: a whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
+    value = _whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
 
 
 def check_profile(args: argparse.Namespace, session: Session) -> bool:

@@ -2,9 +2,9 @@
 
 Reading (bytes to documents: :func:`read_source`) is most of ``check``'s work on a
 directory of small manifests, and each file is read on its own. So worker processes,
-forked once the command is ready, take the files in turn (file ``i`` goes to worker
-``i % n``), read each with :func:`read_source` and hand its documents over, pickled,
-through a pipe. This process asks for the files in input order and gets, for each, what
+forked once the command is ready, take the files in turn (this process keeps one in
+every ``2n + 1`` for itself), read each with :func:`read_source` and hand its documents
+over, pickled, through a pipe. This process asks for the files in input order and gets, for each, what
 :func:`read_source` gives here, document for document: every note, finding and decision
 is still made here, in input order, so the output does not change
 (tests/cli/test_input_readahead.py).
@@ -176,6 +176,7 @@ def _receive(pipe: IO[bytes]) -> list[Document | BadInput] | None:
     """The documents of the next frame; None when this process reads the file itself
     (an empty frame, or the worker is gone: the pipe is then closed)."""
     import pickle
+
     header = pipe.read(_LENGTH.size)
     size = _LENGTH.unpack(header)[0] if len(header) == _LENGTH.size else -1
     if size == 0:

@@ -53,8 +53,8 @@ class _Frame:
         self.size = 1
         self.key: Any = _NO_KEY
         self.key_line = 0
-        self.merges: list[dict[str, Any]] = []  # applied at the end: ``value`` holds
-        # only the keys written in the mapping itself until then
+        # Applied when the mapping ends: until then ``value`` holds its own keys only.
+        self.merges: list[dict[str, Any]] = []
         self.streamed = -1  # the root's "items": items handed over so far, else -1
 
 
@@ -328,11 +328,7 @@ class YamlReader:
                 table = root_table
                 continue
             if parent.is_map:
-                if parent.key is _NO_KEY and type(value) is str:  # most keys: no call
-                    parent.key = value
-                    parent.key_line = line
-                else:
-                    _attach(parent, value, line)
+                _attach(parent, value, line)
             else:
                 parent.value.append(value)
                 parent.lines.append(line)
@@ -396,7 +392,7 @@ def _attach(parent: _Frame, value: Any, line: int) -> None:
     """``value`` (starting at ``line``) into the mapping being built: as its next key,
     or as the value of the key before it (a merge key's mappings kept for :func:`_close`)."""
     if parent.key is _NO_KEY:
-        if type(value) is not str:
+        if type(value) is not str:  # most keys are: nothing to check or convert
             if isinstance(value, (dict, list)):
                 raise Refused("a mapping key must be a scalar", line)
             value = value if value is _MERGE else _key_text(value, line)

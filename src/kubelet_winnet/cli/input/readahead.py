@@ -4,9 +4,9 @@ Reading (bytes to documents: :func:`read_source`) is most of ``check``'s work on
 directory of small manifests, and each file is read on its own. So worker processes,
 forked once the command is ready, take the files in turn (this process keeps one in
 every ``2n + 1`` for itself), read each with :func:`read_source` and hand its documents
-over, pickled, through a pipe. This process asks for the files in input order and gets, for each, what
-:func:`read_source` gives here, document for document: every note, finding and decision
-is still made here, in input order, so the output does not change
+over, pickled, through a pipe. This process asks for the files in input order and gets,
+for each, what :func:`read_source` gives here, document for document: every note,
+finding and decision is still made here, in input order, so the output does not change
 (tests/cli/test_input_readahead.py).
 
 Only where it is safe and pays: a POSIX fork (not macOS, where a forked child may crash

@@ -94,8 +94,14 @@ if how == "no-fork":  # the system refuses another process
     def refused():
         raise BlockingIOError(11, "Resource temporarily unavailable")
     os.fork = refused
+if how == "thread":  # a second thread: a lock it holds would stay held in a worker
+    import threading
+    done = threading.Event()
+    threading.Thread(target=done.wait, daemon=True).start()
 ahead = ReadAhead(paths, limits, workers)
 started = list(ahead.pids)
+if how == "thread":
+    done.set()
 if how == "kill":
     os.kill(started[0], signal.SIGKILL)
 asked = paths[::-1] if how == "out-of-order" else paths
@@ -138,6 +144,11 @@ def test_a_dead_workers_files_are_read_here(tmp_path: Path) -> None:
 def test_no_worker_when_the_system_refuses_a_process(tmp_path: Path) -> None:
     paths = _tree(tmp_path)
     assert _compare(paths, 2, "no-fork") == {"started": 0, "mismatched": [], "reaped": True}
+
+
+def test_no_worker_beside_a_second_thread(tmp_path: Path) -> None:
+    paths = _tree(tmp_path)
+    assert _compare(paths, 2, "thread") == {"started": 0, "mismatched": [], "reaped": True}
 
 
 def test_files_asked_out_of_order_are_read_here(tmp_path: Path) -> None:
@@ -230,6 +241,30 @@ def test_workers_do_not_outlive_a_run_ended_by_a_signal(tmp_path: Path, signum: 
     while True:  # a worker left behind would still be in the run's process group
         try:
             os.killpg(child.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "a worker outlived the run"
+        time.sleep(0.05)
+
+
+def test_a_closed_pipe_ends_the_run_and_its_workers(tmp_path: Path) -> None:
+    """``check DIR -o json | head -c 100``: the run ends as a closed pipe ends it (141),
+    and no worker is left reading."""
+    for n in range(400):
+        write_input(tmp_path, f"p{n:04}.yaml", WINDOWS_POD.format(n=n))
+    check = subprocess.Popen(
+        [sys.executable, "-m", "kubelet_winnet.cli", "check", str(tmp_path), "-o", "json",
+         "--jobs", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True,
+    )
+    assert check.stdout is not None
+    check.stdout.read(100)
+    check.stdout.close()
+    assert check.wait(timeout=60) == 141
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            os.killpg(check.pid, 0)
         except ProcessLookupError:
             break
         assert time.monotonic() < deadline, "a worker outlived the run"

@@ -326,7 +326,14 @@ def _message_text(message: Message) -> str:
     """A message on one line: its set fields, ``name value``; a message with none set
     reads as its scalar fields at their defaults (``network POD``: what an empty
     ``WindowsNamespaceOption`` means), or ``{}``."""
-XX
+    parts = []
+    listed: list[tuple[Any, Any]] = message.ListFields()
+    for field, value in listed:
+        if _is_map(field):
+            entry = field.message_type
+            entries = ", ".join(
+                f"{_scalar(entry.fields_by_name['key'], k)}: "
+                f"{_render(entry.fields_by_name['value'], value[k])}"
                 for k in sorted(value)
             )
             parts.append(f"{field.name} {{{entries}}}")

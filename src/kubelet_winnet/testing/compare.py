@@ -327,7 +327,7 @@ def _message_text(message: Message) -> str:
     reads as its scalar fields at their defaults (``network POD``: what an empty
     ``WindowsNamespaceOption`` means), or ``{}``."""
     parts = []
-    listed: list[tuple[Any, Any]] = message.ListFields()
+    listed: list[tuple[Any, Any]] = list(message.ListFields())
     for field, value in listed:
         if _is_map(field):
             entry = field.message_type

@@ -188,8 +188,12 @@ class FakeRuntime:
                      ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES)],
         )
         server.add_generic_rpc_handlers((_handler(self, grpc),))
-        if server.add_insecure_port(f"unix://{self._socket}") == 0:
-            raise InvalidRequestError("socket_path", f"cannot listen on {self._socket}")
+        try:
+            server.add_insecure_port(f"unix://{self._socket}")
+        except RuntimeError:  # grpcio's only word for a bind that failed
+            raise InvalidRequestError(
+                "socket_path", f"cannot listen on {str(self._socket)[:200]} (does its "
+                "directory exist, and is the path at most 107 bytes?)") from None
         server.start()
         self._server = server
         return self

@@ -1,0 +1,201 @@
+"""``FakeRuntime`` driven by the library's own ``RuntimeClient``: ids, states, recorded
+calls, injected failures, canned replies, and refusals of malformed requests with
+``INVALID_ARGUMENT`` as a runtime gives them.
+
+The sandbox network follows the policy's rule (``kep``: NODE in ``namespace_options``
+or ``host_process``; ``containerd``: ``host_process`` alone, its ``hostNetwork()``).
+crictl is not installed by ``.ci/install-system-packages``, so its request shapes are
+not exercised here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import grpc
+import pytest
+
+import kubelet_winnet as kw
+from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet.cri import RuntimeClient
+from kubelet_winnet.testing import Call, FakeRuntime
+
+POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "web", "namespace": "default", "uid": "u-1"},
+    "spec": {"hostNetwork": True, "containers": [{"name": "iis", "image": "iis:ltsc2022"}]},
+}
+HOST_PROCESS = {**POD, "spec": {**POD["spec"], "securityContext": {
+    "windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}}}
+
+
+def test_a_pod_runs_through_the_fake_and_every_call_is_recorded() -> None:
+    request = kw.run_pod_sandbox_request(POD)
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint, timeout=10) as client:
+        sandbox = client.run_pod_sandbox(request).pod_sandbox_id
+        container = client.create_container(
+            kw.create_container_request(POD, "iis", pod_sandbox_id=sandbox)).container_id
+        client.start_container(container)
+        status = client.container_status(container).status
+        assert status.state == api_pb2.CONTAINER_RUNNING
+        assert status.metadata.name == "iis"
+        sandbox_status = client.pod_sandbox_status(sandbox).status
+        assert (sandbox_status.id, sandbox_status.metadata.name) == (sandbox, "web")
+        assert sandbox_status.state == api_pb2.SANDBOX_READY
+        client.stop_pod_sandbox(sandbox)
+        assert client.pod_sandbox_status(sandbox).status.state == api_pb2.SANDBOX_NOTREADY
+        client.remove_pod_sandbox(sandbox)
+        assert list(client.list_pod_sandbox().items) == []
+        fake.assert_calls(["RunPodSandbox", "CreateContainer", "StartContainer",
+                           "ContainerStatus", "PodSandboxStatus", "StopPodSandbox",
+                           "PodSandboxStatus", "RemovePodSandbox", "ListPodSandbox"])
+        fake.assert_calls([("RunPodSandbox", request), *[c.method for c in fake.calls[1:]]])
+        assert fake.calls[0] == Call("RunPodSandbox", "RuntimeService", request)
+        assert fake.calls[0].path == "/runtime.v1.RuntimeService/RunPodSandbox"
+        assert fake.requests("RunPodSandbox") == (request,)
+
+
+@pytest.mark.parametrize(("policy", "pod", "minor", "network"), [
+    ("kep", POD, 32, "node"),         # NODE sent: the KEP's runtime honours it
+    ("kep", POD, 33, "pod"),          # 1.33+ never sends namespace_options
+    ("containerd", POD, 32, "pod"),   # containerd reads host_process only
+    ("containerd", HOST_PROCESS, 33, "node"),
+    ("kep", HOST_PROCESS, 38, "node"),
+])
+def test_the_sandbox_network_follows_the_policy(
+    policy: str, pod: dict[str, Any], minor: int, network: str
+) -> None:
+    with FakeRuntime(policy=policy) as fake, RuntimeClient(fake.endpoint) as client:
+        request = kw.run_pod_sandbox_request(pod, kubelet_version=f"1.{minor}")
+        sandbox = client.run_pod_sandbox(request).pod_sandbox_id
+        assert fake.sandbox_network(sandbox) == network
+        info = client.pod_sandbox_status(sandbox, verbose=True).info
+        assert json.loads(info["info"]) == {"network": network}
+
+
+def test_failures_are_injected_and_reset() -> None:
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
+        fake.fail("RunPodSandbox", "UNAVAILABLE", "the runtime is restarting")
+        with pytest.raises(kw.CriError) as caught:
+            client.run_pod_sandbox(kw.run_pod_sandbox_request(POD))
+        assert (caught.value.code, caught.value.details) == (
+            "UNAVAILABLE", "the runtime is restarting")
+        fake.reset()
+        assert fake.calls == ()
+        assert client.run_pod_sandbox(kw.run_pod_sandbox_request(POD)).pod_sandbox_id
+
+
+def test_canned_replies_as_messages_or_raw_bytes() -> None:
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
+        fake.reply("Version", api_pb2.VersionResponse(runtime_name="containerd",
+                                                      runtime_version="v2.4.0"))
+        assert client.version().runtime_version == "v2.4.0"
+        fake.reply("Version", b"\x12")  # truncated: the client sees INTERNAL
+        with pytest.raises(kw.CriError) as caught:
+            client.version()
+        assert caught.value.code == "INTERNAL"
+
+
+def test_version_status_and_images_answer_as_a_runtime() -> None:
+    with FakeRuntime(images=["pause:3.10"]) as fake, RuntimeClient(fake.endpoint) as client:
+        reply = client.version()
+        assert (reply.version, reply.runtime_api_version) == ("0.1.0", "v1")
+        conditions = {c.type: c.status for c in client.status().status.conditions}
+        assert conditions == {"RuntimeReady": True, "NetworkReady": True}
+        assert client.image_status("pause:3.10").image.id == "pause:3.10"
+        assert not client.image_status("absent:1").HasField("image")
+
+
+@pytest.mark.parametrize(("call", "field"), [
+    (lambda c: c.run_pod_sandbox(api_pb2.RunPodSandboxRequest()), "config.metadata"),
+    (lambda c: c.run_pod_sandbox(api_pb2.RunPodSandboxRequest(config=api_pb2.PodSandboxConfig(
+        metadata=api_pb2.PodSandboxMetadata(name="a", namespace="b")))), "config.metadata.uid"),
+])
+def test_malformed_requests_are_invalid_argument(call: Any, field: str) -> None:
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
+        with pytest.raises(kw.CriError) as caught:
+            call(client)
+        assert caught.value.code == "INVALID_ARGUMENT"
+        assert caught.value.details.startswith(field + ":")
+        assert len(fake.calls) == 1
+
+
+def test_an_out_of_range_namespace_mode_is_invalid_argument() -> None:
+    request = kw.run_pod_sandbox_request(POD, kubelet_version="1.32")
+    request.config.windows.security_context.namespace_options.network = 7  # type: ignore[assignment]
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
+        with pytest.raises(kw.CriError) as caught:
+            client.run_pod_sandbox(request)
+    assert caught.value.code == "INVALID_ARGUMENT"
+    assert "namespace_options.network" in caught.value.details
+
+
+def test_bytes_that_are_not_the_request_are_invalid_argument() -> None:
+    with FakeRuntime() as fake:
+        channel = grpc.insecure_channel(fake.endpoint)
+        call = channel.unary_unary("/runtime.v1.RuntimeService/RunPodSandbox")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(b"\xff\xff\xff", timeout=10)
+        channel.close()
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+        assert fake.calls[0].request is None
+
+
+def test_unknown_ids_are_not_found_and_unknown_methods_unimplemented() -> None:
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
+        with pytest.raises(kw.CriError) as caught:
+            client.pod_sandbox_status("nope")
+        assert caught.value.code == "NOT_FOUND"
+        assert '"nope"' in caught.value.details
+        channel = grpc.insecure_channel(fake.endpoint)
+        with pytest.raises(grpc.RpcError) as unknown:
+            channel.unary_unary("/runtime.v1.RuntimeService/Exec")(b"", timeout=10)
+        channel.close()
+        assert unknown.value.code() == grpc.StatusCode.UNIMPLEMENTED  # type: ignore[attr-defined]
+
+
+def test_the_socket_is_removed_when_it_stops(tmp_path: Any) -> None:
+    socket = f"/tmp/kw-fake-{os.getpid()}.sock"
+    with FakeRuntime(socket_path=socket) as fake:
+        assert fake.endpoint == f"unix://{socket}"
+        assert os.path.exists(socket)
+    assert not os.path.exists(socket)
+    with pytest.raises(kw.InvalidRequestError, match="not started"):
+        _ = fake.endpoint
+
+
+def test_assert_calls_names_each_difference() -> None:
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
+        client.version()
+        with pytest.raises(AssertionError) as caught:
+            fake.assert_calls(["Status", "Version"])
+    assert str(caught.value) == (
+        "the calls differ: call 0: expected Status, received Version; call 1: expected "
+        "Version, none was made (received: Version)")
+
+
+@pytest.mark.parametrize(("make", "error", "words"), [
+    (lambda: FakeRuntime(policy="strict"), kw.InvalidArgumentError, "'kep' or 'containerd'"),
+    (lambda: FakeRuntime(socket_path=3), kw.InvalidArgumentError, "socket_path"),
+    (lambda: FakeRuntime(images="pause"), kw.InvalidArgumentError, "images"),
+    (lambda: FakeRuntime(runtime_name=b"x"), kw.InvalidArgumentError, "runtime_name"),
+    (lambda: FakeRuntime().fail("Exec", "UNAVAILABLE"), kw.InvalidRequestError, "'Exec'"),
+    (lambda: FakeRuntime().fail("Version", "OK"), kw.InvalidArgumentError, "status code"),
+    (lambda: FakeRuntime().fail(1, "OK"), kw.InvalidArgumentError, "RPC name"),
+    (lambda: FakeRuntime().fail("Version", "UNKNOWN", b"x"), kw.InvalidArgumentError,
+     "details"),
+    (lambda: FakeRuntime().reply("Version", api_pb2.StatusResponse()),
+     kw.InvalidArgumentError, "runtime.v1.VersionResponse"),
+    (lambda: FakeRuntime().assert_calls("Version"), kw.InvalidArgumentError, "list"),
+    (lambda: FakeRuntime().assert_calls([3]), kw.InvalidArgumentError, "expected[0]"),
+    (lambda: FakeRuntime().sandbox_network("x"), kw.InvalidRequestError, "no such sandbox"),
+    (lambda: FakeRuntime(socket_path="/nonexistent-dir/x.sock").start(),
+     kw.InvalidRequestError, "cannot listen"),
+])
+def test_bad_arguments_get_typed_errors(make: Any, error: type[Exception], words: str) -> None:
+    with pytest.raises(error) as caught:
+        make()
+    assert isinstance(caught.value, kw.WinnetError)
+    assert words in str(caught.value)

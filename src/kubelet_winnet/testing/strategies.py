@@ -117,6 +117,10 @@ def windows_pods(
     if accepted is True and host_network is False and host_process in ("pod", "container"):
         raise InvalidArgumentError("host_network", "True or None for an accepted HostProcess "
                                    "pod (hostNetwork is required)", "False")
+    if accepted is False and host_process == "pod" and host_network is True:
+        raise InvalidArgumentError("host_network", "False or None for accepted=False with "
+                                   "host_process='pod' (the only refusal left is hostNetwork)",
+                                   "True")
     if accepted is False and host_process == "none":
         raise InvalidArgumentError("host_process", "a HostProcess layout for accepted=False "
                                    "(every refusal is about HostProcess)", "'none'")
@@ -136,6 +140,7 @@ def _windows_pods(draw: st.DrawFn, host_network: bool | None, host_process: str 
 
     layout = host_process if host_process is not None else draw(st.sampled_from(
         ("pod", "container", "none") if accepted is True
+        else ("container", "mixed") if accepted is False and host_network is True
         else ("pod", "container", "mixed") if accepted is False else _HOST_PROCESS))
     # The refusal the pod is built for (None: built to be accepted).
     refusal: str | None = None
@@ -147,9 +152,6 @@ def _windows_pods(draw: st.DrawFn, host_network: bool | None, host_process: str 
             choices.append("no-host-network")
         if layout == "container":
             choices.append("pod-false")
-        if accepted is False and not choices:
-            raise InvalidArgumentError("host_network", "False or None for accepted=False "
-                                       "with host_process='pod'", "True")
         if layout in ("pod", "container") and host_network is False:
             refusal = "no-host-network"
         elif choices:

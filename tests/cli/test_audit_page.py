@@ -1,4 +1,4 @@
-"""``audit -o html`` and ``node -o html`` (cli/audit_page.py): one self-contained page,
+"""``audit -o html`` and ``node -o html`` (cli/output/audit_page.py): one self-contained page,
 loaded in a real browser (Debian's ``chromium``, headless).
 
 The cluster below is written for these tests; what each pod gets is restated from the
@@ -233,7 +233,7 @@ def test_docs_url_links_each_rule(dump: Path, capsys: pytest.CaptureFixture[str]
 
 def test_colours_meet_wcag_aa_contrast() -> None:
     """WCAG 2.2, "contrast ratio" and "relative luminance" (sRGB, 0.03928 threshold)."""
-    from kubelet_winnet.cli.audit_page import PALETTE
+    from kubelet_winnet.cli.output.audit_page import PALETTE
 
     def luminance(colour: str) -> float:
         channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
@@ -396,7 +396,7 @@ def test_the_browser_takes_a_screenshot(page: str, tmp_path: Path) -> None:
 def test_rows_past_the_bound_are_counted_in_their_group(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kubelet_winnet.cli import audit_page
+    from kubelet_winnet.cli.output import audit_page
 
     monkeypatch.setattr(audit_page, "_GROUP_ROWS", 2)
     items = [ITEMS[1], *(pod("web", f"iis-{i}", "win-a", host_network=True) for i in range(5))]

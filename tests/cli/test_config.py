@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from kubelet_winnet._lint.rules import RULES, RULES_BY_ID
 from kubelet_winnet.cli import main
 from kubelet_winnet.cli.config import Config, ConfigError, load_config
-from kubelet_winnet.cli.input import DEFAULT_LIMITS
-from kubelet_winnet.cli.input import paths as paths_module
+from kubelet_winnet.sources.manifests import DEFAULT_LIMITS
+from kubelet_winnet.sources.manifests import paths as paths_module
 
 REPO = Path(__file__).resolve().parents[2]
 

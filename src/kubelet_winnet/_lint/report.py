@@ -451,7 +451,7 @@ def report_writer(output: str, out: TextIO, options: Options | None = None) -> R
     return writer
 
 
-# --- the node command's findings (cli/node_checks.py) -------------------------------------
+# --- the node command's findings (_lint/node_checks.py) -------------------------------------
 # (rule, severity, message, file, line, ignore reason or None) per finding.
 NodeResult = tuple[Rule, Severity, str, str, int, "str | None"]
 

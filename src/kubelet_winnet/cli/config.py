@@ -43,7 +43,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelet_winnet._printable import printable
-from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, paths, read_source
+from kubelet_winnet.sources.manifests import (
+    SETTINGS_FILE,
+    BadInput,
+    Document,
+    Limits,
+    paths,
+    read_source,
+)
 
 __all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "docs_url_error",
            "find_config", "load_config", "settings_keys"]

@@ -13,7 +13,8 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import printable
-from kubelet_winnet.cli.input import (
+from kubelet_winnet.errors import InvalidPodError, WinnetError
+from kubelet_winnet.sources.manifests import (
     DEFAULT_LIMITS,
     BadInput,
     Document,
@@ -24,11 +25,10 @@ from kubelet_winnet.cli.input import (
     expand_paths,
     read_source,
 )
-from kubelet_winnet.errors import InvalidPodError, WinnetError
 
 if TYPE_CHECKING:
-    from kubelet_winnet.cli.origins import Origins
-    from kubelet_winnet.cli.render import Renderer
+    from kubelet_winnet.sources.charts.origins import Origins
+    from kubelet_winnet.sources.charts.render import Renderer
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -196,8 +196,8 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_render_arguments(parser: argparse.ArgumentParser) -> None:
-    """How charts and kustomizations are rendered (cli/render.py, ``renderer_of``)."""
-    from kubelet_winnet.cli.render import DEFAULT_TIMEOUT
+    """How charts and kustomizations are rendered (sources/charts/render.py, ``renderer_of``)."""
+    from kubelet_winnet.sources.charts.render import DEFAULT_TIMEOUT
 
     group = parser.add_argument_group(
         "charts and kustomizations (a directory with Chart.yaml or kustomization.yaml, or "
@@ -226,7 +226,7 @@ def renderer_of(args: argparse.Namespace) -> Renderer | None:
         return None
     renderer: Renderer | None = getattr(args, "renderer", None)
     if renderer is None:
-        from kubelet_winnet.cli.render import Renderer, RenderOptions
+        from kubelet_winnet.sources.charts.render import Renderer, RenderOptions
 
         options = RenderOptions(True, tuple(args.helm_values), tuple(args.helm_set),
                                 args.render_timeout, args.allow_remote)
@@ -508,12 +508,12 @@ def _skip(session: Session, found: Document, pod: PodObject, target: Target,
 
 def origins_of(args: argparse.Namespace, renderer: Renderer,
                limits: Limits) -> Origins | None:
-    """Where the renderer's output was written (cli/origins.py), kept on ``args`` with
+    """Where the renderer's output was written (sources/charts/origins.py), kept on ``args`` with
     the renderer: a second pass over the input reuses it. None when nothing was
     rendered (the module is then not loaded: pre-commit's check starts fast)."""
     if not renderer.roots:
         return None
-    from kubelet_winnet.cli.origins import Origins
+    from kubelet_winnet.sources.charts.origins import Origins
 
     origins: Origins | None = getattr(args, "origins", None)
     if origins is None:

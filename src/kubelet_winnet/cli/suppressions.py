@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from kubelet_winnet.cli.config import Config
-from kubelet_winnet.cli.input import BadInput, Document, Limits, expand_paths, read_source
 from kubelet_winnet.cli.session import Session, input_paths
+from kubelet_winnet.sources.manifests import BadInput, Document, Limits, expand_paths, read_source
 
 if TYPE_CHECKING:
     from kubelet_winnet._lint.rules import Finding
@@ -192,7 +192,7 @@ def _decoded(source: str, max_bytes: int) -> str | None:
     it: UTF-8, or UTF-16/UTF-32 by their byte order mark."""
     import codecs
 
-    from kubelet_winnet.cli.input import head_of
+    from kubelet_winnet.sources.manifests import head_of
 
     data = head_of(source, max_bytes)
     if data is None:
@@ -211,7 +211,7 @@ def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[in
     bytes as the input layer finds them, are decoded first)."""
     import codecs
 
-    from kubelet_winnet.cli.input import replayable, stdin_head
+    from kubelet_winnet.sources.manifests import replayable, stdin_head
 
     if source != "<stdin>" and not replayable(source):
         return  # a FIFO or device named as an argument: read once, by the input layer

@@ -161,7 +161,7 @@ class Auditor:
 
     def _node_knowledge(self, runtime: str, files: NodeFiles | None) -> NodeKnowledge:
         if files is not None:
-            return NodeKnowledge(runtime=runtime or None, files=files.facts(runtime),
+            return NodeKnowledge(runtime=runtime or None, files=files.node_facts(runtime),
                                  runtime_classes=self.runtime_classes,
                                  handlers_read=files.containerd is not None)
         known = self._knowledge.get(runtime)

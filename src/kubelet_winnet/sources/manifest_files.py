@@ -2,8 +2,8 @@
 (directories searched, ``-`` for stdin), charts and kustomizations rendered in place of
 their files, and each file's documents read one at a time with their file and line.
 
-:func:`read_manifests` is the whole of it for a Python caller; the commands walk
-:func:`manifest_files`, which says where each file starts, to count the files they read.
+`read_manifests` is the whole of it for a Python caller; the commands walk
+`manifest_files`, which says where each file starts, to count the files they read.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def manifest_files(
     copies: Mapping[str, str | IO[bytes]] | None = None,
 ) -> Iterator[ManifestFile | BadInput | Skipped]:
     """Each file of ``paths`` in order, or what kept an argument from being read (a
-    :class:`BadInput`, a :class:`Skipped` file of a directory). With a ``renderer``,
+    `BadInput`, a `Skipped` file of a directory). With a ``renderer``,
     every chart and kustomization is rendered first (the files a kustomization lists
     are then known before any of them would be read as it is), and what ``origins_of``
     makes of the renders places a rendered document's lines in the file a person edits.
@@ -82,9 +82,9 @@ def read_manifests(
     render: RenderOptions | None = None,
 ) -> Iterator[Document | BadInput | Skipped]:
     """Every object of ``paths`` (files, directories, ``-`` for stdin), in order, one at
-    a time, as ``check`` reads them: each :class:`Document` with its file and line, each
-    problem a :class:`BadInput` naming file, document and line, within ``limits``.
-    With ``render`` (:class:`~kubelet_winnet.sources.charts.render.RenderOptions`),
+    a time, as ``check`` reads them: each `Document` with its file and line, each
+    problem a `BadInput` naming file, document and line, within ``limits``.
+    With ``render`` (`RenderOptions`),
     Helm charts and kustomizations are rendered by their own tools first; without it
     they are read as the files they are."""
     from kubelet_winnet._describe import type_name

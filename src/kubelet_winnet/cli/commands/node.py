@@ -175,7 +175,7 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     shown = [f for f in findings if f.rule.id not in ignored]
     if threshold is not None and any(f.severity >= threshold for f in shown):
         session.fail(EXIT_FINDINGS)
-    report.classes, report.findings = classes, findings
+    report.classes, report.findings = classes, list(findings)
     report.ignored, report.threshold = ignored, threshold
     report.node_files = files
 

@@ -324,8 +324,8 @@ def _plugin_paths(config: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...
 
 
 def _not_as_kustomize(reason: str) -> str:
-    return (f"{reason}, so the kustomization is not built: kustomize would not read "
-            "this file as the check that nothing remote is named reads it")
+    return (f"{reason}; kustomize would not read this file as the check for remote "
+            "resources reads it, so it is not built")
 
 
 def _read(path: str, limits: Limits, *, config: bool = False) -> list[Document] | BadInput:

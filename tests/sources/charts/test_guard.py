@@ -227,8 +227,8 @@ def test_remote_forms_are_those_kustomize_fetches(entry: str, remote: bool) -> N
 REMOTE = ("is a remote resource, which the build would fetch over the network; remote "
           "resources are refused unless --allow-remote or allowRemote: true in the "
           "settings allows them")
-NOT_AS_KUSTOMIZE = ("kustomize would not read this file as the check for remote resources "
-                    "reads it, so it is not built")
+NOT_AS_KUSTOMIZE = ("the check for remote resources reads the file before kustomize does and "
+                    "cannot read it as kustomize would, so it is not built")
 QUIET_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: local}\nspec: {containers: []}\n"
 PATCH_TRANSFORMER = "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {{name: p}}\n"
 

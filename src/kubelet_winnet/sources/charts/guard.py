@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubelet_winnet.sources.manifests import BadInput, Document, Limits, read_source
-from kubelet_winnet.sources.manifests.documents import Refused, clip
+from kubelet_winnet.sources.manifests.documents import STOPS, Refused, clip
 from kubelet_winnet.sources.manifests.encoding import Text
 from kubelet_winnet.sources.manifests.paths import open_source
 
@@ -275,8 +275,9 @@ def _loaded(document: Document) -> Iterator[tuple[tuple[str | int, ...], Any] | 
                 yield (key, index), entry
     for field, names in _FILES_OF.items():
         key = keys.get(field.lower())
-        items = value.get(key) if key is not None else None
-        for index, item in enumerate(items if isinstance(items, list) else []):
+        if key is None or not isinstance(value[key], list):
+            continue
+        for index, item in enumerate(value[key]):
             if not isinstance(item, dict):
                 continue
             refused = _one_per_field(document, item, (key, index))
@@ -324,8 +325,8 @@ def _plugin_paths(config: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...
 
 
 def _not_as_kustomize(reason: str) -> str:
-    return (f"{reason}; kustomize would not read this file as the check for remote "
-            "resources reads it, so it is not built")
+    return (f"{reason.removesuffix(STOPS)}; the check for remote resources reads the file "
+            "before kustomize does and cannot read it as kustomize would, so it is not built")
 
 
 def _read(path: str, limits: Limits, *, config: bool = False) -> list[Document] | BadInput:
@@ -373,7 +374,7 @@ def _merge_key(path: str, limits: Limits) -> int:
                         event.tag in ("!!merge", _MERGE_TAG)
                         or (event.tag is None and event.implicit[0] and event.value == "<<")
                     ):
-                        return int(event.start_mark.line) + 1
+                        return event.start_mark.line + 1 if event.start_mark else 1
                     expecting_key[-1] = not expecting_key[-1]
                 if isinstance(event, yaml.MappingStartEvent):
                     expecting_key.append(True)

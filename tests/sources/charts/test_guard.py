@@ -344,3 +344,26 @@ def test_kustomizations_kustomize_reads_alike_still_build(
     status, out, err = run(capsys, "check", "-o", "text", str(tmp_path))
     assert (status, errors(err)) == (1, []), err
     assert "hostNetwork: true is ignored" in out
+
+
+def test_a_config_file_outside_the_kustomization_is_left_to_kustomize_unread(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """kustomize refuses a file that a link or a path puts outside the kustomization's
+    directory ("is not in or below"); the guard does not read it either, so none of it
+    reaches a message."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("token-abc123: 1\ntoken-abc123: 2\n", encoding="utf-8")
+    root = tmp_path / "k"
+    root.mkdir()
+    (root / "pod.yaml").write_text(QUIET_POD, encoding="utf-8")
+    (root / "t.yaml").symlink_to(secret)
+    for entry in ("t.yaml", "../secret.yaml", str(secret)):
+        (root / "kustomization.yaml").write_text(
+            f"resources: [pod.yaml]\ntransformers: [{entry}]\n", encoding="utf-8")
+        status, _, err = run(capsys, "check", "-o", "text", str(root / "kustomization.yaml"))
+        [line] = errors(err)
+        assert status == 2
+        assert "token-abc123" not in line
+        assert line.endswith("kustomize reads only files inside it"), line  # its refusal

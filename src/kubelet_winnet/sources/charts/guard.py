@@ -493,7 +493,11 @@ def _named(document: Document, configs: bool,
                     return refused
                 continue
             path = os.path.normpath(os.path.join(directory, entry))
-            if os.path.isfile(path) and not _is_remote(entry):
+            # Only a file kustomize would load: its loader refuses one that a path or
+            # link puts outside the kustomization's directory (LoadRestrictionsRootOnly),
+            # and so the guard never reads it into a message.
+            if (os.path.isfile(path) and not _is_remote(entry)
+                    and _inside(os.path.realpath(path), os.path.realpath(directory))):
                 read = _read(path, limits, config=True)
                 if isinstance(read, BadInput):
                     return read

@@ -1,8 +1,8 @@
 """What a chart or kustomization must be before a renderer runs over it (sources/charts/render.py):
 no symbolic link of a chart leaves it, every dependency a chart declares is vendored,
-and a kustomization names no remote resource unless the user allowed it. Each refusal is
-one :class:`BadInput` naming the file (and line) to change; docs/check.md, "Charts and
-kustomizations"."""
+and a kustomization names no remote resource unless the user allowed it, read as kustomize
+reads it or refused. Each refusal is one :class:`BadInput` naming the file (and line) to
+change; docs/check.md, "Charts and kustomizations"."""
 
 from __future__ import annotations
 

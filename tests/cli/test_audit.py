@@ -1024,7 +1024,7 @@ def test_csv_cells_that_would_start_a_formula_get_a_single_quote(
 
 
 def _audit_record(cells: list[str]) -> Any:
-    from kubelet_winnet.cli.output.audit_report import PodAudit
+    from kubelet_winnet._lint.audit_records import PodAudit
 
     return PodAudit(
         namespace=cells[0], name=cells[1], node=cells[2], kubelet_version=cells[3],

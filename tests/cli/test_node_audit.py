@@ -109,9 +109,9 @@ def test_more_node_folders_than_the_bound_is_an_error_not_a_cut(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # The folders past the bound were dropped in silence: a pod on a node whose folder
     # sorted after them was judged without its node's files, exit 0.
-    import kubelet_winnet._lint.node_config as node_config
+    import kubelet_winnet.sources.node.folders as folders
 
-    monkeypatch.setattr(node_config, "MAX_NODE_FOLDERS", 3)
+    monkeypatch.setattr(folders, "MAX_NODE_FOLDERS", 3)
     configs = tmp_path / "nodes"
     for name in ("a", "b", "c", "win-2025-a"):
         (configs / name).mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""One pod on one node: :func:`judge` returns the :class:`Verdict` every door renders.
+"""One pod on one node: `judge` returns the `Verdict` every door renders.
 
 The kubelet half is ``decide_sandbox`` under the kubelet profile (what is sent, or the
 kubelet's own refusal text); the runtime half is ``plan_runtime`` (containerd:
@@ -190,7 +190,7 @@ _RuntimePart = tuple[str | None, "Isolation | None", "bool | None", "str | None"
 def _situation(minor: int, patch: int | None, mode: str | None, host_process: bool,
                host_network: bool, runtime_class: str | None, handler: str | None,
                default_unknown: bool, runtime: str | None, handlers_read: bool) -> _RuntimePart:
-    """:func:`_runtime_part` on a node whose files are not known, with no port mappings
+    """`_runtime_part` on a node whose files are not known, with no port mappings
     asked about, under kubelet 1.``minor``.``patch``: a pure function of a few short
     values, so each situation is judged once (the part is immutable and shared)."""
     return _runtime_part(KubeletVersion(minor, patch), mode, host_process, host_network,

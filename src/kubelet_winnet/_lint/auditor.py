@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kubelet_winnet import kubelet_profile
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._lint.audit_records import FindingRecord, PodAudit
 from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.ignores import ignored_rules
 from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
@@ -25,7 +26,6 @@ from kubelet_winnet._lint.reach import HostNetworkReach, host_network_reach
 from kubelet_winnet._lint.rules import Finding
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import clip
-from kubelet_winnet.cli.output.audit_report import FindingRecord, PodAudit
 from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
 from kubelet_winnet.runtime._releases import runtime_name
 from kubelet_winnet.sources.cluster.source import Node, node_from
@@ -161,7 +161,7 @@ class Auditor:
 
     def _node_knowledge(self, runtime: str, files: NodeFiles | None) -> NodeKnowledge:
         if files is not None:
-            return NodeKnowledge(runtime=runtime or None, files=files.facts(runtime),
+            return NodeKnowledge(runtime=runtime or None, files=files.node_facts(runtime),
                                  runtime_classes=self.runtime_classes,
                                  handlers_read=files.containerd is not None)
         known = self._knowledge.get(runtime)

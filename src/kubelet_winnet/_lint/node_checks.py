@@ -1,7 +1,7 @@
 """One node's files judged, for ``kubelet-winnet node`` and ``audit --node-config``:
-what each class of pod gets there (:func:`pod_classes`, the judgement of a pod of that
-class) and the node rules of :mod:`kubelet_winnet._lint.node_rules` checked against the
-files (:func:`judge_node`), each finding a :class:`NodeFinding` with its file and line.
+what each class of pod gets there (`pod_classes`, the judgement of a pod of that
+class) and the node rules of `node_rules` checked against the
+files (`judge_node`), each finding a `NodeFinding` with its file and line.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from kubelet_winnet.sources.node import NodeFiles
     from kubelet_winnet.sources.node.kube import ComponentConfig
 
-__all__ = ["NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "pod_classes"]
+__all__ = [
+    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes"]
 
 _DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
                      "c:\\program files\\containerd\\cni\\bin")
@@ -95,7 +96,7 @@ def pod_classes(
     from kubelet_winnet._judgement import NodeKnowledge, judge
     from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 
-    facts = files.facts(runtime)
+    facts = files.node_facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     process = sorted(n for n, i in facts.handlers.items() if i == "process")
     classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False)]
@@ -253,6 +254,31 @@ class _Found(list[NodeFinding]):
         self.append(NodeFinding(rule, severity or rule.severity, message, source, line, detail))
 
 
+def node_findings(files: NodeFiles, *, kubelet_version: str | None = None,
+                  runtime: str | None = None) -> tuple[NodeFinding, ...]:
+    """The findings ``kubelet-winnet node`` reports for one node's files
+    (`read_node`), before any ignore annotation. The Node
+    object's kubelet version and runtime come first, as for the command; else
+    ``kubelet_version`` and ``runtime`` (``containerd://2.3.3``, as ``--kubelet-version``
+    and ``--runtime`` give them); a release neither says makes the findings that rest on
+    it conditional. Raises ``NodeConfigError`` for files that contradict each other."""
+    from kubelet_winnet._describe import type_name
+    from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet.errors import InvalidArgumentError
+    from kubelet_winnet.sources.node import NodeFiles
+
+    if not isinstance(files, NodeFiles):
+        raise InvalidArgumentError("files", "the NodeFiles of read_node", type_name(files))
+    for name, value in (("kubelet_version", kubelet_version), ("runtime", runtime)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidArgumentError(name, "a string or None", type_name(value))
+    node = files.node
+    kubelet = node.kubelet_version if node and node.kubelet_version else kubelet_version
+    used_runtime = node.runtime if node and node.runtime else runtime or ""
+    return tuple(judge_node(files, kubelet or DEFAULT_KUBELET_VERSION, used_runtime,
+                            bool(kubelet)))
+
+
 def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
                version_known: bool = True) -> list[NodeFinding]:
     """Every node rule over one node's files (``kubelet_version``/``runtime``: the Node
@@ -359,7 +385,7 @@ def _hyperv_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
     from kubelet_winnet._lint.rules import Severity
 
     config = files.containerd
-    facts = files.facts(runtime)
+    facts = files.node_facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     if config is None or not hyperv:
         return
@@ -427,7 +453,7 @@ def _port_range_findings(files: NodeFiles, found: _Found) -> None:
 
 def _pause_findings(files: NodeFiles, line: Any, found: _Found) -> None:
     node, config = files.node, files.containerd
-    hyperv = any(i == "hyperv" for i in files.facts().handlers.values())
+    hyperv = any(i == "hyperv" for i in files.facts.handlers.values())
     if node is None or not node.kernel.startswith("10.0.26100") or not hyperv:
         return
     image = config.sandbox_image if config is not None else None

@@ -1,14 +1,12 @@
-"""``audit --node-config DIR``: one directory per node, named after the node, read as
-``node`` reads one node's files, and joined with the cluster's pods: each folder's files
-(:func:`node_configs`), the folders named after no node (:func:`unmatched_node_configs`),
-each node's own findings (:func:`audit_node_findings`), the port mappings the kubelet
-sends for a pod (:func:`request_mappings`) and what the pod gets there
-(:func:`on_node_value`).
+"""``audit --node-config``: what each node's own files say of it and of its pods: each
+node's own findings (:func:`audit_node_findings`), the port mappings the kubelet sends
+for a pod (:func:`request_mappings`) and what the pod gets there (:func:`on_node_value`).
+The folders are read by :mod:`kubelet_winnet.sources.node.folders`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._lint.node_checks import NodeFinding, ignored_node_rules, judge_node
@@ -16,75 +14,9 @@ from kubelet_winnet.errors import WinnetError
 
 if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
-    from kubelet_winnet.cli.session import Session
     from kubelet_winnet.sources.node import NodeFiles
 
-__all__ = [
-    "MAX_NODE_FOLDERS",
-    "audit_node_findings",
-    "node_configs",
-    "on_node_value",
-    "request_mappings",
-    "unmatched_node_configs",
-]
-
-
-MAX_NODE_FOLDERS = 10_000  # a cluster's Windows nodes; more is a wrong directory
-
-
-def node_configs(directory: str, session: Session) -> dict[str, NodeFiles]:
-    """Each subdirectory of ``directory`` read as one node's files, keyed by its name
-    (the node's name); read errors go to ``session`` as one line each."""
-    import os
-
-    from kubelet_winnet.sources.node import read_node
-
-    try:
-        names = sorted(n for n in os.listdir(directory)
-                       if os.path.isdir(os.path.join(directory, n)))
-    except OSError as exc:
-        session.error(f"--node-config {directory}: cannot read: "
-                      f"{exc.strerror or type(exc).__name__}")
-        return {}
-    if not names:
-        session.error(f"--node-config {directory}: no directory per node in it")
-    if len(names) > MAX_NODE_FOLDERS:  # cutting them would judge pods without their node
-        session.error(f"--node-config {directory}: more than {MAX_NODE_FOLDERS} folders; "
-                      "give one folder per node of the cluster")
-        return {}
-    found: dict[str, NodeFiles] = {}
-    for name in names:
-        folder = os.path.join(directory, name)
-        files = read_node([folder])
-        for problem in files.errors:
-            session.error(str(problem))
-        for skipped in files.skipped:
-            session.note(skipped)
-        if files.empty:  # its pods would get default plans as if judged: an input error
-            if not files.errors:
-                count = f"{files.files} file" + ("" if files.files == 1 else "s")
-                session.error(f"--node-config {folder}: no node file in it ({count} read); "
-                              "its pods are not judged against it")
-            continue
-        if files.node is not None and files.node.name != name:
-            session.note(f"--node-config {name}: its Node object is {files.node.name!r}; "
-                         f"the folder name {name!r} is used to join pods")
-        found[name] = files
-    return found
-
-
-def unmatched_node_configs(folders: dict[str, NodeFiles], nodes: Iterable[str],
-                           directory: str, session: Session) -> None:
-    """An error for each ``--node-config`` folder named after no node of the input: its
-    files judged nothing (a typo in the folder name, or the wrong cluster)."""
-    import os
-
-    seen = set(nodes)
-    for name in folders:
-        if name not in seen:
-            session.error(f"--node-config {os.path.join(directory, name)}: no node {name!r} in "
-                          f"the input ({len(seen)} node{'' if len(seen) == 1 else 's'}); "
-                          "name each folder after its node")
+__all__ = ["audit_node_findings", "on_node_value", "request_mappings"]
 
 
 def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
@@ -95,7 +27,7 @@ def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
     for name, files in folders.items():
         node = nodes.get(name)
         if node is None:
-            continue  # an error of its own (unmatched_node_configs)
+            continue  # the audit command says so: no node of that name
         kubelet = node.kubelet_version or default_kubelet
         ignored = ignored_node_rules(files, [])
         try:

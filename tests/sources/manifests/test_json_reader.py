@@ -414,26 +414,6 @@ def test_a_raw_lone_surrogate_leaves_the_repeated_key_to_the_hook(repeated: bool
     assert (value, end) == ({"a": "\ud800:", "b": 1}, len(text))
 
 
-def test_msgspec_is_imported_at_the_first_json_value_only(tmp_path: Path) -> None:
-    """A run that reads only YAML never imports msgspec (about 10 ms of start-up); the
-    first JSON value does, for the repeated-key proof."""
-    (tmp_path / "pod.yaml").write_text("kind: Pod\nmetadata: {name: a}\n", encoding="utf-8")
-    (tmp_path / "pod.json").write_text('{"kind": "Pod", "metadata": {"name": "b"}}',
-                                       encoding="utf-8")
-    code = (
-        "import sys\n"
-        "from kubelet_winnet.sources.manifests import read_source\n"
-        f"list(read_source({str(tmp_path / 'pod.yaml')!r}))\n"
-        "print('msgspec' in sys.modules)\n"
-        f"list(read_source({str(tmp_path / 'pod.json')!r}))\n"
-        "print('msgspec' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "True"]
-
-
 @pytest.mark.skipif(not hasattr(sys, "set_int_max_str_digits"),
                     reason="this Python (before 3.10.7) has no integer digit limit to set")
 def test_an_integer_past_a_lowered_python_limit_is_bad_input_not_a_traceback(

@@ -200,7 +200,7 @@ def test_read_node_reports_bad_files_and_reads_the_rest(tmp_path: Path) -> None:
 
 
 def test_facts_of_a_node_directory() -> None:
-    facts = read_node([str(NODES / "win-2025-a")]).facts()
+    facts = read_node([str(NODES / "win-2025-a")]).facts
     assert facts.runtime == "containerd://2.4.0"
     assert facts.default_handler == "runhcs-wcow-hypervisor"
     assert "runhcs-wcow-hypervisor-26100" not in facts.handlers  # at an unread path
@@ -236,7 +236,7 @@ def test_any_files_are_read_or_refused_in_one_line(files: list[tuple[str, bytes]
         for problem in found.errors:
             assert isinstance(problem, NodeConfigError)
             assert problem.where.startswith(directory) and "\n" not in str(problem)
-        found.facts()  # whatever was read makes planner facts (a contradiction is a finding)
+        found.facts  # whatever was read makes planner facts (a contradiction is a finding)
 
 
 def _whitespace_then_bad_utf8(data: bytes) -> bool:

@@ -7,7 +7,7 @@ verdict.
 
 This module is the run: flags, the source, the order of the objects, the exit status.
 :class:`~kubelet_winnet._lint.auditor.Auditor` is the pure part (objects in,
-:class:`~kubelet_winnet.cli.output.audit_report.PodAudit` out); the records and their writers
+:class:`~kubelet_winnet._lint.audit_records.PodAudit` out); the records and their writers
 are :mod:`kubelet_winnet.cli.output.audit_report`; the sources live in
 :mod:`kubelet_winnet.sources.cluster.source`.
 """
@@ -18,15 +18,16 @@ import argparse
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kubelet_winnet import DEFAULT_KUBELET_VERSION, kubelet_profile
+from kubelet_winnet._lint.audit_records import Totals, record_rule
 from kubelet_winnet._lint.auditor import Auditor
 from kubelet_winnet._lint.rules import Severity
 from kubelet_winnet._printable import clip
-from kubelet_winnet.cli.output.audit_report import EFFECT_TEXT, WRITERS, Totals, Writer, record_rule
+from kubelet_winnet.cli.output.audit_report import EFFECT_TEXT, WRITERS, Writer
 from kubelet_winnet.cli.session import Command
 from kubelet_winnet.errors import (
     ClusterAccessError,
@@ -230,12 +231,27 @@ def _html_writer(auditor: Auditor, args: argparse.Namespace) -> Callable[[TextIO
     return lambda out: PageWriter(out, card, names, EFFECT_TEXT, args.docs_url)
 
 
+def _unmatched_node_folders(folders: Mapping[str, object], nodes: Iterable[str],
+                            directory: str, session: Session) -> None:
+    """An error for each ``--node-config`` folder named after no node of the input: its
+    files judged nothing (a typo in the folder name, or the wrong cluster)."""
+    seen = set(nodes)
+    for name in folders:
+        if name not in seen:
+            session.error(f"--node-config {os.path.join(directory, name)}: no node {name!r} in "
+                          f"the input ({len(seen)} node{'' if len(seen) == 1 else 's'}); "
+                          "name each folder after its node")
+
+
 def _audit(args: argparse.Namespace, session: Session) -> int:
     auditor = Auditor(args.kubelet_version, args.feature_gates)
     if args.node_config is not None:
-        from kubelet_winnet._lint.node_config import node_configs
+        from kubelet_winnet.sources.node.folders import read_node_folders
 
-        auditor.node_files = node_configs(args.node_config, session)
+        folders = read_node_folders(args.node_config)
+        for kind, text in folders.messages:
+            (session.error if kind == "error" else session.note)(text)
+        auditor.node_files = folders.found
     make_writer = _html_writer(auditor, args) if args.output == "html" else WRITERS[args.output]
     # Made at the first pod (or at the end): when nothing could be read, the error line on
     # stderr is the whole answer, not a table of zeros under it.
@@ -282,9 +298,7 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         session.error(error)
     progress.close()
     if args.node_config is not None and error is None:
-        from kubelet_winnet._lint.node_config import unmatched_node_configs
-
-        unmatched_node_configs(auditor.node_files, auditor.nodes, args.node_config, session)
+        _unmatched_node_folders(auditor.node_files, auditor.nodes, args.node_config, session)
     node_findings = _node_findings(auditor, args.kubelet_version)
     for name, found in node_findings.items():
         for finding in found:

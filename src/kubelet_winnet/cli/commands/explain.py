@@ -71,9 +71,9 @@ def _run_explain(args: argparse.Namespace, session: Session) -> int:
         if array is not None:
             array.add(record)
         elif args.output == "yaml":
-            import yaml
+            from kubelet_winnet.cli.output.yaml_text import record_document
 
-            session.out.write(yaml.safe_dump(record, sort_keys=False, explicit_start=True))
+            session.out.write(record_document(record))
         else:
             _explain_text(record, item.document.source, session.out)
     if array is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from kubelet_winnet._lint.node_checks import ignored_node_rules, judge_node, pod_classes
+from kubelet_winnet._lint.node_checks import ignored_node_rules, node_findings, pod_classes
 from kubelet_winnet.cli.output.node_report import WRITERS, NodeReport
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
@@ -158,8 +158,8 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     runtime = node.runtime if node and node.runtime else args.runtime or ""
     report.runtime = runtime
     try:
-        findings = judge_node(files, kubelet, runtime,
-                              bool((node and node.kubelet_version) or args.kubelet_version))
+        findings = node_findings(files, kubelet_version=args.kubelet_version,
+                                 runtime=args.runtime or None)
         classes = pod_classes(files, args.host_port, kubelet, runtime)
     except WinnetError as exc:  # a NodeConfigError from facts the files contradict
         session.error(str(exc))
@@ -175,7 +175,7 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     shown = [f for f in findings if f.rule.id not in ignored]
     if threshold is not None and any(f.severity >= threshold for f in shown):
         session.fail(EXIT_FINDINGS)
-    report.classes, report.findings = classes, findings
+    report.classes, report.findings = classes, list(findings)
     report.ignored, report.threshold = ignored, threshold
     report.node_files = files
 

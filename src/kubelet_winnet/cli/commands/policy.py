@@ -351,25 +351,10 @@ def _run(args: argparse.Namespace, session: Session) -> int:
         listing = {"apiVersion": "v1", "kind": "List", "items": [policy, binding]}
         session.out.write(json.dumps(listing, indent=2) + "\n")
     else:
-        session.out.write(_yaml(policy) + "---\n" + _yaml(binding))
+        from kubelet_winnet.cli.output.yaml_text import resource_document
+
+        session.out.write(resource_document(policy) + "---\n" + resource_document(binding))
     return session.status
-
-
-def _yaml(value: Any) -> str:
-    import yaml
-
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    def text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-        # CEL reads better as a block, without YAML's quoting of its quotes.
-        style = "|" if "\n" in data or "'" in data else None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-    Dumper.add_representer(str, text)
-    dumped: str = yaml.dump(value, Dumper=Dumper, sort_keys=False, width=1 << 16,
-                            allow_unicode=True)
-    return dumped
 
 
 COMMAND = Command("policy", _configure, _run)

@@ -192,9 +192,9 @@ class _TranslateWriter:
         )
 
     def _yaml(self, record: dict[str, Any]) -> None:
-        import yaml
+        from kubelet_winnet.cli.output.yaml_text import record_document
 
-        self._out.write(yaml.safe_dump(record, sort_keys=False, explicit_start=True))
+        self._out.write(record_document(record))
 
     def close(self) -> None:
         if self._array is not None:

@@ -142,7 +142,7 @@ def node_card(
     gates = feature_gates or "the release's defaults (a node does not publish its gates)"
     handlers_from = "containerd's defaults (no --node-config)"
     try:
-        facts = files.facts(runtime) if files is not None else NodeFacts(runtime=runtime)
+        facts = files.node_facts(runtime) if files is not None else NodeFacts(runtime=runtime)
         if files is not None and findings is None:
             findings = judge_node(files, kubelet, runtime)
             ignored = ignored_node_rules(files, [])

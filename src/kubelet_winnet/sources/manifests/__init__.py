@@ -12,8 +12,8 @@ and the line; the reader then carries on with the next document where the format
 The modules, along the reader's seams: :mod:`.paths` (arguments to files, stdin),
 :mod:`.encoding` (bytes to text, the limits), :mod:`.yaml_reader`, :mod:`.json_reader`,
 :mod:`.lines` (a field's line), :mod:`.documents` (what is handed over),
-:mod:`.source` (one file, either format) and :mod:`.readahead` (files read by worker
-processes ahead of their turn).
+:mod:`.source` (one file, either format). The files of a command's arguments, charts
+rendered, are :mod:`kubelet_winnet.sources.manifest_files`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from kubelet_winnet.sources.manifests.paths import (
     replayable,
     stdin_head,
 )
-from kubelet_winnet.sources.manifests.readahead import ReadAhead, default_workers
 from kubelet_winnet.sources.manifests.source import read_source
 
 __all__ = [
@@ -40,9 +39,7 @@ __all__ = [
     "Document",
     "Limits",
     "Place",
-    "ReadAhead",
     "Skipped",
-    "default_workers",
     "describe_path",
     "expand_paths",
     "head_of",

@@ -1,5 +1,5 @@
-"""What the input layer hands over: a :class:`Document` (one object, with its lines) or a
-:class:`BadInput` (what is wrong, with file, document and line), and the words shared by
+"""What the input layer hands over: a `Document` (one object, with its lines) or a
+`BadInput` (what is wrong, with file, document and line), and the words shared by
 the readers that make them."""
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class Document:
 
     def place(self, path: FieldPath, line: int) -> Place:
         """Where a person edits the field at ``path``, found at ``line`` (of
-        :meth:`line_of`): the same line unless the object was rendered."""
+        `line_of`): the same line unless the object was rendered."""
         if self._place is None:
             return Place(line)
         try:
@@ -102,7 +102,7 @@ STOPS = "; reading of this file stops here"
 
 class Refused(Exception):
     """Bad input found while reading; ``line`` 0 when unknown. ``fatal``: the rest of the
-    stream cannot be read (the message then ends with :data:`STOPS`)."""
+    stream cannot be read (the message then ends with `STOPS`)."""
 
     def __init__(self, reason: str, line: int = 0, *, fatal: bool = False) -> None:
         super().__init__(reason)
@@ -111,7 +111,7 @@ class Refused(Exception):
         self.fatal = fatal
 
     def bad_input(self, source: str, document: int) -> BadInput:
-        """The :class:`BadInput` a user reads for this refusal."""
+        """The `BadInput` a user reads for this refusal."""
         return BadInput(source, document, self.line,
                         self.reason + STOPS if self.fatal else self.reason)
 

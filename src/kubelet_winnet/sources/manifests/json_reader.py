@@ -6,10 +6,9 @@ integers past Python's digit limit, NaN and infinities."""
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from kubelet_winnet.sources.manifests.documents import (
@@ -93,57 +92,13 @@ _HOOKS: dict[str, Any] = {
     "parse_int": _json_int, "parse_float": _json_float, "parse_constant": _json_constant,
 }
 DECODER = json.JSONDecoder(object_pairs_hook=_pairs, **_HOOKS)  # names a repeated key
-# The same without the pairs hook: a repeated key's last value wins, unseen. The hook
-# costs about 5% of translate over a List (docs/performance.md), so it decodes only what
-# _no_repeated_key cannot clear. Where Python's own digit limit is at most ours, the C
-# decoder parses integers itself: a longer one is a ValueError, and DECODER says why.
-_LAST_WINS = json.JSONDecoder(**_HOOKS)
-_LAST_WINS_C_INTS = json.JSONDecoder(parse_float=_json_float, parse_constant=_json_constant)
-
-
-@functools.cache
-def _compact() -> Callable[[Any], bytes]:
-    import msgspec  # at the first JSON value: a run that reads only YAML never pays 10 ms
-
-    return msgspec.json.Encoder().encode
 
 
 def decode(text: str, start: int) -> tuple[Any, int, int]:
     """The JSON value at ``start``, where it ends, and its brackets (which bound how deep
     it nests), as :data:`DECODER` reads it."""
-    last_wins = _LAST_WINS_C_INTS if 0 < python_digit_limit() <= MAX_INT_DIGITS else _LAST_WINS
-    try:
-        value, end = last_wins.raw_decode(text, start)
-    except (ValueError, RecursionError, _JsonValue):
-        pass  # DECODER raises it, or a repeated key met before it
-    else:
-        brackets = _no_repeated_key(text, start, end, value)
-        if brackets is not None:
-            return value, end, brackets
     value, end = DECODER.raw_decode(text, start)
     return value, end, _brackets(text, start, end)
-
-
-def _no_repeated_key(text: str, start: int, end: int, value: Any) -> int | None:
-    """The brackets of ``value``'s compact encoding when it proves that no key of
-    ``text[start:end]`` repeats, else None. Outside strings the text holds one ``:`` per
-    member; inside strings the decoded value holds the colons of the text unless a
-    ``\\u`` escape spells one. So when the text holds no such escape, it and the compact
-    encoding (which writes a colon as itself) hold equally many colons exactly when no
-    member was dropped, that is when no key repeats."""
-    backslash = text.find("\\", start, end)  # one character: found by memchr
-    if backslash >= 0 and text.find("\\u", backslash, end) >= 0:
-        return None
-    try:
-        compact = _compact()(value)
-    except UnicodeEncodeError:  # a lone surrogate: UTF-8 cannot hold it
-        return None
-    marks = compact.translate(None, _NOT_MARKS)  # its colons and brackets, in one pass
-    colons = marks.count(b":")
-    return len(marks) - colons if colons == text.count(":", start, end) else None
-
-
-_NOT_MARKS = bytes(set(range(256)) - set(b":{["))
 
 
 def _brackets(text: str, start: int, end: int) -> int:

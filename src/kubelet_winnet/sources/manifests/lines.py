@@ -32,8 +32,8 @@ class LineTable:
         self.keep: list[Any] = []  # containers stay alive while their ids are keys
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # The ids are this process's: a copy (pickled by a reading process,
-        # sources/manifests/readahead.py) is keyed again by the ids of its copied containers.
+        # The ids are this process's: a copy (a document pickled for another process)
+        # is keyed again by the ids of its copied containers.
         return _copied_table, ([(value, self.table[id(value)]) for value in self.keep],)
 
     def add(self, value: Any, line: int, lines: Any) -> None:

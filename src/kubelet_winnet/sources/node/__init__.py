@@ -1,9 +1,9 @@
 """Files copied off one Windows node, read as the node's components read them.
 
-:func:`read_node` takes files and directories and sorts each file by what it holds:
+`read_node` takes files and directories and sorts each file by what it holds:
 ``config.toml`` (containerd), CNI ``.conf``/``.conflist``, ``KubeletConfiguration`` /
 ``KubeProxyConfiguration`` / ``Node`` documents (YAML or JSON), ``netsh`` outputs and
-command-line flag files. Every problem is a one-line :class:`NodeConfigError` naming the
+command-line flag files. Every problem is a one-line `NodeConfigError` naming the
 file and line; the other files are still read.
 """
 
@@ -89,9 +89,16 @@ class NodeFiles:
             return None
         return first
 
-    def facts(self, runtime: str = "") -> NodeFacts:
-        """The planner's view of this node (defaults where a file is missing); ``runtime``
-        (``--runtime``) stands in when no Node object says which runtime the node has."""
+    @property
+    def facts(self) -> NodeFacts:
+        """What the node's own files give the planner and the judgement (containerd's
+        handlers and default handler, the CNI network, excluded and dynamic port ranges,
+        the runtime its Node object reports); defaults where a file is missing."""
+        return self.node_facts()
+
+    def node_facts(self, runtime: str = "") -> NodeFacts:
+        """`facts`, with ``runtime`` (``--runtime``) standing in when no Node
+        object says which runtime the node has."""
         kwargs: dict[str, object] = {}
         if self.node is not None and self.node.runtime:
             kwargs["runtime"] = self.node.runtime
@@ -331,7 +338,11 @@ def _read_one(path: str, found: NodeFiles, limits: Limits) -> list[str]:
 
 
 def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
-    """Read one node's files (directories searched); never raises for a bad file."""
+    """Read one node's files (directories searched) as ``kubelet-winnet node`` reads them:
+    ``.facts`` is what they give the judgement, ``.read_as`` what each file was read as,
+    ``.errors`` a `NodeConfigError` (file:line) for each file that could not be
+    read. Never raises for a bad file; a wrong argument is ``InvalidArgumentError``."""
+    _check_paths(paths, limits)
     found = NodeFiles()
     for path in _files(paths, found):
         found.files += 1
@@ -347,3 +358,16 @@ def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
             read = [f"not read: {refused.reason}"]
         found.read_as.append((path, "; ".join(read) if read else "not a node file"))
     return found
+
+
+def _check_paths(paths: object, limits: object) -> None:
+    from kubelet_winnet._describe import type_name
+    from kubelet_winnet.errors import InvalidArgumentError
+
+    if not isinstance(paths, (list, tuple)):
+        raise InvalidArgumentError("paths", "a list of paths", type_name(paths))
+    for index, path in enumerate(paths):
+        if not isinstance(path, str):
+            raise InvalidArgumentError(f"paths[{index}]", "a path string", type_name(path))
+    if not isinstance(limits, Limits):
+        raise InvalidArgumentError("limits", "a Limits", type_name(limits))

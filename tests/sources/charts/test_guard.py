@@ -126,9 +126,13 @@ def loopback() -> Iterator[tuple[str, list[str]]]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    stop = threading.Timer(120, server.shutdown)  # stops by itself should a test hang
+    stop.daemon = True
+    stop.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", requests
     finally:
+        stop.cancel()
         server.shutdown()
         server.server_close()
 
@@ -192,9 +196,174 @@ def test_a_remote_resource_in_a_local_base_is_refused_where_it_is_written(
     ("file:///etc/passwd", True),
     ("dev.azure.com/org/project/_git/repo", True),
     ("GitHub.com/org/repo", True),
+    # the same, as other kustomize versions and go-getter take them
+    ("HTTPS://example.com/pod.yaml", True),
+    ("  http://127.0.0.1:8080/pod.yaml", True),  # a quoted value keeps its spaces
+    ("https:\\/\\/127.0.0.1/pod.yaml", True),  # a plain scalar's escapes stay as written
+    ("127.0.0.1:8080/org/repo", True),
+    ("example.com:8080/org/repo", True),
+    ("deploy@example.com/org/repo", True),
+    ("ssh:example.com/org/repo", True),
+    ("file:/etc/passwd", True),
+    ("s3::https://bucket.s3.amazonaws.com/x", True),
+    ("example.com/org/repo?ref=v1.0.0", True),
+    ("gitlab.com/org/repo", True),
     # local files and directories
     ("../base", False), ("deployment.yaml", False), ("overlays/prod", False),
     ("github.company.internal.yaml", False),
 ])
 def test_remote_forms_are_those_kustomize_fetches(entry: str, remote: bool) -> None:
     assert _is_remote(entry) is remote
+
+
+# --- a kustomization read as kustomize reads it -------------------------------------------
+# kustomize reads a kustomization with sigs.k8s.io/yaml (go-yaml v2: a repeated key's last
+# value, a merge key over the keys written before it) and encoding/json, whose struct
+# fields match keys case-insensitively (bytes.EqualFold: "ſ" folds to "s")
+# (api/types/kustomization.go, Unmarshal). Every case below fetched from the loopback
+# server, or named what it fetches where the guard did not look, before the guard read
+# kustomizations so.
+
+REMOTE = ("is a remote resource, which the build would fetch over the network; remote "
+          "resources are refused unless --allow-remote or allowRemote: true in the "
+          "settings allows them")
+NOT_AS_KUSTOMIZE = ("the check for remote resources reads the file before kustomize does and "
+                    "cannot read it as kustomize would, so it is not built")
+QUIET_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: local}\nspec: {containers: []}\n"
+PATCH_TRANSFORMER = "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {{name: p}}\n"
+
+# (kustomization, other files, (file, line) of the refusal, its text); "{url}" is the
+# loopback server, "{port}" its port.
+ATTACKS = {
+    "a repeated resources key, whose last value kustomize builds": (
+        "resources: [pod.yaml]\nresources: [{url}/x.yaml]\n", {},
+        ("kustomization.yaml", 2), f"duplicate key \"resources\"; {NOT_AS_KUSTOMIZE}"),
+    "a repeated key in a nested mapping": (
+        "resources: [pod.yaml]\npatches:\n- path: p.yaml\n  path: {url}/p.yaml\n", {},
+        ("kustomization.yaml", 4), f"duplicate key \"path\"; {NOT_AS_KUSTOMIZE}"),
+    "a capitalised field name, which kustomize matches as resources": (
+        "Resources: [{url}/x.yaml]\n", {},
+        ("kustomization.yaml", 1), f'Resources[0]: "{{url}}/x.yaml" {REMOTE}'),
+    "a long s, which Go's case folding makes an s": (
+        "resources: [pod.yaml]\nreſources: [{url}/x.yaml]\n", {},
+        ("kustomization.yaml", 2),
+        "reſources and resources are one field to kustomize, which matches keys without "
+        "regard to case and keeps only one of them, so the kustomization is not built: "
+        "write the field once"),
+    "a merge key, which go-yaml applies over the keys before it": (
+        "resources: [pod.yaml]\n<<: {{resources: [{url}/x.yaml]}}\n", {},
+        ("kustomization.yaml", 2),
+        f"a merge key (<<), which kustomize applies over the keys before it; "
+        f"{NOT_AS_KUSTOMIZE}"),
+    "a local tag, which go-yaml ignores and our reader refuses": (
+        "resources: !remote [{url}/x.yaml]\n", {},
+        ("kustomization.yaml", 1), f"unsupported tag \"!remote\"; {NOT_AS_KUSTOMIZE}"),
+    "a component's git URL under a capitalised key": (
+        "resources: [pod.yaml]\nComponents: [{url}/org/repo]\n", {},
+        ("kustomization.yaml", 2), f'Components[0]: "{{url}}/org/repo" {REMOTE}'),
+    "an openapi schema under a capitalised key": (
+        "resources: [pod.yaml]\nOpenAPI: {{path: {url}/schema.json}}\n", {},
+        ("kustomization.yaml", 2), f'OpenAPI.path: "{{url}}/schema.json" {REMOTE}'),
+    "a patch's capitalised Path": (
+        "resources: [pod.yaml]\npatches:\n- Path: {url}/p.yaml\n", {},
+        ("kustomization.yaml", 3), f'patches[0].Path: "{{url}}/p.yaml" {REMOTE}'),
+    "a generator's capitalised Files": (
+        "resources: [pod.yaml]\nconfigMapGenerator:\n- name: c\n  Files: [k={url}/f]\n", {},
+        ("kustomization.yaml", 4),
+        f'configMapGenerator[0].Files[0]: "k={{url}}/f" {REMOTE}'),
+    "a Helm chart's repository": (
+        "resources: [pod.yaml]\nhelmCharts:\n- name: x\n  repo: charts.example\n", {},
+        ("kustomization.yaml", 4), f'helmCharts[0].repo: "charts.example" {REMOTE}'),
+    "a transformer written inline, its URL in YAML escapes": (
+        'resources: [pod.yaml]\ntransformers:\n- "' + PATCH_TRANSFORMER.replace("\n", "\\n")
+        + 'path: \\"http:\\\\x2f\\\\x2f127.0.0.1:{port}/p.yaml\\""\n', {},
+        ("kustomization.yaml", 3),
+        f'transformers[0].path: "http://127.0.0.1:{{port}}/p.yaml" {REMOTE}'),
+    "a transformer's config file": (
+        "resources: [pod.yaml]\ntransformers: [t.yaml]\n",
+        {"t.yaml": PATCH_TRANSFORMER + "path: {url}/p.yaml\n"},
+        ("t.yaml", 4), f'path: "{{url}}/p.yaml" {REMOTE}'),
+    "a validator's config file": (
+        "resources: [pod.yaml]\nvalidators: [t.yaml]\n",
+        {"t.yaml": PATCH_TRANSFORMER + "path: {url}/p.yaml\n"},
+        ("t.yaml", 4), f'path: "{{url}}/p.yaml" {REMOTE}'),
+    "a generator's config file": (
+        "resources: [pod.yaml]\ngenerators: [g.yaml]\n",
+        {"g.yaml": "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {{name: g}}\n"
+                   "files: [{url}/f]\n"},
+        ("g.yaml", 4), f'files[0]: "{{url}}/f" {REMOTE}'),
+    "the configs of a kustomization that transformers names": (
+        "resources: [pod.yaml]\ntransformers: [configs]\n",
+        {"configs/kustomization.yaml": "resources: [t.yaml]\n",
+         "configs/t.yaml": PATCH_TRANSFORMER + "Path: {url}/p.yaml\n"},
+        ("configs/t.yaml", 4), f'Path: "{{url}}/p.yaml" {REMOTE}'),
+    "a config file a transformer reads as kustomize does not": (
+        "resources: [pod.yaml]\ntransformers: [t.yaml]\n",
+        {"t.yaml": PATCH_TRANSFORMER + "path: p.yaml\npath: {url}/p.yaml\n"},
+        ("t.yaml", 5), f"duplicate key \"path\"; {NOT_AS_KUSTOMIZE}"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_kustomization_is_refused_before_any_build_where_kustomize_would_fetch(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, loopback: tuple[str, list[str]],
+    attack: str,
+) -> None:
+    require_tool("kubectl", KUBECTL_INSTALL)
+    url, requests = loopback
+    port = url.rsplit(":", 1)[1]
+    text, files, (file, line), reason = ATTACKS[attack]
+    (tmp_path / "pod.yaml").write_text(QUIET_POD, encoding="utf-8")
+    (tmp_path / "kustomization.yaml").write_text(text.format(url=url, port=port),
+                                                 encoding="utf-8")
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(content.format(url=url, port=port), encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "text", str(tmp_path))
+    assert (status, out, requests) == (2, "", []), err
+    # the first error; a config file is read as itself too, with its own errors
+    assert errors(err)[0] == (f"kubelet-winnet: error: {tmp_path / file}:{line}: "
+                              + reason.format(url=url, port=port))
+
+
+def test_kustomizations_kustomize_reads_alike_still_build(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """Anchors, quoted keys and transformer configs whose paths stay local are read
+    alike by both, so the build runs and its pod is judged."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    (tmp_path / "pod.yaml").write_text(HOST_NETWORK_POD, encoding="utf-8")
+    (tmp_path / "t.yaml").write_text(
+        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\n"
+        "labels: {team: a}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
+        encoding="utf-8")
+    (tmp_path / "kustomization.yaml").write_text(
+        "labels: &labels\n- pairs: {app: a}\n\"resources\": [pod.yaml]\n"
+        "transformers: [t.yaml]\ncommonAnnotations: {docs: 'https://example.com/x'}\n",
+        encoding="utf-8")
+    status, out, err = run(capsys, "check", "-o", "text", str(tmp_path))
+    assert (status, errors(err)) == (1, []), err
+    assert "hostNetwork: true is ignored" in out
+
+
+def test_a_config_file_outside_the_kustomization_is_left_to_kustomize_unread(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """kustomize refuses a file that a link or a path puts outside the kustomization's
+    directory ("is not in or below"); the guard does not read it either, so none of it
+    reaches a message."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("token-abc123: 1\ntoken-abc123: 2\n", encoding="utf-8")
+    root = tmp_path / "k"
+    root.mkdir()
+    (root / "pod.yaml").write_text(QUIET_POD, encoding="utf-8")
+    (root / "t.yaml").symlink_to(secret)
+    for entry in ("t.yaml", "../secret.yaml", str(secret)):
+        (root / "kustomization.yaml").write_text(
+            f"resources: [pod.yaml]\ntransformers: [{entry}]\n", encoding="utf-8")
+        status, _, err = run(capsys, "check", "-o", "text", str(root / "kustomization.yaml"))
+        [line] = errors(err)
+        assert status == 2
+        assert "token-abc123" not in line
+        assert line.endswith("kustomize reads only files inside it"), line  # its refusal

@@ -1,17 +1,21 @@
 """What a chart or kustomization must be before a renderer runs over it (sources/charts/render.py):
 no symbolic link of a chart leaves it, every dependency a chart declares is vendored,
-and a kustomization names no remote resource unless the user allowed it. Each refusal is
-one :class:`BadInput` naming the file (and line) to change; docs/check.md, "Charts and
-kustomizations"."""
+and a kustomization names no remote resource unless the user allowed it, read as kustomize
+reads it or refused. Each refusal is one :class:`BadInput` naming the file (and line) to
+change; docs/check.md, "Charts and kustomizations"."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from kubelet_winnet.sources.manifests import BadInput, Document, Limits, read_source
-from kubelet_winnet.sources.manifests.documents import clip
+from kubelet_winnet.sources.manifests.documents import STOPS, Refused, clip
+from kubelet_winnet.sources.manifests.encoding import Text
+from kubelet_winnet.sources.manifests.paths import open_source
 
 __all__ = ["CHART_FILE", "KUSTOMIZATION_NAMES", "refusal"]
 
@@ -172,80 +176,341 @@ def _missing_dependency(chart: str, limits: Limits) -> BadInput | None:
 
 # --- kustomizations -----------------------------------------------------------------------
 
-# kustomize's remote forms: what its git URL parser takes for a host
-# (api/internal/git/repospec.go parseHostSpec, and "_git/" in parseGitUrl) and the
-# http(s) files its loader fetches (api/loader fileloader.go IsRemoteFile).
-_REMOTE_PREFIXES = ("git::", "gh:", "git@", "github.com:", "github.com/")
-# The fields whose entries kustomize loads: bases and components, or files.
+# kustomize reads a kustomization with sigs.k8s.io/yaml (go-yaml v2, then JSON) and
+# encoding/json into its Kustomization struct (api/types/kustomization.go Unmarshal):
+# of a repeated key go-yaml keeps the last, a merge key (<<) overrides the keys before it,
+# and a struct's fields match keys without regard to case (bytes.EqualFold, so "ſ" is an
+# "s" and the Kelvin sign a "k"). The guard reads the file with our reader, so it builds
+# a kustomization only where the two readings agree: it refuses any key our reader
+# refuses or two keys one field takes, and any merge key.
+
+# kustomize's remote forms, of every version that kubectl has shipped: a URL of any
+# scheme ("file://", "ssh://", "https:\/\/" too), go-getter's "git::"-style forced
+# getters, scp-style "user@host:path" and "host:port/..." (a colon or "@" before the
+# first "/"), the hosts kustomize knows ("github.com/org/repo"), Azure's "_git/"
+# (api/internal/git/repospec.go) and a "?ref=" query; and the http(s) files its
+# loader fetches (api/loader/fileloader.go, IsRemoteFile).
+_REMOTE_HOSTS = ("github.com/", "github.com:", "gitlab.com/", "bitbucket.org/")
+_FIRST_SEGMENT = re.compile(r"[^/\\]*")
+# The struct fields whose entries kustomize loads: bases and components, or files.
 _LISTS = ("resources", "bases", "components", "crds", "configurations", "generators",
           "transformers", "validators", "patchesStrategicMerge")
-_PATHS = ("patches", "patchesJson6902", "replacements")  # entries with a `path`
-_GENERATORS = ("configMapGenerator", "secretGenerator")  # `files`, `envs`, `env`
+_DIRECTORIES = ("resources", "bases", "components", "generators", "transformers",
+                "validators")  # entries that may be kustomizations
+_PLUGINS = ("generators", "transformers", "validators")  # entries are plugin configs
+# Fields of each struct named by a list of them, and of a builtin plugin's config
+# (api/types: GeneratorArgs' KvPairSources, HelmChart, HelmGlobals, ReplacementField;
+# the plugins' own configs: PatchTransformer `path`, PatchStrategicMergeTransformer
+# `paths`, HelmChartInflationGenerator `chartRepoUrl`), each a file or a URL.
+_FILES_OF = {
+    "configMapGenerator": ("files", "envs", "env"),
+    "secretGenerator": ("files", "envs", "env"),
+    "helmCharts": ("repo", "valuesFile", "additionalValuesFiles"),
+    "helmChartInflationGenerator": ("chartRepoUrl", "chartHome", "values"),
+    "patches": ("path",), "patchesJson6902": ("path",), "replacements": ("path",),
+}
+_PLUGIN_FILES = ("path", "paths", "files", "envs", "env", "repo", "valuesFile",
+                 "additionalValuesFiles", "chartHome", "configHome", "chartRepoUrl",
+                 "values")
 
 
 def _is_remote(entry: str) -> bool:
-    lowered = entry.lower()
-    return "://" in entry or lowered.startswith(_REMOTE_PREFIXES) or "_git/" in entry
+    text = entry.strip().lower()
+    first = _FIRST_SEGMENT.match(text)
+    head = first.group() if first is not None else text
+    return ("://" in text or "::" in text or ":" in head or "@" in head
+            or text.startswith(_REMOTE_HOSTS) or "_git/" in text
+            or "?ref=" in text or "?version=" in text)
 
 
-def _loaded(value: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+def _fold(key: str) -> str:
+    """``key`` as Go's bytes.EqualFold compares it with an ASCII field name."""
+    return key.lower().replace("\u017f", "s")
+
+
+def _fields(value: dict[str, Any]) -> dict[str, str]:
+    """Each folded key of a struct's mapping and the key as written."""
+    return {_fold(key): key for key in value}
+
+
+def _one_per_field(document: Document, value: dict[str, Any],
+                   at: tuple[str | int, ...]) -> BadInput | None:
+    """Two keys of ``value`` (at field path ``at``) that one struct field takes."""
+    seen: dict[str, str] = {}
+    for key in value:
+        other = seen.setdefault(_fold(key), key)
+        if other != key:
+            return BadInput(document.source, 0, document.line_of((*at, key)), (
+                f"{_shown((*at, key))} and {other} are one field to kustomize, which "
+                "matches keys without regard to case and keeps only one of them, so the "
+                "kustomization is not built: write the field once"))
+    return None
+
+
+def _shown(at: tuple[str | int, ...]) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}"
+                   for part in at).lstrip(".")
+
+
+def _strings(value: Any) -> list[tuple[tuple[int, ...], Any]]:
+    """A field's entries: each of a list with its index, or the value itself."""
+    if isinstance(value, list):
+        return [((index,), entry) for index, entry in enumerate(value)]
+    return [((), value)]
+
+
+def _loaded(document: Document) -> Iterator[tuple[tuple[str | int, ...], Any] | BadInput]:
     """Each place of a kustomization that names something kustomize loads, with its
-    field path."""
-    for key in _LISTS:
-        entries = value.get(key)
-        if isinstance(entries, list):
-            for index, entry in enumerate(entries):
-                if isinstance(entry, str):
-                    yield (key, index), entry
-    for key in _PATHS:
-        entries = value.get(key)
-        if isinstance(entries, list):
-            for index, entry in enumerate(entries):
-                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                    yield (key, index, "path"), entry["path"]
-    openapi = value.get("openapi")
-    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
-        yield ("openapi", "path"), openapi["path"]
-    for key in _GENERATORS:
-        generators = value.get(key)
-        for index, generator in enumerate(generators if isinstance(generators, list) else []):
-            if not isinstance(generator, dict):
+    field path (keys as written), or the refusal of two keys that one field takes."""
+    value = document.value
+    refused = _one_per_field(document, value, ())
+    if refused is not None:
+        yield refused
+        return
+    keys = _fields(value)
+    for field in _LISTS:
+        key = keys.get(field.lower())
+        if key is not None and isinstance(value[key], list):
+            for index, entry in enumerate(value[key]):
+                yield (key, index), entry
+    for field, names in _FILES_OF.items():
+        key = keys.get(field.lower())
+        if key is None or not isinstance(value[key], list):
+            continue
+        for index, item in enumerate(value[key]):
+            if not isinstance(item, dict):
                 continue
-            for field in ("files", "envs"):
-                listed = generator.get(field)
-                for number, entry in enumerate(listed if isinstance(listed, list) else []):
-                    if isinstance(entry, str):  # `key=path` or `path`
-                        yield (key, index, field, number), entry.partition("=")[2] or entry
-            if isinstance(generator.get("env"), str):
-                yield (key, index, "env"), generator["env"]
+            refused = _one_per_field(document, item, (key, index))
+            if refused is not None:
+                yield refused
+                return
+            inner = _fields(item)
+            for name in names:
+                found = inner.get(name.lower())
+                if found is not None:
+                    for more, entry in _strings(item[found]):
+                        yield (key, index, found, *more), entry
+    key = keys.get("helmglobals")
+    if key is not None and isinstance(value[key], dict):
+        refused = _one_per_field(document, value[key], (key,))
+        if refused is not None:
+            yield refused
+            return
+        inner = _fields(value[key])
+        for name in ("chartHome", "configHome"):
+            found = inner.get(name.lower())
+            if found is not None:
+                yield (key, found), value[key][found]
+    key = keys.get("openapi")
+    if key is not None and isinstance(value[key], dict) and "path" in value[key]:
+        yield (key, "path"), value[key]["path"]  # a map: its keys are taken as written
+
+
+def _plugin_paths(config: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """The files and URLs a builtin plugin's config names (its own fields, and
+    ReplacementTransformer's ``replacements[].path``)."""
+    keys = _fields(config)
+    for name in _PLUGIN_FILES:
+        found = keys.get(name.lower())
+        if found is not None:
+            for more, entry in _strings(config[found]):
+                yield (found, *more), entry
+    found = keys.get("replacements")
+    if found is not None and isinstance(config[found], list):
+        for index, item in enumerate(config[found]):
+            if isinstance(item, dict):
+                path = _fields(item).get("path")
+                if path is not None:
+                    yield (found, index, path), item[path]
+
+
+def _not_as_kustomize(reason: str) -> str:
+    return (f"{reason.removesuffix(STOPS)}; the check for remote resources reads the file "
+            "before kustomize does and cannot read it as kustomize would, so it is not built")
+
+
+def _read(path: str, limits: Limits, *, config: bool = False) -> list[Document] | BadInput:
+    """The objects of a kustomization (its first document, as kustomize reads it) or of
+    a plugin's config file, or why the file cannot be read as kustomize reads it."""
+    found = list(read_source(path, limits))
+    for item in found:
+        if isinstance(item, BadInput):
+            return BadInput(item.source, 0, item.line, _not_as_kustomize(item.reason))
+    documents = [item for item in found if isinstance(item, Document)]
+    if not config and documents and (documents[0].document != 1
+                                     or documents[0].item is not None):
+        return BadInput(path, 0, documents[0].line, _not_as_kustomize(
+            "the kustomization is not the file's first document, or is a List"))
+    merge = _merge_key(path, limits)
+    if merge:
+        return BadInput(path, 0, merge, _not_as_kustomize(
+            "a merge key (<<), which kustomize applies over the keys before it"))
+    return documents if config else documents[:1]
+
+
+def _merge_key(path: str, limits: Limits) -> int:
+    """The line of the first merge key (``<<``) in the YAML file ``path``, or 0."""
+    import yaml
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open_source(path) as raw:
+        try:
+            loader = loader_class(Text(raw, limits.max_bytes))
+        except Refused:
+            return 0  # our reader read it a moment ago; it says what changed
+        try:
+            expecting_key: list[bool | None] = []  # per open mapping; None: a sequence
+            while True:
+                event = loader.get_event()
+                if isinstance(event, yaml.StreamEndEvent):
+                    return 0
+                if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                    expecting_key.pop()
+                    continue
+                if not isinstance(event, yaml.NodeEvent):
+                    continue
+                if expecting_key and expecting_key[-1] is not None:
+                    if expecting_key[-1] and isinstance(event, yaml.ScalarEvent) and (
+                        event.tag in ("!!merge", _MERGE_TAG)
+                        or (event.tag is None and event.implicit[0] and event.value == "<<")
+                    ):
+                        return event.start_mark.line + 1 if event.start_mark else 1
+                    expecting_key[-1] = not expecting_key[-1]
+                if isinstance(event, yaml.MappingStartEvent):
+                    expecting_key.append(True)
+                elif isinstance(event, yaml.SequenceStartEvent):
+                    expecting_key.append(None)
+        except (yaml.YAMLError, Refused):  # JSON our reader took: it has no merge key
+            return 0
+        finally:
+            with contextlib.suppress(Exception):
+                loader.dispose()
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _remote_refusal(document: Document, at: tuple[str | int, ...], entry: str,
+                    line: int = 0) -> BadInput:
+    return BadInput(document.source, 0, line or document.line_of(at), (
+        f"{_shown(at)}: {clip(entry, 120)} is a remote resource, which the build "
+        "would fetch over the network; remote resources are refused unless "
+        "--allow-remote or allowRemote: true in the settings allows them"))
+
+
+def _remote(at: tuple[str | int, ...], entry: str) -> bool:
+    """Whether the file or base ``entry`` at field path ``at`` is fetched: a
+    generator's ``files`` entry is ``key=path`` or ``path``; a Helm chart's repository
+    is remote whatever its form (Helm fetches from it)."""
+    named = [part for part in at if isinstance(part, str)]
+    field = _fold(named[-1])
+    if field in ("repo", "chartrepourl"):
+        return bool(entry.strip())
+    if field == "files":
+        entry = entry.partition("=")[2] or entry
+    return _is_remote(entry)
+
+
+def _inline_configs(entry: str, limits: Limits) -> list[Document] | BadInput | None:
+    """The plugin configs written inline in a generators/transformers/validators entry
+    (kustomize takes an entry that parses as objects for them), or None: a path."""
+    import io
+
+    copy = io.BytesIO(entry.encode("utf-8"))
+    found = list(read_source(copy, limits, label="inline"))
+    documents = [item for item in found if isinstance(item, Document)]
+    if "\n" not in entry and not documents:
+        return None
+    for item in found:
+        if isinstance(item, BadInput):
+            return item
+    return documents
+
+
+def _in_configs(configs: list[Document], inline: tuple[Document, tuple[str | int, ...]] | None,
+                ) -> BadInput | None:
+    """The first remote file or URL that builtin plugins' configs name: written inline
+    at ``inline`` (the kustomization and the field path), or each in its own file."""
+    for config in configs:
+        for field, named in _plugin_paths(config.value):
+            if isinstance(named, str) and _remote(field, named):
+                if inline is None:
+                    return _remote_refusal(config, field, named)
+                document, at = inline
+                return _remote_refusal(document, (*at, *field), named, document.line_of(at))
+    return None
 
 
 def _remote_resource(kustomization: str, limits: Limits) -> BadInput | None:
-    """The first remote resource named by ``kustomization`` or by a local base or
-    component it builds on (kustomize fetches those too), or None."""
-    pending = [kustomization]
+    """The first remote resource named by ``kustomization`` or by a local base,
+    component, generator or transformer it builds on (kustomize fetches those too), or
+    why one of those files cannot be read as kustomize reads it, or None."""
+    pending: list[tuple[str, bool]] = [(kustomization, False)]  # (file, lists configs)
     seen: set[str] = set()
     while pending and len(seen) < _MAX_KUSTOMIZATIONS:
-        path = pending.pop(0)
-        if os.path.realpath(path) in seen:
+        path, configs = pending.pop(0)
+        if os.path.realpath(path) in seen or not os.path.isfile(path):
             continue
         seen.add(os.path.realpath(path))
-        for document in _documents(path, limits)[:1]:
-            directory = os.path.dirname(path)
-            for at, entry in _loaded(document.value):
-                if _is_remote(entry):
-                    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}"
-                                    for part in at).lstrip(".")
-                    return BadInput(document.source, 0, document.line_of(at), (
-                        f"{field}: {clip(entry, 120)} is a remote resource, which the build "
-                        "would fetch over the network; remote resources are refused unless "
-                        "--allow-remote or allowRemote: true in the settings allows them"))
-                base = os.path.normpath(os.path.join(directory, entry))
-                if at[0] in ("resources", "bases", "components") and os.path.isdir(base):
-                    pending += [os.path.join(base, name) for name in KUSTOMIZATION_NAMES
-                                if os.path.isfile(os.path.join(base, name))][:1]
+        read = _read(path, limits)
+        if isinstance(read, BadInput):
+            return read
+        for document in read:
+            found = _named(document, configs, limits)
+            if isinstance(found, BadInput):
+                return found
+            pending += found
     if pending:
         return BadInput(kustomization, 0, 0, (
             f"the build reaches more than {_MAX_KUSTOMIZATIONS} kustomizations, too many to "
             "make sure none names a remote resource; give --allow-remote to build it"))
     return None
+
+
+def _named(document: Document, configs: bool,
+           limits: Limits) -> BadInput | list[tuple[str, bool]]:
+    """The first remote resource ``document`` (a kustomization) names, or the
+    kustomizations it builds on, each with whether its resources are plugin configs
+    (it was named by generators, transformers or validators)."""
+    directory = os.path.dirname(document.source)
+    bases: list[tuple[str, bool]] = []
+    for found in _loaded(document):
+        if isinstance(found, BadInput):
+            return found
+        at, entry = found
+        if not isinstance(entry, str):
+            continue  # kustomize refuses a number or an object there itself
+        field = _fold(str(at[0]))
+        plugins = field in _PLUGINS
+        if plugins or (configs and field in ("resources", "bases")):
+            inline = _inline_configs(entry, limits)
+            if isinstance(inline, BadInput):
+                return BadInput(document.source, 0, document.line_of(at), _not_as_kustomize(
+                    f"{_shown(at)} is an inline plugin config that {inline.reason}"))
+            if inline is not None:
+                refused = _in_configs(inline, (document, at))
+                if refused is not None:
+                    return refused
+                continue
+            path = os.path.normpath(os.path.join(directory, entry))
+            # Only a file kustomize would load: its loader refuses one that a path or
+            # link puts outside the kustomization's directory (LoadRestrictionsRootOnly),
+            # and so the guard never reads it into a message.
+            if (os.path.isfile(path) and not _is_remote(entry)
+                    and _inside(os.path.realpath(path), os.path.realpath(directory))):
+                read = _read(path, limits, config=True)
+                if isinstance(read, BadInput):
+                    return read
+                refused = _in_configs(read, None)
+                if refused is not None:
+                    return refused
+        if field == "patchesstrategicmerge" and "\n" in entry:
+            continue  # an inline patch, which names nothing to load
+        if _remote(at, entry):
+            return _remote_refusal(document, at, entry)
+        base = os.path.normpath(os.path.join(directory, entry))
+        if field in _DIRECTORIES and os.path.isdir(base):
+            bases += [(os.path.join(base, name), configs or plugins)
+                      for name in KUSTOMIZATION_NAMES
+                      if os.path.isfile(os.path.join(base, name))][:1]
+    return bases

@@ -52,6 +52,9 @@ class Auditor:
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
+        # --node-config was given: a pod on a node without files is judged with what is
+        # not known there (its hostPorts), and says so.
+        self.node_config = False
         # What is known of a node without its files, by its runtime (the classes are
         # this dict, filled as the input goes on): one per runtime, not one per pod.
         self._knowledge: dict[str, NodeKnowledge] = {}
@@ -116,11 +119,14 @@ class Auditor:
         findings, why = self._findings(pod, kubelet, runtime, verdict)
         note += why
         on_node = None
-        if verdict is not None and node_name in self.node_files:
-            from kubelet_winnet._lint.node_config import on_node_value
+        if verdict is not None and node_name and self.node_config:
+            from kubelet_winnet._lint.node_config import on_node_value, rests_on_the_unknown
 
             on_node, text = on_node_value(verdict)
-            note += f"{text}; "
+            if node_name in self.node_files:
+                note += f"{text}; "
+            elif rests_on_the_unknown(verdict):  # a fact only the node's files give
+                note += f"no node files for {clip(node_name, 80)}: {text}; "
         decision = verdict.decision if verdict is not None else None
         network = decision.network if decision is not None and not decision.error else None
         host_process = decision is not None and decision.host_process
@@ -147,7 +153,7 @@ class Auditor:
                 f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; ")
         files = self.node_files.get(node_name)
         mappings: tuple[tuple[int, int, str, str], ...] = ()
-        if files is not None:
+        if files is not None or (self.node_config and node_name):
             from kubelet_winnet._lint.node_config import request_mappings
 
             mappings = request_mappings(obj, kubelet, self.feature_gates, self.runtime_classes)
@@ -165,9 +171,9 @@ class Auditor:
                                  runtime_classes=self.runtime_classes,
                                  handlers_read=files.containerd is not None)
         known = self._knowledge.get(runtime)
-        if known is None:
+        if known is None:  # the node's default handler is not known without its files
             known = NodeKnowledge(runtime=runtime or None, runtime_classes=self.runtime_classes,
-                                  handlers_read=False)
+                                  handlers_read=False, assume_default_handler=False)
             if len(self._knowledge) < 4096:
                 self._knowledge[runtime] = known
         return known

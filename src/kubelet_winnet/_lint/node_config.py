@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
     from kubelet_winnet.sources.node import NodeFiles
 
-__all__ = ["audit_node_findings", "on_node_value", "request_mappings"]
+__all__ = ["audit_node_findings", "on_node_value", "request_mappings", "rests_on_the_unknown"]
 
 
 def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
@@ -83,3 +83,11 @@ def on_node_value(verdict: Verdict) -> tuple[dict[str, Any], str]:
         if port.outcome in ("dropped", "unknown"):
             text += f" ({port.reason})"
     return value, text
+
+
+def rests_on_the_unknown(verdict: Verdict) -> bool:
+    """Whether what the pod gets rests on a fact that is not known: its network (for a
+    pod that asks for the node's network, or maps a hostPort) or a hostPort's outcome."""
+    ports = [p for p in verdict.ports if p.host_port > 0]
+    return any(p.outcome == "unknown" for p in ports) or (
+        verdict.network.value == "unknown" and (verdict.host_network or bool(ports)))

@@ -252,6 +252,7 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
         for kind, text in folders.messages:
             (session.error if kind == "error" else session.note)(text)
         auditor.node_files = folders.found
+        auditor.node_config = True
     make_writer = _html_writer(auditor, args) if args.output == "html" else WRITERS[args.output]
     # Made at the first pod (or at the end): when nothing could be read, the error line on
     # stderr is the whole answer, not a table of zeros under it.

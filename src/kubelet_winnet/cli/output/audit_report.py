@@ -161,8 +161,9 @@ class _TextWriter:
         if totals.effects["unknown"]:
             self._out.write(
                 "  HOSTNETWORK unknown: the pod's runtime is not known (no node yet, or not "
-                "containerd), or its RuntimeClass may be Hyper-V isolated (see the note), so "
-                "whether it applies what the kubelet sends is not known\n"
+                "containerd), or its runtime handler (its RuntimeClass's, or the node's "
+                "default one without --node-config) may be Hyper-V isolated (see the note), "
+                "so whether it applies what the kubelet sends is not known\n"
             )
         for rule in RULES:
             if rule.id in rules:

@@ -49,6 +49,15 @@ class PodAudit:
     on_node: dict[str, Any] | None = None  # audit --node-config: _lint.node_config.on_node_value
 
     @property
+    def outcome_known(self) -> bool:
+        """Whether what the pod gets is known: its hostNetwork's effect, and with
+        ``--node-config`` each hostPort's outcome (not known on a node without files)."""
+        if self.effect in ("unknown", "not-modelled"):
+            return False
+        return self.on_node is None or all(
+            p["outcome"] != "unknown" for p in self.on_node["hostPorts"])
+
+    @property
     def sent(self) -> str:
         if self.effect == "not-modelled":
             return "not modelled"
@@ -71,6 +80,7 @@ class PodAudit:
             },
             "refused": self.refused,
             "hostNetworkEffect": self.effect,
+            "outcomeKnown": self.outcome_known,
             "note": self.note or None,
             "findings": [
                 {"rule": f.rule, "severity": f.severity, "message": f.message,
@@ -90,9 +100,11 @@ class Totals:
         default_factory=lambda: {s.label: 0 for s in Severity}
     )
     ignored_by_annotation: int = 0
+    not_known: int = 0  # pods whose outcome is not known (PodAudit.outcome_known)
 
     def add(self, record: PodAudit) -> None:
         self.pods += 1
+        self.not_known += not record.outcome_known
         self.host_network += record.host_network
         self.effects[record.effect] += 1
         for finding in record.findings:
@@ -108,6 +120,7 @@ class Totals:
             "hostNetworkEffect": dict(self.effects),
             "findings": dict(self.severities),
             "ignoredByAnnotation": self.ignored_by_annotation,
+            "outcomeNotKnown": self.not_known,
         }
 
     def text(self) -> str:
@@ -117,7 +130,8 @@ class Totals:
             f"{self.pods} pod{'s' * (self.pods != 1)}, {self.host_network} with hostNetwork "
             f"({e['applied']} applied, {e['ignored']} ignored, {e['unknown']} unknown"
             + (f", {e['no-network']} with no network" if e["no-network"] else "") + "); "
-            f"{e['refused']} refused, {e['not-modelled']} not modelled; findings: "
+            f"{e['refused']} refused, {e['not-modelled']} not modelled; "
+            f"{self.not_known} whose outcome is not known; findings: "
             f"{s['error']} error{'s' * (s['error'] != 1)}, "
             f"{s['warning']} warning{'s' * (s['warning'] != 1)}, {s['info']} info"
             + (f", {self.ignored_by_annotation} ignored by annotation"

@@ -48,9 +48,8 @@ PALETTE: Mapping[str, tuple[str, str]] = {
 _EFFECT_STYLE = {"not-requested": "unknown", "applied": "ok", "ignored": "bad",
                  "unknown": "unknown", "refused": "refused", "not-modelled": "unknown",
                  "no-network": "bad"}
-# Effects that are not what the pod asks for, and those whose outcome is not known.
+# Effects that are not what the pod asks for (an outcome not known: PodRow.outcome_known).
 _NOT_ASKED = ("ignored", "refused", "no-network")
-_NOT_KNOWN = ("unknown", "not-modelled")
 _UNSCHEDULED = ""  # the key of pods without a node (no node is named "")
 _BATCH = 500  # listed pods held before they go to the spool
 # Rows written, per node and group and in all (about 430 bytes each: a page of at most
@@ -97,6 +96,8 @@ class PodRow(Protocol):
     def findings(self) -> tuple[_Finding, ...]: ...
     @property
     def on_node(self) -> dict[str, Any] | None: ...
+    @property
+    def outcome_known(self) -> bool: ...
 
     @property
     def sent(self) -> str: ...
@@ -204,7 +205,7 @@ class PageWriter:
         counts.pods += 1
         not_asked = _not_asked(record)
         counts.not_asked += not_asked
-        counts.unknown += record.effect in _NOT_KNOWN
+        counts.unknown += not record.outcome_known
         rank = _group(record, not_asked)
         if rank is None:
             return
@@ -225,9 +226,21 @@ class PageWriter:
         self._db.executemany("INSERT INTO pod VALUES (?, ?, ?, ?)", self._batch)
         self._batch = []
 
-    def _verdict(self, effect: str) -> str:
-        text = self._effect_text[effect]
-        return "hostNetwork not requested" if effect == "not-requested" else f"hostNetwork {text}"
+    def _verdict(self, record: PodRow) -> str:
+        """The verdict's badges: what becomes of hostNetwork, then each hostPort the pod
+        does not get (dropped) or whose outcome is not known."""
+        effect = record.effect
+        badges = [] if effect == "not-requested" else [
+            _badge(_EFFECT_STYLE[effect], f"hostNetwork {self._effect_text[effect]}")]
+        if record.on_node is not None and effect != "refused":
+            for port in record.on_node["hostPorts"]:
+                outcome = port["outcome"]
+                if outcome in ("dropped", "unknown"):
+                    badges.append(_badge(
+                        "bad" if outcome == "dropped" else "unknown",
+                        f"hostPort {port['hostPort']} "
+                        + ("not mapped" if outcome == "dropped" else "not known")))
+        return " ".join(badges) or _badge("unknown", "hostNetwork not requested")
 
     def _rule_link(self, rule_id: str) -> str:
         self._rules.add(rule_id)
@@ -250,7 +263,7 @@ class PageWriter:
             "" if record.kubelet_source == "node" else " (--kubelet-version)")
         return (
             f"<tr><th scope=row>{_e(record.namespace)}/<b>{_e(record.name)}</b></th>"
-            f"<td>{_badge(_EFFECT_STYLE[record.effect], self._verdict(record.effect))}"
+            f"<td>{self._verdict(record)}"
             f"<br>sent: {_e(record.sent)}<br><small>kubelet {_e(kubelet, 80)}</small></td>"
             f"<td><ul>{''.join(reasons)}</ul></td></tr>\n"
         )
@@ -293,7 +306,7 @@ class PageWriter:
                  listed: int) -> str:
         effects = totals.effects
         not_asked = sum(c.not_asked for c in self._nodes.values())
-        unknown = effects["unknown"] + effects["not-modelled"]
+        unknown = totals.not_known
         sev = totals.severities
         one = (not_asked == 1, unknown == 1)
         tiles = [
@@ -396,7 +409,7 @@ def _not_asked(record: PodRow) -> bool:
         return True
     on_node = record.on_node
     return on_node is not None and bool(on_node["refused"] or any(
-        p["outcome"] not in ("applied", "host") for p in on_node["hostPorts"]))
+        p["outcome"] == "dropped" for p in on_node["hostPorts"]))
 
 
 def _group(record: PodRow, not_asked: bool) -> int | None:
@@ -411,7 +424,7 @@ def _group(record: PodRow, not_asked: bool) -> int | None:
         return base + 1
     if not_asked:
         return base + 2
-    if record.effect in _NOT_KNOWN:
+    if not record.outcome_known:
         return base + 3
     return None
 

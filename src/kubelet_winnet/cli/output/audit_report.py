@@ -202,6 +202,8 @@ _CSV_HEADER = (
     # audit --node-config (empty without it, or for a pod whose node has no folder): what
     # the pod gets there, as the JSON's onNode says it.
     "onNodeIsolation", "onNodeNetwork", "onNodeHostPorts",
+    # false: what the pod gets rests on a fact not known (the note says which).
+    "outcomeKnown",
 )
 
 
@@ -243,7 +245,7 @@ class _CsvWriter:
             r.refused or "", r.effect,
             " ".join(f"{f.severity}:{f.rule}" for f in r.findings if f.ignored is None),
             " ".join(f.rule for f in r.findings if f.ignored is not None), r.note,
-            *_on_node_cells(r.on_node),
+            *_on_node_cells(r.on_node), str(r.outcome_known).lower(),
         ))
 
     def close(self, summary: dict[str, Any], totals: Totals, rules: set[str]) -> None:

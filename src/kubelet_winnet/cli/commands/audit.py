@@ -194,17 +194,74 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
         if why is not None:
             session.error(f"--docs-url {clip(args.docs_url, 80)!r}: {why}")
             return session.status
-    if args.output_file is not None:
-        try:
-            stream = open(args.output_file, "w", encoding="utf-8")  # noqa: SIM115
-        except OSError as exc:
-            session.error(f"--output-file {clip(args.output_file, 200)}: cannot write: "
-                          f"{exc.strerror or type(exc).__name__}")
-            return session.status
-        with stream:
-            session.out = stream
+    from kubelet_winnet.cli.output.audit_page import SpoolError
+
+    if args.output_file is None:
+        try:  # the page goes to stdout only once its spool is whole (audit_page)
             return _audit(args, session)
-    return _audit(args, session)
+        except SpoolError as exc:
+            session.error(str(exc))
+            return session.status
+    try:
+        output = _OutputFile(args.output_file)
+    except OSError as exc:
+        session.error(f"--output-file {clip(args.output_file, 200)}: cannot write: "
+                      f"{exc.strerror or type(exc).__name__}")
+        return session.status
+    try:
+        session.out = output.stream
+        status = _audit(args, session)
+        output.commit()
+        return status
+    except SpoolError as exc:
+        session.error(f"{exc}; {clip(args.output_file, 200)} is left as it was")
+        return session.status
+    finally:
+        output.discard()  # what was not committed (an error, a signal) is removed
+
+
+class _OutputFile:
+    """``--output-file FILE``, whole or not at all: the output is written to a temporary
+    file beside FILE (its name starts with ``.FILE.``), which :meth:`commit` renames over
+    FILE once the output is complete. A run that ends before (the page's spool full,
+    SIGTERM, SIGHUP, SIGINT) removes it and leaves FILE as it was; only SIGKILL can leave
+    the temporary file. A FILE that is not a regular file (``/dev/stdout``, a FIFO) is
+    written in place."""
+
+    def __init__(self, path: str) -> None:
+        real = os.path.realpath(path)
+        self._temp: str | None = None
+        self._target = real
+        if os.path.exists(real) and not os.path.isfile(real):
+            self.stream: TextIO = open(path, "w", encoding="utf-8")  # noqa: SIM115
+            return
+        fd, self._temp = tempfile.mkstemp(dir=os.path.dirname(real),
+                                          prefix=f".{os.path.basename(real)}.", suffix=".tmp")
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self._temp, 0o666 & ~umask)  # as open() would have created FILE
+            self.stream = open(fd, "w", encoding="utf-8")  # noqa: SIM115
+        except BaseException:
+            os.close(fd)
+            self.discard()
+            raise
+
+    def commit(self) -> None:
+        self.stream.close()
+        if self._temp is not None:
+            os.replace(self._temp, self._target)
+            self._temp = None
+
+    def discard(self) -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            if hasattr(self, "stream"):
+                self.stream.close()
+            if self._temp is not None:
+                os.unlink(self._temp)
+                self._temp = None
 
 
 def _html_writer(auditor: Auditor, args: argparse.Namespace) -> Callable[[TextIO], Writer]:

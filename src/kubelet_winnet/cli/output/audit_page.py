@@ -7,13 +7,16 @@ Policy of ``default-src 'none'`` and no script), so it opens from a file or a CI
 
 Pods arrive in any order and the summary comes first, so listed pods wait in a private
 temporary SQLite database (on disk; SQLite sorts them by node and group in bounded memory)
-until the input ends. What stays in memory is per node: counts and one card.
+until the input ends. What stays in memory is per node: counts and one card. The database
+is SQLite's anonymous one: its file in ``$TMPDIR`` is created readable by its owner only
+(0600) and removed as soon as it is opened, so no signal, not even SIGKILL, leaves pod
+names or findings behind. When it cannot be written (a full ``$TMPDIR``) the writer raises
+:class:`SpoolError` before a byte of the page is written.
 """
 
 from __future__ import annotations
 
 import html
-import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -23,8 +26,24 @@ from typing import Any, Protocol, TextIO
 from kubelet_winnet._lint.node_rules import NODE_RULES, NODE_RULES_BY_ID, node_rule_page
 from kubelet_winnet._lint.rules import RULES, Rule, help_url, rule_page
 from kubelet_winnet._printable import clip, printable
+from kubelet_winnet.errors import WinnetError
 
-__all__ = ["CSP", "PALETTE", "CardFinding", "NodeCard", "PageWriter", "write_node_page"]
+__all__ = ["CSP", "PALETTE", "CardFinding", "NodeCard", "PageWriter", "SpoolError",
+           "write_node_page"]
+
+
+class SpoolError(WinnetError, OSError):
+    """The page's pods could not be held in ``$TMPDIR`` until the input ended (SQLite's
+    text, such as "database or disk is full"): the page is not written."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        OSError.__init__(self, reason)
+
+    def __str__(self) -> str:
+        return (f"-o html: the page is not written: its pods could not be held in $TMPDIR "
+                f"({tempfile.gettempdir()}) until the input ended: {self.reason}; free "
+                "space there, or set TMPDIR to a folder with room")
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
@@ -191,11 +210,21 @@ class PageWriter:
         self._rules: set[str] = set()  # rule pages to link or embed
         self._batch: list[tuple[str, int, int, str]] = []
         self._seq = 0
-        self._directory = tempfile.TemporaryDirectory(prefix="kubelet-winnet-page-")
-        self._db = sqlite3.connect(os.path.join(self._directory.name, "pods.db"))
-        self._db.execute("PRAGMA journal_mode=OFF")
-        self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute("CREATE TABLE pod (node TEXT, rank INTEGER, seq INTEGER, html TEXT)")
+        # "": SQLite's private temporary database (see the module's docstring).
+        self._db = sqlite3.connect("")
+        self._spool("PRAGMA journal_mode=OFF")  # no rollback journal: a second file
+        self._spool("CREATE TABLE pod (node TEXT, rank INTEGER, seq INTEGER, html TEXT)")
+
+    def _spool(self, sql: str, rows: list[tuple[str, int, int, str]] | None = None) -> None:
+        """One statement on the spool; what SQLite cannot do is a :class:`SpoolError`."""
+        try:
+            if rows is None:
+                self._db.execute(sql)
+            else:
+                self._db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise SpoolError(str(exc)) from None
 
     def add(self, record: PodRow) -> None:
         node = record.node
@@ -223,7 +252,7 @@ class PageWriter:
             self._flush()
 
     def _flush(self) -> None:
-        self._db.executemany("INSERT INTO pod VALUES (?, ?, ?, ?)", self._batch)
+        self._spool("INSERT INTO pod VALUES (?, ?, ?, ?)", self._batch)
         self._batch = []
 
     def _verdict(self, record: PodRow) -> str:
@@ -271,8 +300,10 @@ class PageWriter:
     def close(self, summary: dict[str, Any], totals: Any, rules: set[str]) -> None:
         """Write the page: summary, node cards, the listed pods, the rule pages."""
         del rules  # the page links the rules its pods name
+        # Everything the spool must still hold, before the page's first byte: a spool
+        # that cannot take it leaves no page at all.
         self._flush()
-        self._db.execute("CREATE INDEX pod_order ON pod (node, rank, seq)")
+        self._spool("CREATE INDEX pod_order ON pod (node, rank, seq)")
         names = sorted((set(self._node_names()) | set(self._nodes)) - {_UNSCHEDULED})
         cards = [self._cards(name) for name in names]
         ids = {name: f"node-{i}" for i, name in enumerate(names)}
@@ -300,7 +331,6 @@ class PageWriter:
         self._rules_section()
         write("</body>\n</html>\n")
         self._db.close()
-        self._directory.cleanup()
 
     def _summary(self, summary: dict[str, Any], totals: Any, cards: list[NodeCard],
                  listed: int) -> str:
@@ -370,10 +400,13 @@ class PageWriter:
             write(self._group_heading(rank, *self._groups[node, rank]))
             write('<table><tr><th class="w3">pod</th><th class="w2">verdict</th>'
                   "<th>reasons</th></tr>\n")
-            for (row,) in self._db.execute(
-                    "SELECT html FROM pod WHERE node = ? AND rank = ? ORDER BY seq",
-                    (node, rank)):
-                write(row)
+            try:  # a read that fails now (an I/O error) cuts the page short
+                for (row,) in self._db.execute(
+                        "SELECT html FROM pod WHERE node = ? AND rank = ? ORDER BY seq",
+                        (node, rank)):
+                    write(row)
+            except sqlite3.Error as exc:
+                raise SpoolError(str(exc)) from None
             write("</table>\n")
 
     def _group_heading(self, rank: int, count: int, written: int) -> str:

@@ -190,6 +190,11 @@ def expected(manifest: dict[str, Any], default_kubelet: str = "1.32") -> dict[st
         }
         if not host_network:
             effect = "not-requested"
+        elif runtime.startswith("containerd://") and any(flags) and _shim_has_2531(runtime):
+            # The node's default handler, not known without its files: under Hyper-V
+            # isolation hcsshim PR #2531 (containerd 2.3.3+) gives the pod no network.
+            effect = "unknown"
+            rules.append("host-process-hyperv-no-network")
         elif runtime.startswith("containerd://"):
             effect = "applied" if any(flags) else "ignored"
         else:
@@ -207,6 +212,12 @@ def expected(manifest: dict[str, Any], default_kubelet: str = "1.32") -> dict[st
         "rules": sorted(rules),
         "active": sorted(r for r in rules if r not in ignored),
     }
+
+
+def _shim_has_2531(runtime: str) -> bool:
+    """containerd 2.3.3 and later ship hcsshim v0.15.0-rc.2+ (PR #2531)."""
+    major, minor, patch = (int(x) for x in runtime.removeprefix("containerd://").split("."))
+    return (major, minor, patch) >= (2, 3, 3)
 
 
 def _comparable(record: dict[str, Any]) -> dict[str, Any]:

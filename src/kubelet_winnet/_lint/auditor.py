@@ -122,10 +122,11 @@ class Auditor:
         if verdict is not None and node_name and self.node_config:
             from kubelet_winnet._lint.node_config import on_node_value, rests_on_the_unknown
 
-            on_node, text = on_node_value(verdict)
             if node_name in self.node_files:
+                on_node, text = on_node_value(verdict)
                 note += f"{text}; "
-            elif rests_on_the_unknown(verdict):  # a fact only the node's files give
+            elif rests_on_the_unknown(verdict):  # on a fact only the node's files give
+                on_node, text = on_node_value(verdict)
                 note += f"no node files for {clip(node_name, 80)}: {text}; "
         decision = verdict.decision if verdict is not None else None
         network = decision.network if decision is not None and not decision.error else None
@@ -198,8 +199,10 @@ class Auditor:
         host_network = pod.spec.get("hostNetwork") is True
         if other and other != "containerd" and host_network and (
                 verdict is None or verdict.starts is not False):
-            # What becomes of hostNetwork here is unknown: no finding says "ignored".
-            raw = [f for f in raw if f.rule.id != "host-network-ignored"]
+            # What becomes of hostNetwork here is unknown: no finding says "ignored", nor
+            # what containerd's shim does under Hyper-V.
+            raw = [f for f in raw if f.rule.id not in (
+                "host-network-ignored", "host-process-hyperv-no-network")]
             note = _not_modelled_runtime(other)
         if not raw:
             return (), note

@@ -332,6 +332,25 @@ def test_a_host_port_the_node_drops_is_listed_under_its_node_rule(
     assert "ported" in text and "node-host-port-dropped" in text
 
 
+def test_the_verdict_names_the_host_port_a_pod_does_not_get(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A pod that asks for no hostNetwork but whose hostPort the node drops: its verdict
+    is the port it does not get (a red badge), not a grey "hostNetwork not requested"."""
+    node_object = json.loads((NODE_DATA / "win-2025-a" / "node.json").read_text("utf-8"))
+    web = pod("web", "ported", "win-2025-a")
+    web["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8081}]
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
+    _, page, _ = run(capsys, "audit", "-f", str(write_dump(tmp_path / "c.json",
+                                                            [node_object, web])),
+                     "-o", "html", "--node-config", str(nodes))
+    row = row_text(parsed(page), "ported")
+    assert "hostPort 8081 not mapped" in row and "not requested" not in row
+    assert '<span class="b bad">hostPort 8081 not mapped</span>' in page
+
+
 def test_node_uses_the_same_renderer(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "node", str(NODE_DATA / "win-2025-a"), "-o", "html")
     assert status == 1

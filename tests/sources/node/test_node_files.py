@@ -236,7 +236,8 @@ def test_any_files_are_read_or_refused_in_one_line(files: list[tuple[str, bytes]
         for problem in found.errors:
             assert isinstance(problem, NodeConfigError)
             assert problem.where.startswith(directory) and "\n" not in str(problem)
-        found.facts  # whatever was read makes planner facts (a contradiction is a finding)
+        # whatever was read makes planner facts (a contradiction is a finding)
+        assert found.facts is not None
 
 
 def _whitespace_then_bad_utf8(data: bytes) -> bool:

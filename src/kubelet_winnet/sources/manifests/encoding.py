@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from kubelet_winnet.sources.manifests.documents import Refused
+from kubelet_winnet.sources.manifests.lines import breaks
 
 __all__ = [
     "CHUNK",
@@ -130,7 +131,7 @@ class Text:
 def line_after(refused: Refused, text: str, line: int = 1) -> Refused:
     """``refused`` (from :meth:`Text.read`) placed where ``text``, the text handed over
     before it, ends; ``text`` starts at ``line``."""
-    refused.line = line + text.count("\n")
+    refused.line = line + breaks(text)
     return refused
 
 

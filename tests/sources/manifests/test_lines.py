@@ -140,7 +140,8 @@ def test_libyaml_and_pure_pyyaml_count_yamls_line_breaks(loader: str) -> None:
     for brk in _KINDS:
         text = f"a: é{brk}b: 1{brk}{brk}c: 2"
         keys = [(e.value, e.start_mark.line, e.start_mark.index)
-                for e in yaml.parse(text, Loader=cls) if isinstance(e, yaml.ScalarEvent)]
+                for e in yaml.parse(text, Loader=cls)
+                if isinstance(e, yaml.ScalarEvent) and e.start_mark is not None]
         assert keys[::2] == [("a", 0, 0), ("b", 1, text.index("b")),
                              ("c", 3, text.index("c"))], repr(brk)
 

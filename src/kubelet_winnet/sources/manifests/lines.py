@@ -18,11 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelet_winnet._describe import json_string as _quote
-from kubelet_winnet.sources.manifests.documents import FieldPath
+from kubelet_winnet.sources.manifests.documents import FieldPath, Refused
 
 __all__ = [
     "SKIPPER", "WHITESPACE", "YAML_ONLY_BREAKS", "ItemLines", "JsonLines", "LineTable",
-    "SpanLines", "TableLines", "TextLines", "YamlLines", "breaks", "yaml_only_break",
+    "SpanLines", "TableLines", "TextLines", "YamlLines", "breaks", "line_after",
+    "yaml_only_break",
 ]
 
 #: Line breaks of YAML 1.1 (spec 5.4, libyaml's IS_BREAK) that editors do not break at.
@@ -39,6 +40,13 @@ def breaks(text: str, start: int = 0, end: int | None = None) -> int:
     end = len(text) if end is None else end
     return (text.count("\n", start, end) + text.count("\r", start, end)
             - text.count("\r\n", max(start - 1, 0), end))
+
+
+def line_after(refused: Refused, text: str, line: int = 1) -> Refused:
+    """``refused`` (from :meth:`.encoding.Text.read`) placed where ``text``, the text
+    handed over before it, ends; ``text`` starts at ``line``."""
+    refused.line = line + breaks(text)
+    return refused
 
 
 def yaml_only_break(text: str) -> str | None:

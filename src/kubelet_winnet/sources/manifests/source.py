@@ -13,7 +13,6 @@ from kubelet_winnet.sources.manifests.encoding import (
     DEFAULT_LIMITS,
     Limits,
     Text,
-    line_after,
 )
 from kubelet_winnet.sources.manifests.json_reader import (
     WHITESPACE,
@@ -21,6 +20,7 @@ from kubelet_winnet.sources.manifests.json_reader import (
     NotJson,
     json_documents,
 )
+from kubelet_winnet.sources.manifests.lines import line_after
 from kubelet_winnet.sources.manifests.paths import open_source
 from kubelet_winnet.sources.manifests.yaml_reader import yaml_documents
 

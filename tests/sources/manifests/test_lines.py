@@ -5,6 +5,7 @@ the questions, and linear in the findings of a document.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,86 @@ def test_json_field_lines_match_the_text_in_any_order(tree: Any, rnd: Any) -> No
         assert found[0].line_of(path) == want[path], path
     for path in list(want)[:5]:
         assert found[0].line_of((*path, "absent-key", 7)) == want[path]
+
+
+# --- editors' lines ----------------------------------------------------------------------
+
+_EDITOR_BREAK = re.compile("\r\n|\r|\n")
+_KINDS = ["\n", "\r\n", "\r", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("loader", ["CSafeLoader", "SafeLoader"])
+def test_libyaml_and_pure_pyyaml_count_yamls_line_breaks(loader: str) -> None:
+    """The fact the conversion rests on: both of PyYAML's readers end a line at LF, CR,
+    CRLF (once), NEL, LS and PS (YAML 1.1, 5.4), and a mark's ``index`` is its character
+    offset."""
+    import yaml
+
+    cls = getattr(yaml, loader, None)
+    if cls is None:
+        pytest.skip("PyYAML without libyaml")
+    for brk in _KINDS:
+        text = f"a: é{brk}b: 1{brk}{brk}c: 2"
+        keys = [(e.value, e.start_mark.line, e.start_mark.index)
+                for e in yaml.parse(text, Loader=cls)
+                if isinstance(e, yaml.ScalarEvent) and e.start_mark is not None]
+        assert keys[::2] == [("a", 0, 0), ("b", 1, text.index("b")),
+                             ("c", 3, text.index("c"))], repr(brk)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_KINDS), st.integers(0, 2)), min_size=1,
+                max_size=30),
+       st.booleans())
+def test_yaml_lines_are_editors_lines_whatever_the_breaks(
+    breaks: list[tuple[str, int]], bom: bool
+) -> None:
+    """Every key's line is the editors' line (LF, CRLF, CR) it is written on, whatever
+    breaks (and blank lines of them) come before it."""
+    text = "\ufeff" if bom else ""
+    for number, (brk, blanks) in enumerate(breaks):
+        text += f"k{number}: v{brk}" + brk * blanks
+    found = [d for d in read_input_text_yaml(text) if isinstance(d, Document)]
+    assert len(found) == 1
+    for number in range(len(breaks)):
+        want = next(n for n, line in enumerate(_EDITOR_BREAK.split(text), 1)
+                    if f"k{number}:" in line)
+        assert found[0].line_of((f"k{number}",)) == want
+
+
+def read_input_text_yaml(text: str) -> list[Any]:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("wb", suffix=".yaml", delete=False) as handle:
+        handle.write(text.encode("utf-8"))
+    try:
+        return read_input(Path(handle.name))
+    finally:
+        Path(handle.name).unlink()
+
+
+@pytest.mark.parametrize("odd", ["", "\x85"])
+def test_a_crlf_cut_between_two_reads_is_one_line_break(tmp_path: Path, odd: str) -> None:
+    """The reader's first read ends between a CR and its LF; with a NEL before it the
+    lines are counted from offsets, across the cut and the reads after it."""
+    from kubelet_winnet.sources.manifests.encoding import CHUNK
+
+    head = f"a: 1{odd}\n#"
+    pad = CHUNK - 1 - len(head)  # the CR is the last character of the first read
+    text = head + "x" * pad + "\r\n" + "".join(f"k{n}: {n}\r\n" for n in range(20000))
+    assert text[CHUNK - 1 : CHUNK + 1] == "\r\n"
+    path = write_input(tmp_path, "cut.yaml", text.encode("utf-8"))
+    (document,) = [d for d in read_input(path) if isinstance(d, Document)]
+    rows = _EDITOR_BREAK.split(text)
+    for key in ("k0", "k1", "k12345", "k19999"):
+        assert document.line_of((key,)) == next(
+            n for n, line in enumerate(rows, 1) if line.startswith(f"{key}:"))
+
+
+def test_a_bad_byte_after_yaml_only_breaks_names_the_editors_line(tmp_path: Path) -> None:
+    """A refusal of the stream (a byte that is not UTF-8) lies where the good text ends,
+    on the editors' line."""
+    text = "a: 1\x85b: 2\u2028c: 3\rd: 4\r\ne: "
+    path = write_input(tmp_path, "bad.yaml", text.encode("utf-8") + b"\xff\n")
+    bad = [f for f in read_input(path) if not isinstance(f, Document)]
+    assert [(b.line, b.reason.split(";")[0]) for b in bad] == [(3, "not valid UTF-8 (byte 0xff)")]

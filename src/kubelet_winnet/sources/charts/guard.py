@@ -353,7 +353,11 @@ def _merge_key(path: str, limits: Limits) -> int:
     import yaml
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open_source(path) as raw:
+    try:
+        raw = open_source(path)
+    except OSError:
+        return 0  # our reader read it a moment ago; kustomize cannot read it now either
+    with raw:
         try:
             loader = loader_class(Text(raw, limits.max_bytes))
         except Refused:

@@ -18,7 +18,6 @@ __all__ = [
     "TOO_MANY_DIGITS",
     "Limits",
     "Text",
-    "line_after",
     "past_python_digit_limit",
     "python_digit_limit",
     "too_deep",
@@ -59,7 +58,7 @@ class Text:
 
     A refusal raised by :meth:`read` (too many bytes, a byte that does not decode) lies
     where the text handed over so far ends; its ``line`` is left 0 for the caller, which
-    holds that text, to set (:func:`line_after`). The readers count lines anyway, and
+    holds that text, to set (:func:`.lines.line_after`). The readers count lines anyway, and
     counting them here too cost a List's translation 1-2%."""
 
     def __init__(self, raw: IO[bytes], max_bytes: int) -> None:
@@ -125,13 +124,6 @@ class Text:
                 return good
             if text or self._eof:
                 return text
-
-
-def line_after(refused: Refused, text: str, line: int = 1) -> Refused:
-    """``refused`` (from :meth:`Text.read`) placed where ``text``, the text handed over
-    before it, ends; ``text`` starts at ``line``."""
-    refused.line = line + text.count("\n")
-    return refused
 
 
 def too_deep_reason(limits: Limits) -> str:

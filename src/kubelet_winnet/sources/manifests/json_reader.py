@@ -37,6 +37,7 @@ from kubelet_winnet.sources.manifests.lines import (
     ItemLines,
     JsonLines,
     SpanLines,
+    breaks,
 )
 from kubelet_winnet.sources.manifests.yaml_reader import YamlReader
 
@@ -144,7 +145,7 @@ class JsonReader:
         if self._eof:
             return False
         if self._pos > CHUNK and self.consumed:  # keep all text until it is surely JSON
-            cut = self._pos
+            cut = self._pos - self.buffer.endswith("\r", 0, self._pos)  # a CRLF stays whole
             self._mark_line = self._line_at(cut)
             self._mark = 0
             self.buffer = self.buffer[cut:]
@@ -162,8 +163,8 @@ class JsonReader:
 
     def _line_at(self, pos: int) -> int:
         if pos < self._mark:
-            return self._mark_line - self.buffer.count("\n", pos, self._mark)
-        self._mark_line += self.buffer.count("\n", self._mark, pos)
+            return self._mark_line - breaks(self.buffer, pos, self._mark)
+        self._mark_line += breaks(self.buffer, self._mark, pos)
         self._mark = pos
         return self._mark_line
 

@@ -1,5 +1,11 @@
 """Line locating: the line of a field inside a document, found only when a finding asks.
 
+Every line this package hands over is a line as editors and code scanning count them:
+LF, CRLF (one break) and a bare CR each end a line (:func:`breaks`, :class:`TextLines`).
+YAML 1.1 (libyaml, and go-yaml, kubectl's reader) also breaks lines at NEL (U+0085),
+LINE SEPARATOR (U+2028) and PARAGRAPH SEPARATOR (U+2029), which editors show inside a
+line: libyaml's lines are turned into editors' as the parser reads (:class:`YamlLines`).
+
 A YAML document's lines are kept as it is composed (:class:`LineTable`); a JSON value's
 are found in its text (:class:`JsonLines`), linear in the findings of a document."""
 
@@ -12,17 +18,147 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelet_winnet._describe import json_string as _quote
-from kubelet_winnet.sources.manifests.documents import FieldPath
+from kubelet_winnet.sources.manifests.documents import FieldPath, Refused
 
 __all__ = [
-    "SKIPPER", "WHITESPACE", "ItemLines", "JsonLines", "LineTable", "SpanLines", "TableLines",
+    "SKIPPER", "WHITESPACE", "YAML_ONLY_BREAKS", "ItemLines", "JsonLines", "LineTable",
+    "SpanLines", "TableLines", "TextLines", "YamlLines", "breaks", "line_after",
+    "yaml_only_break",
 ]
+
+#: Line breaks of YAML 1.1 (spec 5.4, libyaml's IS_BREAK) that editors do not break at.
+YAML_ONLY_BREAKS = "\x85\u2028\u2029"
+_YAML_ONLY = re.compile("[\x85\u2028\u2029]")
+_BLOCK = 12  # line breaks are counted per block of 2**12 characters, once
+_NAMES = {"\x85": "U+0085 (NEXT LINE)", "\u2028": "U+2028 (LINE SEPARATOR)",
+          "\u2029": "U+2029 (PARAGRAPH SEPARATOR)"}
+
+
+def breaks(text: str, start: int = 0, end: int | None = None) -> int:
+    """The line breaks that start in ``text[start:end]`` as editors count them: each LF
+    and each CR, a CRLF once (at its CR). Counts of adjacent ranges add up."""
+    end = len(text) if end is None else end
+    return (text.count("\n", start, end) + text.count("\r", start, end)
+            - text.count("\r\n", max(start - 1, 0), end))
+
+
+def line_after(refused: Refused, text: str, line: int = 1) -> Refused:
+    """``refused`` (from :meth:`.encoding.Text.read`) placed where ``text``, the text
+    handed over before it, ends; ``text`` starts at ``line``."""
+    refused.line = line + breaks(text)
+    return refused
+
+
+def yaml_only_break(text: str) -> str | None:
+    """The first line break of ``text`` that YAML reads and editors do not, named
+    ("U+2028 (LINE SEPARATOR)"), or None."""
+    found = _YAML_ONLY.search(text)
+    return None if found is None else _NAMES[found[0]]
+
+
+class TextLines:
+    """Lines of a text held whole: the line of an offset, counted once per 4 KiB block."""
+
+    __slots__ = ("_blocks", "_text")
+
+    def __init__(self, text: str, first_line: int = 1) -> None:
+        self._text = text
+        self._blocks = [first_line]  # the line at each block's start, counted once
+
+    def line(self, offset: int) -> int:
+        """The line of the character at ``offset``."""
+        text = self._text
+        blocks = self._blocks
+        block = offset >> _BLOCK
+        if not block:  # most values are shorter than a block: count up to the offset only
+            return blocks[0] + breaks(text, 0, offset)
+        while len(blocks) <= block:
+            start = (len(blocks) - 1) << _BLOCK
+            blocks.append(blocks[-1] + breaks(text, start, start + (1 << _BLOCK)))
+        return blocks[block] + breaks(text, block << _BLOCK, offset)
+
+    def bounds(self, offset: int) -> tuple[int, int]:
+        """Where the line of the character at ``offset`` starts and ends (before its
+        break)."""
+        text = self._text
+        start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+        ends = [at for at in (text.find("\n", offset), text.find("\r", offset)) if at >= 0]
+        return start, min(ends, default=len(text))
+
+
+class YamlLines:
+    """Editors' lines of the text a YAML parser reads, fed to it in order (:meth:`feed`),
+    at the parser's marks (:meth:`line`).
+
+    libyaml counts LF, CR and CRLF as editors do, so its lines are editors' until the
+    first NEL, LS or PS (``moved``). From that chunk on, a mark's line is counted from
+    its character offset, and the text is kept only until the marks have passed it:
+    they come in the order of the stream."""
+
+    __slots__ = ("_chunks", "_cr", "_first", "_line", "_skew", "_skip_bom", "_start",
+                 "_total", "ended", "moved")
+
+    def __init__(self, skip_bom: bool) -> None:
+        self.moved = False  # a line break that only YAML reads was fed
+        self.ended = 1  # the editors' line where the text fed so far ends
+        self._total = 0  # characters fed
+        self._cr = False  # the text fed so far ends with a CR
+        self._skip_bom = skip_bom  # libyaml's C reader leaves a leading BOM out of offsets
+        self._skew = 0  # what is added to a mark's offset to make it an offset of the text
+        self._first = -1  # the offset of the first break only YAML reads
+        self._chunks: list[tuple[int, str, bool]] = []  # (offset, text, CRLF cut before it)
+        self._start = 0  # an offset no mark asked for later lies before ...
+        self._line = 1  # ... and its line
+
+    def feed(self, text: str) -> None:
+        if not text:
+            return
+        if not self._total and self._skip_bom and text[0] == "\ufeff":
+            self._skew = 1
+        joined = self._cr and text[0] == "\n"  # a CRLF cut in two: counted at its CR
+        if not self.moved:
+            found = _YAML_ONLY.search(text)
+            if found is not None:
+                self.moved = True
+                self._first = self._total + found.start()
+                self._start, self._line = self._total, self.ended
+        if self.moved:
+            self._chunks.append((self._total, text, joined))
+        self.ended += breaks(text) - joined
+        self._total += len(text)
+        self._cr = text[-1] == "\r"
+
+    def line(self, mark: Any) -> int:
+        """The editors' line of a parser's mark (``line``: libyaml's, 0-based; ``index``:
+        its character offset); called only once ``moved``."""
+        index = int(mark.index) + self._skew
+        if index < self._first:  # no break only YAML reads before it
+            return int(mark.line) + 1
+        if index < self._start:  # pragma: no cover - the parser's marks never go back
+            return self._line
+        chunks = self._chunks
+        line, start = self._line, self._start
+        while chunks:
+            offset, text, joined = chunks[0]
+            stop = offset + len(text)
+            begin = start - offset
+            line += breaks(text, begin, min(index, stop) - offset)
+            if joined and not begin and index > offset:
+                line -= 1
+            if index < stop:
+                break
+            start = stop
+            del chunks[0]
+        self._start, self._line = index, line
+        return line
+
 
 # Decodes anything the strict decoder does, to find where a value ends (refused values
 # are skipped with it too).
 SKIPPER = json.JSONDecoder(
     parse_int=lambda text: 0, parse_float=lambda text: 0.0, parse_constant=lambda name: 0.0
 )
+
 
 class LineTable:
     """Lines of a YAML document's nodes: ``id(container) -> (line, child lines)``."""
@@ -118,7 +254,6 @@ _SCAN = json.scanner.make_scanner(SKIPPER)  # type: ignore[arg-type]
 WHITESPACE = " \t\n\r"  # JSON's
 _SPACE = re.compile(r"[ \t\n\r]*")
 _NOWHERE = (-1, -1)  # a key that does not occur once, as a key
-_BLOCK = 12  # newlines are counted per block of 2**12 characters, once
 
 
 def _present(value: Any, path: FieldPath) -> int:
@@ -164,12 +299,12 @@ class JsonLines:
     twice from one place (once before the tables exist, then once into them), and a
     line is counted from the start of its 4 KiB block, whose line is counted once."""
 
-    __slots__ = ("_blocks", "_members", "_text", "_unique", "_value")
+    __slots__ = ("_lines", "_members", "_text", "_unique", "_value")
 
     def __init__(self, text: str, first_line: int, value: Any) -> None:
         self._text = text
         self._value = value
-        self._blocks = [first_line]  # the line at each 4 KiB block's start, counted once
+        self._lines = TextLines(text, first_line)
         # Most documents are never asked, and most questions need no table: they are
         # made by the first question that does.
         self._unique: dict[tuple[str, int], tuple[int, int]] | None = None
@@ -271,12 +406,4 @@ class JsonLines:
         return members.get(part)
 
     def _line(self, offset: int) -> int:
-        text = self._text
-        blocks = self._blocks
-        block = offset >> _BLOCK
-        if not block:  # most values are shorter than a block: count up to the offset only
-            return blocks[0] + text.count("\n", 0, offset)
-        while len(blocks) <= block:
-            start = (len(blocks) - 1) << _BLOCK
-            blocks.append(blocks[-1] + text.count("\n", start, start + (1 << _BLOCK)))
-        return blocks[block] + text.count("\n", block << _BLOCK, offset)
+        return self._lines.line(offset)

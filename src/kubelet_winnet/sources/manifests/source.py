@@ -13,7 +13,6 @@ from kubelet_winnet.sources.manifests.encoding import (
     DEFAULT_LIMITS,
     Limits,
     Text,
-    line_after,
 )
 from kubelet_winnet.sources.manifests.json_reader import (
     WHITESPACE,
@@ -21,6 +20,7 @@ from kubelet_winnet.sources.manifests.json_reader import (
     NotJson,
     json_documents,
 )
+from kubelet_winnet.sources.manifests.lines import line_after
 from kubelet_winnet.sources.manifests.paths import open_source
 from kubelet_winnet.sources.manifests.yaml_reader import yaml_documents
 
@@ -94,21 +94,14 @@ def _read(raw: IO[bytes], source: str, limits: Limits) -> Iterator[Document | Ba
 
 
 class _Chained:
-    """Already-read text, then the rest of the stream (the YAML parser's ``read``),
-    its lines counted for the stream's refusals."""
+    """Already-read text, then the rest of the stream (the YAML parser's ``read``)."""
 
     def __init__(self, first: str, rest: Text) -> None:
         self._first = first
         self._rest = rest
-        self._line = 1  # where the text handed over ends
 
     def read(self, size: int = CHUNK) -> str:
         if self._first:
             out, self._first = self._first, ""
-        else:
-            try:
-                out = self._rest.read(size)
-            except Refused as exc:
-                raise line_after(exc, "", self._line) from None
-        self._line += out.count("\n")
-        return out
+            return out
+        return self._rest.read(size)

@@ -23,13 +23,14 @@ from kubelet_winnet.sources.manifests.documents import (
     list_items,
 )
 from kubelet_winnet.sources.manifests.encoding import (
+    CHUNK,
     MAX_INT_DIGITS,
     TOO_MANY_DIGITS,
     Limits,
     past_python_digit_limit,
     python_digit_limit,
 )
-from kubelet_winnet.sources.manifests.lines import ItemLines, LineTable, TableLines
+from kubelet_winnet.sources.manifests.lines import ItemLines, LineTable, TableLines, YamlLines
 
 __all__ = ["YamlReader", "yaml_documents"]
 
@@ -71,8 +72,8 @@ _STR = f"{_TAG}str"
 _MERGE_TAG = f"{_TAG}merge"
 
 
-def _scalar(loader: Any, event: Any) -> tuple[Any, str]:
-    """The JSON value of a YAML scalar and its resolved tag."""
+def _scalar(loader: Any, event: Any, line: int) -> tuple[Any, str]:
+    """The JSON value of a YAML scalar (at ``line``) and its resolved tag."""
     value: str = event.value
     tag = event.tag
     if tag is None and (
@@ -89,7 +90,6 @@ def _scalar(loader: Any, event: Any) -> tuple[Any, str]:
         tag = loader.resolve(yaml.ScalarNode, value, event.implicit)
     elif tag.startswith("!!"):
         tag = _TAG + tag[2:]
-    line = event.start_mark.line + 1
     if tag not in _SCALAR_TAGS:
         raise Refused(f"unsupported tag {_short(tag)}", line)
     if tag.endswith(":binary"):
@@ -204,14 +204,34 @@ def _key_text(key: Any, line: int) -> str:
     raise Refused("a mapping key must be a scalar", line)
 
 
+class _Counted:
+    """A text stream whose text is counted into editors' lines as the parser reads it; a
+    refusal of the stream below (a bad byte, a limit) lies where that text ends."""
+
+    def __init__(self, text: Any, lines: YamlLines) -> None:
+        self._text = text
+        self._lines = lines
+
+    def read(self, size: int = CHUNK) -> str:
+        try:
+            out: str = self._text.read(size)
+        except Refused as exc:
+            exc.line = exc.line or self._lines.ended
+            raise
+        self._lines.feed(out)
+        return out
+
+
 class YamlReader:
-    """YAML documents from a text stream, composed from parser events with a stack."""
+    """YAML documents from a text stream, composed from parser events with a stack;
+    every line is an editors' line (:class:`YamlLines`)."""
 
     def __init__(self, text: Any, source: str, limits: Limits) -> None:
         import yaml
 
         loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        self._loader = loader_class(text)
+        self._lines = YamlLines(skip_bom=loader_class is not yaml.SafeLoader)
+        self._loader = loader_class(_Counted(text, self._lines))
         self._yaml = yaml
         self._source = source
         self._limits = limits
@@ -246,7 +266,7 @@ class YamlReader:
                             continue
             except yaml.MarkedYAMLError as exc:
                 mark = exc.problem_mark or exc.context_mark
-                line = mark.line + 1 if mark is not None else 0
+                line = self._line(mark) if mark is not None else 0
                 problem = (exc.problem or exc.context or "syntax error").split("\n", 1)[0]
                 yield BadInput(self._source, max(number, 1), line,
                                f"not valid YAML: {problem}{STOPS}")
@@ -268,6 +288,10 @@ class YamlReader:
             with contextlib.suppress(Exception):
                 loader.dispose()
 
+    def _line(self, mark: Any) -> int:
+        """The editors' line of a parser's mark."""
+        return self._lines.line(mark) if self._lines.moved else int(mark.line) + 1
+
     def _skip_document(self) -> None:
         yaml = self._yaml
         while True:
@@ -282,6 +306,7 @@ class YamlReader:
         yaml = self._yaml
         loader = self._loader
         limits = self._limits
+        lines = self._lines
         table = root_table = LineTable()
         anchors: dict[str, tuple[Any, int]] = {}
         stack: list[_Frame] = []
@@ -292,11 +317,13 @@ class YamlReader:
             event = loader.get_event()
             kind = type(event)
             line = event.start_mark.line + 1
+            if lines.moved:  # a line break only YAML reads came before: editors' line
+                line = lines.line(event.start_mark)
             if kind is yaml.DocumentEndEvent:
                 yield None, root_line, root, root_table
                 return
             if kind is yaml.ScalarEvent:
-                value, tag = _scalar(loader, event)
+                value, tag = _scalar(loader, event, line)
                 size = 1
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)

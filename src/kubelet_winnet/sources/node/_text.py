@@ -9,7 +9,8 @@ import re
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Limits
 from kubelet_winnet.sources.manifests.documents import Refused
-from kubelet_winnet.sources.manifests.encoding import Text, line_after
+from kubelet_winnet.sources.manifests.encoding import Text
+from kubelet_winnet.sources.manifests.lines import line_after
 
 __all__ = ["read_text", "read_text_and_head", "refuse_template"]
 

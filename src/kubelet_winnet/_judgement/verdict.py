@@ -1,4 +1,4 @@
-"""One pod on one node: :func:`judge` returns the :class:`Verdict` every door renders.
+"""One pod on one node: `judge` returns the `Verdict` every door renders.
 
 The kubelet half is ``decide_sandbox`` under the kubelet profile (what is sent, or the
 kubelet's own refusal text); the runtime half is ``plan_runtime`` (containerd:
@@ -59,7 +59,9 @@ class NodeKnowledge:
     runtime_classes: Mapping[str, str] = field(default_factory=dict)
     handlers_read: bool = True  # files.handlers come from the node's containerd configuration
     # Without files: take containerd's default handler (process isolated) as the node's,
-    # as audit and check do; False where no node is meant at all (matrix).
+    # as check does for a manifest; False where the node's default handler is simply not
+    # known (audit of a node without its files, matrix): a HostProcess pod's network then
+    # rests on it, and the verdict says so as its condition.
     assume_default_handler: bool = True
 
 
@@ -190,7 +192,7 @@ _RuntimePart = tuple[str | None, "Isolation | None", "bool | None", "str | None"
 def _situation(minor: int, patch: int | None, mode: str | None, host_process: bool,
                host_network: bool, runtime_class: str | None, handler: str | None,
                default_unknown: bool, runtime: str | None, handlers_read: bool) -> _RuntimePart:
-    """:func:`_runtime_part` on a node whose files are not known, with no port mappings
+    """`_runtime_part` on a node whose files are not known, with no port mappings
     asked about, under kubelet 1.``minor``.``patch``: a pure function of a few short
     values, so each situation is judged once (the part is immutable and shared)."""
     return _runtime_part(KubeletVersion(minor, patch), mode, host_process, host_network,
@@ -213,14 +215,17 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
     if name is None and files is not None and handlers_read:
         name = "containerd"  # its configuration was read: the release alone is not known
     used.append(f"runtime: {runtime or 'not known'}")
+    # A handler not known is the node's default one (not known) or a RuntimeClass's.
+    unknown = _DEFAULT_HANDLER if default_unknown else "the pod's runtime handler"
     if files is None and not mappings:
-        out = _assumed(host_process, handler, runtime if runtime and "://" in runtime else "")
+        out = _assumed(host_process, handler, runtime if runtime and "://" in runtime else "",
+                       unknown)
     else:
         known = files is not None and handlers_read  # read from the node's containerd config
         out = plan_runtime(host_process, containerd_host_network(host_process), handler,
                            mappings, files if files is not None else NodeFacts(
                                runtime=runtime if runtime and "://" in runtime else ""),
-                           handlers_known=known)
+                           handlers_known=known, unknown_handler=unknown)
     used += out.facts
     network = _network(mode, host_network, out.namespace, out.condition, out.refused,
                        out.notes)
@@ -237,13 +242,19 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
             out.notes)
 
 
+# How a condition names the node's default handler when it is not known (audit without
+# the node's files): containerd's default_runtime_name, which its config.toml holds.
+_DEFAULT_HANDLER = "the node's default runtime handler (containerd's default_runtime_name)"
+
+
 @functools.lru_cache(maxsize=256)
-def _assumed(host_process: bool, handler: str | None, runtime: str) -> RuntimeOutcome:
+def _assumed(host_process: bool, handler: str | None, runtime: str,
+             unknown_handler: str) -> RuntimeOutcome:
     """The runtime half on a node of ``runtime`` with containerd's default configuration
     and no port mappings asked about (pure, so kept: check judges every pod so)."""
     return plan_runtime(host_process, containerd_host_network(host_process), handler, (),
                         NodeFacts(runtime=runtime),
-                        handlers_known=False)
+                        handlers_known=False, unknown_handler=unknown_handler)
 
 
 def _network(mode: str | None, host_network: bool, namespace: str, condition: str,

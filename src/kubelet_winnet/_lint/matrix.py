@@ -5,7 +5,7 @@ on a representative manifest) and the judgement on any containerd node, so the t
 the library's answer, not a copy of it: what the kubelet sends in
 ``WindowsPodSandboxConfig.security_context``, or why it sends nothing (it refuses the pod,
 or it refuses to start with that ``--feature-gates`` value). ``kubelet-winnet matrix``
-renders these rows (``cli/matrix.py``); ``kubelet_winnet.testing.decision_table`` hands
+renders these rows (``cli/commands/matrix.py``); ``kubelet_winnet.testing.decision_table`` hands
 them to a parametrized test.
 """
 

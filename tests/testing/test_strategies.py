@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import kubelet_winnet as kw
 from kubelet_winnet.runtime import NodeFacts, plan_pod_network
 from kubelet_winnet.testing import strategies as ws
+from tests.strategies import MINORS, WORKLOAD_KINDS
 
 REFUSALS = {
     "pod must not contain both HostProcess and non-HostProcess containers",
@@ -165,3 +166,26 @@ def test_bad_arguments_get_typed_errors(call: Any, words: str) -> None:
 def test_unsupported_versions_in_feature_gates_are_typed() -> None:
     with pytest.raises(kw.UnsupportedVersionError):
         ws.feature_gates(kubelet_version="1.20")
+
+
+@pytest.mark.parametrize("kind", sorted(WORKLOAD_KINDS))
+def test_as_workload_puts_the_pod_where_its_kind_keeps_the_template(kind: str) -> None:
+    """Where each kind keeps its template is the tests' own table (``WORKLOAD_KINDS``,
+    from the workload APIs), not the library's."""
+    spec = {"containers": [{"name": "c", "image": "i"}], "hostNetwork": True}
+    workload = ws.as_workload(kind, {"metadata": {"name": "web"}, "spec": spec})
+    node: Any = workload
+    for key in WORKLOAD_KINDS[kind]:
+        node = node[key]
+    assert node["spec"]["containers"] == spec["containers"]
+    assert node["spec"]["hostNetwork"] is True
+    assert workload["kind"] == kind
+    assert spec == {"containers": [{"name": "c", "image": "i"}], "hostNetwork": True}
+
+
+def test_versions_are_every_minor_of_the_tests_own_range_in_each_spelling() -> None:
+    """``--kubelet-version`` accepts ``1.N``, ``v1.N``, ``1.N.P`` and ``v1.N.P``."""
+    drawn = set(ws.kubelet_versions().elements)  # type: ignore[attr-defined]
+    for minor in MINORS:
+        assert {f"1.{minor}", f"v1.{minor}", f"1.{minor}.0", f"v1.{minor}.0"} <= drawn
+    assert {v.lstrip("v").split(".")[1] for v in drawn} == {str(m) for m in MINORS}

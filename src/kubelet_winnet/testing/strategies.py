@@ -244,7 +244,9 @@ def as_workload(kind: str, pod: Mapping[str, Any]) -> dict[str, Any]:
     """``pod`` as the template of a workload ``kind`` (``Deployment``, ``CronJob``, ...),
     placed where that kind keeps its template (``spec.template``; a CronJob's
     ``spec.jobTemplate.spec.template``; a PodTemplate's ``template``) with the selector
-    its API requires."""
+    its API requires: the template is labelled ``app: <the pod's name>`` (``w`` when it
+    has none) and the workload takes the pod's name and namespace. ``pod`` is copied,
+    never changed."""
     if not isinstance(kind, str) or kind not in WORKLOAD_TEMPLATE_PATHS:
         raise InvalidArgumentError("kind", "one of " + ", ".join(WORKLOAD_TEMPLATE_PATHS),
                                    repr(kind)[:80] if isinstance(kind, str) else type_name(kind))
@@ -311,7 +313,7 @@ def _patches(minor: int) -> tuple[int, ...]:
 
 def kubelet_versions(minors: Sequence[int] | None = None) -> st.SearchStrategy[str]:
     """Kubelet versions as ``--kubelet-version`` and ``kubelet --version`` spell them
-    (``1.32``, ``v1.32.4``): every supported minor (1.26 to the newest in the library's
+    (``1.32``, ``v1.32``, ``v1.32.4``, ``1.32.0``): every supported minor (1.26 to the newest in the library's
     timeline), or those of ``minors``, and for each the patch releases where a request
     fact changes ("``backports`` holds (minor, first patch) for older release branches
     that got the change in a patch release", ``_kubelet/request_facts.py``): the last
@@ -325,8 +327,8 @@ def kubelet_versions(minors: Sequence[int] | None = None) -> st.SearchStrategy[s
                                        is not int else f"1.{minor}")
     if not chosen:
         raise InvalidArgumentError("minors", "at least one kubelet minor", "none")
-    spellings = [f"1.{m}" for m in chosen]
-    spellings += [f"v1.{m}.{p}" for m in chosen for p in _patches(m)]
+    spellings = [f"{v}1.{m}" for m in chosen for v in ("", "v")]
+    spellings += [f"{v}1.{m}.{p}" for m in chosen for p in _patches(m) for v in ("v", "")]
     return st.sampled_from(spellings)
 
 

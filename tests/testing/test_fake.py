@@ -4,8 +4,7 @@ calls, injected failures, canned replies, and refusals of malformed requests wit
 
 The sandbox network follows the policy's rule (``kep``: NODE in ``namespace_options``
 or ``host_process``; ``containerd``: ``host_process`` alone, its ``hostNetwork()``).
-crictl is not installed by ``.ci/install-system-packages``, so its request shapes are
-not exercised here.
+crictl's request shapes, rebuilt from its source, are tests/testing/test_crictl.py.
 """
 
 from __future__ import annotations
@@ -52,7 +51,8 @@ def test_a_pod_runs_through_the_fake_and_every_call_is_recorded() -> None:
                            "ContainerStatus", "PodSandboxStatus", "StopPodSandbox",
                            "PodSandboxStatus", "RemovePodSandbox", "ListPodSandbox"])
         fake.assert_calls([("RunPodSandbox", request), *[c.method for c in fake.calls[1:]]])
-        assert fake.calls[0] == Call("RunPodSandbox", "RuntimeService", request)
+        assert fake.calls[0] == Call("RunPodSandbox", "RuntimeService", request,
+                                     request.SerializeToString())
         assert fake.calls[0].path == "/runtime.v1.RuntimeService/RunPodSandbox"
         assert fake.requests("RunPodSandbox") == (request,)
 
@@ -104,7 +104,9 @@ def test_version_status_and_images_answer_as_a_runtime() -> None:
         assert (reply.version, reply.runtime_api_version) == ("0.1.0", "v1")
         conditions = {c.type: c.status for c in client.status().status.conditions}
         assert conditions == {"RuntimeReady": True, "NetworkReady": True}
-        assert client.image_status("pause:3.10").image.id == "pause:3.10"
+        image = client.image_status("pause:3.10").image
+        assert image.id.startswith("sha256:") and len(image.id) == 71
+        assert (list(image.repo_tags), image.size > 0) == (["pause:3.10"], True)
         assert not client.image_status("absent:1").HasField("image")
 
 
@@ -125,9 +127,9 @@ def test_malformed_requests_are_invalid_argument(call: Any, field: str) -> None:
 def test_an_out_of_range_namespace_mode_is_invalid_argument() -> None:
     request = kw.run_pod_sandbox_request(POD, kubelet_version="1.32")
     request.config.windows.security_context.namespace_options.network = 7  # type: ignore[assignment]
-    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
-        with pytest.raises(kw.CriError) as caught:
-            client.run_pod_sandbox(request)
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client, pytest.raises(
+            kw.CriError) as caught:
+        client.run_pod_sandbox(request)
     assert caught.value.code == "INVALID_ARGUMENT"
     assert "namespace_options.network" in caught.value.details
 

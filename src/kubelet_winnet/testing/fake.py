@@ -12,6 +12,7 @@ node's network from ``host_process`` alone, as containerd does.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -58,17 +59,22 @@ _CODES: Final = (
 )
 _MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024  # the kubelet's limit (cri.py)
 _NODE_IP: Final = "192.0.2.10"  # TEST-NET-1 (RFC 5737): never a real node
+# The kubelet's CRI client (and crictl, which links it) refuses an image whose id or
+# size is unset ("Id or size of image %q is not set", cri-client remote_image.go).
+_IMAGE_SIZE: Final = 1 << 20
 
 
 @dataclass(frozen=True)
 class Call:
     """One call the fake received: the RPC name (``RunPodSandbox``), its service
-    (``RuntimeService`` or ``ImageService``) and the decoded request message (``None``
-    when its bytes were not that message)."""
+    (``RuntimeService`` or ``ImageService``), the decoded request message (``None``
+    when its bytes were not that message) and ``data``, the request's bytes as they
+    came off the wire."""
 
     method: str
     service: str
     request: Message | None
+    data: bytes = b""
 
     @property
     def path(self) -> str:
@@ -151,9 +157,11 @@ class FakeRuntime:
         self._calls: list[Call] = []
         self._failures: dict[str, tuple[str, str]] = {}
         self._canned: dict[str, Message | bytes] = {}
+        self._stalls: dict[str, float] = {}
+        self._stopping = threading.Event()
         self._sandboxes: dict[str, _Sandbox] = {}
         self._containers: dict[str, _Container] = {}
-        self._images: dict[str, int] = dict.fromkeys(images, 0)
+        self._images: set[str] = set(images)
         self._ids = itertools.count(1)
         self._server: grpc.Server | None = None
 
@@ -182,10 +190,11 @@ class FakeRuntime:
             self._socket = Path(self._own_directory.name) / "cri.sock"
         from concurrent import futures
 
+        # What it receives is capped as a runtime caps it; what it sends is not, so a
+        # test can put a reply past the client's limit on the wire.
         server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=4),
-            options=[("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
-                     ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES)],
+            futures.ThreadPoolExecutor(max_workers=8),
+            options=[("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES)],
         )
         server.add_generic_rpc_handlers((_handler(self, grpc),))
         try:
@@ -195,12 +204,14 @@ class FakeRuntime:
                 "socket_path", f"cannot listen on {str(self._socket)[:200]} (does its "
                 "directory exist, and is the path at most 107 bytes?)") from None
         server.start()
+        self._stopping.clear()
         self._server = server
         return self
 
     def stop(self) -> None:
         """Stop serving (calls in flight are cancelled) and remove the socket."""
         server, self._server = self._server, None
+        self._stopping.set()  # wakes the calls a stall() holds
         if server is not None:
             server.stop(grace=None).wait(10)
         if self._socket is not None:
@@ -245,12 +256,26 @@ class FakeRuntime:
         with self._lock:
             self._canned[name] = response
 
+    def stall(self, method: str, seconds: float) -> None:
+        """Hold every later call of ``method`` for ``seconds`` before answering it (a
+        runtime that hangs: the caller's deadline should end the call), until
+        :meth:`reset`; :meth:`stop` releases the calls held."""
+        name = _method(method)
+        if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
+                or not 0 <= seconds <= 3600):
+            raise InvalidArgumentError("seconds", "a number of seconds from 0 to 3600",
+                                       repr(seconds)[:80] if isinstance(seconds, (int, float))
+                                       else type_name(seconds))
+        with self._lock:
+            self._stalls[name] = float(seconds)
+
     def reset(self) -> None:
-        """Forget the recorded calls, the failures and the canned replies."""
+        """Forget the recorded calls, the failures, the stalls and the canned replies."""
         with self._lock:
             self._calls.clear()
             self._failures.clear()
             self._canned.clear()
+            self._stalls.clear()
 
     # --- what a test reads ----------------------------------------------------------------
 
@@ -320,9 +345,12 @@ class FakeRuntime:
         except DecodeError:
             request = None
         with self._lock:
-            self._calls.append(Call(method, service, request))
+            self._calls.append(Call(method, service, request, bytes(data)))
             failure = self._failures.get(method)
             canned = self._canned.get(method)
+            stall = self._stalls.get(method)
+        if stall:
+            self._stopping.wait(stall)
         if failure is not None:
             return b"", failure
         if request is None:
@@ -476,16 +504,68 @@ class FakeRuntime:
             id=request.container_id, metadata=container.config.metadata,
             state=container.state, created_at=container.created_at,
             started_at=container.started_at, finished_at=container.finished_at,
-            image=container.config.image, image_ref=container.config.image.image,
+            image=container.config.image,
+            image_ref=_image_id(container.config.image.image),
             labels=container.config.labels, annotations=container.config.annotations,
         ))
+
+    def _rpc_ListContainers(self, request: api_pb2.ListContainersRequest) -> Message:
+        wanted = request.filter
+        items = []
+        for container_id, container in self._containers.items():
+            if wanted.id and container_id != wanted.id:
+                continue
+            if wanted.pod_sandbox_id and container.sandbox_id != wanted.pod_sandbox_id:
+                continue
+            if wanted.HasField("state") and container.state != wanted.state.state:
+                continue
+            if any(container.config.labels.get(k) != v
+                   for k, v in wanted.label_selector.items()):
+                continue
+            items.append(api_pb2.Container(
+                id=container_id, pod_sandbox_id=container.sandbox_id,
+                metadata=container.config.metadata, image=container.config.image,
+                image_ref=_image_id(container.config.image.image), state=container.state,
+                created_at=container.created_at, labels=container.config.labels,
+                annotations=container.config.annotations,
+            ))
+        return api_pb2.ListContainersResponse(containers=items)
 
     def _rpc_ImageStatus(self, request: api_pb2.ImageStatusRequest) -> Message:
         name = request.image.image
         if name not in self._images:
             return api_pb2.ImageStatusResponse()  # absent: not an error
-        return api_pb2.ImageStatusResponse(image=api_pb2.Image(
-            id=name, repo_tags=[name], spec=api_pb2.ImageSpec(image=name)))
+        return api_pb2.ImageStatusResponse(image=_image(name))
+
+    def _rpc_ListImages(self, request: api_pb2.ListImagesRequest) -> Message:
+        wanted = request.filter.image.image
+        return api_pb2.ListImagesResponse(images=[
+            _image(name) for name in sorted(self._images) if not wanted or name == wanted])
+
+    def _rpc_PullImage(self, request: api_pb2.PullImageRequest) -> Message:
+        name = request.image.image
+        if not name:
+            raise InvalidRequestError("image.image", "must not be empty")
+        self._images.add(name)
+        return api_pb2.PullImageResponse(image_ref=_image_id(name))
+
+    def _rpc_RemoveImage(self, request: api_pb2.RemoveImageRequest) -> Message:
+        self._images.discard(request.image.image)  # removing an absent image is no error
+        return api_pb2.RemoveImageResponse()
+
+    def _rpc_ImageFsInfo(self, request: api_pb2.ImageFsInfoRequest) -> Message:
+        # The CRI client's first call to an image service (its connection check).
+        return api_pb2.ImageFsInfoResponse()
+
+
+def _image_id(name: str) -> str:
+    """The fake's content id of an image: a digest of its name, as stable as a real one."""
+    return "sha256:" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _image(name: str) -> api_pb2.Image:
+    return api_pb2.Image(id=_image_id(name), repo_tags=[name], size=_IMAGE_SIZE,
+                         spec=api_pb2.ImageSpec(image=name))
 
 
 def _handler(fake: FakeRuntime, grpc: Any) -> Any:

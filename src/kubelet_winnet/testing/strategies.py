@@ -313,11 +313,12 @@ def _patches(minor: int) -> tuple[int, ...]:
 
 def kubelet_versions(minors: Sequence[int] | None = None) -> st.SearchStrategy[str]:
     """Kubelet versions as ``--kubelet-version`` and ``kubelet --version`` spell them
-    (``1.32``, ``v1.32``, ``v1.32.4``, ``1.32.0``): every supported minor (1.26 to the newest in the library's
-    timeline), or those of ``minors``, and for each the patch releases where a request
-    fact changes ("``backports`` holds (minor, first patch) for older release branches
-    that got the change in a patch release", ``_kubelet/request_facts.py``): the last
-    patch before the change and the first with it."""
+    (``1.32``, ``v1.32``, ``v1.32.4``, ``1.32.0``): every supported minor (1.26 to the
+    newest in the library's timeline), or those of ``minors``, and for each the patch
+    releases where a request fact changes ("``backports`` holds (minor, first patch)
+    for older release branches that got the change in a patch release",
+    ``_kubelet/request_facts.py``): the last patch before the change and the first with
+    it."""
     supported = tuple(row.minor for row in TIMELINE)
     chosen = supported if minors is None else tuple(minors)
     for minor in chosen:

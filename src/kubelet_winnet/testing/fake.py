@@ -35,7 +35,7 @@ from kubelet_winnet.runtime import plan_sandbox_network
 if TYPE_CHECKING:
     import grpc
 
-__all__ = ["RPCS", "Call", "FakeRuntime"]
+__all__ = ["NODE_IP", "RPCS", "Call", "FakeRuntime"]
 
 _SERVICES: Final = {
     name: api_pb2.DESCRIPTOR.services_by_name[name] for name in ("RuntimeService", "ImageService")
@@ -58,7 +58,7 @@ _CODES: Final = (
     "UNAUTHENTICATED",
 )
 _MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024  # the kubelet's limit (cri.py)
-_NODE_IP: Final = "192.0.2.10"  # TEST-NET-1 (RFC 5737): never a real node
+NODE_IP: Final = "192.0.2.10"  # TEST-NET-1 (RFC 5737): never a real node
 # The kubelet's CRI client (and crictl, which links it) refuses an image whose id or
 # size is unset ("Id or size of image %q is not set", cri-client remote_image.go).
 _IMAGE_SIZE: Final = 1 << 20
@@ -125,7 +125,16 @@ class FakeRuntime:
     ``cri.sock``); ``policy``: how the sandbox network is decided (``"kep"`` or
     ``"containerd"``); ``images``: the images it already has. ``runtime_name`` and
     ``runtime_version`` are what ``Version`` answers.
+
+    A sandbox on the node's network reports the node's address, :attr:`node_ip`
+    (``192.0.2.10``), in ``PodSandboxStatus``; one on a pod network an address of
+    ``10.244.0.0/24``. It serves every unary call crictl makes of a runtime it drives:
+    sandboxes, containers (``ListContainers`` too), ``Version``, ``Status`` and the image
+    calls (``PullImage``, ``ListImages``, ``ImageStatus``, ``RemoveImage``,
+    ``ImageFsInfo``); any other call is ``UNIMPLEMENTED``.
     """
+
+    node_ip: Final = NODE_IP
 
     def __init__(
         self,
@@ -417,7 +426,7 @@ class FakeRuntime:
         self._sandboxes[pod_sandbox_id] = _Sandbox(
             api_pb2.PodSandboxConfig.FromString(request.config.SerializeToString()),
             request.runtime_handler, "node" if plan.host_network else "pod",
-            _NODE_IP if plan.host_network else f"10.244.0.{index % 250 + 2}", time.time_ns(),
+            NODE_IP if plan.host_network else f"10.244.0.{index % 250 + 2}", time.time_ns(),
         )
         return api_pb2.RunPodSandboxResponse(pod_sandbox_id=pod_sandbox_id)
 

@@ -149,3 +149,12 @@ def test_bad_arguments_get_the_librarys_typed_errors(
             function(**arguments)
         assert isinstance(caught.value, kw.WinnetError)
         assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("found", [(), [], "x", ("x",), None])
+def test_the_failure_message_of_nothing_is_a_typed_error(found: Any) -> None:
+    from kubelet_winnet.testing.compare import failure_message
+
+    with pytest.raises(kw.InvalidArgumentError) as caught:
+        failure_message(found)
+    assert str(caught.value).startswith("found: expected a non-empty tuple of Difference")

@@ -30,6 +30,22 @@ HOST_PROCESS = {**POD, "spec": {**POD["spec"], "securityContext": {
     "windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}}}
 
 
+class _Hostile:
+    """Raises from every comparison, hash, iteration and repr."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("eq")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("hash")
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("iter")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("repr")
+
+
 def test_a_pod_runs_through_the_fake_and_every_call_is_recorded() -> None:
     request = kw.run_pod_sandbox_request(POD)
     with FakeRuntime() as fake, RuntimeClient(fake.endpoint, timeout=10) as client:
@@ -195,9 +211,47 @@ def test_assert_calls_names_each_difference() -> None:
     (lambda: FakeRuntime().sandbox_network("x"), kw.InvalidRequestError, "no such sandbox"),
     (lambda: FakeRuntime(socket_path="/nonexistent-dir/x.sock").start(),
      kw.InvalidRequestError, "cannot listen"),
+    (lambda: FakeRuntime(socket_path="/tmp/" + "a" * 103), kw.InvalidArgumentError,
+     "at most 107 bytes, got 108 bytes"),
+    (lambda: FakeRuntime(socket_path="/tmp/a\x00b.sock"), kw.InvalidArgumentError, "NUL"),
+    (lambda: FakeRuntime(socket_path="/tmp/\udc80.sock"), kw.InvalidArgumentError,
+     "lone surrogate"),
+    (lambda: FakeRuntime(policy=_Hostile()), kw.InvalidArgumentError, "got _Hostile"),
+    (lambda: FakeRuntime(images=None), kw.InvalidArgumentError, "list of image names"),
+    (lambda: FakeRuntime(images=_Hostile()), kw.InvalidArgumentError, "got _Hostile"),
+    (lambda: FakeRuntime().requests(3), kw.InvalidArgumentError, "RPC name"),
+    (lambda: FakeRuntime().stall("Version", float("nan")), kw.InvalidArgumentError,
+     "from 0 to 3600, got nan"),
+    (lambda: FakeRuntime().stall("Version", True), kw.InvalidArgumentError, "got True"),
+    (lambda: FakeRuntime().stall("Version", -1), kw.InvalidArgumentError, "got -1"),
+    (lambda: FakeRuntime().stall("Version", 10**400), kw.InvalidArgumentError, "3600"),
+    (lambda: FakeRuntime().stall("Version", "1"), kw.InvalidArgumentError, "got str"),
+    (lambda: FakeRuntime().stall("Exec", 1), kw.InvalidRequestError, "'Exec'"),
+    (lambda: FakeRuntime().fail("x" * 10**6, "UNKNOWN"), kw.InvalidRequestError, "..."),
+    (lambda: FakeRuntime().start().start(), kw.InvalidRequestError, "already started"),
 ])
 def test_bad_arguments_get_typed_errors(make: Any, error: type[Exception], words: str) -> None:
     with pytest.raises(error) as caught:
         make()
     assert isinstance(caught.value, kw.WinnetError)
     assert words in str(caught.value)
+    assert len(str(caught.value)) < 300
+
+
+def test_a_stalled_call_ends_at_the_callers_deadline_and_stop_releases_it() -> None:
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint, timeout=0.3) as client:
+        fake.stall("Version", 60)
+        with pytest.raises(kw.CriError) as caught:
+            client.version()
+        assert caught.value.code == "DEADLINE_EXCEEDED"
+        fake.reset()
+        assert client.version().runtime_api_version == "v1"
+
+
+def test_each_call_keeps_the_bytes_it_came_with() -> None:
+    request = kw.run_pod_sandbox_request(POD, kubelet_version="1.32")
+    with FakeRuntime() as fake, RuntimeClient(fake.endpoint) as client:
+        client.run_pod_sandbox(request)
+    # The hand-encoded NODE option (network = 2) inside config.windows is on the wire.
+    assert bytes.fromhex("22 02 08 02") in fake.calls[0].data
+    assert api_pb2.RunPodSandboxRequest.FromString(fake.calls[0].data) == request

@@ -158,6 +158,14 @@ def test_node_knowledge_plans_every_accepted_pod(node: NodeFacts, pod: dict[str,
     (lambda: ws.workloads(kinds=[]), "at least one"),
     (lambda: ws.workloads(pods={"spec": {}}), "strategy"),
     (lambda: ws.as_workload("Deployment", {"metadata": {}}), "pod"),
+    (lambda: ws.as_workload(3, {"spec": {}}), "got int"),
+    (lambda: ws.windows_pods(accepted="yes"), "accepted: expected True, False or None"),
+    (lambda: ws.windows_pods(host_ports=1), "host_ports"),
+    (lambda: ws.workloads(kinds="Job"), "a list of workload kinds, got str"),
+    (lambda: ws.workloads(kinds=iter(["Job"])), "a list of workload kinds"),
+    (lambda: ws.kubelet_versions("26"), "a list of kubelet minors"),
+    (lambda: ws.kubelet_versions([True]), "got bool"),
+    (lambda: ws.feature_gates(kubelet_version=3), "kubelet_version"),
 ])
 def test_bad_arguments_get_typed_errors(call: Any, words: str) -> None:
     with pytest.raises(kw.InvalidArgumentError) as caught:
@@ -191,3 +199,11 @@ def test_versions_are_every_minor_of_the_tests_own_range_in_each_spelling() -> N
     for minor in MINORS:
         assert {f"1.{minor}", f"v1.{minor}", f"1.{minor}.0", f"v1.{minor}.0"} <= drawn
     assert {v.lstrip("v").split(".")[1] for v in drawn} == {str(m) for m in MINORS}
+
+
+def test_a_workload_never_takes_a_name_that_is_not_a_string() -> None:
+    workload = ws.as_workload("Job", {"metadata": {"name": 3, "namespace": ["x"]},
+                                      "spec": {"containers": []}})
+    assert workload["metadata"] == {"name": "w", "namespace": "default"}
+    assert workload["spec"]["template"]["metadata"]["labels"] == {"app": "w"}
+    assert workload["spec"]["template"]["spec"]["restartPolicy"] == "Never"

@@ -144,6 +144,12 @@ def assert_kubelet_request(
 
 def failure_message(found: tuple[Difference, ...]) -> str:
     """The ``AssertionError`` text of a non-empty :func:`diff_kubelet_request` result."""
+    if (not isinstance(found, (tuple, list)) or not found
+            or not all(isinstance(d, Difference) for d in found)):
+        raise InvalidArgumentError("found", "a non-empty tuple of Difference (what "
+                                   "diff_kubelet_request returns when the requests differ)",
+                                   "an empty tuple" if isinstance(found, (tuple, list))
+                                   and not found else type_name(found))
     kind = "field differs" if len(found) == 1 else "fields differ"
     lines = [f"{len(found)} {kind} from what kubelet {found[0].kubelet} sends:"]
     lines += [f"  {difference}" for difference in found]

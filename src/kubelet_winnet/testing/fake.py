@@ -102,6 +102,24 @@ class _Container:
     finished_at: int = 0
 
 
+def _check_socket_path(socket_path: object) -> None:
+    if not isinstance(socket_path, (str, os.PathLike)):
+        raise InvalidArgumentError("socket_path", "a path or None", type_name(socket_path))
+    path = os.fspath(socket_path)
+    if not isinstance(path, str):
+        raise InvalidArgumentError("socket_path", "a path as str", type_name(path))
+    if "\x00" in path:
+        raise InvalidArgumentError("socket_path", "a path without NUL", "a path with NUL")
+    try:
+        size = len(path.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidArgumentError("socket_path", "a path of valid Unicode",
+                                   "a path with a lone surrogate") from None
+    if size > 107:  # sun_path holds 108 bytes with the final NUL
+        raise InvalidArgumentError("socket_path", "a unix socket path of at most 107 bytes",
+                                   f"{size} bytes")
+
+
 def _method(method: object) -> str:
     if not isinstance(method, str):
         raise InvalidArgumentError("method", "an RPC name such as 'RunPodSandbox'",
@@ -145,13 +163,14 @@ class FakeRuntime:
         runtime_name: str = "kubelet-winnet-fake",
         runtime_version: str = "0.0.0",
     ) -> None:
-        if socket_path is not None and not isinstance(socket_path, (str, os.PathLike)):
-            raise InvalidArgumentError("socket_path", "a path or None", type_name(socket_path))
-        if policy not in ("kep", "containerd") or not isinstance(policy, str):
+        if socket_path is not None:
+            _check_socket_path(socket_path)
+        if not isinstance(policy, str) or policy not in ("kep", "containerd"):
             raise InvalidArgumentError("policy", "'kep' or 'containerd'", type_name(policy)
                                        if not isinstance(policy, str) else repr(policy)[:80])
-        if isinstance(images, str) or not all(isinstance(i, str) for i in images):
-            raise InvalidArgumentError("images", "a sequence of image names",
+        if (not isinstance(images, (list, tuple, set, frozenset))
+                or not all(isinstance(i, str) for i in images)):
+            raise InvalidArgumentError("images", "a list of image names (str)",
                                        type_name(images))
         for argument, value in (("runtime_name", runtime_name),
                                 ("runtime_version", runtime_version)):

@@ -244,16 +244,20 @@ def as_workload(kind: str, pod: Mapping[str, Any]) -> dict[str, Any]:
     """``pod`` as the template of a workload ``kind`` (``Deployment``, ``CronJob``, ...),
     placed where that kind keeps its template (``spec.template``; a CronJob's
     ``spec.jobTemplate.spec.template``; a PodTemplate's ``template``) with the selector
-    its API requires: the template is labelled ``app: <the pod's name>`` (``w`` when it
-    has none) and the workload takes the pod's name and namespace. ``pod`` is copied,
-    never changed."""
+    its API requires ("It must match the pod template's labels", the ``selector`` of the
+    apps/v1 Deployment, DaemonSet, StatefulSet and ReplicaSet specs) and, for a Job or
+    CronJob, ``restartPolicy: Never`` unless the pod sets one ("The only allowed
+    template.spec.restartPolicy values are "Never" or "OnFailure"", batch/v1 JobSpec).
+    The template is labelled ``app: <the pod's name>`` (``w`` when it has none) and the
+    workload takes the pod's name and namespace. ``pod`` is copied, never changed."""
     if not isinstance(kind, str) or kind not in WORKLOAD_TEMPLATE_PATHS:
         raise InvalidArgumentError("kind", "one of " + ", ".join(WORKLOAD_TEMPLATE_PATHS),
                                    repr(kind)[:80] if isinstance(kind, str) else type_name(kind))
     if not isinstance(pod, Mapping) or not isinstance(pod.get("spec"), Mapping):
         raise InvalidArgumentError("pod", "a Pod manifest with a spec", type_name(pod))
     metadata = pod.get("metadata")
-    name = metadata.get("name", "w") if isinstance(metadata, Mapping) else "w"
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    name = name if isinstance(name, str) and name else "w"
     template: dict[str, Any] = {"metadata": {"labels": {"app": name}},
                                 "spec": copy.deepcopy(dict(pod["spec"]))}
     node: dict[str, Any] = template
@@ -272,8 +276,9 @@ def as_workload(kind: str, pod: Mapping[str, Any]) -> dict[str, Any]:
              "ReplicaSet": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1"}
     node["apiVersion"] = group.get(kind, "v1")
     node["kind"] = kind
-    node["metadata"] = {"name": name, "namespace": (metadata or {}).get("namespace", "default")
-                        if isinstance(metadata, Mapping) else "default"}
+    namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+    node["metadata"] = {"name": name, "namespace": namespace
+                        if isinstance(namespace, str) and namespace else "default"}
     return node
 
 
@@ -282,10 +287,14 @@ def workloads(pods: st.SearchStrategy[dict[str, Any]] | None = None,
     """A pod of ``pods`` (default :func:`windows_pods`) inside a workload of one of
     ``kinds`` (default: every kind whose template the kubelet's pods come from:
     Deployment, DaemonSet, StatefulSet, ReplicaSet, ReplicationController, Job, CronJob,
-    PodTemplate), through :func:`as_workload`."""
+    PodTemplate), through :func:`as_workload`. The kubelet runs the template's pod
+    ("Template describes the pods that will be created", apps/v1 DeploymentSpec), so
+    the workload's pod spec is the drawn pod's spec."""
     if pods is not None and not isinstance(pods, st.SearchStrategy):
         raise InvalidArgumentError("pods", "a hypothesis strategy of Pod manifests",
                                    type_name(pods))
+    if kinds is not None and (isinstance(kinds, str) or not isinstance(kinds, Sequence)):
+        raise InvalidArgumentError("kinds", "a list of workload kinds", type_name(kinds))
     chosen = tuple(WORKLOAD_TEMPLATE_PATHS) if kinds is None else tuple(kinds)
     for kind in chosen:
         if not isinstance(kind, str) or kind not in WORKLOAD_TEMPLATE_PATHS:
@@ -320,6 +329,9 @@ def kubelet_versions(minors: Sequence[int] | None = None) -> st.SearchStrategy[s
     ``_kubelet/request_facts.py``): the last patch before the change and the first with
     it."""
     supported = tuple(row.minor for row in TIMELINE)
+    if minors is not None and (isinstance(minors, str) or not isinstance(minors, Sequence)):
+        raise InvalidArgumentError("minors", "a list of kubelet minors (int)",
+                                   type_name(minors))
     chosen = supported if minors is None else tuple(minors)
     for minor in chosen:
         if type(minor) is not int or minor not in supported:

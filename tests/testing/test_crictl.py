@@ -222,8 +222,8 @@ def test_crictl_ps_state_filters(
 def test_crictl_pull_without_an_image_name_is_invalid_argument(crictl: Crictl) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         crictl.call("ImageService", "PullImage", api_pb2.PullImageRequest())
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
-    assert caught.value.details() == "image.image: must not be empty"  # type: ignore[attr-defined]
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details() == "image.image: must not be empty"
 
 
 def test_an_absent_image_is_no_error_for_crictl_inspecti(crictl: Crictl) -> None:

@@ -3,8 +3,10 @@ unix socket, served by grpcio's generic handlers with this library's messages (n
 generated gRPC stubs, as :mod:`kubelet_winnet.cri` calls them).
 
 It keeps sandboxes, containers and images in memory, answers as a runtime does (ids,
-states, ``NOT_FOUND`` for an unknown id), records every call with its decoded request,
-and refuses a malformed request with ``INVALID_ARGUMENT``. The sandbox network is the
+states, ``NOT_FOUND`` for an unknown id) and as the kubelet's CRI client, which crictl
+links, requires (staging/src/k8s.io/cri-client/pkg: every image with an id and a size,
+every container status with an image ref), records every call with its decoded request
+and its bytes, and refuses a malformed request with ``INVALID_ARGUMENT``. The sandbox network is the
 runtime half's plan (:func:`kubelet_winnet.runtime.plan_sandbox_network`) under the
 ``policy`` given: ``"kep"`` honours ``namespace_options``, ``"containerd"`` takes the
 node's network from ``host_process`` alone, as containerd does.
@@ -23,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
 from google.protobuf.message import DecodeError, Message
 
@@ -313,8 +315,20 @@ class FakeRuntime:
         with self._lock:
             return tuple(self._calls)
 
-    def requests(self, method: str) -> tuple[Message, ...]:
-        """The decoded requests of every call of ``method``, in order."""
+    @overload
+    def requests(self, method: Literal["RunPodSandbox"]
+                 ) -> tuple[api_pb2.RunPodSandboxRequest, ...]: ...
+
+    @overload
+    def requests(self, method: Literal["CreateContainer"]
+                 ) -> tuple[api_pb2.CreateContainerRequest, ...]: ...
+
+    @overload
+    def requests(self, method: str) -> tuple[Message, ...]: ...
+
+    def requests(self, method: str) -> tuple[Any, ...]:
+        """The decoded requests of every call of ``method``, in order (typed as their
+        messages for ``RunPodSandbox`` and ``CreateContainer``)."""
         name = _method(method)
         return tuple(c.request for c in self.calls if c.method == name and c.request is not None)
 

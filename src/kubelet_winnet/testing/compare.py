@@ -1,7 +1,7 @@
 """A received CRI request against the one the kubelet sends, field by field.
 
 The expected request is built by the library's request builders
-(:func:`kubelet_winnet.run_pod_sandbox_request`, :func:`kubelet_winnet.create_container_request`)
+(``kubelet_winnet.run_pod_sandbox_request``, ``kubelet_winnet.create_container_request``)
 for the kubelet release, gates and node given; the comparison walks both messages by
 their descriptors, so every field of ``runtime.v1`` is compared, presence included: a
 ``WindowsNamespaceOption`` the kubelet sends with ``network`` POD (present, zero bytes)
@@ -130,7 +130,7 @@ def assert_kubelet_request(
     request_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Raise ``AssertionError`` listing, one line each, every field of ``received`` that
-    differs from what the kubelet sends (:func:`diff_kubelet_request`, same arguments),
+    differs from what the kubelet sends (``diff_kubelet_request``, same arguments),
     e.g. ``config.windows.security_context.namespace_options: kubelet 1.32 sends network
     NODE, received <unset>``."""
     __tracebackhide__ = True  # pytest shows the caller's line, not this one
@@ -143,7 +143,7 @@ def assert_kubelet_request(
 
 
 def failure_message(found: tuple[Difference, ...]) -> str:
-    """The ``AssertionError`` text of a non-empty :func:`diff_kubelet_request` result."""
+    """The ``AssertionError`` text of a non-empty ``diff_kubelet_request`` result."""
     if (not isinstance(found, (tuple, list)) or not found
             or not all(isinstance(d, Difference) for d in found)):
         raise InvalidArgumentError("found", "a non-empty tuple of Difference (what "

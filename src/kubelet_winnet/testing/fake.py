@@ -1,13 +1,13 @@
 """A recording fake CRI runtime: ``runtime.v1`` RuntimeService and ImageService on a
 unix socket, served by grpcio's generic handlers with this library's messages (no
-generated gRPC stubs, as :mod:`kubelet_winnet.cri` calls them).
+generated gRPC stubs, as ``kubelet_winnet.cri`` calls them).
 
 It keeps sandboxes, containers and images in memory, answers as a runtime does (ids,
 states, ``NOT_FOUND`` for an unknown id) and as the kubelet's CRI client, which crictl
 links, requires (staging/src/k8s.io/cri-client/pkg: every image with an id and a size,
 every container status with an image ref), records every call with its decoded request
 and its bytes, and refuses a malformed request with ``INVALID_ARGUMENT``. The sandbox network is the
-runtime half's plan (:func:`kubelet_winnet.runtime.plan_sandbox_network`) under the
+runtime half's plan (``kubelet_winnet.runtime.plan_sandbox_network``) under the
 ``policy`` given: ``"kep"`` honours ``namespace_options``, ``"containerd"`` takes the
 node's network from ``host_process`` alone, as containerd does.
 """
@@ -146,7 +146,7 @@ class FakeRuntime:
     ``"containerd"``); ``images``: the images it already has. ``runtime_name`` and
     ``runtime_version`` are what ``Version`` answers.
 
-    A sandbox on the node's network reports the node's address, :attr:`node_ip`
+    A sandbox on the node's network reports the node's address, ``node_ip``
     (``192.0.2.10``), in ``PodSandboxStatus``; one on a pod network an address of
     ``10.244.0.0/24``. It serves every unary call crictl makes of a runtime it drives:
     sandboxes, containers (``ListContainers`` too), ``Version``, ``Status`` and the image
@@ -199,7 +199,7 @@ class FakeRuntime:
 
     @property
     def endpoint(self) -> str:
-        """The ``unix://`` URL to give :class:`~kubelet_winnet.cri.RuntimeClient` or
+        """The ``unix://`` URL to give ``RuntimeClient`` or
         ``crictl --runtime-endpoint``; known once started."""
         if self._socket is None or self._server is None:
             raise InvalidRequestError("endpoint", "the FakeRuntime is not started: use it "
@@ -263,7 +263,7 @@ class FakeRuntime:
     def fail(self, method: str, code: str, details: str = "") -> None:
         """Answer every later call of ``method`` (``"RunPodSandbox"``) with the gRPC
         status ``code`` (its name, ``"UNAVAILABLE"``) and ``details``, until
-        :meth:`reset`."""
+        ``reset``."""
         name = _method(method)
         if not isinstance(code, str) or code not in _CODES:
             raise InvalidArgumentError("code", "a gRPC status code name other than OK, "
@@ -289,7 +289,7 @@ class FakeRuntime:
     def stall(self, method: str, seconds: float) -> None:
         """Hold every later call of ``method`` for ``seconds`` before answering it (a
         runtime that hangs: the caller's deadline should end the call), until
-        :meth:`reset`; :meth:`stop` releases the calls held."""
+        ``reset``; ``stop`` releases the calls held."""
         name = _method(method)
         if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
                 or not 0 <= seconds <= 3600):

@@ -1,9 +1,9 @@
 """The pytest plugin of ``kubelet-winnet[testing]``, loaded through the ``pytest11``
 entry point ``kubelet-winnet`` (``-p no:kubelet-winnet`` turns it off).
 
-Fixtures: ``fake_cri_runtime``, a started :class:`~kubelet_winnet.testing.FakeRuntime`
+Fixtures: ``fake_cri_runtime``, a started ``FakeRuntime``
 stopped after the test; ``in_memory_hcn``, the runtime half's
-:class:`~kubelet_winnet.runtime.hcn.InMemoryHcn`. And ``assert a == b`` of two
+``InMemoryHcn``. And ``assert a == b`` of two
 ``runtime.v1`` messages of one type explains itself field by field, by proto path.
 
 The plugin loads with pytest alone: grpc and hypothesis are imported by the fixture
@@ -27,7 +27,7 @@ __all__ = ["fake_cri_runtime", "in_memory_hcn", "pytest_assertrepr_compare"]
 
 @pytest.fixture
 def fake_cri_runtime() -> Iterator[FakeRuntime]:
-    """A started :class:`~kubelet_winnet.testing.FakeRuntime` (policy ``kep``) on a socket
+    """A started ``FakeRuntime`` (policy ``kep``) on a socket
     of its own; ``fake_cri_runtime.endpoint`` is its ``unix://`` URL."""
     from kubelet_winnet.testing.fake import FakeRuntime
 
@@ -37,8 +37,8 @@ def fake_cri_runtime() -> Iterator[FakeRuntime]:
 
 @pytest.fixture
 def in_memory_hcn() -> InMemoryHcn:
-    """A fresh :class:`~kubelet_winnet.runtime.hcn.InMemoryHcn` with the host's default
-    namespace, for :class:`~kubelet_winnet.runtime.hcn.SandboxNetworks`."""
+    """A fresh ``InMemoryHcn`` with the host's default
+    namespace, for ``SandboxNetworks``."""
     from kubelet_winnet.runtime.hcn import InMemoryHcn
 
     return InMemoryHcn()

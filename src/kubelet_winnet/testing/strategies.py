@@ -87,9 +87,9 @@ def windows_pods(
     ``"mixed"``: on some containers only, ``"none"``); ``host_ports`` (a container port
     with a ``hostPort``: equal to ``containerPort`` under ``hostNetwork``, as
     ``validateHostNetwork`` requires); ``run_as_user_name``; ``runtime_class`` (a name of
-    :data:`RUNTIME_CLASSES`); ``init_containers``, ``ephemeral_containers``; ``env_from``
-    (``env`` from ConfigMap and Secret keys and ``envFrom``, naming :data:`CONFIG_MAPS`
-    and :data:`SECRETS`).
+    ``RUNTIME_CLASSES``); ``init_containers``, ``ephemeral_containers``; ``env_from``
+    (``env`` from ConfigMap and Secret keys and ``envFrom``, naming ``CONFIG_MAPS``
+    and ``SECRETS``).
 
     ``accepted`` is whether the kubelet builds the sandbox (``None``: either). Its
     ``generatePodSandboxWindowsConfig`` (``kuberuntime_sandbox_windows.go``) refuses
@@ -138,62 +138,9 @@ def _windows_pods(draw: st.DrawFn, host_network: bool | None, host_process: str 
     def pick(value: bool | None) -> bool:
         return draw(st.booleans()) if value is None else value
 
-    layout = host_process if host_process is not None else draw(st.sampled_from(
-        ("pod", "container", "none") if accepted is True
-        else ("container", "mixed") if accepted is False and host_network is True
-        else ("pod", "container", "mixed") if accepted is False else _HOST_PROCESS))
-    # The refusal the pod is built for (None: built to be accepted).
-    refusal: str | None = None
-    if layout == "mixed":
-        refusal = "mixed"
-    elif accepted is not True:
-        choices = []
-        if layout in ("pod", "container") and host_network is not True:
-            choices.append("no-host-network")
-        if layout == "container":
-            choices.append("pod-false")
-        if layout in ("pod", "container") and host_network is False:
-            refusal = "no-host-network"
-        elif choices:
-            refusal = draw(st.sampled_from(choices if accepted is False else [None, *choices]))
-    if refusal == "no-host-network":
-        network = False
-    elif layout in ("pod", "container"):
-        network = True if host_network is None else host_network
-    else:
-        network = pick(host_network)
-
-    groups: dict[str, list[dict[str, Any]]] = {"containers": []}
-    if pick(init_containers):
-        groups["initContainers"] = []
-    if pick(ephemeral_containers):
-        groups["ephemeralContainers"] = []
-    counts = {"initContainers": draw(st.integers(1, 2)),
-              "containers": draw(st.integers(2 if layout == "mixed" else 1, 3)),
-              "ephemeralContainers": 1}
-    ports = pick(host_ports)
-    envs = pick(env_from)
-    for kind in ("initContainers", "containers", "ephemeralContainers"):
-        if kind not in groups:
-            continue
-        for index in range(counts[kind]):
-            container: dict[str, Any] = {"name": f"{kind[0]}{index}",
-                                         "image": draw(st.sampled_from(_IMAGES))}
-            if ports and kind == "containers" and index == 0:
-                port = draw(st.sampled_from((80, 443, 8080)))
-                host = port if network else draw(st.sampled_from((port, 30080)))
-                container["ports"] = [{"containerPort": port, "hostPort": host,
-                                       "protocol": draw(st.sampled_from(("TCP", "UDP")))}]
-            if envs and kind == "containers":
-                container["env"] = [
-                    {"name": "LOG_LEVEL", "valueFrom": {"configMapKeyRef": {
-                        "name": "app-config", "key": "LOG_LEVEL"}}},
-                    {"name": "TOKEN", "valueFrom": {"secretKeyRef": {
-                        "name": "app-secret", "key": "TOKEN"}}},
-                ]
-                container["envFrom"] = [{"configMapRef": {"name": "app-config"}}]
-            groups[kind].append(container)
-
+    layout, refusal, network = _layout(draw, host_process, host_network, accepted)
+    groups = _container_groups(draw, layout, network, pick(host_ports), pick(env_from),
+                               pick(init_containers), pick(ephemeral_containers))
     every = [c for kind in groups for c in groups[kind]]
     spec: dict[str, Any] = {"os": {"name": "windows"},
                             "nodeSelector": {"kubernetes.io/os": "windows"}}
@@ -229,6 +176,72 @@ def _windows_pods(draw: st.DrawFn, host_network: bool | None, host_process: str 
                      "uid": f"0000000{draw(st.integers(1, 9))}-aaaa-bbbb-cccc-000000000000"},
         "spec": spec,
     }
+
+
+def _layout(draw: st.DrawFn, host_process: str | None, host_network: bool | None,
+            accepted: bool | None) -> tuple[str, str | None, bool]:
+    """The HostProcess layout, the refusal the pod is built for (``None``: built to be
+    accepted) and ``hostNetwork``."""
+    layout = host_process if host_process is not None else draw(st.sampled_from(
+        ("pod", "container", "none") if accepted is True
+        else ("container", "mixed") if accepted is False and host_network is True
+        else ("pod", "container", "mixed") if accepted is False else _HOST_PROCESS))
+    # The refusal the pod is built for (None: built to be accepted).
+    refusal: str | None = None
+    if layout == "mixed":
+        refusal = "mixed"
+    elif accepted is not True:
+        choices = []
+        if layout in ("pod", "container") and host_network is not True:
+            choices.append("no-host-network")
+        if layout == "container":
+            choices.append("pod-false")
+        if layout in ("pod", "container") and host_network is False:
+            refusal = "no-host-network"
+        elif choices:
+            refusal = draw(st.sampled_from(choices if accepted is False else [None, *choices]))
+    if refusal == "no-host-network":
+        network = False
+    elif layout in ("pod", "container"):
+        network = True if host_network is None else host_network
+    else:
+        network = draw(st.booleans()) if host_network is None else host_network
+    return layout, refusal, network
+
+
+def _container_groups(draw: st.DrawFn, layout: str, network: bool, ports: bool,
+                      envs: bool, init: bool, ephemeral: bool) -> dict[str, list[dict[str, Any]]]:
+    """The containers of each kind, with a hostPort and env references as asked."""
+    groups: dict[str, list[dict[str, Any]]] = {"containers": []}
+    if init:
+        groups["initContainers"] = []
+    if ephemeral:
+        groups["ephemeralContainers"] = []
+    counts = {"initContainers": draw(st.integers(1, 2)),
+              "containers": draw(st.integers(2 if layout == "mixed" else 1, 3)),
+              "ephemeralContainers": 1}
+    for kind in ("initContainers", "containers", "ephemeralContainers"):
+        if kind not in groups:
+            continue
+        for index in range(counts[kind]):
+            container: dict[str, Any] = {"name": f"{kind[0]}{index}",
+                                         "image": draw(st.sampled_from(_IMAGES))}
+            if ports and kind == "containers" and index == 0:
+                port = draw(st.sampled_from((80, 443, 8080)))
+                host = port if network else draw(st.sampled_from((port, 30080)))
+                container["ports"] = [{"containerPort": port, "hostPort": host,
+                                       "protocol": draw(st.sampled_from(("TCP", "UDP")))}]
+            if envs and kind == "containers":
+                container["env"] = [
+                    {"name": "LOG_LEVEL", "valueFrom": {"configMapKeyRef": {
+                        "name": "app-config", "key": "LOG_LEVEL"}}},
+                    {"name": "TOKEN", "valueFrom": {"secretKeyRef": {
+                        "name": "app-secret", "key": "TOKEN"}}},
+                ]
+                container["envFrom"] = [{"configMapRef": {"name": "app-config"}}]
+            groups[kind].append(container)
+
+    return groups
 
 
 def _options(container: dict[str, Any]) -> dict[str, Any]:
@@ -284,10 +297,10 @@ def as_workload(kind: str, pod: Mapping[str, Any]) -> dict[str, Any]:
 
 def workloads(pods: st.SearchStrategy[dict[str, Any]] | None = None,
               kinds: Sequence[str] | None = None) -> st.SearchStrategy[dict[str, Any]]:
-    """A pod of ``pods`` (default :func:`windows_pods`) inside a workload of one of
+    """A pod of ``pods`` (default ``windows_pods``) inside a workload of one of
     ``kinds`` (default: every kind whose template the kubelet's pods come from:
     Deployment, DaemonSet, StatefulSet, ReplicaSet, ReplicationController, Job, CronJob,
-    PodTemplate), through :func:`as_workload`. The kubelet runs the template's pod
+    PodTemplate), through ``as_workload``. The kubelet runs the template's pod
     ("Template describes the pods that will be created", apps/v1 DeploymentSpec), so
     the workload's pod spec is the drawn pod's spec."""
     if pods is not None and not isinstance(pods, st.SearchStrategy):
@@ -383,13 +396,13 @@ def feature_gates(*, kubelet_version: str | None = None,
 
 
 def node_knowledge() -> st.SearchStrategy[NodeFacts]:
-    """What a Windows node's own files say, as :class:`kubelet_winnet.runtime.NodeFacts`:
+    """What a Windows node's own files say, as ``kubelet_winnet.runtime.NodeFacts``:
     the containerd release (``containerd://1.7.x`` to ``2.4.x``, or not known), the
     runtime handlers with their isolation ("``SandboxIsolation = 1``" is Hyper-V:
     ``runhcs-wcow-hypervisor``), and the CNI network with and without a plugin that
     declares the ``portMappings`` capability (a CNI plugin gets port mappings only when
     its configuration declares it: the CNI spec's ``runtimeConfig``), over the plugin
-    types the runtime half knows (:data:`kubelet_winnet.runtime.CNI_PLUGINS`)."""
+    types the runtime half knows (``kubelet_winnet.runtime.CNI_PLUGINS``)."""
     from kubelet_winnet.runtime._releases import CONTAINERD_LINES
 
     runtimes = st.one_of(st.just(""), st.builds(

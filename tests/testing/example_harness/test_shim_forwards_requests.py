@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kubelet_winnet as kw
@@ -55,8 +55,7 @@ def runtime() -> Iterator[FakeRuntime]:
         yield fake
 
 
-@settings(max_examples=50, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None)
 @given(pod=windows_pods(accepted=True), version=kubelet_versions(), data=st.data())
 def test_the_runtime_receives_what_the_kubelet_sends(
     runtime: FakeRuntime, pod: dict[str, Any], version: str, data: st.DataObject

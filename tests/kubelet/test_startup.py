@@ -15,7 +15,9 @@ from kubelet_winnet._kubelet.startup import (
     GATE_TABLE,
     GATES,
     LISTED_THROUGH,
+    LOCKS,
     REMOVED_FLAGS,
+    gate_lock,
     gate_minors,
     removed_flag,
 )
@@ -160,6 +162,8 @@ def test_a_name_no_release_has_is_in_no_list(name: str) -> None:
     ("log-dir", "kube-proxy", 26), ("stderrthreshold", "kubelet", 26),
     ("network-plugin", "kubelet", 24), ("image-pull-progress-deadline", "kubelet", 24),
     ("container-runtime", "kubelet", 27),
+    # CHANGELOG-1.35.md, v1.35.0 Urgent Upgrade Notes: kubernetes PR #133779
+    ("pod-infra-container-image", "kubelet", 35),
 ])
 def test_removed_flags_are_known_per_component(flag: str, component: str,
                                                removed_in: int) -> None:
@@ -172,7 +176,66 @@ def test_removed_flags_are_known_per_component(flag: str, component: str,
     ("container-runtime-endpoint", "kubelet"),  # kept when --container-runtime went
     ("v", "kubelet"), ("vmodule", "kube-proxy"),  # KEP-2845 keeps -v and --vmodule
     ("feature-gates", "kubelet"),
+    ("pod-infra-container-image", "kube-proxy"),  # PR #133779 removed the kubelet's flag
 ])
 def test_flags_that_stay_are_not_reported_removed(flag: str, component: str) -> None:
     assert removed_flag(flag, component) is None  # type: ignore[arg-type]
-    assert len(REMOVED_FLAGS) == 20
+    assert len(REMOVED_FLAGS) == 21
+
+
+@pytest.mark.parametrize(("gate", "unlocked", "locked"), [
+    # feature_list.md's Locked column: ":closed_lock_with_key: 1.34+" (GA in 1.34)
+    ("WinDSR", 33, 34), ("WinOverlay", 33, 34),
+    ("NodeSwap", 33, 34), ("KubeletCgroupDriverFromCRI", 33, 34),
+    ("PodSchedulingReadiness", 29, 30), ("LogarithmicScaleDown", 30, 31),
+    ("KubeletFineGrainedAuthz", 35, 36), ("VolumeAttributesClass", 35, 36),
+    # the 1.37 versioned specs: GA with LockToDefault: true in 1.37
+    ("DRAExtendedResource", 36, 37), ("DRAPrioritizedList", 36, 37),
+    ("NodeDeclaredFeatures", 36, 37), ("DRAResourceClaimDeviceStatus", 36, 37),
+])
+def test_a_gate_is_locked_from_the_release_its_versioned_spec_says(
+    gate: str, unlocked: int, locked: int
+) -> None:
+    assert gate_lock(gate, unlocked) is None
+    lock = gate_lock(gate, locked)
+    assert lock is not None and lock.value is True and lock.since == locked
+
+
+@pytest.mark.parametrize(("gate", "last_locked"), [
+    ("SidecarContainers", 36),  # locked 1.33; CHANGELOG-1.37 removed it
+    ("DynamicResourceAllocation", 37),  # locked 1.35; CHANGELOG-1.38 removed it
+    ("PodSchedulingReadiness", 37),  # locked 1.30; CHANGELOG-1.38 removed it
+])
+def test_a_lock_ends_with_the_gate(gate: str, last_locked: int) -> None:
+    assert gate_lock(gate, last_locked) is not None
+    assert gate_lock(gate, last_locked + 1) is None
+
+
+@pytest.mark.parametrize("gate", [
+    # GA in 1.37 with LockToDefault: false (the 1.37 specs; the lock is planned for 1.38)
+    "DRADeviceTaints", "DRADeviceTaintRules",
+    "WindowsHostNetwork", "EnvFiles", "StrictIPCIDRValidation",  # never locked in the lists
+])
+def test_a_gate_no_source_locks_is_not_locked(gate: str) -> None:
+    assert all(gate_lock(gate, m) is None for m in EVERY)
+
+
+def test_every_lock_is_of_a_gate_its_release_has() -> None:
+    for lock in LOCKS.values():
+        assert lock.source in GATE_SOURCES, lock
+        assert GATES[lock.name].accepts(lock.since), lock
+
+
+@pytest.mark.parametrize(("gate", "first", "source"), [
+    # kubernetes/website feature-gates/CloudNodeAdditionalLabelsReconciliation.md:
+    # alpha, fromVersion "1.38"
+    ("CloudNodeAdditionalLabelsReconciliation", 38, "W"),
+    # the 1.37 versioned specs (kube-scheduler's kube_features.go): first row 1.37
+    ("DRAFractionalCapacityRange", 37, "S37"), ("InterPodAffinityHostnameFastPath", 37, "S37"),
+    ("SchedulerPreQueueingHints", 37, "S37"),
+])
+def test_a_gate_new_in_137_or_138_is_accepted_from_its_first_release(
+    gate: str, first: int, source: str
+) -> None:
+    assert gate_minors(gate) == upto(first)
+    assert GATES[gate].source == source

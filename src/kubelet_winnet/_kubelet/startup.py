@@ -57,10 +57,13 @@ __all__ = [
     "GATES",
     "GATE_SOURCES",
     "LISTED_THROUGH",
+    "LOCKS",
     "REMOVED_FLAGS",
     "Component",
+    "GateLock",
     "GateSpan",
     "RemovedFlag",
+    "gate_lock",
     "gate_minors",
     "removed_flag",
 ]
@@ -88,6 +91,9 @@ GATE_SOURCES: Mapping[str, str] = {
            "(kubernetes/website feature-gates/NAME.md)",
     "C37": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.37.md (df0a31e010ea, v1.37.0-alpha.1)",
     "C38": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.38.md (0411cc704533, v1.38.0-alpha.2)",
+    "S37": "kubernetes/kubernetes staging/src/k8s.io/kube-scheduler/pkg/features/"
+           "kube_features.go (a 1.37 tree: defaultVersionedKubernetesFeatureGates, the "
+           "versioned specs with LockToDefault)",
 }
 
 # NAME  FIRST  LAST  SOURCE. FIRST: the first minor with the gate; LAST: the last minor
@@ -132,6 +138,7 @@ ClientsAllowCBOR                                     32  + K36
 ClientsPreferCBOR                                    32  + K36
 CloudControllerManagerWatchBasedRoutesReconciliation 35  + K36
 CloudControllerManagerWebhook                        27  + K36
+CloudNodeAdditionalLabelsReconciliation              38  + W
 CloudDualStackNodeIPs                                27 31 W
 ClusterTrustBundle                                   27  + K36
 ClusterTrustBundleProjection                         29  + K36
@@ -211,6 +218,7 @@ DRADeviceCompatibilityGroups                         37  + W37
 DRADeviceTaintRules                                  35  + K36
 DRADeviceTaints                                      33  + K36
 DRAExtendedResource                                  34  + K36
+DRAFractionalCapacityRange                           37  + S37
 DRAListTypeAttributes                                36  + G
 DRANodeAllocatableResources                          36  + G
 DRAOptionalNodeOperations                            37  + W37
@@ -280,6 +288,7 @@ InPlacePodVerticalScalingExclusiveMemory             34  + K36
 InPlacePodVerticalScalingInitContainers              36  + G
 InPlacePodVerticalScalingMemoryBackedVolumes         37  + W37
 InPlacePodVerticalScalingSchedulerPreemption         37  + W37
+InterPodAffinityHostnameFastPath                     37  + S37
 InTreePluginAWSUnregister                            21 30 W
 InTreePluginAzureDiskUnregister                      21 30 W
 InTreePluginAzureFileUnregister                      21 30 W
@@ -427,6 +436,7 @@ RuntimeClassInImageCriApi                            29  + K36
 SchedulerAsyncAPICalls                               34  + K36
 SchedulerAsyncPreemption                             32  + K36
 SchedulerPopFromBackoffQ                             33  + K36
+SchedulerPreQueueingHints                            37  + S37
 SchedulerQueueingHints                               28  + K36
 SeccompDefault                                       22 28 W
 SecurityContextDeny                                  27 29 W
@@ -564,6 +574,116 @@ def _spans() -> dict[str, GateSpan]:
 
 
 GATES: Mapping[str, GateSpan] = _spans()
+
+# NAME  SINCE  VALUE  SOURCE: from 1.SINCE on the gate is locked to VALUE, its default, and
+# component-base refuses the other value at start-up (featuregate ``SetFromMap``: "cannot
+# set feature gate NAME to VALUE, feature is locked to DEFAULT"). K36: the "Locked" column
+# of feature_list.md (the first release whose versioned spec says ``LockToDefault: true``);
+# S37: the 1.37 versioned specs. A lock ends when the gate does (GATE_TABLE). Locks of gates
+# removed before the 1.36 list are not in these sources and not modelled.
+LOCK_TABLE = """
+AggregatedDiscoveryRemoveBetaType            35 true K36
+AllowOverwriteTerminationGracePeriodSeconds  35 true K36
+AnonymousAuthConfigurableEndpoints           34 true K36
+AnyVolumeDataSource                          33 true K36
+APIServerTracing                             34 true K36
+AuthorizeNodeWithSelectors                   34 true K36
+AuthorizeWithSelectors                       34 true K36
+BtreeWatchCache                              33 true K36
+ConsistentListFromCache                      34 true K36
+CPUManagerPolicyOptions                      33 true K36
+CRDValidationRatcheting                      33 true K36
+CSIServiceAccountTokenSecrets                36 true K36
+CustomResourceFieldSelectors                 32 true K36
+DisableAllocatorDualWrite                    35 true K36
+DRAAdminAccess                               36 true S37
+DRAExtendedResource                          37 true S37
+DRAPrioritizedList                           37 true S37
+DRAResourceClaimDeviceStatus                 37 true S37
+DynamicResourceAllocation                    35 true K36
+ExecProbeTimeout                             35 true K36
+HonorPVReclaimPolicy                         33 true K36
+ImageMaximumGCAge                            35 true K36
+InPlacePodVerticalScaling                    35 true K36
+JobBackoffLimitPerIndex                      33 true K36
+JobManagedBy                                 35 true K36
+JobPodReplacementPolicy                      34 true K36
+JobSuccessPolicy                             33 true K36
+KubeletCgroupDriverFromCRI                   34 true K36
+KubeletFineGrainedAuthz                      36 true K36
+KubeletTracing                               34 true K36
+LogarithmicScaleDown                         31 true K36
+MatchLabelKeysInPodAffinity                  33 true K36
+MultiCIDRServiceAllocator                    34 true K36
+NFTablesProxyMode                            33 true K36
+NodeDeclaredFeatures                         37 true S37
+NodeInclusionPolicyInPodTopologySpread       33 true K36
+NodeSwap                                     34 true K36
+OrderedNamespaceDeletion                     34 true K36
+PodLifecycleSleepAction                      34 true K36
+PodLifecycleSleepActionAllowZero             34 true K36
+PodObservedGenerationTracking                35 true K36
+PodSchedulingReadiness                       30 true K36
+PreferSameTrafficDistribution                35 true K36
+RecoverVolumeExpansionFailure                34 true K36
+RecursiveReadOnlyMounts                      33 true K36
+RelaxedDNSSearchValidation                   34 true K36
+RelaxedEnvironmentVariableValidation         34 true K36
+ResilientWatchCacheInitialization            34 true K36
+RetryGenerateName                            32 true K36
+SchedulerQueueingHints                       34 true K36
+SeparateTaintEvictionController              34 true K36
+ServiceAccountTokenJTI                       32 true K36
+ServiceAccountTokenNodeBinding               33 true K36
+ServiceAccountTokenNodeBindingValidation     32 true K36
+ServiceAccountTokenPodNodeInfo               32 true K36
+SidecarContainers                            33 true K36
+StreamingCollectionEncodingToJSON            34 true K36
+StreamingCollectionEncodingToProtobuf        34 true K36
+StructuredAuthenticationConfiguration        34 true K36
+SupplementalGroupsPolicy                     35 true K36
+SystemdWatchdog                              35 true K36
+TopologyManagerPolicyOptions                 32 true K36
+VolumeAttributesClass                        36 true K36
+WinDSR                                       34 true K36
+WinOverlay                                   34 true K36
+"""
+
+
+@dataclass(frozen=True)
+class GateLock:
+    """A gate locked to ``value`` (its default) from ``1.since`` for as long as it exists."""
+
+    name: str
+    since: int
+    value: bool
+    source: str  # a key of GATE_SOURCES
+
+
+def _locks() -> dict[str, GateLock]:
+    locks: dict[str, GateLock] = {}
+    for row in LOCK_TABLE.split("\n"):
+        if not row:
+            continue
+        name, since, value, source = row.split()
+        if (name in locks or name not in GATES or source not in GATE_SOURCES
+                or value not in ("true", "false")):  # pragma: no cover - a table typo
+            raise RuntimeError(f"LOCK_TABLE row {row!r}")
+        locks[name] = GateLock(name, int(since), value == "true", source)
+    return locks
+
+
+LOCKS: Mapping[str, GateLock] = _locks()
+
+
+def gate_lock(name: str, minor: int) -> GateLock | None:
+    """The lock of gate ``name`` in release 1.``minor``: None when that release does not
+    lock it (or does not have it: that is :func:`gate_minors`)."""
+    lock = LOCKS.get(name)
+    span = GATES.get(name)
+    if lock is None or span is None or minor < lock.since or not span.accepts(minor):
+        return None
+    return lock
 _ALWAYS = frozenset({ALL_ALPHA, ALL_BETA})  # featuregate's own names, in every release
 
 
@@ -610,6 +730,10 @@ REMOVED_FLAGS: Mapping[str, RemovedFlag] = {flag.name: flag for flag in (
     RemovedFlag("container-runtime", _KUBELET, 27,
                 "the runtime is always remote: keep --container-runtime-endpoint",
                 "CHANGELOG-1.27.md (kubernetes PR #114017)"),
+    RemovedFlag("pod-infra-container-image", _KUBELET, 35,
+                "the pause image is the runtime's setting: containerd's sandbox image",
+                "CHANGELOG-1.35.md, v1.35.0 Urgent Upgrade Notes (kubernetes PR #133779: "
+                "\"users must manually remove this flag ... to prevent startup failures\")"),
 )}
 
 

@@ -231,7 +231,7 @@ def test_to_dict_keeps_presence() -> None:
 
 
 @pytest.mark.parametrize(("options", "copied"), [
-    # kuberuntime_sandbox_windows.go, generatePodSandboxWindowsConfig: with pod-level
+    # kuberuntime_sandbox.go, generatePodSandboxWindowsConfig: with pod-level
     # windowsOptions, GMSACredentialSpec -> credential_spec and RunAsUserName ->
     # run_as_username, each only when set. The text says which were there to copy.
     ({"runAsUserName": "u", "gmsaCredentialSpec": "{}"},

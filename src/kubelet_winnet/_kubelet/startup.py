@@ -1,7 +1,9 @@
 """What the kubelet and kube-proxy accept at start-up: the feature gates of each minor
-release and the command-line flags that were removed. A gate or flag either component no
-longer has stops it before it does anything (``unrecognized feature gate: NAME``,
-``unknown flag: --NAME``); the ``node`` command reports them (``_lint/node_checks.py``).
+release, the gates each release locks to their default, and the command-line flags that
+were removed. A gate or flag either component no longer has stops it before it does
+anything (``unrecognized feature gate: NAME``, ``unknown flag: --NAME``), and so does a
+locked gate set to its other value (``cannot set feature gate NAME to false, feature is
+locked to true``); the ``node`` command reports them (``_lint/node_checks.py``).
 
 One table serves both components: the kubelet and kube-proxy set their gates on the one
 process-wide gate set (``utilfeature.DefaultMutableFeatureGate.SetFromMap``:
@@ -36,6 +38,11 @@ The table (:data:`GATE_TABLE`) is pinned from these sources, each row naming its
   (v1.37.0-alpha.1) and ``CHANGELOG-1.38.md`` at 0411cc704533 (v1.38.0-alpha.1 and
   alpha.2): gates those releases added, and gates they removed (the row's last release is
   the one before).
+- ``S37``: kubernetes/kubernetes ``staging/src/k8s.io/kube-scheduler/pkg/features/
+  kube_features.go`` in a 1.37 tree: the versioned specs of the gates it registers on the
+  same gate set (first rows, and ``LockToDefault``).
+
+Locks (:data:`LOCK_TABLE`) come from ``K36``'s Locked column and ``S37``.
 
 The lists are complete through 1.36 (``LISTED_THROUGH``). For 1.37 and 1.38 they are not:
 the changelogs read stop at 1.37's first and 1.38's second alpha, and the v1.37 page lags

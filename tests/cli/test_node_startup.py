@@ -449,3 +449,23 @@ def test_win_overlay_false_without_a_release_is_a_warning_for_the_locking_releas
     assert [f["message"] for f in document["findings"]] == [
         "kube-proxy 1.34 exits at start-up: cannot set feature gate WinOverlay to false, "
         "feature is locked to true (locked since Kubernetes 1.34; remove it)."]
+
+
+def test_a_gate_locked_to_false_refuses_true(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # CHANGELOG-1.37.md (PR #139212): the deprecated DeclarativeValidationTakeover (off by
+    # default, feature_list.md) is locked to its default from 1.37
+    config = tmp_path / "kubelet.yaml"
+    config.write_text("kind: KubeletConfiguration\nfeatureGates:\n"
+                      "  DeclarativeValidationTakeover: true\n", encoding="utf-8")
+    _, document, _ = report(capsys, str(config), "--kubelet-version", "1.36")
+    assert document["findings"] == []
+    _, document, _ = report(capsys, str(config), "--kubelet-version", "1.37")
+    assert [f["message"] for f in document["findings"]] == [
+        "kubelet 1.37 exits at start-up: cannot set feature gate DeclarativeValidationTakeover "
+        "to true, feature is locked to false (locked since Kubernetes 1.37; remove it)."]
+    config.write_text("kind: KubeletConfiguration\nfeatureGates:\n"
+                      "  DeclarativeValidationTakeover: false\n", encoding="utf-8")
+    _, document, _ = report(capsys, str(config), "--kubelet-version", "1.37")
+    assert document["findings"] == []

@@ -220,6 +220,14 @@ def test_a_gate_no_source_locks_is_not_locked(gate: str) -> None:
     assert all(gate_lock(gate, m) is None for m in EVERY)
 
 
+def test_a_deprecated_gate_the_137_notes_lock_is_locked_to_false() -> None:
+    # CHANGELOG-1.37.md (v1.37.0-alpha.1, PR #139212): DeclarativeValidationTakeover "is now
+    # locked to its default value"; feature_list.md: beta from 1.33, never enabled
+    assert gate_lock("DeclarativeValidationTakeover", 36) is None
+    lock = gate_lock("DeclarativeValidationTakeover", 37)
+    assert lock is not None and (lock.since, lock.value) == (37, False)
+
+
 def test_every_lock_is_of_a_gate_its_release_has() -> None:
     for lock in LOCKS.values():
         assert lock.source in GATE_SOURCES, lock

@@ -42,7 +42,7 @@ The table (:data:`GATE_TABLE`) is pinned from these sources, each row naming its
   kube_features.go`` in a 1.37 tree: the versioned specs of the gates it registers on the
   same gate set (first rows, and ``LockToDefault``).
 
-Locks (:data:`LOCK_TABLE`) come from ``K36``'s Locked column and ``S37``.
+Locks (:data:`LOCK_TABLE`) come from ``K36``'s Locked column, ``S37`` and the 1.37 notes.
 
 The lists are complete through 1.36 (``LISTED_THROUGH``). For 1.37 and 1.38 they are not:
 the changelogs read stop at 1.37's first and 1.38's second alpha, and the v1.37 page lags
@@ -98,6 +98,9 @@ GATE_SOURCES: Mapping[str, str] = {
            "(kubernetes/website feature-gates/NAME.md)",
     "C37": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.37.md (df0a31e010ea, v1.37.0-alpha.1)",
     "C38": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.38.md (0411cc704533, v1.38.0-alpha.2)",
+    "C37a": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.37.md (04666cc668c5, "
+            "v1.37.0-alpha.1: \"The deprecated DeclarativeValidationTakeover feature gate is "
+            "now locked to its default value\", PR #139212)",
     "S37": "kubernetes/kubernetes staging/src/k8s.io/kube-scheduler/pkg/features/"
            "kube_features.go (a 1.37 tree: defaultVersionedKubernetesFeatureGates, the "
            "versioned specs with LockToDefault)",
@@ -586,7 +589,8 @@ GATES: Mapping[str, GateSpan] = _spans()
 # component-base refuses the other value at start-up (featuregate ``SetFromMap``: "cannot
 # set feature gate NAME to VALUE, feature is locked to DEFAULT"). K36: the "Locked" column
 # of feature_list.md (the first release whose versioned spec says ``LockToDefault: true``);
-# S37: the 1.37 versioned specs. A lock ends when the gate does (GATE_TABLE). Locks of gates
+# S37: the 1.37 versioned specs; C37a: a deprecated gate (default off, feature_list.md)
+# the 1.37 notes lock. A lock ends when the gate does (GATE_TABLE). Locks of gates
 # removed before the 1.36 list are not in these sources and not modelled.
 LOCK_TABLE = """
 AggregatedDiscoveryRemoveBetaType            35 true K36
@@ -602,6 +606,7 @@ CPUManagerPolicyOptions                      33 true K36
 CRDValidationRatcheting                      33 true K36
 CSIServiceAccountTokenSecrets                36 true K36
 CustomResourceFieldSelectors                 32 true K36
+DeclarativeValidationTakeover                37 false C37a
 DisableAllocatorDualWrite                    35 true K36
 DRAAdminAccess                               36 true S37
 DRAExtendedResource                          37 true S37

@@ -425,6 +425,14 @@ def test_a_gate_the_137_specs_lock_is_refused_from_137(
         "node-gate-locked", 3, "kubelet 1.37 exits at start-up: cannot set feature gate "
         "DRAExtendedResource to false, feature is locked to true (locked since Kubernetes "
         "1.37; remove it).")]
+    # CHANGELOG-1.38.md (alpha.1, PR #140256): DRADeviceTaints "now locked to true (GA)"
+    _, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.38")
+    assert [(f["line"], f["message"]) for f in document["findings"]] == [
+        (3, "kubelet 1.38 exits at start-up: cannot set feature gate DRAExtendedResource to "
+            "false, feature is locked to true (locked since Kubernetes 1.37; remove it)."),
+        (4, "kubelet 1.38 exits at start-up: cannot set feature gate DRADeviceTaints to "
+            "false, feature is locked to true (locked since Kubernetes 1.38; remove it)."),
+    ]
 
 
 def test_win_overlay_false_without_a_release_is_a_warning_for_the_locking_releases(

@@ -212,10 +212,21 @@ def test_a_lock_ends_with_the_gate(gate: str, last_locked: int) -> None:
 
 
 @pytest.mark.parametrize("gate", [
-    # GA in 1.37 with LockToDefault: false (the 1.37 specs; the lock is planned for 1.38)
+    # the 1.37 specs: GA in 1.37 with LockToDefault: false; CHANGELOG-1.38 (alpha.1,
+    # PR #140256): "now locked to true (GA) in 1.38"
     "DRADeviceTaints", "DRADeviceTaintRules",
-    "WindowsHostNetwork", "EnvFiles", "StrictIPCIDRValidation",  # never locked in the lists
+    # feature_list.md: beta, not locked; CHANGELOG-1.38: EnvFiles "now locked to enabled"
+    # (PR #139115), KEP-4858's rules "now always in effect" (PR #141979)
+    "EnvFiles", "StrictIPCIDRValidation",
 ])
+def test_a_gate_the_138_notes_lock_is_locked_from_138(gate: str) -> None:
+    assert gate_lock(gate, 37) is None
+    lock = gate_lock(gate, 38)
+    assert lock is not None and (lock.since, lock.value, lock.source) == (38, True, "C38a")
+
+
+@pytest.mark.parametrize("gate", ["WindowsHostNetwork", "WindowsGracefulNodeShutdown",
+                                  "HPAScaleToZero"])
 def test_a_gate_no_source_locks_is_not_locked(gate: str) -> None:
     assert all(gate_lock(gate, m) is None for m in EVERY)
 

@@ -42,7 +42,8 @@ The table (:data:`GATE_TABLE`) is pinned from these sources, each row naming its
   kube_features.go`` in a 1.37 tree: the versioned specs of the gates it registers on the
   same gate set (first rows, and ``LockToDefault``).
 
-Locks (:data:`LOCK_TABLE`) come from ``K36``'s Locked column, ``S37`` and the 1.37 notes.
+Locks (:data:`LOCK_TABLE`) come from ``K36``'s Locked column, ``S37`` and the 1.37 and
+1.38 notes (``C37a``, ``C38a``).
 
 The lists are complete through 1.36 (``LISTED_THROUGH``). For 1.37 and 1.38 they are not:
 the changelogs read stop at 1.37's first and 1.38's second alpha, and the v1.37 page lags
@@ -101,6 +102,11 @@ GATE_SOURCES: Mapping[str, str] = {
     "C37a": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.37.md (04666cc668c5, "
             "v1.37.0-alpha.1: \"The deprecated DeclarativeValidationTakeover feature gate is "
             "now locked to its default value\", PR #139212)",
+    "C38a": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.38.md (5e9fea7dbb7d, "
+            "v1.38.0-alpha.1, Feature: DRADeviceTaints and DRADeviceTaintRules \"are now "
+            "locked to true (GA) in 1.38\", PR #140256; \"The EnvFiles feature gate is now "
+            "locked to enabled\", PR #139115; KEP-4858's stricter IP/CIDR rules \"are now "
+            "always in effect\", PR #141979)",
     "S37": "kubernetes/kubernetes staging/src/k8s.io/kube-scheduler/pkg/features/"
            "kube_features.go (a 1.37 tree: defaultVersionedKubernetesFeatureGates, the "
            "versioned specs with LockToDefault)",
@@ -590,7 +596,8 @@ GATES: Mapping[str, GateSpan] = _spans()
 # set feature gate NAME to VALUE, feature is locked to DEFAULT"). K36: the "Locked" column
 # of feature_list.md (the first release whose versioned spec says ``LockToDefault: true``);
 # S37: the 1.37 versioned specs; C37a: a deprecated gate (default off, feature_list.md)
-# the 1.37 notes lock. A lock ends when the gate does (GATE_TABLE). Locks of gates
+# the 1.37 notes lock; C38a: the gates the 1.38 notes lock (its "will be ignored" is the
+# note's wording: component-base refuses the other value). A lock ends when the gate does (GATE_TABLE). Locks of gates
 # removed before the 1.36 list are not in these sources and not modelled.
 LOCK_TABLE = """
 AggregatedDiscoveryRemoveBetaType            35 true K36
@@ -609,10 +616,13 @@ CustomResourceFieldSelectors                 32 true K36
 DeclarativeValidationTakeover                37 false C37a
 DisableAllocatorDualWrite                    35 true K36
 DRAAdminAccess                               36 true S37
+DRADeviceTaintRules                          38 true C38a
+DRADeviceTaints                              38 true C38a
 DRAExtendedResource                          37 true S37
 DRAPrioritizedList                           37 true S37
 DRAResourceClaimDeviceStatus                 37 true S37
 DynamicResourceAllocation                    35 true K36
+EnvFiles                                     38 true C38a
 ExecProbeTimeout                             35 true K36
 HonorPVReclaimPolicy                         33 true K36
 ImageMaximumGCAge                            35 true K36
@@ -652,6 +662,7 @@ ServiceAccountTokenPodNodeInfo               32 true K36
 SidecarContainers                            33 true K36
 StreamingCollectionEncodingToJSON            34 true K36
 StreamingCollectionEncodingToProtobuf        34 true K36
+StrictIPCIDRValidation                       38 true C38a
 StructuredAuthenticationConfiguration        34 true K36
 SupplementalGroupsPolicy                     35 true K36
 SystemdWatchdog                              35 true K36

@@ -597,8 +597,9 @@ GATES: Mapping[str, GateSpan] = _spans()
 # of feature_list.md (the first release whose versioned spec says ``LockToDefault: true``);
 # S37: the 1.37 versioned specs; C37a: a deprecated gate (default off, feature_list.md)
 # the 1.37 notes lock; C38a: the gates the 1.38 notes lock (its "will be ignored" is the
-# note's wording: component-base refuses the other value). A lock ends when the gate does (GATE_TABLE). Locks of gates
-# removed before the 1.36 list are not in these sources and not modelled.
+# note's wording: component-base refuses the other value). A lock ends when the gate does
+# (GATE_TABLE). Locks of gates removed before the 1.36 list are not in these sources and
+# not modelled.
 LOCK_TABLE = """
 AggregatedDiscoveryRemoveBetaType            35 true K36
 AllowOverwriteTerminationGracePeriodSeconds  35 true K36

@@ -258,3 +258,24 @@ def test_a_gate_new_in_137_or_138_is_accepted_from_its_first_release(
 ) -> None:
     assert gate_minors(gate) == upto(first)
     assert GATES[gate].source == source
+
+
+@pytest.mark.parametrize("gate", ["InPlacePodVerticalScaling", "ContainerStopSignals"])
+def test_the_profiles_versioned_gates_agree_with_the_start_up_table(gate: str) -> None:
+    """The profile models these two gates' stages for translate and explain
+    (kube_features.go's versioned specs); `node` reads the same facts from this table, so
+    the two must give each release the same existence, default lock and locked value."""
+    from kubelet_winnet._kubelet.profile import IN_PLACE_RESIZE_STAGES, STOP_SIGNALS_STAGES
+
+    stages = (IN_PLACE_RESIZE_STAGES if gate == "InPlacePodVerticalScaling"
+              else STOP_SIGNALS_STAGES)
+    assert GATES[gate].first == stages[0][0]
+    for minor in EVERY:
+        current = [s for s in stages if s[0] <= minor]
+        lock = gate_lock(gate, minor)
+        if not current:
+            assert lock is None and not GATES[gate].accepts(minor)
+            continue
+        _, _, default, locked = current[-1]
+        assert (lock is not None) == locked, minor
+        assert lock is None or lock.value == default, minor

@@ -477,3 +477,18 @@ def test_a_gate_locked_to_false_refuses_true(
                       "  DeclarativeValidationTakeover: false\n", encoding="utf-8")
     _, document, _ = report(capsys, str(config), "--kubelet-version", "1.37")
     assert document["findings"] == []
+
+
+def test_a_gate_new_in_138_is_accepted_there_and_refused_on_137(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # kubernetes/website feature-gates/ContainerUlimits.md: alpha, fromVersion "1.38"
+    (tmp_path / "kubelet.yaml").write_text(
+        "kind: KubeletConfiguration\nfeatureGates:\n  ContainerUlimits: true\n",
+        encoding="utf-8")
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.38")
+    assert (status, document["findings"]) == (0, [])
+    _, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.37")
+    assert [f["message"] for f in document["findings"]] == [
+        "kubelet 1.37 exits at start-up: unrecognized feature gate: ContainerUlimits (it "
+        "first appears in Kubernetes 1.38; remove it or upgrade)."]

@@ -252,6 +252,11 @@ def test_every_lock_is_of_a_gate_its_release_has() -> None:
     # the 1.37 versioned specs (kube-scheduler's kube_features.go): first row 1.37
     ("DRAFractionalCapacityRange", 37, "S37"), ("InterPodAffinityHostnameFastPath", 37, "S37"),
     ("SchedulerPreQueueingHints", 37, "S37"),
+    # kubernetes/website feature-gates pages: alpha, fromVersion "1.37" / "1.38"
+    ("ConditionalAuthorization", 37, "W"), ("DRASharedConsumableCapacity", 37, "W"),
+    ("DownwardAPIAssignedResources", 37, "W"),
+    ("ContainerUlimits", 38, "W"), ("PodDefaultNetwork", 38, "W"),
+    ("CSIControllerGetNodeInfo", 38, "W"), ("MutableContainerProbes", 38, "W"),
 ])
 def test_a_gate_new_in_137_or_138_is_accepted_from_its_first_release(
     gate: str, first: int, source: str

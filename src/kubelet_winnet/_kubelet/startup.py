@@ -148,6 +148,7 @@ AuthorizeWithSelectors                               31  + K36
 BtreeWatchCache                                      32 36 C37
 CBORServingAndStorage                                32  + K36
 CertificateSigningRequestMLDSA                       38  + C38
+CgroupNamespacesSupport                              38  + W
 ChangeContainerStatusOnKubeletRestart                35  + K36
 ClearingNominatedNodeNameAfterBinding                34  + K36
 ClientsAllowCBOR                                     32  + K36
@@ -163,6 +164,7 @@ ComponentSLIs                                        26 34 W
 ComponentStatusz                                     32  + K36
 CompositePodGroup                                    37  + W37
 ConcurrentWatchObjectDecode                          31  + K36
+ConditionalAuthorization                             37  + W
 ConfigurableFSGroupPolicy                            18 25 R
 ConsistentHTTPGetHandlers                            25 30 W
 ConsistentListFromCache                              28 36 C37
@@ -171,6 +173,7 @@ ConstrainedImpersonation                             35  + K36
 ContainerCheckpoint                                  25  + K36
 ContainerRestartRules                                34  + K36
 ContainerStopSignals                                 33  + K36
+ContainerUlimits                                     38  + W
 ContextualLogging                                    24  + W
 ControllerManagerLeaderMigration                     21 26 R
 ControllerManagerReleaseLeaderElectionLockOnExit     36  + G
@@ -185,6 +188,7 @@ CRIListStreaming                                     36  + G
 CronJobsScheduledAnnotation                          28 34 G
 CronJobTimeZone                                      24 28 W
 CrossNamespaceVolumeDataSource                       26  + K36
+CSIControllerGetNodeInfo                             38  + W
 CSIInlineVolume                                      15 26 R
 CSIMigration                                         14 26 R
 CSIMigrationAWS                                      14 26 R
@@ -224,6 +228,7 @@ DisableCloudProviders                                22 32 W
 DisableCPUQuotaWithExclusiveCPUs                     33  + K36
 DisableKubeletCloudCredentialProviders               23 32 W
 DisableNodeKubeProxyVersion                          29  + K36
+DownwardAPIAssignedResources                         37  + W
 DownwardAPIHugePages                                 20 28 W
 DRAAdminAccess                                       32  + K36
 DRAConsumableCapacity                                34  + K36
@@ -245,6 +250,7 @@ DRAResourceClaimDeviceStatus                         32  + K36
 DRAResourceClaimGranularStatusAuthorization          36  + G
 DRAResourcePoolStatus                                36  + G
 DRASchedulerFilterTimeout                            34  + K36
+DRASharedConsumableCapacity                          37  + W
 DRAWorkloadResourceClaims                            36  + G
 DryRun                                               12 27 W
 DynamicKubeletConfig                                  4 25 R
@@ -268,6 +274,7 @@ ExpandInUsePersistentVolumes                         11 26 R
 ExpandPersistentVolumes                               8 26 R
 ExperimentalHostUserNamespaceDefaulting               5 29 W
 ExtendWebSocketsToKubelet                            36  + G
+ExternalNodeLivenessDetection                        38  + W
 ExternalServiceAccountTokenSigner                    32  + K36
 GangScheduling                                       35  + K36
 GenericEphemeralVolume                               19 24 R
@@ -369,6 +376,7 @@ MinimizeIPTablesRestore                              26 29 W
 MixedProtocolLBService                               20 27 W
 MultiCIDRRangeAllocator                              25 28 W
 MultiCIDRServiceAllocator                            27  + K36
+MutableContainerProbes                               38  + W
 MutableCSINodeAllocatableCount                       33  + K36
 MutablePodResourcesForSuspendedJobs                  35  + K36
 MutablePVNodeAffinity                                35  + K36
@@ -398,12 +406,14 @@ PLEGOnDemandRelist                                   36  + G
 PodAffinityNamespaceSelector                         21 25 R
 PodAndContainerStatsFromCRI                          23  + K36
 PodCertificateRequest                                34  + K36
+PodDefaultNetwork                                    38  + W
 PodDeletionCost                                      21  + K36
 PodDisruptionBudget                                   3 25 R
 PodDisruptionConditions                              25 33 W
 PodGroupPreemptionPolicy                             37  + W37
 PodHasNetworkCondition                               25 27 W
 PodHostIPs                                           28 31 W
+PodImplicitRootWarnings                              38  + W
 PodIndexLabel                                        28 34 G
 PodLevelResourceManagers                             36  + G
 PodLevelResources                                    32  + K36
@@ -456,6 +466,7 @@ SchedulerPreQueueingHints                            37  + S37
 SchedulerQueueingHints                               28  + K36
 SeccompDefault                                       22 28 W
 SecurityContextDeny                                  27 29 W
+SecurityProfileOCI                                   38  + W
 SelectorIndex                                        18 25 R
 SELinuxChangePolicy                                  32  + K36
 SELinuxMount                                         30  + K36
@@ -554,6 +565,7 @@ WindowsRunAsUserName                                 16 20 R
 WinDSR                                               14  + K36
 WinOverlay                                           14  + K36
 WorkloadAwarePreemption                              36  + G
+WorkloadControlledSwap                               38  + W
 WorkloadWithJob                                      36  + G
 ZeroLimitedNominalConcurrencyShares                  29 31 W
 """

@@ -257,6 +257,8 @@ def test_every_lock_is_of_a_gate_its_release_has() -> None:
     ("DownwardAPIAssignedResources", 37, "W"),
     ("ContainerUlimits", 38, "W"), ("PodDefaultNetwork", 38, "W"),
     ("CSIControllerGetNodeInfo", 38, "W"), ("MutableContainerProbes", 38, "W"),
+    ("MemoryManagerDriftTolerance", 38, "W"), ("CSIGlobalMountReconstruction", 38, "W"),
+    ("LeaderElectionRecovery", 38, "W"),
 ])
 def test_a_gate_new_in_137_or_138_is_accepted_from_its_first_release(
     gate: str, first: int, source: str

@@ -189,6 +189,7 @@ CronJobsScheduledAnnotation                          28 34 G
 CronJobTimeZone                                      24 28 W
 CrossNamespaceVolumeDataSource                       26  + K36
 CSIControllerGetNodeInfo                             38  + W
+CSIGlobalMountReconstruction                         38  + W
 CSIInlineVolume                                      15 26 R
 CSIMigration                                         14 26 R
 CSIMigrationAWS                                      14 26 R
@@ -352,6 +353,7 @@ KubeletTracing                                       25 37 C38
 KubeProxyDrainingTerminatingNodes                    28 32 W
 KubeProxyIPVS                                        37  + W37
 KubeProxyNFTablesLocalhostNodePorts                  37  + W37
+LeaderElectionRecovery                               38  + W
 LegacyServiceAccountTokenCleanUp                     28 31 W
 LegacyServiceAccountTokenNoAutoGeneration            24 28 W
 LegacyServiceAccountTokenTracking                    26 29 W
@@ -370,6 +372,7 @@ MatchLabelKeysInPodTopologySpread                    25  + K36
 MatchLabelKeysInPodTopologySpreadSelectorMerge       34  + K36
 MaxUnavailableStatefulSet                            24  + K36
 MemoryManager                                        21 35 G
+MemoryManagerDriftTolerance                          38  + W
 MemoryQoS                                            22  + K36
 MinDomainsInPodTopologySpread                        24 31 W
 MinimizeIPTablesRestore                              26 29 W

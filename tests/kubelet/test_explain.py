@@ -231,7 +231,7 @@ def test_to_dict_keeps_presence() -> None:
 
 
 @pytest.mark.parametrize(("options", "copied"), [
-    # kuberuntime_sandbox_windows.go, generatePodSandboxWindowsConfig: with pod-level
+    # kuberuntime_sandbox.go, generatePodSandboxWindowsConfig: with pod-level
     # windowsOptions, GMSACredentialSpec -> credential_spec and RunAsUserName ->
     # run_as_username, each only when set. The text says which were there to copy.
     ({"runAsUserName": "u", "gmsaCredentialSpec": "{}"},
@@ -278,7 +278,9 @@ def test_the_gate_step_says_a_release_candidate_is_one(minor: int) -> None:
     got = explain({"spec": {"containers": [{"name": "c"}]}}, kubelet_version=f"1.{minor}")
     gates = got.steps[0]
     assert gates.rule == "gates"
-    rc = "(a release candidate, due 2026-12-16)"
+    # the 1.38 schedule (rc.0 2026-12-02, .0 2026-12-16); CHANGELOG-1.38.md: alpha.2
+    rc = ("(a release candidate by the schedule (rc.0 2026-12-02), due 2026-12-16; the "
+          "newest pre-release seen is v1.38.0-alpha.2)")
     if minor == 38:
         assert gates.text == f"kubelet 1.38 {rc}: WindowsHostNetwork no longer exists"
     else:

@@ -207,7 +207,9 @@ class ContainerBuilder:
         for key, item in env.items():
             pair = envs.add()
             pair.key = key
-            pair.value = item
+            # bytes value = 2 (cri-api d3d9c71): the same wire bytes as the string it was;
+            # a str with a lone surrogate raises UnicodeEncodeError, reported above.
+            pair.value = item if type(item) is bytes else item.encode()  # type: ignore[union-attr]
         fill_container_labels(config.labels, view, container_name)
         fill_container_annotations(config.annotations, view, container, at, container_name,
                                    image, attempt, minor, host_network, self.in_place_resize)
@@ -230,10 +232,11 @@ class ContainerBuilder:
 
 
 # helpers.go signalNameToRuntimeEnum: every CRI Signal but RUNTIME_DEFAULT, by its API
-# name; the enum spells the API's "+" and "-" as PLUS and MINUS (SIGRTMIN+1, SIGRTMAX-14).
+# name; the enum spells the API's "+" and "-" as PLUS and MINUS (SIGRTMIN+1, SIGRTMAX-14),
+# and from cri-api 044b7de prefixes every name with SIGNAL_ (the API's names stay).
 _STOP_SIGNALS: dict[str, api_pb2.Signal.ValueType] = {
-    name.replace("PLUS", "+").replace("MINUS", "-"): number
-    for name, number in api_pb2.Signal.items() if number != api_pb2.RUNTIME_DEFAULT
+    name.removeprefix("SIGNAL_").replace("PLUS", "+").replace("MINUS", "-"): number
+    for name, number in api_pb2.Signal.items() if number != api_pb2.SIGNAL_RUNTIME_DEFAULT
 }
 
 
@@ -243,9 +246,9 @@ def _stop_signal(container: Mapping[str, Any], at: str) -> api_pb2.Signal.ValueT
     is RUNTIME_DEFAULT, 0, which proto3 does not send, and so is an absent field."""
     lifecycle = get_object(container, "lifecycle", at)
     if lifecycle is None:
-        return api_pb2.RUNTIME_DEFAULT
+        return api_pb2.SIGNAL_RUNTIME_DEFAULT
     return _STOP_SIGNALS.get(
-        get_str(lifecycle, "stopSignal", f"{at}lifecycle."), api_pb2.RUNTIME_DEFAULT
+        get_str(lifecycle, "stopSignal", f"{at}lifecycle."), api_pb2.SIGNAL_RUNTIME_DEFAULT
     )
 
 

@@ -47,7 +47,7 @@ from kubelet_winnet._kubelet.rules import (
     SandboxDecision,
 )
 from kubelet_winnet.cli import main as cli_main
-from kubelet_winnet.cli import translate as _translate_module
+from kubelet_winnet.cli.commands import translate as _translate_module
 
 
 class _NoCache(dict[Any, Any]):

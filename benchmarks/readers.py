@@ -46,8 +46,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 gen_manifests = importlib.import_module("gen_manifests")  # a sibling script, not a package
 
-from kubelet_winnet.cli import input as reader  # noqa: E402
-from kubelet_winnet.cli.input.json_reader import DECODER  # noqa: E402
+from kubelet_winnet.sources import manifests as reader  # noqa: E402
+from kubelet_winnet.sources.manifests.json_reader import DECODER  # noqa: E402
 
 
 def _optional(name: str) -> Any:

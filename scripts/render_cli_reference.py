@@ -3,7 +3,7 @@
 * ``docs/cli.md``: every subcommand's ``--help`` and real runs over the repository's
   ``tests/data/manifests/`` and ``examples/`` (output and exit status captured in-process);
 * ``docs/versions.md``: the version matrix between its ``BEGIN matrix`` / ``END matrix``
-  markers, rendered by ``kubelet_winnet.cli.matrix``;
+  markers, rendered by ``kubelet_winnet.cli.commands.matrix``;
 * ``docs/policy.md``: ``kubelet-winnet policy``'s output, the warning it makes the API
   server send, and which rules it holds, each between its ``BEGIN policy-*`` markers.
 
@@ -150,7 +150,7 @@ END_MATRIX = "<!-- END matrix -->"
 
 def render_versions_page(current: str) -> str:
     """``docs/versions.md`` with the matrix between its markers replaced."""
-    from kubelet_winnet.cli.matrix import matrix_rows, render_markdown
+    from kubelet_winnet.cli.commands.matrix import matrix_rows, render_markdown
 
     start = current.index(BEGIN_MATRIX) + len(BEGIN_MATRIX)
     end = current.index(END_MATRIX, start)

@@ -251,7 +251,7 @@ def render_rule_page(rule_id: str) -> str:
 def render_node_runtime_page(current: str) -> str:
     """``docs/node-runtime.md`` with the runtime axis (``matrix --runtime``) between its
     markers replaced."""
-    from kubelet_winnet.cli.matrix_runtime import render_runtime_markdown
+    from kubelet_winnet.cli.commands.matrix_runtime import render_runtime_markdown
 
     start = current.index(BEGIN_TABLES) + len(BEGIN_TABLES)
     end = current.index(END_TABLES, start)

@@ -195,7 +195,7 @@ def error_lines(stderr: str) -> list[str]:
 
 def read_input(path: Path, limits: Any = None) -> list[Any]:
     """Every Document and BadInput the input layer gives for ``path``."""
-    from kubelet_winnet.cli.input import Limits, read_source
+    from kubelet_winnet.sources.manifests import Limits, read_source
 
     return list(read_source(str(path), limits or Limits()))
 
@@ -213,14 +213,14 @@ def read_input_text(text: str) -> list[Any]:
 
 def input_values(found: list[Any]) -> list[Any]:
     """The values of the Documents of :func:`read_input`."""
-    from kubelet_winnet.cli.input import Document
+    from kubelet_winnet.sources.manifests import Document
 
     return [d.value for d in found if isinstance(d, Document)]
 
 
 def bad_inputs(found: list[Any]) -> list[Any]:
     """The BadInputs of :func:`read_input`."""
-    from kubelet_winnet.cli.input import BadInput
+    from kubelet_winnet.sources.manifests import BadInput
 
     return [d for d in found if isinstance(d, BadInput)]
 

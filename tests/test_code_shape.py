@@ -42,7 +42,7 @@ def _modules() -> list[tuple[str, str]]:
 
 def test_no_module_is_longer_than_700_lines_nor_any_of_its_functions_than_80() -> None:
     modules = _modules()
-    assert len(modules) >= 50 and "cli/audit.py" in dict(modules)  # the walk found them
+    assert len(modules) >= 50 and "cli/commands/audit.py" in dict(modules)  # the walk found them
     too_long = []
     for name, text in modules:
         lines = len(text.splitlines())

@@ -187,7 +187,10 @@ def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
     full = _judged(case, NodeKnowledge(runtime=case["release"], files=_facts(case),
                                        runtime_classes=classes))
     as_check = _judged(case, NodeKnowledge(runtime="containerd", runtime_classes=classes))
-    as_audit = _judged(case, NodeKnowledge(runtime=case["release"], runtime_classes=classes))
+    # audit without the node's files: the node's default handler is not known.
+    as_audit = _judged(case, NodeKnowledge(runtime=case["release"], runtime_classes=classes,
+                                           assume_default_handler=False))
+    _agrees("audit without the node's files", as_audit, full)
     if case["config"] is None:
         _agrees("check", as_check, full)
     with tempfile.TemporaryDirectory() as name:
@@ -222,3 +225,31 @@ def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
             node=NodeContext(runtime_handlers=classes))
         plan = plan_pod_network(request, facts, policy="containerd")
         assert plan.namespace == full.network.value or full.runtime_refused is not None
+
+
+def test_audit_without_node_files_does_not_assume_the_default_handler(
+        tmp_path: Path) -> None:
+    """A HostProcess pod without a RuntimeClass on containerd 2.3.3: its network rests on
+    the node's default handler's isolation (hcsshim PR #2531: Hyper-V gives none). Without
+    the node's files audit does not know it, so the row is conditional, naming the default
+    handler; with a config.toml whose default is Hyper-V isolated it is no-network."""
+    case = {"pod": {"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "p", "namespace": "default"},
+                    "spec": {"nodeName": "w1", "hostNetwork": True,
+                             "securityContext": {"windowsOptions": {"hostProcess": True}},
+                             "containers": [{"name": "c", "image": "i"}]}},
+            "classes": {}, "kubelet": "1.34", "gates": None,
+            "release": "containerd://2.3.3", "config": None}
+    (tmp_path / "a").mkdir()
+    row = _audit(case, tmp_path / "a")
+    assert row["hostNetworkEffect"] == "unknown"
+    assert row["note"] == ("no network if the node's default runtime handler (containerd's "
+                           "default_runtime_name) is Hyper-V isolated (SandboxIsolation = 1); "
+                           "otherwise the node's network")
+    (tmp_path / "b").mkdir()
+    row = _audit({**case, "config": "runhcs-wcow-hypervisor"}, tmp_path / "b")
+    assert row["hostNetworkEffect"] == "no-network"
+    assert "default runtime handler" not in (row["note"] or "")
+    (tmp_path / "c").mkdir()
+    row = _audit({**case, "config": "runhcs-wcow-process"}, tmp_path / "c")
+    assert row["hostNetworkEffect"] == "applied"

@@ -32,6 +32,8 @@ from kubelet_winnet.errors import (
 
 if _typing.TYPE_CHECKING:
     from kubelet_winnet._judgement.explain import explain
+    from kubelet_winnet._judgement.public import judge
+    from kubelet_winnet._judgement.verdict import Network, NodeKnowledge, Verdict
     from kubelet_winnet._kubelet.container_config import container_config, create_container_request
     from kubelet_winnet._kubelet.explain import (
         ExplainStep,
@@ -50,6 +52,7 @@ if _typing.TYPE_CHECKING:
         windows_container_security_context,
         windows_sandbox_config,
     )
+    from kubelet_winnet._lint.node_checks import NodeFinding, node_findings
 
 # Each name's module, imported when the name is first used: a command that needs no
 # protobuf message (``kubelet-winnet check``) starts without loading protobuf.
@@ -61,6 +64,12 @@ _LAZY = {
     "Finding": "explain",
     "WarningCode": "explain",
     "explain": "_judgement.explain",
+    "judge": "_judgement.public",
+    "Network": "_judgement.verdict",
+    "NodeKnowledge": "_judgement.verdict",
+    "Verdict": "_judgement.verdict",
+    "NodeFinding": "_lint.node_checks",
+    "node_findings": "_lint.node_checks",
     "NodeContext": "node",
     "DEFAULT_KUBELET_VERSION": "timeline",
     "FeatureGates": "feature_gates",
@@ -94,19 +103,25 @@ __all__ = [
     "InvalidRequestError",
     "InvalidUtf8Error",
     "KubeletVersion",
+    "Network",
     "NodeConfigError",
     "NodeContext",
+    "NodeFinding",
+    "NodeKnowledge",
     "Pod",
     "SandboxConfigError",
     "StateFileError",
     "UnsupportedVersionError",
+    "Verdict",
     "WarningCode",
     "WinnetError",
     "__version__",
     "container_config",
     "create_container_request",
     "explain",
+    "judge",
     "kubelet_profile",
+    "node_findings",
     "parse_feature_gates",
     "parse_kubelet_version",
     "pod_sandbox_config",

@@ -190,6 +190,11 @@ def expected(manifest: dict[str, Any], default_kubelet: str = "1.32") -> dict[st
         }
         if not host_network:
             effect = "not-requested"
+        elif runtime.startswith("containerd://") and any(flags) and _shim_has_2531(runtime):
+            # The node's default handler, not known without its files: under Hyper-V
+            # isolation hcsshim PR #2531 (containerd 2.3.3+) gives the pod no network.
+            effect = "unknown"
+            rules.append("host-process-hyperv-no-network")
         elif runtime.startswith("containerd://"):
             effect = "applied" if any(flags) else "ignored"
         else:
@@ -207,6 +212,12 @@ def expected(manifest: dict[str, Any], default_kubelet: str = "1.32") -> dict[st
         "rules": sorted(rules),
         "active": sorted(r for r in rules if r not in ignored),
     }
+
+
+def _shim_has_2531(runtime: str) -> bool:
+    """containerd 2.3.3 and later ship hcsshim v0.15.0-rc.2+ (PR #2531)."""
+    major, minor, patch = (int(x) for x in runtime.removeprefix("containerd://").split("."))
+    return (major, minor, patch) >= (2, 3, 3)
 
 
 def _comparable(record: dict[str, Any]) -> dict[str, Any]:
@@ -831,8 +842,8 @@ def test_live_failures_are_one_typed_line(
     assert json.loads(out)["summary"]["error"] in err
     for needle in needles:
         assert needle in err, err
-    from kubelet_winnet.cli.cluster import LiveCluster
     from kubelet_winnet.errors import ClusterAccessError, WinnetError
+    from kubelet_winnet.sources.cluster.source import LiveCluster
 
     with pytest.raises(ClusterAccessError) as caught:
         list(LiveCluster(str(kubeconfig), context).objects())
@@ -847,8 +858,8 @@ def test_live_failures_are_one_typed_line(
 def test_expired_continue_token_is_a_typed_error(
     api_server: FakeApiServer, kubeconfig: Path
 ) -> None:
-    from kubelet_winnet.cli.cluster import LiveCluster
     from kubelet_winnet.errors import ClusterAccessError
+    from kubelet_winnet.sources.cluster.source import LiveCluster
 
     live = LiveCluster(str(kubeconfig), "good", all_namespaces=True, page_size=4)
     objects = live.objects()
@@ -1024,7 +1035,7 @@ def test_csv_cells_that_would_start_a_formula_get_a_single_quote(
 
 
 def _audit_record(cells: list[str]) -> Any:
-    from kubelet_winnet.cli.audit_report import PodAudit
+    from kubelet_winnet._lint.audit_records import PodAudit
 
     return PodAudit(
         namespace=cells[0], name=cells[1], node=cells[2], kubelet_version=cells[3],
@@ -1047,7 +1058,7 @@ _CELL_TEXT = st.tuples(st.sampled_from(("", "", *FORMULA_START)), st.text(max_si
 def test_csv_no_parsed_cell_starts_a_formula_and_other_cells_round_trip(
     cells: list[str],
 ) -> None:
-    from kubelet_winnet.cli.audit_report import _CsvWriter
+    from kubelet_winnet.cli.output.audit_report import _CsvWriter
 
     out = io.StringIO()
     writer = _CsvWriter(out)
@@ -1069,7 +1080,7 @@ def test_csv_no_parsed_cell_starts_a_formula_and_other_cells_round_trip(
 def test_csv_separator_then_formula_stays_inside_one_quoted_cell(text: str) -> None:
     """OWASP: a separator or quote in a value must not open a new cell that starts with
     a formula character; every cell is quoted and its quotes doubled."""
-    from kubelet_winnet.cli.audit_report import _CsvWriter
+    from kubelet_winnet.cli.output.audit_report import _CsvWriter
 
     out = io.StringIO()
     _CsvWriter(out).add(_audit_record([text] * 9))

@@ -1,4 +1,4 @@
-"""``audit -o html`` and ``node -o html`` (cli/audit_page.py): one self-contained page,
+"""``audit -o html`` and ``node -o html`` (cli/output/audit_page.py): one self-contained page,
 loaded in a real browser (Debian's ``chromium``, headless).
 
 The cluster below is written for these tests; what each pod gets is restated from the
@@ -233,7 +233,7 @@ def test_docs_url_links_each_rule(dump: Path, capsys: pytest.CaptureFixture[str]
 
 def test_colours_meet_wcag_aa_contrast() -> None:
     """WCAG 2.2, "contrast ratio" and "relative luminance" (sRGB, 0.03928 threshold)."""
-    from kubelet_winnet.cli.audit_page import PALETTE
+    from kubelet_winnet.cli.output.audit_page import PALETTE
 
     def luminance(colour: str) -> float:
         channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
@@ -332,6 +332,25 @@ def test_a_host_port_the_node_drops_is_listed_under_its_node_rule(
     assert "ported" in text and "node-host-port-dropped" in text
 
 
+def test_the_verdict_names_the_host_port_a_pod_does_not_get(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A pod that asks for no hostNetwork but whose hostPort the node drops: its verdict
+    is the port it does not get (a red badge), not a grey "hostNetwork not requested"."""
+    node_object = json.loads((NODE_DATA / "win-2025-a" / "node.json").read_text("utf-8"))
+    web = pod("web", "ported", "win-2025-a")
+    web["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8081}]
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
+    _, page, _ = run(capsys, "audit", "-f", str(write_dump(tmp_path / "c.json",
+                                                            [node_object, web])),
+                     "-o", "html", "--node-config", str(nodes))
+    row = row_text(parsed(page), "ported")
+    assert "hostPort 8081 not mapped" in row and "not requested" not in row
+    assert '<span class="b bad">hostPort 8081 not mapped</span>' in page
+
+
 def test_node_uses_the_same_renderer(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "node", str(NODE_DATA / "win-2025-a"), "-o", "html")
     assert status == 1
@@ -396,7 +415,7 @@ def test_the_browser_takes_a_screenshot(page: str, tmp_path: Path) -> None:
 def test_rows_past_the_bound_are_counted_in_their_group(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kubelet_winnet.cli import audit_page
+    from kubelet_winnet.cli.output import audit_page
 
     monkeypatch.setattr(audit_page, "_GROUP_ROWS", 2)
     items = [ITEMS[1], *(pod("web", f"iis-{i}", "win-a", host_network=True) for i in range(5))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import stat
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -706,6 +707,131 @@ def test_the_ignore_marker_inside_a_string_silences_nothing(
     assert (f"kubelet-winnet: note: {flow}:3: # kubelet-winnet:ignore host-network-ignored: "
             "more than one object starts on this line, so the comment silences nothing; "
             "write it on a line of its object's own") in err.splitlines()
+
+
+# --- line breaks ----------------------------------------------------------------------------
+
+# Editors and code scanning end a line at LF, CRLF or a bare CR; YAML 1.1 (libyaml, go-yaml)
+# also at NEL, LS and PS, which editors show inside a line.
+_EDITOR_BREAK = re.compile("\r\n|\r|\n")
+
+
+def _editor_lines(text: str, needle: str) -> list[int]:
+    """The editors' lines of ``text`` holding ``needle``, counted without the reader."""
+    return [n for n, line in enumerate(_EDITOR_BREAK.split(text), 1) if needle in line]
+
+
+def _two_pods(break_: str, comment: str = "") -> str:
+    """Pod/a after "# generated" and 12 breaks of one kind, then Pod/b, whose hostNetwork
+    line carries ``comment``; each pod is 11 lines, so Pod/b's comment is 12 LF-lines
+    below Pod/a's hostNetwork line."""
+    def pod(name: str, extra: str = "") -> str:
+        return (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels:\n"
+                f"    app: {name}\nspec:\n  os: {{name: windows}}\n  hostNetwork: true{extra}\n"
+                "  containers:\n  - {name: c, image: i}\n")
+    return "# generated" + break_ * 12 + pod("a") + "---\n" + pod("b", comment)
+
+
+def test_bare_cr_line_breaks_keep_an_ignore_comment_on_its_own_object(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Twelve bare CRs before Pod/a: the comment on Pod/b's line silences Pod/b, and
+    Pod/a is reported at the line an editor shows."""
+    text = _two_pods("\r", "  # kubelet-winnet:ignore host-network-ignored vendored agent")
+    path = tmp_path / "cr.yaml"
+    path.write_bytes(text.encode("utf-8"))
+    status, out, _ = run(capsys, str(path), "-o", "json")
+    report = json.loads(out)
+    assert status == 1
+    assert [(f["object"]["name"], f["line"]) for f in report["findings"]] == [
+        ("a", _editor_lines(text, "hostNetwork")[0])]
+    assert report["summary"]["ignoredByComment"] == 1
+
+
+_BREAKS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r", "NEL": "\x85", "LS": "\u2028",
+           "PS": "\u2029"}
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16"])
+@pytest.mark.parametrize("kind", list(_BREAKS))
+def test_every_report_gives_the_line_an_editor_shows_for_every_line_break(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, encoding: str
+) -> None:
+    """Text, JSON, SARIF and JUnit give each finding the editors' line, in UTF-8 with or
+    without a BOM and in UTF-16; a SARIF region never lies past the file's last line."""
+    junitparser = require("junitparser", "test")
+    text = _two_pods(_BREAKS[kind]).replace("\n", _BREAKS[kind] if kind == "CRLF" else "\n")
+    path = tmp_path / "pods.yaml"
+    path.write_bytes(text.encode(encoding))
+    want = _editor_lines(text, "hostNetwork")
+    assert len(want) == 2
+    last = len(_EDITOR_BREAK.split(text.removesuffix("\n").removesuffix("\r")))
+    status, out, _ = run(capsys, str(path), "-o", "json")
+    assert status == 1
+    assert [f["line"] for f in json.loads(out)["findings"]] == want
+    status, out, _ = run(capsys, str(path))
+    assert [int(line.split(":")[1]) for line in out.splitlines()
+            if "host-network-ignored" in line] == want
+    status, out, _ = run(capsys, str(path), "-o", "sarif")
+    log = json.loads(out)
+    jsonschema.validate(log, SCHEMA)
+    run_ = log["runs"][0]
+    assert run_["newlineSequences"] == ["\r\n", "\n", "\r"]
+    regions = [r["locations"][0]["physicalLocation"]["region"]["startLine"]
+               for r in run_["results"]]
+    assert regions == want
+    assert all(1 <= line <= last for line in regions)
+    status, out, _ = run(capsys, str(path), "-o", "junit")
+    junit = junitparser.JUnitXml.fromstring(out)
+    cases = [case for suite in junit for case in suite]
+    lines = sorted(int(case._elem.get("line")) for case in cases
+                   if case._elem.get("line") is not None)
+    assert lines == want
+
+
+def test_json_lines_count_a_bare_cr_and_not_a_line_separator_in_a_string(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """JSON's whitespace takes CR; U+2028 is only ever inside a JSON string."""
+    pod = windows_pod("j", hostNetwork=True)
+    pod["metadata"]["annotations"] = {"note": "one\u2028two\x85three"}
+    text = json.dumps(pod, indent=1, ensure_ascii=False).replace("\n", "\r")
+    path = tmp_path / "pod.json"
+    path.write_bytes(text.encode("utf-8"))
+    status, out, _ = run(capsys, str(path), "-o", "json")
+    assert status == 1
+    assert [f["line"] for f in json.loads(out)["findings"]] == _editor_lines(
+        text, '"hostNetwork"')
+
+
+@pytest.mark.parametrize("kind", ["NEL", "LS", "PS"])
+def test_an_ignore_comment_beside_a_line_break_only_yaml_reads_silences_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    """On the comment's line or, for a comment line, the line after it: the note says
+    why in one sentence, and the finding is reported."""
+    names = {"NEL": "U+0085 (NEXT LINE)", "LS": "U+2028 (LINE SEPARATOR)",
+             "PS": "U+2029 (PARAGRAPH SEPARATOR)"}
+    odd = _BREAKS[kind]
+    marker = "# kubelet-winnet:ignore host-network-ignored legacy agent"
+    beside = ("apiVersion: v1\nkind: Pod\nmetadata: {name: beside}\nspec:\n"
+              f"  os: {{name: windows}}\n  hostNetwork: true  {marker}{odd}  dnsPolicy: "
+              "Default\n  containers: [{name: c, image: i}]\n")
+    above = (f"{marker}\n{odd}apiVersion: v1\nkind: Pod\nmetadata: {{name: above}}\nspec:\n"
+             "  os: {name: windows}\n  hostNetwork: true\n  containers: [{name: c, image: i}]\n")
+    for name, text, where, which in (("beside", beside, 6, "this line"),
+                                     ("above", above, 1, "the next line")):
+        path = tmp_path / f"{name}.yaml"
+        path.write_bytes(text.encode("utf-8"))
+        status, out, err = run(capsys, str(path), "-o", "json")
+        assert status == 1
+        assert [f["object"]["name"] for f in json.loads(out)["findings"]] == [name]
+        notes = [line for line in err.splitlines() if ": note: " in line]
+        assert notes == [
+            f"kubelet-winnet: note: {path}:{where}: # kubelet-winnet:ignore "
+            f"host-network-ignored: {which} holds {names[kind]}, a line break for YAML "
+            "but not for editors, so the comment silences nothing; break lines with LF "
+            "or CRLF"]
 
 
 # --- reports on any character ----------------------------------------------------------------

@@ -689,7 +689,7 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    status = main(sys.argv[1:])\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(('google.protobuf',"
-        " 'cri_api.runtime.v1.api_pb2', 'kubelet_winnet.cli.')))\n"
+        " 'cri_api.runtime.v1.api_pb2', 'kubelet_winnet.cli.', 'kubelet_winnet.sources.')))\n"
         "print(status, out.getvalue().count('host-network-ignored'), *loaded)\n"
     )
     loaded = {}
@@ -700,11 +700,9 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
     status, warnings, *modules = loaded["check"]
     assert (status, warnings) == ("1", "1")  # the check ran and found the ignored field
     assert not [m for m in modules if m.startswith(("google.protobuf", "cri_api"))], modules
-    assert {m for m in modules if m.startswith("kubelet_winnet.cli.")
-            and not m.startswith("kubelet_winnet.cli.input.")} <= {
-        "kubelet_winnet.cli.check", "kubelet_winnet.cli.config", "kubelet_winnet.cli.input",
-        "kubelet_winnet.cli.notes", "kubelet_winnet.cli.render",
-        "kubelet_winnet.cli.render_guard", "kubelet_winnet.cli.session",
+    assert {m for m in modules if m.startswith("kubelet_winnet.cli.")} <= {
+        "kubelet_winnet.cli.commands", "kubelet_winnet.cli.commands.check",
+        "kubelet_winnet.cli.config", "kubelet_winnet.cli.notes", "kubelet_winnet.cli.session",
         "kubelet_winnet.cli.suppressions"}
     assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from kubelet_winnet._lint.rules import RULES, RULES_BY_ID
 from kubelet_winnet.cli import main
 from kubelet_winnet.cli.config import Config, ConfigError, load_config
-from kubelet_winnet.cli.input import DEFAULT_LIMITS
-from kubelet_winnet.cli.input import paths as paths_module
+from kubelet_winnet.sources.manifests import DEFAULT_LIMITS
+from kubelet_winnet.sources.manifests import paths as paths_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -191,6 +191,28 @@ def test_every_mistake_of_the_settings_file_is_reported_in_one_run(
         "exclude, severity",
         "6: windowsOnly: expected true or false, got a number",
     ])
+
+
+def test_the_mistakes_of_the_settings_file_come_in_the_order_of_its_lines(
+    capsys: pytest.CaptureFixture[str], repo: Path
+) -> None:
+    """Four mistakes on lines 1, 3, 4 and 5 are told in that order, whatever order the
+    settings are checked in; a CRLF file has the same lines."""
+    text = ("kubeletVersion: 1.30\nrules:\n  include: [nope-rule]\n  exclude: 5\n"
+            "  severity: loud\n")
+    want = [
+        '1: kubeletVersion: expected a string: YAML reads 1.30 as a number; write "1.30"',
+        "3: rules.include[0]: nope-rule names no rule; --list-rules lists the rules",
+        "4: rules.exclude: expected a list of rule ids, got a number",
+        "5: rules.severity: expected a mapping of rule id to severity, got a string",
+    ]
+    config = repo / ".kubelet-winnet.yaml"
+    for newline in ("\n", "\r\n"):
+        config.write_bytes(text.replace("\n", newline).encode("utf-8"))
+        status, out, err = run(capsys, str(repo / "manifests"))
+        assert (status, out) == (2, "")
+        assert [line.removeprefix(f"kubelet-winnet: error: configuration {config}:")
+                for line in err.splitlines()] == want
 
 
 def test_an_empty_include_checks_every_rule(

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli import main
-from kubelet_winnet.cli.input import BadInput, Skipped, expand_paths
+from kubelet_winnet.sources.manifests import BadInput, Skipped, expand_paths
 from tests.strategies import (
     HELM_TEMPLATE,
     MUST_RUN,

@@ -69,7 +69,7 @@ def test_json_matrix_matches_the_rules(capsys: pytest.CaptureFixture[str]) -> No
     status, out, err = run("-o", "json", capsys=capsys)
     assert (status, err) == (0, "")
     document = json.loads(out)
-    from kubelet_winnet.cli.matrix import POD_CLASSES
+    from kubelet_winnet.cli.commands.matrix import POD_CLASSES
 
     assert [row["pod"] for row in document["rows"]] == [c.id for c in POD_CLASSES]
     classes = {c.id: c for c in POD_CLASSES}

@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from kubelet_winnet.cli.matrix import POD_CLASSES, matrix_rows, render_json, render_markdown
+from kubelet_winnet.cli.commands.matrix import (
+    POD_CLASSES,
+    matrix_rows,
+    render_json,
+    render_markdown,
+)
 from tests.strategies import ChildRun, cli_child
 
 WINDOWS_NODE = {
@@ -200,7 +205,7 @@ _NODE_BUDGET_MB = 1024
 
 
 def _just_under_the_node_limit(line: str) -> str:
-    from kubelet_winnet.cli.nodefiles import NODE_LIMITS
+    from kubelet_winnet.sources.node import NODE_LIMITS
 
     count = (NODE_LIMITS.max_bytes - 100) // len(line.format(10**6))
     return "".join(line.format(i) for i in range(count))

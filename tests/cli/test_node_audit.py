@@ -109,9 +109,9 @@ def test_more_node_folders_than_the_bound_is_an_error_not_a_cut(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # The folders past the bound were dropped in silence: a pod on a node whose folder
     # sorted after them was judged without its node's files, exit 0.
-    import kubelet_winnet.cli.node_config as node_config
+    import kubelet_winnet.sources.node.folders as folders
 
-    monkeypatch.setattr(node_config, "MAX_NODE_FOLDERS", 3)
+    monkeypatch.setattr(folders, "MAX_NODE_FOLDERS", 3)
     configs = tmp_path / "nodes"
     for name in ("a", "b", "c", "win-2025-a"):
         (configs / name).mkdir(parents=True)
@@ -140,7 +140,10 @@ def test_a_node_folder_with_no_node_file_is_an_input_error(
     assert (f"error: --node-config {folder}: no node file in it (1 file read); its pods are "
             "not judged against it") in err
     (row,) = json.loads(out)["pods"]
-    assert row.get("onNode") is None
+    # Not judged against it: its hostPort rests on files that were not read.
+    assert [p["outcome"] for p in row["onNode"]["hostPorts"]] == ["unknown"]
+    assert row["note"].startswith("no node files for win-2025-a: ")
+    assert row["outcomeKnown"] is False
 
 
 def test_a_node_folder_named_after_no_node_of_the_input_is_an_input_error(
@@ -300,3 +303,46 @@ def test_a_dropped_host_port_and_the_nodes_own_findings_fail_the_run(
     assert main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "csv"]) == 1
     err = capsys.readouterr().err
     assert sum(": note: node win-2025-a: " in line for line in err.splitlines()) == len(expected)
+
+
+WIN_2 = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "win-2"},
+         "status": {"nodeInfo": {"operatingSystem": "windows", "kubeletVersion": "v1.34.1",
+                                 "containerRuntimeVersion": "containerd://2.1.3"}}}
+
+
+def test_a_host_port_on_a_node_without_files_is_not_known_in_every_output(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--node-config with files for some nodes: a hostPort pod on a Windows node without
+    them rests on that node's CNI configuration, which no file gave: not known, counted
+    and listed as such, naming the node, in text, JSON, CSV and the page."""
+    configs = _only(tmp_path, "win-2025-a")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), WIN_2, pod("ported", "win-2"),
+        pod("host", "win-2", host_process=True)]}), encoding="utf-8")
+    flags = ["audit", "-f", str(dump), "--node-config", str(configs), "--fail-on", "never"]
+    outputs = {}
+    for output in ("text", "json", "csv", "html"):
+        assert main([*flags, "-o", output]) == 0
+        outputs[output], _ = capsys.readouterr()
+    rows = {r["name"]: r for r in json.loads(outputs["json"])["pods"]}
+    said = ("no node files for win-2: on its node: isolation not known, network pod; "
+            "hostPort 8081 unknown (the node's CNI configuration is not known)")
+    assert rows["ported"]["note"] == said
+    assert rows["ported"]["outcomeKnown"] is False
+    assert [p["outcome"] for p in rows["ported"]["onNode"]["hostPorts"]] == ["unknown"]
+    # The HostProcess pod gets the node's network on containerd 2.1.3 whatever its
+    # handler (hcsshim before PR #2531): nothing of it rests on the node's files.
+    assert rows["host"]["outcomeKnown"] is True and "onNode" not in rows["host"]
+    assert json.loads(outputs["json"])["summary"]["totals"]["outcomeNotKnown"] == 1
+    assert f"note: ported: {said}" in outputs["text"]
+    assert "whose outcome is not known" in outputs["text"]
+    csv_rows = {r["pod"]: r for r in csv.DictReader(io.StringIO(outputs["csv"]))}
+    assert csv_rows["ported"]["onNodeHostPorts"] == "8081/tcp:unknown"
+    assert csv_rows["ported"]["outcomeKnown"] == "false"
+    assert csv_rows["ported"]["note"] == said
+    page = outputs["html"]
+    assert "<b>1</b>pod whose outcome is not known" in page
+    listed = page[page.index('id="pods"'):]
+    assert "<b>ported</b>" in listed and '<span class="b unknown">hostPort 8081 not known' \
+        in listed

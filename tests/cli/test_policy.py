@@ -268,7 +268,7 @@ def test_namespace_selector_is_linear_in_whitespace(shape: str) -> None:
 def test_a_million_characters_of_whitespace_in_every_place(shape: str) -> None:
     """selector.go's whitespace is space, tab, CR and LF, and a run of it is one gap: a
     million characters of it read as one space does, at once."""
-    from kubelet_winnet.cli.policy import _FlagError, _selector
+    from kubelet_winnet.cli.commands.policy import _FlagError, _selector
 
     def read(text: str) -> object:
         try:
@@ -285,7 +285,7 @@ def test_namespace_selector_lexer_scans_each_character_once(
 ) -> None:
     """The linear design: one expression match per token, each consuming its whole run, so
     the work does not grow with the gaps between tokens."""
-    from kubelet_winnet.cli import policy
+    from kubelet_winnet.cli.commands import policy
 
     calls = []
 

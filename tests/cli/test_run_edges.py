@@ -382,7 +382,7 @@ def test_a_full_disk_under_the_stdin_copy_is_said_and_nothing_is_read(
     """The copy lands on /dev/full (every write: ENOSPC): exit 2 with the OS's reason,
     nothing printed, no pod read from what was left of stdin, no blame on the YAML."""
     _needs("/dev/full", "a device whose every write fails with ENOSPC (Linux, FreeBSD)")
-    import kubelet_winnet.cli.run as run_module
+    import kubelet_winnet.cli.commands.run as run_module
 
     monkeypatch.setattr(run_module, "_temporary_copy",
                         lambda: open("/dev/full", "w+b"))  # noqa: SIM115 - closed by run

@@ -1,4 +1,4 @@
-"""``kubelet-winnet translate -o json``: the records are written by hand (cli/translate.py,
+"""``kubelet-winnet translate -o json``: the records are written by hand (cli/commands/translate.py,
 ``_record_text``), so their bytes are checked against what ``json.dumps(record,
 indent=2)`` writes for the same records, and the configs against the protobuf runtime's
 own JSON mapping of the message."""

@@ -34,8 +34,8 @@ from kubelet_winnet._lint.policy import (
 from kubelet_winnet._lint.reach import GATE_STATES, host_network_reach
 from kubelet_winnet._lint.rules import RULES, RULES_BY_ID
 from kubelet_winnet._lint.targeting import Target, pod_object, target_of
-from kubelet_winnet.cli.input import DEFAULT_LIMITS, Document, read_source
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
+from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Document, read_source
 from tests.strategies import (
     ADMISSION_ROUTES,
     CONTAINER_LINUX_FIELDS,

@@ -1,4 +1,4 @@
-"""One pod on one node: :func:`judge` returns the :class:`Verdict` every door renders.
+"""One pod on one node: `judge` returns the `Verdict` every door renders.
 
 The kubelet half is ``decide_sandbox`` under the kubelet profile (what is sent, or the
 kubelet's own refusal text); the runtime half is ``plan_runtime`` (containerd:
@@ -59,7 +59,9 @@ class NodeKnowledge:
     runtime_classes: Mapping[str, str] = field(default_factory=dict)
     handlers_read: bool = True  # files.handlers come from the node's containerd configuration
     # Without files: take containerd's default handler (process isolated) as the node's,
-    # as audit and check do; False where no node is meant at all (matrix).
+    # as check does for a manifest; False where the node's default handler is simply not
+    # known (audit of a node without its files, matrix): a HostProcess pod's network then
+    # rests on it, and the verdict says so as its condition.
     assume_default_handler: bool = True
 
 
@@ -140,10 +142,16 @@ def judge(
     runtime_class = facts.runtime_class
     if decision.error is not None:
         network = Network("none", (f"the kubelet refuses the pod: {decision.error}",))
-        return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
-                       network, (), (f"kubelet {profile.version}",))
-    parts = _runtime_of(profile, decision, facts, runtime_class, node, mappings)
-    return Verdict(decision, facts.host_network, runtime_class, *parts)
+        return Verdict(decision=decision, host_network=facts.host_network,
+                       runtime_class=runtime_class, handler=None, isolation=None, starts=False,
+                       runtime_refused=None, network=network, ports=(),
+                       facts=(f"kubelet {profile.version}",))
+    part = _runtime_of(profile, decision, facts, runtime_class, node, mappings)
+    return Verdict(decision=decision, host_network=facts.host_network,
+                   runtime_class=runtime_class, handler=part.handler,
+                   isolation=part.isolation, starts=part.starts,
+                   runtime_refused=part.runtime_refused, network=part.network,
+                   ports=part.ports, facts=part.facts, notes=part.notes)
 
 
 def host_network_effect(
@@ -155,8 +163,8 @@ def host_network_effect(
     if decision.error is not None:
         return "refused"
     node = node or NodeKnowledge()
-    parts = _runtime_of(profile, decision, facts, facts.runtime_class, node, ())
-    return _effect(parts[2], facts.host_network, parts[4].value)
+    part = _runtime_of(profile, decision, facts, facts.runtime_class, node, ())
+    return _effect(part.starts, facts.host_network, part.network.value)
 
 
 def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFacts,
@@ -180,17 +188,24 @@ def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFa
     return _runtime_part(version, *situation, node.files, node.handlers_read, mappings)
 
 
-# What a Verdict holds past (decision, host_network, runtime_class): handler, isolation,
-# starts, the runtime's refusal, network, ports, the facts used and the notes.
-_RuntimePart = tuple[str | None, "Isolation | None", "bool | None", "str | None", Network,
-                     tuple[PortPlan, ...], tuple[str, ...], tuple[str, ...]]
+class _RuntimePart(NamedTuple):
+    """The runtime's half of a Verdict (its fields of the same names)."""
+
+    handler: str | None
+    isolation: Isolation | None
+    starts: bool | None
+    runtime_refused: str | None
+    network: Network
+    ports: tuple[PortPlan, ...]
+    facts: tuple[str, ...]
+    notes: tuple[str, ...]
 
 
 @functools.lru_cache(maxsize=1024)
 def _situation(minor: int, patch: int | None, mode: str | None, host_process: bool,
                host_network: bool, runtime_class: str | None, handler: str | None,
                default_unknown: bool, runtime: str | None, handlers_read: bool) -> _RuntimePart:
-    """:func:`_runtime_part` on a node whose files are not known, with no port mappings
+    """`_runtime_part` on a node whose files are not known, with no port mappings
     asked about, under kubelet 1.``minor``.``patch``: a pure function of a few short
     values, so each situation is judged once (the part is immutable and shared)."""
     return _runtime_part(KubeletVersion(minor, patch), mode, host_process, host_network,
@@ -213,14 +228,17 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
     if name is None and files is not None and handlers_read:
         name = "containerd"  # its configuration was read: the release alone is not known
     used.append(f"runtime: {runtime or 'not known'}")
+    # A handler not known is the node's default one (not known) or a RuntimeClass's.
+    unknown = _DEFAULT_HANDLER if default_unknown else "the pod's runtime handler"
     if files is None and not mappings:
-        out = _assumed(host_process, handler, runtime if runtime and "://" in runtime else "")
+        out = _assumed(host_process, handler, runtime if runtime and "://" in runtime else "",
+                       unknown)
     else:
         known = files is not None and handlers_read  # read from the node's containerd config
         out = plan_runtime(host_process, containerd_host_network(host_process), handler,
                            mappings, files if files is not None else NodeFacts(
                                runtime=runtime if runtime and "://" in runtime else ""),
-                           handlers_known=known)
+                           handlers_known=known, unknown_handler=unknown)
     used += out.facts
     network = _network(mode, host_network, out.namespace, out.condition, out.refused,
                        out.notes)
@@ -233,17 +251,24 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
         network = Network("unknown", network.reasons,
                           "the node's runtime is not known; on containerd: "
                           + (network.condition or f"network {network.value}"))
-    return (out.handler, out.isolation, out.starts, out.refused, network, ports, tuple(used),
-            out.notes)
+    return _RuntimePart(handler=out.handler, isolation=out.isolation, starts=out.starts,
+                        runtime_refused=out.refused, network=network, ports=ports,
+                        facts=tuple(used), notes=out.notes)
+
+
+# How a condition names the node's default handler when it is not known (audit without
+# the node's files): containerd's default_runtime_name, which its config.toml holds.
+_DEFAULT_HANDLER = "the node's default runtime handler (containerd's default_runtime_name)"
 
 
 @functools.lru_cache(maxsize=256)
-def _assumed(host_process: bool, handler: str | None, runtime: str) -> RuntimeOutcome:
+def _assumed(host_process: bool, handler: str | None, runtime: str,
+             unknown_handler: str) -> RuntimeOutcome:
     """The runtime half on a node of ``runtime`` with containerd's default configuration
     and no port mappings asked about (pure, so kept: check judges every pod so)."""
     return plan_runtime(host_process, containerd_host_network(host_process), handler, (),
                         NodeFacts(runtime=runtime),
-                        handlers_known=False)
+                        handlers_known=False, unknown_handler=unknown_handler)
 
 
 def _network(mode: str | None, host_network: bool, namespace: str, condition: str,

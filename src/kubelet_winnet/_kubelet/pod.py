@@ -123,9 +123,7 @@ def echo(text: str) -> str:
 
 
 # --- the typed getters: obj[key] at path prefix `at` ("spec.", "spec.containers[0].") ---
-# Each makes one guarded lookup itself (obj.get under try, the failure worded by
-# _unreadable_field), not through read_field: a call less per field on the path every
-# pod of a stream takes (read_pod 37.4k -> 32.6k instructions a pod, docs/performance.md).
+# Each makes its one guarded lookup through read_field.
 
 
 def read_field(obj: Mapping[str, Any], key: str, at: str) -> Any:
@@ -158,10 +156,7 @@ def _object(value: object, field: str) -> Mapping[str, Any]:
 
 def get_object(obj: Mapping[str, Any], key: str, at: str) -> Mapping[str, Any] | None:
     """An object field (``None`` if unset). Do not mutate what the getters return."""
-    try:
-        value = obj.get(key)
-    except Exception as exc:  # a caller's mapping: see _unreadable_field
-        raise _unreadable_field(at, key, exc) from None
+    value = read_field(obj, key, at)
     if value is None or type(value) is dict:
         return value
     return _object(value, at + key)
@@ -169,10 +164,7 @@ def get_object(obj: Mapping[str, Any], key: str, at: str) -> Mapping[str, Any] |
 
 def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
     """An array field, copied (``[]`` if unset)."""
-    try:
-        value = obj.get(key)
-    except Exception as exc:  # a caller's mapping: see _unreadable_field
-        raise _unreadable_field(at, key, exc) from None
+    value = read_field(obj, key, at)
     if value is None:
         return []
     if type(value) is not list and type(value) is not tuple:
@@ -182,10 +174,7 @@ def get_list(obj: Mapping[str, Any], key: str, at: str) -> list[Any]:
 
 def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, Any]]:
     """The objects of array ``key`` (each checked); element ``i`` is at ``{at}{key}[i].``."""
-    try:
-        value = obj.get(key)
-    except Exception as exc:  # a caller's mapping: see _unreadable_field
-        raise _unreadable_field(at, key, exc) from None
+    value = read_field(obj, key, at)
     if value is None:  # most arrays are absent
         return []
     if type(value) is list:
@@ -199,10 +188,7 @@ def get_objects(obj: Mapping[str, Any], key: str, at: str) -> list[Mapping[str, 
 
 
 def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str:
-    try:
-        value = obj.get(key)
-    except Exception as exc:  # a caller's mapping: see _unreadable_field
-        raise _unreadable_field(at, key, exc) from None
+    value = read_field(obj, key, at)
     if type(value) is str:
         return value
     if value is None:
@@ -212,20 +198,14 @@ def get_str(obj: Mapping[str, Any], key: str, at: str, default: str = "") -> str
 
 def get_optional_str(obj: Mapping[str, Any], key: str, at: str) -> str | None:
     """A string field where absent and ``""`` differ (a Go ``*string``)."""
-    try:
-        value = obj.get(key)
-    except Exception as exc:  # a caller's mapping: see _unreadable_field
-        raise _unreadable_field(at, key, exc) from None
+    value = read_field(obj, key, at)
     if value is None or type(value) is str:
         return value
     raise _bad(at + key, "a string", value)
 
 
 def get_bool(obj: Mapping[str, Any], key: str, at: str) -> bool | None:
-    try:
-        value = obj.get(key)
-    except Exception as exc:  # a caller's mapping: see _unreadable_field
-        raise _unreadable_field(at, key, exc) from None
+    value = read_field(obj, key, at)
     if value is None or value is True or value is False:
         return value
     raise _bad(at + key, "a boolean", value)
@@ -235,10 +215,7 @@ def get_int(
     obj: Mapping[str, Any], key: str, at: str, low: int = _INT64[0], high: int = _INT64[1]
 ) -> int | None:
     """An integer field within ``low``..``high`` (int64 by default), ``None`` if unset."""
-    try:
-        value = obj.get(key)
-    except Exception as exc:  # a caller's mapping: see _unreadable_field
-        raise _unreadable_field(at, key, exc) from None
+    value = read_field(obj, key, at)
     if value is None or (type(value) is int and low <= value <= high):
         return value
     if type(value) is not int:

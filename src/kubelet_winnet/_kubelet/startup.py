@@ -1,7 +1,7 @@
 """What the kubelet and kube-proxy accept at start-up: the feature gates of each minor
 release and the command-line flags that were removed. A gate or flag either component no
 longer has stops it before it does anything (``unrecognized feature gate: NAME``,
-``unknown flag: --NAME``); the ``node`` command reports them (``cli/node_checks.py``).
+``unknown flag: --NAME``); the ``node`` command reports them (``_lint/node_checks.py``).
 
 One table serves both components: the kubelet and kube-proxy set their gates on the one
 process-wide gate set (``utilfeature.DefaultMutableFeatureGate.SetFromMap``:

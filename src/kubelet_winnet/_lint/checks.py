@@ -344,6 +344,15 @@ def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
             f"{fix}.",
             path, None, f"{has}: {network.condition}. {_HYPERV_DETAIL}",
         )]
+    if not name:  # the node's default handler, not known (audit without the node's files)
+        return [Finding(
+            rule, Severity.INFO,
+            "HostProcess on the node's default runtime handler: if that handler is Hyper-V "
+            "isolated, the pod gets no network; check the node's containerd "
+            "default_runtime_name.",
+            path, None,
+            f"{owner} is not known: {network.condition}. {_HYPERV_DETAIL}",
+        )]
     known = (f"handler {verdict.handler!r}" if verdict.handler is not None
              else "a handler not in the input")
     return [Finding(

@@ -1,7 +1,7 @@
 """The ``node`` command's rules as data: what a Windows node's own configuration does to
 the networking its pods ask for. Each rule has a page under ``pages/`` (rendered into
 ``docs/rules/``); the checks themselves read the node's files and live beside the command
-(``cli/node_checks.py``). Rule ids are distinct from the ``check`` rules' ids, so one ignore
+(``_lint/node_checks.py``). Rule ids are distinct from the ``check`` rules' ids, so one ignore
 annotation (``ignore-check.kubelet-winnet.io/<rule>`` on the ``Node`` object) names one rule.
 """
 

@@ -290,6 +290,10 @@ def _uri(source: str) -> str:
     return urllib.parse.quote(raw)
 
 
+#: The line breaks every line of a report counts: editors' and code scanning's.
+NEWLINE_SEQUENCES = ["\r\n", "\n", "\r"]
+
+
 class _Sarif(_Base):
     def __init__(self, out: TextIO, options: Options | None = None) -> None:
         super().__init__(out, options)
@@ -312,8 +316,10 @@ class _Sarif(_Base):
         head = json.dumps(
             {"$schema": SARIF_SCHEMA, "version": "2.1.0"}, indent=None
         )[:-1]  # leave the object open
+        # Lines are editors' (the input layer counts LF, CRLF and a bare CR); SARIF's
+        # default run.newlineSequences leaves the bare CR out.
         out.write(f'{head}, "runs": [{{"tool": {{"driver": {json.dumps(driver)}}}, '
-                  '"results": [')
+                  f'"newlineSequences": {json.dumps(NEWLINE_SEQUENCES)}, "results": [')
         self._first = True
 
     def finding(
@@ -451,7 +457,7 @@ def report_writer(output: str, out: TextIO, options: Options | None = None) -> R
     return writer
 
 
-# --- the node command's findings (cli/node_checks.py) -------------------------------------
+# --- the node command's findings (_lint/node_checks.py) -------------------------------------
 # (rule, severity, message, file, line, ignore reason or None) per finding.
 NodeResult = tuple[Rule, Severity, str, str, int, "str | None"]
 

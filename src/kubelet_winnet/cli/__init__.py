@@ -72,7 +72,7 @@ COMMAND_MODULES: dict[str, tuple[str, str]] = {
 
 def load_command(name: str) -> Command:
     """The command ``name``, its module imported on first use."""
-    module = importlib.import_module(f"{__name__}.{COMMAND_MODULES[name][0]}")
+    module = importlib.import_module(f"{__name__}.commands.{COMMAND_MODULES[name][0]}")
     command: Command = module.COMMAND
     return command
 

@@ -43,7 +43,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelet_winnet._printable import printable
-from kubelet_winnet.cli.input import SETTINGS_FILE, BadInput, Document, Limits, paths, read_source
+from kubelet_winnet.sources.manifests import (
+    SETTINGS_FILE,
+    BadInput,
+    Document,
+    Limits,
+    paths,
+    read_source,
+)
 
 __all__ = ["CONFIG_NAME", "FAIL_ON", "Config", "ConfigError", "docs_url_error",
            "find_config", "load_config", "settings_keys"]
@@ -406,13 +413,17 @@ class _Reader:
         self._rules = rules
         self._path = path
         self._limits = limits
-        self.errors: list[str] = []
+        self._errors: list[tuple[int, str]] = []  # (line, message), found in check order
 
-    def _where(self, *path: str | int) -> str:
-        return f"{self._document.source}:{self._document.line_of(path)}"
+    @property
+    def errors(self) -> list[str]:
+        """Every mistake, in the order of the file's lines."""
+        return [text for _, text in sorted(self._errors, key=lambda error: error[0])]
 
     def _fail(self, path: tuple[str | int, ...], text: str) -> None:
-        self.errors.append(f"configuration {self._where(*path)}: {_shown(path)}: {text}")
+        line = self._document.line_of(path)
+        self._errors.append((line, f"configuration {self._document.source}:{line}: "
+                             f"{_shown(path)}: {text}"))
 
     def _keys(self, node: Mapping[str, Any], allowed: tuple[str, ...],
               path: tuple[str, ...]) -> None:

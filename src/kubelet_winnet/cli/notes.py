@@ -9,9 +9,9 @@ import os
 
 from kubelet_winnet._judgement import NodeKnowledge
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
-from kubelet_winnet.cli.input import BadInput, Document, head_of
-from kubelet_winnet.cli.render import KUSTOMIZATION_NAMES
 from kubelet_winnet.cli.session import Session
+from kubelet_winnet.sources.charts.render import KUSTOMIZATION_NAMES
+from kubelet_winnet.sources.manifests import BadInput, Document, head_of
 
 __all__ = ["InputNotes"]
 

@@ -13,22 +13,19 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import printable
-from kubelet_winnet.cli.input import (
+from kubelet_winnet.errors import InvalidPodError, WinnetError
+from kubelet_winnet.sources.manifest_files import ManifestFile, manifest_files
+from kubelet_winnet.sources.manifests import (
     DEFAULT_LIMITS,
     BadInput,
     Document,
     Limits,
-    ReadAhead,
     Skipped,
-    default_workers,
-    expand_paths,
-    read_source,
 )
-from kubelet_winnet.errors import InvalidPodError, WinnetError
 
 if TYPE_CHECKING:
-    from kubelet_winnet.cli.origins import Origins
-    from kubelet_winnet.cli.render import Renderer
+    from kubelet_winnet.sources.charts.origins import Origins
+    from kubelet_winnet.sources.charts.render import Renderer
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -185,19 +182,13 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="list skipped pods on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="no notes on stderr")
-    parser.add_argument(
-        "-j", "--jobs", type=non_negative_int, default=None, metavar="N",
-        help="worker processes that read files ahead of their turn when there are many "
-        "(default: one fewer than the CPUs this process may use, at most 4; 0 reads every "
-        "file in this process); the output is the same either way",
-    )
     add_limit_arguments(parser)
     add_render_arguments(parser)
 
 
 def add_render_arguments(parser: argparse.ArgumentParser) -> None:
-    """How charts and kustomizations are rendered (cli/render.py, ``renderer_of``)."""
-    from kubelet_winnet.cli.render import DEFAULT_TIMEOUT
+    """How charts and kustomizations are rendered (sources/charts/render.py, ``renderer_of``)."""
+    from kubelet_winnet.sources.charts.render import DEFAULT_TIMEOUT
 
     group = parser.add_argument_group(
         "charts and kustomizations (a directory with Chart.yaml or kustomization.yaml, or "
@@ -226,7 +217,7 @@ def renderer_of(args: argparse.Namespace) -> Renderer | None:
         return None
     renderer: Renderer | None = getattr(args, "renderer", None)
     if renderer is None:
-        from kubelet_winnet.cli.render import Renderer, RenderOptions
+        from kubelet_winnet.sources.charts.render import Renderer, RenderOptions
 
         options = RenderOptions(True, tuple(args.helm_values), tuple(args.helm_set),
                                 args.render_timeout, args.allow_remote)
@@ -326,14 +317,6 @@ def positive_int(text: str) -> int:
     return value
 
 
-def non_negative_int(text: str) -> int:
-    """argparse type of ``--jobs``: a whole number, 0 or more."""
-    value = _whole_number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
-
-
 def _whole_number(text: str) -> int:
     try:
         return int(text)
@@ -400,67 +383,31 @@ def pods(
     session.verbose = args.verbose
     session.quiet = args.quiet
     renderer = renderer_of(args)
-    origins = None
-    entries: list[str | BadInput | Skipped]
     if renderer is not None:  # charts and kustomizations, rendered in place
         session.renderer = renderer
         session.rendered = renderer.rendered
         renderer.note = session.note if session.verbose else None
-        # Every render first: the files a kustomization lists are then known before
-        # any of them would be read as it is.
-        entries = list(renderer.expand(input_paths(args)))
-        origins = origins_of(args, renderer, limits)
-    else:
-        entries = list(expand_paths(input_paths(args)))
-
-    def source_of(
-        path: str,
-    ) -> tuple[str | IO[bytes] | None, Callable[[Document], Document] | None]:
-        """A copy to read instead of the file (stdin's, a render's output), if any, and
-        what places its documents' lines in the file a person edits."""
-        copy = copies.get(path) if copies is not None else None
-        adapt = None
-        if copy is None and renderer is not None:
-            copy = renderer.copies.get(path)
-            adapt = origins.adapter(path) if origins is not None else None
-        return copy, adapt
-
-    def hidden(path: str) -> bool:
-        return origins is not None and origins.hides(path)
-
-    # Worker processes read ahead every file this process would read from disk itself
-    # (not stdin, nor a copy).
-    ahead = ReadAhead([entry for entry in entries if type(entry) is str and entry != "-"
-                       and source_of(entry)[0] is None and not hidden(entry)],
-                      limits, default_workers() if args.jobs is None else args.jobs)
-    with ahead:
-        for entry in entries:
-            if isinstance(entry, BadInput) and bad is not None and bad(entry):
-                continue  # (an empty directory is then known as said: no second note)
-            path = session.source(entry)
-            if path is None or hidden(path):
-                continue
-            copy, adapt = source_of(path)
-            if copy is None and path != "-":
-                documents = ahead.read(path)
-            else:
-                label = None if copy is None else "<stdin>" if path == "-" else path
-                documents = read_source(copy or path, limits, label=label)
-            first = True
-            for found in documents:
-                if adapt is not None and isinstance(found, Document):
-                    found = adapt(found)  # its lines placed in the file a person edits
-                if first:
-                    first = False
-                    # A file that could not be opened (missing, a dangling link) was not
-                    # checked: it is an input error, not a file checked.
-                    if not (isinstance(found, BadInput) and found.document == 0):
-                        session.files += 1
-                pod = _pod(args, session, found, others, bad)
-                if pod is not None:
-                    yield pod
-            if first:  # an empty file: read, and nothing in it
-                session.files += 1
+    for entry in manifest_files(input_paths(args), limits, renderer=renderer,
+                                origins_of=lambda r: origins_of(args, r, limits),
+                                copies=copies):
+        if isinstance(entry, BadInput) and bad is not None and bad(entry):
+            continue  # (an empty directory is then known as said: no second note)
+        if not isinstance(entry, ManifestFile):
+            session.source(entry)  # reported
+            continue
+        first = True
+        for found in entry.documents:
+            if first:
+                first = False
+                # A file that could not be opened (missing, a dangling link) was not
+                # checked: it is an input error, not a file checked.
+                if not (isinstance(found, BadInput) and found.document == 0):
+                    session.files += 1
+            pod = _pod(args, session, found, others, bad)
+            if pod is not None:
+                yield pod
+        if first:  # an empty file: read, and nothing in it
+            session.files += 1
 
 
 def _pod(args: argparse.Namespace, session: Session, found: Document | BadInput,
@@ -508,12 +455,12 @@ def _skip(session: Session, found: Document, pod: PodObject, target: Target,
 
 def origins_of(args: argparse.Namespace, renderer: Renderer,
                limits: Limits) -> Origins | None:
-    """Where the renderer's output was written (cli/origins.py), kept on ``args`` with
+    """Where the renderer's output was written (sources/charts/origins.py), kept on ``args`` with
     the renderer: a second pass over the input reuses it. None when nothing was
     rendered (the module is then not loaded: pre-commit's check starts fast)."""
     if not renderer.roots:
         return None
-    from kubelet_winnet.cli.origins import Origins
+    from kubelet_winnet.sources.charts.origins import Origins
 
     origins: Origins | None = getattr(args, "origins", None)
     if origins is None:

@@ -7,21 +7,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import io
 import itertools
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet.cli.config import Config
-from kubelet_winnet.cli.input import BadInput, Document, Limits, expand_paths, read_source
 from kubelet_winnet.cli.session import Session, input_paths
+from kubelet_winnet.sources.manifests import BadInput, Document, Limits, expand_paths, read_source
 
 if TYPE_CHECKING:
     from kubelet_winnet._lint.rules import Finding
     from kubelet_winnet._lint.targeting import PodObject
+    from kubelet_winnet.sources.manifests.lines import TextLines
 
 __all__ = [
     "BASELINE_MAX_BYTES",
@@ -75,23 +75,44 @@ class Comments:
     def _read(self, document: Document, file: str) -> dict[int, tuple[str, str, bool]]:
         from kubelet_winnet._lint.ignores import IGNORE_COMMENT, ignore_comment, nearest_rule
         from kubelet_winnet._lint.rules import RULES_BY_ID
+        from kubelet_winnet.sources.manifests.lines import TextLines, yaml_only_break
 
-        marked: dict[int, tuple[int, str]] = {}  # line: column of its "#", text
-        for line, text in _marked_lines(file, IGNORE_COMMENT, self._max_bytes):
-            if ignore_comment(text) is not None:
-                at = text.index(IGNORE_COMMENT)
-                marked[line] = (text.rfind("#", 0, at), text)
+        text = _marked_text(file, IGNORE_COMMENT, self._max_bytes)
+        if text is None:
+            return {}
+        lines = TextLines(text)
+        marked: dict[int, tuple[int, str, int]] = {}  # line: offset of its "#", text, end
+        at = text.find(IGNORE_COMMENT)
+        while at >= 0:
+            start, end = lines.bounds(at)
+            row = text[start:end]
+            if ignore_comment(row) is not None:
+                marked.setdefault(lines.line(at), (text.rfind("#", start, at), row, end))
+            at = text.find(IGNORE_COMMENT, end)
         if not marked:
             return {}
-        real, shared = _comment_lines(
-            file, {n: column for n, (column, _) in marked.items()}, self._max_bytes)
+        real, shared = _comment_lines(text, lines, {n: hash_at for n, (hash_at, _, _)
+                                                    in marked.items()})
         found: dict[int, tuple[str, str, bool]] = {}
-        for line, (_, text) in marked.items():
-            parsed = ignore_comment(text)
+        for line, (_, row, end) in marked.items():
+            parsed = ignore_comment(row)
             if parsed is None or line not in real:
                 continue
             rule, reason = parsed
             where = f"{document.source}:{document.place((), line).line}: # {IGNORE_COMMENT}"
+            own = row.lstrip().startswith("#")
+            # A line break only YAML reads puts YAML's lines where editors show none: a
+            # comment on either side of one could belong to what the editor does not show.
+            odd, which = yaml_only_break(row), "this line"
+            if odd is None and own and end < len(text):
+                following = text[slice(*lines.bounds(end + 1 + text.startswith("\r\n", end)))]
+                odd, which = yaml_only_break(following), "the next line"
+            if odd is not None:
+                self._session.note(
+                    f"{where} {_clip(rule)}: {which} holds {odd}, a line break for YAML "
+                    "but not for editors, so the comment silences nothing; break lines "
+                    "with LF or CRLF")
+                continue
             if line in shared:
                 self._session.note(
                     f"{where} {_clip(rule)}: more than one object starts on this line, so "
@@ -110,7 +131,7 @@ class Comments:
                     f"{where} {rule} gives no reason, so it silences nothing; write the "
                     "reason after the rule id")
                 continue
-            found[line] = (rule, reason, text.lstrip().startswith("#"))
+            found[line] = (rule, reason, own)
         return found
 
 
@@ -132,29 +153,28 @@ class _Skips:
         return None
 
 
-def _comment_lines(source: str, columns: Mapping[int, int],
-                   max_bytes: int) -> tuple[set[int], set[int]]:
-    """The lines of ``columns`` (line: the column of a ``#`` on it) where that ``#``
-    starts a YAML comment: outside every scalar of the file, as libyaml reads it; and
-    the lines where more than one object starts (a document, or an item of a List), whose
-    comment belongs to none of them. A JSON file has no comment (a ``#`` in it is inside
-    a string), and after a YAML error nothing is one: the input layer said what is wrong
-    there."""
+def _comment_lines(text: str, lines: TextLines,
+                   marks: Mapping[int, int]) -> tuple[set[int], set[int]]:
+    """The lines of ``marks`` (line: the offset of a ``#`` on it) where that ``#`` starts
+    a YAML comment: outside every scalar of the file, as libyaml reads it; and the lines
+    where more than one object starts (a document, or an item of a List), whose comment
+    belongs to none of them. A JSON file has no comment (a ``#`` in it is inside a
+    string), and after a YAML error nothing is one: the input layer said what is wrong
+    there. Places are the parser's character offsets, lines editors' (``lines``)."""
     import bisect
     from collections import Counter
 
     import yaml
 
-    text = _decoded(source, max_bytes)
-    if text is None:
-        return set(), set()
-    marks = sorted((line - 1, column) for line, column in columns.items())
-    inside: set[tuple[int, int]] = set()
+    offsets = sorted(marks.values())
+    inside: set[int] = set()
     starts: Counter[int] = Counter()  # line: objects starting on it
-    end: tuple[int, int] = (1 << 62, 0)
+    end = 1 << 62
     # Open collections: [is a mapping, expects a key, its last key] (a List's items).
     stack: list[list[Any]] = []
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    # libyaml's C reader leaves a leading BOM out of its offsets
+    skew = int(text.startswith("\ufeff") and loader is not yaml.SafeLoader)
     try:
         for event in yaml.parse(text, Loader=loader):
             start, stop = event.start_mark, event.end_mark
@@ -170,91 +190,60 @@ def _comment_lines(source: str, columns: Mapping[int, int],
                 parent[1] = not parent[1]
             if isinstance(event, yaml.MappingStartEvent) and (not stack or (
                     len(stack) == 2 and stack[0][2] == "items" and not stack[1][0])):
-                starts[start.line] += 1
+                starts[lines.line(start.index + skew)] += 1
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 stack.append([isinstance(event, yaml.MappingStartEvent), True, None])
             elif isinstance(event, yaml.ScalarEvent):
-                first, last = (start.line, start.column), (stop.line, stop.column)
-                at = bisect.bisect_left(marks, first)
-                while at < len(marks) and marks[at] < last:
-                    inside.add(marks[at])
+                at = bisect.bisect_left(offsets, start.index + skew)
+                while at < len(offsets) and offsets[at] < stop.index + skew:
+                    inside.add(offsets[at])
                     at += 1
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        end = (mark.line, mark.column) if mark is not None else (0, 0)
-    real = {line + 1 for line, column in marks
-            if (line, column) not in inside and (line, column) < end}
-    return real, {line + 1 for line, count in starts.items() if count > 1}
+        end = mark.index + skew if mark is not None else 0
+    real = {line for line, offset in marks.items() if offset not in inside and offset < end}
+    return real, {line for line, count in starts.items() if count > 1}
 
 
-def _decoded(source: str, max_bytes: int) -> str | None:
-    """The text of ``source`` (stdin: the part of it kept) as the input layer decodes
-    it: UTF-8, or UTF-16/UTF-32 by their byte order mark."""
+def _marked_text(source: str, marker: str, max_bytes: int) -> str | None:
+    """The text of ``source`` as the input layer decodes it (UTF-8, or UTF-16 by its byte
+    order mark; stdin: the part of it kept, :func:`head_of`) when it holds ``marker``,
+    else None. A UTF-8 file is searched in 1 MiB chunks first: most hold no marker."""
     import codecs
 
-    from kubelet_winnet.cli.input import head_of
+    from kubelet_winnet.sources.manifests import head_of, replayable
 
+    if source != "<stdin>" and not replayable(source):
+        return None  # a FIFO or device named as an argument: read once, by the input layer
+    if source != "<stdin>":
+        needle = marker.encode()
+        try:
+            with open(source, "rb") as raw:
+                head = raw.read(4)
+                wide = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+                carry, read, seen = head, len(head), False
+                while not wide and not seen and read < max_bytes:
+                    chunk = raw.read(min(1 << 20, max_bytes - read))
+                    if not chunk:
+                        break
+                    read += len(chunk)
+                    seen = needle in carry + chunk
+                    carry = chunk[-len(needle):]
+                if not wide and not (seen or needle in head):
+                    return None
+        except OSError:
+            return None
     data = head_of(source, max_bytes)
     if data is None:
         return None
-    for bom, name in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                      (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+    for bom, name in ((codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
                       (codecs.BOM_UTF8, "utf-8-sig")):
         if data.startswith(bom):
-            return data.decode(name, "replace")
-    return data.decode("utf-8", "replace")
-
-
-def _marked_lines(source: str, marker: str, max_bytes: int) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of ``source`` holding ``marker``, reading at most
-    ``max_bytes`` in 1 MiB chunks (UTF-16 and UTF-32 files, found by their BOM or zero
-    bytes as the input layer finds them, are decoded first)."""
-    import codecs
-
-    from kubelet_winnet.cli.input import replayable, stdin_head
-
-    if source != "<stdin>" and not replayable(source):
-        return  # a FIFO or device named as an argument: read once, by the input layer
-    try:
-        raw: IO[bytes] = (io.BytesIO(stdin_head()) if source == "<stdin>"
-                          else open(source, "rb"))  # noqa: SIM115  (closed by the with below)
-    except OSError:
-        return
-    with raw:
-        head = raw.read(4)
-        wide = next((name for bom, name in (
-            (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-            (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
-        ) if head.startswith(bom)), None)
-        if wide is None and len(head) == 4 and 0 in head:
-            wide = ("utf-32-be" if head[:3] == b"\0\0\0" else "utf-32-le"
-                    if head[1:] == b"\0\0\0" else "utf-16-be" if head[0] == 0
-                    else "utf-16-le")
-        if wide is not None:
-            text = (head + raw.read(max_bytes - 4)).decode(wide, "replace")
-            for number, line in enumerate(text.splitlines(), 1):
-                if marker in line:
-                    yield number, line
-            return
-        needle = marker.encode()
-        at = 1
-        carry = head
-        read = len(head)
-        while True:
-            chunk = raw.read(min(1 << 20, max_bytes - read)) if read < max_bytes else b""
-            read += len(chunk)
-            data = carry + chunk
-            cut = len(data) if not chunk else data.rfind(b"\n") + 1
-            whole, carry = data[:cut], data[cut:]
-            if len(carry) > 1 << 20:  # one line longer than 1 MiB: no comment is read
-                whole, carry = b"", b""  # in it (its line number is lost: skip it)
-            if needle in whole:
-                for offset, row in enumerate(whole.split(b"\n")):
-                    if needle in row:
-                        yield at + offset, row.decode("utf-8", "replace")
-            at += whole.count(b"\n")
-            if not chunk:
-                return
+            text = data.decode(name, "replace")
+            break
+    else:
+        text = data.decode("utf-8", "replace")
+    return text if marker in text else None
 
 
 _STALE_SHOWN = 20  # stale baseline entries noted one by one; the rest are counted

@@ -403,6 +403,7 @@ def _isolation(handler: str | None, node: NodeFacts, handlers_known: bool,
 
 def _host_process_namespace(
     handler: str | None, isolation: Isolation | None, node: NodeFacts, notes: list[str],
+    unknown_handler: str = "the pod's runtime handler",
 ) -> tuple[NetworkNamespace, str]:
     """(namespace, condition) of a HostProcess sandbox: the host's network, unless it is
     Hyper-V isolated on a shim with PR #2531 (no network at all)."""
@@ -416,7 +417,7 @@ def _host_process_namespace(
                 "v0.15.0-rc.2 runs its containers on the host next to an unused utility VM "
                 "(read from the code, not run); from v0.15.0-rc.2 it has no network")
         return "node", ""
-    which = f"the handler {handler!r}" if handler is not None else "the pod's runtime handler"
+    which = f"the handler {handler!r}" if handler is not None else unknown_handler
     if isolation == "hyperv":
         if shim:
             notes.append(f"HostProcess under the Hyper-V handler {handler!r}: the shim of "
@@ -440,13 +441,15 @@ def containerd_host_network(host_process: bool) -> bool:
 def plan_runtime(
     host_process: bool, host_network: bool, handler: str | None,
     mappings: Sequence[Mapping4], node: NodeFacts, *, handlers_known: bool = True,
+    unknown_handler: str = "the pod's runtime handler",
 ) -> RuntimeOutcome:
     """What the runtime of ``node`` does with a sandbox the kubelet asked for:
     ``host_process`` as sent, ``host_network`` as the runtime's policy reads the request
     (containerd: ``host_process`` alone), ``handler`` the runtime handler (``""``: the
     node's default; None: not known), ``mappings`` the request's port mappings.
     ``handlers_known``: ``node.handlers`` was read from the node's containerd
-    configuration (else containerd's default handlers are assumed, and said so)."""
+    configuration (else containerd's default handlers are assumed, and said so);
+    ``unknown_handler``: how a condition names a handler that is not known."""
     facts: list[str] = []
     effective = handler or node.default_handler if handler is not None else None
     isolation, refused = _isolation(effective, node, handlers_known, facts)
@@ -460,7 +463,8 @@ def plan_runtime(
     condition = ""
     if host_process:
         facts.append("runtime release: " + (node.runtime or "not known"))
-        namespace, condition = _host_process_namespace(effective, isolation, node, notes)
+        namespace, condition = _host_process_namespace(effective, isolation, node, notes,
+                                                       unknown_handler)
     starts = None if effective is None and handlers_known else True
     ports = _ports(mappings, namespace, condition, node)
     facts.append("CNI configuration: " + ("known" if node.cni is not None else "not known"))

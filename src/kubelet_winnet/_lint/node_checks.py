@@ -1,0 +1,479 @@
+"""One node's files judged, for ``kubelet-winnet node`` and ``audit --node-config``:
+what each class of pod gets there (`pod_classes`, the judgement of a pod of that
+class) and the node rules of `node_rules` checked against the
+files (`judge_node`), each finding a `NodeFinding` with its file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubelet_winnet._judgement import Verdict
+    from kubelet_winnet._lint.rules import Rule, Severity
+    from kubelet_winnet.runtime import PortPlan
+    from kubelet_winnet.sources.node import NodeFiles
+    from kubelet_winnet.sources.node.kube import ComponentConfig
+
+__all__ = [
+    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes"]
+
+_DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
+                     "c:\\program files\\containerd\\cni\\bin")
+_PAUSE_WITHOUT_2025 = re.compile(r"(^|/)pause:3\.10(\.1)?($|[^0-9.])")
+
+
+@dataclass(frozen=True)
+class NodeFinding:
+    rule: Rule
+    severity: Severity
+    message: str  # one sentence: what happens and what to do
+    source: str  # the file it is about ("" when no file says it)
+    line: int
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class PodClass:
+    """One class of pod on the node, as the judgement has it."""
+
+    name: str
+    verdict: Verdict
+
+    @property
+    def ports(self) -> list[PortPlan]:
+        return [p for p in self.verdict.ports if p.host_port > 0]
+
+    @property
+    def host_port(self) -> str:
+        return self.ports[0].outcome if self.ports else "-"
+
+    @property
+    def network(self) -> str:
+        """``refused``, or the network (``unknown`` when a fact decides it)."""
+        return "refused" if self.verdict.runtime_refused else self.verdict.network.value
+
+    @property
+    def why(self) -> str:
+        if self.verdict.runtime_refused:
+            return self.verdict.runtime_refused
+        notes = list(self.verdict.notes)
+        if self.verdict.network.value == "unknown":
+            notes.append(self.verdict.network.condition)  # the port's reason says it again
+        elif self.ports:
+            port = self.ports[0]
+            notes.append(port.reason + (f"; {port.warning}" if port.warning else ""))
+        return "; ".join(notes)
+
+
+def _version_minor(text: str) -> int | None:
+    match = re.fullmatch(r"v?1\.(\d{1,3})(\.\d+.*)?", text.strip())
+    return int(match[1]) if match else None
+
+
+def _probe(host_port: int, host_process: bool, runtime_class: str | None) -> dict[str, Any]:
+    """A pod of one class asking for ``host_port`` (0: none)."""
+    ports = [{"containerPort": host_port, "hostPort": host_port}] if host_port else []
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "ports": ports}]}
+    if host_process:
+        spec["hostNetwork"] = True
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": True}}
+    if runtime_class is not None:
+        spec["runtimeClassName"] = runtime_class
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": spec}
+
+
+def pod_classes(
+    files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
+) -> list[PodClass]:
+    """What a process-isolated pod, a Hyper-V pod, a HostProcess pod (with the default
+    handler and, when the node has one, a Hyper-V handler) and a hostPort get here
+    (``runtime``: ``--runtime``, when no Node object names the node's), each the
+    judgement of a pod of that class (its RuntimeClass named after the handler)."""
+    from kubelet_winnet._judgement import NodeKnowledge, judge
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+
+    facts = files.node_facts(runtime)
+    hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
+    process = sorted(n for n, i in facts.handlers.items() if i == "process")
+    classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False)]
+    if process and facts.handlers[facts.default_handler] != "process":
+        classes.append((f"process-isolated pod ({process[0]})", process[0], False))
+    if hyperv:
+        classes.append((f"Hyper-V pod ({hyperv[0]})", hyperv[0], False))
+    classes.append(("HostProcess pod", None, True))
+    if hyperv and facts.handlers[facts.default_handler] != "hyperv":
+        classes.append((f"HostProcess pod, Hyper-V ({hyperv[0]})", hyperv[0], True))
+    del kubelet_version  # the sandbox request for these classes is the same in 1.26+
+    profile = kubelet_profile(DEFAULT_KUBELET_VERSION)
+    mappings = ((host_port, host_port, "tcp", ""),)
+    return [PodClass(name, judge(_probe(host_port, hp, handler), profile, NodeKnowledge(
+        runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
+        runtime_classes={handler: handler} if handler else {},
+        handlers_read=files.containerd is not None), mappings=mappings))
+        for name, handler, hp in classes]
+
+
+_Finding = tuple[str, str, str, int, str, "Severity | None"]
+
+
+def _releases(minors: tuple[int, ...]) -> str:
+    """``1.26 to 1.27``, ``1.30``, or ``1.26 to 1.27 and 1.30`` (consecutive runs)."""
+    runs: list[list[int]] = []
+    for minor in minors:
+        if runs and runs[-1][-1] == minor - 1:
+            runs[-1].append(minor)
+        else:
+            runs.append([minor])
+    parts = [f"1.{r[0]}" if len(r) == 1 else f"1.{r[0]} to 1.{r[-1]}" for r in runs]
+    return " and ".join(parts)
+
+
+_SUGGESTED = 20  # near-name suggestions per configuration: difflib is slow on thousands
+_LISTED_GATES = 50  # refused gates reported one by one per configuration; then one total
+
+
+def _accepts(gate: str, minor: int | None) -> bool:
+    """Whether kubelet and kube-proxy 1.``minor`` (None: every release) take ``gate``."""
+    from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+    from kubelet_winnet._kubelet.startup import gate_minors
+
+    accepted = gate_minors(gate)
+    return accepted is not None and (minor in accepted if minor is not None
+                                     else len(accepted) == MAX_MINOR - MIN_MINOR + 1)
+
+
+def _gate_finding(component: str, gate: str, line: int, source: str,
+                  minor: int | None, suggest: bool = True) -> _Finding | None:
+    """A gate the component (``minor``; None: release unknown) refuses at start-up;
+    ``suggest``: look for a gate of a near name."""
+    import difflib
+
+    from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+    from kubelet_winnet._kubelet.startup import GATE_SOURCES, GATES, LISTED_THROUGH, gate_minors
+    from kubelet_winnet._lint.rules import Severity
+
+    rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
+    if _accepts(gate, minor):
+        return None
+    accepted = gate_minors(gate)
+    # The kubelet's text; a name it would print as nothing or as two words is quoted.
+    shown = gate if gate and not re.search(r"\s", gate) else json.dumps(gate)
+    error = f"unrecognized feature gate: {shown}"
+    span = GATES.get(gate)
+    if not gate.strip():
+        why = "an empty gate name; remove the entry"
+    elif span is None:
+        near = difflib.get_close_matches(gate, GATES, n=1, cutoff=0.8) \
+            if suggest and len(gate) <= 100 else []
+        why = (f"no Kubernetes release from 1.{MIN_MINOR} to 1.{LISTED_THROUGH} has it; "
+               + (f"did you mean {near[0]}?" if near else "remove it or fix its name"))
+    elif span.last is not None and (minor is None or minor > span.last):
+        why = f"it was removed after Kubernetes 1.{span.last}; remove it"
+    else:
+        why = f"it first appears in Kubernetes 1.{span.first}; remove it or upgrade"
+    # Where the gate's releases come from (the newest list read, for a name in none).
+    detail = GATE_SOURCES[span.source if span is not None else "K36"].replace("NAME", gate)
+    if minor is None and accepted:  # some releases take it: say which
+        return (rule, f"{component} {_releases(accepted)} accepts this gate; any other "
+                f"release exits at start-up: {error} ({why}). Say this node's release with "
+                "--kubelet-version or a Node object.", source, line, detail, Severity.WARNING)
+    if span is None and gate.strip() and minor is not None and minor > LISTED_THROUGH:
+        return (rule, f"{component} 1.{minor} exits at start-up ({error}) unless {shown} is a "
+                f"gate added after 1.{LISTED_THROUGH}: {why}.", source, line, detail,
+                Severity.WARNING)
+    if minor is None:
+        upto = MAX_MINOR if span is not None else LISTED_THROUGH
+        head = f"no {component} from 1.{MIN_MINOR} to 1.{upto} starts with this gate"
+    else:
+        head = f"{component} 1.{minor} exits at start-up"
+    return (rule, f"{head}: {error} ({why}).", source, line, detail, None)
+
+
+def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Finding]:
+    """What stops the kubelet or kube-proxy of ``config`` at start-up: a gate its release
+    does not have, a removed flag; and the flags read here whose values are script
+    variables (not known, so not checked)."""
+    from kubelet_winnet._kubelet.profile import MIN_MINOR
+    from kubelet_winnet._kubelet.startup import LISTED_THROUGH, removed_flag
+    from kubelet_winnet._lint.rules import Severity
+
+    component, source = config.component, config.source
+    rule = "node-gate-stops-kubelet" if component == "kubelet" else "node-gate-stops-kube-proxy"
+    release = f"{component} 1.{minor}" if minor is not None else f"this node's {component}"
+    found: list[_Finding] = []
+    more, first = 0, 0  # refused gates past the listed ones: one stops it, so one total
+    for index, (gate, (_, line)) in enumerate(config.gates.items()):
+        if len(found) >= _LISTED_GATES:
+            if not _accepts(gate, minor):
+                more, first = more + 1, first or line
+        elif (finding := _gate_finding(component, gate, line, source, minor,
+                                       index < _SUGGESTED)) is not None:
+            found.append(finding)
+    if more:
+        sure = minor is not None and minor <= LISTED_THROUGH
+        found.append((rule, f"{more:,} more gates of this file, from line {first} on, are not "
+                      f"gates of {release} either.", source, first, "",
+                      None if sure else Severity.WARNING))
+    found += [(rule, f"{release} exits at start-up: {text}.", source, line, "", None)
+              for text, line in config.refused]
+    for flag in config.flags:
+        gone = removed_flag(flag.name, component)
+        if gone is not None and (minor is None or minor >= gone.removed_in):
+            sure = minor is not None or gone.removed_in <= MIN_MINOR  # no release has it
+            head = (f"{release} exits at start-up" if sure
+                    else f"if this node's {component} is 1.{gone.removed_in} or later, it "
+                    "exits at start-up")
+            found.append(("node-flag-removed",
+                          f"{head}: unknown flag: --{flag.name} (removed in 1.{gone.removed_in}; "
+                          f"{gone.replacement}).", source, flag.line, gone.source,
+                          None if sure else Severity.WARNING))
+        if flag.unknown and flag.name in ("feature-gates", "proxy-mode"):
+            what = ("its gates are not known here and were not checked; a gate "
+                    f"{release} does not have stops it at start-up"
+                    if flag.name == "feature-gates" else
+                    "its mode is not known here; any mode but kernelspace stops Windows "
+                    "kube-proxy")
+            found.append((rule if flag.name == "feature-gates" else "node-proxy-mode",
+                          f"--{flag.name} is set from {flag.value}, a script variable: {what}.",
+                          source, flag.line, "", Severity.INFO))
+    return found
+
+
+class _Found(list[NodeFinding]):
+    """The findings of one node, added by rule id."""
+
+    def add(self, rule_id: str, message: str, source: str, line: int, detail: str = "",
+            severity: Severity | None = None) -> None:
+        from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+
+        rule = NODE_RULES_BY_ID[rule_id]
+        self.append(NodeFinding(rule, severity or rule.severity, message, source, line, detail))
+
+
+def node_findings(files: NodeFiles, *, kubelet_version: str | None = None,
+                  runtime: str | None = None) -> tuple[NodeFinding, ...]:
+    """The findings ``kubelet-winnet node`` reports for one node's files
+    (`read_node`), before any ignore annotation. The Node
+    object's kubelet version and runtime come first, as for the command; else
+    ``kubelet_version`` and ``runtime`` (``containerd://2.3.3``, as ``--kubelet-version``
+    and ``--runtime`` give them); a release neither says makes the findings that rest on
+    it conditional. Raises ``NodeConfigError`` for files that contradict each other."""
+    from kubelet_winnet._describe import type_name
+    from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
+    from kubelet_winnet.errors import InvalidArgumentError
+    from kubelet_winnet.sources.node import NodeFiles
+
+    if not isinstance(files, NodeFiles):
+        raise InvalidArgumentError("files", "the NodeFiles of read_node", type_name(files))
+    for name, value in (("kubelet_version", kubelet_version), ("runtime", runtime)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidArgumentError(name, "a string or None", type_name(value))
+    node = files.node
+    kubelet = node.kubelet_version if node and node.kubelet_version else kubelet_version
+    used_runtime = node.runtime if node and node.runtime else runtime or ""
+    return tuple(judge_node(files, kubelet or DEFAULT_KUBELET_VERSION, used_runtime,
+                            bool(kubelet)))
+
+
+def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
+               version_known: bool = True) -> list[NodeFinding]:
+    """Every node rule over one node's files (``kubelet_version``/``runtime``: the Node
+    object's, or the command line's when there is no Node object; ``version_known`` False
+    when neither says the release, and findings that depend on it are conditional)."""
+    from kubelet_winnet.runtime._releases import containerd_line, parse_runtime
+
+    found = _Found()
+    minor = _version_minor(kubelet_version)
+    name, version = parse_runtime(runtime)
+    line = containerd_line(version) if name == "containerd" and version is not None else None
+    for settings in files.components:
+        for finding in _startup_findings(settings, minor if version_known else None):
+            found.add(*finding)
+    _proxy_findings(files, minor, found)
+    if files.containerd is not None:
+        _containerd_findings(files.containerd, line, found)
+        _hyperv_findings(files, runtime, found)
+    _cni_findings(files, found)
+    _port_range_findings(files, found)
+    _pause_findings(files, line, found)
+    return found
+
+
+def _proxy_findings(files: NodeFiles, minor: int | None, found: _Found) -> None:
+    for proxy in (c for c in files.components if c.component == "kube-proxy"):
+        for gate in ("WinDSR", "WinOverlay"):
+            setting = proxy.gates.get(gate)
+            if setting is not None and setting[0] is False and minor is not None and minor >= 34:
+                found.add("node-gate-locked",
+                          f"{gate}=false stops Windows kube-proxy 1.{minor}: the gate is locked "
+                          "to true since 1.34; remove it.", proxy.source, setting[1],
+                          "Azure/AgentBaker PR #6925; kubernetes/kubernetes #141988")
+        if proxy.mode is not None and proxy.mode[0] not in ("", "kernelspace"):
+            found.add("node-proxy-mode",
+                      f"proxy mode {proxy.mode[0]!r} is a validation error on Windows: "
+                      "kube-proxy does not start; use kernelspace.", proxy.source, proxy.mode[1])
+
+
+def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
+    """What containerd's configuration makes of its own start-up and options."""
+    from kubelet_winnet._lint.rules import Severity
+    from kubelet_winnet.runtime._releases import CONTAINERD_LINES
+
+    if line is not None and config.version > max(line.config_versions):
+        found.add("node-config-version",
+                  f"containerd {line.name} loads schema versions up to "
+                  f"{max(line.config_versions)}, this file is version {config.version}: "
+                  "containerd does not start.", config.source, config.version_line)
+    newest = CONTAINERD_LINES[-1]
+    if line is None and config.version > max(newest.config_versions):
+        # Whatever the release: none loads it (ValidateVersion in each line's config.go).
+        found.add("node-config-version",
+                  f"no containerd release up to {newest.name} loads schema version "
+                  f"{config.version} (the newest reads up to {max(newest.config_versions)}): "
+                  "containerd does not start.", config.source, config.version_line)
+    if line is not None and line.line < (2, 0):
+        for key in config.short_plugin_keys:
+            found.add("node-config-version",
+                      f"containerd {line.name} refuses to start: {key.key} is no plugin id in "
+                      f"a version {config.version} file (\"invalid plugin key URI\"); use the "
+                      "io.containerd... id.", config.source, key.line)
+    if config.default_runtime_name is not None \
+            and config.default_handler not in config.handlers():
+        # ValidatePluginConfig (internal/cri/config/config.go) refuses to start.
+        found.add("node-config-version",
+                  f"containerd refuses to start: default_runtime_name = "
+                  f"{config.default_handler!r} names no runtime table it reads.",
+                  config.source, config.default_runtime_name.line,
+                  "no corresponding runtime configured in `containerd.runtimes` for "
+                  "`containerd` `default_runtime_name`")
+    removed = config.version >= 3 and (line is None or line.line >= (2, 4))
+    unknown = line is None
+    prefix = "if this node runs containerd 2.4+, " if unknown else "containerd 2.4 "
+    if removed and config.bin_dir is not None:
+        folder = str(config.bin_dir.value)
+        custom = (folder.lower().rstrip("\\/") not in _DEFAULT_BIN_DIRS
+                  and config.bin_dirs is None)
+        found.add("node-option-removed",
+                  prefix + f"ignores bin_dir = {folder!r}"
+                  + (": CNI plugins there are not found and pods get no network; use bin_dirs."
+                     if custom else "; use bin_dirs."),
+                  config.source, config.bin_dir.line,
+                  severity=Severity.INFO if unknown else (Severity.ERROR if custom else None))
+    if removed and config.enable_cdi is not None:
+        found.add("node-option-removed",
+                  prefix + "ignores enable_cdi (CDI is always on); delete it.",
+                  config.source, config.enable_cdi.line,
+                  severity=Severity.INFO if unknown else None)
+    for table in config.runtimes:
+        if not table.read:
+            found.add("node-runtime-table-unread",
+                      f"runtime {table.name!r} is at a path a version {config.version} file "
+                      f"does not read: no runtime for {table.name!r} is registered and its "
+                      "RuntimeClass fails.", config.source, table.line, table.key)
+
+
+def _hyperv_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
+    """HostProcess pods that get no network here, as the judgement has them (hcsshim PR
+    #2531): every one without a RuntimeClass when the default handler is Hyper-V
+    isolated, else those whose RuntimeClass names a Hyper-V handler."""
+    from kubelet_winnet._judgement import NodeKnowledge, judge
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+    from kubelet_winnet._lint.rules import Severity
+
+    config = files.containerd
+    facts = files.node_facts(runtime)
+    hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
+    if config is None or not hyperv:
+        return
+    profile = kubelet_profile(DEFAULT_KUBELET_VERSION)
+
+    def no_network(handler: str | None) -> bool:
+        knowledge = NodeKnowledge(runtime=runtime or "containerd", files=facts,
+                                  runtime_classes={handler: handler} if handler else {})
+        return judge(_probe(0, True, handler), profile, knowledge).network.value == "none"
+
+    default = config.default_handler
+    if facts.handlers.get(default) == "hyperv":
+        if no_network(None):
+            found.add("node-hyperv-host-process",
+                      f"the default runtime {default!r} is Hyper-V isolated: every HostProcess "
+                      "pod without a RuntimeClass gets no network at all.", config.source,
+                      config.default_runtime_name.line if config.default_runtime_name else 0)
+    elif no_network(hyperv[0]):
+        found.add("node-hyperv-host-process",
+                  f"HostProcess pods whose RuntimeClass names {', '.join(map(repr, hyperv))} get "
+                  "no network at all (hcsshim PR #2531).", config.source,
+                  next((t.line for t in config.runtimes if t.name in hyperv), 0),
+                  severity=Severity.INFO)
+
+
+def _cni_findings(files: NodeFiles, found: _Found) -> None:
+    from kubelet_winnet._lint.rules import Severity
+
+    network = files.network
+    if network is None:
+        return
+    from kubelet_winnet.runtime._network import _cni_outcome
+
+    outcome, reason = _cni_outcome(network)
+    if outcome != "applied":
+        verb = "are dropped" if outcome == "dropped" else "may be dropped"
+        found.add("node-host-port-dropped",
+                  f"hostPorts of pods on this node {verb}: {reason}.", network.source, 1,
+                  severity=Severity.INFO if outcome == "unknown" else None)
+
+
+def _port_range_findings(files: NodeFiles, found: _Found) -> None:
+    from kubelet_winnet._lint.node_rules import NODE_PORT_RANGE
+
+    low, high = NODE_PORT_RANGE
+    overlapping: dict[str, list[tuple[str, int]]] = {}  # per file: (range named, line)
+    for (kind, protocol), output in sorted(files.ports.items()):
+        for kept, at in output.ranges:
+            if kept.start <= high and kept.end >= low:
+                overlapping.setdefault(output.source, []).append(
+                    (f"{protocol.upper()} {kind} range {kept}", at))
+    for source, ranges in overlapping.items():  # one finding per file: a file of a
+        # million rows is one line to read, not a million
+        ranges.sort(key=lambda item: item[1])
+        if len(ranges) == 1:
+            subject = f"the {ranges[0][0]} overlaps"
+        else:
+            shown = ", ".join(name for name, _ in ranges[:3])
+            more = f" and {len(ranges) - 3} more" if len(ranges) > 3 else ""
+            subject = f"{len(ranges)} ranges ({shown}{more}) overlap"
+        found.add("node-port-range",
+                  f"{subject} the NodePort range {low}-{high}: node ports there collide with "
+                  "ports Windows keeps.", source, ranges[0][1])
+
+
+def _pause_findings(files: NodeFiles, line: Any, found: _Found) -> None:
+    node, config = files.node, files.containerd
+    hyperv = any(i == "hyperv" for i in files.facts.handlers.values())
+    if node is None or not node.kernel.startswith("10.0.26100") or not hyperv:
+        return
+    image = config.sandbox_image if config is not None else None
+    text = str(image.value) if image is not None else (
+        line.default_sandbox_image if line is not None else "")
+    if _PAUSE_WITHOUT_2025.search(text):
+        found.add("node-pause-image",
+                  f"sandbox image {text} has no Windows Server 2025 variant: Hyper-V pods here "
+                  "fail with HCS_E_IMAGE_MISMATCH; use pause:3.10.2.",
+                  config.source if config is not None and image is not None else node.source,
+                  image.line if image is not None else node.line,
+                  "" if image is not None else f"containerd {line.name if line else '?'}'s default")
+
+
+def ignored_node_rules(files: NodeFiles, flags: list[str]) -> dict[str, str]:
+    from kubelet_winnet._lint.ignores import IGNORE_PREFIX
+
+    ignored = dict.fromkeys(flags, "--ignore")
+    if files.node is not None:
+        for key, value in files.node.annotations.items():
+            if key.startswith(IGNORE_PREFIX):
+                ignored.setdefault(key[len(IGNORE_PREFIX):], value)
+    return ignored

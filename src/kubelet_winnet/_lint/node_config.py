@@ -1,0 +1,93 @@
+"""``audit --node-config``: what each node's own files say of it and of its pods: each
+node's own findings (:func:`audit_node_findings`), the port mappings the kubelet sends
+for a pod (:func:`request_mappings`) and what the pod gets there (:func:`on_node_value`).
+The folders are read by :mod:`kubelet_winnet.sources.node.folders`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kubelet_winnet._lint.node_checks import NodeFinding, ignored_node_rules, judge_node
+from kubelet_winnet.errors import WinnetError
+
+if TYPE_CHECKING:
+    from kubelet_winnet._judgement import Verdict
+    from kubelet_winnet.sources.node import NodeFiles
+
+__all__ = ["audit_node_findings", "on_node_value", "request_mappings", "rests_on_the_unknown"]
+
+
+def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
+                        default_kubelet: str) -> dict[str, list[NodeFinding]]:
+    """``audit --node-config``: each node's own findings (as ``node`` reports them), once
+    per folder whose node is in the input, without those its Node object ignores."""
+    found: dict[str, list[NodeFinding]] = {}
+    for name, files in folders.items():
+        node = nodes.get(name)
+        if node is None:
+            continue  # the audit command says so: no node of that name
+        kubelet = node.kubelet_version or default_kubelet
+        ignored = ignored_node_rules(files, [])
+        try:
+            judged = judge_node(files, kubelet, node.runtime, bool(node.kubelet_version))
+        except WinnetError:  # the files contradict each other: read_node said so
+            continue
+        found[name] = [f for f in judged if f.rule.id not in ignored]
+    return found
+
+
+def request_mappings(obj: Any, kubelet: str, feature_gates: str | None,
+                     runtime_classes: Mapping[str, str]) -> tuple[tuple[int, int, str, str], ...]:
+    """The port mappings the kubelet sends for the pod (its request builder's), for the
+    judgement's hostPort outcome; () when it builds no request. The handler is the
+    judgement's, not this request's: a RuntimeClass the input lacks is looked up as ""."""
+    from kubelet_winnet import NodeContext, run_pod_sandbox_request
+    from kubelet_winnet.errors import WinnetError
+
+    handlers = dict(runtime_classes)
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
+    if isinstance(name, str) and name and name not in handlers:
+        handlers[name] = ""
+    try:
+        request = run_pod_sandbox_request(
+            obj, kubelet_version=kubelet, feature_gates=feature_gates,
+            node=NodeContext(runtime_handlers=handlers))
+    except WinnetError:
+        return ()
+    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
+    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
+                  m.host_ip) for m in request.config.port_mappings)
+
+
+def on_node_value(verdict: Verdict) -> tuple[dict[str, Any], str]:
+    """What one pod of the cluster gets on its node, rendered from its verdict: the JSON
+    value of audit's ``onNode`` and one sentence."""
+    ports = [p for p in verdict.ports if p.host_port > 0]
+    network = verdict.network
+    value = {
+        "handler": verdict.handler, "isolation": verdict.isolation, "network": network.value,
+        **({"condition": network.condition} if network.value == "unknown" else {}),
+        "refused": verdict.runtime_refused,
+        "hostPorts": [{"hostPort": p.host_port, "protocol": p.protocol, "outcome": p.outcome,
+                       "reason": p.reason} for p in ports],
+    }
+    if verdict.runtime_refused:
+        return value, f"on its node: {verdict.runtime_refused}"
+    isolation = f"{verdict.isolation} isolation" if verdict.isolation else "isolation not known"
+    text = f"on its node: {isolation}, {network.text}"
+    for port in ports:
+        text += f"; hostPort {port.host_port} {port.outcome}"
+        if port.outcome in ("dropped", "unknown"):
+            text += f" ({port.reason})"
+    return value, text
+
+
+def rests_on_the_unknown(verdict: Verdict) -> bool:
+    """Whether what the pod gets rests on a fact that is not known: its network (for a
+    pod that asks for the node's network, or maps a hostPort) or a hostPort's outcome."""
+    ports = [p for p in verdict.ports if p.host_port > 0]
+    return any(p.outcome == "unknown" for p in ports) or (
+        verdict.network.value == "unknown" and (verdict.host_network or bool(ports)))

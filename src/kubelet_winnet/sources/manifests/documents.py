@@ -1,0 +1,143 @@
+"""What the input layer hands over: a `Document` (one object, with its lines) or a
+`BadInput` (what is wrong, with file, document and line), and the words shared by
+the readers that make them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+__all__ = [
+    "STOPS",
+    "BadInput",
+    "Document",
+    "FieldPath",
+    "Place",
+    "Refused",
+    "clip",
+    "json_kind",
+    "list_items",
+]
+
+#: A field's path inside a document: keys and list indexes.
+FieldPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """Input that cannot be read: ``document`` is 1-based (0: the file as a whole),
+    ``line`` 1-based (0: unknown)."""
+
+    source: str
+    document: int
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.source
+        if self.line:
+            where += f":{self.line}"
+        if self.document:
+            where += f": document {self.document}"
+        return f"{where}: {self.reason}"
+
+
+class Place(NamedTuple):  # one per finding: a NamedTuple is built in a third of the time
+    """Where a person edits a field of a rendered object: ``line`` in the document's
+    source; ``remark`` says why it is not the field's own line, or which other file set
+    the field (``also``: that file and line, a kustomize patch)."""
+
+    line: int
+    remark: str = ""
+    also: tuple[str, int] | None = None
+
+
+@dataclass(slots=True)  # not frozen: a frozen dataclass pays a setattr per field
+class Document:
+    """One object: a document of a file, or an item of a ``List`` document. A rendered
+    object's lines count in ``text`` (the renderer's output, kept in a temporary file)
+    and ``place`` turns them into lines of ``source``, the file a person edits."""
+
+    source: str
+    document: int  # 1-based document number in the file
+    item: int | None  # index in the List's items, or None
+    line: int  # line where the object starts
+    value: dict[str, Any]
+    _locate: Callable[[FieldPath], int] = field(repr=False, compare=False)
+    text: str | None = field(default=None, repr=False, compare=False)
+    _place: Callable[[FieldPath, int], Place] | None = field(
+        default=None, repr=False, compare=False)
+    commented: bool = field(default=True, repr=False, compare=False)  # False: JSON text
+
+    @property
+    def label(self) -> str:
+        if self.item is None:
+            return f"{self.source}#{self.document}"
+        return f"{self.source}#{self.document}.items[{self.item}]"
+
+    def line_of(self, path: FieldPath) -> int:
+        """The line of the field at ``path`` (or of its nearest present parent)."""
+        try:
+            return self._locate(path) or self.line
+        except Exception:  # a locator is best effort: never lose a finding over it
+            return self.line
+
+    def place(self, path: FieldPath, line: int) -> Place:
+        """Where a person edits the field at ``path``, found at ``line`` (of
+        `line_of`): the same line unless the object was rendered."""
+        if self._place is None:
+            return Place(line)
+        try:
+            return self._place(path, line)
+        except Exception:  # best effort, as line_of: never lose a finding over it
+            return Place(line)
+
+
+#: Ends every error after which nothing more of the file is read (a parser that cannot
+#: recover, a limit): one wording for all of them.
+STOPS = "; reading of this file stops here"
+
+
+class Refused(Exception):
+    """Bad input found while reading; ``line`` 0 when unknown. ``fatal``: the rest of the
+    stream cannot be read (the message then ends with `STOPS`)."""
+
+    def __init__(self, reason: str, line: int = 0, *, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.fatal = fatal
+
+    def bad_input(self, source: str, document: int) -> BadInput:
+        """The `BadInput` a user reads for this refusal."""
+        return BadInput(source, document, self.line,
+                        self.reason + STOPS if self.fatal else self.reason)
+
+
+def list_items(value: dict[str, Any]) -> list[Any] | None:
+    """The items of a ``List`` (``kind`` ending in ``List``, as kubectl's ``*List``), else
+    None."""
+    kind = value.get("kind")
+    items = value.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        return items
+    return None
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value that is not an object is, in words."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is True or value is False:
+        return "a boolean"
+    return "a number"
+
+
+def clip(text: str, size: int = 40) -> str:
+    """``text`` as a JSON string, cut to about ``size`` characters."""
+    shown = json.dumps(text)
+    return shown if len(shown) <= size else shown[: size - 4] + '..."'

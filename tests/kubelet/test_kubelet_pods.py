@@ -101,7 +101,7 @@ def test_env_sources() -> None:
     node = kw.NodeContext(node_name="n1", node_ips=("10.1.0.5",), allocatable_cpu="8")
     config = kw.container_config(manifest, "app", node=node, pod_ips=("10.244.0.9",),
                                  config_maps={"cm": {"K": "v"}}, secrets={"s": {"k": b"pw"}})
-    assert {kv.key: kv.value for kv in config.envs} == {
+    assert {kv.key: kv.value.decode() for kv in config.envs} == {
         "CM_K": "v", "LIT": "a-v", "POD": "web", "NS": "shop", "APP": "web",
         "NODE": "n1", "HOSTIP": "10.1.0.5", "PODIP": "10.244.0.9",
         "MEM": "1024",  # ceil(1Gi / 1Mi)
@@ -145,7 +145,7 @@ def test_literal_env_property(env: list[tuple[str, str]]) -> None:
     """makeEnvironmentVariables: env in declaration order, a later entry of the same name
     overriding an earlier one; literal values without `$` are kept as written."""
     manifest = pod([{"name": "c", "env": [{"name": k, "value": v} for k, v in env]}])
-    got = [(kv.key, kv.value) for kv in kw.container_config(manifest, "c").envs]
+    got = [(kv.key, kv.value.decode()) for kv in kw.container_config(manifest, "c").envs]
     expected: dict[str, str] = {}
     for key, text in env:
         expected[key] = text
@@ -160,7 +160,7 @@ def _downward(field_path: str, metadata: dict[str, Any], version: str = "1.36") 
                 "spec": {"containers": [{"name": "app", "image": "img", "env": [
                     {"name": "D", "valueFrom": {"fieldRef": {"fieldPath": field_path}}}]}]}}
     config = kw.container_config(manifest, "app", kubelet_version=version)
-    return {e.key: e.value for e in config.envs}["D"]
+    return {e.key: e.value.decode() for e in config.envs}["D"]
 
 
 @pytest.mark.parametrize("field", ["annotations", "labels"])
@@ -229,7 +229,7 @@ def test_rune_wise_kubelets_keep_a_dollar_before_a_multibyte_character(version: 
                    args=["$(GREETING)"]),
         "app", kubelet_version=version,
     )
-    assert [(e.key, e.value) for e in config.envs] == [("GREETING", "x$é")]
+    assert [(e.key, e.value.decode()) for e in config.envs] == [("GREETING", "x$é")]
     assert list(config.command) == ["$é"]
     assert list(config.args) == ["x$é"]
 
@@ -240,7 +240,7 @@ def test_byte_wise_expansion_of_ascii_is_unchanged() -> None:
         _expanding(env=[{"name": "A", "value": "é$x"}, {"name": "B", "value": "$(A)$$é"}]),
         "app", kubelet_version="1.33",
     )
-    assert [(e.key, e.value) for e in config.envs] == [("A", "é$x"), ("B", "é$x$é")]
+    assert [(e.key, e.value.decode()) for e in config.envs] == [("A", "é$x"), ("B", "é$x$é")]
 
 
 def test_sub_path_expr_follows_the_kubelet_version() -> None:
@@ -262,7 +262,7 @@ def test_sub_path_expr_follows_the_kubelet_version() -> None:
 
 def _env_of(manifest: dict[str, Any], name: str = "c", **kwargs: Any) -> dict[str, str]:
     config = kw.container_config(manifest, name, **kwargs)
-    return {pair.key: pair.value for pair in config.envs}
+    return {pair.key: pair.value.decode() for pair in config.envs}
 
 
 def _resource_env(resource: str, **ref: Any) -> dict[str, Any]:

@@ -396,6 +396,7 @@ class PodRequests:
     ) -> None:
         node = check_node(node)
         profile = kubelet_profile(kubelet_version, feature_gates)
+        self.kubelet_version = profile.version  # whose cri-api JSON the requests read as
         self.sandbox_config, view = build_sandbox_config(
             pod, node, 0, kubelet_version, feature_gates
         )

@@ -178,10 +178,8 @@ _FIXED_IN += f" and 1.{RUNE_WISE_EXPANSION.since}.0"
 _SHOWN_BYTES = 32  # the hex dump of the kubelet's value is cut after this many bytes
 
 
-def _shown(value: bytes) -> tuple[str, str]:
-    """``value`` as Go's ``%q`` and as hex, both cut."""
-    shown = value[:_SHOWN_BYTES].hex(" ") + (" ..." if len(value) > _SHOWN_BYTES else "")
-    return golang.quote(value if len(value) <= 200 else value[:200]), shown
+def _count(value: bytes) -> str:
+    return "1 byte" if len(value) == 1 else f"{len(value)} bytes"
 
 
 def not_utf8_error(
@@ -190,19 +188,21 @@ def not_utf8_error(
     """The error for ``what`` (``variable "NAME"``, ``command[0]``, ``subPathExpr``) at
     ``field``, which kubelet ``rule.version`` expands to ``value``, bytes that are not
     UTF-8, into a string field. ``secret``: because a variable it references holds such
-    bytes (a Secret's), not because of the byte-wise rule."""
-    quoted, shown = _shown(value)
+    bytes (a Secret's), not because of the byte-wise rule; the value is then not shown."""
     if secret:
-        cause = "a variable it references holds bytes that are not UTF-8 (a Secret's)"
-    else:
-        cause = (
-            f'it reads the character after a lone "$" as one byte (fixed in {_FIXED_IN} '
-            "by kubernetes#136325)"
+        head = (
+            f"kubelet {rule.version} expands {what} to a value that is not UTF-8 "
+            f"({_count(value)}, not shown) because a variable it references holds a "
+            f"Secret's bytes, and {what} is a string in every release's cri-api"
         )
-    head = (
-        f"kubelet {rule.version} expands {what} to {quoted} (bytes {shown}), which is not "
-        f"UTF-8: {cause}"
-    )
+    else:
+        shown = value[:_SHOWN_BYTES].hex(" ") + (" ..." if len(value) > _SHOWN_BYTES else "")
+        quoted = golang.quote(value if len(value) <= 200 else value[:200])
+        head = (
+            f"kubelet {rule.version} expands {what} to {quoted} (bytes {shown}), which is "
+            f'not UTF-8: it reads the character after a lone "$" as one byte (fixed in '
+            f"{_FIXED_IN} by kubernetes#136325)"
+        )
     if rule.marshal_checks_utf8:
         tail = (
             f'; its CreateContainer call then fails with "{_MARSHAL_ERROR}", and the '
@@ -223,15 +223,14 @@ _BYTES_IN += f" and 1.{ENV_VALUES_ARE_BYTES.since}.0"
 
 def env_bytes_error(field: str, name: str, value: bytes, rule: ExpansionRule) -> InvalidUtf8Error:
     """The error for environment variable ``name`` at ``field``, whose value is ``value``,
-    bytes that are not UTF-8, on a kubelet whose environment values are strings that it
-    checks (1.34.0 until the bytes fix of its release branch)."""
-    quoted, shown = _shown(value)
+    bytes that are not UTF-8 (a Secret's, not shown), on a kubelet whose environment values
+    are strings it checks (1.34.0 up to the bytes fix of its release branch)."""
     return InvalidUtf8Error(
         field,
-        f"kubelet {rule.version} would send variable {quoted_name(name)} as {quoted} "
-        f"(bytes {shown}), which is not UTF-8; its environment values are strings (they "
-        f"are bytes from {_BYTES_IN}, kubernetes#139168), so its CreateContainer call "
-        f'fails with "{_MARSHAL_ERROR}", and the container waits in CreateContainerError',
+        f"kubelet {rule.version} cannot send variable {quoted_name(name)}: its value, "
+        f"{_count(value)} from a Secret (not shown), is not UTF-8, and this release's "
+        "cri-api holds an environment value as a string, so its CreateContainer call "
+        f'fails with "{_MARSHAL_ERROR}" and the container waits in CreateContainerError '
+        f"(kubernetes#139132; values are bytes again from {_BYTES_IN}, kubernetes#139168)",
         value,
     )
-

@@ -8,7 +8,9 @@ expansion (:mod:`~kubelet_winnet._kubelet.expansion`) within the library's bound
 
 from __future__ import annotations
 
+import base64
 import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -66,6 +68,7 @@ __all__ = [
     "MAX_EXPANDED_VALUE",
     "Budget",
     "environment",
+    "secret_data",
     "sort_pod_ips",
 ]
 
@@ -428,11 +431,15 @@ def _lookup(
             return None
         at = f"{argument}[{quoted(name)}]"
         if kind == "secret":
-            view = readable(found)  # a kubernetes.client V1Secret reads as its JSON
-            if view is not None and (view[1] == "Secret" or (
-                view[0].get("kind") == "Secret" and view[0].get("apiVersion") == "v1"
-            )):
-                return _secret_data(view[0], at, namespace)
+            secret = _secret_object(found)
+            if secret is not None:
+                own = _object_namespace(secret)
+                if own not in ("", namespace):
+                    raise InvalidArgumentError(
+                        at, f"a Secret of the pod's namespace {quoted(namespace)}",
+                        f"one of namespace {quoted(own)}",
+                    )
+                return secret_data(secret, at)
         if not is_mapping(found):
             raise InvalidArgumentError(at, "a mapping of key to value", type_name(found))
         return {key: found[key] for key in found}
@@ -459,38 +466,55 @@ def _data_value(data: Mapping[str, Any], key: str, argument: str) -> GoString:
     return item
 
 
-def _secret_data(secret: Mapping[str, Any], at: str, namespace: str) -> dict[str, bytes]:
-    """A Secret object's data as the kubelet's ``secret.Data`` holds it: ``data`` is
-    base64 (how the API and ``kubectl get secret -o json`` write a ``[]byte``; Go's
-    ``base64.StdEncoding`` skips line breaks), then ``stringData`` as text over it (the
-    API server merges it into ``data`` on write: a key in both takes ``stringData``)."""
-    metadata: Any = secret.get("metadata")
-    if is_mapping(metadata):
-        own = metadata.get("namespace")
-        if own not in (None, "", namespace):
-            raise InvalidArgumentError(
-                at, f"a Secret of the pod's namespace {quoted(namespace)}",
-                f"one of namespace {quoted(own) if type(own) is str else type_name(own)}",
-            )
+def _secret_object(value: object) -> Mapping[str, Any] | None:
+    """``value`` as a Secret object (``kind: Secret`` of ``v1``, or a ``V1Secret`` of the
+    ``kubernetes`` client), or ``None`` for a plain mapping of key to value."""
+    view = readable(value)
+    if view is None:
+        return None
+    mapping, kind = view
+    if kind == "Secret":
+        return mapping
+    if kind is None and mapping.get("kind") == "Secret" and mapping.get("apiVersion") == "v1":
+        return mapping
+    return None
+
+
+def _object_namespace(secret: Mapping[str, Any]) -> str:
+    metadata = secret.get("metadata")
+    own = metadata.get("namespace") if is_mapping(metadata) else None
+    return own if type(own) is str else ""
+
+
+def secret_data(secret: Mapping[str, Any], at: str) -> dict[str, bytes]:
+    """A Secret object's data as the kubelet's ``secret.Data`` (``map[string][]byte``)
+    holds it: ``data`` is base64, as the API and ``kubectl get secret -o json`` write a
+    ``[]byte`` (Go's ``base64.StdEncoding``: padding required, line breaks skipped; a
+    ``V1Secret`` of the ``kubernetes`` client holds the same text), ``bytes`` already
+    decoded are taken as they are, and ``stringData`` is text laid over it (the API
+    server merges it into ``data`` on write: a key in both takes ``stringData``). Bad
+    data is ``InvalidArgumentError`` naming ``at`` (may be empty) and the key, never the
+    value."""
     data: dict[str, bytes] = {}
-    for field in ("data", "stringData"):
-        items = secret.get(field)
+    for name in ("data", "stringData"):
+        field = f"{at}.{name}" if at else name
+        items = secret.get(name)
         if items is None:
             continue
         if not is_mapping(items):
-            raise InvalidArgumentError(f"{at}.{field}", "a mapping", type_name(items))
+            raise InvalidArgumentError(field, "a mapping", type_name(items))
         for key in items:
             if type(key) is not str or not is_utf8(key):
-                raise InvalidArgumentError(f"{at}.{field}", "str keys", type_name(key))
+                raise InvalidArgumentError(field, "str keys", type_name(key))
             value = items[key]
-            where = f"{at}.{field}[{quoted(key)}]"
-            if field == "stringData":
+            where = f"{field}[{quoted(key)}]"
+            if name == "stringData":
                 if type(value) is not str or not is_utf8(value):
                     raise InvalidArgumentError(where, "text", type_name(value))
                 data[key] = value.encode()
-            elif value is None:  # JSON null decodes to an empty []byte
+            elif value is None:  # JSON null: an empty []byte
                 data[key] = b""
-            elif type(value) is bytes:  # a caller's decoded value
+            elif type(value) is bytes:
                 data[key] = value
             elif type(value) is str:
                 data[key] = _base64(value, where)
@@ -499,20 +523,20 @@ def _secret_data(secret: Mapping[str, Any], at: str, namespace: str) -> dict[str
     return data
 
 
-def _base64(text: str, where: str) -> bytes:
-    import base64
-    import binascii
+# Go's base64.StdEncoding.DecodeString after it drops "\r" and "\n": groups of four,
+# padding required.
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 
+
+def _base64(text: str, where: str) -> bytes:
     cleaned = text.replace("\r", "").replace("\n", "")
-    try:
-        if not cleaned.isascii():
-            raise binascii.Error
-        return base64.b64decode(cleaned, validate=True)
-    except (binascii.Error, ValueError):
+    if not _BASE64.fullmatch(cleaned):
+        # The text is not shown: it is a Secret's.
         raise InvalidArgumentError(
             where, "base64 text (a Secret's data as the API holds it)",
-            f"{quoted(text[:40])}{'...' if len(text) > 40 else ''}",
-        ) from None
+            f"{len(text)} characters of other text (not shown)",
+        )
+    return base64.b64decode(cleaned)
 
 
 def _not_found(kind: str, name: str) -> SandboxConfigError:

@@ -217,7 +217,7 @@ SIGNAL_NAMES_PREFIXED = RequestFact(
     "signal-names-prefixed", 37,
     "the Signal enum's names carry a SIGNAL_ prefix (SIGNAL_SIGTERM = 23; before: SIGTERM), "
     "which is how proto3 JSON writes stop_signal",
-    "cri-api pkg/apis/runtime/v1/api.proto, commit 044b7de (kubernetes#139251)",
+    "cri-api pkg/apis/runtime/v1/api.proto, commit 044b7de (kubernetes commit 73fbf8ca)",
 )
 
 #: Every version fact of the request builders, oldest first.

@@ -134,8 +134,8 @@ def test_env_errors_are_the_kubelets() -> None:
     with pytest.raises(kw.SandboxConfigError) as info:
         one({"name": "X", "valueFrom": {"resourceFieldRef": {"resource": "limits.gpu"}}})
     assert str(info.value) == "unsupported container resource : limits.gpu"
-    with pytest.raises(kw.InvalidArgumentError):
-        one(secret_ref, secrets={"s": {"k": b"\xff"}})
+    with pytest.raises(kw.InvalidArgumentError):  # a ConfigMap's data is text
+        one(cm_ref, config_maps={"cm": {"k": b"\xff"}})
 
 env_names = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
 
@@ -203,12 +203,15 @@ def _expanding(**container: Any) -> dict[str, Any]:
     return pod([{"name": "app", "image": "img", **container}])
 
 
-@pytest.mark.parametrize("version", ["1.26", "1.33", "1.34.0", "1.34.3", "1.35.0"])
-@pytest.mark.parametrize(("container", "field", "what"), [
-    ({"env": [{"name": "GREETING", "value": "$é"}]}, "spec.containers[0].env[0].value",
-     'variable "GREETING"'),
-    ({"command": ["run", "$é"]}, "spec.containers[0].command[1]", "command[1]"),
-    ({"args": ["$é"]}, "spec.containers[0].args[0]", "args[0]"),
+@pytest.mark.parametrize(("version", "container", "field", "what"), [
+    *[(version, {"command": ["run", "$é"]}, "spec.containers[0].command[1]", "command[1]")
+      for version in ("1.26", "1.33", "1.34.0", "1.34.3", "1.35.0")],
+    *[(version, {"args": ["$é"]}, "spec.containers[0].args[0]", "args[0]")
+      for version in ("1.26", "1.33", "1.34.0", "1.34.3", "1.35.0")],
+    # An environment value: refused where the kubelet marshals strings it checks.
+    *[(version, {"env": [{"name": "GREETING", "value": "$é"}]},
+       "spec.containers[0].env[0].value", 'variable "GREETING"')
+      for version in ("1.34.0", "1.34.3", "1.35.0")],
 ])
 def test_byte_wise_kubelets_refuse_a_dollar_before_a_multibyte_character(
     version: str, container: dict[str, Any], field: str, what: str
@@ -232,6 +235,18 @@ def test_rune_wise_kubelets_keep_a_dollar_before_a_multibyte_character(version: 
     assert [(e.key, e.value.decode()) for e in config.envs] == [("GREETING", "x$é")]
     assert list(config.command) == ["$é"]
     assert list(config.args) == ["x$é"]
+
+
+@pytest.mark.parametrize("version", ["1.26", "1.33"])
+def test_a_gogo_kubelet_sends_the_byte_wise_environment_value(version: str) -> None:
+    """Before 1.34 gogo protobuf marshals a string without checking it: the mangled bytes
+    of "$é" reach the runtime, which the bytes field of KeyValue carries."""
+    config = kw.container_config(
+        _expanding(env=[{"name": "GREETING", "value": "$é"}]), "app", kubelet_version=version
+    )
+    assert [(e.key, e.value) for e in config.envs] == [
+        ("GREETING", bytes.fromhex(_BYTE_WISE_DOLLAR_E))
+    ]
 
 
 def test_byte_wise_expansion_of_ascii_is_unchanged() -> None:

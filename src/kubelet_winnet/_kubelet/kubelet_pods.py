@@ -53,8 +53,8 @@ from kubelet_winnet._kubelet.request_facts import (
     EXACT_DOWNWARD_DIVISION,
     HOST_IPS_FIELD,
     HOST_IPS_VALUE,
-    POD_LEVEL_LIMITS_DEFAULT,
     NEWEST_RULE,
+    POD_LEVEL_LIMITS_DEFAULT,
     ExpansionRule,
 )
 from kubelet_winnet._kubelet.service_env import Service, service_env_vars

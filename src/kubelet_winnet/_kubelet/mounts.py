@@ -43,8 +43,8 @@ from kubelet_winnet._kubelet.pod import (
 )
 from kubelet_winnet._kubelet.request_facts import (
     HOSTS_MOUNT_FOR_HOST_NETWORK,
-    RECURSIVE_READ_ONLY,
     NEWEST_RULE,
+    RECURSIVE_READ_ONLY,
     SLASH_IS_ABSOLUTE,
     ExpansionRule,
 )

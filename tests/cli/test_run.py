@@ -357,7 +357,7 @@ def test_bad_secret_data_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: P
     code, _, err = run(capsys, "--dry-run", str(path))
     assert code == 2
     assert (f'{path}#2: data["k"]: expected base64 text (a Secret\'s data as the API holds '
-            "it), got 11 characters of other text (not shown)") in err
+            "it), got other text (11 characters, not shown)") in err
     assert "not base64!" not in err  # a Secret's text is never echoed
 
 

@@ -478,3 +478,157 @@ def test_a_node_whose_addresses_go_cannot_parse_has_no_host_ip() -> None:
     with pytest.raises(kw.SandboxConfigError) as info:
         _env_of(pod([{"name": "c", "env": env}]), node=node)
     assert str(info.value) == "host IP unknown; known addresses: [{InternalIP fe80::1%eth0}]"
+
+
+# --- a Secret's bytes as environment values (cri-api KeyValue.value: string, then bytes) --
+
+# kubernetes#139132 / #139168 and the cri-api commits that made `bytes value = 2`:
+# d3d9c71 on master (kubernetes-1.37.0-alpha.1), a544ba3 (tag kubernetes-1.34.9), 48b4f42
+# (kubernetes-1.35.6), 5f84746 (kubernetes-1.36.2). Before 1.34 gogo protobuf marshalled
+# any Go string; from 1.34.0 protobuf-go refuses a string that is not UTF-8 at marshal
+# ("string field contains invalid UTF-8"), until the patch release of each branch above.
+_SENDS = ["1.26", "1.33", "1.33.9", "1.34.9", "1.34.12", "1.35.6", "1.36.2", "1.36",
+          "1.37.0", "1.38"]
+_REFUSES = ["1.34.0", "1.34.8", "1.35.0", "1.35.5", "1.36.0", "1.36.1"]
+_NOT_UTF8 = b"\xff\xfe\x00\xc3"  # ff and fe never start UTF-8; c3 ends without its byte
+_SECRET = {  # as `kubectl get secret s -o json` prints it (data in base64)
+    "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+    "metadata": {"name": "s", "namespace": "shop"},
+    "data": {"bin": "//4Aww==", "text": "aGk="},  # ff fe 00 c3; "hi"
+}
+
+
+def _secret_env(**container: Any) -> dict[str, Any]:
+    return pod([{"name": "c", "image": "i", **container}])
+
+
+_BY_KEY_REF = {"env": [{"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "bin"}}}]}
+
+
+@pytest.mark.parametrize("version", _SENDS)
+def test_a_secrets_bytes_are_sent_where_the_release_sends_them(version: str) -> None:
+    config = kw.container_config(_secret_env(**_BY_KEY_REF), "c", kubelet_version=version,
+                                 secrets={"s": _SECRET})
+    assert [(e.key, e.value) for e in config.envs] == [("B", _NOT_UTF8)]
+    # The wire encoding of bytes and string is one: tag 0x12 (field 2, length-delimited).
+    assert b"\x12\x04" + _NOT_UTF8 in config.envs[0].SerializeToString()
+
+
+@pytest.mark.parametrize("version", _REFUSES)
+def test_a_secrets_bytes_are_refused_where_the_release_marshals_a_checked_string(
+    version: str,
+) -> None:
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(_secret_env(**_BY_KEY_REF), "c", kubelet_version=version,
+                            secrets={"s": _SECRET})
+    assert info.value.field == "spec.containers[0].env[0].value"
+    assert info.value.value == _NOT_UTF8
+    message = str(info.value)
+    assert message.startswith(
+        f'spec.containers[0].env[0].value: kubelet {version} cannot send variable "B": its '
+        "value, 4 bytes from a Secret (not shown), is not UTF-8"
+    )
+    assert ('fails with "grpc: error while marshaling: string field contains invalid UTF-8" '
+            "and the container waits in CreateContainerError") in message
+    assert "bytes again from 1.34.9, 1.35.6, 1.36.2 and 1.37.0" in message
+    assert "\\xff" not in message and "ff fe" not in message  # the Secret is not echoed
+
+
+@pytest.mark.parametrize(("version", "sent"), [
+    ("1.34.8", False), ("1.34.9", True), ("1.35.5", False), ("1.35.6", True),
+    ("1.36.1", False), ("1.36.2", True), ("1.36", True), ("1.37.0", True),
+])
+def test_env_from_and_references_carry_the_bytes(version: str, sent: bool) -> None:
+    """envFrom copies `string(v)` of each key; `$(VAR)` appends a variable's value as it is."""
+    manifest = _secret_env(
+        envFrom=[{"secretRef": {"name": "s"}, "prefix": "S_"}],
+        env=[{"name": "R", "value": "<$(S_bin)>"}],
+    )
+    build = lambda: kw.container_config(  # noqa: E731
+        manifest, "c", kubelet_version=version, secrets={"s": _SECRET})
+    if not sent:
+        with pytest.raises(kw.InvalidUtf8Error) as info:
+            build()
+        assert info.value.field == "spec.containers[0].envFrom[0].secretRef"
+        assert f'kubelet {version} cannot send variable "S_bin"' in str(info.value)
+        return
+    assert [(e.key, e.value) for e in build().envs] == [
+        ("S_bin", _NOT_UTF8), ("S_text", b"hi"), ("R", b"<" + _NOT_UTF8 + b">"),
+    ]
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.36.2", "1.37.0", "1.38"])
+@pytest.mark.parametrize(("container", "field", "what"), [
+    ({"command": ["run", "$(B)"]}, "spec.containers[0].command[1]", "command[1]"),
+    ({"args": ["x$(B)"]}, "spec.containers[0].args[0]", "args[0]"),
+])
+def test_command_and_args_stay_strings(
+    version: str, container: dict[str, Any], field: str, what: str
+) -> None:
+    """Only KeyValue.value became bytes: command and args holding a Secret's bytes are
+    strings in every cri-api (a 1.33 kubelet sends them, but no string here holds them)."""
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(_secret_env(**_BY_KEY_REF, **container), "c",
+                            kubelet_version=version, secrets={"s": _SECRET})
+    assert info.value.field == field
+    message = str(info.value)
+    assert message.startswith(
+        f"{field}: kubelet {version} expands {what} to a value that is not UTF-8 "
+        f"({len(info.value.value)} bytes, not shown) because a variable it references holds "
+        f"a Secret's bytes, and {what} is a string in every release's cri-api"
+    )
+    assert "\\xff" not in message
+
+
+def test_a_secret_object_is_read_as_the_api_holds_it() -> None:
+    """data is base64 (line breaks skipped, as Go's StdEncoding does), null is empty, and
+    stringData is laid over data by key, as the API server merges it on write."""
+    secret = {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+        "data": {"a": "aGVs\nbG8=", "b": None, "c": "b2xk"},  # "hello", -, "old"
+        "stringData": {"c": "new", "d": "ü"},
+    }
+    manifest = _secret_env(envFrom=[{"secretRef": {"name": "s"}}])
+    config = kw.container_config(manifest, "c", secrets={"s": secret})
+    assert [(e.key, e.value) for e in config.envs] == [
+        ("a", b"hello"), ("b", b""), ("c", b"new"), ("d", "ü".encode()),
+    ]
+
+
+def test_a_kubernetes_client_secret_is_read_like_its_json() -> None:
+    from kubernetes.client import V1ObjectMeta, V1Secret
+
+    secret = V1Secret(metadata=V1ObjectMeta(name="s"), data={"bin": "//4Aww=="})
+    config = kw.container_config(_secret_env(**_BY_KEY_REF), "c", secrets={"s": secret})
+    assert config.envs[0].value == _NOT_UTF8
+
+
+def test_a_plain_mapping_takes_bytes_as_they_are_and_text_as_text() -> None:
+    config = kw.container_config(
+        _secret_env(envFrom=[{"secretRef": {"name": "s"}}]), "c",
+        secrets={"s": {"bin": _NOT_UTF8, "text": "aGk="}},  # a plain value is not base64
+    )
+    assert [(e.key, e.value) for e in config.envs] == [("bin", _NOT_UTF8), ("text", b"aGk=")]
+
+
+@pytest.mark.parametrize(("secret", "argument", "expected", "got"), [
+    ({**_SECRET, "data": {"k": "a"}}, 'secrets["s"].data["k"]',
+     "base64 text (a Secret's data as the API holds it)", "other text (1 character, not shown)"),
+    ({**_SECRET, "data": {"k": "aGk"}}, 'secrets["s"].data["k"]',  # padding is required
+     "base64 text (a Secret's data as the API holds it)", "other text (3 characters, not shown)"),
+    ({**_SECRET, "data": {"k": "aG é="}}, 'secrets["s"].data["k"]',
+     "base64 text (a Secret's data as the API holds it)", "other text (5 characters, not shown)"),
+    ({**_SECRET, "data": {"k": 7}}, 'secrets["s"].data["k"]', "base64 text", "int"),
+    ({**_SECRET, "data": ["k"]}, 'secrets["s"].data', "a mapping", "list"),
+    ({**_SECRET, "stringData": {"k": b"x"}}, 'secrets["s"].stringData["k"]', "text", "bytes"),
+    ({**_SECRET, "metadata": {"name": "s", "namespace": "other"}}, 'secrets["s"]',
+     "a Secret of the pod's namespace \"shop\"", 'one of namespace "other"'),
+])
+def test_bad_secret_objects_name_the_key_and_never_the_value(
+    secret: dict[str, Any], argument: str, expected: str, got: str
+) -> None:
+    with pytest.raises(kw.InvalidArgumentError) as info:
+        kw.container_config(_secret_env(**_BY_KEY_REF), "c", secrets={"s": secret})
+    assert (info.value.argument, info.value.expected) == (argument, expected)
+    assert info.value.got.startswith(got)
+    assert "aG" not in str(info.value)

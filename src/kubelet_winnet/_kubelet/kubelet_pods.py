@@ -534,7 +534,7 @@ def _base64(text: str, where: str) -> bytes:
         # The text is not shown: it is a Secret's.
         raise InvalidArgumentError(
             where, "base64 text (a Secret's data as the API holds it)",
-            f"{len(text)} characters of other text (not shown)",
+            f"other text ({len(text)} character{'' if len(text) == 1 else 's'}, not shown)",
         )
     return base64.b64decode(cleaned)
 

@@ -11,17 +11,27 @@ Package, message, field and enum names, numbers and types match upstream
 cri-api master (pkg/apis/runtime/v1/api.proto at kubernetes/cri-api 791729b,
 July 2026, after v0.37.0-beta.0) for every message here, so bytes and proto3
 JSON interoperate with kubelet and the runtimes. Comments are our own.
+Compared field by field (name, number, type, label, JSON name, options) for
+each of the 93 messages and 8 enums here, and each RPC's types.
 
-Changes taken from upstream since v0.36: KeyValue.value is bytes (d3d9c71),
-the Signal enum's names carry a SIGNAL_ prefix (044b7de, numbers unchanged;
-kubelet_winnet writes the names of the kubelet release it models in JSON),
-and Mount.mount_options / RuntimeFeatures.mount_options (d106c2f, d279f3c).
+Changes taken from upstream since v0.36: KeyValue.value is bytes (d3d9c71;
+backported as a544ba3, 48b4f42, 5f84746 to v0.34.9, v0.35.6, v0.36.2), the
+Signal enum's names carry a SIGNAL_ prefix (044b7de, numbers unchanged), and
+Mount.mount_options / RuntimeFeatures.mount_options (d106c2f, d279f3c). The
+wire is the same for every release; the proto3 JSON is not, so
+kubelet_winnet._kubelet.messages.message_json writes a value the way the
+cri-api of the modelled kubelet release spells it (text or base64, names
+with or without SIGNAL_).
 
-Left out: the messages of calls kubelet_winnet.cri does not make (the image
-service but ImageStatus, exec/attach/port-forward, stats and metrics, events,
-checkpoint and restore of containers and pods, the streaming list calls, the
-update calls) and their enums. Being proto3, a field a runtime sends that is missing here is
-kept as an unknown field when parsed.
+Left out, because kubelet_winnet neither builds nor reads them: the messages
+of the calls it does not make and their enums (CgroupDriver,
+ContainerEventType, MetricType). That is the image service but ImageStatus
+(PullImage, ListImages, RemoveImage, ImageFsInfo, AuthConfig with its
+debug_redact fields), ListContainers and its Container and filters,
+exec/attach/port-forward, ReopenContainerLog, the runtime config calls,
+stats and metrics, events, checkpoint and restore of containers and pods,
+the streaming list calls, and the update calls. Being proto3, a field a
+runtime sends that is missing here is kept as an unknown field when parsed.
 
 Regenerate the Python modules with `python scripts/gen_cri_api.py`.
 """

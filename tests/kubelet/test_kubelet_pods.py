@@ -632,3 +632,27 @@ def test_bad_secret_objects_name_the_key_and_never_the_value(
     assert (info.value.argument, info.value.expected) == (argument, expected)
     assert info.value.got.startswith(got)
     assert "aG" not in str(info.value)
+
+
+@pytest.mark.parametrize(("value", "expected", "got"), [
+    ("x\ud800", "str values that are valid Unicode", "a str with a lone surrogate"),
+    (bytearray(b"x"), "str or bytes values", "bytearray"),
+    (7, "str or bytes values", "int"),
+])
+def test_a_plain_secret_value_of_another_kind_is_refused(
+    value: object, expected: str, got: str
+) -> None:
+    with pytest.raises(kw.InvalidArgumentError) as info:
+        kw.container_config(_secret_env(envFrom=[{"secretRef": {"name": "s"}}]), "c",
+                            secrets={"s": {"k": value}})
+    assert (info.value.argument, info.value.expected, info.value.got) == ("secrets", expected, got)
+
+
+def test_a_huge_secret_is_bounded_like_any_environment() -> None:
+    """24 MiB of base64 (18 MiB decoded) passes the container's 16 MiB budget."""
+    secret = {**_SECRET, "data": {"k": "QUFB" * (6 << 20)}}
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.container_config(_secret_env(envFrom=[{"secretRef": {"name": "s"}}]), "c",
+                            secrets={"s": secret})
+    assert info.value.field == "spec.containers[0].envFrom[0].secretRef"
+    assert "would pass 16777216 bytes" in str(info.value)

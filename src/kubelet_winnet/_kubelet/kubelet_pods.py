@@ -461,8 +461,11 @@ def _data_value(data: Mapping[str, Any], key: str, argument: str) -> GoString:
             raise InvalidArgumentError(argument, "UTF-8 values (a ConfigMap's data is text)",
                                        "bytes that are not UTF-8")
         return value
-    if type(item) is not str or not is_utf8(item):
+    if type(item) is not str:
         raise InvalidArgumentError(argument, "str or bytes values", type_name(item))
+    if not is_utf8(item):
+        raise InvalidArgumentError(argument, "str values that are valid Unicode",
+                                   "a str with a lone surrogate")
     return item
 
 

@@ -406,6 +406,8 @@ def test_dry_run_refuses_a_secrets_bytes_where_the_release_cannot_send_them(
         f'spec.containers[0].env[0].value: kubelet {version} cannot send variable "KEY"'
     )
     assert "string field contains invalid UTF-8" in message
+    lines = [line for line in err.splitlines() if "spec.containers[0].env[0].value" in line]
+    assert len(lines) == 1 and "//4=" not in err and "\\xff" not in err
 
 
 def test_malformed_pod_is_reported_invalid(

@@ -366,3 +366,16 @@ def test_json_text_is_what_encoding_json_writes_for_a_go_string(value: bytes) ->
 def test_json_text_replaces_each_bad_byte_on_its_own() -> None:
     assert golang.json_text(b"a\xe2\x82A\xc3\xa9") == "a\ufffd\ufffdAé"
     assert golang.json_text(b"\xed\xa0\x80") == "\ufffd" * 3
+
+
+@given(st.lists(st.binary(max_size=16), max_size=20))
+@example([b"", b"\xe2\x82A", b"\xed\xa0\x80", b"\xff\xfe\x00\xc3", b"p\xffw", "é".encode()])
+def test_json_text_and_base64_are_what_encoding_json_writes(
+    go: GoOracle, values: list[bytes]
+) -> None:
+    """json.Marshal of a Go string holding the bytes (a string KeyValue.value) and of the
+    same bytes as a []byte (a bytes one: standard base64 with padding, as protojson too)."""
+    sent = [base64.b64encode(value).decode() for value in values]
+    for value, answer in zip(values, go.ask("json", sent), strict=True):
+        assert golang.json_text(value) == json.loads(base64.b64decode(answer["string"]))
+        assert base64.b64encode(value).decode() == json.loads(base64.b64decode(answer["bytes"]))

@@ -544,8 +544,10 @@ def test_env_from_and_references_carry_the_bytes(version: str, sent: bool) -> No
         envFrom=[{"secretRef": {"name": "s"}, "prefix": "S_"}],
         env=[{"name": "R", "value": "<$(S_bin)>"}],
     )
-    build = lambda: kw.container_config(  # noqa: E731
-        manifest, "c", kubelet_version=version, secrets={"s": _SECRET})
+    def build() -> Any:
+        return kw.container_config(manifest, "c", kubelet_version=version,
+                                   secrets={"s": _SECRET})
+
     if not sent:
         with pytest.raises(kw.InvalidUtf8Error) as info:
             build()
@@ -599,7 +601,9 @@ def test_a_kubernetes_client_secret_is_read_like_its_json() -> None:
     from kubernetes.client import V1ObjectMeta, V1Secret
 
     secret = V1Secret(metadata=V1ObjectMeta(name="s"), data={"bin": "//4Aww=="})
-    config = kw.container_config(_secret_env(**_BY_KEY_REF), "c", secrets={"s": secret})
+    # The signature names mappings; a V1Secret is read through its attributes.
+    config = kw.container_config(_secret_env(**_BY_KEY_REF), "c",
+                                 secrets={"s": secret})  # type: ignore[dict-item]
     assert config.envs[0].value == _NOT_UTF8
 
 

@@ -484,7 +484,7 @@ def _secret_object(value: object) -> Mapping[str, Any] | None:
 
 
 def _object_namespace(secret: Mapping[str, Any]) -> str:
-    metadata = secret.get("metadata")
+    metadata: Any = secret.get("metadata")
     own = metadata.get("namespace") if is_mapping(metadata) else None
     return own if type(own) is str else ""
 

@@ -660,3 +660,18 @@ def test_a_huge_secret_is_bounded_like_any_environment() -> None:
                             secrets={"s": secret})
     assert info.value.field == "spec.containers[0].envFrom[0].secretRef"
     assert "would pass 16777216 bytes" in str(info.value)
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.37.0"])
+def test_a_secrets_bytes_in_a_sub_path_are_refused_in_every_release(version: str) -> None:
+    """Mount paths are strings in every cri-api; the value is not shown."""
+    manifest = _secret_env(
+        **_BY_KEY_REF,
+        volumeMounts=[{"name": "data", "mountPath": "C:\\data", "subPathExpr": "$(B)"}],
+    )
+    manifest["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(manifest, "c", kubelet_version=version, secrets={"s": _SECRET})
+    assert info.value.field == "spec.containers[0].volumeMounts[0].subPathExpr"
+    assert "because a variable it references holds a Secret's bytes" in str(info.value)
+    assert "\\xff" not in str(info.value)

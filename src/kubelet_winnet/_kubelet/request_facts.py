@@ -199,9 +199,10 @@ RUNE_WISE_EXPANSION = RequestFact(
 # Secret's value that is not UTF-8 is sent again as it was before 1.34. cri-api commits:
 # d3d9c71 on master (first tag kubernetes-1.37.0-alpha.1), a544ba3 on release-1.34
 # (kubernetes-1.34.9), 48b4f42 on release-1.35 (kubernetes-1.35.6), 5f84746 on
-# release-1.36 (kubernetes-1.36.2). The kubelet's side is the cast in
-# kuberuntime_container.go generateContainerConfig (Value: e.Value, a Go string holding
-# the Secret's bytes, becomes []byte); command, args and working_dir stay strings.
+# release-1.36 (kubernetes-1.36.2); each tag was read in cri-api's history. The kubelet
+# side converts the Go string holding the Secret's bytes where generateContainerConfig
+# (kuberuntime_container.go) builds each KeyValue, as the diff in kubernetes#139132 shows;
+# command, args and working_dir stay strings.
 ENV_VALUES_ARE_BYTES = RequestFact(
     "env-values-are-bytes", 37,
     "ContainerConfig.envs[].value is bytes: a value that is not UTF-8 (a Secret's) is sent "

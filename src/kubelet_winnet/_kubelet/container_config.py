@@ -207,8 +207,8 @@ class ContainerBuilder:
         for key, item in env.items():
             pair = envs.add()
             pair.key = key
-            # bytes value = 2 (cri-api d3d9c71): the same wire bytes as the string it was;
-            # a str with a lone surrogate raises UnicodeEncodeError, reported above.
+            # bytes value = 2 (cri-api d3d9c71): the same wire bytes as the string it was.
+            # A str here is valid Unicode: the readers refuse a lone surrogate.
             pair.value = item if type(item) is bytes else item.encode()  # type: ignore[union-attr]
         fill_container_labels(config.labels, view, container_name)
         fill_container_annotations(config.annotations, view, container, at, container_name,

@@ -305,7 +305,10 @@ def container_config(
     ``image_ref``: the image ID the runtime's ``PullImage`` returned (default: the
     container's ``image``); ``image_username``: the user configured in the image.
     ``config_maps`` / ``secrets``: name -> data of the objects in the pod's namespace
-    (``None``: like a kubelet without an API client). ``pod_ips``: the sandbox's IPs,
+    (``None``: like a kubelet without an API client); a Secret may also be the object
+    as the API holds it (``data`` in base64, ``stringData``), and its values ``bytes``:
+    ``envs[i].value`` is ``bytes`` (cri-api's ``bytes value = 2``), and a value that is
+    not UTF-8 is sent or refused as that kubelet release does. ``pod_ips``: the sandbox's IPs,
     for ``status.podIP`` references. ``services``: the Service manifests the kubelet's
     service lister holds (any namespace), for the service-link variables; ``None``: like a
     kubelet without a service lister (none). ``volume_paths``: volume name -> the host

@@ -135,7 +135,8 @@ def _as_newest_cri_api(create: dict[str, Any]) -> dict[str, Any]:
     Signal names gained ``SIGNAL_`` (cri-api d3d9c71, 044b7de)."""
     config = create["config"]
     for pair in config.get("envs", []):
-        pair["value"] = base64.b64encode(pair["value"].encode()).decode()
+        if "value" in pair:  # an empty value is not written, in either spelling
+            pair["value"] = base64.b64encode(pair["value"].encode()).decode()
     if "stopSignal" in config:
         config["stopSignal"] = "SIGNAL_" + config["stopSignal"]
     return create

@@ -418,7 +418,7 @@ def _lookup(
 ) -> dict[Any, Any] | None:
     """The data of object ``name`` from the caller's store, copied into a dict (a
     caller's Mapping that raises becomes ``InvalidArgumentError``). A Secret may be
-    given as its data or as the Secret object (:func:`_secret_data`)."""
+    given as its data or as the Secret object (:func:`secret_data`)."""
     argument = "config_maps" if kind == "configMap" else "secrets"
     if objects is None:
         raise SandboxConfigError(
@@ -443,7 +443,7 @@ def _lookup(
         if not is_mapping(found):
             raise InvalidArgumentError(at, "a mapping of key to value", type_name(found))
         return {key: found[key] for key in found}
-    except (InvalidArgumentError, InvalidPodError):
+    except InvalidArgumentError:
         raise
     except Exception as exc:  # a caller's Mapping (get, iteration, items) can raise anything
         raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None

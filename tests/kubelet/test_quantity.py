@@ -95,7 +95,7 @@ def test_remembered_quantities_stay_exact_and_bounded() -> None:
         assert parse_nanos(f"{number}m") == number * 10**6
         assert quantity.go_milli_value(f"{number}k") == number * 10**6
     assert len(quantity._NANOS) <= quantity._REMEMBERED
-    assert len(quantity._MILLI) <= quantity._REMEMBERED
+    assert len(quantity._SCALED) <= quantity._REMEMBERED
 
 
 def test_remembered_quantities_agree_across_threads() -> None:

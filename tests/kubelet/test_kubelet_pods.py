@@ -386,6 +386,26 @@ def test_resource_values_past_int64_follow_the_release(
     assert _env_of(manifest, kubelet_version=version)["V"] == want
 
 
+@pytest.mark.parametrize(
+    ("divisor", "version", "want"),
+    [
+        # No memory limit: node allocatable (1Gi here) through MergeContainerResourceLimits
+        # (kubelet_resources.go), divided by divisor.Value(); Value() of 1m rounds up to 1.
+        ("1", "1.37", "1073741824"),
+        ("1m", "1.37", "1073741824"),
+        ("1m", "1.36", "1073741824"),
+        # 1.38 divides the exact quantities: 1Gi / 0.001.
+        ("1m", "1.38", "1073741824000"),
+    ],
+)
+def test_a_container_without_a_memory_limit_reads_allocatable_bytes(
+    divisor: str, version: str, want: str
+) -> None:
+    container = {"name": "c", "env": [_resource_env("limits.memory", divisor=divisor)]}
+    node = kw.NodeContext(allocatable_cpu="4", allocatable_memory="1Gi")
+    assert _env_of(pod([container]), node=node, kubelet_version=version)["V"] == want
+
+
 _BIG = st.sampled_from(["1Gi", "1e19", "10E", "1e20", "16Ei", "9223372036854775807",
                         "12345678901234567890", "10000000000G", "1", "1m", "1k", "500m",
                         "1.5Ei", "0.5"])

@@ -192,7 +192,7 @@ def go_scaled_value(text: str, scale: int, *, saturating: bool = False) -> int:
 
 
 def go_amount(text: str) -> tuple[bool, int, int]:
-    """How ``ParseQuantity(text)`` stores the quantity: ``(True, value, scale)`` for an
+    """How ``ParseQuantity(text)`` (quantity.go) stores the quantity: ``(True, value, scale)`` for an
     ``int64Amount`` (value * 10^scale), ``(False, unscaled, scale)`` for an ``inf.Dec``
     (unscaled * 10^-scale: rounded up to nanos, so scale 9, or BinarySI's cap, MaxInt64
     at scale 0)."""
@@ -254,7 +254,7 @@ def _dec_scaled_value(unscaled: int, scale: int, new_scale: int) -> int:
 
 
 def _int64_amount_scaled(amount: int, scale: int, target: int, saturating: bool) -> int:
-    # int64Amount.AsScaledInt64(target); ScaledValue ignores its "ok".
+    # amount.go int64Amount.AsScaledInt64(target); ScaledValue ignores its "ok".
     if scale < target:
         # negativeScaleInt64: "if not exact, is rounded away from zero"
         divisor = 10 ** (target - scale)

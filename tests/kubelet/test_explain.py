@@ -11,6 +11,7 @@ from hypothesis import example, given
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet import SandboxConfigError, WarningCode, explain, windows_sandbox_config
+from kubelet_winnet.testing.strategies import as_workload
 from tests.strategies import (
     ERR_HOST_NETWORK_REQUIRED,
     ERR_MIXED,
@@ -22,7 +23,6 @@ from tests.strategies import (
     kubelet_profiles,
     oracle_sandbox,
     pod_manifests,
-    wrap,
 )
 
 Manifest = dict[str, Any]
@@ -117,7 +117,7 @@ def test_network_warnings(manifest: Manifest, profile: Profile) -> None:
 
 @pytest.mark.parametrize("kind", list(WORKLOAD_KINDS))
 def test_network_warning_field_in_workloads(kind: str) -> None:
-    manifest = wrap(kind, {"spec": {"hostNetwork": True, "containers": [{"name": "c"}]}})
+    manifest = as_workload(kind, {"spec": {"hostNetwork": True, "containers": [{"name": "c"}]}})
     got = explain(manifest, kubelet_version="1.33")
     (warning,) = [w for w in got.warnings if w.code in NETWORK_CODES]
     assert warning.field == ".".join(WORKLOAD_KINDS[kind]) + ".spec.hostNetwork"

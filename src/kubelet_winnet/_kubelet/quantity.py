@@ -192,10 +192,10 @@ def go_scaled_value(text: str, scale: int, *, saturating: bool = False) -> int:
 
 
 def go_amount(text: str) -> tuple[bool, int, int]:
-    """How ``ParseQuantity(text)`` (quantity.go) stores the quantity: ``(True, value, scale)`` for an
-    ``int64Amount`` (value * 10^scale), ``(False, unscaled, scale)`` for an ``inf.Dec``
-    (unscaled * 10^-scale: rounded up to nanos, so scale 9, or BinarySI's cap, MaxInt64
-    at scale 0)."""
+    """How ``ParseQuantity(text)`` (quantity.go) stores the quantity: ``(True, value,
+    scale)`` for an ``int64Amount`` (value * 10^scale), ``(False, unscaled, scale)`` for an
+    ``inf.Dec`` (unscaled * 10^-scale: rounded up to nanos, so scale 9, or BinarySI's
+    cap, MaxInt64 at scale 0)."""
     match = _match(text)  # validates, and bounds the length
     exact = _nanos(match)  # and the exponent
     sign, number, exp_mark, exponent_text, suffix = match.groups()

@@ -52,6 +52,12 @@ class PodClass:
         return self.ports[0].outcome if self.ports else "-"
 
     @property
+    def dns(self) -> str:
+        """What becomes of the class's DNS settings (``-``: not judged)."""
+        plan = self.verdict.dns
+        return plan.outcome if plan is not None else "-"
+
+    @property
     def network(self) -> str:
         """``refused``, or the network (``unknown`` when a fact decides it)."""
         return "refused" if self.verdict.runtime_refused else self.verdict.network.value
@@ -74,10 +80,21 @@ def _version_minor(text: str) -> int | None:
     return int(match[1]) if match else None
 
 
-def _probe(host_port: int, host_process: bool, runtime_class: str | None) -> dict[str, Any]:
-    """A pod of one class asking for ``host_port`` (0: none)."""
+# The DNS settings of the "own DNS" class: every list of a DNSConfig set, so the answer
+# says which of them reach the endpoint.
+_OWN_DNS = {"dnsPolicy": "None", "dnsConfig": {
+    "nameservers": ["10.0.0.53"], "searches": ["corp.example"],
+    "options": [{"name": "ndots", "value": "2"}]}}
+_OWN_DNS_CLASS = "pod with its own DNS (dnsPolicy: None)"
+
+
+def _probe(host_port: int, host_process: bool, runtime_class: str | None,
+           own_dns: bool = False) -> dict[str, Any]:
+    """A pod of one class asking for ``host_port`` (0: none), with its own DNS settings
+    (``own_dns``) or the cluster DNS."""
     ports = [{"containerPort": host_port, "hostPort": host_port}] if host_port else []
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "ports": ports}]}
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "ports": ports}],
+                            **(_OWN_DNS if own_dns else {})}
     if host_process:
         spec["hostNetwork"] = True
         spec["securityContext"] = {"windowsOptions": {"hostProcess": True}}
@@ -90,16 +107,19 @@ def pod_classes(
     files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
 ) -> list[PodClass]:
     """What a process-isolated pod, a Hyper-V pod, a HostProcess pod (with the default
-    handler and, when the node has one, a Hyper-V handler) and a hostPort get here
-    (``runtime``: ``--runtime``, when no Node object names the node's), each the
-    judgement of a pod of that class (its RuntimeClass named after the handler)."""
+    handler and, when the node has one, a Hyper-V handler), a pod with its own DNS
+    settings, a hostPort and each pod's DNS get here (``runtime``: ``--runtime``, when no
+    Node object names the node's), each the judgement of a pod of that class (its
+    RuntimeClass named after the handler) with the DNSConfig the kubelet sends for it."""
     from kubelet_winnet._judgement import NodeKnowledge, judge
     from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+    from kubelet_winnet._lint.node_config import request_network
 
     facts = files.node_facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     process = sorted(n for n, i in facts.handlers.items() if i == "process")
-    classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False)]
+    classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False),
+                                                   (_OWN_DNS_CLASS, None, False)]
     if process and facts.handlers[facts.default_handler] != "process":
         classes.append((f"process-isolated pod ({process[0]})", process[0], False))
     if hyperv:
@@ -110,11 +130,16 @@ def pod_classes(
     del kubelet_version  # the sandbox request for these classes is the same in 1.26+
     profile = kubelet_profile(DEFAULT_KUBELET_VERSION)
     mappings = ((host_port, host_port, "tcp", ""),)
-    return [PodClass(name, judge(_probe(host_port, hp, handler), profile, NodeKnowledge(
-        runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
-        runtime_classes={handler: handler} if handler else {},
-        handlers_read=files.containerd is not None), mappings=mappings))
-        for name, handler, hp in classes]
+    judged = []
+    for name, handler, hp in classes:
+        probe = _probe(host_port, hp, handler, name == _OWN_DNS_CLASS)
+        known = {handler: handler} if handler else {}
+        _, dns = request_network(probe, DEFAULT_KUBELET_VERSION, None, known)
+        judged.append(PodClass(name, judge(probe, profile, NodeKnowledge(
+            runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
+            runtime_classes=known, handlers_read=files.containerd is not None),
+            mappings=mappings, dns=dns)))
+    return judged
 
 
 _Finding = tuple[str, str, str, int, str, "Severity | None"]
@@ -298,6 +323,7 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
         _containerd_findings(files.containerd, line, found)
         _hyperv_findings(files, runtime, found)
     _cni_findings(files, found)
+    _dns_findings(files, runtime, found)
     _port_range_findings(files, found)
     _pause_findings(files, line, found)
     return found
@@ -425,6 +451,26 @@ def _cni_findings(files: NodeFiles, found: _Found) -> None:
         found.add("node-host-port-dropped",
                   f"hostPorts of pods on this node {verb}: {reason}.", network.source, 1,
                   severity=Severity.INFO if outcome == "unknown" else None)
+
+
+def _dns_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
+    """Pods' own DNS settings the node's CNI network ignores, as the judgement has them
+    for a pod that sets every list of a DNSConfig (the own-DNS class of `pod_classes`)."""
+    from kubelet_winnet._lint.rules import Severity
+
+    network = files.network
+    if network is None:
+        return
+    own = next(c for c in pod_classes(files, 0, "", runtime) if c.name == _OWN_DNS_CLASS)
+    plan = own.verdict.dns
+    if plan is None or plan.outcome in ("applied", "host"):
+        return
+    verb = {"dropped": "are ignored", "partly": "are partly ignored"}.get(
+        plan.outcome, "may be ignored")
+    found.add("node-dns-dropped",
+              f"pods' own DNS settings (dnsPolicy None or Default, dnsConfig) {verb} on this "
+              f"node: {plan.reason}.", network.source, 1,
+              severity=None if plan.outcome == "dropped" else Severity.INFO)
 
 
 def _port_range_findings(files: NodeFiles, found: _Found) -> None:

@@ -438,9 +438,9 @@ def _dns_outcome(cni: CniNetwork, asked: DnsAsked) -> DnsPlan:
         others = _names(p.type for p in cni.plugins[1:] if _DNS in p.capabilities)
         also = f" ({others} declares it, but does not make the endpoint)" if others else ""
         return DnsPlan("dropped", (
-            f"{_names([first.type])}, the plugin of {where} that makes the endpoint, does not "
-            f"declare the dns capability{also}, so the pod's DNS settings never reach it: "
-            f"{static}"))
+            f"{_names([first.type])}, the first plugin of {where}, which makes the endpoint, "
+            f"does not declare the dns capability{also}, so the pod's DNS settings never "
+            f"reach it: {static}"))
     shown, kind = _effective(first)
     name = _names([shown])
     behaviour = CNI_DNS.get(kind)

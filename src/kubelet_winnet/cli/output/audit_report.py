@@ -168,9 +168,10 @@ class _TextWriter:
         for rule in RULES:
             if rule.id in rules:
                 self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
-        if "node-host-port-dropped" in rules:
-            rule = record_rule("node-host-port-dropped")
-            self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
+        for node_rule in ("node-host-port-dropped", "node-dns-dropped"):  # a pod's, by its node
+            if node_rule in rules:
+                rule = record_rule(node_rule)
+                self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
         for name, found in summary.get("nodeFindings", {}).items():
             for f in found:
                 where = f"{f['file']}:{f['line']}" if f["line"] else f["file"] or name

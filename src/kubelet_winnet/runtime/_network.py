@@ -437,6 +437,10 @@ def _dns_outcome(cni: CniNetwork, asked: DnsAsked) -> DnsPlan:
     if _DNS not in first.capabilities:
         others = _names(p.type for p in cni.plugins[1:] if _DNS in p.capabilities)
         also = f" ({others} declares it, but does not make the endpoint)" if others else ""
+        near = sorted(c for c in first.capabilities if "dns" in c.lower())
+        if near:  # microsoft/windows-container-networking's examples say dnsCapabilities
+            also += (f" (it declares {_names(near)}, which names no capability containerd "
+                     "passes: the name is dns)")
         return DnsPlan("dropped", (
             f"{_names([first.type])}, the first plugin of {where}, which makes the endpoint, "
             f"does not declare the dns capability{also}, so the pod's DNS settings never "

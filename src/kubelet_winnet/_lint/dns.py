@@ -91,6 +91,7 @@ def dropped_dns(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
     rule = NODE_RULES_BY_ID["node-dns-dropped"]
     asked, path, them = _asked(pod)
     how = "ignores" if plan.outcome == "dropped" else "ignores part of"
-    return [Finding(rule, rule.severity,
+    severity = rule.severity if plan.outcome == "dropped" else Severity.INFO
+    return [Finding(rule, severity,
                     f"{asked}: the CNI plugin of this pod's node {how} {them}.",
                     path, None, plan.reason[:1].upper() + plan.reason[1:] + ".")]

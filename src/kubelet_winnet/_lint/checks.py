@@ -22,6 +22,7 @@ from kubelet_winnet._kubelet.rules import (
     ERROR_POD_HOST_PROCESS_FALSE,
     effective_host_process,
 )
+from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dns_findings
 from kubelet_winnet._lint.fields import (
     CONTAINER,
     FIELDS,
@@ -32,7 +33,6 @@ from kubelet_winnet._lint.fields import (
     SECURITY_CONTEXT,
     WINDOWS_SECURITY_CONTEXT_OPTIONS,
 )
-from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dns_findings
 from kubelet_winnet._lint.reach import HostNetworkReach
 from kubelet_winnet._lint.rules import RULES_BY_ID, Finding, Path, Severity
 from kubelet_winnet._lint.targeting import PodObject, Target

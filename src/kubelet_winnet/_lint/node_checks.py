@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,10 @@ if TYPE_CHECKING:
     from kubelet_winnet.sources.node.kube import ComponentConfig
 
 __all__ = [
-    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes"]
+    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes",
+    "request_network"]
+
+_Dns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 _DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
                      "c:\\program files\\containerd\\cni\\bin")
@@ -103,6 +107,34 @@ def _probe(host_port: int, host_process: bool, runtime_class: str | None,
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": spec}
 
 
+def request_network(obj: Any, kubelet: str, feature_gates: str | None,
+                    runtime_classes: Mapping[str, str],
+                    ) -> tuple[tuple[tuple[int, int, str, str], ...], _Dns | None]:
+    """The port mappings and the DNSConfig (servers, searches, options) the kubelet sends
+    for the pod (its request builder's), for the judgement's hostPort and DNS outcomes;
+    ((), None) when it builds no request. The handler is the judgement's, not this
+    request's: a RuntimeClass the input lacks is looked up as ""."""
+    from kubelet_winnet import NodeContext, run_pod_sandbox_request
+    from kubelet_winnet.errors import WinnetError
+
+    handlers = dict(runtime_classes)
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
+    if isinstance(name, str) and name and name not in handlers:
+        handlers[name] = ""
+    try:
+        request = run_pod_sandbox_request(
+            obj, kubelet_version=kubelet, feature_gates=feature_gates,
+            node=NodeContext(runtime_handlers=handlers))
+    except WinnetError:
+        return (), None
+    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
+    sent = request.config.dns_config
+    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
+                  m.host_ip) for m in request.config.port_mappings), (
+        tuple(sent.servers), tuple(sent.searches), tuple(sent.options))
+
+
 def pod_classes(
     files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
 ) -> list[PodClass]:
@@ -113,7 +145,6 @@ def pod_classes(
     RuntimeClass named after the handler) with the DNSConfig the kubelet sends for it."""
     from kubelet_winnet._judgement import NodeKnowledge, judge
     from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-    from kubelet_winnet._lint.node_config import request_network
 
     facts = files.node_facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")

@@ -1,7 +1,6 @@
 """``audit --node-config``: what each node's own files say of it and of its pods: each
-node's own findings (:func:`audit_node_findings`), the port mappings and DNSConfig the
-kubelet sends for a pod (:func:`request_network`) and what the pod gets there
-(:func:`on_node_value`).
+node's own findings (:func:`audit_node_findings`) and what a pod gets there
+(:func:`on_node_value`, from the request ``node_checks.request_network`` reads).
 The folders are read by :mod:`kubelet_winnet.sources.node.folders`.
 """
 
@@ -17,9 +16,7 @@ if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
     from kubelet_winnet.sources.node import NodeFiles
 
-__all__ = ["audit_node_findings", "on_node_value", "request_network", "rests_on_the_unknown"]
-
-_Dns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+__all__ = ["audit_node_findings", "on_node_value", "rests_on_the_unknown"]
 
 
 def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
@@ -39,34 +36,6 @@ def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
             continue
         found[name] = [f for f in judged if f.rule.id not in ignored]
     return found
-
-
-def request_network(obj: Any, kubelet: str, feature_gates: str | None,
-                    runtime_classes: Mapping[str, str],
-                    ) -> tuple[tuple[tuple[int, int, str, str], ...], _Dns | None]:
-    """The port mappings and the DNSConfig (servers, searches, options) the kubelet sends
-    for the pod (its request builder's), for the judgement's hostPort and DNS outcomes;
-    ((), None) when it builds no request. The handler is the judgement's, not this
-    request's: a RuntimeClass the input lacks is looked up as ""."""
-    from kubelet_winnet import NodeContext, run_pod_sandbox_request
-    from kubelet_winnet.errors import WinnetError
-
-    handlers = dict(runtime_classes)
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
-    if isinstance(name, str) and name and name not in handlers:
-        handlers[name] = ""
-    try:
-        request = run_pod_sandbox_request(
-            obj, kubelet_version=kubelet, feature_gates=feature_gates,
-            node=NodeContext(runtime_handlers=handlers))
-    except WinnetError:
-        return (), None
-    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
-    sent = request.config.dns_config
-    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
-                  m.host_ip) for m in request.config.port_mappings), (
-        tuple(sent.servers), tuple(sent.searches), tuple(sent.options))
 
 
 def on_node_value(verdict: Verdict, own: bool = False) -> tuple[dict[str, Any], str]:

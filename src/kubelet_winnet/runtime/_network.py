@@ -40,9 +40,9 @@ from kubelet_winnet.runtime._releases import (
 )
 
 __all__ = [
+    "CNI_DNS",
     "CNI_PLUGINS",
     "CniNetwork",
-    "CNI_DNS",
     "CniPlugin",
     "DnsAsked",
     "DnsBehaviour",
@@ -159,7 +159,8 @@ _HNS_NETCONF = DnsBehaviour(
     "has no options), since v0.8.0 (commit b71e8db6)",
 )
 _SDN = DnsBehaviour(
-    _ALL_LISTS, frozenset(), "takes servers, searches and options from runtimeConfig.dns, each when not empty",
+    _ALL_LISTS, frozenset(),
+    "takes servers, searches and options from runtimeConfig.dns, each when not empty",
     "microsoft/windows-container-networking cni/cni.go GetNetworkInfo (called by "
     "common/core/network.go for sdnbridge, sdnoverlay and nat)",
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
     from kubelet_winnet._lint.rules import Rule, Severity
-    from kubelet_winnet.runtime import PortPlan
+    from kubelet_winnet.runtime import NodeFacts, PortPlan
     from kubelet_winnet.sources.node import NodeFiles
     from kubelet_winnet.sources.node.kube import ComponentConfig
 
@@ -143,9 +143,6 @@ def pod_classes(
     settings, a hostPort and each pod's DNS get here (``runtime``: ``--runtime``, when no
     Node object names the node's), each the judgement of a pod of that class (its
     RuntimeClass named after the handler) with the DNSConfig the kubelet sends for it."""
-    from kubelet_winnet._judgement import NodeKnowledge, judge
-    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-
     facts = files.node_facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     process = sorted(n for n, i in facts.handlers.items() if i == "process")
@@ -159,18 +156,25 @@ def pod_classes(
     if hyperv and facts.handlers[facts.default_handler] != "hyperv":
         classes.append((f"HostProcess pod, Hyper-V ({hyperv[0]})", hyperv[0], True))
     del kubelet_version  # the sandbox request for these classes is the same in 1.26+
-    profile = kubelet_profile(DEFAULT_KUBELET_VERSION)
+    return [_pod_class(files, facts, name, handler, hp, host_port)
+            for name, handler, hp in classes]
+
+
+def _pod_class(files: NodeFiles, facts: NodeFacts, name: str, handler: str | None,
+               host_process: bool, host_port: int) -> PodClass:
+    """The judgement of one class's probe pod, with the request's port mapping and the
+    DNSConfig the kubelet sends for it."""
+    from kubelet_winnet._judgement import NodeKnowledge, judge
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+
+    probe = _probe(host_port, host_process, handler, name == _OWN_DNS_CLASS)
+    known = {handler: handler} if handler else {}
+    _, dns = request_network(probe, DEFAULT_KUBELET_VERSION, None, known)
     mappings = ((host_port, host_port, "tcp", ""),)
-    judged = []
-    for name, handler, hp in classes:
-        probe = _probe(host_port, hp, handler, name == _OWN_DNS_CLASS)
-        known = {handler: handler} if handler else {}
-        _, dns = request_network(probe, DEFAULT_KUBELET_VERSION, None, known)
-        judged.append(PodClass(name, judge(probe, profile, NodeKnowledge(
-            runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
-            runtime_classes=known, handlers_read=files.containerd is not None),
-            mappings=mappings, dns=dns)))
-    return judged
+    return PodClass(name, judge(probe, kubelet_profile(DEFAULT_KUBELET_VERSION), NodeKnowledge(
+        runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
+        runtime_classes=known, handlers_read=files.containerd is not None),
+        mappings=mappings, dns=dns))
 
 
 _Finding = tuple[str, str, str, int, str, "Severity | None"]
@@ -492,7 +496,7 @@ def _dns_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
     network = files.network
     if network is None:
         return
-    own = next(c for c in pod_classes(files, 0, "", runtime) if c.name == _OWN_DNS_CLASS)
+    own = _pod_class(files, files.node_facts(runtime), _OWN_DNS_CLASS, None, False, 0)
     plan = own.verdict.dns
     if plan is None or plan.outcome in ("applied", "host"):
         return

@@ -159,3 +159,13 @@ def test_a_request_without_dns_config_sets_nothing() -> None:
         "n", (CniPlugin("win-bridge", DNS),))))
     assert plan.dns is not None and plan.dns.outcome == "applied"
     assert "sets nothing" in plan.dns.reason
+
+
+def test_a_reason_stays_a_sentence_whatever_the_file_names() -> None:
+    """Plugin types and delegates come from the node's file: each is cut to 60 characters."""
+    for network in (CniNetwork("n", (CniPlugin("x" * 5000, DNS),)),
+                    CniNetwork("n", (CniPlugin("flannel", DNS, delegate="y" * 5000),)),
+                    CniNetwork("n", (CniPlugin("z" * 5000, frozenset({"dns" * 2000})),))):
+        plan = plan_on(network)
+        assert plan.outcome in ("unknown", "dropped")
+        assert len(plan.reason) < 600 and "..." in plan.reason

@@ -405,3 +405,20 @@ def test_rows_say_whether_a_pods_own_dns_reaches_it(capsys: pytest.CaptureFixtur
     text = capsys.readouterr().out
     assert "its DNS settings partly applied" in text
     assert "own-2: no node files for win-2: " in text and "its DNS settings unknown" in text
+
+
+def test_dns_on_a_runtime_not_modelled_is_not_said(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    """How the DNSConfig reaches CNI is containerd's (sandbox_run.go): on another runtime
+    the rule says nothing, on containerd it is check's conditional info."""
+    other = {**WIN_2, "metadata": {"name": "win-3"},
+             "status": {"nodeInfo": {**WIN_2["status"]["nodeInfo"],  # type: ignore[index]
+                                     "containerRuntimeVersion": "docker://20.10.9"}}}
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        WIN_2, other, _own_dns("on-containerd", "win-2", dnsPolicy="Default"),
+        _own_dns("on-docker", "win-3", dnsPolicy="Default")]}), encoding="utf-8")
+    main(["audit", "-f", str(dump), "-o", "json", "--fail-on", "never"])
+    rows = {p["name"]: {f["rule"] for f in p["findings"]}
+            for p in json.loads(capsys.readouterr().out)["pods"]}
+    assert rows == {"on-containerd": {"dns-needs-cni-capability"}, "on-docker": set()}

@@ -422,3 +422,20 @@ def test_dns_on_a_runtime_not_modelled_is_not_said(capsys: pytest.CaptureFixture
     rows = {p["name"]: {f["rule"] for f in p["findings"]}
             for p in json.loads(capsys.readouterr().out)["pods"]}
     assert rows == {"on-containerd": {"dns-needs-cni-capability"}, "on-docker": set()}
+
+
+def test_the_html_page_says_what_becomes_of_a_pods_dns(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    """win-2025-a's flannel hands the dns capability to win-overlay, which never takes
+    options: a pod setting all three lists is badged, the node card has a DNS column."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), _own_dns("own-2025", "win-2025-a", **_EVERY_LIST)]}),
+        encoding="utf-8")
+    main(["audit", "-f", str(dump), "--node-config", str(_only(tmp_path, "win-2025-a")),
+          "-o", "html", "--fail-on", "never"])
+    assert "DNS settings partly ignored" in capsys.readouterr().out
+    main(["node", str(NODES / "win-2025-a"), "-o", "html", "--fail-on", "never"])
+    page = capsys.readouterr().out
+    assert "<th>hostPort</th><th>DNS</th><th>why</th>" in page
+    assert "<td>pod with its own DNS (dnsPolicy: None)</td>" in page

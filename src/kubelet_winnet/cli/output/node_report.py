@@ -124,7 +124,7 @@ def _html(session: Session, report: NodeReport) -> None:
 
     if report.stopped is not None or report.node_files is None:  # as text: stderr said why
         return
-    rows = tuple((c.name, c.verdict.isolation or "?", c.network, c.host_port, c.why)
+    rows = tuple((c.name, c.verdict.isolation or "?", c.network, c.host_port, c.dns, c.why)
                  for c in report.classes)
     card = node_card(report.name, report.kubelet, report.runtime, report.node_files, None,
                      report.findings, report.ignored, rows)
@@ -134,7 +134,7 @@ def _html(session: Session, report: NodeReport) -> None:
 def node_card(
     name: str, kubelet: str, runtime: str, files: NodeFiles | None, feature_gates: str | None,
     findings: list[NodeFinding] | None = None, ignored: dict[str, str] | None = None,
-    classes: tuple[tuple[str, str, str, str, str], ...] = (), note: str = "",
+    classes: tuple[tuple[str, str, str, str, str, str], ...] = (), note: str = "",
 ) -> NodeCard:
     """One node's card on the audit page: what its Node object and its files say, and its
     findings (``judge_node``'s, run here when not given)."""

@@ -401,6 +401,11 @@ def test_rows_say_whether_a_pods_own_dns_reaches_it(capsys: pytest.CaptureFixtur
                                   "pod's node ignores part of them.")
     assert "win-overlay" in rows["own-2025"]["note"]
     assert "its options do not" in rows["own-2025"]["note"]
+    main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "csv"])
+    cells = {r["pod"]: r["onNodeDns"] for r in csv.DictReader(io.StringIO(
+        capsys.readouterr().out))}
+    assert cells == {"own-2025": "partly", "servers-2025": "applied", "own-sig": "applied",
+                     "plain-sig": "applied", "own-2": "unknown"}
     main(["audit", "-f", str(dump), "--node-config", str(nodes)])
     text = capsys.readouterr().out
     assert "its DNS settings partly applied" in text

@@ -211,9 +211,9 @@ class Auditor:
             # what containerd's shim does under Hyper-V.
             raw = [f for f in raw if f.rule.id not in (
                 "host-network-ignored", "host-process-hyperv-no-network")]
+            note = _not_modelled_runtime(other)
         if other and other != "containerd":  # how it hands DNS to CNI is containerd's
             raw = [f for f in raw if f.rule.id != "dns-needs-cni-capability"]
-            note = _not_modelled_runtime(other)
         if not raw:
             return (), note
         ignored = ignored_rules(pod)

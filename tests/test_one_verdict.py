@@ -291,8 +291,11 @@ def _every_door(case: dict[str, Any]) -> None:
     assert ("host-process-hyperv-no-network" in found) == hyperv
     # check: a pod's own DNS settings rest on the node's CNI file, or never apply (HostProcess)
     assert as_check.dns is not None and as_check.dns.outcome in ("unknown", "host", "dropped")
+    default_only = "dnsConfig" not in case["pod"]["spec"]  # Default alone: the node's resolver
     assert ("dns-needs-cni-capability" in found) == (
-        own_dns and as_check.starts is not False and as_check.dns.outcome in ("unknown", "host"))
+        own_dns and as_check.starts is not False and (as_check.dns.outcome == "unknown" or (
+            as_check.dns.outcome == "host" and not (
+                default_only and case["pod"]["spec"].get("dnsPolicy") == "Default"))))
     if full.dns is not None and as_check.dns.outcome != "unknown" and full.dns.outcome != (
             "unknown"):
         assert as_check.dns.outcome == full.dns.outcome, (as_check.dns, full.dns)

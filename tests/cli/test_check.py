@@ -136,9 +136,11 @@ def oracle(path: Path) -> Counter[tuple[str, str, str]]:
         # DNS, which reaches a Windows pod only through a CNI plugin declaring the dns
         # capability (the rule's page): a node fact check does not know, unless the kubelet
         # refuses the pod.
+        # A HostProcess pod resolves as the node does: dnsPolicy Default alone is what it gets.
         refused = any(effective) and (not all(effective) or not host_network)
-        if not refused and (spec.get("dnsPolicy") in ("None", "Default")
-                            or isinstance(spec.get("dnsConfig"), dict)):
+        own_dns = spec.get("dnsPolicy") == "None" or isinstance(spec.get("dnsConfig"), dict)
+        if not refused and (own_dns or (spec.get("dnsPolicy") == "Default"
+                                        and not all(effective))):
             add("dns-needs-cni-capability")
         if host_network:
             for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):

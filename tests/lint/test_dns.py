@@ -59,7 +59,11 @@ def test_check_says_it_rests_on_the_nodes_cni(capsys: pytest.CaptureFixture[str]
         manifest("plain"),
         manifest("host", hostNetwork=True, dnsConfig={"searches": ["corp.example"]},
                  securityContext={"windowsOptions": {"hostProcess": True}}),
+        manifest("host-default", hostNetwork=True, dnsPolicy="Default",
+                 securityContext={"windowsOptions": {"hostProcess": True}}),
     )
+    # A HostProcess pod asking for the node's resolver gets just that: nothing to say.
+    assert found["host-default"] == []
     assert found["plain"] == []
     (none,) = found["none"]
     assert none["severity"] == "info" and none["field"] == "spec.dnsPolicy"

@@ -169,3 +169,17 @@ def test_a_reason_stays_a_sentence_whatever_the_file_names() -> None:
         plan = plan_on(network)
         assert plan.outcome in ("unknown", "dropped")
         assert len(plan.reason) < 600 and "..." in plan.reason
+
+
+def test_a_host_process_pod_whose_network_is_not_known_never_reaches_cni() -> None:
+    """Under a Hyper-V handler on a release not known it has the node's network or none
+    (hcsshim PR #2531): CNI never sees its DNSConfig either way."""
+    manifest = {**EVERY, "spec": {**EVERY["spec"], "hostNetwork": True,
+                                  "securityContext": {"windowsOptions": {"hostProcess": True}}}}
+    request = kw.run_pod_sandbox_request(manifest, kubelet_version="1.34")
+    request.runtime_handler = "runhcs-wcow-hypervisor"
+    plan = plan_pod_network(request, NodeFacts(runtime="", cni=CniNetwork(
+        "n", (CniPlugin("sdnbridge", DNS),))))
+    assert plan.namespace == "unknown"
+    assert plan.dns is not None and plan.dns.outcome == "host"
+    assert "if it has a network at all" in plan.dns.reason

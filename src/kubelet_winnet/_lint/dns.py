@@ -59,6 +59,9 @@ def dns_findings(pod: PodObject, verdict: Verdict | None, windows: bool) -> list
     rule = RULES_BY_ID["dns-needs-cni-capability"]
     asked, path, them = _asked(pod)
     if outcome == "host":
+        if not isinstance(pod.spec.get("dnsConfig"), dict) and pod.spec.get(
+                "dnsPolicy") == "Default":
+            return []  # it asks for the node's resolver, and gets it
         return [Finding(
             rule, Severity.WARNING,
             f"{asked}: no effect on a HostProcess pod, which resolves names as the node "

@@ -479,8 +479,10 @@ def _dns(asked: DnsAsked | None, namespace: NetworkNamespace, condition: str,
         return DnsPlan("dropped", f"the sandbox is not created: {refused}")
     if namespace == "none":
         return DnsPlan("dropped", "the pod has no network at all")
-    if namespace == "unknown":
-        return DnsPlan("unknown", f"it depends on the pod's network: {condition}")
+    if namespace == "unknown":  # only a HostProcess sandbox's network is ever not known
+        return DnsPlan("host", "a HostProcess sandbox never reaches CNI (containerd "
+                       "sandbox_run.go): the pod resolves names as the node does, if it has a "
+                       f"network at all ({condition})")
     if namespace == "node":
         return DnsPlan("host", "a host-network sandbox never reaches CNI (containerd "
                        "sandbox_run.go): the pod resolves names as the node does, whatever "

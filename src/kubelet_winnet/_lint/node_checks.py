@@ -257,8 +257,9 @@ def _lock_finding(component: str, gate: str, value: bool, line: int, source: str
                   minor: int | None) -> _Finding | None:
     """A gate set against the value its release locks it to (None: release unknown, then
     conditional on the releases that lock it)."""
+    from kubelet_winnet._kubelet.gate_locks import gate_lock
     from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
-    from kubelet_winnet._kubelet.startup import GATE_SOURCES, gate_lock
+    from kubelet_winnet._kubelet.startup import GATE_SOURCES
     from kubelet_winnet._lint.rules import Severity
 
     minors = range(MIN_MINOR, MAX_MINOR + 1) if minor is None else (minor,)

@@ -629,7 +629,7 @@ def test_dry_run_of_refused_pods_only_assumes_nothing(
 def test_dry_run_of_a_value_a_byte_wise_kubelet_cannot_send(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Issue 28: kubelet 1.33 expands "$é" to bytes that are not UTF-8 (kubernetes#136323);
+    """Kubelet 1.33 expands "$é" to bytes that are not UTF-8 (kubernetes#136323);
     the pod is refused like any invalid one (exit 2, one error line naming the field), and
     the next pod is still built."""
     bad = _pod("web")

@@ -486,7 +486,7 @@ def test_a_baseline_over_the_size_bound_is_refused_before_it_is_read(
 
 @pytest.mark.slow
 def test_a_baseline_at_its_bounds_is_read_in_bounded_memory(tmp_path: Path) -> None:
-    """The issue's budget for any input, under 10 s and 1 GB, met with room at the
+    """The bound for any input, under 10 s and 1 GB, met with room at the
     bound: 100,000 entries as --create-baseline writes them (indented), against the same
     run with a baseline of one entry; a bound on memory and a generous one on time."""
     from kubelet_winnet.cli.suppressions import BASELINE_MAX_BYTES, BASELINE_MAX_FINDINGS

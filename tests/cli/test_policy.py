@@ -280,6 +280,7 @@ def test_a_million_characters_of_whitespace_in_every_place(shape: str) -> None:
     assert read(text) == read(shape.format(s=" "))
 
 
+@pytest.mark.slow  # counts the lexer's expression matches: machinery
 def test_namespace_selector_lexer_scans_each_character_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -214,6 +214,7 @@ def test_recursive_alias_is_refused(tmp_path: Path) -> None:
     assert "alias" in problem.reason
 
 
+@pytest.mark.slow  # times the reader (< 1 s): machinery; test_run.py's bomb keeps the refusal
 def test_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
     """Nine levels of nine aliases: 387 million nodes if expanded."""
     lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]

@@ -116,7 +116,7 @@ def test_pre_commit_hook_through_try_repo(tmp_path: Path) -> None:
     assert "-q.yaml:" in failed.stdout and "deploy/iis.yaml:" in failed.stdout
     assert "no Kubernetes objects in --config=evil.yaml" in failed.stdout
 
-    # The baseline through the hook: a baseline named in args (ending with "--") and
+    # Through the hook: a baseline named in args (ending with "--") and
     # an ignore comment in a vendored file.
     subprocess.run([str(BIN / "kubelet-winnet"), "check", "--baseline", "baseline.json",
                     "--create-baseline", "deploy/iis.yaml"], cwd=fixture, check=True,

@@ -152,7 +152,7 @@ def test_literal_env_property(env: list[tuple[str, str]]) -> None:
     assert got == list(expected.items())
 
 
-# --- Go's semantics through the builder: FormatMap's %q, byte lengths ----------------------
+# --- Go's semantics through the builder: FormatMap's %q, $ before a multibyte rune ---------
 
 
 def _downward(field_path: str, metadata: dict[str, Any], version: str = "1.36") -> str:

@@ -1,7 +1,6 @@
-"""Issue 16, the command line's edges: what a directory search meets (items 8, 10), SARIF
-for file names that are not UTF-8 (17), control characters in every text output and
-diagnostic (19) and flag errors (21). Each test is the issue's reproducer, its exit status
-and the number of lines on stderr."""
+"""The command line's edges: what a directory search meets, SARIF for file names that are
+not UTF-8, control characters in every text output and diagnostic, and flag errors. Each
+test is an input that once broke, its exit status and the number of lines on stderr."""
 
 from __future__ import annotations
 

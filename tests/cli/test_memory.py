@@ -1,4 +1,4 @@
-"""Memory that must not grow with the input (issue 16, items 6 and 20): ``run --dry-run``
+"""Memory that must not grow with the input: ``run --dry-run``
 and ``matrix --pod`` stream their input as the other commands do, and ``audit -f`` keeps
 counts, not objects. Each reproducer runs in a child process started as the console
 script is; its peak RSS is compared with the same command on a small input, measured in

@@ -222,7 +222,7 @@ def test_a_node_object_with_wrong_node_info_is_refused_with_its_line(
 
 def test_a_run_that_reads_no_node_file_is_not_a_pass(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    # Issue 29's rule for check (an empty run is not a pass) holds for node: an empty
+    # check's rule (an empty run is not a pass) holds for node: an empty
     # folder, or one of unrelated files, judged nothing and exited 0.
     status, out, err = command(capsys, "node", str(tmp_path))
     assert status == 2 and not out

@@ -1,6 +1,6 @@
 """``cli/notes.py``: every command that reads manifests (check, translate, explain) says so
 when it was pointed at a Helm template, a kustomization or files without Kubernetes
-objects, instead of passing quietly with exit 0 (issue 18: a CI step aimed at the wrong
+objects, instead of passing quietly with exit 0 (a CI step aimed at the wrong
 directory must not go green unnoticed)."""
 
 from __future__ import annotations

@@ -625,7 +625,7 @@ def test_summary_counts_bad_input_apart_from_checked_pods(
     assert "2 pods in 1 file checked:" in err and "2 input errors" in err
 
 
-# --- 8. JSON records: where first, then what ---------------------------------------------
+# --- JSON records: where first, then what ---------------------------------------------
 
 
 def test_json_records_of_every_command_start_with_where_then_what(

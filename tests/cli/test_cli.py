@@ -707,7 +707,7 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
     assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]
 
 
-# --- 3. the kubectl plugin says the name the user typed ----------------------------------
+# --- the kubectl plugin says the name the user typed ----------------------------------
 
 
 def _plugin() -> Path:

@@ -68,6 +68,8 @@ def test_a_runtime_that_ignores_namespace_options_fails_where_the_page_says(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_sandbox_network=NETWORK.read_text(encoding="utf-8"))
+    # pytest fits the summary lines to the terminal; the page shows an 80-column one.
+    monkeypatch.setenv("COLUMNS", "80")
     with FakeRuntime(policy="containerd") as runtime:
         monkeypatch.setenv("CRI_ENDPOINT", runtime.endpoint)
         monkeypatch.setenv("NODE_IP", runtime.node_ip)
@@ -89,8 +91,9 @@ def test_a_runtime_that_ignores_namespace_options_fails_where_the_page_says(
 
 
 def test_a_shim_that_drops_namespace_options_gets_the_message_the_page_shows(
-    pytester: pytest.Pytester
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     pytester.makepyfile(test_shim_forwards_requests=SHIM.read_text(encoding="utf-8"))
     pytester.makeconftest(OLD_SHIM)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "0", "-q",

@@ -199,6 +199,10 @@ def test_a_kubelet_version_node_cannot_judge_is_refused(
     ('[]', "status.nodeInfo", "must be an object"),
     ('{"containerRuntimeVersion": ["containerd://2.4.0"]}',
      "status.nodeInfo.containerRuntimeVersion", "must be a string"),
+    # NodeFacts refuses it too; read from a file, the error names the file's line
+    ('{"containerRuntimeVersion": "2.3.3"}', "status.nodeInfo.containerRuntimeVersion",
+     "'2.3.3' is not NAME://VERSION, as the Node's containerRuntimeVersion "
+     "(containerd://2.4.0)"),
 ])
 def test_a_node_object_with_wrong_node_info_is_refused_with_its_line(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, info: str, field: str,
@@ -240,7 +244,8 @@ def test_a_schema_version_no_containerd_loads_is_found_without_a_runtime(
     assert "no containerd release up to 2.4 loads schema version 99" in finding["message"]
 
 
-@pytest.mark.parametrize("runtime", ["banana", "containerd", "://2.4.0", "containerd://"])
+@pytest.mark.parametrize("runtime", ["banana", "2.3.3", "containerd", "://2.4.0", "containerd://",
+                                     ""])
 def test_a_runtime_flag_that_is_not_name_and_version_is_refused(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, runtime: str) -> None:
     # Node.status.nodeInfo.containerRuntimeVersion is "<name>://<version>"; anything
@@ -249,8 +254,9 @@ def test_a_runtime_flag_that_is_not_name_and_version_is_refused(
     status, out, err = command(capsys, "node", str(tmp_path), "--kubelet-version", "1.34",
                                "--runtime", runtime)
     assert status == 2 and not out
-    assert (f"error: --runtime {runtime!r}: expected NAME://VERSION, as the Node's "
-            "containerRuntimeVersion (containerd://2.4.0)") in err
+    # the words NodeFacts(runtime=...) says it in (tests/runtime/test_node_plan.py)
+    assert ("error: --runtime: expected NAME://VERSION, as the Node's "
+            f"containerRuntimeVersion (containerd://2.4.0), got {runtime!r}") in err
 
 
 @pytest.mark.parametrize(("runtime", "network"), [

@@ -30,6 +30,7 @@ from kubelet_winnet.runtime._releases import (
     DEFAULT_RUNTIME_NAME,
     HYPERV_HANDLERS,
     PROCESS_HANDLERS,
+    check_runtime,
     parse_runtime,
     shim_has_hyperv_host_process,
 )
@@ -222,6 +223,7 @@ class NodeFacts:
         if type(self.runtime) is not str:
             raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
                                        type_name(self.runtime))
+        check_runtime(self.runtime)
         if not isinstance(self.handlers, Mapping):
             raise InvalidArgumentError("handlers", "a mapping of handler name to isolation",
                                        type_name(self.handlers))
@@ -250,6 +252,12 @@ class NodeFacts:
             if not isinstance(item, PortRange):
                 raise InvalidArgumentError(f"excluded_ports[{index}]", "a PortRange",
                                            type_name(item))
+            if item.kind != "excluded":  # a dynamic range is not one a bind is refused in
+                raise NodeConfigError(f"excluded_ports[{index}]",
+                                      f"the range {item} is of kind {item.kind}, not excluded")
+        if self.dynamic_ports is not None and self.dynamic_ports.kind != "dynamic":
+            raise NodeConfigError("dynamic_ports", f"the range {self.dynamic_ports} is of "
+                                  f"kind {self.dynamic_ports.kind}, not dynamic")
 
 
 @dataclass(frozen=True)

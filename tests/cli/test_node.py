@@ -408,6 +408,26 @@ def test_a_file_that_could_not_be_read_is_said_as_such(
                      "readme.txt": "not a node file"}
 
 
+def test_verbose_says_a_file_not_read_was_not_read(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """-v said "read as not read: a template ..." of a file it did not read."""
+    (tmp_path / "kubelet.yaml").write_text(_GATE_138)
+    template = tmp_path / "config.toml"
+    template.write_text('version = 2\nsandbox_image = "{{ .Values.pause }}"\n',
+                        encoding="utf-8")
+    (tmp_path / "readme.txt").write_text("hello\n", encoding="utf-8")
+    _, _, err = command(capsys, "node", str(tmp_path), "-v", "--kubelet-version", "1.34")
+    lines = err.splitlines()
+    assert (f"kubelet-winnet: {template}: not read: a template ({{{{ .Values.pause }}}} is a "
+            "placeholder), not a configuration: give the file as the node has it, "
+            "rendered") in lines
+    assert f"kubelet-winnet: {tmp_path / 'readme.txt'}: not a node file" in lines
+    assert not [line for line in lines if "read as not" in line]
+    assert f"kubelet-winnet: {tmp_path / 'kubelet.yaml'}: read as KubeletConfiguration" in [
+        line[:len(f"kubelet-winnet: {tmp_path / 'kubelet.yaml'}: read as KubeletConfiguration")]
+        for line in lines]
+
+
 # --- netsh outputs --------------------------------------------------------------------------
 
 

@@ -134,7 +134,10 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
         session.note(skipped)
     if args.verbose:
         for path, what in files.read_as:
-            session.err.write(printable(f"{session.prog}: {path}: read as {what}") + "\n")
+            # "not read: why" and "not a node file" say it themselves: no "read as"
+            said = what if what.startswith(("not read:", "not a node file")) else (
+                f"read as {what}")
+            session.err.write(printable(f"{session.prog}: {path}: {said}") + "\n")
     if files.empty:  # an empty run is not a pass (as check's), nor a table of defaults
         if not files.errors:
             count = f"{files.files} file" + ("" if files.files == 1 else "s")

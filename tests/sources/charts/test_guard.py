@@ -255,6 +255,16 @@ ATTACKS = {
         ("kustomization.yaml", 2),
         f"a merge key (<<), which kustomize applies over the keys before it; "
         f"{NOT_AS_KUSTOMIZE}"),
+    "a merge key after a line break only YAML reads, at the line editors show": (
+        "resources: [pod.yaml]\n# a\u2028# b\n<<: {{resources: [{url}/x.yaml]}}\n", {},
+        ("kustomization.yaml", 3),
+        f"a merge key (<<), which kustomize applies over the keys before it; "
+        f"{NOT_AS_KUSTOMIZE}"),
+    "a merge key after bare CR line breaks": (
+        "resources: [pod.yaml]\r\r<<: {{resources: [{url}/x.yaml]}}\r", {},
+        ("kustomization.yaml", 3),
+        f"a merge key (<<), which kustomize applies over the keys before it; "
+        f"{NOT_AS_KUSTOMIZE}"),
     "a local tag, which go-yaml ignores and our reader refuses": (
         "resources: !remote [{url}/x.yaml]\n", {},
         ("kustomization.yaml", 1), f"unsupported tag \"!remote\"; {NOT_AS_KUSTOMIZE}"),

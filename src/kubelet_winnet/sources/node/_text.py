@@ -10,7 +10,7 @@ from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Limits
 from kubelet_winnet.sources.manifests.documents import Refused
 from kubelet_winnet.sources.manifests.encoding import Text
-from kubelet_winnet.sources.manifests.lines import line_after
+from kubelet_winnet.sources.manifests.lines import breaks, line_after
 
 __all__ = ["read_text", "read_text_and_head", "refuse_template"]
 
@@ -50,7 +50,7 @@ def refuse_template(text: str, path: str) -> None:
     template a node's configuration is made from, not what the component reads."""
     found = _TEMPLATE.search(text)
     if found is not None:
-        line = text.count("\n", 0, found.start()) + 1
+        line = 1 + breaks(text, 0, found.start())
         shown = found[0] if len(found[0]) <= 40 else found[0][:37] + "..."
         raise NodeConfigError(
             f"{path}:{line}", f"a template ({shown} is a placeholder), not a configuration: "

@@ -24,6 +24,7 @@ from typing import Any
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import CniNetwork, CniPlugin
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, BadInput, Limits, read_source
+from kubelet_winnet.sources.manifests.lines import TextLines, breaks
 from kubelet_winnet.sources.node._text import read_text_and_head, refuse_template
 
 __all__ = ["CNI_SUFFIXES", "check_loadable", "parse_cni", "read_cni"]
@@ -84,12 +85,13 @@ def _refused(where: str, what: str, fix: str) -> NodeConfigError:
 
 def _not_json(text: str, path: str, limits: Limits, exc: ValueError) -> NodeConfigError:
     position = getattr(exc, "pos", None)
-    line = getattr(exc, "lineno", 0)
+    # json counts lines at LF only; JSON's whitespace has CR too: editors' lines, columns
+    line = 1 + breaks(text, 0, position) if isinstance(position, int) else 0
     char = text[position] if isinstance(position, int) and position < len(text) else ""
     where = f"{path}:{line}" if line else path
     if char and char.isspace() and char not in _JSON_SPACE:
         name = unicodedata.name(char, "a space").lower()
-        column = getattr(exc, "colno", 0)
+        column = position - TextLines(text).bounds(position)[0] + 1
         return _refused(where, f"a {name} (U+{ord(char):04X}) at column {column}, where JSON "
                         "allows only spaces, tabs and line breaks", "replace it with a space")
     if text.lstrip(_JSON_SPACE)[:1] not in ("{", "[", '"') and not isinstance(exc, RecursionError):

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._releases import RUNTIME_FORM, is_runtime
 from kubelet_winnet.sources.manifests import Document
+from kubelet_winnet.sources.manifests.lines import editor_lines
 from kubelet_winnet.sources.node._text import read_text
 
 __all__ = [
@@ -282,7 +283,7 @@ def _flags_in(text: str) -> list[tuple[Component | None, Flag]]:
     command: Component | None = None  # the last command named
     statement: Component | None = None  # the assignment being continued
     previous = ""
-    for number, line in enumerate(text.split("\n"), 1):
+    for number, line in enumerate(editor_lines(text), 1):
         if statement is not None and not _continues(line, previous):
             statement = None
         previous = line

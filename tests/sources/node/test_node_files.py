@@ -715,3 +715,49 @@ def test_a_refused_cni_file_first_in_name_order_leaves_the_node_without_a_networ
     found = read_node([str(tmp_path)])
     assert len(found.errors) == 1
     assert found.network is not None and found.network.source == str(good)
+
+
+# --- lines as editors count them (LF, CRLF and a bare CR each end one) -------------------
+
+_BREAKS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
+
+
+@pytest.mark.parametrize("brk", sorted(_BREAKS))
+def test_node_file_lines_are_the_lines_editors_show(tmp_path: Path, brk: str) -> None:
+    """The node readers counted LF only: a file saved with bare CR breaks put every
+    mistake on line 1, where an editor shows it on line 3 (and CRLF after a CR read as
+    two). Each mistake below is on line 3."""
+    def written(name: str, text: str) -> str:
+        path = tmp_path / f"{brk}-{name}"
+        path.write_bytes(text.replace("\n", _BREAKS[brk]).encode("utf-8"))
+        return str(path)
+
+    cni = written("10-net.conflist", '{"name": "n",\n "type": "nat",\n "x": }\n')
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(cni)
+    assert caught.value.where == f"{cni}:3"
+    template = written("config.toml", 'version = 2\n# rendered by the node image\n'
+                       'sandbox_image = "{{ .Values.pause }}"\n')
+    (refused,) = read_node([template]).errors
+    assert refused.where == f"{template}:3"
+    assert refused.reason.startswith("a template ({{ .Values.pause }} is a placeholder)")
+    with pytest.raises(NodeConfigError) as caught:
+        parse_netsh((_EXCLUDED_HEAD.replace("\n\n", "\n") + "     30000       123456\n")
+                    .replace("\n", _BREAKS[brk]), "ex.txt")
+    assert caught.value.where == "ex.txt:4"
+    flags = parse_flags("kube-proxy.exe\n--v=2\n--feature-gates=WinDSR=true\n".replace(
+        "\n", _BREAKS[brk]), "p")
+    assert flags.gates == {"WinDSR": (True, 3)}
+    with pytest.raises(NodeConfigError) as caught:
+        parse_flags("kube-proxy.exe\n--proxy-mode=kernelspace\n--enable-dsr=maybe\n"
+                    .replace("\n", _BREAKS[brk]), "kp.args")
+    assert caught.value.where == "kp.args:3"
+    assert caught.value.reason == "--enable-dsr='maybe': expected true or false"
+
+
+def test_a_deep_toml_nesting_after_bare_cr_breaks_is_at_the_line_editors_show() -> None:
+    # TOML refuses a bare CR, but the nesting bound is counted before tomllib reads it
+    text = "version = 2\r# x\ra = " + "[" * 200 + "]" * 200 + "\n"
+    with pytest.raises(NodeConfigError) as caught:
+        parse_containerd(text, "c.toml")
+    assert caught.value.where == "c.toml:3"

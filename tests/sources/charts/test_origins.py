@@ -313,6 +313,7 @@ def test_a_patch_line_after_a_break_only_yaml_reads_is_the_line_editors_show(
     # editors' lines: LF only in this text (str.splitlines would also split at U+2028)
     set_at = next(n for n, line in enumerate(patch.split("\n"), 1) if "hostNetwork" in line)
     status, out, err = run(capsys, "overlay", "-o", "json")
+    assert status == 1, err
     [finding] = [f for f in json.loads(out)["findings"]
                  if f["rule"] == "host-network-ignored"]
     assert finding["remark"] == f"set by the patch overlay/hostnet.yaml:{set_at}", err

@@ -16,7 +16,7 @@ from kubelet_winnet.sources.manifests import BadInput, Document, Limits, read_so
 from kubelet_winnet.sources.manifests.documents import STOPS, Refused, clip
 from kubelet_winnet.sources.manifests.encoding import Text
 from kubelet_winnet.sources.manifests.lines import MarkLines
-from kubelet_winnet.sources.manifests.paths import open_source
+from kubelet_winnet.sources.manifests.paths import open_input
 
 __all__ = ["CHART_FILE", "KUSTOMIZATION_NAMES", "refusal"]
 
@@ -130,7 +130,7 @@ def _archived_name(path: str, limits: Limits) -> str | None:
     import io
     import tarfile
 
-    with tarfile.open(path, "r:gz") as archive:
+    with open_input(path) as raw, tarfile.open(fileobj=raw, mode="r:gz") as archive:
         for count, member in enumerate(archive):
             if count == _MAX_ARCHIVE_MEMBERS:
                 return None
@@ -355,9 +355,9 @@ def _merge_key(path: str, limits: Limits) -> int:
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        raw = open_source(path)
+        raw = open_input(path)  # a second read: of a regular file only
     except OSError:
-        return 0  # our reader read it a moment ago; kustomize cannot read it now either
+        return 0  # our reader read it a moment ago; it says what changed
     with raw:
         try:  # whole (within --max-bytes), to count its lines as editors do
             text = "".join(iter(Text(raw, limits.max_bytes).read, ""))

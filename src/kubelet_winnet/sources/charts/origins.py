@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._describe import describe_path
-from kubelet_winnet.sources.manifests import BadInput, Document, Limits, Place, read_source
+from kubelet_winnet.sources.manifests import (
+    BadInput,
+    Document,
+    Limits,
+    Place,
+    open_input,
+    read_source,
+)
 from kubelet_winnet.sources.manifests.documents import FieldPath
 from kubelet_winnet.sources.manifests.lines import MarkLines, as_lf
 
@@ -125,7 +132,7 @@ class HelmTemplate:
 
     def _read(self, path: str) -> str | None:
         try:
-            with open(path, "rb") as file:
+            with open_input(path) as file:
                 data = file.read(self._max_bytes + 1)
         except OSError:
             return None
@@ -379,7 +386,7 @@ class Kustomization:
         if not os.path.isfile(path) or not self._take(path):
             return None
         try:
-            with open(path, "rb") as file:
+            with open_input(path) as file:
                 data = file.read(self._limits.max_bytes + 1)
         except OSError:
             return None

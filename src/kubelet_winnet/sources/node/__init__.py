@@ -18,6 +18,7 @@ from kubelet_winnet.sources.manifests import (
     DEFAULT_LIMITS,
     BadInput,
     Limits,
+    Named,
     read_source,
     replayable,
 )
@@ -206,7 +207,8 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
     out: list[str] = []
     for path in paths:
         notes = len(found.skipped)
-        walked = _walk(path, found, MAX_FILES - len(out)) if os.path.isdir(path) else [path]
+        walked = (_walk(path, found, MAX_FILES - len(out)) if os.path.isdir(path)
+                  else [Named(path)])  # a file named as itself may be a stream
         if walked is None or len(out) + len(walked) > MAX_FILES:
             del found.skipped[notes:]  # nothing under it is read: no note about its parts
             found.errors.append(NodeConfigError(

@@ -11,6 +11,7 @@ from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Limits
 from kubelet_winnet.sources.manifests.documents import Refused
 from kubelet_winnet.sources.manifests.encoding import Text
 from kubelet_winnet.sources.manifests.lines import breaks, line_after
+from kubelet_winnet.sources.manifests.paths import Named, open_input
 
 __all__ = ["read_text", "read_text_and_head", "refuse_template"]
 
@@ -27,7 +28,7 @@ def read_text_and_head(path: str, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
     parts: list[str] = []
     head = b""
     try:
-        with open(path, "rb") as raw:
+        with open_input(path, streams=isinstance(path, Named)) as raw:
             head = raw.peek(4)[:4]
             text = Text(raw, limits.max_bytes)
             while part := text.read():

@@ -492,3 +492,28 @@ def test_a_built_object_is_found_through_its_bases_prefixes_and_an_inline_patch(
                                 (str(overlay / "kustomization.yaml"), entry))
     assert build.listed == {str(p) for p in (base / "ds.yaml", base / "kustomization.yaml",
                                              overlay / "kustomization.yaml")}
+
+
+# --- what is read again is a regular file -----------------------------------------------
+
+
+def test_a_template_that_is_a_fifo_when_read_again_keeps_the_rendered_line(
+        tmp_path: Path) -> None:
+    """The template is read again to place a finding; a FIFO in its place waited for a
+    writer for ever. It is not read: the line is the rendered one, saying so."""
+    import os
+
+    from kubelet_winnet.sources.charts.origins import HelmTemplate
+    from tests.strategies import without_waiting_on
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("POSIX FIFOs")
+    template = tmp_path / "ds.yaml"
+    os.mkfifo(template)
+    rendered = tmp_path / "rendered.yaml"
+    rendered.write_text("kind: Pod\nspec:\n  hostNetwork: true\n", encoding="utf-8")
+    placed = HelmTemplate(str(template), str(rendered), 1 << 20)
+    place = without_waiting_on([template], lambda: placed.place(("spec", "hostNetwork"), 3))
+    assert place.line == 3
+    assert place.remark == (f"{template} cannot be read here (a packaged subchart?), so the "
+                            "line is the line of its rendered text")

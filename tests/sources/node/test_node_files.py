@@ -761,3 +761,30 @@ def test_a_deep_toml_nesting_after_bare_cr_breaks_is_at_the_line_editors_show() 
     with pytest.raises(NodeConfigError) as caught:
         parse_containerd(text, "c.toml")
     assert caught.value.where == "c.toml:3"
+
+
+def test_a_node_file_replaced_by_a_fifo_after_the_search_is_an_error_not_a_hang(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder's search listed excluded.txt as a regular file; a FIFO in its place when
+    it was read blocked `node` (and `audit --node-config`) for ever."""
+    import os
+
+    from kubelet_winnet import sources
+    from tests.strategies import without_waiting_on
+
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n")
+    fifo = tmp_path / "excluded.txt"
+    fifo.write_text(_EXCLUDED_HEAD + "     30000       30099\n")
+    walk = sources.node._walk
+
+    def walk_then_swap(*args: object) -> object:
+        listed = walk(*args)  # type: ignore[arg-type]
+        fifo.unlink()
+        os.mkfifo(fifo)
+        return listed
+
+    monkeypatch.setattr(sources.node, "_walk", walk_then_swap)
+    found = without_waiting_on([fifo], lambda: read_node([str(tmp_path)]))
+    assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
+    assert [str(e) for e in found.errors] == [
+        f"{fifo}: cannot read: a FIFO, not a regular file, when opened"]

@@ -4,6 +4,7 @@ twice."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -128,7 +129,7 @@ _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTT
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
-def open_input(path: str, *, streams: bool = False) -> IO[bytes]:
+def open_input(path: str, *, streams: bool = False) -> io.BufferedReader:
     """``path`` opened for reading, every file any command reads: a regular file when
     opened, or :class:`NotRegularFileError` naming what it is (a FIFO, a socket, a device,
     a directory), without waiting on it; other failures are the ``OSError`` of the open.

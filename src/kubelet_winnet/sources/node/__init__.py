@@ -270,7 +270,7 @@ def _cni(path: str, found: NodeFiles, limits: Limits) -> CniNetwork:
     try:
         return read_cni(path, limits)
     except NodeConfigError:
-        found.refused_cni.append(path)
+        found.refused_cni.append(str(path))
         raise
 
 
@@ -329,6 +329,7 @@ def _read_one(path: str, found: NodeFiles, limits: Limits) -> list[str]:
         refuse_template(read_text(path, limits), path)
         return _documents(path, found, limits)
     text = read_text(path, limits)
+    path = str(path)  # read: a Named path's mark is done with
     refuse_template(text, path)
     if lower.endswith(".toml"):
         config = parse_containerd(text, path, limits.max_depth)
@@ -358,7 +359,7 @@ def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
                                       "give the node's own file")
             found.errors.append(refused)
             read = [f"not read: {refused.reason}"]
-        found.read_as.append((path, "; ".join(read) if read else "not a node file"))
+        found.read_as.append((str(path), "; ".join(read) if read else "not a node file"))
     return found
 
 

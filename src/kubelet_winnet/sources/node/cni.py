@@ -143,7 +143,7 @@ def read_cni(path: str, limits: Limits = DEFAULT_LIMITS) -> CniNetwork:
                                   item.reason)
         if found is not None:
             raise NodeConfigError(f"{path}:{item.line}", "more than one JSON value in a CNI file")
-        found = parse_cni(item.value, path, item.line_of)
+        found = parse_cni(item.value, item.source, item.line_of)
     if found is None:
         raise NodeConfigError(path, "empty: no CNI configuration")
     return found

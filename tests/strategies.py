@@ -10,6 +10,7 @@ HCN clients.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -199,7 +200,7 @@ def without_waiting_on(fifos: Iterable[Path], call: Callable[[], Any],
     def run() -> None:
         try:
             result.append(call())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
+        except BaseException as exc:  # handed to the test
             failed.append(exc)
 
     worker = threading.Thread(target=run, daemon=True)
@@ -207,10 +208,8 @@ def without_waiting_on(fifos: Iterable[Path], call: Callable[[], Any],
     worker.join(seconds)
     if worker.is_alive():
         for fifo in fifos:
-            try:
+            with contextlib.suppress(OSError):  # ENXIO: no reader waits on this one
                 os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            except OSError:
-                pass  # no reader waits on this one
         worker.join(seconds)
         pytest.fail(f"still waiting after {seconds} s on a FIFO (one of {list(fifos)})")
     if failed:

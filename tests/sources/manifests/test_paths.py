@@ -41,7 +41,7 @@ def test_a_file_a_search_listed_that_is_a_fifo_when_opened_is_refused_not_waited
     listed = list(expand_paths([str(tmp_path)]))
     assert listed == [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]
     fifo = _replaced_by_a_fifo(tmp_path / "b.yaml")
-    found = without_waiting_on([fifo], lambda: [list(read_source(p)) for p in listed])
+    found = without_waiting_on([fifo], lambda: [list(read_source(str(p))) for p in listed])
     assert [type(f).__name__ for f in found[0]] == ["Document"]
     [refused] = found[1]
     assert isinstance(refused, BadInput)
@@ -87,7 +87,7 @@ def test_open_input_refuses_what_is_not_a_regular_file_and_names_it(
         path = tmp_path
     try:
         if kind == "a socket":  # a socket cannot be opened at all (ENXIO): said so
-            with pytest.raises(OSError):
+            with pytest.raises(OSError, match="No such device or address"):
                 open_input(str(path))
             return
         with pytest.raises(NotRegularFileError) as raised:

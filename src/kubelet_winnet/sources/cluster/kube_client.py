@@ -159,7 +159,7 @@ def _read_kubeconfig(kubeconfig: str | None, where: str) -> Any:
     from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, read_source
 
     if kubeconfig is not None:
-        paths = [Named(kubeconfig)]  # named by the user: it may be <(...)
+        paths: list[str] = [Named(kubeconfig)]  # named by the user: it may be <(...)
     else:
         listed = os.environ.get("KUBECONFIG") or "~/.kube/config"
         paths = [os.path.expanduser(p) for p in listed.split(os.pathsep) if p]

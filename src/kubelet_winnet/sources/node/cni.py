@@ -84,10 +84,11 @@ def _refused(where: str, what: str, fix: str) -> NodeConfigError:
 
 
 def _not_json(text: str, path: str, limits: Limits, exc: ValueError) -> NodeConfigError:
-    position = getattr(exc, "pos", None)
+    found = getattr(exc, "pos", None)
+    position = found if isinstance(found, int) else -1
     # json counts lines at LF only; JSON's whitespace has CR too: editors' lines, columns
-    line = 1 + breaks(text, 0, position) if isinstance(position, int) else 0
-    char = text[position] if isinstance(position, int) and position < len(text) else ""
+    line = 1 + breaks(text, 0, position) if position >= 0 else 0
+    char = text[position] if 0 <= position < len(text) else ""
     where = f"{path}:{line}" if line else path
     if char and char.isspace() and char not in _JSON_SPACE:
         name = unicodedata.name(char, "a space").lower()

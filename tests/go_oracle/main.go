@@ -97,7 +97,7 @@ func handle(req request) ([]any, error) {
 	}
 	for _, item := range req.Items {
 		switch req.Op {
-		case "quote", "bytes":
+		case "quote", "bytes", "json":
 			s, err := unb64(item)
 			if err != nil {
 				return nil, err
@@ -105,6 +105,11 @@ func handle(req request) ([]any, error) {
 			switch req.Op {
 			case "quote":
 				out = append(out, b64(fmt.Sprintf("%q", s)))
+			case "json":
+				// encoding/json of the Go string and of the same bytes as a []byte.
+				text, _ := json.Marshal(s)
+				data, _ := json.Marshal([]byte(s))
+				out = append(out, map[string]any{"string": b64(string(text)), "bytes": b64(string(data))})
 			default:
 				// len, utf8.ValidString, and utf8.DecodeRuneInString at every byte offset.
 				var runes [][2]int

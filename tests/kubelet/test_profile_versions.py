@@ -314,11 +314,17 @@ def test_timeline_release_status_as_of_2026_12_04(minor: int) -> None:
     if minor in RELEASE_DATES:
         assert (row.status, row.date) == ("released", RELEASE_DATES[minor])
         assert row.status_text == f"released {RELEASE_DATES[minor]}"
+        assert (row.rc0_date, row.newest_seen) == ("", "")  # nothing scheduled or pending
         assert row.date <= STATUS_AS_OF  # ISO dates order as text
     else:
-        assert (row.status, row.date) == ("rc", "2026-12-16")
-        assert row.status_text == "a release candidate, due 2026-12-16"
-        assert row.date > STATUS_AS_OF
+        # the 1.38 schedule: rc.0 on 2026-12-02, .0 on 2026-12-16 (by the schedule, not
+        # seen); observed: CHANGELOG-1.38.md (0411cc704533) reaches v1.38.0-alpha.2
+        assert (row.status, row.date, row.rc0_date) == ("rc", "2026-12-16", "2026-12-02")
+        assert row.newest_seen == "v1.38.0-alpha.2"
+        assert row.status_text == (
+            "a release candidate by the schedule (rc.0 2026-12-02), due 2026-12-16; the "
+            "newest pre-release seen is v1.38.0-alpha.2")
+        assert row.rc0_date <= STATUS_AS_OF < row.date
 
 
 def test_timeline_has_one_row_per_minor() -> None:
@@ -373,13 +379,20 @@ EXPECTED_FACTS = {
     "pod-level-limits-default": 34,  # PodLevelResources beta
     "label-key-messages": 35,  # apimachinery da7b67ed (v0.35.0)
     "rune-wise-expansion": 36,  # kubernetes#136325, backported to 1.34.4 and 1.35.1
+    # cri-api d3d9c71 (kubernetes-1.37.0-alpha.1): KeyValue.value is bytes; backported
+    # as a544ba3 (kubernetes-1.34.9), 48b4f42 (1.35.6), 5f84746 (1.36.2).
+    "env-values-are-bytes": 37,
+    "signal-names-prefixed": 37,  # cri-api 044b7de, on master only (no release-1.36 copy)
     "exact-downward-division": 38,  # helpers.go convertQuantityToString
     "saturating-milli-value": 38,
 }
 # Patch releases that got a change before its minor: CHANGELOG-1.34.md and
 # CHANGELOG-1.35.md ("Fixes a 1.34 regression starting pods with environment variables
 # with a value containing `$` followed by a multi-byte character").
-EXPECTED_BACKPORTS = {"rune-wise-expansion": {34: 4, 35: 1}}
+EXPECTED_BACKPORTS = {
+    "rune-wise-expansion": {34: 4, 35: 1},
+    "env-values-are-bytes": {34: 9, 35: 6, 36: 2},
+}
 
 
 def test_request_facts_are_the_versions_table() -> None:
@@ -399,7 +412,7 @@ def test_a_profile_holds_the_facts_of_its_minor(minor: int) -> None:
 
 
 @pytest.mark.parametrize("minor", SUPPORTED_MINORS)
-@pytest.mark.parametrize("patch", [0, 1, 3, 4, 12])
+@pytest.mark.parametrize("patch", [0, 1, 2, 3, 4, 5, 6, 8, 9, 12])  # every backport boundary
 def test_a_patch_release_holds_a_backport_from_its_first_patch_on(minor: int, patch: int) -> None:
     held = {fact.name for fact in kubelet_profile(f"1.{minor}.{patch}").request_facts}
     assert held == {name for name, since in EXPECTED_FACTS.items()

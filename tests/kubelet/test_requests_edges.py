@@ -101,7 +101,7 @@ def test_doubling_variables_stop_at_the_value_bound() -> None:
 
 def test_variables_below_the_bound_expand_as_the_kubelet_does() -> None:
     pod = _pod({"name": "c", "image": "i", "env": _doubling(20)})  # V19: 2**20 bytes
-    envs = {kv.key: kv.value for kv in kw.container_config(pod, "c").envs}
+    envs = {kv.key: kv.value.decode() for kv in kw.container_config(pod, "c").envs}
     assert envs["V19"] == "ab" * 2**19
     assert len(envs["V19"].encode()) == MAX_EXPANDED_VALUE
 
@@ -322,7 +322,7 @@ def test_long_literal_values_are_bounded_by_the_container_only() -> None:
     literal = "x" * 2_000_000
     env = [{"name": "A", "value": "y"}, {"name": "B", "value": literal},
            {"name": "C", "value": literal + "$(A)"}]
-    envs = {kv.key: kv.value for kv in kw.container_config(
+    envs = {kv.key: kv.value.decode() for kv in kw.container_config(
         _pod({"name": "c", "image": "i", "env": env}), "c").envs}
     assert envs["B"] == literal
     assert envs["C"] == literal + "y"

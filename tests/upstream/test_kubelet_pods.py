@@ -25,7 +25,7 @@ def _env(pod_ips: tuple[str, ...], node_ips: tuple[str, ...], minor: int = 38) -
     config = kw.container_config(manifest, "c", pod_ips=pod_ips,
                                  node=kw.NodeContext(node_ips=node_ips),
                                  kubelet_version=f"1.{minor}")
-    return {env.key: env.value for env in config.envs}
+    return {env.key: env.value.decode() for env in config.envs}
 
 
 @pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestSortPodIPs"))

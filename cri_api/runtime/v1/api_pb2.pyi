@@ -4,21 +4,36 @@ isort:skip_file
 Wire-compatible subset of the Kubernetes CRI `runtime.v1` API, written for
 kubelet-winnet. It holds only what RunPodSandbox carries, plus the Windows
 container config, so the sandbox request can be parsed and built here;
-ContainerConfig and CreateContainerRequest with their sub-messages; and the
-request/response messages of the calls kubelet_winnet.cri makes.
+ContainerConfig and CreateContainerRequest with their sub-messages; the
+request/response messages of the calls kubelet_winnet.cri makes; and those of
+the calls crictl makes that kubelet_winnet.testing.FakeRuntime answers
+(ListContainers, ListImages, PullImage, RemoveImage, ImageFsInfo).
 
 Package, message, field and enum names, numbers and types match upstream
-cri-api v0.37 (pkg/apis/runtime/v1/api.proto), so bytes and proto3 JSON
-interoperate with kubelet and the runtimes. Comments are our own.
+cri-api master (pkg/apis/runtime/v1/api.proto at kubernetes/cri-api 791729b,
+July 2026, after v0.37.0-beta.0) for every message here, so bytes and proto3
+JSON interoperate with kubelet and the runtimes. Comments are our own.
+Compared field by field (name, number, type, label, JSON name, options) for
+each of the 93 messages and 8 enums here, and each RPC's types.
 
-Verified against: kubernetes/kubernetes at commit
-0268656aec06fe837312d7ec3051e6b7f3dc6cde,
-staging/src/k8s.io/cri-api/pkg/apis/runtime/v1/api.proto (the newest stored
-copy found; older copies in containerd/containerd vendor/ and in forks agree
-on every field used here).
-Not verifiable: that this commit is exactly the v0.37 tag. Fields added to
-these messages between that commit and the tag (if any) are missing here;
-being proto3, such fields would be kept as unknown fields when parsed.
+Changes taken from upstream since v0.36: KeyValue.value is bytes (d3d9c71;
+backported as a544ba3, 48b4f42, 5f84746 to v0.34.9, v0.35.6, v0.36.2), the
+Signal enum's names carry a SIGNAL_ prefix (044b7de, numbers unchanged), and
+Mount.mount_options / RuntimeFeatures.mount_options (d106c2f, d279f3c). The
+wire is the same for every release; the proto3 JSON is not, so
+kubelet_winnet._kubelet.messages.message_json writes a value the way the
+cri-api of the modelled kubelet release spells it (text or base64, names
+with or without SIGNAL_).
+
+Left out, because kubelet_winnet neither builds nor reads them: the messages
+of the calls it does not make and their enums (CgroupDriver,
+ContainerEventType, MetricType). That is the image service but ImageStatus
+(PullImage, ListImages, RemoveImage, ImageFsInfo, AuthConfig with its
+debug_redact fields), ListContainers and its Container and filters,
+exec/attach/port-forward, ReopenContainerLog, the runtime config calls,
+stats and metrics, events, checkpoint and restore of containers and pods,
+the streaming list calls, and the update calls. Being proto3, a field a
+runtime sends that is missing here is kept as an unknown field when parsed.
 
 Regenerate the Python modules with `python scripts/gen_cri_api.py`.
 """
@@ -140,142 +155,142 @@ class _Signal:
 
 class _SignalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Signal.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
-    RUNTIME_DEFAULT: _Signal.ValueType  # 0
-    SIGABRT: _Signal.ValueType  # 1
-    SIGALRM: _Signal.ValueType  # 2
-    SIGBUS: _Signal.ValueType  # 3
-    SIGCHLD: _Signal.ValueType  # 4
-    SIGCLD: _Signal.ValueType  # 5
-    SIGCONT: _Signal.ValueType  # 6
-    SIGFPE: _Signal.ValueType  # 7
-    SIGHUP: _Signal.ValueType  # 8
-    SIGILL: _Signal.ValueType  # 9
-    SIGINT: _Signal.ValueType  # 10
-    SIGIO: _Signal.ValueType  # 11
-    SIGIOT: _Signal.ValueType  # 12
-    SIGKILL: _Signal.ValueType  # 13
-    SIGPIPE: _Signal.ValueType  # 14
-    SIGPOLL: _Signal.ValueType  # 15
-    SIGPROF: _Signal.ValueType  # 16
-    SIGPWR: _Signal.ValueType  # 17
-    SIGQUIT: _Signal.ValueType  # 18
-    SIGSEGV: _Signal.ValueType  # 19
-    SIGSTKFLT: _Signal.ValueType  # 20
-    SIGSTOP: _Signal.ValueType  # 21
-    SIGSYS: _Signal.ValueType  # 22
-    SIGTERM: _Signal.ValueType  # 23
-    SIGTRAP: _Signal.ValueType  # 24
-    SIGTSTP: _Signal.ValueType  # 25
-    SIGTTIN: _Signal.ValueType  # 26
-    SIGTTOU: _Signal.ValueType  # 27
-    SIGURG: _Signal.ValueType  # 28
-    SIGUSR1: _Signal.ValueType  # 29
-    SIGUSR2: _Signal.ValueType  # 30
-    SIGVTALRM: _Signal.ValueType  # 31
-    SIGWINCH: _Signal.ValueType  # 32
-    SIGXCPU: _Signal.ValueType  # 33
-    SIGXFSZ: _Signal.ValueType  # 34
-    SIGRTMIN: _Signal.ValueType  # 35
-    SIGRTMINPLUS1: _Signal.ValueType  # 36
-    SIGRTMINPLUS2: _Signal.ValueType  # 37
-    SIGRTMINPLUS3: _Signal.ValueType  # 38
-    SIGRTMINPLUS4: _Signal.ValueType  # 39
-    SIGRTMINPLUS5: _Signal.ValueType  # 40
-    SIGRTMINPLUS6: _Signal.ValueType  # 41
-    SIGRTMINPLUS7: _Signal.ValueType  # 42
-    SIGRTMINPLUS8: _Signal.ValueType  # 43
-    SIGRTMINPLUS9: _Signal.ValueType  # 44
-    SIGRTMINPLUS10: _Signal.ValueType  # 45
-    SIGRTMINPLUS11: _Signal.ValueType  # 46
-    SIGRTMINPLUS12: _Signal.ValueType  # 47
-    SIGRTMINPLUS13: _Signal.ValueType  # 48
-    SIGRTMINPLUS14: _Signal.ValueType  # 49
-    SIGRTMINPLUS15: _Signal.ValueType  # 50
-    SIGRTMAXMINUS14: _Signal.ValueType  # 51
-    SIGRTMAXMINUS13: _Signal.ValueType  # 52
-    SIGRTMAXMINUS12: _Signal.ValueType  # 53
-    SIGRTMAXMINUS11: _Signal.ValueType  # 54
-    SIGRTMAXMINUS10: _Signal.ValueType  # 55
-    SIGRTMAXMINUS9: _Signal.ValueType  # 56
-    SIGRTMAXMINUS8: _Signal.ValueType  # 57
-    SIGRTMAXMINUS7: _Signal.ValueType  # 58
-    SIGRTMAXMINUS6: _Signal.ValueType  # 59
-    SIGRTMAXMINUS5: _Signal.ValueType  # 60
-    SIGRTMAXMINUS4: _Signal.ValueType  # 61
-    SIGRTMAXMINUS3: _Signal.ValueType  # 62
-    SIGRTMAXMINUS2: _Signal.ValueType  # 63
-    SIGRTMAXMINUS1: _Signal.ValueType  # 64
-    SIGRTMAX: _Signal.ValueType  # 65
+    SIGNAL_RUNTIME_DEFAULT: _Signal.ValueType  # 0
+    SIGNAL_SIGABRT: _Signal.ValueType  # 1
+    SIGNAL_SIGALRM: _Signal.ValueType  # 2
+    SIGNAL_SIGBUS: _Signal.ValueType  # 3
+    SIGNAL_SIGCHLD: _Signal.ValueType  # 4
+    SIGNAL_SIGCLD: _Signal.ValueType  # 5
+    SIGNAL_SIGCONT: _Signal.ValueType  # 6
+    SIGNAL_SIGFPE: _Signal.ValueType  # 7
+    SIGNAL_SIGHUP: _Signal.ValueType  # 8
+    SIGNAL_SIGILL: _Signal.ValueType  # 9
+    SIGNAL_SIGINT: _Signal.ValueType  # 10
+    SIGNAL_SIGIO: _Signal.ValueType  # 11
+    SIGNAL_SIGIOT: _Signal.ValueType  # 12
+    SIGNAL_SIGKILL: _Signal.ValueType  # 13
+    SIGNAL_SIGPIPE: _Signal.ValueType  # 14
+    SIGNAL_SIGPOLL: _Signal.ValueType  # 15
+    SIGNAL_SIGPROF: _Signal.ValueType  # 16
+    SIGNAL_SIGPWR: _Signal.ValueType  # 17
+    SIGNAL_SIGQUIT: _Signal.ValueType  # 18
+    SIGNAL_SIGSEGV: _Signal.ValueType  # 19
+    SIGNAL_SIGSTKFLT: _Signal.ValueType  # 20
+    SIGNAL_SIGSTOP: _Signal.ValueType  # 21
+    SIGNAL_SIGSYS: _Signal.ValueType  # 22
+    SIGNAL_SIGTERM: _Signal.ValueType  # 23
+    SIGNAL_SIGTRAP: _Signal.ValueType  # 24
+    SIGNAL_SIGTSTP: _Signal.ValueType  # 25
+    SIGNAL_SIGTTIN: _Signal.ValueType  # 26
+    SIGNAL_SIGTTOU: _Signal.ValueType  # 27
+    SIGNAL_SIGURG: _Signal.ValueType  # 28
+    SIGNAL_SIGUSR1: _Signal.ValueType  # 29
+    SIGNAL_SIGUSR2: _Signal.ValueType  # 30
+    SIGNAL_SIGVTALRM: _Signal.ValueType  # 31
+    SIGNAL_SIGWINCH: _Signal.ValueType  # 32
+    SIGNAL_SIGXCPU: _Signal.ValueType  # 33
+    SIGNAL_SIGXFSZ: _Signal.ValueType  # 34
+    SIGNAL_SIGRTMIN: _Signal.ValueType  # 35
+    SIGNAL_SIGRTMINPLUS1: _Signal.ValueType  # 36
+    SIGNAL_SIGRTMINPLUS2: _Signal.ValueType  # 37
+    SIGNAL_SIGRTMINPLUS3: _Signal.ValueType  # 38
+    SIGNAL_SIGRTMINPLUS4: _Signal.ValueType  # 39
+    SIGNAL_SIGRTMINPLUS5: _Signal.ValueType  # 40
+    SIGNAL_SIGRTMINPLUS6: _Signal.ValueType  # 41
+    SIGNAL_SIGRTMINPLUS7: _Signal.ValueType  # 42
+    SIGNAL_SIGRTMINPLUS8: _Signal.ValueType  # 43
+    SIGNAL_SIGRTMINPLUS9: _Signal.ValueType  # 44
+    SIGNAL_SIGRTMINPLUS10: _Signal.ValueType  # 45
+    SIGNAL_SIGRTMINPLUS11: _Signal.ValueType  # 46
+    SIGNAL_SIGRTMINPLUS12: _Signal.ValueType  # 47
+    SIGNAL_SIGRTMINPLUS13: _Signal.ValueType  # 48
+    SIGNAL_SIGRTMINPLUS14: _Signal.ValueType  # 49
+    SIGNAL_SIGRTMINPLUS15: _Signal.ValueType  # 50
+    SIGNAL_SIGRTMAXMINUS14: _Signal.ValueType  # 51
+    SIGNAL_SIGRTMAXMINUS13: _Signal.ValueType  # 52
+    SIGNAL_SIGRTMAXMINUS12: _Signal.ValueType  # 53
+    SIGNAL_SIGRTMAXMINUS11: _Signal.ValueType  # 54
+    SIGNAL_SIGRTMAXMINUS10: _Signal.ValueType  # 55
+    SIGNAL_SIGRTMAXMINUS9: _Signal.ValueType  # 56
+    SIGNAL_SIGRTMAXMINUS8: _Signal.ValueType  # 57
+    SIGNAL_SIGRTMAXMINUS7: _Signal.ValueType  # 58
+    SIGNAL_SIGRTMAXMINUS6: _Signal.ValueType  # 59
+    SIGNAL_SIGRTMAXMINUS5: _Signal.ValueType  # 60
+    SIGNAL_SIGRTMAXMINUS4: _Signal.ValueType  # 61
+    SIGNAL_SIGRTMAXMINUS3: _Signal.ValueType  # 62
+    SIGNAL_SIGRTMAXMINUS2: _Signal.ValueType  # 63
+    SIGNAL_SIGRTMAXMINUS1: _Signal.ValueType  # 64
+    SIGNAL_SIGRTMAX: _Signal.ValueType  # 65
 
 class Signal(_Signal, metaclass=_SignalEnumTypeWrapper):
-    """Stop signals; RUNTIME_DEFAULT leaves the choice to the runtime."""
+    """Stop signals; SIGNAL_RUNTIME_DEFAULT leaves the choice to the runtime."""
 
-RUNTIME_DEFAULT: Signal.ValueType  # 0
-SIGABRT: Signal.ValueType  # 1
-SIGALRM: Signal.ValueType  # 2
-SIGBUS: Signal.ValueType  # 3
-SIGCHLD: Signal.ValueType  # 4
-SIGCLD: Signal.ValueType  # 5
-SIGCONT: Signal.ValueType  # 6
-SIGFPE: Signal.ValueType  # 7
-SIGHUP: Signal.ValueType  # 8
-SIGILL: Signal.ValueType  # 9
-SIGINT: Signal.ValueType  # 10
-SIGIO: Signal.ValueType  # 11
-SIGIOT: Signal.ValueType  # 12
-SIGKILL: Signal.ValueType  # 13
-SIGPIPE: Signal.ValueType  # 14
-SIGPOLL: Signal.ValueType  # 15
-SIGPROF: Signal.ValueType  # 16
-SIGPWR: Signal.ValueType  # 17
-SIGQUIT: Signal.ValueType  # 18
-SIGSEGV: Signal.ValueType  # 19
-SIGSTKFLT: Signal.ValueType  # 20
-SIGSTOP: Signal.ValueType  # 21
-SIGSYS: Signal.ValueType  # 22
-SIGTERM: Signal.ValueType  # 23
-SIGTRAP: Signal.ValueType  # 24
-SIGTSTP: Signal.ValueType  # 25
-SIGTTIN: Signal.ValueType  # 26
-SIGTTOU: Signal.ValueType  # 27
-SIGURG: Signal.ValueType  # 28
-SIGUSR1: Signal.ValueType  # 29
-SIGUSR2: Signal.ValueType  # 30
-SIGVTALRM: Signal.ValueType  # 31
-SIGWINCH: Signal.ValueType  # 32
-SIGXCPU: Signal.ValueType  # 33
-SIGXFSZ: Signal.ValueType  # 34
-SIGRTMIN: Signal.ValueType  # 35
-SIGRTMINPLUS1: Signal.ValueType  # 36
-SIGRTMINPLUS2: Signal.ValueType  # 37
-SIGRTMINPLUS3: Signal.ValueType  # 38
-SIGRTMINPLUS4: Signal.ValueType  # 39
-SIGRTMINPLUS5: Signal.ValueType  # 40
-SIGRTMINPLUS6: Signal.ValueType  # 41
-SIGRTMINPLUS7: Signal.ValueType  # 42
-SIGRTMINPLUS8: Signal.ValueType  # 43
-SIGRTMINPLUS9: Signal.ValueType  # 44
-SIGRTMINPLUS10: Signal.ValueType  # 45
-SIGRTMINPLUS11: Signal.ValueType  # 46
-SIGRTMINPLUS12: Signal.ValueType  # 47
-SIGRTMINPLUS13: Signal.ValueType  # 48
-SIGRTMINPLUS14: Signal.ValueType  # 49
-SIGRTMINPLUS15: Signal.ValueType  # 50
-SIGRTMAXMINUS14: Signal.ValueType  # 51
-SIGRTMAXMINUS13: Signal.ValueType  # 52
-SIGRTMAXMINUS12: Signal.ValueType  # 53
-SIGRTMAXMINUS11: Signal.ValueType  # 54
-SIGRTMAXMINUS10: Signal.ValueType  # 55
-SIGRTMAXMINUS9: Signal.ValueType  # 56
-SIGRTMAXMINUS8: Signal.ValueType  # 57
-SIGRTMAXMINUS7: Signal.ValueType  # 58
-SIGRTMAXMINUS6: Signal.ValueType  # 59
-SIGRTMAXMINUS5: Signal.ValueType  # 60
-SIGRTMAXMINUS4: Signal.ValueType  # 61
-SIGRTMAXMINUS3: Signal.ValueType  # 62
-SIGRTMAXMINUS2: Signal.ValueType  # 63
-SIGRTMAXMINUS1: Signal.ValueType  # 64
-SIGRTMAX: Signal.ValueType  # 65
+SIGNAL_RUNTIME_DEFAULT: Signal.ValueType  # 0
+SIGNAL_SIGABRT: Signal.ValueType  # 1
+SIGNAL_SIGALRM: Signal.ValueType  # 2
+SIGNAL_SIGBUS: Signal.ValueType  # 3
+SIGNAL_SIGCHLD: Signal.ValueType  # 4
+SIGNAL_SIGCLD: Signal.ValueType  # 5
+SIGNAL_SIGCONT: Signal.ValueType  # 6
+SIGNAL_SIGFPE: Signal.ValueType  # 7
+SIGNAL_SIGHUP: Signal.ValueType  # 8
+SIGNAL_SIGILL: Signal.ValueType  # 9
+SIGNAL_SIGINT: Signal.ValueType  # 10
+SIGNAL_SIGIO: Signal.ValueType  # 11
+SIGNAL_SIGIOT: Signal.ValueType  # 12
+SIGNAL_SIGKILL: Signal.ValueType  # 13
+SIGNAL_SIGPIPE: Signal.ValueType  # 14
+SIGNAL_SIGPOLL: Signal.ValueType  # 15
+SIGNAL_SIGPROF: Signal.ValueType  # 16
+SIGNAL_SIGPWR: Signal.ValueType  # 17
+SIGNAL_SIGQUIT: Signal.ValueType  # 18
+SIGNAL_SIGSEGV: Signal.ValueType  # 19
+SIGNAL_SIGSTKFLT: Signal.ValueType  # 20
+SIGNAL_SIGSTOP: Signal.ValueType  # 21
+SIGNAL_SIGSYS: Signal.ValueType  # 22
+SIGNAL_SIGTERM: Signal.ValueType  # 23
+SIGNAL_SIGTRAP: Signal.ValueType  # 24
+SIGNAL_SIGTSTP: Signal.ValueType  # 25
+SIGNAL_SIGTTIN: Signal.ValueType  # 26
+SIGNAL_SIGTTOU: Signal.ValueType  # 27
+SIGNAL_SIGURG: Signal.ValueType  # 28
+SIGNAL_SIGUSR1: Signal.ValueType  # 29
+SIGNAL_SIGUSR2: Signal.ValueType  # 30
+SIGNAL_SIGVTALRM: Signal.ValueType  # 31
+SIGNAL_SIGWINCH: Signal.ValueType  # 32
+SIGNAL_SIGXCPU: Signal.ValueType  # 33
+SIGNAL_SIGXFSZ: Signal.ValueType  # 34
+SIGNAL_SIGRTMIN: Signal.ValueType  # 35
+SIGNAL_SIGRTMINPLUS1: Signal.ValueType  # 36
+SIGNAL_SIGRTMINPLUS2: Signal.ValueType  # 37
+SIGNAL_SIGRTMINPLUS3: Signal.ValueType  # 38
+SIGNAL_SIGRTMINPLUS4: Signal.ValueType  # 39
+SIGNAL_SIGRTMINPLUS5: Signal.ValueType  # 40
+SIGNAL_SIGRTMINPLUS6: Signal.ValueType  # 41
+SIGNAL_SIGRTMINPLUS7: Signal.ValueType  # 42
+SIGNAL_SIGRTMINPLUS8: Signal.ValueType  # 43
+SIGNAL_SIGRTMINPLUS9: Signal.ValueType  # 44
+SIGNAL_SIGRTMINPLUS10: Signal.ValueType  # 45
+SIGNAL_SIGRTMINPLUS11: Signal.ValueType  # 46
+SIGNAL_SIGRTMINPLUS12: Signal.ValueType  # 47
+SIGNAL_SIGRTMINPLUS13: Signal.ValueType  # 48
+SIGNAL_SIGRTMINPLUS14: Signal.ValueType  # 49
+SIGNAL_SIGRTMINPLUS15: Signal.ValueType  # 50
+SIGNAL_SIGRTMAXMINUS14: Signal.ValueType  # 51
+SIGNAL_SIGRTMAXMINUS13: Signal.ValueType  # 52
+SIGNAL_SIGRTMAXMINUS12: Signal.ValueType  # 53
+SIGNAL_SIGRTMAXMINUS11: Signal.ValueType  # 54
+SIGNAL_SIGRTMAXMINUS10: Signal.ValueType  # 55
+SIGNAL_SIGRTMAXMINUS9: Signal.ValueType  # 56
+SIGNAL_SIGRTMAXMINUS8: Signal.ValueType  # 57
+SIGNAL_SIGRTMAXMINUS7: Signal.ValueType  # 58
+SIGNAL_SIGRTMAXMINUS6: Signal.ValueType  # 59
+SIGNAL_SIGRTMAXMINUS5: Signal.ValueType  # 60
+SIGNAL_SIGRTMAXMINUS4: Signal.ValueType  # 61
+SIGNAL_SIGRTMAXMINUS3: Signal.ValueType  # 62
+SIGNAL_SIGRTMAXMINUS2: Signal.ValueType  # 63
+SIGNAL_SIGRTMAXMINUS1: Signal.ValueType  # 64
+SIGNAL_SIGRTMAX: Signal.ValueType  # 65
 Global___Signal: _TypeAlias = Signal  # noqa: Y015
 
 class _PodSandboxState:
@@ -400,6 +415,7 @@ class Mount(_message.Message):
     RECURSIVE_READ_ONLY_FIELD_NUMBER: _builtins.int
     IMAGE_FIELD_NUMBER: _builtins.int
     IMAGE_SUB_PATH_FIELD_NUMBER: _builtins.int
+    MOUNT_OPTIONS_FIELD_NUMBER: _builtins.int
     container_path: _builtins.str
     """Path inside the container."""
     host_path: _builtins.str
@@ -426,6 +442,12 @@ class Mount(_message.Message):
     def image(self) -> Global___ImageSpec:
         """Image to mount instead of a host path."""
 
+    @_builtins.property
+    def mount_options(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Extra bind mount options (noexec, nodev, nosuid) passed on as OCI mount
+        options (cri-api d106c2f, on master after v0.37.0-beta.0; never set here).
+        """
+
     def __init__(
         self,
         *,
@@ -439,10 +461,11 @@ class Mount(_message.Message):
         recursive_read_only: _builtins.bool = ...,
         image: Global___ImageSpec | None = ...,
         image_sub_path: _builtins.str = ...,
+        mount_options: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_path", b"container_path", "gidMappings", b"gidMappings", "host_path", b"host_path", "image", b"image", "image_sub_path", b"image_sub_path", "propagation", b"propagation", "readonly", b"readonly", "recursive_read_only", b"recursive_read_only", "selinux_relabel", b"selinux_relabel", "uidMappings", b"uidMappings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_path", b"container_path", "gidMappings", b"gidMappings", "host_path", b"host_path", "image", b"image", "image_sub_path", b"image_sub_path", "mount_options", b"mount_options", "propagation", b"propagation", "readonly", b"readonly", "recursive_read_only", b"recursive_read_only", "selinux_relabel", b"selinux_relabel", "uidMappings", b"uidMappings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1027,19 +1050,22 @@ Global___ImageSpec: _TypeAlias = ImageSpec  # noqa: Y015
 
 @_typing.final
 class KeyValue(_message.Message):
-    """One environment variable."""
+    """One environment variable. The value is bytes from cri-api v0.37.0 (d3d9c71,
+    kubernetes#139168; backported to v0.34.9, v0.35.6, v0.36.2): a Secret's value
+    that is not UTF-8 travels unchanged. Same wire encoding as the string it was.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     KEY_FIELD_NUMBER: _builtins.int
     VALUE_FIELD_NUMBER: _builtins.int
     key: _builtins.str
-    value: _builtins.str
+    value: _builtins.bytes
     def __init__(
         self,
         *,
         key: _builtins.str = ...,
-        value: _builtins.str = ...,
+        value: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -3221,19 +3247,23 @@ class RuntimeFeatures(_message.Message):
 
     SUPPLEMENTAL_GROUPS_POLICY_FIELD_NUMBER: _builtins.int
     USER_NAMESPACES_HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    MOUNT_OPTIONS_FIELD_NUMBER: _builtins.int
     supplemental_groups_policy: _builtins.bool
     """SupplementalGroupsPolicy and ContainerUser supported."""
     user_namespaces_host_network: _builtins.bool
     """Host network together with a user namespace supported."""
+    mount_options: _builtins.bool
+    """Extra bind mount options on container mounts supported (cri-api d279f3c)."""
     def __init__(
         self,
         *,
         supplemental_groups_policy: _builtins.bool = ...,
         user_namespaces_host_network: _builtins.bool = ...,
+        mount_options: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["supplemental_groups_policy", b"supplemental_groups_policy", "user_namespaces_host_network", b"user_namespaces_host_network"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mount_options", b"mount_options", "supplemental_groups_policy", b"supplemental_groups_policy", "user_namespaces_host_network", b"user_namespaces_host_network"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3300,3 +3330,581 @@ class StatusResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StatusResponse: _TypeAlias = StatusResponse  # noqa: Y015
+
+@_typing.final
+class ContainerStateValue(_message.Message):
+    """Container state, wrapped so that a filter can leave it unset."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    state: Global___ContainerState.ValueType
+    """The state wanted."""
+    def __init__(
+        self,
+        *,
+        state: Global___ContainerState.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerStateValue: _TypeAlias = ContainerStateValue  # noqa: Y015
+
+@_typing.final
+class ContainerFilter(_message.Message):
+    """Which containers ListContainers returns; unset fields match all."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    LABEL_SELECTOR_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Container ID."""
+    pod_sandbox_id: _builtins.str
+    """Sandbox the container is in."""
+    @_builtins.property
+    def state(self) -> Global___ContainerStateValue:
+        """State."""
+
+    @_builtins.property
+    def label_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels that must all match."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        state: Global___ContainerStateValue | None = ...,
+        pod_sandbox_id: _builtins.str = ...,
+        label_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "label_selector", b"label_selector", "pod_sandbox_id", b"pod_sandbox_id", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerFilter: _TypeAlias = ContainerFilter  # noqa: Y015
+
+@_typing.final
+class ListContainersRequest(_message.Message):
+    """Request of RuntimeService.ListContainers."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILTER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def filter(self) -> Global___ContainerFilter:
+        """Filter; absent lists every container."""
+
+    def __init__(
+        self,
+        *,
+        filter: Global___ContainerFilter | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListContainersRequest: _TypeAlias = ListContainersRequest  # noqa: Y015
+
+@_typing.final
+class Container(_message.Message):
+    """One container in a ListContainers reply."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    IMAGE_REF_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    IMAGE_ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Container ID."""
+    pod_sandbox_id: _builtins.str
+    """Its sandbox."""
+    image_ref: _builtins.str
+    """Image the runtime resolved."""
+    state: Global___ContainerState.ValueType
+    """State."""
+    created_at: _builtins.int
+    """Creation time in nanoseconds."""
+    image_id: _builtins.str
+    """Image ID."""
+    @_builtins.property
+    def metadata(self) -> Global___ContainerMetadata:
+        """Name and attempt."""
+
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image spec as created."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels of the config."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Annotations of the config."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        pod_sandbox_id: _builtins.str = ...,
+        metadata: Global___ContainerMetadata | None = ...,
+        image: Global___ImageSpec | None = ...,
+        image_ref: _builtins.str = ...,
+        state: Global___ContainerState.ValueType = ...,
+        created_at: _builtins.int = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        image_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "metadata", b"metadata"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations", b"annotations", "created_at", b"created_at", "id", b"id", "image", b"image", "image_id", b"image_id", "image_ref", b"image_ref", "labels", b"labels", "metadata", b"metadata", "pod_sandbox_id", b"pod_sandbox_id", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Container: _TypeAlias = Container  # noqa: Y015
+
+@_typing.final
+class ListContainersResponse(_message.Message):
+    """Reply of RuntimeService.ListContainers."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]:
+        """The matching containers."""
+
+    def __init__(
+        self,
+        *,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["containers", b"containers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListContainersResponse: _TypeAlias = ListContainersResponse  # noqa: Y015
+
+@_typing.final
+class ImageFilter(_message.Message):
+    """Which images ListImages returns."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image spec; an empty name matches all."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___ImageSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageFilter: _TypeAlias = ImageFilter  # noqa: Y015
+
+@_typing.final
+class ListImagesRequest(_message.Message):
+    """Request of ImageService.ListImages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILTER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def filter(self) -> Global___ImageFilter:
+        """Filter."""
+
+    def __init__(
+        self,
+        *,
+        filter: Global___ImageFilter | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListImagesRequest: _TypeAlias = ListImagesRequest  # noqa: Y015
+
+@_typing.final
+class ListImagesResponse(_message.Message):
+    """Reply of ImageService.ListImages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[Global___Image]:
+        """The matching images."""
+
+    def __init__(
+        self,
+        *,
+        images: _abc.Iterable[Global___Image] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["images", b"images"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListImagesResponse: _TypeAlias = ListImagesResponse  # noqa: Y015
+
+@_typing.final
+class AuthConfig(_message.Message):
+    """Registry credentials for a pull (upstream marks the secrets debug_redact)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USERNAME_FIELD_NUMBER: _builtins.int
+    PASSWORD_FIELD_NUMBER: _builtins.int
+    AUTH_FIELD_NUMBER: _builtins.int
+    SERVER_ADDRESS_FIELD_NUMBER: _builtins.int
+    IDENTITY_TOKEN_FIELD_NUMBER: _builtins.int
+    REGISTRY_TOKEN_FIELD_NUMBER: _builtins.int
+    username: _builtins.str
+    """User name."""
+    password: _builtins.str
+    """Password."""
+    auth: _builtins.str
+    """Base64 user:password."""
+    server_address: _builtins.str
+    """Registry address."""
+    identity_token: _builtins.str
+    """Identity token."""
+    registry_token: _builtins.str
+    """Registry bearer token."""
+    def __init__(
+        self,
+        *,
+        username: _builtins.str = ...,
+        password: _builtins.str = ...,
+        auth: _builtins.str = ...,
+        server_address: _builtins.str = ...,
+        identity_token: _builtins.str = ...,
+        registry_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auth", b"auth", "identity_token", b"identity_token", "password", b"password", "registry_token", b"registry_token", "server_address", b"server_address", "username", b"username"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuthConfig: _TypeAlias = AuthConfig  # noqa: Y015
+
+@_typing.final
+class PullImageRequest(_message.Message):
+    """Request of ImageService.PullImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    AUTH_FIELD_NUMBER: _builtins.int
+    SANDBOX_CONFIG_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image to pull."""
+
+    @_builtins.property
+    def auth(self) -> Global___AuthConfig:
+        """Credentials."""
+
+    @_builtins.property
+    def sandbox_config(self) -> Global___PodSandboxConfig:
+        """The sandbox the image is for."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___ImageSpec | None = ...,
+        auth: Global___AuthConfig | None = ...,
+        sandbox_config: Global___PodSandboxConfig | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["auth", b"auth", "image", b"image", "sandbox_config", b"sandbox_config"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auth", b"auth", "image", b"image", "sandbox_config", b"sandbox_config"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PullImageRequest: _TypeAlias = PullImageRequest  # noqa: Y015
+
+@_typing.final
+class PullImageResponse(_message.Message):
+    """Reply of ImageService.PullImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_REF_FIELD_NUMBER: _builtins.int
+    image_ref: _builtins.str
+    """Image ID or digest pulled."""
+    def __init__(
+        self,
+        *,
+        image_ref: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image_ref", b"image_ref"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PullImageResponse: _TypeAlias = PullImageResponse  # noqa: Y015
+
+@_typing.final
+class RemoveImageRequest(_message.Message):
+    """Request of ImageService.RemoveImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image to remove."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___ImageSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveImageRequest: _TypeAlias = RemoveImageRequest  # noqa: Y015
+
+@_typing.final
+class RemoveImageResponse(_message.Message):
+    """Reply of ImageService.RemoveImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveImageResponse: _TypeAlias = RemoveImageResponse  # noqa: Y015
+
+@_typing.final
+class ImageFsInfoRequest(_message.Message):
+    """Request of ImageService.ImageFsInfo."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageFsInfoRequest: _TypeAlias = ImageFsInfoRequest  # noqa: Y015
+
+@_typing.final
+class UInt64Value(_message.Message):
+    """A uint64 that can be unset."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VALUE_FIELD_NUMBER: _builtins.int
+    value: _builtins.int
+    """The value."""
+    def __init__(
+        self,
+        *,
+        value: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UInt64Value: _TypeAlias = UInt64Value  # noqa: Y015
+
+@_typing.final
+class FilesystemIdentifier(_message.Message):
+    """A filesystem, by its mount point."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOUNTPOINT_FIELD_NUMBER: _builtins.int
+    mountpoint: _builtins.str
+    """Mount point."""
+    def __init__(
+        self,
+        *,
+        mountpoint: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mountpoint", b"mountpoint"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FilesystemIdentifier: _TypeAlias = FilesystemIdentifier  # noqa: Y015
+
+@_typing.final
+class FilesystemUsage(_message.Message):
+    """Usage of one filesystem."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TIMESTAMP_FIELD_NUMBER: _builtins.int
+    FS_ID_FIELD_NUMBER: _builtins.int
+    USED_BYTES_FIELD_NUMBER: _builtins.int
+    INODES_USED_FIELD_NUMBER: _builtins.int
+    timestamp: _builtins.int
+    """Time of the reading in nanoseconds."""
+    @_builtins.property
+    def fs_id(self) -> Global___FilesystemIdentifier:
+        """The filesystem."""
+
+    @_builtins.property
+    def used_bytes(self) -> Global___UInt64Value:
+        """Bytes used."""
+
+    @_builtins.property
+    def inodes_used(self) -> Global___UInt64Value:
+        """Inodes used."""
+
+    def __init__(
+        self,
+        *,
+        timestamp: _builtins.int = ...,
+        fs_id: Global___FilesystemIdentifier | None = ...,
+        used_bytes: Global___UInt64Value | None = ...,
+        inodes_used: Global___UInt64Value | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fs_id", b"fs_id", "inodes_used", b"inodes_used", "used_bytes", b"used_bytes"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fs_id", b"fs_id", "inodes_used", b"inodes_used", "timestamp", b"timestamp", "used_bytes", b"used_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FilesystemUsage: _TypeAlias = FilesystemUsage  # noqa: Y015
+
+@_typing.final
+class ImageFsInfoResponse(_message.Message):
+    """Reply of ImageService.ImageFsInfo."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FILESYSTEMS_FIELD_NUMBER: _builtins.int
+    CONTAINER_FILESYSTEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image_filesystems(self) -> _containers.RepeatedCompositeFieldContainer[Global___FilesystemUsage]:
+        """Filesystems holding images."""
+
+    @_builtins.property
+    def container_filesystems(self) -> _containers.RepeatedCompositeFieldContainer[Global___FilesystemUsage]:
+        """Filesystems holding container layers."""
+
+    def __init__(
+        self,
+        *,
+        image_filesystems: _abc.Iterable[Global___FilesystemUsage] | None = ...,
+        container_filesystems: _abc.Iterable[Global___FilesystemUsage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_filesystems", b"container_filesystems", "image_filesystems", b"image_filesystems"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageFsInfoResponse: _TypeAlias = ImageFsInfoResponse  # noqa: Y015

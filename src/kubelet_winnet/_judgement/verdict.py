@@ -142,10 +142,16 @@ def judge(
     runtime_class = facts.runtime_class
     if decision.error is not None:
         network = Network("none", (f"the kubelet refuses the pod: {decision.error}",))
-        return Verdict(decision, facts.host_network, runtime_class, None, None, False, None,
-                       network, (), (f"kubelet {profile.version}",))
-    parts = _runtime_of(profile, decision, facts, runtime_class, node, mappings)
-    return Verdict(decision, facts.host_network, runtime_class, *parts)
+        return Verdict(decision=decision, host_network=facts.host_network,
+                       runtime_class=runtime_class, handler=None, isolation=None, starts=False,
+                       runtime_refused=None, network=network, ports=(),
+                       facts=(f"kubelet {profile.version}",))
+    part = _runtime_of(profile, decision, facts, runtime_class, node, mappings)
+    return Verdict(decision=decision, host_network=facts.host_network,
+                   runtime_class=runtime_class, handler=part.handler,
+                   isolation=part.isolation, starts=part.starts,
+                   runtime_refused=part.runtime_refused, network=part.network,
+                   ports=part.ports, facts=part.facts, notes=part.notes)
 
 
 def host_network_effect(
@@ -157,8 +163,8 @@ def host_network_effect(
     if decision.error is not None:
         return "refused"
     node = node or NodeKnowledge()
-    parts = _runtime_of(profile, decision, facts, facts.runtime_class, node, ())
-    return _effect(parts[2], facts.host_network, parts[4].value)
+    part = _runtime_of(profile, decision, facts, facts.runtime_class, node, ())
+    return _effect(part.starts, facts.host_network, part.network.value)
 
 
 def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFacts,
@@ -182,10 +188,17 @@ def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFa
     return _runtime_part(version, *situation, node.files, node.handlers_read, mappings)
 
 
-# What a Verdict holds past (decision, host_network, runtime_class): handler, isolation,
-# starts, the runtime's refusal, network, ports, the facts used and the notes.
-_RuntimePart = tuple[str | None, "Isolation | None", "bool | None", "str | None", Network,
-                     tuple[PortPlan, ...], tuple[str, ...], tuple[str, ...]]
+class _RuntimePart(NamedTuple):
+    """The runtime's half of a Verdict (its fields of the same names)."""
+
+    handler: str | None
+    isolation: Isolation | None
+    starts: bool | None
+    runtime_refused: str | None
+    network: Network
+    ports: tuple[PortPlan, ...]
+    facts: tuple[str, ...]
+    notes: tuple[str, ...]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -238,8 +251,9 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
         network = Network("unknown", network.reasons,
                           "the node's runtime is not known; on containerd: "
                           + (network.condition or f"network {network.value}"))
-    return (out.handler, out.isolation, out.starts, out.refused, network, ports, tuple(used),
-            out.notes)
+    return _RuntimePart(handler=out.handler, isolation=out.isolation, starts=out.starts,
+                        runtime_refused=out.refused, network=network, ports=ports,
+                        facts=tuple(used), notes=out.notes)
 
 
 # How a condition names the node's default handler when it is not known (audit without

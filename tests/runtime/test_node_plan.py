@@ -259,6 +259,16 @@ def test_a_runtime_the_kubelet_reports_is_taken(runtime: str) -> None:
     assert NodeFacts(runtime=runtime).runtime == runtime
 
 
+def test_a_cni_plugin_without_a_type_or_a_network_without_a_name_is_refused() -> None:
+    # libcni refuses both; read from a file they were refused, built here they were taken
+    with pytest.raises(NodeConfigError) as raised:
+        CniPlugin("")
+    assert str(raised.value) == "type: a CNI plugin configuration needs a type"
+    with pytest.raises(NodeConfigError) as raised:
+        CniNetwork("", (CniPlugin("nat"),), source="10-net.conflist")
+    assert str(raised.value) == "10-net.conflist: a CNI configuration needs a name"
+
+
 def test_a_port_range_of_the_other_kind_is_refused_not_used_as_this_kind() -> None:
     # a dynamic range among the excluded ones (or the other way round) was used as the
     # field's kind, whatever the range said

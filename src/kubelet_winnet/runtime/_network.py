@@ -172,6 +172,8 @@ class CniPlugin:
 
     def __post_init__(self) -> None:
         _text("type", self.type)
+        if not self.type:  # as a file's plugin without one is refused (sources/node/cni.py)
+            raise NodeConfigError("type", "a CNI plugin configuration needs a type")
         if not isinstance(self.capabilities, frozenset):
             raise InvalidArgumentError("capabilities", "a frozenset of str",
                                        type_name(self.capabilities))
@@ -193,6 +195,8 @@ class CniNetwork:
     def __post_init__(self) -> None:
         _text("name", self.name)
         _text("source", self.source)
+        if not self.name:
+            raise NodeConfigError(self.source or "name", "a CNI configuration needs a name")
         if not isinstance(self.plugins, tuple):
             raise InvalidArgumentError("plugins", "a tuple of CniPlugin", type_name(self.plugins))
         if not self.plugins:

@@ -788,3 +788,33 @@ def test_a_node_file_replaced_by_a_fifo_after_the_search_is_an_error_not_a_hang(
     assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
     assert [str(e) for e in found.errors] == [
         f"{fifo}: cannot read: a FIFO, not a regular file, when opened"]
+
+
+@pytest.mark.parametrize("name", ["kp.yaml", "10-net.conflist"])
+def test_a_fifo_named_as_a_node_file_is_read_once_not_waited_on_again(
+        tmp_path: Path, name: str) -> None:
+    """A FIFO named as a node file (`node <(...)` under a .yaml or CNI name) was read
+    twice: the second open waited for a writer that had gone, for ever."""
+    import os
+    import threading
+
+    from tests.strategies import without_waiting_on
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    text = ("kind: KubeProxyConfiguration\nmode: ipvs\n" if name.endswith(".yaml") else
+            '{"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "nat"}]}\n')
+
+    def feed() -> None:
+        with fifo.open("w", encoding="utf-8") as out:
+            out.write(text)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    found = without_waiting_on([fifo], lambda: read_node([str(fifo)]))
+    writer.join(10)
+    assert not found.errors, found.errors
+    if name.endswith(".yaml"):
+        assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
+    else:
+        assert [network.name for network in found.cni] == ["n"]

@@ -9,6 +9,7 @@ file and line; the other files are still read.
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, field
 
@@ -220,11 +221,12 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
     return out
 
 
-def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Read a YAML or JSON file's documents; what each was read as."""
+def _documents(path: str, found: NodeFiles, limits: Limits, text: str) -> list[str]:
+    """A YAML or JSON file's documents, from ``text``, the file as read once (a FIFO
+    named as a node file cannot be read twice); what each was read as."""
     read: list[str] = []
     others: list[tuple[str, str]] = []  # (label, kind shown) of documents not node files
-    for item in read_source(path, limits):
+    for item in read_source(io.BytesIO(text.encode("utf-8")), limits, label=path):
         if isinstance(item, BadInput):
             where = f"{item.source}:{item.line}" if item.line else item.source
             found.errors.append(NodeConfigError(where, item.reason))
@@ -326,8 +328,9 @@ def _read_one(path: str, found: NodeFiles, limits: Limits) -> list[str]:
         found.cni.append(network)
         return [_describe_cni(network)]
     if lower.endswith(_DOCUMENTS):
-        refuse_template(read_text(path, limits), path)
-        return _documents(path, found, limits)
+        text = read_text(path, limits)
+        refuse_template(text, path)
+        return _documents(str(path), found, limits, text)
     text = read_text(path, limits)
     path = str(path)  # read: a Named path's mark is done with
     refuse_template(text, path)

@@ -16,6 +16,7 @@ it cannot load, so such a file first in name order leaves the node without a net
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import unicodedata
 from collections.abc import Callable
@@ -96,7 +97,7 @@ def _not_json(text: str, path: str, limits: Limits, exc: ValueError) -> NodeConf
         return _refused(where, f"a {name} (U+{ord(char):04X}) at column {column}, where JSON "
                         "allows only spaces, tabs and line breaks", "replace it with a space")
     if text.lstrip(_JSON_SPACE)[:1] not in ("{", "[", '"') and not isinstance(exc, RecursionError):
-        is_yaml = next((True for item in read_source(path, limits)
+        is_yaml = next((True for item in read_source(_copy(text), limits, label=str(path))
                         if not isinstance(item, BadInput) and isinstance(item.value, dict)),
                        False)
         if is_yaml:
@@ -105,9 +106,15 @@ def _not_json(text: str, path: str, limits: Limits, exc: ValueError) -> NodeConf
     return _refused(where, f"not JSON ({reason})", "correct the JSON")
 
 
-def check_loadable(path: str, limits: Limits = DEFAULT_LIMITS) -> None:
-    """:class:`NodeConfigError` when libcni would refuse the CNI file ``path``: a byte order
-    mark, UTF-16, YAML, a template, or anything Go's ``json.Unmarshal`` refuses."""
+def _copy(text: str) -> io.BytesIO:
+    """The file as read once, to be read again (a FIFO named as a node file cannot be)."""
+    return io.BytesIO(text.encode("utf-8"))
+
+
+def check_loadable(path: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """The text of the CNI file ``path``; :class:`NodeConfigError` when libcni would
+    refuse it: a byte order mark, UTF-16, YAML, a template, or anything Go's
+    ``json.Unmarshal`` refuses."""
     if not path.lower().endswith(CNI_SUFFIXES):
         raise NodeConfigError(path, "a CNI network in a file containerd never reads: its CNI "
                               "loader lists only .conf, .conflist and .json files of conf_dir")
@@ -128,6 +135,7 @@ def check_loadable(path: str, limits: Limits = DEFAULT_LIMITS) -> None:
             raise NodeConfigError(path, "nested deeper than Python can decode "
                                   f"(--max-depth is {limits.max_depth})") from None
         raise _not_json(text, path, limits, exc) from None
+    return text
 
 
 def _no_constant(name: str) -> Any:
@@ -136,9 +144,9 @@ def _no_constant(name: str) -> Any:
 
 def read_cni(path: str, limits: Limits = DEFAULT_LIMITS) -> CniNetwork:
     """The one CNI network in the JSON file ``path``, when libcni would load it."""
-    check_loadable(path, limits)
+    text = check_loadable(path, limits)
     found: CniNetwork | None = None
-    for item in read_source(path, limits):
+    for item in read_source(_copy(text), limits, label=str(path)):
         if isinstance(item, BadInput):
             raise NodeConfigError(f"{item.source}:{item.line}" if item.line else item.source,
                                   item.reason)

@@ -5,6 +5,7 @@ those rules."""
 from __future__ import annotations
 
 import base64
+import platform
 import subprocess
 import sys
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import kubelet_winnet as kw
+from kubelet_winnet._kubelet import quantity
 from kubelet_winnet._kubelet.expansion import expand
 from tests.go_oracle import GoOracle
 
@@ -371,6 +373,83 @@ def test_resource_division_follows_the_release(memory: str, version: str, want: 
     container = {"name": "c", "resources": {"limits": {"memory": memory}},
                  "env": [_resource_env("limits.memory")]}
     assert _env_of(pod([container]), kubelet_version=version)["V"] == want
+
+
+@pytest.mark.parametrize(
+    ("memory", "divisor", "version", "want"),
+    [
+        # Up to 1.37 the divisor's Value() is int64 arithmetic on int64Amount{1, 19}:
+        # positiveScaleInt64's loop overflows to 0, so 1Gi / 0.0 is +Inf and 0 / 0.0 is
+        # NaN, both MinInt64 on amd64 (not the exact 10^19 wrapped).
+        ("1Gi", "1e19", "1.32", "-9223372036854775808"),
+        ("1e19", "1e19", "1.32", "-9223372036854775808"),
+        # A 20-digit quantity is an inf.Dec: Value() is its low 64 bits, 10^19 - 2^64.
+        ("10000000000000000000", "1", "1.37", "-8446744073709551616"),
+        # 1.38 divides the exact values.
+        ("1Gi", "1e19", "1.38", "1"),
+        ("1e19", "1e19", "1.38", "1"),
+    ],
+)
+def test_resource_values_past_int64_follow_the_release(
+    memory: str, divisor: str, version: str, want: str
+) -> None:
+    # read from a second container: the one started would refuse a memory limit past
+    # the int64 memory_limit_in_bytes before its environment is made
+    env = [_resource_env("limits.memory", divisor=divisor, containerName="k")]
+    manifest = pod([{"name": "c", "env": env},
+                    {"name": "k", "resources": {"limits": {"memory": memory}}}])
+    assert _env_of(manifest, kubelet_version=version)["V"] == want
+
+
+@pytest.mark.parametrize(
+    ("divisor", "version", "want"),
+    [
+        # No memory limit: node allocatable (1Gi here) through MergeContainerResourceLimits
+        # (kubelet_resources.go), divided by divisor.Value(); Value() of 1m rounds up to 1.
+        ("1", "1.37", "1073741824"),
+        ("1m", "1.37", "1073741824"),
+        ("1m", "1.36", "1073741824"),
+        # 1.38 divides the exact quantities: 1Gi / 0.001.
+        ("1m", "1.38", "1073741824000"),
+    ],
+)
+def test_a_container_without_a_memory_limit_reads_allocatable_bytes(
+    divisor: str, version: str, want: str
+) -> None:
+    container = {"name": "c", "env": [_resource_env("limits.memory", divisor=divisor)]}
+    node = kw.NodeContext(allocatable_cpu="4", allocatable_memory="1Gi")
+    assert _env_of(pod([container]), node=node, kubelet_version=version)["V"] == want
+
+
+_BIG = st.sampled_from(["1Gi", "1e19", "10E", "1e20", "16Ei", "9223372036854775807",
+                        "12345678901234567890", "10000000000G", "1", "1m", "1k", "500m",
+                        "1.5Ei", "0.5"])
+
+
+@given(st.lists(st.tuples(st.sampled_from(["cpu", "memory"]), _BIG, _BIG), min_size=1,
+                max_size=12))
+def test_float_resource_division_is_gos(
+    go: GoOracle, cases: list[tuple[str, str, str]]
+) -> None:
+    """Up to 1.37 (pkg/api/v1/resource/helpers.go): int64(math.Ceil(float64(q.X()) /
+    float64(divisor.X()))), X MilliValue for cpu and Value otherwise; each X from Go's
+    int64 arithmetic on the stored form, and the division and conversion Go's own."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip(f"the out-of-range conversion is amd64's; this is {platform.machine()}")
+    forms = [[("int64" if fast else "dec"), str(number), str(scale),
+              "-3" if name == "cpu" else "0"]
+             for name, amount, divisor in cases for text in (amount, divisor)
+             for fast, number, scale in [quantity.go_amount(text)]]
+    values = go.ask("scaled_value", forms)
+    want = go.ask("int64", [["ceil_div_float", values[i], values[i + 1]]
+                            for i in range(0, len(values), 2)])
+    # one container per case, read by containerName from the container "c"
+    env = [_resource_env(f"limits.{name}", divisor=divisor, containerName=f"k{i}")
+           | {"name": f"V{i}"} for i, (name, _, divisor) in enumerate(cases)]
+    others = [{"name": f"k{i}", "resources": {"limits": {name: amount}}}
+              for i, (name, amount, _) in enumerate(cases)]
+    got = _env_of(pod([{"name": "c", "env": env}, *others]), kubelet_version="1.32")
+    assert [got[f"V{i}"] for i in range(len(cases))] == want
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from kubelet_winnet._kubelet.expansion import (
 )
 from kubelet_winnet._kubelet.kuberuntime_container_windows import (
     container_resources,
-    quantity_nanos,
+    quantity_text,
 )
 from kubelet_winnet._kubelet.node import NodeContext
 from kubelet_winnet._kubelet.objectview import is_mapping, readable
@@ -44,11 +44,7 @@ from kubelet_winnet._kubelet.pod import (
     is_utf8,
     read_field,
 )
-from kubelet_winnet._kubelet.quantity import (
-    nanos_milli_value,
-    nanos_value,
-    parse_nanos,
-)
+from kubelet_winnet._kubelet.quantity import go_scaled_value, parse_nanos
 from kubelet_winnet._kubelet.request_facts import (
     EXACT_DOWNWARD_DIVISION,
     HOST_IPS_FIELD,
@@ -352,31 +348,32 @@ def _extract_field_path(
     raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", ERROR_RULE)
 
 
-def _downward_defaults(view: PodView, node: NodeContext, minor: int) -> dict[str, int]:
-    """``defaultPodLimitsForDownwardAPI``'s defaults: node allocatable, or from 1.34 the
-    pod's non-zero ``spec.resources.limits`` (cpu and memory)."""
-    defaults = {"cpu": parse_nanos(node.allocatable_cpu),
-                "memory": parse_nanos(node.allocatable_memory)}
+def _downward_defaults(view: PodView, node: NodeContext, minor: int) -> dict[str, str]:
+    """``defaultPodLimitsForDownwardAPI``'s defaults (pkg/kubelet/kubelet_resources.go):
+    node allocatable, or from 1.34 the pod's non-zero ``spec.resources.limits`` (cpu
+    and memory)."""
+    defaults = {"cpu": node.allocatable_cpu, "memory": node.allocatable_memory}
     if POD_LEVEL_LIMITS_DEFAULT.holds(minor):
         pod_limits, _ = container_resources(view.spec, view.spec_at)
         for name in ("cpu", "memory"):
-            if pod_limits.get(name):
+            if parse_nanos(pod_limits.get(name, "0")):
                 defaults[name] = pod_limits[name]
     return defaults
 
 
-def _ratio(amount: int, divisor: int, cpu: bool, minor: int) -> int:
-    """The ceiling of quantity / divisor, both in billionths, as the kubelet computes it."""
+def _ratio(amount: str, divisor: str, cpu: bool, minor: int) -> int:
+    """The ceiling of quantity / divisor, as the kubelet computes it
+    (pkg/api/v1/resource/helpers.go)."""
     if EXACT_DOWNWARD_DIVISION.holds(minor):  # convertQuantityToString
-        if amount <= 0 or divisor <= 0:
+        nanos, by = parse_nanos(amount), parse_nanos(divisor)
+        if nanos <= 0 or by <= 0:
             return 0
-        return min(-(-amount // divisor), golang.INT64_MAX)
-    # int64(math.Ceil(float64(q.MilliValue()) / float64(divisor.MilliValue()))), Value()
-    # for the other resources
-    scale = nanos_milli_value if cpu else nanos_value
-    return golang.ceil_div_float64(
-        golang.wrap_int64(scale(amount)), golang.wrap_int64(scale(divisor))
-    )
+        return min(-(-nanos // by), golang.INT64_MAX)
+    # convertResourceCPUToString: int64(math.Ceil(float64(cpu.MilliValue()) /
+    # float64(divisor.MilliValue()))), Value() for the other resources: int64 as
+    # apimachinery computes it, so past the int64 range what the quantity's form gives.
+    scale = -3 if cpu else 0
+    return golang.ceil_div_float64(go_scaled_value(amount, scale), go_scaled_value(divisor, scale))
 
 
 def _resource_value(
@@ -396,13 +393,13 @@ def _resource_value(
         defaulted = found[2] == "containers"  # init containers keep their own limits
     resource = get_str(selector, "resource", where)
     divisor_value = read_field(selector, "divisor", where)
-    divisor = quantity_nanos("1" if divisor_value is None else divisor_value, f"{where}divisor")
-    if divisor == 0:  # ExtractContainerResourceValue: a zero divisor means 1
-        divisor = 10**9
+    divisor = quantity_text("1" if divisor_value is None else divisor_value, f"{where}divisor")
+    if not parse_nanos(divisor):  # ExtractContainerResourceValue: a zero divisor means 1
+        divisor = "1"
     limits, requests = container_resources(container, container_at)
     if defaulted:  # MergeContainerResourceLimits: a missing or zero limit is defaulted
         for name, amount in _downward_defaults(view, node, minor).items():
-            if not limits.get(name):
+            if not parse_nanos(limits.get(name, "0")):
                 limits[name] = amount
     part, _, name = resource.partition(".")
     table = {"limits": limits, "requests": requests}.get(part)
@@ -410,7 +407,7 @@ def _resource_value(
         name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-")
     ):
         raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", ERROR_RULE)
-    return str(_ratio(table.get(name, 0), divisor, name == "cpu", minor))
+    return str(_ratio(table.get(name, "0"), divisor, name == "cpu", minor))
 
 
 def _lookup(

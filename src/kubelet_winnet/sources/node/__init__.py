@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import CniNetwork, NodeFacts
 from kubelet_winnet.sources.manifests import (
-    DEFAULT_LIMITS,
     BadInput,
     Limits,
     Named,

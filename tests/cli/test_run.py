@@ -490,7 +490,7 @@ def test_node_config_errors_name_the_line_of_the_key_in_yaml_words(
     assert "tuple" not in err  # a YAML list is a list
 
 
-# --- 4. run: no lone "# Pod ..." header before an error ----------------------------------
+# --- run: no lone "# Pod ..." header before an error ----------------------------------
 
 
 def test_run_without_a_runtime_prints_the_one_error_line(
@@ -522,7 +522,7 @@ def test_run_of_a_pod_that_cannot_be_read_prints_no_header(
                    "expected a boolean, got string \"true\"\n")
 
 
-# --- 5. run --dry-run marks what stands in for the API server's and controllers' fields ---
+# --- run --dry-run marks what stands in for the API server's and controllers' fields ---
 
 
 def _workload(kind: str, name: str, uid: str | None = None) -> dict[str, Any]:

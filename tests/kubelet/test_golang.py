@@ -38,7 +38,7 @@ BYTES = st.lists(st.binary(max_size=24), max_size=20)
 
 
 def test_format_map_escapes_bel_del_and_format_characters_as_go_printed() -> None:
-    # Issue 28: Go's FormatMap of {"a": "x\x07y\x7fz\u2028\u00ad"} is a="x\ay\x7fz\u2028\u00ad".
+    # Go's FormatMap of {"a": "x\x07y\x7fz\u2028\u00ad"} prints a="x\ay\x7fz\u2028\u00ad".
     assert golang.format_map({"a": "x\x07y\x7fz\u2028\u00ad"}) == 'a="x\\ay\\x7fz\\u2028\\u00ad"'
 
 

@@ -154,7 +154,7 @@ def test_literal_env_property(env: list[tuple[str, str]]) -> None:
     assert got == list(expected.items())
 
 
-# --- Go's semantics through the builder (issue 28, item 2) -------------------------------
+# --- Go's semantics through the builder: FormatMap's %q, $ before a multibyte rune ---------
 
 
 def _downward(field_path: str, metadata: dict[str, Any], version: str = "1.36") -> str:
@@ -169,7 +169,7 @@ def _downward(field_path: str, metadata: dict[str, Any], version: str = "1.36") 
 def test_downward_api_map_is_go_format_map(field: str) -> None:
     """fieldpath.FormatMap: `%v=%q` per key, keys sorted; Go's %q keeps printable runes
     (é), writes \\a for BEL and \\x7f for DEL, and escapes what unicode.IsPrint refuses
-    (U+2028, U+00AD): the value Go printed for issue 28's example."""
+    (U+2028, U+00AD): the value Go prints for this map."""
     value = _downward(f"metadata.{field}", {field: {"a": "x\x07y\x7fz\u2028\u00ad", "B": "é"}})
     assert value == 'B="é"\na="x\\ay\\x7fz\\u2028\\u00ad"'
 

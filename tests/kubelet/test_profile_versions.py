@@ -1,6 +1,6 @@
-"""The kubelet-version axis (issue 2 item 4; kubelet-rules.md "Timeline").
+"""The kubelet-version axis (kubelet-rules.md "Timeline").
 
-Accepted spellings: ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` (issue 2), plus what
+Accepted spellings: ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"``, plus what
 :mod:`kubelet_winnet._kubelet.profile` documents (the grammar
 ``v?MAJOR.MINOR[.PATCH][-pre][+build]``):
 a ``kubelet --version`` suffix (``"v1.32.4-eks-1"``) and an already parsed
@@ -117,7 +117,7 @@ REJECTED: list[object] = [
     "\u0661.\u0663\u0662",  # Arabic-Indic "1.32"
 ]
 
-# Issue 7 item 5: the grammar is exactly v?MAJOR.MINOR[.PATCH][-pre][+build]; each of
+# The grammar is exactly v?MAJOR.MINOR[.PATCH][-pre][+build]; each of
 # these was once accepted.
 REGRESSIONS: dict[str, str] = {
     "surrounding whitespace": " 1.32\n",

@@ -1,5 +1,5 @@
 """kubelet_pods_test.go's TestMakeEnvironmentVariables through ``container_config``'s
-``envs``, service links included (issue 17: the library had no service-link variables)."""
+``envs``, service links included (the library once sent no service-link variables)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from kubelet_winnet._kubelet.rules import (
     ERROR_POD_HOST_PROCESS_FALSE,
     effective_host_process,
 )
+from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dns_findings
 from kubelet_winnet._lint.fields import (
     CONTAINER,
     FIELDS,
@@ -182,8 +183,10 @@ def check_pod(
     host_process = [c for c in containers if c.effective]
     plain = [c for c in containers if not c.effective]
     found = _refusals(pod, containers, host_process, plain, pod_host_process)
-    if verdict is None and (host_network or (host_process and not plain)):
-        verdict = _judged(pod, node, facts, profile)  # one judgement per pod
+    own_dns = asks_own_dns(spec)
+    if verdict is None and (host_network or (host_process and not plain) or own_dns):
+        # one judgement per pod; check reads no CNI file, so the DNS lists do not matter
+        verdict = _judged(pod, node, facts, profile, NOT_READ if own_dns else None)
     if verdict is not None and verdict.host_network_effect == "ignored":
         rule = RULES_BY_ID["host-network-ignored"]
         container_ports = _container_ports(spec)
@@ -198,6 +201,8 @@ def check_pod(
     found += _gmsa(pod, pod_options, containers)
     if host_process and not plain:
         found += _hyperv(pod, verdict)
+    if own_dns:
+        found += dns_findings(pod, verdict, target is not Target.UNTARGETED)
     return found
 
 
@@ -295,12 +300,14 @@ def _host_port_mismatch(pod: PodObject) -> list[Finding]:
 
 
 def _judged(pod: PodObject, node: NodeKnowledge | None, facts: PodFacts | None,
-            profile: GateResolution | None) -> Verdict | None:
+            profile: GateResolution | None,
+            dns: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None,
+            ) -> Verdict | None:
     """The judgement of a pod ``check`` reads (on containerd, its release not known), or
     None for a pod the kubelet model cannot read (other rules say why)."""
     try:
         return judge(pod.manifest, profile or kubelet_profile(DEFAULT_KUBELET_VERSION),
-                     node or NodeKnowledge(runtime="containerd"), facts=facts)
+                     node or NodeKnowledge(runtime="containerd"), facts=facts, dns=dns)
     except WinnetError:
         return None
 

@@ -112,6 +112,10 @@ RULES: tuple[Rule, ...] = (
     Rule("host-process-hyperv-no-network", Severity.WARNING,
          "a HostProcess pod with a Hyper-V RuntimeClass: hcsshim v0.15 runs it in a utility "
          "VM with no network at all"),
+    Rule("dns-needs-cni-capability", Severity.INFO,
+         "a Windows pod's own DNS settings (dnsPolicy None or Default, dnsConfig) take effect "
+         "only where the node's CNI plugin declares the dns capability",
+         windows_nodes_only=True),
     Rule("unknown-field", Severity.ERROR,
          "a key that is no field of its Kubernetes type: kubectl apply rejects the object, "
          "other clients drop the field"),

@@ -14,6 +14,7 @@ HCN clients.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -189,6 +190,34 @@ PEAK_KB = (
 POD_YAML = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  hostNetwork: true\n"
 POD_VALUE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
              "spec": {"hostNetwork": True}}
+
+
+def without_waiting_on(fifos: Iterable[Path], call: Callable[[], Any],
+                       seconds: float = 20) -> Any:
+    """``call()``'s result; a failure if it is still running after ``seconds``, blocked
+    (the bug) on opening or reading one of ``fifos``: each is then opened for writing
+    and closed, which ends the reader's wait, so a regression fails instead of hanging."""
+    result: list[Any] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(call())
+        except BaseException as exc:  # handed to the test
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        for fifo in fifos:
+            with contextlib.suppress(OSError):  # ENXIO: no reader waits on this one
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(seconds)
+        pytest.fail(f"still waiting after {seconds} s on a FIFO (one of {list(fifos)})")
+    if failed:
+        raise failed[0]
+    return result[0]
 
 
 def error_lines(stderr: str) -> list[str]:

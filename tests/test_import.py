@@ -224,6 +224,11 @@ def test_winnet_error_is_not_a_value_error() -> None:
 
 ERROR_SAMPLES: list[tuple[BaseException, dict[str, object]]] = [
     (
+        errors.NotRegularFileError("deploy/b.yaml", "a FIFO"),
+        {"path": "deploy/b.yaml", "kind": "a FIFO",
+         "strerror": "a FIFO, not a regular file, when opened", "filename": "deploy/b.yaml"},
+    ),
+    (
         errors.InvalidPodError(
             "spec.containers[1].securityContext.windowsOptions.hostProcess",
             'expected a boolean, got string "true"',

@@ -25,6 +25,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidUtf8Error",
     "NodeConfigError",
+    "NotRegularFileError",
     "SandboxConfigError",
     "StateFileError",
     "UnsupportedVersionError",
@@ -229,6 +230,27 @@ class HcnNotFoundError(HcnError):
     """The HCN object does not exist: ``ERROR_NOT_FOUND`` (HRESULT 0x80070490) and the
     HCN codes of the same meaning (0x803B0002 endpoint, 0x803B0027 compartment), the
     group ``runtime.hcn`` treats as "already gone"."""
+
+
+class NotRegularFileError(WinnetError, OSError):
+    """A file to be read at ``path`` is, when opened, ``kind`` (a FIFO, a socket, a
+    device, a directory), not a regular file: it is opened without waiting and looked
+    at before a byte is read, so a file a search listed that is replaced by a FIFO is
+    refused, never waited on for ever. ``strerror`` is the reason the commands print
+    after "cannot read:".
+
+    No upstream text: ``<path>: a FIFO, not a regular file, when opened``."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        self.path = path
+        self.kind = kind
+        OSError.__init__(self, None, f"{kind}, not a regular file, when opened", path)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.strerror}"
+
+    def __reduce__(self) -> tuple[type[NotRegularFileError], tuple[str, str]]:
+        return (type(self), (self.path, self.kind))
 
 
 class StateFileError(WinnetError, OSError):

@@ -662,3 +662,37 @@ def test_the_settings_file_merges_into_a_copy_not_the_parsed_arguments(
     assert before == after
     assert after["kubelet_version"] is None and after["fail_on"] is None
     assert "kubelet 1.30" in capsys.readouterr().out  # the file's kubelet was used
+
+
+_SETTINGS_SWAPPED_AFTER_THE_SEARCH = """\
+import os, sys
+from kubelet_winnet.cli import main
+from kubelet_winnet.cli.commands import check
+find = check.find_config
+def find_then_swap(*args):
+    found = find(*args)
+    os.unlink(found)
+    os.mkfifo(found)
+    return found
+check.find_config = find_then_swap
+sys.exit(main(["check", sys.argv[1]]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_settings_file_replaced_by_a_fifo_after_the_search_is_an_error_not_a_hang(
+        tmp_path: Path) -> None:
+    """The search found .kubelet-winnet.yaml a regular file the user owns; a FIFO in its
+    place when it was read blocked check for ever. Run in a child with a timeout."""
+    (tmp_path / ".git").mkdir()
+    settings = tmp_path / ".kubelet-winnet.yaml"
+    settings.write_text("failOn: never\n", encoding="utf-8")
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(yaml.safe_dump(pod({"hostNetwork": True})), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", _SETTINGS_SWAPPED_AFTER_THE_SEARCH,
+                           str(manifest)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.splitlines()[0] == (
+        f"kubelet-winnet: error: configuration {settings}: cannot read: a FIFO, not a "
+        "regular file, when opened")

@@ -101,6 +101,39 @@ def test_a_fifo_named_as_an_argument_is_still_read(tmp_path: Path) -> None:
     assert child.returncode == 1 and without_summary(err) == [] and "host-network-ignored" in out
 
 
+# check, with b.yaml replaced by a FIFO once the search has listed it (as a.yaml is read)
+_SWAPPED_AFTER_THE_SEARCH = """\
+import os, sys
+from kubelet_winnet.cli import main
+from kubelet_winnet.sources.manifests import source
+opened = source.open_source
+def swap_then_open(path):
+    if str(path).endswith("a.yaml"):
+        later = os.path.join(os.path.dirname(path), "b.yaml")
+        os.unlink(later)
+        os.mkfifo(later)
+    return opened(path)
+source.open_source = swap_then_open
+sys.exit(main(["check", *sys.argv[1:]]))
+"""
+
+
+def test_a_file_replaced_by_a_fifo_after_the_search_is_one_error_not_a_hang(
+        tmp_path: Path) -> None:
+    """The search listed b.yaml as a regular file; a FIFO in its place when it was
+    opened blocked check for ever (the open waits for a writer). The child must end on
+    its own: a timeout here is the bug."""
+    pod_file(tmp_path / "a.yaml")
+    pod_file(tmp_path / "b.yaml", name="other")
+    done = subprocess.run([sys.executable, "-c", _SWAPPED_AFTER_THE_SEARCH, str(tmp_path)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert without_summary(done.stderr) == [
+        f"kubelet-winnet: error: {tmp_path / 'b.yaml'}: cannot read: a FIFO, not a regular "
+        "file, when opened"]
+    assert done.stdout.count("host-network-ignored") == 1  # a.yaml is still checked
+
+
 def test_expand_paths_names_what_it_skips(tmp_path: Path) -> None:
     pod_file(tmp_path / "a.yaml")
     os.mkfifo(tmp_path / "b.yml")

@@ -205,6 +205,10 @@ def test_a_kubelet_version_node_cannot_judge_is_refused(
     ('[]', "status.nodeInfo", "must be an object"),
     ('{"containerRuntimeVersion": ["containerd://2.4.0"]}',
      "status.nodeInfo.containerRuntimeVersion", "must be a string"),
+    # NodeFacts refuses it too; read from a file, the error names the file's line
+    ('{"containerRuntimeVersion": "2.3.3"}', "status.nodeInfo.containerRuntimeVersion",
+     "'2.3.3' is not NAME://VERSION, as the Node's containerRuntimeVersion "
+     "(containerd://2.4.0)"),
 ])
 def test_a_node_object_with_wrong_node_info_is_refused_with_its_line(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, info: str, field: str,
@@ -246,7 +250,8 @@ def test_a_schema_version_no_containerd_loads_is_found_without_a_runtime(
     assert "no containerd release up to 2.4 loads schema version 99" in finding["message"]
 
 
-@pytest.mark.parametrize("runtime", ["banana", "containerd", "://2.4.0", "containerd://"])
+@pytest.mark.parametrize("runtime", ["banana", "2.3.3", "containerd", "://2.4.0", "containerd://",
+                                     ""])
 def test_a_runtime_flag_that_is_not_name_and_version_is_refused(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, runtime: str) -> None:
     # Node.status.nodeInfo.containerRuntimeVersion is "<name>://<version>"; anything
@@ -255,8 +260,9 @@ def test_a_runtime_flag_that_is_not_name_and_version_is_refused(
     status, out, err = command(capsys, "node", str(tmp_path), "--kubelet-version", "1.34",
                                "--runtime", runtime)
     assert status == 2 and not out
-    assert (f"error: --runtime {runtime!r}: expected NAME://VERSION, as the Node's "
-            "containerRuntimeVersion (containerd://2.4.0)") in err
+    # the words NodeFacts(runtime=...) says it in (tests/runtime/test_node_plan.py)
+    assert ("error: --runtime: expected NAME://VERSION, as the Node's "
+            f"containerRuntimeVersion (containerd://2.4.0), got {runtime!r}") in err
 
 
 @pytest.mark.parametrize(("runtime", "network"), [
@@ -406,6 +412,26 @@ def test_a_file_that_could_not_be_read_is_said_as_such(
     files = {Path(f["file"]).name: f["readAs"] for f in json.loads(out)["files"]}
     assert files == {"config.toml": "not read: not TOML: Invalid value",
                      "readme.txt": "not a node file"}
+
+
+def test_verbose_says_a_file_not_read_was_not_read(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """-v said "read as not read: a template ..." of a file it did not read."""
+    (tmp_path / "kubelet.yaml").write_text(_GATE_138)
+    template = tmp_path / "config.toml"
+    template.write_text('version = 2\nsandbox_image = "{{ .Values.pause }}"\n',
+                        encoding="utf-8")
+    (tmp_path / "readme.txt").write_text("hello\n", encoding="utf-8")
+    _, _, err = command(capsys, "node", str(tmp_path), "-v", "--kubelet-version", "1.34")
+    lines = err.splitlines()
+    assert (f"kubelet-winnet: {template}: not read: a template ({{{{ .Values.pause }}}} is a "
+            "placeholder), not a configuration: give the file as the node has it, "
+            "rendered") in lines
+    assert f"kubelet-winnet: {tmp_path / 'readme.txt'}: not a node file" in lines
+    assert not [line for line in lines if "read as not" in line]
+    assert f"kubelet-winnet: {tmp_path / 'kubelet.yaml'}: read as KubeletConfiguration" in [
+        line[:len(f"kubelet-winnet: {tmp_path / 'kubelet.yaml'}: read as KubeletConfiguration")]
+        for line in lines]
 
 
 # --- netsh outputs --------------------------------------------------------------------------

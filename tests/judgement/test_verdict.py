@@ -125,7 +125,7 @@ def test_the_planner_is_conditional_when_the_release_is_not_known() -> None:
     request = run_pod_sandbox_request(
         _pod(runtime_class="hv"), kubelet_version="1.32",
         node=NodeContext(runtime_handlers=HYPERV))
-    plan = plan_pod_network(request, NodeFacts(runtime="containerd"))
+    plan = plan_pod_network(request, NodeFacts(runtime=""))  # the release not known
     assert plan.namespace == "unknown"
     assert "containerd 2.3.3 or later" in plan.condition
     assert plan_pod_network(request, NodeFacts(runtime="containerd://2.3.3")).namespace == "none"

@@ -237,6 +237,51 @@ def test_wrongly_typed_node_facts_name_the_argument(build: Any, argument: str) -
     assert isinstance(raised.value, TypeError)
 
 
+@pytest.mark.parametrize("runtime", ["2.3.3", "banana", "containerd", "containerd://",
+                                     "://2.4.0"])
+def test_a_runtime_not_written_name_and_version_is_refused_not_made_unknown(
+        runtime: str) -> None:
+    """NodeFacts(runtime="2.3.3") was taken, and the runtime judged as not known, where
+    `node --runtime 2.3.3` is an error: the same error, in the same words."""
+    with pytest.raises(InvalidArgumentError) as raised:
+        NodeFacts(runtime=runtime)
+    assert raised.value.argument == "runtime"
+    assert str(raised.value) == (
+        "runtime: expected NAME://VERSION, as the Node's containerRuntimeVersion "
+        f"(containerd://2.4.0), got {runtime!r}")
+
+
+@pytest.mark.parametrize("runtime", ["", "containerd://2.3.3", "containerd://Unknown",
+                                     "docker://20.10.7"])
+def test_a_runtime_the_kubelet_reports_is_taken(runtime: str) -> None:
+    # the kubelet writes "<type>://<version>", "Unknown" when the runtime does not say
+    # (pkg/kubelet/nodestatus/setters.go VersionInfo); "" is the default, not known
+    assert NodeFacts(runtime=runtime).runtime == runtime
+
+
+def test_a_cni_plugin_without_a_type_or_a_network_without_a_name_is_refused() -> None:
+    # libcni refuses both; read from a file they were refused, built here they were taken
+    with pytest.raises(NodeConfigError) as raised:
+        CniPlugin("")
+    assert str(raised.value) == "type: a CNI plugin configuration needs a type"
+    with pytest.raises(NodeConfigError) as raised:
+        CniNetwork("", (CniPlugin("nat"),), source="10-net.conflist")
+    assert str(raised.value) == "10-net.conflist: a CNI configuration needs a name"
+
+
+def test_a_port_range_of_the_other_kind_is_refused_not_used_as_this_kind() -> None:
+    # a dynamic range among the excluded ones (or the other way round) was used as the
+    # field's kind, whatever the range said
+    with pytest.raises(NodeConfigError) as raised:
+        NodeFacts(excluded_ports=(PortRange(1, 2), PortRange(49152, 65535, "dynamic")))
+    assert str(raised.value) == (
+        "excluded_ports[1]: the range 49152-65535 is of kind dynamic, not excluded")
+    with pytest.raises(NodeConfigError) as raised:
+        NodeFacts(dynamic_ports=PortRange(49152, 65535))
+    assert str(raised.value) == (
+        "dynamic_ports: the range 49152-65535 is of kind excluded, not dynamic")
+
+
 @pytest.mark.parametrize("capabilities", [frozenset(), PORTMAP])
 def test_a_network_of_many_plugins_is_named_in_a_sentence(
         capabilities: frozenset[str]) -> None:

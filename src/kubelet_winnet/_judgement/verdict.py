@@ -31,7 +31,7 @@ from kubelet_winnet.runtime._network import (
     containerd_host_network,
     plan_runtime,
 )
-from kubelet_winnet.runtime._releases import runtime_name
+from kubelet_winnet.runtime._releases import is_runtime, runtime_name
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.profile import GateResolution
@@ -240,13 +240,13 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
     # A handler not known is the node's default one (not known) or a RuntimeClass's.
     unknown = _DEFAULT_HANDLER if default_unknown else "the pod's runtime handler"
     if files is None and not mappings and dns is None:
-        out = _assumed(host_process, handler, runtime if runtime and "://" in runtime else "",
+        out = _assumed(host_process, handler, runtime if runtime and is_runtime(runtime) else "",
                        unknown)
     else:
         known = files is not None and handlers_read  # read from the node's containerd config
         out = plan_runtime(host_process, containerd_host_network(host_process), handler,
                            mappings, files if files is not None else NodeFacts(
-                               runtime=runtime if runtime and "://" in runtime else ""),
+                               runtime=runtime if runtime and is_runtime(runtime) else ""),
                            handlers_known=known, unknown_handler=unknown, dns=dns)
     used += out.facts
     network = _network(mode, host_network, out.namespace, out.condition, out.refused,

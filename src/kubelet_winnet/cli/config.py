@@ -534,10 +534,8 @@ class _Reader:
     def _source_text(self, key: str) -> str | None:
         """The scalar of ``key`` as written in the file (1.30, not the float 1.3)."""
         line = self._document.line_of((key,))
-        if not os.path.isfile(self._path):
-            return None  # --config named a FIFO or device: it cannot be read twice
-        try:
-            with open(self._path, "rb") as file:
+        try:  # a second read, so of a regular file only (--config may name <(...))
+            with paths.open_input(self._path) as file:
                 lines = file.read(min(self._limits.max_bytes, 1 << 20)).splitlines()
         except OSError:
             return None

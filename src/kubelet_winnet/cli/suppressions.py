@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 
 from kubelet_winnet.cli.config import Config
 from kubelet_winnet.cli.session import Session, input_paths
-from kubelet_winnet.sources.manifests import BadInput, Document, Limits, expand_paths, read_source
+from kubelet_winnet.sources.manifests import (
+    BadInput,
+    Document,
+    Limits,
+    expand_paths,
+    open_input,
+    read_source,
+)
 
 if TYPE_CHECKING:
     from kubelet_winnet._lint.rules import Finding
@@ -237,9 +244,12 @@ class Baseline:
             return None
         if os.path.getsize(self.path) > BASELINE_MAX_BYTES:
             # Too large to be read as a baseline: one by its first bytes, as written.
-            with open(self.path, "rb") as file:
-                if _BASELINE_START.match(file.read(1 << 16)):
-                    return None
+            try:
+                with open_input(self.path) as file:
+                    if _BASELINE_START.match(file.read(1 << 16)):
+                        return None
+            except OSError:
+                return None  # gone or replaced since: writing says what is wrong
         else:
             found = list(itertools.islice(read_source(self.path, limits), 2))
             value = found[0].value if len(found) == 1 and isinstance(found[0], Document) \

@@ -35,6 +35,7 @@ from kubelet_winnet.runtime._releases import (
     DEFAULT_RUNTIME_NAME,
     HYPERV_HANDLERS,
     PROCESS_HANDLERS,
+    check_runtime,
     parse_runtime,
     shim_has_hyperv_host_process,
 )
@@ -269,6 +270,8 @@ class CniPlugin:
 
     def __post_init__(self) -> None:
         _text("type", self.type)
+        if not self.type:  # as a file's plugin without one is refused (sources/node/cni.py)
+            raise NodeConfigError("type", "a CNI plugin configuration needs a type")
         if not isinstance(self.capabilities, frozenset):
             raise InvalidArgumentError("capabilities", "a frozenset of str",
                                        type_name(self.capabilities))
@@ -290,6 +293,8 @@ class CniNetwork:
     def __post_init__(self) -> None:
         _text("name", self.name)
         _text("source", self.source)
+        if not self.name:
+            raise NodeConfigError(self.source or "name", "a CNI configuration needs a name")
         if not isinstance(self.plugins, tuple):
             raise InvalidArgumentError("plugins", "a tuple of CniPlugin", type_name(self.plugins))
         if not self.plugins:
@@ -320,6 +325,7 @@ class NodeFacts:
         if type(self.runtime) is not str:
             raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
                                        type_name(self.runtime))
+        check_runtime(self.runtime)
         if not isinstance(self.handlers, Mapping):
             raise InvalidArgumentError("handlers", "a mapping of handler name to isolation",
                                        type_name(self.handlers))
@@ -348,6 +354,12 @@ class NodeFacts:
             if not isinstance(item, PortRange):
                 raise InvalidArgumentError(f"excluded_ports[{index}]", "a PortRange",
                                            type_name(item))
+            if item.kind != "excluded":  # a dynamic range is not one a bind is refused in
+                raise NodeConfigError(f"excluded_ports[{index}]",
+                                      f"the range {item} is of kind {item.kind}, not excluded")
+        if self.dynamic_ports is not None and self.dynamic_ports.kind != "dynamic":
+            raise NodeConfigError("dynamic_ports", f"the range {self.dynamic_ports} is of "
+                                  f"kind {self.dynamic_ports.kind}, not dynamic")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from kubelet_winnet.errors import InvalidArgumentError
 from kubelet_winnet.runtime._handlers import (
     DEFAULT_RUNTIME_NAME,
     HYPERV_HANDLERS,
@@ -28,12 +29,15 @@ __all__ = [
     "HYPERV_HANDLERS",
     "PROCESS_HANDLERS",
     "REMOVED_CRI_OPTIONS",
+    "RUNTIME_FORM",
     "ContainerdLine",
     "RemovedOption",
     "ShimRow",
+    "check_runtime",
     "containerd_line",
     "hcsshim_of",
     "hcsshim_version_key",
+    "is_runtime",
     "parse_runtime",
     "runtime_name",
     "shim_has_hyperv_host_process",
@@ -205,6 +209,26 @@ def runtime_name(runtime: str) -> str:
     (``status.nodeInfo.containerRuntimeVersion`` is ``NAME://VERSION``)."""
     name, sep, _ = runtime.partition("://")
     return name if sep else ""
+
+
+# What a runtime is written as: Node.status.nodeInfo.containerRuntimeVersion's form,
+# "<name>://<version>" (k8s.io/kubernetes pkg/kubelet/nodestatus/setters.go VersionInfo).
+RUNTIME_FORM = "NAME://VERSION, as the Node's containerRuntimeVersion (containerd://2.4.0)"
+
+
+def is_runtime(runtime: str) -> bool:
+    """Whether ``runtime`` is written ``NAME://VERSION``, both parts there."""
+    name, sep, version = runtime.partition("://")
+    return bool(name and sep and version)
+
+
+def check_runtime(runtime: str, argument: str = "runtime") -> None:
+    """Raise ``InvalidArgumentError`` naming ``argument`` unless ``runtime`` is
+    ``NAME://VERSION`` or ``""`` (not known): a runtime in another form was judged as an
+    unknown one. ``NodeFacts`` and ``node --runtime`` say it in the same words."""
+    if runtime and not is_runtime(runtime):
+        shown = runtime if len(runtime) <= 80 else runtime[:77] + "..."
+        raise InvalidArgumentError(argument, RUNTIME_FORM, repr(shown))
 
 
 def parse_runtime(runtime: str) -> tuple[str, Version | None]:

@@ -68,7 +68,7 @@ def manifest_files(
         documents = read_source(copy or entry, limits, label=label)
         if adapt is not None:
             documents = _adapted(documents, adapt)
-        yield ManifestFile(entry, documents)
+        yield ManifestFile(str(entry), documents)
 
 
 def _adapted(documents: Iterator[Document | BadInput],

@@ -255,6 +255,16 @@ ATTACKS = {
         ("kustomization.yaml", 2),
         f"a merge key (<<), which kustomize applies over the keys before it; "
         f"{NOT_AS_KUSTOMIZE}"),
+    "a merge key after a line break only YAML reads, at the line editors show": (
+        "resources: [pod.yaml]\n# a\u2028# b\n<<: {{resources: [{url}/x.yaml]}}\n", {},
+        ("kustomization.yaml", 3),
+        f"a merge key (<<), which kustomize applies over the keys before it; "
+        f"{NOT_AS_KUSTOMIZE}"),
+    "a merge key after bare CR line breaks": (
+        "resources: [pod.yaml]\r\r<<: {{resources: [{url}/x.yaml]}}\r", {},
+        ("kustomization.yaml", 3),
+        f"a merge key (<<), which kustomize applies over the keys before it; "
+        f"{NOT_AS_KUSTOMIZE}"),
     "a local tag, which go-yaml ignores and our reader refuses": (
         "resources: !remote [{url}/x.yaml]\n", {},
         ("kustomization.yaml", 1), f"unsupported tag \"!remote\"; {NOT_AS_KUSTOMIZE}"),
@@ -367,3 +377,37 @@ def test_a_config_file_outside_the_kustomization_is_left_to_kustomize_unread(
         assert status == 2
         assert "token-abc123" not in line
         assert line.endswith("kustomize reads only files inside it"), line  # its refusal
+
+
+def test_a_packaged_subchart_that_is_a_fifo_is_not_waited_on(tmp_path: Path) -> None:
+    """charts/*.tgz is opened to read its Chart.yaml; a FIFO so named waited for a writer
+    for ever. It cannot be read as an archive: the renderer then says why."""
+    import os
+
+    from kubelet_winnet.sources.charts.guard import _vendored
+    from kubelet_winnet.sources.manifests import DEFAULT_LIMITS
+    from tests.strategies import without_waiting_on
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("POSIX FIFOs")
+    (tmp_path / "charts").mkdir()
+    fifo = tmp_path / "charts" / "sub-1.0.0.tgz"
+    os.mkfifo(fifo)
+    assert without_waiting_on([fifo], lambda: _vendored(str(tmp_path), DEFAULT_LIMITS)) is None
+
+
+def test_the_merge_key_scan_of_a_file_that_became_a_fifo_is_not_waited_on(
+        tmp_path: Path) -> None:
+    # the scan reads the kustomization again after our reader did: a FIFO in its place
+    # is not waited on (our reader's own read says what changed)
+    import os
+
+    from kubelet_winnet.sources.charts.guard import _merge_key
+    from kubelet_winnet.sources.manifests import DEFAULT_LIMITS
+    from tests.strategies import without_waiting_on
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("POSIX FIFOs")
+    fifo = tmp_path / "kustomization.yaml"
+    os.mkfifo(fifo)
+    assert without_waiting_on([fifo], lambda: _merge_key(str(fifo), DEFAULT_LIMITS)) == 0

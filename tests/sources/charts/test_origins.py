@@ -139,6 +139,22 @@ def test_a_template_finding_names_the_templates_own_line_of_the_field(
         ("host-port-mismatch", template, host_port)]
 
 
+def test_a_template_written_with_bare_cr_breaks_is_placed_at_the_line_editors_show(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A template saved with classic Mac line breaks (CR) was one line to the alignment,
+    which split at LF: every finding fell back to the rendered line. Editors break at CR."""
+    helm_engine(monkeypatch)
+    chart(tmp_path, SHIFTED.replace("\n", "\r"))
+    host_network = line_of(SHIFTED, "hostNetwork: {{")  # the same line in either form
+    status, out, err = run(capsys, "chart", "-o", "json")
+    assert status == 1, err
+    [finding] = [f for f in json.loads(out)["findings"]
+                 if f["rule"] == "host-network-ignored"]
+    assert (finding["file"], finding["line"]) == ("chart/templates/ds.yaml", host_network)
+    assert not finding.get("remark"), finding
+
+
 def test_a_field_that_several_actions_may_write_names_the_objects_first_line_saying_so(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -284,6 +300,23 @@ def test_a_kustomize_finding_names_its_resource_file_and_the_patch_once(
         "id": 0, "message": {"text": said}, "physicalLocation": {
             "artifactLocation": {"uri": "overlay/hostnet.yaml"},
             "region": {"startLine": set_at}}}]
+
+
+def test_a_patch_line_after_a_break_only_yaml_reads_is_the_line_editors_show(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """A LINE SEPARATOR in a patch's comment is a line break to libyaml, whose line the
+    patch's place was: one past the line an editor (and code scanning) shows."""
+    require_tool("kubectl", KUBECTL_INSTALL)
+    patch = PATCH.replace("spec:\n", "spec:\n  # set by the platform team\u2028# for now\n", 1)
+    kustomization(tmp_path, patch, "- path: hostnet.yaml\n")
+    # editors' lines: LF only in this text (str.splitlines would also split at U+2028)
+    set_at = next(n for n, line in enumerate(patch.split("\n"), 1) if "hostNetwork" in line)
+    status, out, err = run(capsys, "overlay", "-o", "json")
+    assert status == 1, err
+    [finding] = [f for f in json.loads(out)["findings"]
+                 if f["rule"] == "host-network-ignored"]
+    assert finding["remark"] == f"set by the patch overlay/hostnet.yaml:{set_at}", err
 
 
 def test_a_patch_of_a_component_is_named_on_its_parents_resource(
@@ -459,3 +492,28 @@ def test_a_built_object_is_found_through_its_bases_prefixes_and_an_inline_patch(
                                 (str(overlay / "kustomization.yaml"), entry))
     assert build.listed == {str(p) for p in (base / "ds.yaml", base / "kustomization.yaml",
                                              overlay / "kustomization.yaml")}
+
+
+# --- what is read again is a regular file -----------------------------------------------
+
+
+def test_a_template_that_is_a_fifo_when_read_again_keeps_the_rendered_line(
+        tmp_path: Path) -> None:
+    """The template is read again to place a finding; a FIFO in its place waited for a
+    writer for ever. It is not read: the line is the rendered one, saying so."""
+    import os
+
+    from kubelet_winnet.sources.charts.origins import HelmTemplate
+    from tests.strategies import without_waiting_on
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("POSIX FIFOs")
+    template = tmp_path / "ds.yaml"
+    os.mkfifo(template)
+    rendered = tmp_path / "rendered.yaml"
+    rendered.write_text("kind: Pod\nspec:\n  hostNetwork: true\n", encoding="utf-8")
+    placed = HelmTemplate(str(template), str(rendered), 1 << 20)
+    place = without_waiting_on([template], lambda: placed.place(("spec", "hostNetwork"), 3))
+    assert place.line == 3
+    assert place.remark == (f"{template} cannot be read here (a packaged subchart?), so the "
+                            "line is the line of its rendered text")

@@ -715,3 +715,106 @@ def test_a_refused_cni_file_first_in_name_order_leaves_the_node_without_a_networ
     found = read_node([str(tmp_path)])
     assert len(found.errors) == 1
     assert found.network is not None and found.network.source == str(good)
+
+
+# --- lines as editors count them (LF, CRLF and a bare CR each end one) -------------------
+
+_BREAKS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
+
+
+@pytest.mark.parametrize("brk", sorted(_BREAKS))
+def test_node_file_lines_are_the_lines_editors_show(tmp_path: Path, brk: str) -> None:
+    """The node readers counted LF only: a file saved with bare CR breaks put every
+    mistake on line 1, where an editor shows it on line 3 (and CRLF after a CR read as
+    two). Each mistake below is on line 3."""
+    def written(name: str, text: str) -> str:
+        path = tmp_path / f"{brk}-{name}"
+        path.write_bytes(text.replace("\n", _BREAKS[brk]).encode("utf-8"))
+        return str(path)
+
+    cni = written("10-net.conflist", '{"name": "n",\n "type": "nat",\n "x": }\n')
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(cni)
+    assert caught.value.where == f"{cni}:3"
+    template = written("config.toml", 'version = 2\n# rendered by the node image\n'
+                       'sandbox_image = "{{ .Values.pause }}"\n')
+    (refused,) = read_node([template]).errors
+    assert refused.where == f"{template}:3"
+    assert refused.reason.startswith("a template ({{ .Values.pause }} is a placeholder)")
+    with pytest.raises(NodeConfigError) as caught:
+        parse_netsh((_EXCLUDED_HEAD.replace("\n\n", "\n") + "     30000       123456\n")
+                    .replace("\n", _BREAKS[brk]), "ex.txt")
+    assert caught.value.where == "ex.txt:4"
+    flags = parse_flags("kube-proxy.exe\n--v=2\n--feature-gates=WinDSR=true\n".replace(
+        "\n", _BREAKS[brk]), "p")
+    assert flags.gates == {"WinDSR": (True, 3)}
+    with pytest.raises(NodeConfigError) as caught:
+        parse_flags("kube-proxy.exe\n--proxy-mode=kernelspace\n--enable-dsr=maybe\n"
+                    .replace("\n", _BREAKS[brk]), "kp.args")
+    assert caught.value.where == "kp.args:3"
+    assert caught.value.reason == "--enable-dsr='maybe': expected true or false"
+
+
+def test_a_deep_toml_nesting_after_bare_cr_breaks_is_at_the_line_editors_show() -> None:
+    # TOML refuses a bare CR, but the nesting bound is counted before tomllib reads it
+    text = "version = 2\r# x\ra = " + "[" * 200 + "]" * 200 + "\n"
+    with pytest.raises(NodeConfigError) as caught:
+        parse_containerd(text, "c.toml")
+    assert caught.value.where == "c.toml:3"
+
+
+def test_a_node_file_replaced_by_a_fifo_after_the_search_is_an_error_not_a_hang(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder's search listed excluded.txt as a regular file; a FIFO in its place when
+    it was read blocked `node` (and `audit --node-config`) for ever."""
+    import os
+
+    from kubelet_winnet import sources
+    from tests.strategies import without_waiting_on
+
+    (tmp_path / "kp.yaml").write_text("kind: KubeProxyConfiguration\nmode: ipvs\n")
+    fifo = tmp_path / "excluded.txt"
+    fifo.write_text(_EXCLUDED_HEAD + "     30000       30099\n")
+    walk = sources.node._walk
+
+    def walk_then_swap(*args: object) -> object:
+        listed = walk(*args)  # type: ignore[arg-type]
+        fifo.unlink()
+        os.mkfifo(fifo)
+        return listed
+
+    monkeypatch.setattr(sources.node, "_walk", walk_then_swap)
+    found = without_waiting_on([fifo], lambda: read_node([str(tmp_path)]))
+    assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
+    assert [str(e) for e in found.errors] == [
+        f"{fifo}: cannot read: a FIFO, not a regular file, when opened"]
+
+
+@pytest.mark.parametrize("name", ["kp.yaml", "10-net.conflist"])
+def test_a_fifo_named_as_a_node_file_is_read_once_not_waited_on_again(
+        tmp_path: Path, name: str) -> None:
+    """A FIFO named as a node file (`node <(...)` under a .yaml or CNI name) was read
+    twice: the second open waited for a writer that had gone, for ever."""
+    import os
+    import threading
+
+    from tests.strategies import without_waiting_on
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    text = ("kind: KubeProxyConfiguration\nmode: ipvs\n" if name.endswith(".yaml") else
+            '{"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "nat"}]}\n')
+
+    def feed() -> None:
+        with fifo.open("w", encoding="utf-8") as out:
+            out.write(text)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    found = without_waiting_on([fifo], lambda: read_node([str(fifo)]))
+    writer.join(10)
+    assert not found.errors, found.errors
+    if name.endswith(".yaml"):
+        assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
+    else:
+        assert [network.name for network in found.cni] == ["n"]

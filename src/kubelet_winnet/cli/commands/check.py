@@ -44,6 +44,7 @@ from kubelet_winnet.cli.suppressions import (
     still_read,
 )
 from kubelet_winnet.errors import InvalidPodError, WinnetError
+from kubelet_winnet.sources.manifests import Named
 
 if TYPE_CHECKING:
     from kubelet_winnet._lint.report import Notification
@@ -175,7 +176,8 @@ def _settings(args: argparse.Namespace, session: Session,
 
     config = Config()
     try:
-        path = args.config if args.config is not None else find_config()
+        # --config names its file itself (it may be <(...)); a found one must be regular
+        path = Named(args.config) if args.config is not None else find_config()
         if path is not None:
             config = load_config(path, limits_of(args), RULES_BY_ID)
     except ConfigError as exc:
@@ -230,7 +232,7 @@ def _baseline(args: argparse.Namespace, session: Session) -> tuple[bool, Baselin
 
     if args.baseline is None:
         return True, None
-    baseline = Baseline(args.baseline)
+    baseline = Baseline(Named(args.baseline))
     if is_an_input(args.baseline, input_paths(args)):
         # Left out of the input, it would leave nothing to check; created, it would
         # overwrite a manifest.

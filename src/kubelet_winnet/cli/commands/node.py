@@ -93,16 +93,19 @@ def _no_rule(session: Session, where: str, name: str) -> None:
 
 def _arguments(args: argparse.Namespace, session: Session) -> None:
     from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
+    from kubelet_winnet.errors import InvalidArgumentError
+    from kubelet_winnet.runtime._releases import RUNTIME_FORM, check_runtime
 
     for name in args.ignore:
         if name not in NODE_RULES_BY_ID:
             _no_rule(session, "--ignore", name)
     if args.runtime is not None:
-        name, sep, version = args.runtime.partition("://")
-        if not (name and sep and version):
-            shown = args.runtime if len(args.runtime) <= 80 else args.runtime[:77] + "..."
-            session.error(f"--runtime {shown!r}: expected NAME://VERSION, as the Node's "
-                          "containerRuntimeVersion (containerd://2.4.0)")
+        try:
+            check_runtime(args.runtime, "--runtime")
+            if not args.runtime:  # the library's "not known"; the flag says a runtime
+                raise InvalidArgumentError("--runtime", RUNTIME_FORM, "''")
+        except InvalidArgumentError as exc:
+            session.error(str(exc))
     if not 1 <= args.host_port <= 65535:
         session.error(f"--host-port: {args.host_port} is not a port (1 to 65535)")
     if not args.node_paths:
@@ -131,7 +134,10 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
         session.note(skipped)
     if args.verbose:
         for path, what in files.read_as:
-            session.err.write(printable(f"{session.prog}: {path}: read as {what}") + "\n")
+            # "not read: why" and "not a node file" say it themselves: no "read as"
+            said = what if what.startswith(("not read:", "not a node file")) else (
+                f"read as {what}")
+            session.err.write(printable(f"{session.prog}: {path}: {said}") + "\n")
     if files.empty:  # an empty run is not a pass (as check's), nor a table of defaults
         if not files.errors:
             count = f"{files.files} file" + ("" if files.files == 1 else "s")

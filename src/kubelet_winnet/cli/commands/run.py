@@ -108,10 +108,10 @@ def _load_node_config(path: str, limits: Limits) -> tuple[NodeContext, frozenset
     read by the input layer (encodings, duplicate keys, alias and size limits); and the
     fields it sets (the rest are NodeContext's defaults, which --dry-run names)."""
     from kubelet_winnet._kubelet.node import NodeContext
-    from kubelet_winnet.sources.manifests import BadInput, read_source
+    from kubelet_winnet.sources.manifests import BadInput, Named, read_source
 
     documents = []
-    for found in read_source(path, limits):
+    for found in read_source(Named(path), limits):  # --node-config names it: <(...) too
         if isinstance(found, BadInput):
             raise _UsageError(f"--node-config {found}")
         documents.append(found)
@@ -535,7 +535,7 @@ def _copies(
     unlinked temporary file, at most ``max_bytes`` + 1 bytes (the reader reports the
     excess). None, the error said, when a copy cannot be made: what was read of stdin
     is gone, so nothing is read from it at all rather than its rest."""
-    from kubelet_winnet.sources.manifests import replayable
+    from kubelet_winnet.sources.manifests import open_input, replayable
 
     copies: dict[str, IO[bytes]] = {}
     failure = ""
@@ -544,7 +544,8 @@ def _copies(
             if replayable(argument):
                 continue
             try:
-                source = sys.stdin.buffer if argument == "-" else open(argument, "rb")  # noqa: SIM115
+                source = (sys.stdin.buffer if argument == "-"  # named: may be a stream
+                          else open_input(argument, streams=True))
             except (OSError, AttributeError):
                 continue  # pass 1 reports it
             if argument != "-":

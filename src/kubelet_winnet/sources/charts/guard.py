@@ -15,7 +15,8 @@ from typing import Any
 from kubelet_winnet.sources.manifests import BadInput, Document, Limits, read_source
 from kubelet_winnet.sources.manifests.documents import STOPS, Refused, clip
 from kubelet_winnet.sources.manifests.encoding import Text
-from kubelet_winnet.sources.manifests.paths import open_source
+from kubelet_winnet.sources.manifests.lines import MarkLines
+from kubelet_winnet.sources.manifests.paths import open_input
 
 __all__ = ["CHART_FILE", "KUSTOMIZATION_NAMES", "refusal"]
 
@@ -129,7 +130,7 @@ def _archived_name(path: str, limits: Limits) -> str | None:
     import io
     import tarfile
 
-    with tarfile.open(path, "r:gz") as archive:
+    with open_input(path) as raw, tarfile.open(fileobj=raw, mode="r:gz") as archive:
         for count, member in enumerate(archive):
             if count == _MAX_ARCHIVE_MEMBERS:
                 return None
@@ -354,14 +355,16 @@ def _merge_key(path: str, limits: Limits) -> int:
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        raw = open_source(path)
+        raw = open_input(path)  # a second read: of a regular file only
     except OSError:
-        return 0  # our reader read it a moment ago; kustomize cannot read it now either
+        return 0  # our reader read it a moment ago; it says what changed
     with raw:
-        try:
-            loader = loader_class(Text(raw, limits.max_bytes))
-        except Refused:
+        try:  # whole (within --max-bytes), to count its lines as editors do
+            text = "".join(iter(Text(raw, limits.max_bytes).read, ""))
+        except (Refused, OSError):
             return 0  # our reader read it a moment ago; it says what changed
+        lines = MarkLines(text, skip_bom=loader_class is not yaml.SafeLoader)
+        loader = loader_class(text)
         try:
             expecting_key: list[bool | None] = []  # per open mapping; None: a sequence
             while True:
@@ -378,7 +381,7 @@ def _merge_key(path: str, limits: Limits) -> int:
                         event.tag in ("!!merge", _MERGE_TAG)
                         or (event.tag is None and event.implicit[0] and event.value == "<<")
                     ):
-                        return event.start_mark.line + 1 if event.start_mark else 1
+                        return lines.line(event.start_mark) if event.start_mark else 1
                     expecting_key[-1] = not expecting_key[-1]
                 if isinstance(event, yaml.MappingStartEvent):
                     expecting_key.append(True)

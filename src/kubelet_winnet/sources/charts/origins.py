@@ -19,8 +19,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._describe import describe_path
-from kubelet_winnet.sources.manifests import BadInput, Document, Limits, Place, read_source
+from kubelet_winnet.sources.manifests import (
+    BadInput,
+    Document,
+    Limits,
+    Place,
+    open_input,
+    read_source,
+)
 from kubelet_winnet.sources.manifests.documents import FieldPath
+from kubelet_winnet.sources.manifests.lines import MarkLines, as_lf
 
 if TYPE_CHECKING:
     from kubelet_winnet.sources.charts.render import Root
@@ -124,13 +132,13 @@ class HelmTemplate:
 
     def _read(self, path: str) -> str | None:
         try:
-            with open(path, "rb") as file:
+            with open_input(path) as file:
                 data = file.read(self._max_bytes + 1)
         except OSError:
             return None
         if len(data) > self._max_bytes:
             return None
-        return data.decode("utf-8", "replace").replace("\r\n", "\n")
+        return as_lf(data.decode("utf-8", "replace"))  # its lines, as the reader's, editors'
 
     def _load(self) -> bool:
         if self._segments is not None:
@@ -254,6 +262,7 @@ class _Patch:
     kind: str
     name: str
     nodes: list[Any]
+    lines: MarkLines  # editors' lines of the nodes' marks
 
 
 @dataclass
@@ -370,13 +379,14 @@ class Kustomization:
                     text = file
                 if text is not None:
                     yield _Patch(where, line, kind if isinstance(kind, str) else "",
-                                 name if isinstance(name, str) else "", _nodes(text))
+                                 name if isinstance(name, str) else "", _nodes(text),
+                                 MarkLines(text, _skips_bom()))
 
     def _text(self, path: str) -> str | None:
         if not os.path.isfile(path) or not self._take(path):
             return None
         try:
-            with open(path, "rb") as file:
+            with open_input(path) as file:
                 data = file.read(self._limits.max_bytes + 1)
         except OSError:
             return None
@@ -421,11 +431,24 @@ def _nodes(text: str) -> list[Any]:
     read (kustomize then fails the build, and says why)."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return [node for node in yaml.compose_all(text, Loader=loader) if node is not None]
+        return [node for node in yaml.compose_all(text, Loader=_loader()) if node is not None]
     except yaml.YAMLError:
         return []
+
+
+def _loader() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _skips_bom() -> bool:
+    """Whether the loader's marks leave a leading byte order mark out (libyaml's C
+    reader does; PyYAML's own counts it)."""
+    import yaml
+
+    return _loader() is not yaml.SafeLoader
 
 
 def _child(node: Any, key: str | int) -> Any:
@@ -469,30 +492,30 @@ class _PatchPlace:
         for patch in self._patches if path else ():  # () asks for a line alone
             for node in patch.nodes:
                 at = _sets(node, path, self._built)
-                if at:
-                    found = (patch.file, patch.line or at)
+                if at is not None:
+                    found = (patch.file, patch.line or patch.lines.line(at))
         if found is None:
             return Place(line)
         return Place(line, f"set by the patch {found[0]}:{found[1]}", found)
 
 
-def _sets(node: Any, path: FieldPath, built: Any) -> int:
-    """The line where a patch document sets the field at ``path``: a JSON 6902 list of
+def _sets(node: Any, path: FieldPath, built: Any) -> Any:
+    """The mark where a patch document sets the field at ``path``: a JSON 6902 list of
     operations (an add or replace at the field or above it), or a strategic merge patch
     (the field itself; a list item by its ``name`` where the built list has names, as
-    the merge keys of containers, ports and volumes do); 0 when it does not."""
+    the merge keys of containers, ports and volumes do); None when it does not."""
     import yaml
 
     if isinstance(node, yaml.SequenceNode):
         pointer = _pointer(path)
-        line = 0
+        mark = None
         for operation in node.value:
             op, target = _child(operation, "op"), _child(operation, "path")
             where = _scalar(target)
             if _scalar(op) in ("add", "replace") and where is not None and (
                     pointer == where or pointer.startswith(where + "/")):
-                line = target.start_mark.line + 1
-        return line
+                mark = target.start_mark
+        return mark
     value = built
     key = None
     for part in path:
@@ -507,8 +530,8 @@ def _sets(node: Any, path: FieldPath, built: Any) -> int:
         value = item if isinstance(value, list) else (
             value.get(part) if isinstance(value, dict) else None)
         if node is None:
-            return 0
-    return int(key.start_mark.line) + 1 if key is not None else 0
+            return None
+    return key.start_mark if key is not None else None
 
 
 class Origins:

@@ -368,7 +368,10 @@ def _split_helm(rendered: str, chart: str, into: str) -> Iterator[tuple[str, str
     documents = 0
     sink: IO[str] | None = None
     pending: str | None = None  # a "---" line that may open a header
-    with open(rendered, encoding="utf-8", errors="surrogateescape", newline="") as stream:
+    import io
+
+    with io.TextIOWrapper(paths.open_input(rendered), encoding="utf-8",
+                          errors="surrogateescape", newline="") as stream:
         try:
             for line in stream:
                 if pending is not None:

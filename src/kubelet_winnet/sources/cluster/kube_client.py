@@ -21,7 +21,7 @@ from typing import Any
 
 from kubelet_winnet._printable import clip
 from kubelet_winnet.errors import ClusterAccessError
-from kubelet_winnet.sources.manifests import BadInput
+from kubelet_winnet.sources.manifests import BadInput, Named
 
 __all__ = ["SOCKETS", "ClientLog", "connect", "get_path", "quiet_client", "text_of"]
 
@@ -159,7 +159,7 @@ def _read_kubeconfig(kubeconfig: str | None, where: str) -> Any:
     from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, read_source
 
     if kubeconfig is not None:
-        paths = [kubeconfig]
+        paths: list[str] = [Named(kubeconfig)]  # named by the user: it may be <(...)
     else:
         listed = os.environ.get("KUBECONFIG") or "~/.kube/config"
         paths = [os.path.expanduser(p) for p in listed.split(os.pathsep) if p]

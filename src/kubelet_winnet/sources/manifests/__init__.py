@@ -23,9 +23,11 @@ from kubelet_winnet.sources.manifests.documents import BadInput, Document, Place
 from kubelet_winnet.sources.manifests.encoding import DEFAULT_LIMITS, MAX_INT_DIGITS, Limits
 from kubelet_winnet.sources.manifests.paths import (
     SETTINGS_FILE,
+    Named,
     Skipped,
     expand_paths,
     head_of,
+    open_input,
     replayable,
     stdin_head,
 )
@@ -38,11 +40,13 @@ __all__ = [
     "BadInput",
     "Document",
     "Limits",
+    "Named",
     "Place",
     "Skipped",
     "describe_path",
     "expand_paths",
     "head_of",
+    "open_input",
     "read_source",
     "replayable",
     "stdin_head",

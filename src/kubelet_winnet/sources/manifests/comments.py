@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from kubelet_winnet.sources.manifests.lines import TextLines
-from kubelet_winnet.sources.manifests.paths import head_of, replayable
+from kubelet_winnet.sources.manifests.paths import head_of, open_input, replayable
 
 __all__ = ["comment_lines", "marked_text"]
 
@@ -75,7 +75,7 @@ def marked_text(source: str, marker: str, max_bytes: int) -> str | None:
     if source != "<stdin>":
         needle = marker.encode()
         try:
-            with open(source, "rb") as raw:
+            with open_input(source) as raw:  # a second read: of a regular file only
                 head = raw.read(4)
                 wide = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
                 carry, read, seen = head, len(head), False

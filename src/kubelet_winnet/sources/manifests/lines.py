@@ -22,8 +22,8 @@ from kubelet_winnet.sources.manifests.documents import FieldPath, Refused
 
 __all__ = [
     "SKIPPER", "WHITESPACE", "YAML_ONLY_BREAKS", "ItemLines", "JsonLines", "LineTable",
-    "SpanLines", "TableLines", "TextLines", "YamlLines", "breaks", "line_after",
-    "yaml_only_break",
+    "MarkLines", "SpanLines", "TableLines", "TextLines", "YamlLines", "as_lf", "breaks",
+    "editor_lines", "line_after", "yaml_only_break",
 ]
 
 #: Line breaks of YAML 1.1 (spec 5.4, libyaml's IS_BREAK) that editors do not break at.
@@ -40,6 +40,21 @@ def breaks(text: str, start: int = 0, end: int | None = None) -> int:
     end = len(text) if end is None else end
     return (text.count("\n", start, end) + text.count("\r", start, end)
             - text.count("\r\n", max(start - 1, 0), end))
+
+
+_EDITOR_BREAK = re.compile(r"\r\n?|\n")
+
+
+def editor_lines(text: str) -> list[str]:
+    """``text``'s lines as editors show them, split at each LF, CRLF and CR (the breaks
+    left out; ``str.splitlines`` also splits at NEL, LS, PS, VT, FF and more)."""
+    return _EDITOR_BREAK.split(text)
+
+
+def as_lf(text: str) -> str:
+    """``text`` with each of editors' line breaks (LF, CRLF, CR) written as one LF: its
+    ``\\n`` then count and split its lines as editors do."""
+    return _EDITOR_BREAK.sub("\n", text) if "\r" in text else text
 
 
 def line_after(refused: Refused, text: str, line: int = 1) -> Refused:
@@ -84,6 +99,21 @@ class TextLines:
         start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
         ends = [at for at in (text.find("\n", offset), text.find("\r", offset)) if at >= 0]
         return start, min(ends, default=len(text))
+
+
+class MarkLines:
+    """Editors' lines of a YAML text held whole, at the marks of a parser given it: a
+    mark's line is counted from its character offset (libyaml's own line counts NEL, LS
+    and PS too; its C reader leaves a leading byte order mark out of offsets)."""
+
+    __slots__ = ("_lines", "_skew")
+
+    def __init__(self, text: str, skip_bom: bool) -> None:
+        self._lines = TextLines(text)
+        self._skew = 1 if skip_bom and text.startswith("\ufeff") else 0
+
+    def line(self, mark: Any) -> int:
+        return self._lines.line(int(mark.index) + self._skew)
 
 
 class YamlLines:

@@ -4,6 +4,7 @@ twice."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -11,15 +12,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, cast
 
+from kubelet_winnet.errors import NotRegularFileError
 from kubelet_winnet.sources.manifests.documents import BadInput
 
 __all__ = [
     "KUSTOMIZATION_FILE",
     "MANIFEST_SUFFIXES",
     "SETTINGS_FILE",
+    "Named",
     "Skipped",
     "current_user",
     "expand_paths",
+    "open_input",
     "open_source",
     "owner_name",
     "replayable",
@@ -94,7 +98,12 @@ def upward(start: str) -> Iterator[str]:
 _NOT_REGULAR = (
     (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
     (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
 )
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
 
 
 def _not_regular(path: str) -> str | None:
@@ -104,9 +113,48 @@ def _not_regular(path: str) -> str | None:
         mode = os.stat(path).st_mode
     except OSError:
         return None
-    if stat.S_ISREG(mode):
-        return None
-    return next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
+class Named(str):
+    """A path the user named as itself (not one a search found): opened
+    (:func:`open_source`), a FIFO or device there is read as the stream it is."""
+
+    __slots__ = ()
+
+
+# Opening a FIFO for reading waits for a writer; O_NONBLOCK returns at once (POSIX
+# open(2)), so what was opened can be looked at first. Windows has neither.
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def open_input(path: str, *, streams: bool = False) -> io.BufferedReader:
+    """``path`` opened for reading, every file any command reads: a regular file when
+    opened, or :class:`NotRegularFileError` naming what it is (a FIFO, a socket, a device,
+    a directory), without waiting on it; other failures are the ``OSError`` of the open.
+
+    ``streams``: the user named ``path`` itself, so a FIFO or device there when it is
+    looked at is read as the stream it is (``<(cat pod.yaml)``), waiting for its writer;
+    one that becomes a FIFO between that look and the open is still refused."""
+    if streams:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG  # the open says why
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            return open(path, "rb")
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(path, _kind(mode))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def replayable(path: str) -> bool:
@@ -151,7 +199,7 @@ def expand_paths(arguments: Sequence[str]) -> Iterator[str | BadInput | Skipped]
             found.sort(key=lambda entry: entry[0])
             yield from (entry for _, entry in found)
         else:
-            yield argument
+            yield argument if argument == "-" else Named(argument)
 
 
 _HEAD_KEPT = 1 << 20
@@ -186,14 +234,16 @@ def head_of(source: str, max_bytes: int) -> bytes | None:
     if source == "<stdin>":
         return stdin_head()
     try:
-        with open(source, "rb") as file:
+        with open_input(source) as file:  # a second read: of a regular file only
             return file.read(max_bytes)
     except OSError:
         return None
 
 
 def open_source(path: str) -> IO[bytes]:
-    """The file at ``path`` opened for reading (``-``: standard input, its head kept)."""
+    """The file at ``path`` opened for reading (``-``: standard input, its head kept): a
+    path the user :class:`Named` may be a stream, any other must be a regular file when
+    opened (:func:`open_input`)."""
     global _stdin
     if path == "-":
         stdin = getattr(sys.stdin, "buffer", None)
@@ -201,4 +251,4 @@ def open_source(path: str) -> IO[bytes]:
             raise OSError(9, "stdin is closed")
         _stdin = _KeptHead(stdin)
         return cast(IO[bytes], _stdin)
-    return open(path, "rb")
+    return open_input(path, streams=isinstance(path, Named))

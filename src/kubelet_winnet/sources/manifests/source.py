@@ -45,7 +45,8 @@ def read_source(
             return
         yield from _guarded(path, source, limits)
         return
-    source = label if label is not None else "<stdin>" if path == "-" else path
+    # str(): a Named path decides how the file is opened, never what a document holds
+    source = label if label is not None else "<stdin>" if path == "-" else str(path)
     try:
         raw = open_source(path)
     except OSError as exc:

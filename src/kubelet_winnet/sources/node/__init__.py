@@ -9,15 +9,16 @@ file and line; the other files are still read.
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, field
 
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import CniNetwork, NodeFacts
 from kubelet_winnet.sources.manifests import (
-    DEFAULT_LIMITS,
     BadInput,
     Limits,
+    Named,
     read_source,
     replayable,
 )
@@ -206,7 +207,8 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
     out: list[str] = []
     for path in paths:
         notes = len(found.skipped)
-        walked = _walk(path, found, MAX_FILES - len(out)) if os.path.isdir(path) else [path]
+        walked = (_walk(path, found, MAX_FILES - len(out)) if os.path.isdir(path)
+                  else [Named(path)])  # a file named as itself may be a stream
         if walked is None or len(out) + len(walked) > MAX_FILES:
             del found.skipped[notes:]  # nothing under it is read: no note about its parts
             found.errors.append(NodeConfigError(
@@ -218,11 +220,12 @@ def _files(paths: list[str], found: NodeFiles) -> list[str]:
     return out
 
 
-def _documents(path: str, found: NodeFiles, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Read a YAML or JSON file's documents; what each was read as."""
+def _documents(path: str, found: NodeFiles, limits: Limits, text: str) -> list[str]:
+    """A YAML or JSON file's documents, from ``text``, the file as read once (a FIFO
+    named as a node file cannot be read twice); what each was read as."""
     read: list[str] = []
     others: list[tuple[str, str]] = []  # (label, kind shown) of documents not node files
-    for item in read_source(path, limits):
+    for item in read_source(io.BytesIO(text.encode("utf-8")), limits, label=path):
         if isinstance(item, BadInput):
             where = f"{item.source}:{item.line}" if item.line else item.source
             found.errors.append(NodeConfigError(where, item.reason))
@@ -268,7 +271,7 @@ def _cni(path: str, found: NodeFiles, limits: Limits) -> CniNetwork:
     try:
         return read_cni(path, limits)
     except NodeConfigError:
-        found.refused_cni.append(path)
+        found.refused_cni.append(str(path))
         raise
 
 
@@ -324,9 +327,11 @@ def _read_one(path: str, found: NodeFiles, limits: Limits) -> list[str]:
         found.cni.append(network)
         return [_describe_cni(network)]
     if lower.endswith(_DOCUMENTS):
-        refuse_template(read_text(path, limits), path)
-        return _documents(path, found, limits)
+        text = read_text(path, limits)
+        refuse_template(text, path)
+        return _documents(str(path), found, limits, text)
     text = read_text(path, limits)
+    path = str(path)  # read: a Named path's mark is done with
     refuse_template(text, path)
     if lower.endswith(".toml"):
         config = parse_containerd(text, path, limits.max_depth)
@@ -356,7 +361,7 @@ def read_node(paths: list[str], limits: Limits = NODE_LIMITS) -> NodeFiles:
                                       "give the node's own file")
             found.errors.append(refused)
             read = [f"not read: {refused.reason}"]
-        found.read_as.append((path, "; ".join(read) if read else "not a node file"))
+        found.read_as.append((str(path), "; ".join(read) if read else "not a node file"))
     return found
 
 

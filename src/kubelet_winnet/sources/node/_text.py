@@ -10,7 +10,8 @@ from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Limits
 from kubelet_winnet.sources.manifests.documents import Refused
 from kubelet_winnet.sources.manifests.encoding import Text
-from kubelet_winnet.sources.manifests.lines import line_after
+from kubelet_winnet.sources.manifests.lines import breaks, line_after
+from kubelet_winnet.sources.manifests.paths import Named, open_input
 
 __all__ = ["read_text", "read_text_and_head", "refuse_template"]
 
@@ -27,7 +28,7 @@ def read_text_and_head(path: str, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
     parts: list[str] = []
     head = b""
     try:
-        with open(path, "rb") as raw:
+        with open_input(path, streams=isinstance(path, Named)) as raw:
             head = raw.peek(4)[:4]
             text = Text(raw, limits.max_bytes)
             while part := text.read():
@@ -50,7 +51,7 @@ def refuse_template(text: str, path: str) -> None:
     template a node's configuration is made from, not what the component reads."""
     found = _TEMPLATE.search(text)
     if found is not None:
-        line = text.count("\n", 0, found.start()) + 1
+        line = 1 + breaks(text, 0, found.start())
         shown = found[0] if len(found[0]) <= 40 else found[0][:37] + "..."
         raise NodeConfigError(
             f"{path}:{line}", f"a template ({shown} is a placeholder), not a configuration: "

@@ -16,6 +16,7 @@ it cannot load, so such a file first in name order leaves the node without a net
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import unicodedata
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from typing import Any
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import CniNetwork, CniPlugin
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, BadInput, Limits, read_source
+from kubelet_winnet.sources.manifests.lines import TextLines, breaks
 from kubelet_winnet.sources.node._text import read_text_and_head, refuse_template
 
 __all__ = ["CNI_SUFFIXES", "check_loadable", "parse_cni", "read_cni"]
@@ -83,17 +85,19 @@ def _refused(where: str, what: str, fix: str) -> NodeConfigError:
 
 
 def _not_json(text: str, path: str, limits: Limits, exc: ValueError) -> NodeConfigError:
-    position = getattr(exc, "pos", None)
-    line = getattr(exc, "lineno", 0)
-    char = text[position] if isinstance(position, int) and position < len(text) else ""
+    found = getattr(exc, "pos", None)
+    position = found if isinstance(found, int) else -1
+    # json counts lines at LF only; JSON's whitespace has CR too: editors' lines, columns
+    line = 1 + breaks(text, 0, position) if position >= 0 else 0
+    char = text[position] if 0 <= position < len(text) else ""
     where = f"{path}:{line}" if line else path
     if char and char.isspace() and char not in _JSON_SPACE:
         name = unicodedata.name(char, "a space").lower()
-        column = getattr(exc, "colno", 0)
+        column = position - TextLines(text).bounds(position)[0] + 1
         return _refused(where, f"a {name} (U+{ord(char):04X}) at column {column}, where JSON "
                         "allows only spaces, tabs and line breaks", "replace it with a space")
     if text.lstrip(_JSON_SPACE)[:1] not in ("{", "[", '"') and not isinstance(exc, RecursionError):
-        is_yaml = next((True for item in read_source(path, limits)
+        is_yaml = next((True for item in read_source(_copy(text), limits, label=str(path))
                         if not isinstance(item, BadInput) and isinstance(item.value, dict)),
                        False)
         if is_yaml:
@@ -102,9 +106,15 @@ def _not_json(text: str, path: str, limits: Limits, exc: ValueError) -> NodeConf
     return _refused(where, f"not JSON ({reason})", "correct the JSON")
 
 
-def check_loadable(path: str, limits: Limits = DEFAULT_LIMITS) -> None:
-    """:class:`NodeConfigError` when libcni would refuse the CNI file ``path``: a byte order
-    mark, UTF-16, YAML, a template, or anything Go's ``json.Unmarshal`` refuses."""
+def _copy(text: str) -> io.BytesIO:
+    """The file as read once, to be read again (a FIFO named as a node file cannot be)."""
+    return io.BytesIO(text.encode("utf-8"))
+
+
+def check_loadable(path: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """The text of the CNI file ``path``; :class:`NodeConfigError` when libcni would
+    refuse it: a byte order mark, UTF-16, YAML, a template, or anything Go's
+    ``json.Unmarshal`` refuses."""
     if not path.lower().endswith(CNI_SUFFIXES):
         raise NodeConfigError(path, "a CNI network in a file containerd never reads: its CNI "
                               "loader lists only .conf, .conflist and .json files of conf_dir")
@@ -125,6 +135,7 @@ def check_loadable(path: str, limits: Limits = DEFAULT_LIMITS) -> None:
             raise NodeConfigError(path, "nested deeper than Python can decode "
                                   f"(--max-depth is {limits.max_depth})") from None
         raise _not_json(text, path, limits, exc) from None
+    return text
 
 
 def _no_constant(name: str) -> Any:
@@ -133,15 +144,15 @@ def _no_constant(name: str) -> Any:
 
 def read_cni(path: str, limits: Limits = DEFAULT_LIMITS) -> CniNetwork:
     """The one CNI network in the JSON file ``path``, when libcni would load it."""
-    check_loadable(path, limits)
+    text = check_loadable(path, limits)
     found: CniNetwork | None = None
-    for item in read_source(path, limits):
+    for item in read_source(_copy(text), limits, label=str(path)):
         if isinstance(item, BadInput):
             raise NodeConfigError(f"{item.source}:{item.line}" if item.line else item.source,
                                   item.reason)
         if found is not None:
             raise NodeConfigError(f"{path}:{item.line}", "more than one JSON value in a CNI file")
-        found = parse_cni(item.value, path, item.line_of)
+        found = parse_cni(item.value, item.source, item.line_of)
     if found is None:
         raise NodeConfigError(path, "empty: no CNI configuration")
     return found

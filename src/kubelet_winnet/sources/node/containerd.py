@@ -25,6 +25,7 @@ from kubelet_winnet.runtime._releases import (
     PROCESS_HANDLERS,
 )
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Limits
+from kubelet_winnet.sources.manifests.lines import as_lf
 from kubelet_winnet.sources.node._text import read_text
 
 if sys.version_info >= (3, 11):
@@ -302,7 +303,9 @@ def parse_containerd(text: str, source: str,
 
 def _load(text: str, source: str, max_depth: int) -> dict[str, Any]:
     """The TOML document, within ``max_depth``; its errors as one ``source:line`` line."""
-    deep = _too_deep(text, max_depth)
+    # TOML refuses a bare CR, so tomllib's lines (LF) are editors' up to any error it
+    # reports; the nesting bound, counted first, counts a bare CR as editors do.
+    deep = _too_deep(as_lf(text), max_depth)
     if deep:
         raise NodeConfigError(f"{source}:{deep}", f"nested deeper than {max_depth} levels "
                               "(raise the limit with --max-depth)")

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kubelet_winnet.errors import NodeConfigError
+from kubelet_winnet.runtime._releases import RUNTIME_FORM, is_runtime
 from kubelet_winnet.sources.manifests import Document
+from kubelet_winnet.sources.manifests.lines import editor_lines
 from kubelet_winnet.sources.node._text import read_text
 
 __all__ = [
@@ -281,7 +283,7 @@ def _flags_in(text: str) -> list[tuple[Component | None, Flag]]:
     command: Component | None = None  # the last command named
     statement: Component | None = None  # the assignment being continued
     previous = ""
-    for number, line in enumerate(text.split("\n"), 1):
+    for number, line in enumerate(editor_lines(text), 1):
         if statement is not None and not _continues(line, previous):
             statement = None
         previous = line
@@ -416,8 +418,14 @@ def node_from_document(document: Document) -> NodeObject | None:
                                   f"status.nodeInfo.{key} must be a string")
         return found
 
+    runtime = text("containerRuntimeVersion")
+    if runtime and not is_runtime(runtime):  # NodeFacts would refuse it later, with no line
+        shown = runtime if len(runtime) <= 80 else runtime[:77] + "..."
+        raise NodeConfigError(where("status", "nodeInfo", "containerRuntimeVersion"),
+                              f"status.nodeInfo.containerRuntimeVersion {shown!r} is not "
+                              f"{RUNTIME_FORM}")
     return NodeObject(
-        document.source, name, text("kubeletVersion"), text("containerRuntimeVersion"),
+        document.source, name, text("kubeletVersion"), runtime,
         text("operatingSystem"), text("kernelVersion"),
         {k: v for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)}
         if isinstance(annotations, dict) else {},

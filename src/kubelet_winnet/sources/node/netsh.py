@@ -21,6 +21,7 @@ from typing import Literal
 
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import PortRange
+from kubelet_winnet.sources.manifests.lines import editor_lines
 
 __all__ = ["MAX_ROWS", "PortRanges", "parse_netsh"]
 
@@ -94,7 +95,7 @@ def _split(text: str, source: str) -> list[_Output]:
     """The file's outputs, each with its rows (already checked) or labelled numbers."""
     outputs = [_Output(1)]
     rows = 0
-    for number, line in enumerate(text.split("\n"), 1):
+    for number, line in enumerate(editor_lines(text), 1):
         current = outputs[-1]
         row = _ROW.fullmatch(line)
         if row is not None:

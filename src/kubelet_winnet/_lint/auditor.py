@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kubelet_winnet import kubelet_profile
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._lint.audit_records import FindingRecord, PodAudit
 from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.ignores import ignored_rules
@@ -31,6 +32,7 @@ from kubelet_winnet.runtime._releases import runtime_name
 from kubelet_winnet.sources.cluster.source import Node, node_from
 
 if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.rules import PodFacts
     from kubelet_winnet.sources.node import NodeFiles
 
 __all__ = ["Auditor"]
@@ -114,9 +116,10 @@ class Auditor:
         name = _text(metadata, "name") or "<unnamed>"
         host_network = spec.get("hostNetwork") is True
 
-        verdict, effect, why = self._verdict(obj, kubelet, runtime, node_name)
+        facts = read_pod(obj)  # once, by the kubelet model's reader, for both
+        verdict, effect, why = self._verdict(obj, facts, kubelet, runtime, node_name)
         note += why
-        findings, why = self._findings(pod, kubelet, runtime, verdict)
+        findings, why = self._findings(pod, facts, kubelet, runtime, verdict)
         note += why
         on_node = None
         if verdict is not None and node_name and self.node_config:
@@ -144,8 +147,8 @@ class Auditor:
         if name and isinstance(handler, str) and len(self.runtime_classes) < 10_000:
             self.runtime_classes[name] = handler
 
-    def _verdict(self, obj: Mapping[str, Any], kubelet: str, runtime: str, node_name: str,
-                 ) -> tuple[Verdict | None, str, str]:
+    def _verdict(self, obj: Mapping[str, Any], facts: PodFacts, kubelet: str, runtime: str,
+                 node_name: str) -> tuple[Verdict | None, str, str]:
         """The judgement of the pod on its node, its HOSTNETWORK effect and the note."""
         try:
             profile = kubelet_profile(kubelet, self.feature_gates)
@@ -158,7 +161,8 @@ class Auditor:
             from kubelet_winnet._lint.node_config import request_mappings
 
             mappings = request_mappings(obj, kubelet, self.feature_gates, self.runtime_classes)
-        verdict = judge(obj, profile, self._node_knowledge(runtime, files), mappings=mappings)
+        verdict = judge(obj, profile, self._node_knowledge(runtime, files), mappings=mappings,
+                        facts=facts)
         network = verdict.network
         why = ""
         if verdict.starts is not False and runtime_name(runtime) == "containerd" and (
@@ -179,8 +183,8 @@ class Auditor:
                 self._knowledge[runtime] = known
         return known
 
-    def _findings(self, pod: PodObject, kubelet: str, runtime: str, verdict: Verdict | None,
-                  ) -> tuple[tuple[FindingRecord, ...], str]:
+    def _findings(self, pod: PodObject, facts: PodFacts, kubelet: str, runtime: str,
+                  verdict: Verdict | None) -> tuple[tuple[FindingRecord, ...], str]:
         """The check findings of the pod (as its node's verdict has it), and a note."""
         reach = self._reach_for(kubelet)
         if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
@@ -191,7 +195,8 @@ class Auditor:
         # could only mean a field newer than the pinned lists: not the pod's problem.
         # A pod whose runtime is not known is linted as check lints it (on containerd).
         judged = verdict if runtime else None
-        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self._containerd, judged)
+        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self._containerd, judged,
+                                    facts=facts)
                if f.rule.id != "unknown-field"]
         note = ""
         raw += _dropped_ports(pod, verdict)

@@ -37,6 +37,7 @@ from kubelet_winnet._lint.reach import HostNetworkReach
 from kubelet_winnet._lint.rules import RULES_BY_ID, Finding, Path, Severity
 from kubelet_winnet._lint.targeting import PodObject, Target
 from kubelet_winnet.errors import WinnetError
+from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM, from_release, shim_lines
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.profile import GateResolution
@@ -294,15 +295,16 @@ def _judged(pod: PodObject, node: NodeKnowledge | None, facts: PodFacts | None,
 
 
 _HYPERV_DETAIL = (
-    "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
-    "2.4) run HostProcess containers under Hyper-V isolation inside the utility "
+    f"hcsshim {HOST_PROCESS_IN_UVM.hcsshim} and later (PR #{HOST_PROCESS_IN_UVM.pull_request}; "
+    f"the shim of containerd {shim_lines(HOST_PROCESS_IN_UVM)}) run HostProcess containers "
+    "under Hyper-V isolation inside the utility "
     "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
     "hostNetwork: true does not change that."
 )
 
 
 def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
-    """hcsshim PR #2531 (commit b07af140d, v0.15.0-rc.2+): a HostProcess pod whose
+    """hcsshim PR #2531 (``HOST_PROCESS_IN_UVM``): a HostProcess pod whose
     runtime handler sets SandboxIsolation = 1 gets a utility VM with no network. The
     judgement decides (its network ``none``, or ``unknown`` with the condition); this
     renders it: a warning when the handler is known to be Hyper-V isolated (conditional
@@ -328,8 +330,8 @@ def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
             )]
         return [Finding(
             rule, rule.severity,
-            f"HostProcess under Hyper-V isolation: no network on containerd 2.3.3 or later; "
-            f"{fix}.",
+            "HostProcess under Hyper-V isolation: no network on "
+            f"{from_release(HOST_PROCESS_IN_UVM)}; {fix}.",
             path, None, f"{has}: {network.condition}. {_HYPERV_DETAIL}",
         )]
     if not name:  # the node's default handler, not known (audit without the node's files)

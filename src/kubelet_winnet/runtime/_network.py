@@ -28,8 +28,10 @@ from kubelet_winnet._describe import type_name
 from kubelet_winnet.errors import InvalidArgumentError, NodeConfigError
 from kubelet_winnet.runtime._releases import (
     DEFAULT_RUNTIME_NAME,
+    HOST_PROCESS_IN_UVM,
     HYPERV_HANDLERS,
     PROCESS_HANDLERS,
+    from_release,
     parse_runtime,
     shim_has_hyperv_host_process,
 )
@@ -344,8 +346,10 @@ def _not_host(container: int, host: int, protocol: str, ip: str) -> PortPlan:
 # One mapping of the request: container port, host port, protocol, host IP.
 Mapping4 = tuple[int, int, str, str]
 
-# hcsshim PR #2531 as a user can check it on a node (the table in ._releases).
-HYPERV_HOST_PROCESS_RELEASES = "containerd 2.3.3 or later (hcsshim v0.15.0-rc.2+, PR #2531)"
+# hcsshim PR #2531 as a user can check it on a node (made from the rows of ._releases).
+_UVM_SHIM = (f"hcsshim {HOST_PROCESS_IN_UVM.hcsshim}+, "
+             f"PR #{HOST_PROCESS_IN_UVM.pull_request}")
+HYPERV_HOST_PROCESS_RELEASES = f"{from_release(HOST_PROCESS_IN_UVM)} ({_UVM_SHIM})"
 
 
 @dataclass(frozen=True)
@@ -414,14 +418,15 @@ def _host_process_namespace(
         if isolation == "hyperv":
             notes.append(
                 f"HostProcess under the Hyper-V handler {handler!r}: hcsshim before "
-                "v0.15.0-rc.2 runs its containers on the host next to an unused utility VM "
-                "(read from the code, not run); from v0.15.0-rc.2 it has no network")
+                f"{HOST_PROCESS_IN_UVM.hcsshim} runs its containers on the host next to an "
+                "unused utility VM (read from the code, not run); from "
+                f"{HOST_PROCESS_IN_UVM.hcsshim} it has no network")
         return "node", ""
     which = f"the handler {handler!r}" if handler is not None else unknown_handler
     if isolation == "hyperv":
         if shim:
             notes.append(f"HostProcess under the Hyper-V handler {handler!r}: the shim of "
-                         f"{node.runtime} (hcsshim v0.15.0-rc.2+, PR #2531) runs it in the "
+                         f"{node.runtime} ({_UVM_SHIM}) runs it in the "
                          "utility VM, which has no network")
             return "none", ""
         return "unknown", (f"no network if the node runs {HYPERV_HOST_PROCESS_RELEASES}, "

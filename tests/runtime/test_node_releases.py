@@ -148,3 +148,29 @@ def test_removed_options_name_the_line_that_drops_them() -> None:
     """RELEASES.md (PR #14166): bin_dir and enable_cdi are removed in 2.4."""
     for key in ("bin_dir", "enable_cdi"):
         assert rel.removed_in(rel.removed_option(key)) == "2.4"
+
+
+@pytest.mark.parametrize("page", ["host-process-hyperv-no-network", "node-hyperv-host-process"])
+def test_the_hyperv_pages_name_the_releases_of_the_rows(page: str) -> None:
+    """The rule pages are prose beside the rows: each names the hcsshim tag and the first
+    containerd release the rows give for PR #2531, so a changed row fails here."""
+    from kubelet_winnet._lint.node_rules import node_rule_page
+    from kubelet_winnet._lint.rules import rule_page
+
+    read = node_rule_page if page.startswith("node-") else rule_page
+    text = " ".join(read(page).split())
+    change = rel.HOST_PROCESS_IN_UVM
+    assert f"PR #{change.pull_request}" in text and change.commit in text
+    assert f"{change.hcsshim} and later" in text or f"{change.hcsshim} or later" in text
+    first = ".".join(map(str, rel.first_releases(change)[0]))
+    assert f"from {first}" in text or f"from containerd {first}" in text or (
+        rel.from_release(change) in text)
+
+
+def test_the_removed_options_page_names_the_line_of_the_rows() -> None:
+    from kubelet_winnet._lint.node_rules import node_rule_page
+
+    text = " ".join(node_rule_page("node-option-removed").split())
+    for option in rel.REMOVED_CRI_OPTIONS:
+        assert option.key in text
+        assert f"containerd {rel.removed_in(option)} removed" in text

@@ -10,7 +10,8 @@ import json
 import json.encoder
 from collections.abc import Callable, Mapping
 
-__all__ = ["describe", "describe_path", "json_string", "quoted", "type_name"]
+__all__ = ["describe", "describe_path", "json_kind", "json_string", "quoted", "type_name",
+           "yaml_kind"]
 
 # ``json.dumps`` of a string (ensure_ascii), without the encoder's Python layers: the C
 # function behind it. The hand-written JSON records and the JSON line finder use it.
@@ -67,6 +68,37 @@ def describe(value: object) -> str:
     except Exception:  # an __instancecheck__ or __class__ that raises
         pass
     return type_name(value)
+
+
+def json_kind(value: object) -> str:
+    """What a value is, in JSON's words with an article (``an object``, ``an array``, ``a
+    string``, ``a boolean``, ``a number``, ``null``); any other value by its type's name."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "a boolean"
+    try:
+        if isinstance(value, (int, float)):
+            return "a number"
+        if isinstance(value, str):
+            return "a string"
+        if isinstance(value, (list, tuple)):
+            return "an array"
+        if isinstance(value, Mapping):
+            return "an object"
+    except Exception:  # an __instancecheck__ or __class__ that raises
+        pass
+    return type_name(value)
+
+
+_YAML_WORDS = {"an object": "a mapping", "an array": "a list"}
+
+
+def yaml_kind(value: object) -> str:
+    """:func:`json_kind` in YAML's words, for a YAML file's reader: ``a mapping``, ``a
+    list``."""
+    kind = json_kind(value)
+    return _YAML_WORDS.get(kind, kind)
 
 
 def describe_path(path: tuple[str | int, ...]) -> str:

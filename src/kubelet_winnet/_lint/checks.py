@@ -36,6 +36,7 @@ from kubelet_winnet._lint.fields import (
 from kubelet_winnet._lint.reach import HostNetworkReach
 from kubelet_winnet._lint.rules import RULES_BY_ID, Finding, Path, Severity
 from kubelet_winnet._lint.targeting import PodObject, Target
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import WinnetError
 from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM, from_release, shim_lines
 
@@ -565,5 +566,5 @@ def _on_windows(target: Target, conditional: str, finding: Finding) -> Finding:
 
 
 def _clip(text: str) -> str:
-    return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
+    return repr(cut(text, 60))
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError, NodeConfigError
 from kubelet_winnet.runtime._releases import (
     DEFAULT_RUNTIME_NAME,
@@ -287,9 +288,9 @@ def _names(names: Iterable[str], shown: int = 8) -> str:
     """Each name once, the first ``shown`` of them (each cut to 60 characters), then how
     many more: a reason stays a sentence whatever the file holds."""
     unique = list(dict.fromkeys(names))
-    cut = [n if len(n) <= 60 else n[:57] + "..." for n in unique[:shown]]
-    more = len(unique) - len(cut)
-    return ", ".join(cut) + (f" and {more} more" if more else "")
+    kept = [cut(n, 60) for n in unique[:shown]]
+    more = len(unique) - len(kept)
+    return ", ".join(kept) + (f" and {more} more" if more else "")
 
 
 def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:

@@ -17,7 +17,6 @@ __all__ = [
     "Place",
     "Refused",
     "clip",
-    "json_kind",
     "list_items",
 ]
 
@@ -124,17 +123,6 @@ def list_items(value: dict[str, Any]) -> list[Any] | None:
     if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
         return items
     return None
-
-
-def json_kind(value: object) -> str:
-    """What a JSON value that is not an object is, in words."""
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is True or value is False:
-        return "a boolean"
-    return "a number"
 
 
 def clip(text: str, size: int = 40) -> str:

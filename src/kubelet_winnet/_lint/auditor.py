@@ -30,6 +30,7 @@ from kubelet_winnet._printable import clip
 from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
 from kubelet_winnet.runtime._releases import runtime_name
 from kubelet_winnet.sources.cluster.source import Node, node_from
+from kubelet_winnet.sources.runtime_classes import add_runtime_class
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.rules import PodFacts
@@ -142,10 +143,7 @@ class Auditor:
 
     def runtime_class(self, obj: Mapping[str, Any]) -> None:
         """A RuntimeClass of the input: its handler tells Hyper-V isolation apart."""
-        name = _text(obj.get("metadata"), "name")
-        handler = obj.get("handler")
-        if name and isinstance(handler, str) and len(self.runtime_classes) < 10_000:
-            self.runtime_classes[name] = handler
+        add_runtime_class(self.runtime_classes, obj)
 
     def _verdict(self, obj: Mapping[str, Any], facts: PodFacts, kubelet: str, runtime: str,
                  node_name: str) -> tuple[Verdict | None, str, str]:

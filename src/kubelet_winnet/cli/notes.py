@@ -13,6 +13,7 @@ from kubelet_winnet._printable import cut
 from kubelet_winnet.cli.session import Session
 from kubelet_winnet.sources.charts.render import KUSTOMIZATION_NAMES
 from kubelet_winnet.sources.manifests import BadInput, Document, head_of
+from kubelet_winnet.sources.runtime_classes import add_runtime_class
 
 __all__ = ["InputNotes"]
 
@@ -52,12 +53,8 @@ class InputNotes:
             isinstance(value.get("apiVersion"), str) or kind in _POD_KINDS
         ):  # a pod without apiVersion is still read, translated and checked
             self.with_objects.add(source)
-        if kind == "RuntimeClass" and len(self.runtime_classes) < 10_000:
-            metadata = value.get("metadata")
-            name = metadata.get("name") if isinstance(metadata, dict) else None
-            handler = value.get("handler")
-            if isinstance(name, str) and isinstance(handler, str):
-                self.runtime_classes[name] = handler
+        if kind == "RuntimeClass":
+            add_runtime_class(self.runtime_classes, value)
         if kind is not None and kind not in _POD_KINDS:
             self._other_kind(document, kind)
         kustomization = self._kustomization_name or (

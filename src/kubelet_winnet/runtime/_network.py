@@ -27,11 +27,10 @@ from typing import Literal
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError, NodeConfigError
+from kubelet_winnet.runtime._handlers import DEFAULT_ISOLATION, Isolation
 from kubelet_winnet.runtime._releases import (
     DEFAULT_RUNTIME_NAME,
     HOST_PROCESS_IN_UVM,
-    HYPERV_HANDLERS,
-    PROCESS_HANDLERS,
     from_release,
     parse_runtime,
     shim_has_hyperv_host_process,
@@ -52,7 +51,6 @@ __all__ = [
     "plan_runtime",
 ]
 
-Isolation = Literal["process", "hyperv"]
 # "unknown": a fact the answer depends on is not known (RuntimeOutcome.condition).
 NetworkNamespace = Literal["node", "pod", "none", "unknown"]
 PortOutcome = Literal["applied", "dropped", "host", "not-a-host-port", "unknown"]
@@ -210,12 +208,7 @@ class NodeFacts:
     means "not known" (``handlers``: containerd's default Windows configuration)."""
 
     runtime: str = ""  # containerRuntimeVersion: "containerd://2.4.0"
-    handlers: Mapping[str, Isolation] = field(
-        default_factory=lambda: {
-            **dict.fromkeys(PROCESS_HANDLERS, "process"),
-            **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
-        }
-    )
+    handlers: Mapping[str, Isolation] = field(default_factory=lambda: dict(DEFAULT_ISOLATION))
     default_handler: str = DEFAULT_RUNTIME_NAME
     cni: CniNetwork | None = None
     excluded_ports: tuple[PortRange, ...] = ()
@@ -373,12 +366,6 @@ class RuntimeOutcome:
     facts: tuple[str, ...] = ()  # the node facts this outcome used, each said as known or not
 
 
-_DEFAULT_ISOLATION: Mapping[str, Isolation] = {
-    **dict.fromkeys(PROCESS_HANDLERS, "process"),
-    **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
-}
-
-
 def _release(node: NodeFacts) -> bool | None:
     """Whether the node's shim has hcsshim PR #2531; None when its release is not known."""
     name, version = parse_runtime(node.runtime)
@@ -400,7 +387,7 @@ def _isolation(handler: str | None, node: NodeFacts, handlers_known: bool,
             # GetSandboxRuntime (internal/cri/config/config.go).
             return None, f"no runtime for \"{handler}\" is configured"
         return isolation, None
-    assumed = _DEFAULT_ISOLATION.get(handler)
+    assumed = DEFAULT_ISOLATION.get(handler)
     facts.append("handler isolation: " + (
         "assumed from containerd's default configuration" if assumed else "not known"))
     return assumed, None

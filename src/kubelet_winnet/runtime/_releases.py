@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from kubelet_winnet.runtime._handlers import (
+    DEFAULT_ISOLATION,
     DEFAULT_RUNTIME_NAME,
     HYPERV_HANDLERS,
     PROCESS_HANDLERS,
@@ -23,6 +24,7 @@ from kubelet_winnet.runtime._handlers import (
 __all__ = [
     "CONTAINERD_LINES",
     "CRI_RUNTIME_PLUGIN_IDS",
+    "DEFAULT_ISOLATION",
     "DEFAULT_RUNTIME_NAME",
     "HOST_PROCESS_IN_UVM",
     "HYPERV_HANDLERS",

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from kubelet_winnet._printable import cut
+
 __all__ = [
     "STOPS",
     "BadInput",
@@ -126,6 +128,6 @@ def list_items(value: dict[str, Any]) -> list[Any] | None:
 
 
 def clip(text: str, size: int = 40) -> str:
-    """``text`` as a JSON string, cut to about ``size`` characters."""
-    shown = json.dumps(text)
-    return shown if len(shown) <= size else shown[: size - 4] + '..."'
+    """``text`` :func:`cut` to ``size`` characters less its quotes, as a JSON string (a cut
+    never splits an escape)."""
+    return json.dumps(cut(text, size - 2))

@@ -46,18 +46,18 @@ if TYPE_CHECKING:
 __all__ = ["check_pod"]
 
 
-def _container_ports(spec: Mapping[str, Any]) -> list[int]:
+def _container_ports(containers: Sequence[_Container]) -> list[int]:
     """The containerPorts of the init and regular containers (the ones API defaulting
     gives a hostPort in a hostNetwork pod), in order, each once."""
     ports: dict[int, None] = {}
-    for kind in ("initContainers", "containers"):
-        entries = spec.get(kind)
-        for entry in entries if isinstance(entries, list) else ():
-            declared = entry.get("ports") if isinstance(entry, dict) else None
-            for port in declared if isinstance(declared, list) else ():
-                number = port.get("containerPort") if isinstance(port, dict) else None
-                if type(number) is int and 0 < number < 65536:
-                    ports[number] = None
+    for container in containers:
+        if container.facts.kind == "ephemeralContainers":
+            continue
+        declared = container.entry.get("ports")
+        for port in declared if isinstance(declared, list) else ():
+            number = port.get("containerPort") if isinstance(port, dict) else None
+            if type(number) is int and 0 < number < 65536:
+                ports[number] = None
     return list(ports)
 
 
@@ -156,7 +156,6 @@ def check_pod(
     newest kubelet that sends hostNetwork by default). The pod is read by the kubelet
     model's reader (``facts``, when the caller read them already): ``InvalidPodError``
     for a pod it refuses."""
-    spec = pod.spec
     facts = facts if facts is not None else read_pod(pod.manifest)
     host_network = facts.host_network
     containers = _containers(pod, facts)
@@ -168,13 +167,13 @@ def check_pod(
         verdict = _judged(pod, node, facts, profile)  # one judgement per pod
     if verdict is not None and verdict.host_network_effect == "ignored":
         rule = RULES_BY_ID["host-network-ignored"]
-        container_ports = _container_ports(spec)
+        container_ports = _container_ports(containers)
         found.append(_on_windows(target, reach.conditional, Finding(
             rule, rule.severity, reach.message, (*pod.spec_path, "hostNetwork"), None,
             reach.detail_with_ports(container_ports) if container_ports else reach.detail,
         )))
     if host_network:
-        found += _host_port_mismatch(pod)
+        found += _host_port_mismatch(containers)
     found += _forbidden(pod, target, containers)
     found += _unknown_fields(pod, containers)
     found += _gmsa(pod, facts, containers)
@@ -249,38 +248,31 @@ def _own_host_process(container: _Container) -> bool | None:
     return None if options is None else options.host_process
 
 
-def _host_port_mismatch(pod: PodObject) -> list[Finding]:
-    """Under hostNetwork the API server requires each hostPort to equal its containerPort
-    (validateHostNetwork)."""
-    spec = pod.spec
-    at = pod.spec_path
+def _host_port_mismatch(containers: Sequence[_Container]) -> list[Finding]:
+    """Under hostNetwork the API server requires each hostPort of an init or regular
+    container to equal its containerPort (validateHostNetwork)."""
     found: list[Finding] = []
     rule = RULES_BY_ID["host-port-mismatch"]
-    for kind in ("initContainers", "containers"):
-        entries = spec.get(kind)
-        if not isinstance(entries, list):
+    for container in containers:
+        ports = container.entry.get("ports")
+        if container.facts.kind == "ephemeralContainers" or not isinstance(ports, list):
             continue
-        for index, entry in enumerate(entries):
-            ports = entry.get("ports") if type(entry) is dict else None
-            if not isinstance(ports, list):
+        for number, port in enumerate(ports):
+            if type(port) is not dict:
                 continue
-            for number, port in enumerate(ports):
-                if type(port) is not dict:
-                    continue
-                host_port = _int(port.get("hostPort"))
-                container_port = _int(port.get("containerPort"))
-                if host_port and container_port is not None and host_port != container_port:
-                    name = entry.get("name")
-                    found.append(Finding(
-                        rule, rule.severity,
-                        f"hostPort {host_port} with containerPort {container_port} under "
-                        "hostNetwork: the API server rejects the pod; set hostPort to "
-                        f"{container_port}.",
-                        (*at, kind, index, "ports", number, "hostPort"),
-                        name if isinstance(name, str) else None,
-                        f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
-                        f"listens on the node's port {container_port}.",
-                    ))
+            host_port = _int(port.get("hostPort"))
+            container_port = _int(port.get("containerPort"))
+            if host_port and container_port is not None and host_port != container_port:
+                found.append(Finding(
+                    rule, rule.severity,
+                    f"hostPort {host_port} with containerPort {container_port} under "
+                    "hostNetwork: the API server rejects the pod; set hostPort to "
+                    f"{container_port}.",
+                    (*container.path, "ports", number, "hostPort"),
+                    container.facts.name or None,
+                    f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
+                    f"listens on the node's port {container_port}.",
+                ))
     return found
 
 

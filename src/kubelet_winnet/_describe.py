@@ -73,22 +73,13 @@ def describe(value: object) -> str:
 def json_kind(value: object) -> str:
     """What a value is, in JSON's words with an article (``an object``, ``an array``, ``a
     string``, ``a boolean``, ``a number``, ``null``); any other value by its type's name."""
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "a boolean"
-    try:
-        if isinstance(value, (int, float)):
-            return "a number"
-        if isinstance(value, str):
-            return "a string"
-        if isinstance(value, (list, tuple)):
-            return "an array"
-        if isinstance(value, Mapping):
-            return "an object"
-    except Exception:  # an __instancecheck__ or __class__ that raises
-        pass
-    return type_name(value)
+    label = _JSON_KINDS.get(type(value))
+    if label is None:
+        described = describe(value)  # a Mapping of the caller's is "object" there
+        if described != "object":
+            return type_name(value)
+        label = described
+    return label if label == "null" else ("an " if label[0] in "aeiou" else "a ") + label
 
 
 _YAML_WORDS = {"an object": "a mapping", "an array": "a list"}

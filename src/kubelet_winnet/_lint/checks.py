@@ -20,8 +20,9 @@ from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_pro
 from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     PodFacts,
+    Refusal,
     all_refusals,
-    is_host_process_container,
+    has_host_process_container,
 )
 from kubelet_winnet._lint.fields import (
     CONTAINER,
@@ -159,10 +160,11 @@ def check_pod(
     facts = facts if facts is not None else read_pod(pod.manifest)
     host_network = facts.host_network
     containers = _containers(pod, facts)
+    any_host_process = has_host_process_container(facts)
+    refusals = all_refusals(facts) if any_host_process else ()
     # Every container HostProcess (AllContainersAreWindowsHostProcess, with one at least).
-    host_process_pod = bool(containers) and all(
-        is_host_process_container(facts, c.facts) for c in containers)
-    found = _refusals(pod, facts, containers)
+    host_process_pod = any_host_process and not any(r.rule == "3a" for r in refusals)
+    found = _refusals(pod, facts, containers, refusals)
     if verdict is None and (host_network or host_process_pod):
         verdict = _judged(pod, node, facts, profile)  # one judgement per pod
     if verdict is not None and verdict.host_network_effect == "ignored":
@@ -182,13 +184,13 @@ def check_pod(
     return found
 
 
-def _refusals(pod: PodObject, facts: PodFacts,
-              containers: Sequence[_Container]) -> list[Finding]:
-    """The kubelet's refusals (``all_refusals``, its own texts, with the API server's
+def _refusals(pod: PodObject, facts: PodFacts, containers: Sequence[_Container],
+              refusals: Sequence[Refusal]) -> list[Finding]:
+    """The kubelet's refusals (``all_refusals``: its own texts, with the API server's
     beside them) and the API server's own about HostProcess."""
     found: list[Finding] = []
-    linted = {id(c.facts): c for c in containers}
-    for refusal in all_refusals(facts):
+    linted = {id(c.facts): c for c in containers} if refusals else {}
+    for refusal in refusals:
         host_process = [linted[id(c)] for c in refusal.host_process]
         if refusal.rule == "3a":
             rule = RULES_BY_ID["host-process-mixed"]

@@ -136,7 +136,9 @@ def render_decision_table() -> str:
         "|---|---|---|",
     ]
     for row in TIMELINE:
-        status = "released" if row.status == "released" else "release candidate, due"
+        status = "released" if row.status == "released" else (
+            f"release candidate by the schedule (rc.0 {row.rc0_date}), due; the newest "
+            f"pre-release seen is {row.newest_seen}")
         lines.append(f"| 1.{row.minor} | {status} | {row.date} |")
     lines += [
         "",

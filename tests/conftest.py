@@ -11,6 +11,9 @@ from hypothesis import HealthCheck, settings
 
 from tests.strategies import CORPUS, MUST_RUN
 
+# pytester: tests/testing/test_plugin.py runs pytest on a harness of its own.
+pytest_plugins = ["pytester"]
+
 # Three profiles: "quick" (the default: the README test command stays under 2 minutes on
 # 2 cores, pip install included), "ci" (the default when CI is set: 6x the examples),
 # and "dev" (opt-in with HYPOTHESIS_PROFILE=dev: 60x, random seeds).

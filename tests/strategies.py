@@ -4,6 +4,10 @@ independent oracle that follows ``kubelet-rules.md`` literally.
 The oracle never imports the library's rules: it reads the camelCase manifest itself and
 hand-encodes the expected ``runtime.v1`` bytes (proto3 wire format), so a test comparing
 the library against it checks the rules *and* the message building (presence included).
+Workloads, kubelet version spellings and ``--feature-gates`` values come from the
+shipped strategies (:mod:`kubelet_winnet.testing.strategies`, their one home); the
+oracle's tables (``MINORS``, ``WORKLOAD_KINDS``) stay here, transcribed from upstream, and
+tests/testing/test_strategies.py holds the shipped strategies to them.
 At the end, :func:`sandbox_stress`: the threaded workload the HCN tests run over both
 HCN clients.
 """
@@ -29,6 +33,8 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import strategies as st
+
+from kubelet_winnet.testing.strategies import as_workload, feature_gates, kubelet_versions
 
 __all__ = [
     "ADMISSION_ROUTES",
@@ -59,7 +65,6 @@ __all__ = [
     "deep_dict",
     "deep_list",
     "deserialize",
-    "feature_gate_values",
     "fixture_documents",
     "fixture_files",
     "gate_effective",
@@ -67,7 +72,6 @@ __all__ = [
     "hostile_values",
     "json_junk",
     "kubelet_profiles",
-    "kubelet_versions",
     "malformed_manifests",
     "oracle_container",
     "oracle_sandbox",
@@ -81,7 +85,6 @@ __all__ = [
     "windows_options",
     "without_nulls",
     "without_summary",
-    "wrap",
 ]
 
 JSON = Any
@@ -389,25 +392,6 @@ def pod_manifests(specs: st.SearchStrategy[dict[str, JSON]] | None = None) -> st
     )
 
 
-def wrap(kind: str, pod: Mapping[str, JSON]) -> dict[str, JSON]:
-    """``pod`` (a Pod manifest) as the template of a workload ``kind``."""
-    template = {"metadata": {"labels": {"app": "x"}}, "spec": copy.deepcopy(pod["spec"])}
-    path = WORKLOAD_KINDS[kind]
-    node: dict[str, JSON] = template
-    for key in reversed(path):
-        node = {key: node}
-    if kind in ("Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"):
-        node["spec"]["selector"] = {"matchLabels": {"app": "x"}}
-    if kind == "StatefulSet":
-        node["spec"]["serviceName"] = "x"
-    if kind == "CronJob":
-        node["spec"]["schedule"] = "*/5 * * * *"
-    node["kind"] = kind
-    node["apiVersion"] = "v1" if kind in ("ReplicationController", "PodTemplate") else "apps/v1"
-    node["metadata"] = {"name": "w"}
-    return node
-
-
 def spec_of(manifest: Mapping[str, JSON]) -> Any:
     """The pod spec of a Pod or workload manifest (our own reading of issue 2, item 3)."""
     kind = manifest.get("kind")
@@ -421,26 +405,6 @@ def spec_of(manifest: Mapping[str, JSON]) -> Any:
 # --- kubelet profiles -------------------------------------------------------------------
 
 MINORS = range(26, 39)  # 1.26 .. 1.38 (kubelet-rules.md): every test's version axis
-
-
-def kubelet_versions(minor: int) -> st.SearchStrategy[str]:
-    """Spellings of one kubelet minor: "1.32", "v1.32.4", "1.32.0"."""
-    return st.sampled_from([f"1.{minor}", f"v1.{minor}.4", f"1.{minor}.0", f"v1.{minor}"])
-
-
-def feature_gate_values(gate: bool | None) -> st.SearchStrategy[Any]:
-    """Ways to pass ``WindowsHostNetwork`` = ``gate`` (None: not set), with unrelated gates."""
-    if gate is None:
-        return st.sampled_from([None, "", {}, "Foo=true", {"SomeOtherGate": False}, ","])
-    spellings = ["1", "t", "T", "TRUE", "true", "True"] if gate else [
-        "0", "f", "F", "FALSE", "false", "False"
-    ]
-    return st.one_of(
-        st.sampled_from(spellings).map(lambda v: f"WindowsHostNetwork={v}"),
-        st.sampled_from(spellings).map(lambda v: f" Foo=false , WindowsHostNetwork = {v} ,"),
-        st.just({"WindowsHostNetwork": gate}),
-        st.just({"WindowsHostNetwork": gate, "Bar": True}),
-    )
 
 
 @dataclass(frozen=True)
@@ -461,7 +425,8 @@ def kubelet_profiles(draw: st.DrawFn) -> Profile:
     """A kubelet version 1.26..1.38 and gates it accepts (1.38 rejects WindowsHostNetwork)."""
     minor = draw(st.sampled_from(MINORS))
     gate = None if minor >= 38 else draw(st.sampled_from([None, True, False]))
-    return Profile(draw(kubelet_versions(minor)), draw(feature_gate_values(gate)), minor, gate)
+    return Profile(draw(kubelet_versions([minor])),
+                   draw(feature_gates(windows_host_network=gate)), minor, gate)
 
 
 # --- the oracle ---------------------------------------------------------------------------
@@ -644,7 +609,7 @@ def malformed_manifests(draw: st.DrawFn, workloads: bool = True) -> Malformed:
     value = draw(st.sampled_from(WRONG[expected]))
     kind = draw(st.sampled_from(["Pod", *WORKLOAD_KINDS])) if workloads else "Pod"
     prefix: tuple[str, ...] = ("spec",) if kind == "Pod" else (*WORKLOAD_KINDS[kind], "spec")
-    manifest = {"kind": kind, "spec": spec} if kind == "Pod" else wrap(kind, {"spec": spec})
+    manifest = {"kind": kind, "spec": spec} if kind == "Pod" else as_workload(kind, {"spec": spec})
     if rel:
         _put(manifest, (*prefix, *rel), value)
     else:

@@ -22,4 +22,5 @@ def test_quick_run(tmp_path: Path) -> None:
                 "| reference: json.load of the List | 2000 |"):
         assert row in done.stdout
     assert len(list((keep / "tree").rglob("*.yaml"))) == 200
-    assert "targets (informational)" in done.stdout
+    assert "budget: check of the List, CPU against json.load of it: " in done.stdout
+    assert "budget: peak RSS of check and translate: " in done.stdout

@@ -39,18 +39,21 @@ def test_quick_run_exits_0_and_prints_the_table(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     table = done.stdout
     for operation in ("| dict |", "| V1Pod |", "| model |", "| naive |", "| floor |",
-                      "| import |", "| import baseline |"):
+                      "| import |", "| import baseline |", "| import and first use |"):
         assert operation in table
+    assert "| import | import kubelet_winnet (per import) |" in table
+    assert "| import baseline | import yaml, google.protobuf (per import) |" in table
     for ratio in ("(dict / naive)", "(V1Pod / dict)", "(import / import baseline)"):
         line = next(line for line in table.splitlines() if ratio in line)
-        assert line.rstrip().endswith(("| PASS |", "| MISS |"))
+        assert line.rstrip().endswith(("| met |", "| missed |"))
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results["facts"]["measured_pods"] > 0
     assert results["facts"]["forbidden_modules_at_import"] == []
     assert {r["name"] for r in results["ratios"]} == {
+        "import vs import yaml, google.protobuf (budget)",
         "dict path vs naive translator",
         "V1Pod path vs dict path",
-        "import vs pydantic+protobuf+api_pb2",
+        "import and first use vs pydantic+protobuf+api_pb2",
     }
 
 

@@ -62,7 +62,8 @@ def test_decision_table_says_which_kubelets_are_released() -> None:
     assert "## Kubelet releases as of 2026-12-04" in text
     for line in ("| 1.35 | released | 2025-12-17 |", "| 1.36 | released | 2026-04-22 |",
                  "| 1.37 | released | 2026-08-26 |",
-                 "| 1.38 | release candidate, due | 2026-12-16 |"):
+                 "| 1.38 | release candidate by the schedule (rc.0 2026-12-02), due; the "
+                 "newest pre-release seen is v1.38.0-alpha.2 | 2026-12-16 |"):
         assert line in text
 
 

@@ -101,12 +101,15 @@ def test_every_public_name_is_in_the_api_reference() -> None:
     import kubelet_winnet
     import kubelet_winnet.errors
     import kubelet_winnet.runtime
+    import kubelet_winnet.testing
+    import kubelet_winnet.testing.strategies
 
     pages = (DOCS / "api.md").read_text(encoding="utf-8")
     errors = set(kubelet_winnet.errors.__all__)
     missing = [
         f"{module.__name__}.{name}"
-        for module in (kubelet_winnet, kubelet_winnet.runtime)
+        for module in (kubelet_winnet, kubelet_winnet.runtime, kubelet_winnet.testing,
+                       kubelet_winnet.testing.strategies)
         for name in module.__all__
         if name not in errors
         and not name.isupper()  # constants are documented with the function using them

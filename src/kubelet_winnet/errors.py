@@ -78,7 +78,7 @@ class SandboxConfigError(WinnetError, ValueError):
     """The kubelet refuses to build a sandbox config; ``str()`` is the kubelet's text.
 
     Mirrors ``generatePodSandboxWindowsConfig`` (pkg/kubelet/kuberuntime/
-    kuberuntime_sandbox_windows.go) byte for byte, e.g. ``hostNetwork is required if Pod
+    kuberuntime_sandbox.go) byte for byte, e.g. ``hostNetwork is required if Pod
     contains HostProcess containers``; the kubelet records it as the event ``Failed to
     create pod sandbox: <text>`` (reason ``FailedCreatePodSandBox``). ``rule`` is the id
     of the step in ``_kubelet.rules.STEPS`` that failed: ``3a``, ``3b`` or ``6``.

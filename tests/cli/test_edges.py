@@ -351,7 +351,7 @@ def test_run_escapes_what_a_runtime_sends(tmp_path: Path,
     if not MUST_RUN:  # under CI grpcio must be there
         pytest.importorskip("grpc", reason="grpcio (cri extra) is not installed")
     from cri_api.runtime.v1 import api_pb2
-    from tests.cri.test_cri import serving
+    from kubelet_winnet.testing import FakeRuntime
 
     service = "/runtime.v1.RuntimeService/"
     forged = "id\x1b]0;t\x07\r\nkubelet-winnet: error: forged\u2028x"
@@ -359,22 +359,20 @@ def test_run_escapes_what_a_runtime_sends(tmp_path: Path,
     pod["spec"].pop("hostNetwork")
     path = tmp_path / "p.json"
     path.write_text(json.dumps(pod), encoding="utf-8")
-    with serving(f"kw-h16b-{os.getpid()}.sock") as fake:
-        fake.reply[service + "RunPodSandbox"] = api_pb2.RunPodSandboxResponse(
-            pod_sandbox_id=forged).SerializeToString()
-        fake.reply[service + "PodSandboxStatus"] = api_pb2.PodSandboxStatusResponse(
+    with FakeRuntime() as fake:
+        fake.reply(service + "RunPodSandbox", api_pb2.RunPodSandboxResponse(
+            pod_sandbox_id=forged))
+        fake.reply(service + "PodSandboxStatus", api_pb2.PodSandboxStatusResponse(
             status=api_pb2.PodSandboxStatus(id=forged, state=api_pb2.SANDBOX_READY),
-        ).SerializeToString()
-        fake.reply["/runtime.v1.ImageService/ImageStatus"] = api_pb2.ImageStatusResponse(
-            image=api_pb2.Image(id="sha256:" + forged)).SerializeToString()
-        fake.reply[service + "CreateContainer"] = api_pb2.CreateContainerResponse(
-            container_id=forged).SerializeToString()
-        fake.reply[service + "ContainerStatus"] = api_pb2.ContainerStatusResponse(
+        ))
+        fake.reply("/runtime.v1.ImageService/ImageStatus", api_pb2.ImageStatusResponse(
+            image=api_pb2.Image(id="sha256:" + forged)))
+        fake.reply(service + "CreateContainer", api_pb2.CreateContainerResponse(
+            container_id=forged))
+        fake.reply(service + "ContainerStatus", api_pb2.ContainerStatusResponse(
             status=api_pb2.ContainerStatus(id=forged, state=api_pb2.CONTAINER_RUNNING),
-        ).SerializeToString()
-        from grpc import StatusCode
-
-        fake.abort[service + "StartContainer"] = (StatusCode.UNKNOWN, forged)
+        ))
+        fake.fail(service + "StartContainer", "UNKNOWN", forged)
         status, out, err = run(capsys, "run", "--runtime-endpoint", fake.endpoint, str(path))
     # The failure is on stderr too, one line, escaped like the output.
     assert status == 1 and len(err) == 1, err
@@ -515,13 +513,10 @@ def _fake_runtime_answers(fake: Any, image_id: str) -> None:
     status = api_pb2.PodSandboxStatusResponse()
     status.status.state = api_pb2.SANDBOX_READY
     status.status.network.ip = "10.1.0.5"
-    fake.reply.update({
-        service + "RunPodSandbox": api_pb2.RunPodSandboxResponse(
-            pod_sandbox_id="s1").SerializeToString(),
-        service + "PodSandboxStatus": status.SerializeToString(),
-        "/runtime.v1.ImageService/ImageStatus": api_pb2.ImageStatusResponse(
-            image=api_pb2.Image(id=image_id)).SerializeToString(),
-    })
+    fake.reply(service + "RunPodSandbox", api_pb2.RunPodSandboxResponse(pod_sandbox_id="s1"))
+    fake.reply(service + "PodSandboxStatus", status)
+    fake.reply("/runtime.v1.ImageService/ImageStatus", api_pb2.ImageStatusResponse(
+        image=api_pb2.Image(id=image_id)))
 
 
 @pytest.mark.parametrize(("image_id", "env", "why"), [
@@ -536,12 +531,12 @@ def test_run_says_on_stderr_why_a_pod_stopped_short(
     why: str,
 ) -> None:
     """Exit status 1 comes with its one line on stderr, as --dry-run's does."""
-    from tests.cri.test_cri import serving
+    from kubelet_winnet.testing import FakeRuntime
 
     manifest = tmp_path / "pod.yaml"
     text = WINDOWS_POD if env is None else WINDOWS_POD + "    env:\n    - name: A\n" + env
     manifest.write_text(text, encoding="utf-8")
-    with serving(f"kw-stumble-{id(tmp_path):x}.sock") as fake:
+    with FakeRuntime() as fake:
         _fake_runtime_answers(fake, image_id)
         status, out, err = run_main(capsys, "run", "--runtime-endpoint", fake.endpoint,
                                str(manifest))

@@ -241,5 +241,7 @@ def test_explain_says_once_that_1_38_is_a_release_candidate(
     assert len(steps) == 2
     for step in steps:
         assert step.startswith(f"  step gates: kubelet {version}"
-                               + (" (a release candidate, due 2026-12-16): " if noted else ": "))
+                               + (" (a release candidate by the schedule (rc.0 2026-12-02), due "
+                                  "2026-12-16; the newest pre-release seen is "
+                                  "v1.38.0-alpha.2): " if noted else ": "))
     assert out.count("release candidate") == (2 if noted else 0)  # once per pod, no more

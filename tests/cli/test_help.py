@@ -16,6 +16,11 @@ HOST_NETWORK_POD = {
              "containers": [{"name": "c", "image": "i"}]},
 }
 
+# The 1.38 release schedule (kubernetes/sig-release releases/release-1.38): rc.0 on
+# 2026-12-02, v1.38.0 on 2026-12-16; observed: CHANGELOG-1.38.md reaches v1.38.0-alpha.2.
+RC_38 = ("a release candidate by the schedule (rc.0 2026-12-02), due 2026-12-16; the "
+         "newest pre-release seen is v1.38.0-alpha.2")
+
 
 def _help(capsys: pytest.CaptureFixture[str], *command: str) -> str:
     with pytest.raises(SystemExit) as exited:
@@ -38,7 +43,7 @@ def test_check_help_says_it_judges_every_release_without_the_flag(
     assert "default 1.32" not in text
     assert text.endswith("(default: none, and the hostNetwork finding speaks of every "
                          "release, unless the settings file sets kubeletVersion; as of "
-                         "2026-12-04, 1.38 is a release candidate, due 2026-12-16)")
+                         "2026-12-04, 1.38 is " + RC_38 + ")")
     # ... and it does: the finding's detail names 1.26-1.32 and 1.33-1.38, not one kubelet.
     path = tmp_path / "pod.yaml"
     path.write_text(yaml.safe_dump(HOST_NETWORK_POD), encoding="utf-8")
@@ -56,7 +61,7 @@ def test_other_commands_name_their_default_version_and_why(
     # admission-and-distribution.md: on 2026-12-04 1.38 is due 2026-12-16.
     assert text.endswith("(default 1.32: the newest kubelet that sends hostNetwork to the "
                          "runtime; KEP-3503 was withdrawn in 1.33; as of 2026-12-04, 1.38 is "
-                         "a release candidate, due 2026-12-16)")
+                         + RC_38 + ")")
 
 
 def test_a_mistyped_command_gets_did_you_mean_like_a_mistyped_flag(

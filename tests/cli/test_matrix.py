@@ -163,12 +163,16 @@ def test_matrix_says_which_kubelets_are_released(capsys: pytest.CaptureFixture[s
     assert document["kubeletReleasesAsOf"] == "2026-12-04"
     assert document["kubeletReleases"] == {
         **{f"1.{m}": {"status": "released", "date": d} for m, d in RELEASES.items()},
-        "1.38": {"status": "rc", "date": "2026-12-16"},
+        # the 1.38 schedule: rc.0 2026-12-02, .0 2026-12-16; observed: CHANGELOG-1.38.md
+        # reaches v1.38.0-alpha.2
+        "1.38": {"status": "rc", "date": "2026-12-16", "rc0Date": "2026-12-02",
+                 "newestSeen": "v1.38.0-alpha.2"},
     }
     _, out, _ = run(capsys=capsys)
     (line,) = [t for t in out.splitlines() if t.startswith("As of ")]
     assert line == ("As of 2026-12-04, kubelet 1.26–1.37 are released; 1.38 is a release "
-                    "candidate, due 2026-12-16.")
+                    "candidate by the schedule (rc.0 2026-12-02), due 2026-12-16; the newest "
+                    "pre-release seen is v1.38.0-alpha.2.")
 
 
 @pytest.mark.parametrize(("spec", "sent", "gets"), [

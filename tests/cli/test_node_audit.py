@@ -346,3 +346,37 @@ def test_a_host_port_on_a_node_without_files_is_not_known_in_every_output(
     listed = page[page.index('id="pods"'):]
     assert "<b>ported</b>" in listed and '<span class="b unknown">hostPort 8081 not known' \
         in listed
+
+
+def test_audit_reports_what_stops_a_135_nodes_kubelet_at_start_up(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # CHANGELOG-1.35.md: --pod-infra-container-image removed (PR #133779); feature_list.md:
+    # SidecarContainers locked to true from 1.33
+    folder = tmp_path / "nodes" / "win-3"
+    folder.mkdir(parents=True)
+    (folder / "kubeadm-flags.env").write_text(
+        'KUBELET_KUBEADM_ARGS="--pod-infra-container-image=registry.k8s.io/pause:3.10"\n',
+        encoding="utf-8")
+    (folder / "config.yaml").write_text(
+        "kind: KubeletConfiguration\nfeatureGates:\n  SidecarContainers: false\n",
+        encoding="utf-8")
+    win_3 = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "win-3"},
+             "status": {"nodeInfo": {"operatingSystem": "windows", "kubeletVersion": "v1.35.2",
+                                     "containerRuntimeVersion": "containerd://2.1.3"}}}
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        win_3, pod("web", "win-3")]}), encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(tmp_path / "nodes"),
+                   "-o", "json"])
+    out, _ = capsys.readouterr()
+    assert status == 1
+    listed = json.loads(out)["summary"]["nodeFindings"]["win-3"]
+    assert sorted((f["rule"], f["line"], f["message"]) for f in listed) == [
+        ("node-flag-removed", 1, "kubelet 1.35 exits at start-up: unknown flag: "
+         "--pod-infra-container-image (removed in 1.35; the pause image is the runtime's "
+         "setting: containerd's sandbox image)."),
+        ("node-gate-locked", 3, "kubelet 1.35 exits at start-up: cannot set feature gate "
+         "SidecarContainers to false, feature is locked to true (locked since Kubernetes "
+         "1.33; remove it)."),
+    ]

@@ -352,3 +352,143 @@ def test_a_gate_the_137_changelog_removed_stops_kubelet_137(
         "kubelet 1.37 exits at start-up: unrecognized feature gate: AnyVolumeDataSource (it "
         "was removed after Kubernetes 1.36; remove it).")
     assert "CHANGELOG-1.37.md" in json.dumps(finding)
+
+
+def test_kubelet_135_does_not_start_with_the_pod_infra_container_image_flag(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    # CHANGELOG-1.35.md, v1.35.0 Urgent Upgrade Notes: "Removed the
+    # `--pod-infra-container-image` flag from `kubelet` command line" (PR #133779)
+    node = NODES / "kubeadm-win-1"
+    script = node / "StartKubelet.ps1"
+    flagged = {("kubeadm-flags.env", 1), ("StartKubelet.ps1",
+                                          line_of(script, "--pod-infra-container-image"))}
+
+    def pod_infra(document: dict[str, Any]) -> dict[tuple[str, int], tuple[str, str]]:
+        return {(Path(f["file"]).name, f["line"]): (f["severity"], f["message"])
+                for f in document["findings"] if f["rule"] == "node-flag-removed"
+                and "--pod-infra-container-image" in f["message"]}
+
+    _, document, _ = report(capsys, str(node), "--kubelet-version", "1.34")
+    assert pod_infra(document) == {}
+    _, document, _ = report(capsys, str(node), "--kubelet-version", "1.35")
+    found_135 = pod_infra(document)
+    assert set(found_135) == flagged
+    assert set(found_135.values()) == {(
+        "error", "kubelet 1.35 exits at start-up: unknown flag: --pod-infra-container-image "
+        "(removed in 1.35; the pause image is the runtime's setting: containerd's sandbox "
+        "image).")}
+    assert any("#133779" in f["detail"] for f in document["findings"])
+    # without a release: only 1.35 and later refuse it
+    _, document, _ = report(capsys, str(node))
+    assert set(pod_infra(document).values()) == {(
+        "warning", "if this node's kubelet is 1.35 or later, it exits at start-up: unknown "
+        "flag: --pod-infra-container-image (removed in 1.35; the pause image is the "
+        "runtime's setting: containerd's sandbox image).")}
+
+
+def test_a_kubelet_gate_set_against_its_lock_stops_the_kubelet_of_that_release(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # feature_list.md: SidecarContainers locked 1.33+ (GA), removed by CHANGELOG-1.37
+    (tmp_path / "kubelet.yaml").write_text(
+        "kind: KubeletConfiguration\nfeatureGates:\n  SidecarContainers: false\n"
+        "  NodeSwap: true\n", encoding="utf-8")
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.32")
+    assert (status, document["findings"]) == (0, [])
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.33")
+    assert status == 1
+    (finding,) = document["findings"]  # NodeSwap=true is its locked value: accepted
+    assert (finding["rule"], finding["severity"], finding["line"]) == (
+        "node-gate-locked", "error", 3)
+    assert finding["message"] == (
+        "kubelet 1.33 exits at start-up: cannot set feature gate SidecarContainers to false, "
+        "feature is locked to true (locked since Kubernetes 1.33; remove it).")
+    assert "feature_list.md" in finding["detail"]
+    # 1.37 no longer has the gate: that is the unrecognized name, not the lock
+    _, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.37")
+    assert [f["rule"] for f in document["findings"]] == ["node-gate-stops-kubelet"]
+
+
+def test_a_gate_the_137_specs_lock_is_refused_from_137(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # kube-scheduler's 1.37 versioned specs: DRAExtendedResource GA, LockToDefault: true in
+    # 1.37; DRADeviceTaints GA in 1.37 with LockToDefault: false
+    (tmp_path / "kubelet.yaml").write_text(
+        "kind: KubeletConfiguration\nfeatureGates:\n  DRAExtendedResource: false\n"
+        "  DRADeviceTaints: false\n", encoding="utf-8")
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.36")
+    assert (status, document["findings"]) == (0, [])
+    _, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.37")
+    assert [(f["rule"], f["line"], f["message"]) for f in document["findings"]] == [(
+        "node-gate-locked", 3, "kubelet 1.37 exits at start-up: cannot set feature gate "
+        "DRAExtendedResource to false, feature is locked to true (locked since Kubernetes "
+        "1.37; remove it).")]
+    # CHANGELOG-1.38.md (alpha.1, PR #140256): DRADeviceTaints "now locked to true (GA)"
+    _, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.38")
+    assert [(f["line"], f["message"]) for f in document["findings"]] == [
+        (3, "kubelet 1.38 exits at start-up: cannot set feature gate DRAExtendedResource to "
+            "false, feature is locked to true (locked since Kubernetes 1.37; remove it)."),
+        (4, "kubelet 1.38 exits at start-up: cannot set feature gate DRADeviceTaints to "
+            "false, feature is locked to true (locked since Kubernetes 1.38; remove it)."),
+    ]
+
+
+def test_win_overlay_false_without_a_release_is_a_warning_for_the_locking_releases(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Azure/aks-engine PR #4104's flags; WinDSR and WinOverlay locked 1.34+ (feature_list.md)
+    args = tmp_path / "kubeproxy.args"
+    args.write_text('--v=3 --proxy-mode=kernelspace --feature-gates="WinDSR=true,'
+                    'WinOverlay=false"\n', encoding="utf-8")
+    status, document, _ = report(capsys, str(args))
+    assert status == 1
+    (finding,) = document["findings"]
+    assert (finding["rule"], finding["severity"], finding["line"]) == (
+        "node-gate-locked", "warning", 1)
+    assert finding["message"] == (
+        "if this node's kube-proxy is 1.34 to 1.38, it exits at start-up: cannot set feature "
+        "gate WinOverlay to false, feature is locked to true (locked since Kubernetes 1.34; "
+        "remove it). Say this node's release with --kubelet-version or a Node object.")
+    _, document, _ = report(capsys, str(args), "--kubelet-version", "1.33")
+    assert document["findings"] == []
+    _, document, _ = report(capsys, str(args), "--kubelet-version", "1.34")
+    assert [f["message"] for f in document["findings"]] == [
+        "kube-proxy 1.34 exits at start-up: cannot set feature gate WinOverlay to false, "
+        "feature is locked to true (locked since Kubernetes 1.34; remove it)."]
+
+
+def test_a_gate_locked_to_false_refuses_true(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # CHANGELOG-1.37.md (PR #139212): the deprecated DeclarativeValidationTakeover (off by
+    # default, feature_list.md) is locked to its default from 1.37
+    config = tmp_path / "kubelet.yaml"
+    config.write_text("kind: KubeletConfiguration\nfeatureGates:\n"
+                      "  DeclarativeValidationTakeover: true\n", encoding="utf-8")
+    _, document, _ = report(capsys, str(config), "--kubelet-version", "1.36")
+    assert document["findings"] == []
+    _, document, _ = report(capsys, str(config), "--kubelet-version", "1.37")
+    assert [f["message"] for f in document["findings"]] == [
+        "kubelet 1.37 exits at start-up: cannot set feature gate DeclarativeValidationTakeover "
+        "to true, feature is locked to false (locked since Kubernetes 1.37; remove it)."]
+    config.write_text("kind: KubeletConfiguration\nfeatureGates:\n"
+                      "  DeclarativeValidationTakeover: false\n", encoding="utf-8")
+    _, document, _ = report(capsys, str(config), "--kubelet-version", "1.37")
+    assert document["findings"] == []
+
+
+def test_a_gate_new_in_138_is_accepted_there_and_refused_on_137(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # kubernetes/website feature-gates/ContainerUlimits.md: alpha, fromVersion "1.38"
+    (tmp_path / "kubelet.yaml").write_text(
+        "kind: KubeletConfiguration\nfeatureGates:\n  ContainerUlimits: true\n",
+        encoding="utf-8")
+    status, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.38")
+    assert (status, document["findings"]) == (0, [])
+    _, document, _ = report(capsys, str(tmp_path), "--kubelet-version", "1.37")
+    assert [f["message"] for f in document["findings"]] == [
+        "kubelet 1.37 exits at start-up: unrecognized feature gate: ContainerUlimits (it "
+        "first appears in Kubernetes 1.38; remove it or upgrade)."]

@@ -35,7 +35,7 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet import container_config, sandbox_config
 from kubelet_winnet._kubelet.container_config import MAX_EXPANDED_VALUE
 from kubelet_winnet.cli import main
-from tests.cri.test_cri import FakeRuntime, serving
+from kubelet_winnet.testing import FakeRuntime
 from tests.strategies import MUST_RUN, REPO_ROOT, error_lines
 
 # The benchmarks' child-process prelude and peak reader (a sibling script there).
@@ -134,7 +134,7 @@ def _container_status(state: int) -> bytes:
 
 
 def _answer(fake: FakeRuntime, *, state: int, network: int, container_state: int) -> None:
-    fake.reply.update({
+    for rpc, reply in {
         _SERVICE + "RunPodSandbox": api_pb2.RunPodSandboxResponse(
             pod_sandbox_id="s1").SerializeToString(),
         _SERVICE + "PodSandboxStatus": _status(state, network, "10.1.0.5"),
@@ -145,14 +145,15 @@ def _answer(fake: FakeRuntime, *, state: int, network: int, container_state: int
         _SERVICE + "ContainerStatus": _container_status(container_state),
         _SERVICE + "StopPodSandbox": b"",
         _SERVICE + "RemovePodSandbox": b"",
-    })
+    }.items():
+        fake.reply(rpc, reply)
 
 
 def test_unknown_enum_values_print_as_numbers(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = _write(tmp_path / "p.yaml", _pod([{"name": "app", "image": "img:1"}]))
-    with serving(f"kw-run-enum-{id(tmp_path):x}.sock") as fake:
+    with FakeRuntime() as fake:
         _answer(fake, state=99, network=7, container_state=99)
         code, out, err = run(capsys, "--runtime-endpoint", fake.endpoint, str(path))
     assert code == 0, err
@@ -165,7 +166,7 @@ def test_known_enum_values_keep_their_names(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = _write(tmp_path / "p.yaml", _pod([{"name": "app", "image": "img:1"}]))
-    with serving(f"kw-run-names-{id(tmp_path):x}.sock") as fake:
+    with FakeRuntime() as fake:
         _answer(fake, state=api_pb2.SANDBOX_READY, network=api_pb2.POD,
                 container_state=api_pb2.CONTAINER_RUNNING)
         code, out, _ = run(capsys, "--runtime-endpoint", fake.endpoint, str(path))
@@ -275,15 +276,15 @@ def test_run_against_a_hostile_runtime_exits_cleanly(
     path = tmp_path / "p.yaml"
     if not path.exists():
         _write(path, _pod([{"name": "app", "image": "img:1"}, {"name": "side", "image": "i"}]))
-    with serving(f"kw-run-fuzz-{id(tmp_path):x}.sock") as fake:
+    with FakeRuntime() as fake:
         for method, answer in plan.items():
             where = _IMAGE if method == "ImageStatus" else _SERVICE + method
             if answer[0] == "garbage":
-                fake.reply[where] = answer[1]
+                fake.reply(where, answer[1])
             elif answer[0] == "error":
-                fake.abort[where] = (answer[1], answer[2])
+                fake.fail(where, answer[1].name, answer[2])
             else:
-                fake.reply[where] = _ok_reply(method, *answer[1:])
+                fake.reply(where, _ok_reply(method, *answer[1:]))
         argv = ["--runtime-endpoint", fake.endpoint, str(path)]
         code, out, err = run(capsys, *argv, *(["--cleanup"] if cleanup else []))
     assert code in (0, 1, 2), (code, out, err)
@@ -312,8 +313,8 @@ def test_a_runtime_that_hangs_ends_at_the_request_timeout(
 
     path = tmp_path / "p.yaml"
     _write(path, _pod([{"name": "app", "image": "img:1"}]))
-    with serving(f"kw-run-hang-{id(tmp_path):x}.sock") as fake:
-        fake.delay = 8.0
+    with FakeRuntime() as fake:
+        fake.stall("RunPodSandbox", 8.0)
         start = time.monotonic()
         code, _out, err = run(capsys, "--runtime-endpoint", fake.endpoint,
                               "--runtime-request-timeout", "500ms", str(path))

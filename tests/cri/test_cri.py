@@ -1,9 +1,10 @@
 """``kubelet_winnet.cri.RuntimeClient`` against a real gRPC server in this process, and the
 ``runtime.v1`` messages of its calls.
 
-The server is grpcio's own, on a unix socket, with raw-bytes handlers: it sees exactly
-the bytes the client put on the wire and answers with bytes (or a status) the test
-chooses, including truncated and unknown-field replies. Field tables are transcribed
+The server is the shipped :class:`kubelet_winnet.testing.FakeRuntime` (grpcio's own
+server on a unix socket): it records exactly the bytes the client put on the wire and
+answers with bytes (or a status) the test chooses, including truncated and unknown-field
+replies. Field tables are transcribed
 from upstream cri-api (kubernetes/kubernetes
 staging/src/k8s.io/cri-api/pkg/apis/runtime/v1/api.proto, the commit named in our
 api.proto), never from our own output. The same client against a real containerd is
@@ -12,20 +13,14 @@ tests/cri/test_containerd.py.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent import futures
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 from google.protobuf import descriptor_pool
 from google.protobuf.descriptor import FieldDescriptor
@@ -36,6 +31,7 @@ from hypothesis import strategies as st
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet.cri import KUBELET_CRI_VERSION, RuntimeClient
 from kubelet_winnet.errors import CriEndpointError, CriError, InvalidArgumentError, WinnetError
+from kubelet_winnet.testing import FakeRuntime
 from tests.strategies import REPO_ROOT
 
 # --- the messages of the client's calls (upstream cri-api) ---------------------------------
@@ -93,6 +89,31 @@ UPSTREAM_FIELDS: dict[str, str] = {
     "LinuxContainerUser": "uid=1:int64 gid=2:int64 *supplemental_groups=3:int64",
     "ImageStatusRequest": "image=1:ImageSpec verbose=2:bool",
     "ImageStatusResponse": "image=1:Image info=2:map",
+    # What crictl calls besides (the FakeRuntime serves them).
+    "ContainerStateValue": "state=1:enum ContainerState",
+    "ContainerFilter": "id=1:string state=2:ContainerStateValue pod_sandbox_id=3:string "
+    "label_selector=4:map",
+    "ListContainersRequest": "filter=1:ContainerFilter",
+    "ListContainersResponse": "*containers=1:Container",
+    "Container": "id=1:string pod_sandbox_id=2:string metadata=3:ContainerMetadata "
+    "image=4:ImageSpec image_ref=5:string state=6:enum ContainerState created_at=7:int64 "
+    "labels=8:map annotations=9:map image_id=10:string",
+    "ImageFilter": "image=1:ImageSpec",
+    "ListImagesRequest": "filter=1:ImageFilter",
+    "ListImagesResponse": "*images=1:Image",
+    "AuthConfig": "username=1:string password=2:string auth=3:string "
+    "server_address=4:string identity_token=5:string registry_token=6:string",
+    "PullImageRequest": "image=1:ImageSpec auth=2:AuthConfig sandbox_config=3:PodSandboxConfig",
+    "PullImageResponse": "image_ref=1:string",
+    "RemoveImageRequest": "image=1:ImageSpec",
+    "RemoveImageResponse": "",
+    "ImageFsInfoRequest": "",
+    "ImageFsInfoResponse": "*image_filesystems=1:FilesystemUsage "
+    "*container_filesystems=2:FilesystemUsage",
+    "FilesystemUsage": "timestamp=1:int64 fs_id=2:FilesystemIdentifier "
+    "used_bytes=3:UInt64Value inodes_used=4:UInt64Value",
+    "FilesystemIdentifier": "mountpoint=1:string",
+    "UInt64Value": "value=1:uint64",
     "Image": "id=1:string *repo_tags=2:string *repo_digests=3:string size=4:uint64 "
     "uid=5:Int64Value username=6:string spec=7:ImageSpec pinned=8:bool",
 }
@@ -182,7 +203,7 @@ def test_client_has_a_method_per_cri_rpc() -> None:
 
 @pytest.mark.parametrize("method", sorted(CALLS))
 def test_method_paths_and_types_match_the_service_descriptors(
-    method: str, server: FakeRuntime
+    method: str, fake_cri_runtime: FakeRuntime
 ) -> None:
     service_name, rpc, request_name, response_name = CALLS[method]
     service = api_pb2.DESCRIPTOR.services_by_name[service_name]
@@ -192,74 +213,20 @@ def test_method_paths_and_types_match_the_service_descriptors(
     assert not descriptor.client_streaming and not descriptor.server_streaming
     path = f"/runtime.v1.{service_name}/{rpc}"
     response_type = getattr(api_pb2, response_name)
-    server.reply[path] = response_type().SerializeToString()
-    with RuntimeClient(server.endpoint, timeout=10) as client:
+    fake_cri_runtime.reply(path, response_type().SerializeToString())
+    with RuntimeClient(fake_cri_runtime.endpoint, timeout=10) as client:
         result = getattr(client, method)(*SAMPLE_ARGUMENTS[method])
     assert type(result) is response_type
-    assert [p for p, _ in server.received] == [path]
-    request = getattr(api_pb2, request_name).FromString(server.received[0][1])
+    assert [c.path for c in fake_cri_runtime.calls] == [path]
+    request = getattr(api_pb2, request_name).FromString(fake_cri_runtime.calls[0].data)
     assert request == EXPECTED_REQUESTS[method]
 
 
-# --- a real gRPC server on a unix socket ----------------------------------------------------
-
-
-@dataclass
-class FakeRuntime:
-    """Raw-bytes gRPC server: records (path, request bytes); answers ``reply[path]``, or
-    aborts with ``abort[path]`` = (code, details), after ``delay`` seconds."""
-
-    endpoint: str
-    received: list[tuple[str, bytes]] = field(default_factory=list)
-    reply: dict[str, bytes] = field(default_factory=dict)
-    abort: dict[str, tuple[grpc.StatusCode, str]] = field(default_factory=dict)
-    delay: float = 0.0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def handler(self, path: str) -> Callable[[bytes, grpc.ServicerContext], bytes]:
-        def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
-            with self.lock:
-                self.received.append((path, request))
-            if self.delay:
-                time.sleep(self.delay)
-            if path in self.abort:
-                code, details = self.abort[path]
-                context.abort(code, details)
-            return self.reply.get(path, b"")
-
-        return handle
-
-
-class _Generic(grpc.GenericRpcHandler):
-    def __init__(self, fake: FakeRuntime) -> None:
-        self.fake = fake
-
-    def service(
-        self, handler_call_details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[bytes, bytes]:
-        path = handler_call_details.method
-        return grpc.unary_unary_rpc_method_handler(self.fake.handler(path))
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[FakeRuntime]:
-    with serving(f"kw-cri-{id(tmp_path):x}.sock") as fake:
-        yield fake
-
-
-@contextlib.contextmanager
-def serving(name: str) -> Iterator[FakeRuntime]:
-    socket = Path("/tmp") / name
-    fake = FakeRuntime(endpoint=f"unix://{socket}")
-    grpc_server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-    grpc_server.add_generic_rpc_handlers((_Generic(fake),))
-    grpc_server.add_insecure_port(fake.endpoint)
-    grpc_server.start()
-    try:
-        yield fake
-    finally:
-        grpc_server.stop(grace=None).wait(10)
-        socket.unlink(missing_ok=True)
+# --- the runtime: the shipped FakeRuntime (kubelet_winnet.testing) ------------------------
+#
+# Each test takes the plugin's ``fake_cri_runtime`` fixture: a real grpcio server on a
+# unix socket that records each call's bytes as they came off the wire and answers with
+# the bytes (or the status) a test gives it with reply() and fail().
 
 
 def _sandbox_request() -> api_pb2.RunPodSandboxRequest:
@@ -327,19 +294,21 @@ def test_the_kubelet_cri_version_is_0_1_0() -> None:
     assert KUBELET_CRI_VERSION == "0.1.0"
 
 
-def test_request_bytes_are_the_messages_serialization(server: FakeRuntime) -> None:
+def test_request_bytes_are_the_messages_serialization(fake_cri_runtime: FakeRuntime) -> None:
     request = _sandbox_request()
-    server.reply[RUN] = api_pb2.RunPodSandboxResponse(pod_sandbox_id="s-1").SerializeToString()
-    with RuntimeClient(server.endpoint) as client:
+    fake_cri_runtime.reply(RUN, api_pb2.RunPodSandboxResponse(pod_sandbox_id="s-1"))
+    with RuntimeClient(fake_cri_runtime.endpoint) as client:
         assert client.run_pod_sandbox(request).pod_sandbox_id == "s-1"
     # The hand-encoded NODE form inside config.windows (cri-and-hcn.md) is on the wire.
-    wire = server.received[0][1]
+    wire = fake_cri_runtime.calls[0].data
     assert bytes.fromhex("4a 06 0a 04 22 02 08 02") in wire
     assert wire == request.SerializeToString()
 
 
-def test_optional_arguments_reach_the_wire(server: FakeRuntime) -> None:
-    with RuntimeClient(server.endpoint) as client:
+def test_optional_arguments_reach_the_wire(fake_cri_runtime: FakeRuntime) -> None:
+    for rpc in ("PodSandboxStatus", "ContainerStatus", "StopContainer"):  # for any id
+        fake_cri_runtime.reply(rpc, b"")
+    with RuntimeClient(fake_cri_runtime.endpoint) as client:
         client.version("v1")
         client.status(verbose=True)
         client.pod_sandbox_status("s1", verbose=True)
@@ -347,30 +316,32 @@ def test_optional_arguments_reach_the_wire(server: FakeRuntime) -> None:
         client.stop_container("c1", grace_period=30)
         client.list_pod_sandbox()
         client.image_status(api_pb2.ImageSpec(image="x", annotations={"k": "v"}), verbose=True)
+    wire = [call.data for call in fake_cri_runtime.calls]
     decoded = [
-        api_pb2.VersionRequest.FromString(server.received[0][1]).version,
-        api_pb2.StatusRequest.FromString(server.received[1][1]).verbose,
-        api_pb2.PodSandboxStatusRequest.FromString(server.received[2][1]).verbose,
-        api_pb2.ContainerStatusRequest.FromString(server.received[3][1]).verbose,
-        api_pb2.StopContainerRequest.FromString(server.received[4][1]).timeout,
-        api_pb2.ListPodSandboxRequest.FromString(server.received[5][1]).HasField("filter"),
-        dict(api_pb2.ImageStatusRequest.FromString(server.received[6][1]).image.annotations),
+        api_pb2.VersionRequest.FromString(wire[0]).version,
+        api_pb2.StatusRequest.FromString(wire[1]).verbose,
+        api_pb2.PodSandboxStatusRequest.FromString(wire[2]).verbose,
+        api_pb2.ContainerStatusRequest.FromString(wire[3]).verbose,
+        api_pb2.StopContainerRequest.FromString(wire[4]).timeout,
+        api_pb2.ListPodSandboxRequest.FromString(wire[5]).HasField("filter"),
+        dict(api_pb2.ImageStatusRequest.FromString(wire[6]).image.annotations),
     ]
     assert decoded == ["v1", True, True, True, 30, False, {"k": "v"}]
 
 
-def test_unknown_reply_fields_are_kept_not_fatal(server: FakeRuntime) -> None:
+def test_unknown_reply_fields_are_kept_not_fatal(fake_cri_runtime: FakeRuntime) -> None:
     # A newer runtime's field 99 (string "x") after a known one.
     known = api_pb2.VersionResponse(runtime_name="containerd").SerializeToString()
-    server.reply[VERSION] = known + bytes.fromhex("9a 06 01") + b"x"
-    with RuntimeClient(server.endpoint) as client:
+    sent = known + bytes.fromhex("9a 06 01") + b"x"
+    fake_cri_runtime.reply(VERSION, sent)
+    with RuntimeClient(fake_cri_runtime.endpoint) as client:
         reply = client.version()
     assert reply.runtime_name == "containerd"
-    assert reply.SerializeToString() == server.reply[VERSION]
+    assert reply.SerializeToString() == sent
 
 
-def test_absent_image_is_a_reply_without_image(server: FakeRuntime) -> None:
-    with RuntimeClient(server.endpoint) as client:
+def test_absent_image_is_a_reply_without_image(fake_cri_runtime: FakeRuntime) -> None:
+    with RuntimeClient(fake_cri_runtime.endpoint) as client:
         reply = client.image_status("nope:1")
     assert not reply.HasField("image")
 
@@ -385,8 +356,8 @@ def test_absent_image_is_a_reply_without_image(server: FakeRuntime) -> None:
 def test_any_reply_bytes_give_a_message_or_a_cri_error(reply: bytes) -> None:
     """Whatever a runtime puts on the wire (junk, truncated, unknown fields), the caller
     gets the response message or ``CriError``, never another exception."""
-    with serving(f"kw-cri-prop-{os.getpid()}.sock") as fake:
-        fake.reply[VERSION] = reply
+    with FakeRuntime() as fake:
+        fake.reply(VERSION, reply)
         try:  # protobuf itself says whether the bytes parse
             expected: api_pb2.VersionResponse | None = api_pb2.VersionResponse.FromString(reply)
         except DecodeError:
@@ -403,11 +374,11 @@ def test_any_reply_bytes_give_a_message_or_a_cri_error(reply: bytes) -> None:
 # --- failures become CriError ----------------------------------------------------------------
 
 
-def test_status_code_and_details_are_carried(server: FakeRuntime) -> None:
-    server.abort["/runtime.v1.RuntimeService/PodSandboxStatus"] = (
-        grpc.StatusCode.NOT_FOUND, 'an error occurred when try to find sandbox "s9": not found'
-    )
-    with RuntimeClient(server.endpoint) as client, pytest.raises(CriError) as caught:
+def test_status_code_and_details_are_carried(fake_cri_runtime: FakeRuntime) -> None:
+    fake_cri_runtime.fail("PodSandboxStatus", "NOT_FOUND",
+             'an error occurred when try to find sandbox "s9": not found')
+    with RuntimeClient(fake_cri_runtime.endpoint) as client, pytest.raises(
+            CriError) as caught:
         client.pod_sandbox_status("s9")
     error = caught.value
     assert (error.code, error.method) == (
@@ -421,38 +392,44 @@ def test_status_code_and_details_are_carried(server: FakeRuntime) -> None:
     )
 
 
-def test_huge_details_are_truncated(server: FakeRuntime) -> None:
+def test_huge_details_are_truncated(fake_cri_runtime: FakeRuntime) -> None:
     # Under grpc's 8 KiB metadata limit, over our 2000-character cap.
-    server.abort[VERSION] = (grpc.StatusCode.INTERNAL, "x" * 6000)
-    with RuntimeClient(server.endpoint) as client, pytest.raises(CriError) as caught:
+    fake_cri_runtime.fail(VERSION, "INTERNAL", "x" * 6000)
+    with RuntimeClient(fake_cri_runtime.endpoint) as client, pytest.raises(
+            CriError) as caught:
         client.version()
     assert caught.value.code == "INTERNAL"
     assert 0 < len(caught.value.details) <= 2003
     assert len(str(caught.value)) < 2100
 
 
-def test_truncated_reply_bytes_are_an_error_not_a_partial_message(server: FakeRuntime) -> None:
+def test_truncated_reply_bytes_are_an_error_not_a_partial_message(
+    fake_cri_runtime: FakeRuntime,
+) -> None:
     full = api_pb2.RunPodSandboxResponse(pod_sandbox_id="s" * 64).SerializeToString()
-    server.reply[RUN] = full[:10]
-    with RuntimeClient(server.endpoint) as client, pytest.raises(CriError) as caught:
+    fake_cri_runtime.reply(RUN, full[:10])
+    with RuntimeClient(fake_cri_runtime.endpoint) as client, pytest.raises(
+            CriError) as caught:
         client.run_pod_sandbox(_sandbox_request())
     # grpcio reports a reply its deserializer rejects as INTERNAL.
     assert caught.value.code == "INTERNAL"
 
 
-def test_reply_larger_than_the_kubelet_limit_is_refused(server: FakeRuntime) -> None:
+def test_reply_larger_than_the_kubelet_limit_is_refused(fake_cri_runtime: FakeRuntime) -> None:
     # pkg/kubelet/cri/remote/utils.go: maxMsgSize = 16 MiB.
     big = api_pb2.VersionResponse(runtime_name="x" * (16 * 1024 * 1024)).SerializeToString()
-    server.reply[VERSION] = big
-    with RuntimeClient(server.endpoint) as client, pytest.raises(CriError) as caught:
+    fake_cri_runtime.reply(VERSION, big)
+    with RuntimeClient(fake_cri_runtime.endpoint) as client, pytest.raises(
+            CriError) as caught:
         client.version()
     assert caught.value.code == "RESOURCE_EXHAUSTED"
 
 
-def test_slow_runtime_hits_the_deadline(server: FakeRuntime) -> None:
-    server.delay = 2.0
+def test_slow_runtime_hits_the_deadline(fake_cri_runtime: FakeRuntime) -> None:
+    fake_cri_runtime.stall(VERSION, 2.0)
     started = time.monotonic()
-    with RuntimeClient(server.endpoint, timeout=0.2) as client, pytest.raises(CriError) as caught:
+    with RuntimeClient(fake_cri_runtime.endpoint, timeout=0.2) as client, pytest.raises(
+            CriError) as caught:
         client.version()
     assert caught.value.code == "DEADLINE_EXCEEDED"
     assert time.monotonic() - started < 1.9
@@ -468,26 +445,26 @@ def test_missing_socket_is_unavailable_promptly(tmp_path: Path) -> None:
     assert time.monotonic() - started < 15
 
 
-def test_calls_after_close_fail_typed(server: FakeRuntime) -> None:
-    client = RuntimeClient(server.endpoint)
+def test_calls_after_close_fail_typed(fake_cri_runtime: FakeRuntime) -> None:
+    client = RuntimeClient(fake_cri_runtime.endpoint)
     client.close()
     client.close()  # idempotent
     with pytest.raises(CriError) as caught:
         client.version()
     assert caught.value.code == "CANCELLED"
-    assert server.received == []
+    assert fake_cri_runtime.calls == ()
     assert "closed" in repr(client)
 
 
-def test_context_manager_closes(server: FakeRuntime) -> None:
-    with RuntimeClient(server.endpoint) as client:
+def test_context_manager_closes(fake_cri_runtime: FakeRuntime) -> None:
+    with RuntimeClient(fake_cri_runtime.endpoint) as client:
         client.version()
     with pytest.raises(CriError):
         client.version()
 
 
-def test_one_client_serves_many_threads(server: FakeRuntime) -> None:
-    server.reply[VERSION] = api_pb2.VersionResponse(runtime_name="r").SerializeToString()
+def test_one_client_serves_many_threads(fake_cri_runtime: FakeRuntime) -> None:
+    fake_cri_runtime.reply(VERSION, api_pb2.VersionResponse(runtime_name="r"))
     errors: list[BaseException] = []
 
     def work(client: RuntimeClient) -> None:
@@ -497,14 +474,14 @@ def test_one_client_serves_many_threads(server: FakeRuntime) -> None:
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    with RuntimeClient(server.endpoint) as client:
+    with RuntimeClient(fake_cri_runtime.endpoint) as client:
         threads = [threading.Thread(target=work, args=(client,)) for _ in range(8)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(30)
     assert errors == []
-    assert len(server.received) == 160
+    assert len(fake_cri_runtime.calls) == 160
 
 
 # --- bad arguments ---------------------------------------------------------------------------
@@ -595,13 +572,14 @@ def test_bad_timeouts(timeout: object) -> None:
     ],
 )
 def test_wrong_argument_types_are_refused_before_any_call(
-    server: FakeRuntime, method: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+    fake_cri_runtime: FakeRuntime, method: str, args: tuple[Any, ...], kwargs: dict[str, Any],
     argument: str,
 ) -> None:
-    with RuntimeClient(server.endpoint) as client, pytest.raises(InvalidArgumentError) as caught:
+    with RuntimeClient(fake_cri_runtime.endpoint) as client, pytest.raises(
+            InvalidArgumentError) as caught:
         getattr(client, method)(*args, **kwargs)
     assert caught.value.argument == argument
-    assert server.received == []
+    assert fake_cri_runtime.calls == ()
 
 
 def test_timeout_beyond_float_is_refused() -> None:
@@ -623,17 +601,18 @@ _STRING_METHODS = [
 
 @pytest.mark.parametrize(("method", "argument"), _STRING_METHODS)
 def test_lone_surrogates_are_refused_before_any_call(
-    server: FakeRuntime, method: str, argument: str
+    fake_cri_runtime: FakeRuntime, method: str, argument: str
 ) -> None:
     """A runtime.v1 string is UTF-8: a lone surrogate has no encoding (it raised
     UnicodeEncodeError from protobuf)."""
-    with RuntimeClient(server.endpoint) as client, pytest.raises(InvalidArgumentError) as caught:
+    with RuntimeClient(fake_cri_runtime.endpoint) as client, pytest.raises(
+            InvalidArgumentError) as caught:
         getattr(client, method)("id-\ud800")
     assert caught.value.argument == argument
     assert str(caught.value) == (
         f"{argument}: expected valid Unicode, got a str with a lone surrogate"
     )
-    assert server.received == []
+    assert fake_cri_runtime.calls == ()
 
 
 def test_every_string_taking_method_is_in_the_surrogate_table() -> None:

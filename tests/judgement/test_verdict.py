@@ -1,5 +1,5 @@
 """The judgement: one verdict per situation, the expected values from the rules (the
-kubelet's texts in kuberuntime_sandbox_windows.go, containerd's sandbox_run.go and
+kubelet's texts in kuberuntime_sandbox.go, containerd's sandbox_run.go and
 config.go, hcsshim PR #2531 in the shim of containerd 2.3.3 and later)."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_a_handler_missing_from_the_nodes_configuration_refuses_the_sandbox() ->
 def test_the_kubelets_refusal_is_its_own_text_and_no_sandbox_starts() -> None:
     pod = _pod(host_network=False)
     verdict = judge(pod, PROFILE, NodeKnowledge(runtime="containerd://2.4.0"))
-    # kuberuntime_sandbox_windows.go, step 3b
+    # kuberuntime_sandbox.go, step 3b
     assert verdict.refused == "hostNetwork is required if Pod contains HostProcess containers"
     assert (verdict.starts, verdict.network.value, verdict.host_network_effect) == (
         False, "none", "refused")

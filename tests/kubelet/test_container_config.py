@@ -14,7 +14,7 @@ from google.protobuf import json_format
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._kubelet.container_config import PodRequests
-from tests.strategies import wrap
+from kubelet_winnet.testing.strategies import as_workload
 
 
 def pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def test_lone_surrogates_are_typed_errors() -> None:
 def test_termination_log_is_the_last_mount() -> None:
     """makeMounts appends the termination log last: ``<root>\\pods\\<uid>\\containers\\
     <name>\\<id>`` (kubelet_pods.go), after the volume mounts."""
-    manifest = wrap("Deployment", pod(
+    manifest = as_workload("Deployment", pod(
         [{"name": "app", "image": "img:1", "command": ["run", "$(A)", "$$x"],
           "env": [{"name": "A", "value": "1"},
                   {"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],

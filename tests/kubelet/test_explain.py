@@ -11,6 +11,7 @@ from hypothesis import example, given
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet import SandboxConfigError, WarningCode, explain, windows_sandbox_config
+from kubelet_winnet.testing.strategies import as_workload
 from tests.strategies import (
     ERR_HOST_NETWORK_REQUIRED,
     ERR_MIXED,
@@ -22,7 +23,6 @@ from tests.strategies import (
     kubelet_profiles,
     oracle_sandbox,
     pod_manifests,
-    wrap,
 )
 
 Manifest = dict[str, Any]
@@ -117,7 +117,7 @@ def test_network_warnings(manifest: Manifest, profile: Profile) -> None:
 
 @pytest.mark.parametrize("kind", list(WORKLOAD_KINDS))
 def test_network_warning_field_in_workloads(kind: str) -> None:
-    manifest = wrap(kind, {"spec": {"hostNetwork": True, "containers": [{"name": "c"}]}})
+    manifest = as_workload(kind, {"spec": {"hostNetwork": True, "containers": [{"name": "c"}]}})
     got = explain(manifest, kubelet_version="1.33")
     (warning,) = [w for w in got.warnings if w.code in NETWORK_CODES]
     assert warning.field == ".".join(WORKLOAD_KINDS[kind]) + ".spec.hostNetwork"
@@ -231,7 +231,7 @@ def test_to_dict_keeps_presence() -> None:
 
 
 @pytest.mark.parametrize(("options", "copied"), [
-    # kuberuntime_sandbox_windows.go, generatePodSandboxWindowsConfig: with pod-level
+    # kuberuntime_sandbox.go, generatePodSandboxWindowsConfig: with pod-level
     # windowsOptions, GMSACredentialSpec -> credential_spec and RunAsUserName ->
     # run_as_username, each only when set. The text says which were there to copy.
     ({"runAsUserName": "u", "gmsaCredentialSpec": "{}"},
@@ -278,7 +278,9 @@ def test_the_gate_step_says_a_release_candidate_is_one(minor: int) -> None:
     got = explain({"spec": {"containers": [{"name": "c"}]}}, kubelet_version=f"1.{minor}")
     gates = got.steps[0]
     assert gates.rule == "gates"
-    rc = "(a release candidate, due 2026-12-16)"
+    # the 1.38 schedule (rc.0 2026-12-02, .0 2026-12-16); CHANGELOG-1.38.md: alpha.2
+    rc = ("(a release candidate by the schedule (rc.0 2026-12-02), due 2026-12-16; the "
+          "newest pre-release seen is v1.38.0-alpha.2)")
     if minor == 38:
         assert gates.text == f"kubelet 1.38 {rc}: WindowsHostNetwork no longer exists"
     else:

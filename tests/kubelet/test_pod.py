@@ -21,12 +21,12 @@ from kubelet_winnet import (
     windows_sandbox_config,
 )
 from kubelet_winnet._kubelet.pod import read_pod
+from kubelet_winnet.testing.strategies import as_workload
 from tests.strategies import (
     WORKLOAD_KINDS,
     Malformed,
     malformed_manifests,
     pod_manifests,
-    wrap,
 )
 
 Manifest = dict[str, Any]
@@ -49,19 +49,19 @@ def _field_of(manifest: object) -> str:
 )
 @example(
     case=Malformed(
-        wrap("CronJob", {"spec": {"hostNetwork": 1, "containers": []}}),
+        as_workload("CronJob", {"spec": {"hostNetwork": 1, "containers": []}}),
         "spec.jobTemplate.spec.template.spec.hostNetwork", 1,
     )
 )
 @example(
     case=Malformed(
-        wrap("Deployment", {"spec": {"hostNetwork": "true", "containers": []}}),
+        as_workload("Deployment", {"spec": {"hostNetwork": "true", "containers": []}}),
         "spec.template.spec.hostNetwork", "true",
     )
 )
 @example(
     case=Malformed(
-        wrap("PodTemplate", {"spec": {"initContainers": [{"name": 1}]}}),
+        as_workload("PodTemplate", {"spec": {"initContainers": [{"name": 1}]}}),
         "template.spec.initContainers[0].name", 1,
     )
 )
@@ -122,7 +122,7 @@ def test_string_options_not_coerced(path: str, spec: Manifest, key: str, value: 
 @pytest.mark.parametrize("kind", ["Pod", *WORKLOAD_KINDS])
 def test_host_network_not_coerced(kind: str, value: object) -> None:
     pod = {"spec": {"hostNetwork": value, "containers": [{"name": "c"}]}}
-    manifest = pod if kind == "Pod" else wrap(kind, pod)
+    manifest = pod if kind == "Pod" else as_workload(kind, pod)
     prefix = "" if kind == "Pod" else ".".join(WORKLOAD_KINDS[kind]) + "."
     assert _field_of(manifest) == f"{prefix}spec.hostNetwork"
 

@@ -33,6 +33,7 @@ from kubelet_winnet._kubelet.pod import (
     pod_template,
     read_pod,
 )
+from kubelet_winnet.testing.strategies import as_workload
 from tests.strategies import (
     WORKLOAD_KINDS,
     Malformed,
@@ -42,7 +43,6 @@ from tests.strategies import (
     malformed_manifests,
     pod_manifests,
     require,
-    wrap,
 )
 
 client = require("kubernetes.client")
@@ -73,7 +73,7 @@ def _forms(manifest: Any) -> list[tuple[str, object]]:
 def test_valid_pods_read_alike_in_every_form(
     manifest: dict[str, Any], kind: str | None, version: str
 ) -> None:
-    document = manifest if kind is None else wrap(kind, manifest)
+    document = manifest if kind is None else as_workload(kind, manifest)
     expected = outcome(document, version)
     assert expected[0] in ("sent", "refused")
     for label, form in _forms(document):
@@ -125,7 +125,8 @@ def test_pod_template_spec_is_read_as_a_pod() -> None:
 
 @pytest.mark.parametrize("kind", sorted(WORKLOAD_KINDS))
 def test_pod_template_of_every_workload_in_every_form(kind: str) -> None:
-    manifest = wrap(kind, {"spec": {"containers": [{"name": "c"}]}})
+    manifest = as_workload(kind, {"metadata": {"name": "web"},
+                                  "spec": {"containers": [{"name": "c"}]}})
     expected_at = "".join(f"{key}." for key in WORKLOAD_KINDS[kind])
     for form in (manifest, as_namespace(manifest), as_client_object(manifest)):
         template, at = pod_template(form)
@@ -134,7 +135,7 @@ def test_pod_template_of_every_workload_in_every_form(kind: str) -> None:
         assert spec is not None
         (container,) = get_objects(spec, "containers", f"{at}spec.")
         assert get_str(container, "name", f"{at}spec.containers[0].") == "c"
-        assert get_str_map(template["metadata"], "labels", f"{at}metadata.") == {"app": "x"}
+        assert get_str_map(template["metadata"], "labels", f"{at}metadata.") == {"app": "web"}
 
 
 def test_getters_name_full_paths() -> None:

@@ -314,11 +314,17 @@ def test_timeline_release_status_as_of_2026_12_04(minor: int) -> None:
     if minor in RELEASE_DATES:
         assert (row.status, row.date) == ("released", RELEASE_DATES[minor])
         assert row.status_text == f"released {RELEASE_DATES[minor]}"
+        assert (row.rc0_date, row.newest_seen) == ("", "")  # nothing scheduled or pending
         assert row.date <= STATUS_AS_OF  # ISO dates order as text
     else:
-        assert (row.status, row.date) == ("rc", "2026-12-16")
-        assert row.status_text == "a release candidate, due 2026-12-16"
-        assert row.date > STATUS_AS_OF
+        # the 1.38 schedule: rc.0 on 2026-12-02, .0 on 2026-12-16 (by the schedule, not
+        # seen); observed: CHANGELOG-1.38.md (0411cc704533) reaches v1.38.0-alpha.2
+        assert (row.status, row.date, row.rc0_date) == ("rc", "2026-12-16", "2026-12-02")
+        assert row.newest_seen == "v1.38.0-alpha.2"
+        assert row.status_text == (
+            "a release candidate by the schedule (rc.0 2026-12-02), due 2026-12-16; the "
+            "newest pre-release seen is v1.38.0-alpha.2")
+        assert row.rc0_date <= STATUS_AS_OF < row.date
 
 
 def test_timeline_has_one_row_per_minor() -> None:

@@ -15,7 +15,9 @@ from kubelet_winnet._kubelet.startup import (
     GATE_TABLE,
     GATES,
     LISTED_THROUGH,
+    LOCKS,
     REMOVED_FLAGS,
+    gate_lock,
     gate_minors,
     removed_flag,
 )
@@ -160,6 +162,8 @@ def test_a_name_no_release_has_is_in_no_list(name: str) -> None:
     ("log-dir", "kube-proxy", 26), ("stderrthreshold", "kubelet", 26),
     ("network-plugin", "kubelet", 24), ("image-pull-progress-deadline", "kubelet", 24),
     ("container-runtime", "kubelet", 27),
+    # CHANGELOG-1.35.md, v1.35.0 Urgent Upgrade Notes: kubernetes PR #133779
+    ("pod-infra-container-image", "kubelet", 35),
 ])
 def test_removed_flags_are_known_per_component(flag: str, component: str,
                                                removed_in: int) -> None:
@@ -172,7 +176,113 @@ def test_removed_flags_are_known_per_component(flag: str, component: str,
     ("container-runtime-endpoint", "kubelet"),  # kept when --container-runtime went
     ("v", "kubelet"), ("vmodule", "kube-proxy"),  # KEP-2845 keeps -v and --vmodule
     ("feature-gates", "kubelet"),
+    ("pod-infra-container-image", "kube-proxy"),  # PR #133779 removed the kubelet's flag
 ])
 def test_flags_that_stay_are_not_reported_removed(flag: str, component: str) -> None:
     assert removed_flag(flag, component) is None  # type: ignore[arg-type]
-    assert len(REMOVED_FLAGS) == 20
+    assert len(REMOVED_FLAGS) == 21
+
+
+@pytest.mark.parametrize(("gate", "unlocked", "locked"), [
+    # feature_list.md's Locked column: ":closed_lock_with_key: 1.34+" (GA in 1.34)
+    ("WinDSR", 33, 34), ("WinOverlay", 33, 34),
+    ("NodeSwap", 33, 34), ("KubeletCgroupDriverFromCRI", 33, 34),
+    ("PodSchedulingReadiness", 29, 30), ("LogarithmicScaleDown", 30, 31),
+    ("KubeletFineGrainedAuthz", 35, 36), ("VolumeAttributesClass", 35, 36),
+    # the 1.37 versioned specs: GA with LockToDefault: true in 1.37
+    ("DRAExtendedResource", 36, 37), ("DRAPrioritizedList", 36, 37),
+    ("NodeDeclaredFeatures", 36, 37), ("DRAResourceClaimDeviceStatus", 36, 37),
+])
+def test_a_gate_is_locked_from_the_release_its_versioned_spec_says(
+    gate: str, unlocked: int, locked: int
+) -> None:
+    assert gate_lock(gate, unlocked) is None
+    lock = gate_lock(gate, locked)
+    assert lock is not None and lock.value is True and lock.since == locked
+
+
+@pytest.mark.parametrize(("gate", "last_locked"), [
+    ("SidecarContainers", 36),  # locked 1.33; CHANGELOG-1.37 removed it
+    ("DynamicResourceAllocation", 37),  # locked 1.35; CHANGELOG-1.38 removed it
+    ("PodSchedulingReadiness", 37),  # locked 1.30; CHANGELOG-1.38 removed it
+])
+def test_a_lock_ends_with_the_gate(gate: str, last_locked: int) -> None:
+    assert gate_lock(gate, last_locked) is not None
+    assert gate_lock(gate, last_locked + 1) is None
+
+
+@pytest.mark.parametrize("gate", [
+    # the 1.37 specs: GA in 1.37 with LockToDefault: false; CHANGELOG-1.38 (alpha.1,
+    # PR #140256): "now locked to true (GA) in 1.38"
+    "DRADeviceTaints", "DRADeviceTaintRules",
+    # feature_list.md: beta, not locked; CHANGELOG-1.38: EnvFiles "now locked to enabled"
+    # (PR #139115), KEP-4858's rules "now always in effect" (PR #141979)
+    "EnvFiles", "StrictIPCIDRValidation",
+])
+def test_a_gate_the_138_notes_lock_is_locked_from_138(gate: str) -> None:
+    assert gate_lock(gate, 37) is None
+    lock = gate_lock(gate, 38)
+    assert lock is not None and (lock.since, lock.value, lock.source) == (38, True, "C38a")
+
+
+@pytest.mark.parametrize("gate", ["WindowsHostNetwork", "WindowsGracefulNodeShutdown",
+                                  "HPAScaleToZero"])
+def test_a_gate_no_source_locks_is_not_locked(gate: str) -> None:
+    assert all(gate_lock(gate, m) is None for m in EVERY)
+
+
+def test_a_deprecated_gate_the_137_notes_lock_is_locked_to_false() -> None:
+    # CHANGELOG-1.37.md (v1.37.0-alpha.1, PR #139212): DeclarativeValidationTakeover "is now
+    # locked to its default value"; feature_list.md: beta from 1.33, never enabled
+    assert gate_lock("DeclarativeValidationTakeover", 36) is None
+    lock = gate_lock("DeclarativeValidationTakeover", 37)
+    assert lock is not None and (lock.since, lock.value) == (37, False)
+
+
+def test_every_lock_is_of_a_gate_its_release_has() -> None:
+    for lock in LOCKS.values():
+        assert lock.source in GATE_SOURCES, lock
+        assert GATES[lock.name].accepts(lock.since), lock
+
+
+@pytest.mark.parametrize(("gate", "first", "source"), [
+    # kubernetes/website feature-gates/CloudNodeAdditionalLabelsReconciliation.md:
+    # alpha, fromVersion "1.38"
+    ("CloudNodeAdditionalLabelsReconciliation", 38, "W"),
+    # the 1.37 versioned specs (kube-scheduler's kube_features.go): first row 1.37
+    ("DRAFractionalCapacityRange", 37, "S37"), ("InterPodAffinityHostnameFastPath", 37, "S37"),
+    ("SchedulerPreQueueingHints", 37, "S37"),
+    # kubernetes/website feature-gates pages: alpha, fromVersion "1.37" / "1.38"
+    ("ConditionalAuthorization", 37, "W"), ("DRASharedConsumableCapacity", 37, "W"),
+    ("DownwardAPIAssignedResources", 37, "W"),
+    ("ContainerUlimits", 38, "W"), ("PodDefaultNetwork", 38, "W"),
+    ("CSIControllerGetNodeInfo", 38, "W"), ("MutableContainerProbes", 38, "W"),
+    ("MemoryManagerDriftTolerance", 38, "W"), ("CSIGlobalMountReconstruction", 38, "W"),
+    ("LeaderElectionRecovery", 38, "W"),
+])
+def test_a_gate_new_in_137_or_138_is_accepted_from_its_first_release(
+    gate: str, first: int, source: str
+) -> None:
+    assert gate_minors(gate) == upto(first)
+    assert GATES[gate].source == source
+
+
+@pytest.mark.parametrize("gate", ["InPlacePodVerticalScaling", "ContainerStopSignals"])
+def test_the_profiles_versioned_gates_agree_with_the_start_up_table(gate: str) -> None:
+    """The profile models these two gates' stages for translate and explain
+    (kube_features.go's versioned specs); `node` reads the same facts from this table, so
+    the two must give each release the same existence, default lock and locked value."""
+    from kubelet_winnet._kubelet.profile import IN_PLACE_RESIZE_STAGES, STOP_SIGNALS_STAGES
+
+    stages = (IN_PLACE_RESIZE_STAGES if gate == "InPlacePodVerticalScaling"
+              else STOP_SIGNALS_STAGES)
+    assert GATES[gate].first == stages[0][0]
+    for minor in EVERY:
+        current = [s for s in stages if s[0] <= minor]
+        lock = gate_lock(gate, minor)
+        if not current:
+            assert lock is None and not GATES[gate].accepts(minor)
+            continue
+        _, _, default, locked = current[-1]
+        assert (lock is not None) == locked, minor
+        assert lock is None or lock.value == default, minor

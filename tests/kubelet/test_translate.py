@@ -23,6 +23,7 @@ from kubelet_winnet import (
     windows_container_security_context,
     windows_sandbox_config,
 )
+from kubelet_winnet.testing.strategies import as_workload
 from tests.strategies import (
     ERR_HOST_NETWORK_REQUIRED,
     ERR_MIXED,
@@ -38,7 +39,6 @@ from tests.strategies import (
     oracle_sandbox,
     pod_manifests,
     require,
-    wrap,
 )
 
 Manifest = dict[str, Any]
@@ -338,8 +338,8 @@ def _forms(manifest: Manifest) -> list[tuple[str, object]]:
         ("model", Pod.from_manifest(manifest)),
     ]
     for kind in WORKLOAD_KINDS:
-        forms.append((kind, wrap(kind, manifest)))
-        forms.append((f"V1 {kind}", deserialize(wrap(kind, manifest), f"V1{kind}")))
+        forms.append((kind, as_workload(kind, manifest)))
+        forms.append((f"V1 {kind}", deserialize(as_workload(kind, manifest), f"V1{kind}")))
     return forms
 
 

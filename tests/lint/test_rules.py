@@ -23,7 +23,8 @@ from kubelet_winnet._lint.reach import host_network_reach
 from kubelet_winnet._lint.rules import Finding
 from kubelet_winnet._lint.targeting import Target, pod_object
 from kubelet_winnet.errors import InvalidPodError
-from tests.strategies import pod_manifests, wrap
+from kubelet_winnet.testing.strategies import as_workload
+from tests.strategies import pod_manifests
 
 REACH = host_network_reach("1.32", None, given=False)
 
@@ -75,7 +76,7 @@ LEVELS = [
 def test_a_bad_key_at_each_level_is_found_with_its_path_and_hint(
     kind: str, spec: dict[str, Any], path: tuple[str | int, ...], hint: str
 ) -> None:
-    manifest = pod(spec) if kind == "Pod" else wrap(kind, pod(spec))
+    manifest = pod(spec) if kind == "Pod" else as_workload(kind, pod(spec))
     (finding,) = unknown(manifest)
     spec_path = ("spec",) if kind == "Pod" else (*WORKLOAD_TEMPLATE_PATHS[kind], "spec")
     assert finding.field == (*spec_path, *path)
@@ -113,7 +114,7 @@ def _type_of(path: tuple[str | int, ...]) -> str:
 
 @pytest.mark.parametrize("kind", list(WORKLOAD_TEMPLATE_PATHS))
 def test_the_pod_template_level(kind: str) -> None:
-    manifest = wrap(kind, pod({}))
+    manifest = as_workload(kind, pod({}))
     template: Any = manifest
     for key in WORKLOAD_TEMPLATE_PATHS[kind]:
         template = template[key]
@@ -138,7 +139,7 @@ def test_the_new_users_pod_gets_both_findings_and_the_kinds_own_fields_are_fine(
     manifest["status"] = {}
     manifest["metadata"]["labelz"] = {}
     assert len(unknown(manifest)) == 2
-    deployment = wrap("Deployment", pod({}))
+    deployment = as_workload("Deployment", pod({}))
     deployment["spec"]["replicas"] = 2
     deployment["spec"]["strategy"] = {"type": "Recreate"}
     assert unknown(deployment) == []
@@ -209,7 +210,7 @@ def test_a_pod_of_known_fields_never_gets_the_rule(spec: dict[str, Any], kind: s
     """types.go: each name here is the JSON name of a field of the type at that level."""
     manifest = {"kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
     if kind != "Pod":
-        manifest = wrap(kind, manifest)
+        manifest = as_workload(kind, manifest)
     assert unknown(manifest) == []
 
 
@@ -219,7 +220,7 @@ def test_the_projects_generated_pods_have_no_unknown_field(
 ) -> None:
     manifest = copy.deepcopy(manifest)
     if kind != "Pod":
-        manifest = wrap(kind, manifest)
+        manifest = as_workload(kind, manifest)
     assert unknown(manifest) == []
 
 

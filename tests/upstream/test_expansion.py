@@ -1,5 +1,5 @@
 """expand_test.go's rows through _kubelet/expansion.py, with each kubelet minor's rule
-(profile.expansion_rule), plus the example of the fix (kubernetes#136323/#136325) pinned
+(request_facts.expansion_rule), plus the example of the fix (kubernetes#136323/#136325) pinned
 with the releases it applies to."""
 
 from __future__ import annotations

@@ -4,8 +4,10 @@ isort:skip_file
 Wire-compatible subset of the Kubernetes CRI `runtime.v1` API, written for
 kubelet-winnet. It holds only what RunPodSandbox carries, plus the Windows
 container config, so the sandbox request can be parsed and built here;
-ContainerConfig and CreateContainerRequest with their sub-messages; and the
-request/response messages of the calls kubelet_winnet.cri makes.
+ContainerConfig and CreateContainerRequest with their sub-messages; the
+request/response messages of the calls kubelet_winnet.cri makes; and those of
+the calls crictl makes that kubelet_winnet.testing.FakeRuntime answers
+(ListContainers, ListImages, PullImage, RemoveImage, ImageFsInfo).
 
 Package, message, field and enum names, numbers and types match upstream
 cri-api v0.37 (pkg/apis/runtime/v1/api.proto), so bytes and proto3 JSON
@@ -3300,3 +3302,581 @@ class StatusResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StatusResponse: _TypeAlias = StatusResponse  # noqa: Y015
+
+@_typing.final
+class ContainerStateValue(_message.Message):
+    """Container state, wrapped so that a filter can leave it unset."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    state: Global___ContainerState.ValueType
+    """The state wanted."""
+    def __init__(
+        self,
+        *,
+        state: Global___ContainerState.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerStateValue: _TypeAlias = ContainerStateValue  # noqa: Y015
+
+@_typing.final
+class ContainerFilter(_message.Message):
+    """Which containers ListContainers returns; unset fields match all."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelSelectorEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    LABEL_SELECTOR_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Container ID."""
+    pod_sandbox_id: _builtins.str
+    """Sandbox the container is in."""
+    @_builtins.property
+    def state(self) -> Global___ContainerStateValue:
+        """State."""
+
+    @_builtins.property
+    def label_selector(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels that must all match."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        state: Global___ContainerStateValue | None = ...,
+        pod_sandbox_id: _builtins.str = ...,
+        label_selector: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["state", b"state"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "label_selector", b"label_selector", "pod_sandbox_id", b"pod_sandbox_id", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContainerFilter: _TypeAlias = ContainerFilter  # noqa: Y015
+
+@_typing.final
+class ListContainersRequest(_message.Message):
+    """Request of RuntimeService.ListContainers."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILTER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def filter(self) -> Global___ContainerFilter:
+        """Filter; absent lists every container."""
+
+    def __init__(
+        self,
+        *,
+        filter: Global___ContainerFilter | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListContainersRequest: _TypeAlias = ListContainersRequest  # noqa: Y015
+
+@_typing.final
+class Container(_message.Message):
+    """One container in a ListContainers reply."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class LabelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AnnotationsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    ID_FIELD_NUMBER: _builtins.int
+    POD_SANDBOX_ID_FIELD_NUMBER: _builtins.int
+    METADATA_FIELD_NUMBER: _builtins.int
+    IMAGE_FIELD_NUMBER: _builtins.int
+    IMAGE_REF_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_FIELD_NUMBER: _builtins.int
+    IMAGE_ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Container ID."""
+    pod_sandbox_id: _builtins.str
+    """Its sandbox."""
+    image_ref: _builtins.str
+    """Image the runtime resolved."""
+    state: Global___ContainerState.ValueType
+    """State."""
+    created_at: _builtins.int
+    """Creation time in nanoseconds."""
+    image_id: _builtins.str
+    """Image ID."""
+    @_builtins.property
+    def metadata(self) -> Global___ContainerMetadata:
+        """Name and attempt."""
+
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image spec as created."""
+
+    @_builtins.property
+    def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Labels of the config."""
+
+    @_builtins.property
+    def annotations(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Annotations of the config."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        pod_sandbox_id: _builtins.str = ...,
+        metadata: Global___ContainerMetadata | None = ...,
+        image: Global___ImageSpec | None = ...,
+        image_ref: _builtins.str = ...,
+        state: Global___ContainerState.ValueType = ...,
+        created_at: _builtins.int = ...,
+        labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        annotations: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        image_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image", "metadata", b"metadata"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations", b"annotations", "created_at", b"created_at", "id", b"id", "image", b"image", "image_id", b"image_id", "image_ref", b"image_ref", "labels", b"labels", "metadata", b"metadata", "pod_sandbox_id", b"pod_sandbox_id", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Container: _TypeAlias = Container  # noqa: Y015
+
+@_typing.final
+class ListContainersResponse(_message.Message):
+    """Reply of RuntimeService.ListContainers."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTAINERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def containers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Container]:
+        """The matching containers."""
+
+    def __init__(
+        self,
+        *,
+        containers: _abc.Iterable[Global___Container] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["containers", b"containers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListContainersResponse: _TypeAlias = ListContainersResponse  # noqa: Y015
+
+@_typing.final
+class ImageFilter(_message.Message):
+    """Which images ListImages returns."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image spec; an empty name matches all."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___ImageSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageFilter: _TypeAlias = ImageFilter  # noqa: Y015
+
+@_typing.final
+class ListImagesRequest(_message.Message):
+    """Request of ImageService.ListImages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILTER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def filter(self) -> Global___ImageFilter:
+        """Filter."""
+
+    def __init__(
+        self,
+        *,
+        filter: Global___ImageFilter | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListImagesRequest: _TypeAlias = ListImagesRequest  # noqa: Y015
+
+@_typing.final
+class ListImagesResponse(_message.Message):
+    """Reply of ImageService.ListImages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[Global___Image]:
+        """The matching images."""
+
+    def __init__(
+        self,
+        *,
+        images: _abc.Iterable[Global___Image] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["images", b"images"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListImagesResponse: _TypeAlias = ListImagesResponse  # noqa: Y015
+
+@_typing.final
+class AuthConfig(_message.Message):
+    """Registry credentials for a pull (upstream marks the secrets debug_redact)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USERNAME_FIELD_NUMBER: _builtins.int
+    PASSWORD_FIELD_NUMBER: _builtins.int
+    AUTH_FIELD_NUMBER: _builtins.int
+    SERVER_ADDRESS_FIELD_NUMBER: _builtins.int
+    IDENTITY_TOKEN_FIELD_NUMBER: _builtins.int
+    REGISTRY_TOKEN_FIELD_NUMBER: _builtins.int
+    username: _builtins.str
+    """User name."""
+    password: _builtins.str
+    """Password."""
+    auth: _builtins.str
+    """Base64 user:password."""
+    server_address: _builtins.str
+    """Registry address."""
+    identity_token: _builtins.str
+    """Identity token."""
+    registry_token: _builtins.str
+    """Registry bearer token."""
+    def __init__(
+        self,
+        *,
+        username: _builtins.str = ...,
+        password: _builtins.str = ...,
+        auth: _builtins.str = ...,
+        server_address: _builtins.str = ...,
+        identity_token: _builtins.str = ...,
+        registry_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auth", b"auth", "identity_token", b"identity_token", "password", b"password", "registry_token", b"registry_token", "server_address", b"server_address", "username", b"username"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuthConfig: _TypeAlias = AuthConfig  # noqa: Y015
+
+@_typing.final
+class PullImageRequest(_message.Message):
+    """Request of ImageService.PullImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    AUTH_FIELD_NUMBER: _builtins.int
+    SANDBOX_CONFIG_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image to pull."""
+
+    @_builtins.property
+    def auth(self) -> Global___AuthConfig:
+        """Credentials."""
+
+    @_builtins.property
+    def sandbox_config(self) -> Global___PodSandboxConfig:
+        """The sandbox the image is for."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___ImageSpec | None = ...,
+        auth: Global___AuthConfig | None = ...,
+        sandbox_config: Global___PodSandboxConfig | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["auth", b"auth", "image", b"image", "sandbox_config", b"sandbox_config"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auth", b"auth", "image", b"image", "sandbox_config", b"sandbox_config"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PullImageRequest: _TypeAlias = PullImageRequest  # noqa: Y015
+
+@_typing.final
+class PullImageResponse(_message.Message):
+    """Reply of ImageService.PullImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_REF_FIELD_NUMBER: _builtins.int
+    image_ref: _builtins.str
+    """Image ID or digest pulled."""
+    def __init__(
+        self,
+        *,
+        image_ref: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image_ref", b"image_ref"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PullImageResponse: _TypeAlias = PullImageResponse  # noqa: Y015
+
+@_typing.final
+class RemoveImageRequest(_message.Message):
+    """Request of ImageService.RemoveImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image(self) -> Global___ImageSpec:
+        """Image to remove."""
+
+    def __init__(
+        self,
+        *,
+        image: Global___ImageSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveImageRequest: _TypeAlias = RemoveImageRequest  # noqa: Y015
+
+@_typing.final
+class RemoveImageResponse(_message.Message):
+    """Reply of ImageService.RemoveImage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveImageResponse: _TypeAlias = RemoveImageResponse  # noqa: Y015
+
+@_typing.final
+class ImageFsInfoRequest(_message.Message):
+    """Request of ImageService.ImageFsInfo."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageFsInfoRequest: _TypeAlias = ImageFsInfoRequest  # noqa: Y015
+
+@_typing.final
+class UInt64Value(_message.Message):
+    """A uint64 that can be unset."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VALUE_FIELD_NUMBER: _builtins.int
+    value: _builtins.int
+    """The value."""
+    def __init__(
+        self,
+        *,
+        value: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UInt64Value: _TypeAlias = UInt64Value  # noqa: Y015
+
+@_typing.final
+class FilesystemIdentifier(_message.Message):
+    """A filesystem, by its mount point."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOUNTPOINT_FIELD_NUMBER: _builtins.int
+    mountpoint: _builtins.str
+    """Mount point."""
+    def __init__(
+        self,
+        *,
+        mountpoint: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mountpoint", b"mountpoint"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FilesystemIdentifier: _TypeAlias = FilesystemIdentifier  # noqa: Y015
+
+@_typing.final
+class FilesystemUsage(_message.Message):
+    """Usage of one filesystem."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TIMESTAMP_FIELD_NUMBER: _builtins.int
+    FS_ID_FIELD_NUMBER: _builtins.int
+    USED_BYTES_FIELD_NUMBER: _builtins.int
+    INODES_USED_FIELD_NUMBER: _builtins.int
+    timestamp: _builtins.int
+    """Time of the reading in nanoseconds."""
+    @_builtins.property
+    def fs_id(self) -> Global___FilesystemIdentifier:
+        """The filesystem."""
+
+    @_builtins.property
+    def used_bytes(self) -> Global___UInt64Value:
+        """Bytes used."""
+
+    @_builtins.property
+    def inodes_used(self) -> Global___UInt64Value:
+        """Inodes used."""
+
+    def __init__(
+        self,
+        *,
+        timestamp: _builtins.int = ...,
+        fs_id: Global___FilesystemIdentifier | None = ...,
+        used_bytes: Global___UInt64Value | None = ...,
+        inodes_used: Global___UInt64Value | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fs_id", b"fs_id", "inodes_used", b"inodes_used", "used_bytes", b"used_bytes"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fs_id", b"fs_id", "inodes_used", b"inodes_used", "timestamp", b"timestamp", "used_bytes", b"used_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FilesystemUsage: _TypeAlias = FilesystemUsage  # noqa: Y015
+
+@_typing.final
+class ImageFsInfoResponse(_message.Message):
+    """Reply of ImageService.ImageFsInfo."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IMAGE_FILESYSTEMS_FIELD_NUMBER: _builtins.int
+    CONTAINER_FILESYSTEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def image_filesystems(self) -> _containers.RepeatedCompositeFieldContainer[Global___FilesystemUsage]:
+        """Filesystems holding images."""
+
+    @_builtins.property
+    def container_filesystems(self) -> _containers.RepeatedCompositeFieldContainer[Global___FilesystemUsage]:
+        """Filesystems holding container layers."""
+
+    def __init__(
+        self,
+        *,
+        image_filesystems: _abc.Iterable[Global___FilesystemUsage] | None = ...,
+        container_filesystems: _abc.Iterable[Global___FilesystemUsage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_filesystems", b"container_filesystems", "image_filesystems", b"image_filesystems"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageFsInfoResponse: _TypeAlias = ImageFsInfoResponse  # noqa: Y015

@@ -4,7 +4,7 @@ for command, args, environment values and ``subPathExpr``.
 The syntax: ``$$`` is a literal ``$``; ``$(NAME)`` (NAME up to the first ``)``) is the
 first source's value of NAME, or stays as written when no source has it; an unterminated
 ``$(`` stays; any other ``$`` stays with the character after it. "The character after it"
-is version-dependent (``profile.expansion_rule``): kubelets before kubernetes#136325 read
+is version-dependent (``expansion_rule(version)``): kubelets before kubernetes#136325 read
 one byte there and write it back as Go's ``string(byte)`` (:func:`golang.string_of_byte`),
 so ``$é`` (bytes 24 C3 A9) becomes 24 C3 83 A9: ``$``, ``Ã`` and a stray byte, not UTF-8.
 Such a value raises :class:`~kubelet_winnet.errors.InvalidUtf8Error` through
@@ -73,7 +73,7 @@ def expand(
     first source's value of NAME (or stays as written when none has it), ``$$`` becomes
     ``$``, an unterminated ``$(`` stays, and any other ``$`` stays with the character
     after it. ``runes=False`` is the kubelet before kubernetes#136325
-    (``profile.expansion_rule``), which reads that character as one byte: a result that
+    (``expansion_rule(version)``), which reads that character as one byte: a result that
     is not UTF-8 raises :class:`ExpansionNotUtf8` with its bytes. With ``limit``, raises
     :class:`ExpansionTooLarge` as soon as the result passes ``limit`` UTF-8 bytes."""
     out = _Bounded(limit)

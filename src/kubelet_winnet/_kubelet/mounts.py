@@ -131,7 +131,7 @@ def expand_sub_path(
 ) -> str:
     """``ExpandContainerVolumeMounts``: ``$(NAME)`` by the container's variables; a
     name without a non-empty value fails the container. ``rule``: the kubelet's
-    expansion (``profile.expansion_rule``; rune-wise without it); a result that is not
+    expansion (``expansion_rule(version)``; rune-wise without it); a result that is not
     UTF-8 raises ``InvalidUtf8Error`` at ``field``."""
     lookup = _Missing(env)
     try:

@@ -125,7 +125,7 @@ class GateResolution:
         """What becomes of ``hostNetwork: true`` on a pod that is not HostProcess, as the
         rest of a sentence starting "hostNetwork: true" (translate's note, explain's
         finding): either the kubelet sends NODE and the runtime ignores it, or the kubelet
-        does not send it (kuberuntime_sandbox_windows.go, generatePodSandboxWindowsConfig;
+        does not send it (kuberuntime_sandbox.go, generatePodSandboxWindowsConfig;
         containerd internal/cri/server/helpers.go reads host_process alone)."""
         if self.sets_namespace_options:
             return (

@@ -3,7 +3,7 @@
 Everything that decides what ``WindowsPodSandboxConfig`` and
 ``WindowsContainerSecurityContext`` a kubelet sends lives here; parsing pods, building
 protobuf, version profiles, the CLI and HCN are adapters around it. Sources:
-kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go``
+kubernetes/kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_sandbox.go``
 (``generatePodSandboxWindowsConfig``), ``kuberuntime_container_windows.go`` and
 ``pkg/securitycontext/util.go`` (effective Windows options), releases 1.26-1.38.
 

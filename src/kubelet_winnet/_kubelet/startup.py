@@ -1,7 +1,9 @@
 """What the kubelet and kube-proxy accept at start-up: the feature gates of each minor
-release and the command-line flags that were removed. A gate or flag either component no
-longer has stops it before it does anything (``unrecognized feature gate: NAME``,
-``unknown flag: --NAME``); the ``node`` command reports them (``_lint/node_checks.py``).
+release, the gates each release locks to their default, and the command-line flags that
+were removed. A gate or flag either component no longer has stops it before it does
+anything (``unrecognized feature gate: NAME``, ``unknown flag: --NAME``), and so does a
+locked gate set to its other value (``cannot set feature gate NAME to false, feature is
+locked to true``); the ``node`` command reports them (``_lint/node_checks.py``).
 
 One table serves both components: the kubelet and kube-proxy set their gates on the one
 process-wide gate set (``utilfeature.DefaultMutableFeatureGate.SetFromMap``:
@@ -36,6 +38,12 @@ The table (:data:`GATE_TABLE`) is pinned from these sources, each row naming its
   (v1.37.0-alpha.1) and ``CHANGELOG-1.38.md`` at 0411cc704533 (v1.38.0-alpha.1 and
   alpha.2): gates those releases added, and gates they removed (the row's last release is
   the one before).
+- ``S37``: kubernetes/kubernetes ``staging/src/k8s.io/kube-scheduler/pkg/features/
+  kube_features.go`` in a 1.37 tree: the versioned specs of the gates it registers on the
+  same gate set (first rows, and ``LockToDefault``).
+
+Locks (:data:`LOCK_TABLE`) come from ``K36``'s Locked column, ``S37`` and the 1.37 and
+1.38 notes (``C37a``, ``C38a``).
 
 The lists are complete through 1.36 (``LISTED_THROUGH``). For 1.37 and 1.38 they are not:
 the changelogs read stop at 1.37's first and 1.38's second alpha, and the v1.37 page lags
@@ -57,10 +65,13 @@ __all__ = [
     "GATES",
     "GATE_SOURCES",
     "LISTED_THROUGH",
+    "LOCKS",
     "REMOVED_FLAGS",
     "Component",
+    "GateLock",
     "GateSpan",
     "RemovedFlag",
+    "gate_lock",
     "gate_minors",
     "removed_flag",
 ]
@@ -88,6 +99,17 @@ GATE_SOURCES: Mapping[str, str] = {
            "(kubernetes/website feature-gates/NAME.md)",
     "C37": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.37.md (df0a31e010ea, v1.37.0-alpha.1)",
     "C38": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.38.md (0411cc704533, v1.38.0-alpha.2)",
+    "C37a": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.37.md (04666cc668c5, "
+            "v1.37.0-alpha.1: \"The deprecated DeclarativeValidationTakeover feature gate is "
+            "now locked to its default value\", PR #139212)",
+    "C38a": "kubernetes/kubernetes CHANGELOG/CHANGELOG-1.38.md (5e9fea7dbb7d, "
+            "v1.38.0-alpha.1, Feature: DRADeviceTaints and DRADeviceTaintRules \"are now "
+            "locked to true (GA) in 1.38\", PR #140256; \"The EnvFiles feature gate is now "
+            "locked to enabled\", PR #139115; KEP-4858's stricter IP/CIDR rules \"are now "
+            "always in effect\", PR #141979)",
+    "S37": "kubernetes/kubernetes staging/src/k8s.io/kube-scheduler/pkg/features/"
+           "kube_features.go (a 1.37 tree: defaultVersionedKubernetesFeatureGates, the "
+           "versioned specs with LockToDefault)",
 }
 
 # NAME  FIRST  LAST  SOURCE. FIRST: the first minor with the gate; LAST: the last minor
@@ -126,12 +148,14 @@ AuthorizeWithSelectors                               31  + K36
 BtreeWatchCache                                      32 36 C37
 CBORServingAndStorage                                32  + K36
 CertificateSigningRequestMLDSA                       38  + C38
+CgroupNamespacesSupport                              38  + W
 ChangeContainerStatusOnKubeletRestart                35  + K36
 ClearingNominatedNodeNameAfterBinding                34  + K36
 ClientsAllowCBOR                                     32  + K36
 ClientsPreferCBOR                                    32  + K36
 CloudControllerManagerWatchBasedRoutesReconciliation 35  + K36
 CloudControllerManagerWebhook                        27  + K36
+CloudNodeAdditionalLabelsReconciliation              38  + W
 CloudDualStackNodeIPs                                27 31 W
 ClusterTrustBundle                                   27  + K36
 ClusterTrustBundleProjection                         29  + K36
@@ -140,6 +164,7 @@ ComponentSLIs                                        26 34 W
 ComponentStatusz                                     32  + K36
 CompositePodGroup                                    37  + W37
 ConcurrentWatchObjectDecode                          31  + K36
+ConditionalAuthorization                             37  + W
 ConfigurableFSGroupPolicy                            18 25 R
 ConsistentHTTPGetHandlers                            25 30 W
 ConsistentListFromCache                              28 36 C37
@@ -148,6 +173,7 @@ ConstrainedImpersonation                             35  + K36
 ContainerCheckpoint                                  25  + K36
 ContainerRestartRules                                34  + K36
 ContainerStopSignals                                 33  + K36
+ContainerUlimits                                     38  + W
 ContextualLogging                                    24  + W
 ControllerManagerLeaderMigration                     21 26 R
 ControllerManagerReleaseLeaderElectionLockOnExit     36  + G
@@ -162,6 +188,8 @@ CRIListStreaming                                     36  + G
 CronJobsScheduledAnnotation                          28 34 G
 CronJobTimeZone                                      24 28 W
 CrossNamespaceVolumeDataSource                       26  + K36
+CSIControllerGetNodeInfo                             38  + W
+CSIGlobalMountReconstruction                         38  + W
 CSIInlineVolume                                      15 26 R
 CSIMigration                                         14 26 R
 CSIMigrationAWS                                      14 26 R
@@ -201,6 +229,7 @@ DisableCloudProviders                                22 32 W
 DisableCPUQuotaWithExclusiveCPUs                     33  + K36
 DisableKubeletCloudCredentialProviders               23 32 W
 DisableNodeKubeProxyVersion                          29  + K36
+DownwardAPIAssignedResources                         37  + W
 DownwardAPIHugePages                                 20 28 W
 DRAAdminAccess                                       32  + K36
 DRAConsumableCapacity                                34  + K36
@@ -211,6 +240,7 @@ DRADeviceCompatibilityGroups                         37  + W37
 DRADeviceTaintRules                                  35  + K36
 DRADeviceTaints                                      33  + K36
 DRAExtendedResource                                  34  + K36
+DRAFractionalCapacityRange                           37  + S37
 DRAListTypeAttributes                                36  + G
 DRANodeAllocatableResources                          36  + G
 DRAOptionalNodeOperations                            37  + W37
@@ -221,6 +251,7 @@ DRAResourceClaimDeviceStatus                         32  + K36
 DRAResourceClaimGranularStatusAuthorization          36  + G
 DRAResourcePoolStatus                                36  + G
 DRASchedulerFilterTimeout                            34  + K36
+DRASharedConsumableCapacity                          37  + W
 DRAWorkloadResourceClaims                            36  + G
 DryRun                                               12 27 W
 DynamicKubeletConfig                                  4 25 R
@@ -244,6 +275,7 @@ ExpandInUsePersistentVolumes                         11 26 R
 ExpandPersistentVolumes                               8 26 R
 ExperimentalHostUserNamespaceDefaulting               5 29 W
 ExtendWebSocketsToKubelet                            36  + G
+ExternalNodeLivenessDetection                        38  + W
 ExternalServiceAccountTokenSigner                    32  + K36
 GangScheduling                                       35  + K36
 GenericEphemeralVolume                               19 24 R
@@ -280,6 +312,7 @@ InPlacePodVerticalScalingExclusiveMemory             34  + K36
 InPlacePodVerticalScalingInitContainers              36  + G
 InPlacePodVerticalScalingMemoryBackedVolumes         37  + W37
 InPlacePodVerticalScalingSchedulerPreemption         37  + W37
+InterPodAffinityHostnameFastPath                     37  + S37
 InTreePluginAWSUnregister                            21 30 W
 InTreePluginAzureDiskUnregister                      21 30 W
 InTreePluginAzureFileUnregister                      21 30 W
@@ -320,6 +353,7 @@ KubeletTracing                                       25 37 C38
 KubeProxyDrainingTerminatingNodes                    28 32 W
 KubeProxyIPVS                                        37  + W37
 KubeProxyNFTablesLocalhostNodePorts                  37  + W37
+LeaderElectionRecovery                               38  + W
 LegacyServiceAccountTokenCleanUp                     28 31 W
 LegacyServiceAccountTokenNoAutoGeneration            24 28 W
 LegacyServiceAccountTokenTracking                    26 29 W
@@ -338,12 +372,14 @@ MatchLabelKeysInPodTopologySpread                    25  + K36
 MatchLabelKeysInPodTopologySpreadSelectorMerge       34  + K36
 MaxUnavailableStatefulSet                            24  + K36
 MemoryManager                                        21 35 G
+MemoryManagerDriftTolerance                          38  + W
 MemoryQoS                                            22  + K36
 MinDomainsInPodTopologySpread                        24 31 W
 MinimizeIPTablesRestore                              26 29 W
 MixedProtocolLBService                               20 27 W
 MultiCIDRRangeAllocator                              25 28 W
 MultiCIDRServiceAllocator                            27  + K36
+MutableContainerProbes                               38  + W
 MutableCSINodeAllocatableCount                       33  + K36
 MutablePodResourcesForSuspendedJobs                  35  + K36
 MutablePVNodeAffinity                                35  + K36
@@ -373,12 +409,14 @@ PLEGOnDemandRelist                                   36  + G
 PodAffinityNamespaceSelector                         21 25 R
 PodAndContainerStatsFromCRI                          23  + K36
 PodCertificateRequest                                34  + K36
+PodDefaultNetwork                                    38  + W
 PodDeletionCost                                      21  + K36
 PodDisruptionBudget                                   3 25 R
 PodDisruptionConditions                              25 33 W
 PodGroupPreemptionPolicy                             37  + W37
 PodHasNetworkCondition                               25 27 W
 PodHostIPs                                           28 31 W
+PodImplicitRootWarnings                              38  + W
 PodIndexLabel                                        28 34 G
 PodLevelResourceManagers                             36  + G
 PodLevelResources                                    32  + K36
@@ -427,9 +465,11 @@ RuntimeClassInImageCriApi                            29  + K36
 SchedulerAsyncAPICalls                               34  + K36
 SchedulerAsyncPreemption                             32  + K36
 SchedulerPopFromBackoffQ                             33  + K36
+SchedulerPreQueueingHints                            37  + S37
 SchedulerQueueingHints                               28  + K36
 SeccompDefault                                       22 28 W
 SecurityContextDeny                                  27 29 W
+SecurityProfileOCI                                   38  + W
 SelectorIndex                                        18 25 R
 SELinuxChangePolicy                                  32  + K36
 SELinuxMount                                         30  + K36
@@ -528,6 +568,7 @@ WindowsRunAsUserName                                 16 20 R
 WinDSR                                               14  + K36
 WinOverlay                                           14  + K36
 WorkloadAwarePreemption                              36  + G
+WorkloadControlledSwap                               38  + W
 WorkloadWithJob                                      36  + G
 ZeroLimitedNominalConcurrencyShares                  29 31 W
 """
@@ -564,6 +605,124 @@ def _spans() -> dict[str, GateSpan]:
 
 
 GATES: Mapping[str, GateSpan] = _spans()
+
+# NAME  SINCE  VALUE  SOURCE: from 1.SINCE on the gate is locked to VALUE, its default, and
+# component-base refuses the other value at start-up (featuregate ``SetFromMap``: "cannot
+# set feature gate NAME to VALUE, feature is locked to DEFAULT"). K36: the "Locked" column
+# of feature_list.md (the first release whose versioned spec says ``LockToDefault: true``);
+# S37: the 1.37 versioned specs; C37a: a deprecated gate (default off, feature_list.md)
+# the 1.37 notes lock; C38a: the gates the 1.38 notes lock (its "will be ignored" is the
+# note's wording: component-base refuses the other value). A lock ends when the gate does
+# (GATE_TABLE). Locks of gates removed before the 1.36 list are not in these sources and
+# not modelled.
+LOCK_TABLE = """
+AggregatedDiscoveryRemoveBetaType            35 true K36
+AllowOverwriteTerminationGracePeriodSeconds  35 true K36
+AnonymousAuthConfigurableEndpoints           34 true K36
+AnyVolumeDataSource                          33 true K36
+APIServerTracing                             34 true K36
+AuthorizeNodeWithSelectors                   34 true K36
+AuthorizeWithSelectors                       34 true K36
+BtreeWatchCache                              33 true K36
+ConsistentListFromCache                      34 true K36
+CPUManagerPolicyOptions                      33 true K36
+CRDValidationRatcheting                      33 true K36
+CSIServiceAccountTokenSecrets                36 true K36
+CustomResourceFieldSelectors                 32 true K36
+DeclarativeValidationTakeover                37 false C37a
+DisableAllocatorDualWrite                    35 true K36
+DRAAdminAccess                               36 true S37
+DRADeviceTaintRules                          38 true C38a
+DRADeviceTaints                              38 true C38a
+DRAExtendedResource                          37 true S37
+DRAPrioritizedList                           37 true S37
+DRAResourceClaimDeviceStatus                 37 true S37
+DynamicResourceAllocation                    35 true K36
+EnvFiles                                     38 true C38a
+ExecProbeTimeout                             35 true K36
+HonorPVReclaimPolicy                         33 true K36
+ImageMaximumGCAge                            35 true K36
+InPlacePodVerticalScaling                    35 true K36
+JobBackoffLimitPerIndex                      33 true K36
+JobManagedBy                                 35 true K36
+JobPodReplacementPolicy                      34 true K36
+JobSuccessPolicy                             33 true K36
+KubeletCgroupDriverFromCRI                   34 true K36
+KubeletFineGrainedAuthz                      36 true K36
+KubeletTracing                               34 true K36
+LogarithmicScaleDown                         31 true K36
+MatchLabelKeysInPodAffinity                  33 true K36
+MultiCIDRServiceAllocator                    34 true K36
+NFTablesProxyMode                            33 true K36
+NodeDeclaredFeatures                         37 true S37
+NodeInclusionPolicyInPodTopologySpread       33 true K36
+NodeSwap                                     34 true K36
+OrderedNamespaceDeletion                     34 true K36
+PodLifecycleSleepAction                      34 true K36
+PodLifecycleSleepActionAllowZero             34 true K36
+PodObservedGenerationTracking                35 true K36
+PodSchedulingReadiness                       30 true K36
+PreferSameTrafficDistribution                35 true K36
+RecoverVolumeExpansionFailure                34 true K36
+RecursiveReadOnlyMounts                      33 true K36
+RelaxedDNSSearchValidation                   34 true K36
+RelaxedEnvironmentVariableValidation         34 true K36
+ResilientWatchCacheInitialization            34 true K36
+RetryGenerateName                            32 true K36
+SchedulerQueueingHints                       34 true K36
+SeparateTaintEvictionController              34 true K36
+ServiceAccountTokenJTI                       32 true K36
+ServiceAccountTokenNodeBinding               33 true K36
+ServiceAccountTokenNodeBindingValidation     32 true K36
+ServiceAccountTokenPodNodeInfo               32 true K36
+SidecarContainers                            33 true K36
+StreamingCollectionEncodingToJSON            34 true K36
+StreamingCollectionEncodingToProtobuf        34 true K36
+StrictIPCIDRValidation                       38 true C38a
+StructuredAuthenticationConfiguration        34 true K36
+SupplementalGroupsPolicy                     35 true K36
+SystemdWatchdog                              35 true K36
+TopologyManagerPolicyOptions                 32 true K36
+VolumeAttributesClass                        36 true K36
+WinDSR                                       34 true K36
+WinOverlay                                   34 true K36
+"""
+
+
+@dataclass(frozen=True)
+class GateLock:
+    """A gate locked to ``value`` (its default) from ``1.since`` for as long as it exists."""
+
+    name: str
+    since: int
+    value: bool
+    source: str  # a key of GATE_SOURCES
+
+
+def _locks() -> dict[str, GateLock]:
+    locks: dict[str, GateLock] = {}
+    for row in LOCK_TABLE.split("\n"):
+        if not row:
+            continue
+        name, since, value, source = row.split()
+        if (name in locks or name not in GATES or source not in GATE_SOURCES
+                or value not in ("true", "false")):  # pragma: no cover - a table typo
+            raise RuntimeError(f"LOCK_TABLE row {row!r}")
+        locks[name] = GateLock(name, int(since), value == "true", source)
+    return locks
+
+
+LOCKS: Mapping[str, GateLock] = _locks()
+
+
+def gate_lock(name: str, minor: int) -> GateLock | None:
+    """The lock of gate ``name`` in release 1.``minor``: None when that release does not
+    lock it (or does not have it: that is :func:`gate_minors`)."""
+    lock = LOCKS.get(name)
+    span = GATES.get(name)
+    if lock is None or span is None or minor < lock.since or not span.accepts(minor):
+        return None
+    return lock
 _ALWAYS = frozenset({ALL_ALPHA, ALL_BETA})  # featuregate's own names, in every release
 
 
@@ -610,6 +769,10 @@ REMOVED_FLAGS: Mapping[str, RemovedFlag] = {flag.name: flag for flag in (
     RemovedFlag("container-runtime", _KUBELET, 27,
                 "the runtime is always remote: keep --container-runtime-endpoint",
                 "CHANGELOG-1.27.md (kubernetes PR #114017)"),
+    RemovedFlag("pod-infra-container-image", _KUBELET, 35,
+                "the pause image is the runtime's setting: containerd's sandbox image",
+                "CHANGELOG-1.35.md, v1.35.0 Urgent Upgrade Notes (kubernetes PR #133779: "
+                "\"users must manually remove this flag ... to prevent startup failures\")"),
 )}
 
 

@@ -7,8 +7,8 @@ version range, the default version, the window of step 2 in ``rules.STEPS``, the
 row (see docs/architecture.md).
 
 Sources: kubernetes/kubernetes ``pkg/features/kube_features.go`` of each release (gate
-stage and default) and ``pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go`` (whether
-the sandbox code reads the gate).
+stage and default) and ``pkg/kubelet/kuberuntime/kuberuntime_sandbox.go``
+(``generatePodSandboxWindowsConfig``: whether the sandbox code reads the gate).
 """
 
 from __future__ import annotations
@@ -55,14 +55,21 @@ class Release(NamedTuple):
     # The sandbox code sets namespace_options when the gate is enabled (KEP-3503 live).
     reads_gate: bool
     note: str
-    status: ReleaseStatus  # as of STATUS_AS_OF
-    date: str  # ISO date: released on ("released"), or due ("rc")
+    status: ReleaseStatus  # as of STATUS_AS_OF ("rc": by the release schedule)
+    date: str  # ISO date: released on ("released"), or due by the schedule ("rc")
+    # An "rc" row only: rc.0's date by the schedule, and the newest pre-release a source
+    # read shows (observed; no source read shows rc.0 itself).
+    rc0_date: str = ""
+    newest_seen: str = ""
 
     @property
     def status_text(self) -> str:
-        """``released 2025-12-17`` or ``a release candidate, due 2026-12-16``."""
+        """``released 2025-12-17``, or for a minor not yet out what the schedule says and
+        what was observed: ``a release candidate by the schedule (rc.0 2026-12-02), due
+        2026-12-16; the newest pre-release seen is v1.38.0-alpha.2``."""
         if self.status == "rc":
-            return f"a release candidate, due {self.date}"
+            return (f"a release candidate by the schedule (rc.0 {self.rc0_date}), due "
+                    f"{self.date}; the newest pre-release seen is {self.newest_seen}")
         return f"released {self.date}"
 
 
@@ -74,8 +81,10 @@ A, D, R = GateStage.ALPHA, GateStage.DEPRECATED, GateStage.REMOVED
 # The timeline. 1.26-1.32 say {Default: true, PreRelease: Alpha} in their own
 # kube_features.go (the versioned table of 1.33+ rewrote that history as false). Status
 # and date as of STATUS_AS_OF: each minor's .0 release date (the kubernetes.io release
-# announcements); 1.38 is a release candidate, its .0 due 2026-12-16 (the 1.38 release
-# schedule, kubernetes/sig-release releases/release-1.38).
+# announcements). 1.38 is not out: by its schedule (kubernetes/sig-release
+# releases/release-1.38) v1.38.0-rc.0 is released on 2026-12-02 and v1.38.0 on 2026-12-16;
+# observed, the newest pre-release a source read shows is v1.38.0-alpha.2
+# (CHANGELOG/CHANGELOG-1.38.md at 0411cc704533).
 TIMELINE: tuple[Release, ...] = (
     Release(26, A, True, True, _ALPHA, "released", "2022-12-08"),
     Release(27, A, True, True, _ALPHA, "released", "2023-04-11"),
@@ -89,7 +98,7 @@ TIMELINE: tuple[Release, ...] = (
     Release(35, D, False, False, _GONE, "released", "2025-12-17"),
     Release(36, D, False, False, _GONE, "released", "2026-04-22"),
     Release(37, D, False, False, _GONE, "released", "2026-08-26"),
-    Release(38, R, None, False, _REMOVED, "rc", "2026-12-16"),
+    Release(38, R, None, False, _REMOVED, "rc", "2026-12-16", "2026-12-02", "v1.38.0-alpha.2"),
 )
 del A, D, R
 

@@ -1,6 +1,6 @@
 """The ``check`` rules applied: :func:`check_pod`, one pure function from a manifest's pod
 to its findings (ignore annotations not applied yet). The kubelet and API-server texts are
-quoted from upstream (kubelet: pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go,
+quoted from upstream (kubelet: pkg/kubelet/kuberuntime/kuberuntime_sandbox.go,
 ``generatePodSandboxWindowsConfig``; API server: pkg/apis/core/validation/validation.go,
 ``validateWindowsHostProcessPod``, ``validateHostNetwork``, ``validateWindows``). The rules
 themselves, as data, are :data:`kubelet_winnet._lint.rules.RULES`.

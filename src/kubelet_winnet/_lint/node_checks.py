@@ -193,6 +193,33 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
     return (rule, f"{head}: {error} ({why}).", source, line, detail, None)
 
 
+def _lock_finding(component: str, gate: str, value: bool, line: int, source: str,
+                  minor: int | None) -> _Finding | None:
+    """A gate set against the value its release locks it to (None: release unknown, then
+    conditional on the releases that lock it)."""
+    from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
+    from kubelet_winnet._kubelet.startup import GATE_SOURCES, gate_lock
+    from kubelet_winnet._lint.rules import Severity
+
+    minors = range(MIN_MINOR, MAX_MINOR + 1) if minor is None else (minor,)
+    locking = [m for m in minors if (lock := gate_lock(gate, m)) and lock.value != value]
+    if not locking:
+        return None
+    lock = gate_lock(gate, locking[0])
+    assert lock is not None
+    # component-base's text (featuregate SetFromMap), Go's %v of a bool.
+    error = (f"cannot set feature gate {gate} to {str(value).lower()}, feature is locked "
+             f"to {str(lock.value).lower()}")
+    why = f"locked since Kubernetes 1.{lock.since}; remove it"
+    detail = GATE_SOURCES[lock.source]
+    if minor is not None:
+        return ("node-gate-locked", f"{component} 1.{minor} exits at start-up: {error} "
+                f"({why}).", source, line, detail, None)
+    return ("node-gate-locked", f"if this node's {component} is {_releases(tuple(locking))}, "
+            f"it exits at start-up: {error} ({why}). Say this node's release with "
+            "--kubelet-version or a Node object.", source, line, detail, Severity.WARNING)
+
+
 def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Finding]:
     """What stops the kubelet or kube-proxy of ``config`` at start-up: a gate its release
     does not have, a removed flag; and the flags read here whose values are script
@@ -220,6 +247,8 @@ def _startup_findings(config: ComponentConfig, minor: int | None) -> list[_Findi
                       None if sure else Severity.WARNING))
     found += [(rule, f"{release} exits at start-up: {text}.", source, line, "", None)
               for text, line in config.refused]
+    found += [finding for gate, (value, line) in config.gates.items()
+              if (finding := _lock_finding(component, gate, value, line, source, minor))]
     for flag in config.flags:
         gone = removed_flag(flag.name, component)
         if gone is not None and (minor is None or minor >= gone.removed_in):
@@ -293,7 +322,7 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
     for settings in files.components:
         for finding in _startup_findings(settings, minor if version_known else None):
             found.add(*finding)
-    _proxy_findings(files, minor, found)
+    _proxy_findings(files, found)
     if files.containerd is not None:
         _containerd_findings(files.containerd, line, found)
         _hyperv_findings(files, runtime, found)
@@ -303,15 +332,8 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
     return found
 
 
-def _proxy_findings(files: NodeFiles, minor: int | None, found: _Found) -> None:
+def _proxy_findings(files: NodeFiles, found: _Found) -> None:
     for proxy in (c for c in files.components if c.component == "kube-proxy"):
-        for gate in ("WinDSR", "WinOverlay"):
-            setting = proxy.gates.get(gate)
-            if setting is not None and setting[0] is False and minor is not None and minor >= 34:
-                found.add("node-gate-locked",
-                          f"{gate}=false stops Windows kube-proxy 1.{minor}: the gate is locked "
-                          "to true since 1.34; remove it.", proxy.source, setting[1],
-                          "Azure/AgentBaker PR #6925; kubernetes/kubernetes #141988")
         if proxy.mode is not None and proxy.mode[0] not in ("", "kernelspace"):
             found.add("node-proxy-mode",
                       f"proxy mode {proxy.mode[0]!r} is a validation error on Windows: "

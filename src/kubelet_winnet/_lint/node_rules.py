@@ -35,8 +35,9 @@ NODE_RULES: tuple[Rule, ...] = (
          "a kubelet or kube-proxy flag its release no longer has (the klog flags, the "
          "dockershim flags, --container-runtime): the component exits at start-up"),
     Rule("node-gate-locked", Severity.ERROR,
-         "kube-proxy 1.34+ with WinDSR or WinOverlay set to false: the gates are locked "
-         "to true and Windows kube-proxy exits at start-up"),
+         "the kubelet or kube-proxy configuration sets a gate against the value its release "
+         "locks it to (WinDSR=false or WinOverlay=false on 1.34+, a GA gate set to false): "
+         "the component exits at start-up"),
     Rule("node-proxy-mode", Severity.ERROR,
          "a Windows kube-proxy mode other than kernelspace: a validation error, kube-proxy "
          "does not start"),

@@ -322,3 +322,29 @@ def test_an_integer_past_a_lowered_python_limit_says_so(tmp_path: Path) -> None:
         "p.yaml:2: document 1: integer with more than 640 digits, the limit this Python "
         "process sets")
     assert reasons[1].endswith('!!int "12x" is not an integer')
+
+
+@given(st.text(max_size=12))
+def test_the_plain_scalar_shortcut_agrees_with_pyyaml_s_resolver(value: str) -> None:
+    """The reader takes a plain scalar as a string, without asking the resolver, when its
+    first character starts none of PyYAML's implicit resolvers: for every such scalar the
+    resolver itself must say ``str``."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if value[:1] in loader.yaml_implicit_resolvers:
+        return
+    resolved = loader("").resolve(yaml.ScalarNode, value, (True, False))
+    assert resolved == "tag:yaml.org,2002:str", (value, resolved)
+
+
+def test_the_shortcut_keys_are_the_resolvers_first_characters() -> None:
+    """The characters the shortcut passes on to the resolver include every first
+    character of a value PyYAML resolves to something other than a string."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    resolved = {"1": "int", "-": "int", ".": "float", "t": "bool", "n": "null", "~": "null",
+                "2": "int", "<": "merge", "=": "value", "": "null"}
+    for first in resolved:
+        assert first in loader.yaml_implicit_resolvers, first

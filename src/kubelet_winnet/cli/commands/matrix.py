@@ -82,7 +82,11 @@ def _json_head() -> dict[str, Any]:
         "gateStates": dict(GATE_STATES),
         "kubeletReleasesAsOf": STATUS_AS_OF,
         "kubeletReleases": {
-            f"1.{row.minor}": {"status": row.status, "date": row.date} for row in TIMELINE
+            # a minor not yet out: rc.0's date by the schedule, and the newest pre-release seen
+            f"1.{row.minor}": {"status": row.status, "date": row.date} | (
+                {"rc0Date": row.rc0_date, "newestSeen": row.newest_seen}
+                if row.status == "rc" else {})
+            for row in TIMELINE
         },
     }
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._describe import describe_path
@@ -399,7 +399,7 @@ class Kustomization:
         resource = found[0]
         origin = resource.document
         return Document(origin.source, origin.document, origin.item, origin.line,
-                        built.value, origin._locate, None,
+                        built.value, origin.locator, None,
                         _PatchPlace(resource.patches, built.value))
 
 
@@ -546,8 +546,7 @@ class Origins:
 
         def placed(document: Document) -> Document:
             start = document.line
-            document.text = copy
-            document._place = lambda path, line: template.place(path, line, start)
-            return document
+            return replace(document, text=copy,
+                           placer=lambda path, line: template.place(path, line, start))
 
         return placed

@@ -59,16 +59,18 @@ class Place(NamedTuple):  # one per finding: a NamedTuple is built in a third of
 class Document:
     """One object: a document of a file, or an item of a ``List`` document. A rendered
     object's lines count in ``text`` (the renderer's output, kept in a temporary file)
-    and ``place`` turns them into lines of ``source``, the file a person edits."""
+    and ``place`` turns them into lines of ``source``, the file a person edits.
+    ``locator`` finds a field's line; ``placer`` (rendered objects only) maps a line of
+    ``text`` to the file a person edits. Both are given when the Document is made."""
 
     source: str
     document: int  # 1-based document number in the file
     item: int | None  # index in the List's items, or None
     line: int  # line where the object starts
     value: dict[str, Any]
-    _locate: Callable[[FieldPath], int] = field(repr=False, compare=False)
+    locator: Callable[[FieldPath], int] = field(repr=False, compare=False)
     text: str | None = field(default=None, repr=False, compare=False)
-    _place: Callable[[FieldPath, int], Place] | None = field(
+    placer: Callable[[FieldPath, int], Place] | None = field(
         default=None, repr=False, compare=False)
     commented: bool = field(default=True, repr=False, compare=False)  # False: JSON text
 
@@ -81,17 +83,17 @@ class Document:
     def line_of(self, path: FieldPath) -> int:
         """The line of the field at ``path`` (or of its nearest present parent)."""
         try:
-            return self._locate(path) or self.line
+            return self.locator(path) or self.line
         except Exception:  # a locator is best effort: never lose a finding over it
             return self.line
 
     def place(self, path: FieldPath, line: int) -> Place:
         """Where a person edits the field at ``path``, found at ``line`` (of
         `line_of`): the same line unless the object was rendered."""
-        if self._place is None:
+        if self.placer is None:
             return Place(line)
         try:
-            return self._place(path, line)
+            return self.placer(path, line)
         except Exception:  # best effort, as line_of: never lose a finding over it
             return Place(line)
 

@@ -184,9 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
          accepted, _swap(_sandbox_config, "_LINUX_PARTS", _NoCache())),
         ("container-hash cache (_labels._HASHES)", "container_config", accepted,
          _swap(_labels, "_HASHES", _NoCache())),
-        ("quantity caches (_quantity._NANOS, _MILLI)", "container_config, generated pods",
-         generated,
-         _both(_swap(_quantity, "_NANOS", _NoCache()), _swap(_quantity, "_MILLI", _NoCache()))),
+        ("quantity cache (_quantity._NANOS)", "container_config, generated pods",
+         generated, _swap(_quantity, "_NANOS", _NoCache())),
         ("config JSON cache (cli.translate._CONFIG_JSON)", "translate -o json", [listed],
          _swap(_translate_module, "_CONFIG_JSON", _NoCache())),
     ]

@@ -1,4 +1,4 @@
-"""How long ``kubelet-winnet policy`` takes to print (issue 19: "well under a second").
+"""How long ``kubelet-winnet policy`` takes to print (it should be well under a second).
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""Which JSON decoder should the streaming reader stand on? (issue 20, item 1)
+"""Which JSON decoder should the streaming reader stand on?
 
 Usage (after ``pip install -e .[test]``; the candidates are optional)::
 

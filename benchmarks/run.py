@@ -64,7 +64,7 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 FALLBACK_CORPUS = REPO / "examples"
 
-# Modules `import kubelet_winnet` must not load (issue 2, item 9).
+# Modules `import kubelet_winnet` must not load: the import stays cheap.
 FORBIDDEN_AT_IMPORT = ("kubernetes", "pydantic", "yaml", "ctypes")
 
 Manifest = dict[str, Any]
@@ -338,6 +338,7 @@ class Ratio:
     numerator: str
     denominator: str
     target: float
+    budget: bool = False  # a budget of docs/performance.md; the others are informational
     paired: float = 0.0
     of_medians: float = 0.0
     of_minima: float = 0.0
@@ -351,7 +352,10 @@ class Ratio:
 
     @property
     def verdict(self) -> str:
-        return "met" if self.paired <= self.target else "missed"
+        within = self.paired <= self.target
+        if self.budget:
+            return "met" if within else "missed"
+        return "informational: " + ("within" if within else "over")
 
 
 def _serialized(config: api_pb2.WindowsPodSandboxConfig) -> bytes:
@@ -592,7 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_name = {r.name: r for r in results}
     ratios = [
         Ratio("import vs import yaml, google.protobuf (budget)", "import",
-              "import baseline", 1.0),
+              "import baseline", 1.0, budget=True),
         Ratio("dict path vs naive translator", "dict", "naive", 2.0),
         Ratio("V1Pod path vs dict path", "V1Pod", "dict", 2.0),
         Ratio("import and first use vs pydantic+protobuf+api_pb2", "import and first use",

@@ -1,4 +1,4 @@
-"""Benchmark of the runtime half (issue 8, item 5): what does SandboxNetworks cost per
+"""Benchmark of the runtime half: what does SandboxNetworks cost per
 sandbox on top of the HCN calls it makes?
 
 Usage (after ``pip install -e .[test]``)::

@@ -106,7 +106,7 @@ ERR_POD_HOST_PROCESS_FALSE = (
 
 CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
 
-# Where each workload keeps its pod template, from the manifest root (issue 2, item 3).
+# Where each workload keeps its pod template, from the manifest root.
 WORKLOAD_KINDS: dict[str, tuple[str, ...]] = {
     "Deployment": ("spec", "template"),
     "DaemonSet": ("spec", "template"),
@@ -393,7 +393,7 @@ def pod_manifests(specs: st.SearchStrategy[dict[str, JSON]] | None = None) -> st
 
 
 def spec_of(manifest: Mapping[str, JSON]) -> Any:
-    """The pod spec of a Pod or workload manifest (our own reading of issue 2, item 3)."""
+    """The pod spec of a Pod or workload manifest (our own reading of the workload kinds)."""
     kind = manifest.get("kind")
     node: Any = manifest
     if kind not in (None, "Pod"):
@@ -716,7 +716,7 @@ def as_client_object(manifest: Mapping[str, JSON]) -> Any:
     return _construct(client, cls, dict(manifest))
 
 
-# --- hostile values (issue 7 item 5) -------------------------------------------------------
+# --- hostile values ------------------------------------------------------------------------
 
 
 class RaisingEq:
@@ -984,7 +984,7 @@ def sandbox_stress(
     return report
 
 
-# --- Mappings that are not dicts (issue 16 item 2) -------------------------------------------
+# --- Mappings that are not dicts -------------------------------------------------------------
 
 
 class PlainMapping(Mapping[str, Any]):
@@ -1032,7 +1032,7 @@ class FlakyMapping(PlainMapping):
         return super().__len__()
 
 
-# --- objects as an API server admits them (issue 19: the admission policy) --------------
+# --- objects as an API server admits them (what the admission policy sees) -------------
 #
 # After decoding, the object a ValidatingAdmissionPolicy sees has the schema's types and
 # no nulls (unset pointers are omitted); any optional field may be missing, and a test

@@ -1,5 +1,5 @@
 """``_describe``: error messages describe any value in bounded size, never raising and
-never calling the value's own ``repr``/``str`` (issue 7 item 5)."""
+never calling the value's own ``repr``/``str``."""
 
 from __future__ import annotations
 

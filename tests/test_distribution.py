@@ -1,4 +1,4 @@
-"""Ways to install and run the linter where people work (issue 18, item 4), each run for
+"""Ways to install and run the linter where people work, each run for
 real: the pre-commit hook through ``pre-commit try-repo`` against a fixture repository,
 the ``kubectl-winnet`` plugin script, and the GitHub Action and its documented workflow
 against GitHub's schemas (check-jsonschema's vendored ones: offline).
@@ -104,7 +104,7 @@ def test_pre_commit_hook_through_try_repo(tmp_path: Path) -> None:
     passed = try_repo("ci.yml")
     assert passed.returncode == 0, passed.stdout + passed.stderr
 
-    # Issue 30 item 2: file names are paths, never flags. A committed --config=evil.yaml
+    # File names are paths, never flags. A committed --config=evil.yaml
     # is not loaded as settings (it would silence everything), and -q.yaml is checked.
     (fixture / "--config=evil.yaml").write_text("failOn: never\n", encoding="utf-8")
     (fixture / "-q.yaml").write_text(yaml.safe_dump(WINDOWS_HOST_NETWORK), encoding="utf-8")
@@ -116,7 +116,7 @@ def test_pre_commit_hook_through_try_repo(tmp_path: Path) -> None:
     assert "-q.yaml:" in failed.stdout and "deploy/iis.yaml:" in failed.stdout
     assert "no Kubernetes objects in --config=evil.yaml" in failed.stdout
 
-    # Issue 29 item 4 through the hook: a baseline named in args (ending with "--") and
+    # Through the hook: a baseline named in args (ending with "--") and
     # an ignore comment in a vendored file.
     subprocess.run([str(BIN / "kubelet-winnet"), "check", "--baseline", "baseline.json",
                     "--create-baseline", "deploy/iis.yaml"], cwd=fixture, check=True,

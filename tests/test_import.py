@@ -1,4 +1,4 @@
-"""Import cost and public surface (issue 2 items 1, 6, 9; style-anchors.md).
+"""Import cost and public surface (style-anchors.md).
 
 ``import kubelet_winnet`` loads only what translation needs: never ``kubernetes``, pydantic,
 YAML, ctypes, the HCN adapter or the CLI. ``__all__`` matches the public names, every error

@@ -14,6 +14,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,8 +22,10 @@ from hypothesis import strategies as st
 from kubelet_winnet import NodeContext, run_pod_sandbox_request
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
 from kubelet_winnet._kubelet.profile import kubelet_profile
+from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns
 from kubelet_winnet.cli import main
-from kubelet_winnet.runtime import NodeFacts, plan_pod_network
+from kubelet_winnet.errors import WinnetError
+from kubelet_winnet.runtime import CniNetwork, CniPlugin, NodeFacts, plan_pod_network
 
 RELEASES = (None, "containerd://1.7.20", "containerd://2.3.2", "containerd://2.3.3",
             "containerd://2.4.0")
@@ -31,6 +34,21 @@ HANDLERS = ("runhcs-wcow-process", "runhcs-wcow-hypervisor", "secure", "plain")
 ISOLATION = {"runhcs-wcow-process": "process", "runhcs-wcow-hypervisor": "hyperv",
              "secure": "hyperv", "plain": "process"}
 TABLE = '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes'
+# A pod's DNS settings: the cluster DNS, or its own (dnsPolicy None or Default, dnsConfig).
+DNS_SETTINGS: tuple[dict[str, Any], ...] = (
+    {}, {"dnsPolicy": "Default"},
+    {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["10.0.0.53"],
+                                        "options": [{"name": "edns0"}]}},
+    {"dnsConfig": {"searches": ["corp.example"]}},
+)
+# The node's CNI file (beside its config.toml): flannel declaring dns (win-bridge takes
+# servers and searches), nat declaring nothing, sdnbridge declaring it (takes all three).
+CNI_FILES: dict[str, dict[str, Any]] = {
+    "flannel": {"name": "cbr0", "type": "flannel", "capabilities": {"dns": True}},
+    "nat": {"name": "nat", "type": "nat"},
+    "sdnbridge": {"name": "l2", "type": "sdnbridge",
+                  "capabilities": {"portMappings": True, "dns": True}},
+}
 
 
 @st.composite
@@ -45,6 +63,7 @@ def situations(draw: st.DrawFn) -> dict[str, Any]:
         spec["containers"][0]["securityContext"] = {"windowsOptions": {"hostProcess": True}}
     if draw(st.booleans()):
         spec["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
+    spec.update(draw(st.sampled_from(DNS_SETTINGS)))
     runtime_class = draw(st.sampled_from([None, "rc"]))
     if runtime_class:
         spec["runtimeClassName"] = runtime_class
@@ -60,7 +79,8 @@ def situations(draw: st.DrawFn) -> dict[str, Any]:
             "classes": classes, "kubelet": f"1.{minor}", "gates": gates,
             "release": draw(st.sampled_from(RELEASES)),
             "config": draw(st.sampled_from([None, "runhcs-wcow-process", "runhcs-wcow-hypervisor",
-                                            "secure"]))}
+                                            "secure"])),
+            "cni": draw(st.sampled_from([None, *CNI_FILES]))}
 
 
 def _run(*argv: str) -> tuple[int, str]:
@@ -84,13 +104,34 @@ def _config(default: str) -> str:
 def _facts(case: dict[str, Any]) -> NodeFacts | None:
     if case["config"] is None:
         return None
+    body = CNI_FILES.get(case.get("cni") or "")
+    cni = None if body is None else CniNetwork(body["name"], (CniPlugin(
+        body["type"], frozenset(k for k, on in body.get("capabilities", {}).items() if on)),))
     return NodeFacts(runtime=case["release"] or "", handlers=dict(ISOLATION),  # type: ignore[arg-type]
-                     default_handler=case["config"])
+                     default_handler=case["config"], cni=cni)
 
 
-def _judged(case: dict[str, Any], knowledge: NodeKnowledge) -> Verdict:
+def _sent_dns(case: dict[str, Any]) -> tuple[tuple[str, ...], ...] | None:
+    """The DNSConfig the kubelet sends for the pod (a RuntimeClass the input lacks looked
+    up as the default handler: the DNS does not depend on it); None when it sends none."""
+    spec = case["pod"]["spec"]
+    handlers = dict(case["classes"])
+    if spec.get("runtimeClassName") and spec["runtimeClassName"] not in handlers:
+        handlers[spec["runtimeClassName"]] = ""
+    try:
+        request = run_pod_sandbox_request(case["pod"], kubelet_version=case["kubelet"],
+                                          feature_gates=case["gates"],
+                                          node=NodeContext(runtime_handlers=handlers))
+    except WinnetError:
+        return None
+    sent = request.config.dns_config
+    return (tuple(sent.servers), tuple(sent.searches), tuple(sent.options))
+
+
+def _judged(case: dict[str, Any], knowledge: NodeKnowledge,
+            dns: tuple[tuple[str, ...], ...] | None = None) -> Verdict:
     profile = kubelet_profile(case["kubelet"], case["gates"])
-    return judge(case["pod"], profile, knowledge)
+    return judge(case["pod"], profile, knowledge, dns=dns)  # type: ignore[arg-type]
 
 
 def _dump(case: dict[str, Any], folder: Path) -> Path:
@@ -118,6 +159,9 @@ def _audit(case: dict[str, Any], folder: Path) -> dict[str, Any]:
         (folder / "nodes" / "w1").mkdir(parents=True)
         (folder / "nodes" / "w1" / "config.toml").write_text(_config(case["config"]),
                                                              encoding="utf-8")
+        if case.get("cni") is not None:
+            (folder / "nodes" / "w1" / "10-net.conf").write_text(
+                json.dumps(CNI_FILES[case["cni"]]), encoding="utf-8")
         argv += ["--node-config", str(folder / "nodes")]
     status, out = _run(*argv)
     assert status == 0, out
@@ -183,10 +227,36 @@ def _agrees(door: str, less: Verdict, more: Verdict) -> None:
 
 @given(situations())
 def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
+    _every_door(case)
+
+
+@pytest.mark.parametrize("host_process", [False, True])
+@pytest.mark.parametrize("cni", [None, *CNI_FILES])
+@pytest.mark.parametrize("dns", range(len(DNS_SETTINGS)))
+def test_every_door_says_whether_the_pods_dns_reaches_it(dns: int, cni: str | None,
+                                                         host_process: bool) -> None:
+    """Each DNS setting on each CNI file, as every door renders it (the generated
+    situations draw too few of these to reach each)."""
+    spec: dict[str, Any] = {"nodeName": "w1", "nodeSelector": {"kubernetes.io/os": "windows"},
+                            "containers": [{"name": "c", "image": "i"}], **DNS_SETTINGS[dns]}
+    if host_process:
+        spec["hostNetwork"] = True
+        spec["securityContext"] = {"windowsOptions": {"hostProcess": True}}
+    _every_door({"pod": {"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": "p", "namespace": "default"}, "spec": spec},
+                 "classes": {}, "kubelet": "1.34", "gates": None,
+                 "release": "containerd://2.1.0", "config": "runhcs-wcow-process", "cni": cni})
+
+
+def _every_door(case: dict[str, Any]) -> None:
     classes = case["classes"]
+    sent = _sent_dns(case)
     full = _judged(case, NodeKnowledge(runtime=case["release"], files=_facts(case),
-                                       runtime_classes=classes))
-    as_check = _judged(case, NodeKnowledge(runtime="containerd", runtime_classes=classes))
+                                       runtime_classes=classes), sent)
+    own_dns = asks_own_dns(case["pod"]["spec"])
+    # check reads no CNI file: the DNS lists do not change its answer
+    as_check = _judged(case, NodeKnowledge(runtime="containerd", runtime_classes=classes),
+                       NOT_READ)
     # audit without the node's files: the node's default handler is not known.
     as_audit = _judged(case, NodeKnowledge(runtime=case["release"], runtime_classes=classes,
                                            assume_default_handler=False))
@@ -201,6 +271,13 @@ def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
         if case["config"] is not None:
             assert row["onNode"]["network"] == full.network.value
             assert row["onNode"]["handler"] == full.handler
+            if full.dns is not None and "dns" in row["onNode"]:
+                # whether the pod's DNS reaches its endpoint, as the judgement has it
+                assert row["onNode"]["dns"]["outcome"] == full.dns.outcome, (row, full.dns)
+                assert row["onNode"]["dns"]["ownSettings"] is own_dns
+            dropped = "node-dns-dropped" in {f["rule"] for f in row["findings"]}
+            assert dropped == (own_dns and full.starts is not False and full.dns is not None
+                               and full.dns.outcome in ("dropped", "partly"))
         found = _check(case, folder)
         _matrix(case, folder, full)
         said = _explain_and_translate(case, folder)
@@ -212,6 +289,16 @@ def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
     hyperv = as_check.starts is not False and as_check.isolation != "process" and (
         as_check.network.value in ("none", "unknown"))
     assert ("host-process-hyperv-no-network" in found) == hyperv
+    # check: a pod's own DNS settings rest on the node's CNI file, or never apply (HostProcess)
+    assert as_check.dns is not None and as_check.dns.outcome in ("unknown", "host", "dropped")
+    default_only = "dnsConfig" not in case["pod"]["spec"]  # Default alone: the node's resolver
+    assert ("dns-needs-cni-capability" in found) == (
+        own_dns and as_check.starts is not False and (as_check.dns.outcome == "unknown" or (
+            as_check.dns.outcome == "host" and not (
+                default_only and case["pod"]["spec"].get("dnsPolicy") == "Default"))))
+    if full.dns is not None and as_check.dns.outcome != "unknown" and full.dns.outcome != (
+            "unknown"):
+        assert as_check.dns.outcome == full.dns.outcome, (as_check.dns, full.dns)
     if full.refused is not None:
         assert {"host-process-mixed", "host-process-needs-host-network",
                 "host-process-pod-false"} & found
@@ -225,6 +312,8 @@ def test_every_door_renders_the_one_verdict(case: dict[str, Any]) -> None:
             node=NodeContext(runtime_handlers=classes))
         plan = plan_pod_network(request, facts, policy="containerd")
         assert plan.namespace == full.network.value or full.runtime_refused is not None
+        assert plan.dns is not None and full.dns is not None
+        assert plan.dns.outcome == full.dns.outcome, (plan.dns, full.dns)
 
 
 def test_audit_without_node_files_does_not_assume_the_default_handler(

@@ -1,5 +1,5 @@
 """The shell blocks of README.md and the docs site's quick start, extracted and checked so
-they cannot rot (issue 18, item 6): every `kubelet-winnet` line of a quick start runs as
+they cannot rot: every `kubelet-winnet` line of a quick start runs as
 pasted (after the block's install and activation lines), a `console` block's output is
 what the command prints, and every other `kubelet-winnet` line names a real command and
 real flags. Install lines are checked against the package's metadata (extras, scripts), not run:

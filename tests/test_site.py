@@ -70,8 +70,8 @@ def test_upstream_page_links_the_sources() -> None:
         assert link in text, link
 
 
-# "issue 2", "issue-11", "#12" alone; upstream references name their project
-# ("PR #130250", "containerd issue #4856") and stay.
+# Ours: "issue" or "item" with a number, or "#" and a number alone. Upstream references
+# name their project ("PR #130250", "containerd issue #4856") and stay.
 _INTERNAL = re.compile(
     r"(?<!containerd )\bissue[ -]?#?\d+\b|(?<![\w/])(?<!PR )(?<!issue )#\d{1,4}\b"
     r"|\bcommit `?[0-9a-f]{7,40}\b|\bitem \d+\b",

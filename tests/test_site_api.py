@@ -1,4 +1,4 @@
-"""The docs site's API reference as a reader sees it (issue 18, item 6): built with the
+"""The docs site's API reference as a reader sees it: built with the
 real mkdocs and mkdocstrings, the page has no Sphinx roles left as text, every public
 dataclass lists its fields, and cross-references are links. mkdocs is the ``docs`` extra
 (in the ``ci`` extra): a skip outside CI without it, a failure under CI.

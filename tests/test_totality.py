@@ -1,10 +1,9 @@
-"""Total over every input (issue 7 item 5): no exception outside the ``WinnetError``
+"""Total over every input: no exception outside the ``WinnetError``
 family escapes a public function or method, whatever the arguments, and every message
 stays small.
 
-Issue 7: "No exception outside the WinnetError family escapes any public function or
-method for any argument: huge ints, deep nesting, values whose __eq__/__hash__/__repr__/
-__getattr__ raise, Mappings that raise, numpy values, bytes where strings belong."
+The arguments include huge ints, deep nesting, values whose __eq__/__hash__/__repr__/
+__getattr__ raise, Mappings that raise, numpy values and bytes where strings belong.
 """
 
 from __future__ import annotations
@@ -128,7 +127,7 @@ class _OneKey(Mapping[Any, bool]):
         return 1
 
 
-# Named regressions from the fuzzing run of issue 7.
+# Inputs a fuzzing run once found escaping, named.
 
 
 def test_huge_int_error_message_is_bounded() -> None:

@@ -1,4 +1,4 @@
-"""Types for the people who import the package (issue 29, item 6): ``mypy --strict``, run
+"""Types for the people who import the package : ``mypy --strict``, run
 from a user's own directory on a small program, finds the installed package (README's
 ``pip install -e .``: pyproject's ``[tool.distutils.editable_wheel]`` makes it a link tree
 named by a plain ``.pth`` file, which mypy follows), accepts what the functions take

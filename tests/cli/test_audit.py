@@ -1007,7 +1007,7 @@ def test_a_docker_node_row_says_unknown_and_why_never_ignored(
     assert f"  note: web: {DOCKER_NOTE}" in out.splitlines()
 
 
-# --- CSV cells a spreadsheet would run (issue 30, item 3) -----------------------------------
+# --- CSV cells a spreadsheet would run ------------------------------------------------------
 
 # OWASP, "CSV Injection": a cell starting with one of these is read as a formula.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -1091,7 +1091,7 @@ def test_csv_separator_then_formula_stays_inside_one_quoted_cell(text: str) -> N
     assert line.count('"') % 2 == 0 and line.startswith('"')
 
 
-# --- a server that accepts and never answers (issue 30, item 8) -----------------------------
+# --- a server that accepts and never answers ------------------------------------------------
 
 
 class SilentServer:
@@ -1158,7 +1158,7 @@ def test_request_timeout_against_a_silent_server_exits_2_without_aborting(
         server.close()
 
 
-# --- the client's own log lines (issue 30, item 16) -----------------------------------------
+# --- the client's own log lines -------------------------------------------------------------
 
 
 def test_client_log_lines_never_appear_beside_the_one_error_line(tmp_path: Path) -> None:
@@ -1212,7 +1212,7 @@ def test_the_client_loggers_are_restored_after_a_live_audit(
             logging.getLogger("kubernetes").handlers) == before
 
 
-# --- a pod before its node (issue 30, item 7) -------------------------------------------------
+# --- a pod before its node --------------------------------------------------------------------
 
 
 def _judged(out: str) -> dict[str, dict[str, Any]]:

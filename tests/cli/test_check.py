@@ -132,6 +132,16 @@ def oracle(path: Path) -> Counter[tuple[str, str, str]]:
             handlers.get(runtime_class) != "runhcs-wcow-process"
         ):
             add("host-process-hyperv-no-network")
+        # dns.go getPodDNSType: dnsPolicy None or Default, or a dnsConfig, is the pod's own
+        # DNS, which reaches a Windows pod only through a CNI plugin declaring the dns
+        # capability (the rule's page): a node fact check does not know, unless the kubelet
+        # refuses the pod.
+        # A HostProcess pod resolves as the node does: dnsPolicy Default alone is what it gets.
+        refused = any(effective) and (not all(effective) or not host_network)
+        own_dns = spec.get("dnsPolicy") == "None" or isinstance(spec.get("dnsConfig"), dict)
+        if not refused and (own_dns or (spec.get("dnsPolicy") == "Default"
+                                        and not all(effective))):
+            add("dns-needs-cni-capability")
         if host_network:
             for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
                 for port in c.get("ports") or []:
@@ -370,6 +380,7 @@ CASES: dict[str, dict[str, Any]] = {
         **WINDOWS, "hostNetwork": True, "runtimeClassName": "runhcs-wcow-hypervisor",
         "securityContext": {"windowsOptions": {"hostProcess": True}},
     },
+    "dns-needs-cni-capability": {**WINDOWS, "dnsPolicy": "Default"},
     "unknown-field": {**WINDOWS, "hostNetwrok": True},
 }
 
@@ -614,7 +625,7 @@ def test_summary_counts_bad_input_apart_from_checked_pods(
     assert "2 pods in 1 file checked:" in err and "2 input errors" in err
 
 
-# --- 8. JSON records: where first, then what ---------------------------------------------
+# --- JSON records: where first, then what ---------------------------------------------
 
 
 def test_json_records_of_every_command_start_with_where_then_what(

@@ -1,4 +1,4 @@
-"""``kubelet-winnet check`` as a new user meets it (issue 18): the words of each finding,
+"""``kubelet-winnet check`` as a new user meets it: the words of each finding,
 pods pinned to no OS, the summary line, notes for input that holds no manifests, report
 formats CI systems read, and the flags' conventions.
 
@@ -390,7 +390,7 @@ def test_help_and_usage_speak_of_check(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit) as info:
         main(["check"])
     assert info.value.code == 2
-    err = capsys.readouterr().err  # one line (issue 16 item 21), naming check and its help
+    err = capsys.readouterr().err  # one line, naming check and its help
     assert err == ("kubelet-winnet: error: check: no PATH given (use - for stdin); see "
                    "kubelet-winnet check --help\n")
     with pytest.raises(SystemExit) as info:

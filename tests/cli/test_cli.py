@@ -677,7 +677,7 @@ def test_every_limit_an_error_suggests_is_a_flag_of_that_command(
 
 
 def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) -> None:
-    """Issue 20: pre-commit runs ``check`` on every commit, so it imports no module it
+    """Pre-commit runs ``check`` on every commit, so it imports no module it
     does not use: the linter needs the kubelet's decisions, not CRI messages."""
     path = tmp_path / "one.yaml"
     path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
@@ -707,7 +707,7 @@ def test_check_starts_without_protobuf_and_translate_loads_it(tmp_path: Path) ->
     assert "cri_api.runtime.v1.api_pb2" in loaded["translate"]
 
 
-# --- 3. the kubectl plugin says the name the user typed ----------------------------------
+# --- the kubectl plugin says the name the user typed ----------------------------------
 
 
 def _plugin() -> Path:

@@ -1,4 +1,4 @@
-"""``.kubelet-winnet.yaml`` and the rule listing (issue 18, linter conventions): found
+"""``.kubelet-winnet.yaml`` and the rule listing, as other linters have them: found
 from the working directory upward or given with --config, each setting changing what
 ``check`` reports, bad files naming file:line. Each test runs ``check`` and checks stdout,
 stderr and the exit status.
@@ -162,7 +162,8 @@ def test_an_unknown_rule_id_in_the_settings_is_exit_2_with_the_nearest(
     capsys: pytest.CaptureFixture[str], repo: Path, text: str, line: int, where: str,
     rule: str, nearest: str,
 ) -> None:
-    """Issue 29 item 1: a typo in include no longer checks with no rule at all and exits 0."""
+    """An unknown rule id is exit 2 naming the nearest: a typo in include once checked with
+    no rule at all and exited 0."""
     config = repo / ".kubelet-winnet.yaml"
     config.write_text(text, encoding="utf-8")
     status, out, err = run(capsys, str(repo / "manifests"))
@@ -175,7 +176,8 @@ def test_an_unknown_rule_id_in_the_settings_is_exit_2_with_the_nearest(
 def test_every_mistake_of_the_settings_file_is_reported_in_one_run(
     capsys: pytest.CaptureFixture[str], repo: Path
 ) -> None:
-    """Issue 29: `failOn: eror` on line 1 was reported only after line 2 was fixed."""
+    """Every mistake in one run: `failOn: eror` on line 1 was once reported only after line 2
+    was fixed."""
     config = repo / ".kubelet-winnet.yaml"
     config.write_text("failOn: eror\nkubeletVersion: 1.34\nrules:\n  include: [nope-rule]\n"
                       "  exlude: []\nwindowsOnly: 3\n", encoding="utf-8")
@@ -266,8 +268,9 @@ def test_list_rules_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_list_rules_says_when_windows_forbidden_field_is_an_error(
     capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 29 item 7: all 6 real hits were info; the API server rejects the fields only
-    for a pod with spec.os.name: windows (validation.go validateWindows)."""
+    """The listing says windows-forbidden-field is info, but an error for a pod with
+    spec.os.name: windows: the API server rejects the fields only there (validation.go
+    validateWindows); all 6 real hits were info."""
     _, out, _ = run(capsys, "--list-rules")
     rows = {line.split()[0]: line for line in out.splitlines()}
     assert " info (error when spec.os.name is windows) " in rows["windows-forbidden-field"]
@@ -347,13 +350,14 @@ def test_checking_the_repository_root_passes_its_settings_file_by(
     assert status == 0
 
 
-# --- issue 30: settings that can be planted, or that are not a file -------------------
+# --- settings that can be planted, or that are not a file -----------------------------
 
 
 def test_a_planted_settings_file_of_another_user_is_refused(
     capsys: pytest.CaptureFixture[str], repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 30 item 1 (simulated: the owner lookup says the file is someone else's)."""
+    """A settings file found upward but owned by another user is refused, not read (simulated:
+    the owner lookup says the file is someone else's)."""
     config = repo / ".kubelet-winnet.yaml"
     config.write_text('skip: ["manifests/*"]\nfailOn: never\n', encoding="utf-8")
     mine = os.geteuid()
@@ -454,8 +458,9 @@ def test_the_search_stops_at_a_file_system_boundary(
 def test_a_settings_name_that_is_not_a_file_is_an_error(
     tmp_path: Path, kind: str
 ) -> None:
-    """Issue 30 item 13: never passed over for the parent's file, and a FIFO is not opened
-    (run in a child process with a timeout: a blocking open would hang it)."""
+    """A settings name that is not a file is never passed over for the parent's file, and a
+    FIFO is not opened (run in a child process with a timeout: a blocking open would hang
+    it)."""
     (tmp_path / ".kubelet-winnet.yaml").write_text("failOn: never\n", encoding="utf-8")
     work = tmp_path / "work"
     work.mkdir()
@@ -487,7 +492,8 @@ def test_a_settings_name_that_is_not_a_file_is_an_error(
 def test_skip_patterns_that_match_every_file_are_refused(
     capsys: pytest.CaptureFixture[str], repo: Path, pattern: str, shown: str
 ) -> None:
-    """Issue 30 item 11: `skip: [""]` skipped every file given by an absolute path."""
+    """A skip pattern that matches every file is refused: `skip: [""]` once skipped every file
+    given by an absolute path."""
     config = repo / ".kubelet-winnet.yaml"
     config.write_text(f'skip:\n- "vendor/*"\n- {pattern}\n', encoding="utf-8")
     status, out, err = run(capsys, str(repo / "manifests"))
@@ -543,7 +549,7 @@ def test_a_refused_skip_pattern_skips_every_path_of_a_form(
 def test_a_numeric_kubelet_version_is_quoted_as_written(
     capsys: pytest.CaptureFixture[str], repo: Path, written: str
 ) -> None:
-    """Issue 30 item 12: `kubeletVersion: 1.30` was told to write "1.3"."""
+    """The version as written: `kubeletVersion: 1.30` was once told to write "1.3"."""
     config = repo / ".kubelet-winnet.yaml"
     config.write_text(f"rules: {{}}\nkubeletVersion: {written}  # ours\n", encoding="utf-8")
     status, _, err = run(capsys, str(repo / "manifests"))
@@ -566,7 +572,7 @@ _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
     ["rules", "kubeletVersion", "featureGates", "windowsOnly", "assumeWindows", "skip",
      "failOn", "allowEmpty", "docsUrl"]), _VALUES, max_size=6)))
 def test_any_settings_value_gives_a_config_or_one_line_errors(settings: object) -> None:
-    """Issue 30's fuzz property for the settings file: whatever YAML it holds, the loader
+    """The fuzz property for the settings file: whatever YAML it holds, the loader
     gives settings or typed one-line errors naming the file, never a traceback."""
     import tempfile
 

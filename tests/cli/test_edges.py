@@ -1,7 +1,6 @@
-"""Issue 16, the command line's edges: what a directory search meets (items 8, 10), SARIF
-for file names that are not UTF-8 (17), control characters in every text output and
-diagnostic (19) and flag errors (21). Each test is the issue's reproducer, its exit status
-and the number of lines on stderr."""
+"""The command line's edges: what a directory search meets, SARIF for file names that are
+not UTF-8, control characters in every text output and diagnostic, and flag errors. Each
+test is an input that once broke, its exit status and the number of lines on stderr."""
 
 from __future__ import annotations
 
@@ -64,7 +63,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, list[
     return status, out, without_summary(err)
 
 
-# --- 8: FIFOs and devices found by a directory search --------------------------------------
+# --- FIFOs and devices found by a directory search --------------------------------------
 
 
 def test_fifo_in_a_directory_is_skipped_with_a_note(tmp_path: Path) -> None:
@@ -111,7 +110,7 @@ def test_expand_paths_names_what_it_skips(tmp_path: Path) -> None:
     assert "a FIFO" in found[1].reason
 
 
-# --- 10: a subdirectory that cannot be read ------------------------------------------------
+# --- a subdirectory that cannot be read ------------------------------------------------
 
 
 _CANNOT_IMPORT = 77  # the child's status when nobody cannot load a module of the checkout
@@ -207,7 +206,7 @@ def test_a_directory_too_deep_to_name_is_cannot_read(tmp_path: Path,
     assert len(found) == 1 and found[0].reason == "cannot read: File name too long"
 
 
-# --- 17: SARIF for a file name that is not UTF-8 -------------------------------------------
+# --- SARIF for a file name that is not UTF-8 -------------------------------------------
 
 
 def test_sarif_for_a_file_name_that_is_not_utf8(tmp_path: Path,
@@ -232,7 +231,7 @@ def test_sarif_for_a_file_name_that_is_not_utf8(tmp_path: Path,
     assert urllib.parse.unquote_to_bytes(uri) == os.fsencode(relative)
 
 
-# --- 19: control characters: one escaping rule, no line ever split -------------------------
+# --- control characters: one escaping rule, no line ever split -------------------------
 
 # Every character str.splitlines breaks at, and terminal escape sequences.
 BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -311,7 +310,7 @@ def _capture(argv: list[str]) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-# --- 21: flag errors are one line ----------------------------------------------------------
+# --- flag errors are one line ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

@@ -1,4 +1,4 @@
-"""``run`` and ``audit`` as a new user meets them (issue 18): why the exit status is 1 is
+"""``run`` and ``audit`` as a new user meets them: why the exit status is 1 is
 on stderr, an absent runtime or kubeconfig is one line and status 2, and every mark of the
 audit table is explained. Each test runs the command and checks stdout, stderr and the
 exit status; expected values come from the input objects and the kubelet rules.

@@ -1,4 +1,4 @@
-"""HostProcess under Hyper-V isolation (issue 18, item 5): ``check`` finds it, ``audit``
+"""HostProcess under Hyper-V isolation: ``check`` finds it, ``audit``
 says the pod has no network instead of "applied", ``matrix`` notes it.
 
 Facts, verified at the sources (rule page host-process-hyperv-no-network): hcsshim PR

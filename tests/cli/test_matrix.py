@@ -288,7 +288,7 @@ def test_console_script_runs_matrix() -> None:
     assert len(json.loads(result.stdout)["rows"]) == 10
 
 
-# --- 6. matrix --pod: the Hyper-V note only where a HostProcess request is sent -----------
+# --- matrix --pod: the Hyper-V note only where a HostProcess request is sent -----------
 
 HOST_PROCESS_POD = WINDOWS_POD.replace("spec:\n", "spec:\n  hostNetwork: true\n"
                                        "  securityContext:\n    windowsOptions:\n"

@@ -59,6 +59,8 @@ def test_a_node_on_containerd_24_and_kubelet_138(capsys: pytest.CaptureFixture[s
         ("node-hyperv-host-process", "config.toml", line_of(config, "default_runtime_name"),
          "warning"),
         ("node-host-port-dropped", "0-flannel.conf", 1, "warning"),
+        # flannel hands runtimeConfig.dns to win-overlay, which never takes options.
+        ("node-dns-dropped", "0-flannel.conf", 1, "info"),
         ("node-port-range", "dynamicport.txt", 4, "warning"),
         ("node-pause-image", "config.toml", line_of(config, "pause:3.10.1"), "warning"),
     }
@@ -111,10 +113,14 @@ def test_host_port_dropped_without_the_capability(capsys: pytest.CaptureFixture[
     nat = DATA / "node" / "cni" / "nerdctl-nat.conflist"
     status, report = findings(capsys, str(nat))
     assert status == 1
-    (finding,) = report["findings"]
+    finding, dns = report["findings"]
     assert finding["rule"] == "node-host-port-dropped"
     assert "no plugin of CNI network 'nat'" in finding["message"]
     assert "declares the portMappings capability" in finding["message"]
+    # Nor does it declare dns: every pod gets the configuration's own DNS.
+    assert (dns["rule"], dns["severity"]) == ("node-dns-dropped", "warning")
+    assert "nat, the first plugin of CNI network 'nat'" in dns["message"]
+    assert "does not declare the dns capability" in dns["message"]
 
 
 def test_sarif_and_junit(capsys: pytest.CaptureFixture[str]) -> None:
@@ -216,7 +222,7 @@ def test_a_node_object_with_wrong_node_info_is_refused_with_its_line(
 
 def test_a_run_that_reads_no_node_file_is_not_a_pass(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    # Issue 29's rule for check (an empty run is not a pass) holds for node: an empty
+    # check's rule (an empty run is not a pass) holds for node: an empty
     # folder, or one of unrelated files, judged nothing and exited 0.
     status, out, err = command(capsys, "node", str(tmp_path))
     assert status == 2 and not out

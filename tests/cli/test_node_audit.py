@@ -348,6 +348,104 @@ def test_a_host_port_on_a_node_without_files_is_not_known_in_every_output(
         in listed
 
 
+def _own_dns(name: str, node_name: str, **spec: Any) -> dict[str, Any]:
+    manifest = pod(name, node_name)
+    manifest["spec"]["containers"][0].pop("ports")
+    manifest["spec"].update(spec)
+    return manifest
+
+
+_EVERY_LIST = {"dnsPolicy": "None", "dnsConfig": {
+    "nameservers": ["10.0.0.53"], "searches": ["corp.example"], "options": [{"name": "edns0"}]}}
+
+
+def test_rows_say_whether_a_pods_own_dns_reaches_it(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    """containerd passes the DNSConfig only as the dns capability. win-2025-a: flannel
+    (declares dns) delegating to win-overlay, which takes servers and searches, never
+    options (pkg/hns/netconf_windows.go); sigwin-1: flannel to sdnoverlay, which takes all
+    three (cni/cni.go GetNetworkInfo); a node without files: not known."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), node("sigwin-1"), WIN_2,
+        _own_dns("own-2025", "win-2025-a", **_EVERY_LIST),
+        _own_dns("servers-2025", "win-2025-a", dnsPolicy="None",
+                 dnsConfig={"nameservers": ["10.0.0.53"]}),
+        _own_dns("own-sig", "sigwin-1", **_EVERY_LIST),
+        _own_dns("plain-sig", "sigwin-1"),
+        _own_dns("own-2", "win-2", **_EVERY_LIST),
+    ]}), encoding="utf-8")
+    nodes = _only(tmp_path, "win-2025-a", "sigwin-1")
+    status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and status == 1
+    rows = {p["name"]: p for p in json.loads(out)["pods"]}
+    dns = {name: row["onNode"]["dns"] for name, row in rows.items()}
+    assert (dns["own-2025"]["outcome"], dns["own-2025"]["reaches"]) == (
+        "partly", ["servers", "searches"])
+    assert (dns["servers-2025"]["outcome"], dns["own-sig"]["outcome"]) == ("applied", "applied")
+    assert dns["plain-sig"]["ownSettings"] is False and dns["own-sig"]["ownSettings"] is True
+    assert dns["own-2"]["outcome"] == "unknown"
+    assert "the node's CNI configuration is not known" in dns["own-2"]["reason"]
+    # Only the pod whose settings are partly ignored has the node rule's finding (info: a
+    # part), at its dnsPolicy; the pod on a node without files has check's conditional one.
+    dropped = {name: [(f["rule"], f["severity"], f["field"]) for f in row["findings"]
+                      if f["rule"] in ("node-dns-dropped", "dns-needs-cni-capability")]
+               for name, row in rows.items()}
+    assert dropped == {
+        "own-2025": [("node-dns-dropped", "info", "spec.dnsPolicy")],
+        "servers-2025": [], "own-sig": [], "plain-sig": [],
+        "own-2": [("dns-needs-cni-capability", "info", "spec.dnsPolicy")]}
+    (finding,) = [f for f in rows["own-2025"]["findings"] if f["rule"] == "node-dns-dropped"]
+    assert finding["message"] == ("dnsPolicy: None with dnsConfig: the CNI plugin of this "
+                                  "pod's node ignores part of them.")
+    assert "win-overlay" in rows["own-2025"]["note"]
+    assert "its options do not" in rows["own-2025"]["note"]
+    main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "csv"])
+    cells = {r["pod"]: r["onNodeDns"] for r in csv.DictReader(io.StringIO(
+        capsys.readouterr().out))}
+    assert cells == {"own-2025": "partly", "servers-2025": "applied", "own-sig": "applied",
+                     "plain-sig": "applied", "own-2": "unknown"}
+    main(["audit", "-f", str(dump), "--node-config", str(nodes)])
+    text = capsys.readouterr().out
+    assert "its DNS settings partly applied" in text
+    assert "own-2: no node files for win-2: " in text and "its DNS settings unknown" in text
+
+
+def test_dns_on_a_runtime_not_modelled_is_not_said(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    """How the DNSConfig reaches CNI is containerd's (sandbox_run.go): on another runtime
+    the rule says nothing, on containerd it is check's conditional info."""
+    other = {**WIN_2, "metadata": {"name": "win-3"},
+             "status": {"nodeInfo": {**WIN_2["status"]["nodeInfo"],  # type: ignore[index]
+                                     "containerRuntimeVersion": "docker://20.10.9"}}}
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        WIN_2, other, _own_dns("on-containerd", "win-2", dnsPolicy="Default"),
+        _own_dns("on-docker", "win-3", dnsPolicy="Default")]}), encoding="utf-8")
+    main(["audit", "-f", str(dump), "-o", "json", "--fail-on", "never"])
+    rows = {p["name"]: {f["rule"] for f in p["findings"]}
+            for p in json.loads(capsys.readouterr().out)["pods"]}
+    assert rows == {"on-containerd": {"dns-needs-cni-capability"}, "on-docker": set()}
+
+
+def test_the_html_page_says_what_becomes_of_a_pods_dns(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    """win-2025-a's flannel hands the dns capability to win-overlay, which never takes
+    options: a pod setting all three lists is badged, the node card has a DNS column."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), _own_dns("own-2025", "win-2025-a", **_EVERY_LIST)]}),
+        encoding="utf-8")
+    main(["audit", "-f", str(dump), "--node-config", str(_only(tmp_path, "win-2025-a")),
+          "-o", "html", "--fail-on", "never"])
+    assert "DNS settings partly ignored" in capsys.readouterr().out
+    main(["node", str(NODES / "win-2025-a"), "-o", "html", "--fail-on", "never"])
+    page = capsys.readouterr().out
+    assert "<th>hostPort</th><th>DNS</th><th>why</th>" in page
+    assert "<td>pod with its own DNS (dnsPolicy: None)</td>" in page
+
+
 def test_audit_reports_what_stops_a_135_nodes_kubelet_at_start_up(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

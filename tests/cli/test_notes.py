@@ -1,6 +1,6 @@
 """``cli/notes.py``: every command that reads manifests (check, translate, explain) says so
 when it was pointed at a Helm template, a kustomization or files without Kubernetes
-objects, instead of passing quietly with exit 0 (issue 18: a CI step aimed at the wrong
+objects, instead of passing quietly with exit 0 (a CI step aimed at the wrong
 directory must not go green unnoticed)."""
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def test_under_v_a_custom_kind_with_a_pod_template_is_said_to_be_unchecked(
     assert err.count("has a pod template") == 1  # not the Deploymnet: its note says more
     main(["check", str(path), "-q"])
     assert capsys.readouterr().err == ""
-# --- 1. files without objects ------------------------------------------------------------
+# --- files without objects ------------------------------------------------------------
 
 EMPTY_FILES = {"empty.yaml": "", "comment.yaml": "# nothing here yet\n",
                "dashes.yaml": "---\n---\n", "blank.yml": "\n\n  \n"}
@@ -229,7 +229,7 @@ def test_a_pod_without_api_version_is_not_said_to_be_missing(
     assert "no Kubernetes objects" not in err
 
 
-# --- 7. a Helm template on stdin gets the same note as from a file ------------------------
+# --- a Helm template on stdin gets the same note as from a file ------------------------
 
 
 

@@ -167,7 +167,7 @@ PREFIX_DNS = ("prefix part a lowercase RFC 1123 subdomain must consist of lower 
     ("env=pro d", "--namespace-selector: found 'd', expected: ',' or 'end of string'" + HINT),
     ("env=" + "x" * 64,
      PARSE + f'Invalid value: "{"x" * 64}": must be no more than 63 bytes'),
-    # Issue 30 item 9: an empty prefix is refused, as the API server refuses it.
+    # An empty prefix is refused, as the API server refuses it.
     ("/x=1", PARSE + 'Invalid value: "/x": prefix part must be non-empty'),
     ("!/y", PARSE + 'Invalid value: "/y": prefix part must be non-empty'),
     ("a/", PARSE + 'Invalid value: "a/": name part must be non-empty; ' + KEY_NAME),
@@ -218,7 +218,7 @@ def _selector_of(capsys: pytest.CaptureFixture[str], selector: str) -> Any:
 
 
 @pytest.mark.parametrize(("selector", "want"), [
-    # Issue 30 item 9: labels.Parse ANDs every requirement; the LabelSelector keeps both.
+    # labels.Parse ANDs every requirement; the LabelSelector keeps both.
     ("env=prod,env=dev", {"matchLabels": {"env": "prod"},
                           "matchExpressions": [{"key": "env", "operator": "In",
                                                 "values": ["dev"]}]}),
@@ -250,7 +250,7 @@ WHITESPACE_SHAPES = ["{s}", "a{s}b", "a{s}={s}b", "a{s}in{s}({s}b{s},{s}c{s})",
 
 @pytest.mark.parametrize("shape", ["a{s}b", "a{s}in{s}({s}b{s},{s}c{s})"])
 def test_namespace_selector_is_linear_in_whitespace(shape: str) -> None:
-    """Issue 30 item 10: 32,000 characters of whitespace took 18 s (a backtracking
+    """32,000 characters of whitespace once took 18 s (a backtracking
     expression). 120,000, about the most one argument of a command line may hold (Linux's
     MAX_ARG_STRLEN is 128 KiB), now parse or are refused at once; the timeout is only
     there so that a quadratic parser fails instead of running for many minutes."""
@@ -280,6 +280,7 @@ def test_a_million_characters_of_whitespace_in_every_place(shape: str) -> None:
     assert read(text) == read(shape.format(s=" "))
 
 
+@pytest.mark.slow  # counts the lexer's expression matches: machinery
 def test_namespace_selector_lexer_scans_each_character_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

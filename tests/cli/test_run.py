@@ -118,7 +118,7 @@ def dry_run_over(capsys: pytest.CaptureFixture[str], files: list[Path], *, pods:
                 api_pb2.NODE
             )
         creates = [
-            json_format.ParseDict(c, api_pb2.CreateContainerRequest())
+            json_format.ParseDict(_as_newest_cri_api(c), api_pb2.CreateContainerRequest())
             for c in record["createContainer"]
         ]
         names = [c.config.metadata.name for c in creates]
@@ -127,6 +127,19 @@ def dry_run_over(capsys: pytest.CaptureFixture[str], files: list[Path], *, pods:
         for create in creates:
             assert create.pod_sandbox_id == ""
             assert create.sandbox_config == request.config
+
+
+def _as_newest_cri_api(create: dict[str, Any]) -> dict[str, Any]:
+    """A default (1.32) kubelet's CreateContainerRequest JSON as the newest cri-api spells
+    it: ``KeyValue.value`` was a string (text in JSON), now bytes (base64), and the
+    Signal names gained ``SIGNAL_`` (cri-api d3d9c71, 044b7de)."""
+    config = create["config"]
+    for pair in config.get("envs", []):
+        if "value" in pair:  # an empty value is not written, in either spelling
+            pair["value"] = base64.b64encode(pair["value"].encode()).decode()
+    if "stopSignal" in config:
+        config["stopSignal"] = "SIGNAL_" + config["stopSignal"]
+    return create
 
 
 def test_dry_run_of_accepted_pods_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
@@ -344,7 +357,58 @@ def test_bad_secret_data_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: P
                   {"kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "not base64!"}})
     code, _, err = run(capsys, "--dry-run", str(path))
     assert code == 2
-    assert f"{path}#2: data.k: not base64 of UTF-8 text" in err
+    assert (f'{path}#2: data["k"]: expected base64 text (a Secret\'s data as the API holds '
+            "it), got other text (11 characters, not shown)") in err
+    assert "not base64!" not in err  # a Secret's text is never echoed
+
+
+def _binary_secret_pod(tmp_path: Path) -> Path:
+    pod = _pod("web", os={"name": "windows"})
+    pod["spec"]["containers"][0]["env"] = [
+        {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+    ]
+    pod["spec"]["containers"][0]["lifecycle"] = {"stopSignal": "SIGTERM"}
+    # //4= is base64 of the bytes ff fe, which are not UTF-8.
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns1"},
+              "data": {"k": "//4="}}
+    return _write(tmp_path / "p.yaml", pod, secret)
+
+
+@pytest.mark.parametrize(("version", "value", "signal"), [
+    # Go's encoding/json writes each byte that is not UTF-8 as U+FFFD (gogo types, 1.33).
+    ("1.33", "\ufffd\ufffd", "SIGTERM"),
+    ("1.34.9", "//4=", "SIGTERM"),  # bytes value = 2: protojson writes base64
+    ("1.36.2", "//4=", "SIGTERM"),
+    ("1.37.0", "//4=", "SIGNAL_SIGTERM"),  # cri-api 044b7de renamed the enum's values
+])
+def test_dry_run_writes_each_releases_cri_api_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, version: str, value: str, signal: str,
+) -> None:
+    """The JSON of a Secret's bytes and of stop_signal is that of the release's cri-api."""
+    path = _binary_secret_pod(tmp_path)
+    code, out, err = run(capsys, "--dry-run", "--kubelet-version", version,
+                         "--feature-gates", "ContainerStopSignals=true", str(path))
+    assert code == 0, err
+    app = json.loads(out)[0]["createContainer"][1]["config"]
+    assert app["envs"] == [{"key": "KEY", "value": value}]
+    assert app["stopSignal"] == signal
+
+
+@pytest.mark.parametrize("version", ["1.34.8", "1.35.5", "1.36.1"])
+def test_dry_run_refuses_a_secrets_bytes_where_the_release_cannot_send_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, version: str,
+) -> None:
+    path = _binary_secret_pod(tmp_path)
+    code, out, err = run(capsys, "--dry-run", "--kubelet-version", version,
+                         "--feature-gates", "ContainerStopSignals=true", str(path))
+    assert code == 2
+    message = json.loads(out)[0]["invalid"]
+    assert message.startswith(
+        f'spec.containers[0].env[0].value: kubelet {version} cannot send variable "KEY"'
+    )
+    assert "string field contains invalid UTF-8" in message
+    lines = [line for line in err.splitlines() if "spec.containers[0].env[0].value" in line]
+    assert len(lines) == 1 and "//4=" not in err and "\\xff" not in err
 
 
 def test_malformed_pod_is_reported_invalid(
@@ -426,7 +490,7 @@ def test_node_config_errors_name_the_line_of_the_key_in_yaml_words(
     assert "tuple" not in err  # a YAML list is a list
 
 
-# --- 4. run: no lone "# Pod ..." header before an error ----------------------------------
+# --- run: no lone "# Pod ..." header before an error ----------------------------------
 
 
 def test_run_without_a_runtime_prints_the_one_error_line(
@@ -458,7 +522,7 @@ def test_run_of_a_pod_that_cannot_be_read_prints_no_header(
                    "expected a boolean, got string \"true\"\n")
 
 
-# --- 5. run --dry-run marks what stands in for the API server's and controllers' fields ---
+# --- run --dry-run marks what stands in for the API server's and controllers' fields ---
 
 
 def _workload(kind: str, name: str, uid: str | None = None) -> dict[str, Any]:
@@ -629,17 +693,19 @@ def test_dry_run_of_refused_pods_only_assumes_nothing(
 def test_dry_run_of_a_value_a_byte_wise_kubelet_cannot_send(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Issue 28: kubelet 1.33 expands "$é" to bytes that are not UTF-8 (kubernetes#136323);
-    the pod is refused like any invalid one (exit 2, one error line naming the field), and
-    the next pod is still built."""
+    """Kubelet 1.34.0 expands "$é" to bytes that are not UTF-8 and cannot marshal them
+    (kubernetes#136323); the pod is refused like any invalid one (exit 2, one error line
+    naming the field), and the next pod is still built."""
     bad = _pod("web")
     bad["spec"]["containers"][0]["env"] = [{"name": "GREETING", "value": "$é"}]
     path = _write(tmp_path / "p.yaml", bad, _pod("ok"))
-    code, out, err = run(capsys, "--dry-run", "--kubelet-version", "1.33", str(path))
+    code, out, err = run(capsys, "--dry-run", "--kubelet-version", "1.34.0", str(path))
     assert code == 2
     records = json.loads(out)
     field = "spec.containers[0].env[0].value"
-    assert records[0]["invalid"].startswith(f'{field}: kubelet 1.33 expands variable "GREETING"')
+    assert records[0]["invalid"].startswith(
+        f'{field}: kubelet 1.34.0 expands variable "GREETING"'
+    )
     assert "runPodSandbox" in records[1]
     lines = [line for line in err.splitlines() if field in line]
     assert len(lines) == 1 and "(bytes 24 c3 83 a9)" in lines[0]

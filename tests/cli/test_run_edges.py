@@ -1,11 +1,11 @@
-"""``kubelet-winnet run`` at issue 16's edges: limits past int64 and $(VAR) growth
-(items 1, 3), a runtime sending enum values this version does not name (item 5: proto3
-enums are open), pods with thousands of containers (item 7), and a fuzz of ``run``
+"""``kubelet-winnet run`` at its edges: limits past int64 and $(VAR) growth, a runtime
+sending enum values this version does not name (proto3 enums are open), pods with
+thousands of containers, and a fuzz of ``run``
 against a fake CRI runtime answering with open enums, errors and garbage.
 
 Time and memory are bounds on a child process (its own VmHWM, benchmarks/peak.py),
-far from what the old behaviour took (12.6 GB and a SIGSEGV for item 3, 31.6 s for 4,000
-containers), never timings of the library.
+far from what the old behaviour took (12.6 GB and a SIGSEGV for $(VAR) doubling, 31.6 s for
+4,000 containers), never timings of the library.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _child(*argv: str, timeout: float = 120) -> tuple[int, bytes, list[str], flo
     return child.returncode, out, lines, seconds, peak
 
 
-# --- item 1: a memory limit past int64 ----------------------------------------------------
+# --- a memory limit past int64 ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("limit", ["8Ei", "999E", "1e30"])
@@ -96,11 +96,11 @@ def test_run_dry_run_reports_the_limit_in_one_line(
     assert "does not fit the request's int64" in record["invalid"]
 
 
-# --- item 3: $(VAR) growth, bounded -----------------------------------------------------------
+# --- $(VAR) growth, bounded -------------------------------------------------------------------
 
 
 def test_doubling_env_is_refused_fast_and_small(tmp_path: Path) -> None:
-    """The issue's 1.3 KB file: 29 variables each "$(V{i-1})$(V{i-1})" (12.6 GB, then
+    """A 1.3 KB file: 29 variables each "$(V{i-1})$(V{i-1})" (12.6 GB, then
     SIGSEGV, before). V20 is the first past the 1 MiB value bound."""
     env = [{"name": "V0", "value": "ab"}]
     env += [{"name": f"V{i}", "value": f"$(V{i - 1})$(V{i - 1})"} for i in range(1, 29)]
@@ -116,7 +116,7 @@ def test_doubling_env_is_refused_fast_and_small(tmp_path: Path) -> None:
     assert "V20" in record["invalid"]
 
 
-# --- item 5: open enums from the runtime ------------------------------------------------------
+# --- open enums from the runtime --------------------------------------------------------------
 
 
 def _status(state: int, network: int, ip: str = "") -> bytes:
@@ -175,9 +175,10 @@ def test_known_enum_values_keep_their_names(
     assert "container app c1 CONTAINER_RUNNING\n" in out
 
 
-# --- item 7: linear in containers ---------------------------------------------------------------
+# --- linear in containers -----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # times the container loop (15 s against 31.6 s before): machinery
 def test_dry_run_of_4000_containers_is_bounded(tmp_path: Path) -> None:
     """4,000 containers took 31.6 s (each rebuilt the sandbox and rescanned the pod)."""
     count = 4000
@@ -194,6 +195,7 @@ def test_dry_run_of_4000_containers_is_bounded(tmp_path: Path) -> None:
     assert peak < 400, peak
 
 
+@pytest.mark.slow  # counts internal calls, not what the user gets: machinery
 def test_the_sandbox_is_built_once_per_pod(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -343,7 +345,7 @@ def test_a_bad_runtime_request_timeout_is_one_line(
     assert err.count("\n") == 1 and reason in err and "--runtime-request-timeout" in err, err
 
 
-# --- issue 30 items 4 and 5: the copy of standard input -----------------------------------
+# --- the copy of standard input -----------------------------------------------------------
 #
 # `run` reads its input twice (ConfigMaps first, then the pods), so stdin is copied to a
 # temporary file first. Expected texts are the OS's own strerror for the errno.

@@ -101,3 +101,24 @@ def test_a_runtime_class_name_that_is_no_string_is_an_input_error(
     assert "Traceback" not in err
     assert "spec.runtimeClassName: expected a string, got number 5" in err
     assert out == ""
+
+
+def test_json_of_the_windows_sandbox_config_is_the_same_across_the_cri_api_renames(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """translate writes WindowsPodSandboxConfig, which holds neither a KeyValue nor a
+    Signal: the renames of cri-api 1.37 (bytes env values, SIGNAL_ names) leave it alone."""
+    pod = _pod("p", "ns", containers=[{
+        "name": "c", "image": "i", "env": [{"name": "A", "value": "x"}],
+        "lifecycle": {"stopSignal": "SIGTERM"},
+    }])
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(pod), encoding="utf-8")
+    outputs = []
+    for version in ("1.36.1", "1.37.0"):
+        status = main(["translate", str(path), "-o", "json", "--kubelet-version", version,
+                       "--feature-gates", "ContainerStopSignals=true"])
+        out, err = capsys.readouterr()
+        assert status == 0, err
+        outputs.append(json.loads(out)[0]["windowsPodSandboxConfig"])
+    assert outputs[0] == outputs[1] == {"securityContext": {}}

@@ -276,6 +276,40 @@ def test_corpus_pod_runs_with_its_containers(
     assert _wait_until_clean(daemon) == []
 
 
+def test_a_secrets_bytes_reach_a_gogo_containerd_unchanged(
+    runtime: RuntimeClient, daemon: Containerd
+) -> None:
+    """A 1.37 kubelet sends a Secret's bytes that are not UTF-8 as `bytes value = 2`; the
+    wire is a string's, and containerd 1.6 (gogo protobuf, which checks no UTF-8) takes
+    them: the container starts, and its OCI spec, which containerd's verbose status writes
+    with Go's encoding/json, holds the variable with each bad byte as U+FFFD."""
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "bin", "namespace": "default", "uid": "u-bin"},
+           "spec": {"containers": [{"name": "c", "image": IMAGE, "env": [
+               {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}]}}
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+              "data": {"k": "//4="}}  # ff fe
+    request = kubelet_winnet.run_pod_sandbox_request(pod, node=NODE, kubelet_version="1.37")
+    sandbox_id = runtime.run_pod_sandbox(request).pod_sandbox_id
+    try:
+        create = kubelet_winnet.create_container_request(
+            pod, "c", pod_sandbox_id=sandbox_id, node=NODE, image_ref=IMAGE,
+            secrets={"s": secret}, kubelet_version="1.37",
+        )
+        assert [(e.key, e.value) for e in create.config.envs] == [("KEY", b"\xff\xfe")]
+        create.config.ClearField("mounts")  # Windows host paths nothing prepares here
+        container_id = runtime.create_container(create).container_id
+        runtime.start_container(container_id)
+        answer = runtime.container_status(container_id, verbose=True)
+        assert answer.status.state == api_pb2.CONTAINER_RUNNING, answer.status.message
+        env = json.loads(answer.info["info"])["runtimeSpec"]["process"]["env"]
+        assert "KEY=\ufffd\ufffd" in env
+    finally:
+        runtime.stop_pod_sandbox(sandbox_id)
+        runtime.remove_pod_sandbox(sandbox_id)
+    assert _wait_until_clean(daemon) == []
+
+
 @pytest.mark.corpus
 def test_stop_and_remove_are_idempotent(runtime: RuntimeClient, daemon: Containerd) -> None:
     request = kubelet_winnet.run_pod_sandbox_request(corpus()[0][0].doc, node=NODE)

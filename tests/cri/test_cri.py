@@ -49,7 +49,9 @@ UPSTREAM_FIELDS: dict[str, str] = {
     "RuntimeCondition": "type=1:string status=2:bool reason=3:string message=4:string",
     "RuntimeHandler": "name=1:string features=2:RuntimeHandlerFeatures",
     "RuntimeHandlerFeatures": "recursive_read_only_mounts=1:bool user_namespaces=2:bool",
-    "RuntimeFeatures": "supplemental_groups_policy=1:bool user_namespaces_host_network=2:bool",
+    # mount_options = 3: cri-api d279f3c (master, after v0.37.0-beta.0).
+    "RuntimeFeatures": "supplemental_groups_policy=1:bool user_namespaces_host_network=2:bool "
+    "mount_options=3:bool",
     "StopPodSandboxRequest": "pod_sandbox_id=1:string",
     "StopPodSandboxResponse": "",
     "RemovePodSandboxRequest": "pod_sandbox_id=1:string",

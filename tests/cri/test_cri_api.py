@@ -422,3 +422,36 @@ def test_response_json_name() -> None:
     response = api_pb2.RunPodSandboxResponse(pod_sandbox_id="abc")
     assert json_format.MessageToDict(response) == {"podSandboxId": "abc"}
     assert json_format.Parse('{"podSandboxId": "abc"}', api_pb2.RunPodSandboxResponse()) == response
+
+
+# --- what cri-api changed after v0.36 (pkg/apis/runtime/v1/api.proto) ------------------
+
+
+def test_key_value_holds_bytes_from_cri_api_d3d9c71() -> None:
+    """`bytes value = 2;` (kubernetes#139168; v0.37.0 and the v0.34.9, v0.35.6, v0.36.2
+    backports): the same wire encoding as the string it was, any bytes allowed."""
+    fields = _pool_message("KeyValue").fields_by_name
+    assert (fields["key"].number, fields["key"].type) == (1, FieldDescriptor.TYPE_STRING)
+    assert (fields["value"].number, fields["value"].type) == (2, FieldDescriptor.TYPE_BYTES)
+    pair = api_pb2.KeyValue(key="K", value=b"\xff")
+    assert pair.SerializeToString() == bytes.fromhex("0a 01 4b 12 01 ff")
+
+
+def test_signal_names_carry_the_prefix_of_cri_api_044b7de() -> None:
+    """Every name gained SIGNAL_, no number changed: 66 values, 0 to 65."""
+    values = {v.name: v.number for v in _pool_enum("Signal").values}
+    assert len(values) == 66 and sorted(values.values()) == list(range(66))
+    assert all(name.startswith("SIGNAL_") for name in values)
+    assert (values["SIGNAL_RUNTIME_DEFAULT"], values["SIGNAL_SIGKILL"],
+            values["SIGNAL_SIGTERM"], values["SIGNAL_SIGRTMINPLUS1"],
+            values["SIGNAL_SIGRTMAXMINUS14"], values["SIGNAL_SIGRTMAX"]) == (0, 13, 23, 36, 51, 65)
+
+
+def test_mount_options_of_cri_api_master() -> None:
+    """d106c2f: `repeated string mount_options = 11;` on Mount; d279f3c: `bool
+    mount_options = 3;` on RuntimeFeatures (neither is ever set by kubelet_winnet)."""
+    mount = _pool_message("Mount").fields_by_name["mount_options"]
+    assert (mount.number, mount.type, mount.is_repeated) == (11, FieldDescriptor.TYPE_STRING,
+                                                             True)
+    feature = _pool_message("RuntimeFeatures").fields_by_name["mount_options"]
+    assert (feature.number, feature.type) == (3, FieldDescriptor.TYPE_BOOL)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/big"
 	"os"
 	"sort"
 	"strconv"
@@ -61,6 +62,127 @@ func spewFNV(data []byte) string {
 	return strconv.FormatUint(uint64(h.Sum32()), 16)
 }
 
+// int64Multiply, positiveScaleInt64 and negativeScaleInt64 (apimachinery
+// pkg/api/resource/amount.go) and scaledValue (scale_int.go, the wrapping form of 1.37
+// and before), written out here so that Go's int64 overflow, truncating division and
+// math/big's Int64 and DivMod decide what ScaledValue returns past the int64 range.
+func int64Multiply(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 || a == 1 || b == 1 {
+		return a * b, true
+	}
+	if a == math.MinInt64 || b == math.MinInt64 {
+		return 0, false
+	}
+	c := a * b
+	return c, c/b == a
+}
+
+func positiveScale(base int64, scale int64) (int64, bool) {
+	switch scale {
+	case 0:
+		return base, true
+	case 1, 2, 3, 6, 9:
+		return int64Multiply(base, int64(math.Pow10(int(scale))))
+	}
+	value := base
+	var ok bool
+	for i := int64(0); i < scale; i++ {
+		if value, ok = int64Multiply(value, 10); !ok {
+			return 0, false
+		}
+	}
+	return value, true
+}
+
+func negativeScale(base int64, scale int64) int64 {
+	value := base
+	fraction := false
+	for i := int64(0); i < scale; i++ {
+		if !fraction && value%10 != 0 {
+			fraction = true
+		}
+		value = value / 10
+		if value == 0 {
+			if !fraction {
+				return 0
+			}
+			if base > 0 {
+				return 1
+			}
+			return -1
+		}
+	}
+	if fraction {
+		if base > 0 {
+			value++
+		} else {
+			value--
+		}
+	}
+	return value
+}
+
+func scaledValue(unscaled *big.Int, scale, newScale int64) int64 {
+	dif := scale - newScale
+	if dif == 0 {
+		return unscaled.Int64()
+	}
+	if dif < 0 {
+		return unscaled.Int64() * int64(math.Pow10(int(-dif)))
+	}
+	if unscaled.Cmp(big.NewInt(math.MaxInt64)) < 0 && dif < 19 {
+		divide := int64(math.Pow10(int(dif)))
+		result := unscaled.Int64() / divide
+		if unscaled.Int64()%divide != 0 {
+			return result + 1
+		}
+		return result
+	}
+	divisor := new(big.Int).Exp(big.NewInt(10), big.NewInt(dif), nil)
+	result, remainder := new(big.Int).DivMod(unscaled, divisor, new(big.Int))
+	if remainder.Sign() != 0 {
+		return result.Int64() + 1
+	}
+	return result.Int64()
+}
+
+// scaledValueOf: [form, value, scale, target] -> Quantity.ScaledValue(target) of a
+// quantity stored as an int64Amount ("int64": value * 10^scale, AsScaledInt64) or an
+// inf.Dec ("dec": value * 10^-scale, any size).
+func scaledValueOf(item json.RawMessage) (int64, error) {
+	var parts []string
+	if err := json.Unmarshal(item, &parts); err != nil || len(parts) != 4 {
+		return 0, fmt.Errorf("scaled_value wants [form, value, scale, target]")
+	}
+	scale, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	target, err := strconv.ParseInt(parts[3], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	switch parts[0] {
+	case "int64":
+		value, err := strconv.ParseInt(parts[1], 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		if scale < target {
+			return negativeScale(value, target-scale), nil
+		}
+		result, _ := positiveScale(value, scale-target)
+		return result, nil
+	case "dec":
+		unscaled, ok := new(big.Int).SetString(parts[1], 10)
+		if !ok {
+			return 0, fmt.Errorf("not an integer: %q", parts[1])
+		}
+		return scaledValue(unscaled, scale, -target), nil
+	}
+	return 0, fmt.Errorf("unknown form %q", parts[0])
+}
+
 func printRanges() ([]any, error) {
 	var out []any
 	start := rune(-1)
@@ -97,7 +219,7 @@ func handle(req request) ([]any, error) {
 	}
 	for _, item := range req.Items {
 		switch req.Op {
-		case "quote", "bytes":
+		case "quote", "bytes", "json":
 			s, err := unb64(item)
 			if err != nil {
 				return nil, err
@@ -105,6 +227,11 @@ func handle(req request) ([]any, error) {
 			switch req.Op {
 			case "quote":
 				out = append(out, b64(fmt.Sprintf("%q", s)))
+			case "json":
+				// encoding/json of the Go string and of the same bytes as a []byte.
+				text, _ := json.Marshal(s)
+				data, _ := json.Marshal([]byte(s))
+				out = append(out, map[string]any{"string": b64(string(text)), "bytes": b64(string(data))})
 			default:
 				// len, utf8.ValidString, and utf8.DecodeRuneInString at every byte offset.
 				var runes [][2]int
@@ -180,6 +307,12 @@ func handle(req request) ([]any, error) {
 				r = int64(math.Ceil(float64(a) / float64(b)))
 			default:
 				return nil, fmt.Errorf("unknown int64 op %q", op)
+			}
+			out = append(out, strconv.FormatInt(r, 10))
+		case "scaled_value":
+			r, err := scaledValueOf(item)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, strconv.FormatInt(r, 10))
 		case "container_hash":

@@ -237,7 +237,22 @@ def test_stop_signal_is_field_18_on_the_wire() -> None:
     config = kw.container_config(stopping("SIGTERM"), "c", kubelet_version="1.33",
                                  feature_gates=STOP_ON)
     assert b"\x90\x01\x17" in config.SerializeToString()
-    assert json.loads(json_format.MessageToJson(config))["stopSignal"] == "SIGTERM"
+    assert json.loads(json_format.MessageToJson(config))["stopSignal"] == "SIGNAL_SIGTERM"
+
+
+@pytest.mark.parametrize(("version", "name"), [
+    ("1.33", "SIGTERM"), ("1.36", "SIGTERM"), ("1.36.9", "SIGTERM"),
+    # cri-api 044b7de (first tag kubernetes-1.37.0-alpha.1, on no release branch):
+    # "SIGTERM = 23" became "SIGNAL_SIGTERM = 23".
+    ("1.37.0", "SIGNAL_SIGTERM"), ("1.38", "SIGNAL_SIGTERM"),
+])
+def test_stop_signal_json_uses_the_releases_enum_names(version: str, name: str) -> None:
+    from kubelet_winnet._kubelet.messages import message_json
+
+    config = kw.container_config(stopping("SIGTERM"), "c", kubelet_version=version,
+                                 feature_gates=STOP_ON)
+    assert config.stop_signal == 23  # the number on the wire is every release's
+    assert message_json(config, kubelet=kw.parse_kubelet_version(version))["stopSignal"] == name
 
 
 @pytest.mark.parametrize(

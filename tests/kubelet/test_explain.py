@@ -1,5 +1,5 @@
-"""``explain``: steps in the kubelet's order naming the rules, and every warning of issue 2
-item 5 (hostNetwork dropped, containerd ignores namespace_options, GMSA spec missing,
+"""``explain``: steps in the kubelet's order naming the rules, and every warning it gives
+(hostNetwork dropped, containerd ignores namespace_options, GMSA spec missing,
 feature gates not modelled, deprecated-gate log line)."""
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ def test_explain_agrees_with_translation_and_orders_steps(
 @_pin
 @given(manifest=pod_manifests(), profile=kubelet_profiles())
 def test_network_warnings(manifest: Manifest, profile: Profile) -> None:
-    """Issue 2 item 5: warn "every case where the pod asks for hostNetwork: true but will not
-    reach the runtime as NODE (gate off, kubelet >= 1.33), that containerd ignores
-    namespace_options for non-HostProcess pods"; HostProcess pods get the host network."""
+    """A warning for every case where the pod asks for hostNetwork: true but will not reach
+    the runtime as NODE (gate off, kubelet >= 1.33), and that containerd ignores
+    namespace_options for non-HostProcess pods; HostProcess pods get the host network."""
     got = explain(manifest, kubelet_version=profile.version, feature_gates=profile.gates)
     effective = gate_effective(profile.minor, profile.gate)
     expected = oracle_sandbox(manifest["spec"], effective)

@@ -38,7 +38,7 @@ BYTES = st.lists(st.binary(max_size=24), max_size=20)
 
 
 def test_format_map_escapes_bel_del_and_format_characters_as_go_printed() -> None:
-    # Issue 28: Go's FormatMap of {"a": "x\x07y\x7fz\u2028\u00ad"} is a="x\ay\x7fz\u2028\u00ad".
+    # Go's FormatMap of {"a": "x\x07y\x7fz\u2028\u00ad"} prints a="x\ay\x7fz\u2028\u00ad".
     assert golang.format_map({"a": "x\x07y\x7fz\u2028\u00ad"}) == 'a="x\\ay\\x7fz\\u2028\\u00ad"'
 
 
@@ -342,3 +342,40 @@ def test_surrogates_are_what_gos_json_decoder_makes_of_them() -> None:
     assert golang.go_bytes("\ud83d\ude00") == "\U0001f600".encode()
     assert golang.go_bytes("\ude00\ud83d") == "\ufffd\ufffd".encode()
     assert golang.quote("\ud83d\ude00\ud800") == '"\U0001f600\ufffd"'  # U+FFFD prints
+
+
+def _walk_runes(value: bytes) -> str:
+    # encoding/json encodeState.string: `c, size := utf8.DecodeRuneInString(s[i:])`, and
+    # "if c == utf8.RuneError && size == 1" it writes `\ufffd`, then steps on by size.
+    out, offset = [], 0
+    while offset < len(value):
+        rune, size = golang.decode_rune(value, offset)
+        out.append(chr(rune))
+        offset += size
+    return "".join(out)
+
+
+@given(st.binary(max_size=24))
+@example(b"\xe2\x82A")  # a cut sequence: two U+FFFD, where Python's "replace" writes one
+@example(b"\xed\xa0\x80")  # an encoded surrogate: three
+@example(b"\xff\xfe\x00\xc3")
+def test_json_text_is_what_encoding_json_writes_for_a_go_string(value: bytes) -> None:
+    assert golang.json_text(value) == _walk_runes(value)
+
+
+def test_json_text_replaces_each_bad_byte_on_its_own() -> None:
+    assert golang.json_text(b"a\xe2\x82A\xc3\xa9") == "a\ufffd\ufffdAé"
+    assert golang.json_text(b"\xed\xa0\x80") == "\ufffd" * 3
+
+
+@given(st.lists(st.binary(max_size=16), max_size=20))
+@example([b"", b"\xe2\x82A", b"\xed\xa0\x80", b"\xff\xfe\x00\xc3", b"p\xffw", "é".encode()])
+def test_json_text_and_base64_are_what_encoding_json_writes(
+    go: GoOracle, values: list[bytes]
+) -> None:
+    """json.Marshal of a Go string holding the bytes (a string KeyValue.value) and of the
+    same bytes as a []byte (a bytes one: standard base64 with padding, as protojson too)."""
+    sent = [base64.b64encode(value).decode() for value in values]
+    for value, answer in zip(values, go.ask("json", sent), strict=True):
+        assert golang.json_text(value) == json.loads(base64.b64decode(answer["string"]))
+        assert base64.b64encode(value).decode() == json.loads(base64.b64decode(answer["bytes"]))

@@ -5,6 +5,7 @@ those rules."""
 from __future__ import annotations
 
 import base64
+import platform
 import subprocess
 import sys
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import kubelet_winnet as kw
+from kubelet_winnet._kubelet import quantity
 from kubelet_winnet._kubelet.expansion import expand
 from tests.go_oracle import GoOracle
 
@@ -101,7 +103,7 @@ def test_env_sources() -> None:
     node = kw.NodeContext(node_name="n1", node_ips=("10.1.0.5",), allocatable_cpu="8")
     config = kw.container_config(manifest, "app", node=node, pod_ips=("10.244.0.9",),
                                  config_maps={"cm": {"K": "v"}}, secrets={"s": {"k": b"pw"}})
-    assert {kv.key: kv.value for kv in config.envs} == {
+    assert {kv.key: kv.value.decode() for kv in config.envs} == {
         "CM_K": "v", "LIT": "a-v", "POD": "web", "NS": "shop", "APP": "web",
         "NODE": "n1", "HOSTIP": "10.1.0.5", "PODIP": "10.244.0.9",
         "MEM": "1024",  # ceil(1Gi / 1Mi)
@@ -134,8 +136,8 @@ def test_env_errors_are_the_kubelets() -> None:
     with pytest.raises(kw.SandboxConfigError) as info:
         one({"name": "X", "valueFrom": {"resourceFieldRef": {"resource": "limits.gpu"}}})
     assert str(info.value) == "unsupported container resource : limits.gpu"
-    with pytest.raises(kw.InvalidArgumentError):
-        one(secret_ref, secrets={"s": {"k": b"\xff"}})
+    with pytest.raises(kw.InvalidArgumentError):  # a ConfigMap's data is text
+        one(cm_ref, config_maps={"cm": {"k": b"\xff"}})
 
 env_names = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
 
@@ -145,14 +147,14 @@ def test_literal_env_property(env: list[tuple[str, str]]) -> None:
     """makeEnvironmentVariables: env in declaration order, a later entry of the same name
     overriding an earlier one; literal values without `$` are kept as written."""
     manifest = pod([{"name": "c", "env": [{"name": k, "value": v} for k, v in env]}])
-    got = [(kv.key, kv.value) for kv in kw.container_config(manifest, "c").envs]
+    got = [(kv.key, kv.value.decode()) for kv in kw.container_config(manifest, "c").envs]
     expected: dict[str, str] = {}
     for key, text in env:
         expected[key] = text
     assert got == list(expected.items())
 
 
-# --- Go's semantics through the builder (issue 28, item 2) -------------------------------
+# --- Go's semantics through the builder: FormatMap's %q, $ before a multibyte rune ---------
 
 
 def _downward(field_path: str, metadata: dict[str, Any], version: str = "1.36") -> str:
@@ -160,14 +162,14 @@ def _downward(field_path: str, metadata: dict[str, Any], version: str = "1.36") 
                 "spec": {"containers": [{"name": "app", "image": "img", "env": [
                     {"name": "D", "valueFrom": {"fieldRef": {"fieldPath": field_path}}}]}]}}
     config = kw.container_config(manifest, "app", kubelet_version=version)
-    return {e.key: e.value for e in config.envs}["D"]
+    return {e.key: e.value.decode() for e in config.envs}["D"]
 
 
 @pytest.mark.parametrize("field", ["annotations", "labels"])
 def test_downward_api_map_is_go_format_map(field: str) -> None:
     """fieldpath.FormatMap: `%v=%q` per key, keys sorted; Go's %q keeps printable runes
     (é), writes \\a for BEL and \\x7f for DEL, and escapes what unicode.IsPrint refuses
-    (U+2028, U+00AD): the value Go printed for issue 28's example."""
+    (U+2028, U+00AD): the value Go prints for this map."""
     value = _downward(f"metadata.{field}", {field: {"a": "x\x07y\x7fz\u2028\u00ad", "B": "é"}})
     assert value == 'B="é"\na="x\\ay\\x7fz\\u2028\\u00ad"'
 
@@ -203,12 +205,15 @@ def _expanding(**container: Any) -> dict[str, Any]:
     return pod([{"name": "app", "image": "img", **container}])
 
 
-@pytest.mark.parametrize("version", ["1.26", "1.33", "1.34.0", "1.34.3", "1.35.0"])
-@pytest.mark.parametrize(("container", "field", "what"), [
-    ({"env": [{"name": "GREETING", "value": "$é"}]}, "spec.containers[0].env[0].value",
-     'variable "GREETING"'),
-    ({"command": ["run", "$é"]}, "spec.containers[0].command[1]", "command[1]"),
-    ({"args": ["$é"]}, "spec.containers[0].args[0]", "args[0]"),
+@pytest.mark.parametrize(("version", "container", "field", "what"), [
+    *[(version, {"command": ["run", "$é"]}, "spec.containers[0].command[1]", "command[1]")
+      for version in ("1.26", "1.33", "1.34.0", "1.34.3", "1.35.0")],
+    *[(version, {"args": ["$é"]}, "spec.containers[0].args[0]", "args[0]")
+      for version in ("1.26", "1.33", "1.34.0", "1.34.3", "1.35.0")],
+    # An environment value: refused where the kubelet marshals strings it checks.
+    *[(version, {"env": [{"name": "GREETING", "value": "$é"}]},
+       "spec.containers[0].env[0].value", 'variable "GREETING"')
+      for version in ("1.34.0", "1.34.3", "1.35.0")],
 ])
 def test_byte_wise_kubelets_refuse_a_dollar_before_a_multibyte_character(
     version: str, container: dict[str, Any], field: str, what: str
@@ -229,9 +234,21 @@ def test_rune_wise_kubelets_keep_a_dollar_before_a_multibyte_character(version: 
                    args=["$(GREETING)"]),
         "app", kubelet_version=version,
     )
-    assert [(e.key, e.value) for e in config.envs] == [("GREETING", "x$é")]
+    assert [(e.key, e.value.decode()) for e in config.envs] == [("GREETING", "x$é")]
     assert list(config.command) == ["$é"]
     assert list(config.args) == ["x$é"]
+
+
+@pytest.mark.parametrize("version", ["1.26", "1.33"])
+def test_a_gogo_kubelet_sends_the_byte_wise_environment_value(version: str) -> None:
+    """Before 1.34 gogo protobuf marshals a string without checking it: the mangled bytes
+    of "$é" reach the runtime, which the bytes field of KeyValue carries."""
+    config = kw.container_config(
+        _expanding(env=[{"name": "GREETING", "value": "$é"}]), "app", kubelet_version=version
+    )
+    assert [(e.key, e.value) for e in config.envs] == [
+        ("GREETING", bytes.fromhex(_BYTE_WISE_DOLLAR_E))
+    ]
 
 
 def test_byte_wise_expansion_of_ascii_is_unchanged() -> None:
@@ -240,7 +257,7 @@ def test_byte_wise_expansion_of_ascii_is_unchanged() -> None:
         _expanding(env=[{"name": "A", "value": "é$x"}, {"name": "B", "value": "$(A)$$é"}]),
         "app", kubelet_version="1.33",
     )
-    assert [(e.key, e.value) for e in config.envs] == [("A", "é$x"), ("B", "é$x$é")]
+    assert [(e.key, e.value.decode()) for e in config.envs] == [("A", "é$x"), ("B", "é$x$é")]
 
 
 def test_sub_path_expr_follows_the_kubelet_version() -> None:
@@ -262,7 +279,7 @@ def test_sub_path_expr_follows_the_kubelet_version() -> None:
 
 def _env_of(manifest: dict[str, Any], name: str = "c", **kwargs: Any) -> dict[str, str]:
     config = kw.container_config(manifest, name, **kwargs)
-    return {pair.key: pair.value for pair in config.envs}
+    return {pair.key: pair.value.decode() for pair in config.envs}
 
 
 def _resource_env(resource: str, **ref: Any) -> dict[str, Any]:
@@ -356,6 +373,83 @@ def test_resource_division_follows_the_release(memory: str, version: str, want: 
     container = {"name": "c", "resources": {"limits": {"memory": memory}},
                  "env": [_resource_env("limits.memory")]}
     assert _env_of(pod([container]), kubelet_version=version)["V"] == want
+
+
+@pytest.mark.parametrize(
+    ("memory", "divisor", "version", "want"),
+    [
+        # Up to 1.37 the divisor's Value() is int64 arithmetic on int64Amount{1, 19}:
+        # positiveScaleInt64's loop overflows to 0, so 1Gi / 0.0 is +Inf and 0 / 0.0 is
+        # NaN, both MinInt64 on amd64 (not the exact 10^19 wrapped).
+        ("1Gi", "1e19", "1.32", "-9223372036854775808"),
+        ("1e19", "1e19", "1.32", "-9223372036854775808"),
+        # A 20-digit quantity is an inf.Dec: Value() is its low 64 bits, 10^19 - 2^64.
+        ("10000000000000000000", "1", "1.37", "-8446744073709551616"),
+        # 1.38 divides the exact values.
+        ("1Gi", "1e19", "1.38", "1"),
+        ("1e19", "1e19", "1.38", "1"),
+    ],
+)
+def test_resource_values_past_int64_follow_the_release(
+    memory: str, divisor: str, version: str, want: str
+) -> None:
+    # read from a second container: the one started would refuse a memory limit past
+    # the int64 memory_limit_in_bytes before its environment is made
+    env = [_resource_env("limits.memory", divisor=divisor, containerName="k")]
+    manifest = pod([{"name": "c", "env": env},
+                    {"name": "k", "resources": {"limits": {"memory": memory}}}])
+    assert _env_of(manifest, kubelet_version=version)["V"] == want
+
+
+@pytest.mark.parametrize(
+    ("divisor", "version", "want"),
+    [
+        # No memory limit: node allocatable (1Gi here) through MergeContainerResourceLimits
+        # (kubelet_resources.go), divided by divisor.Value(); Value() of 1m rounds up to 1.
+        ("1", "1.37", "1073741824"),
+        ("1m", "1.37", "1073741824"),
+        ("1m", "1.36", "1073741824"),
+        # 1.38 divides the exact quantities: 1Gi / 0.001.
+        ("1m", "1.38", "1073741824000"),
+    ],
+)
+def test_a_container_without_a_memory_limit_reads_allocatable_bytes(
+    divisor: str, version: str, want: str
+) -> None:
+    container = {"name": "c", "env": [_resource_env("limits.memory", divisor=divisor)]}
+    node = kw.NodeContext(allocatable_cpu="4", allocatable_memory="1Gi")
+    assert _env_of(pod([container]), node=node, kubelet_version=version)["V"] == want
+
+
+_BIG = st.sampled_from(["1Gi", "1e19", "10E", "1e20", "16Ei", "9223372036854775807",
+                        "12345678901234567890", "10000000000G", "1", "1m", "1k", "500m",
+                        "1.5Ei", "0.5"])
+
+
+@given(st.lists(st.tuples(st.sampled_from(["cpu", "memory"]), _BIG, _BIG), min_size=1,
+                max_size=12))
+def test_float_resource_division_is_gos(
+    go: GoOracle, cases: list[tuple[str, str, str]]
+) -> None:
+    """Up to 1.37 (pkg/api/v1/resource/helpers.go): int64(math.Ceil(float64(q.X()) /
+    float64(divisor.X()))), X MilliValue for cpu and Value otherwise; each X from Go's
+    int64 arithmetic on the stored form, and the division and conversion Go's own."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip(f"the out-of-range conversion is amd64's; this is {platform.machine()}")
+    forms = [[("int64" if fast else "dec"), str(number), str(scale),
+              "-3" if name == "cpu" else "0"]
+             for name, amount, divisor in cases for text in (amount, divisor)
+             for fast, number, scale in [quantity.go_amount(text)]]
+    values = go.ask("scaled_value", forms)
+    want = go.ask("int64", [["ceil_div_float", values[i], values[i + 1]]
+                            for i in range(0, len(values), 2)])
+    # one container per case, read by containerName from the container "c"
+    env = [_resource_env(f"limits.{name}", divisor=divisor, containerName=f"k{i}")
+           | {"name": f"V{i}"} for i, (name, _, divisor) in enumerate(cases)]
+    others = [{"name": f"k{i}", "resources": {"limits": {name: amount}}}
+              for i, (name, amount, _) in enumerate(cases)]
+    got = _env_of(pod([{"name": "c", "env": env}, *others]), kubelet_version="1.32")
+    assert [got[f"V{i}"] for i in range(len(cases))] == want
 
 
 @pytest.mark.parametrize(
@@ -463,3 +557,200 @@ def test_a_node_whose_addresses_go_cannot_parse_has_no_host_ip() -> None:
     with pytest.raises(kw.SandboxConfigError) as info:
         _env_of(pod([{"name": "c", "env": env}]), node=node)
     assert str(info.value) == "host IP unknown; known addresses: [{InternalIP fe80::1%eth0}]"
+
+
+# --- a Secret's bytes as environment values (cri-api KeyValue.value: string, then bytes) --
+
+# kubernetes#139132 / #139168 and the cri-api commits that made `bytes value = 2`:
+# d3d9c71 on master (kubernetes-1.37.0-alpha.1), a544ba3 (tag kubernetes-1.34.9), 48b4f42
+# (kubernetes-1.35.6), 5f84746 (kubernetes-1.36.2). Before 1.34 gogo protobuf marshalled
+# any Go string; from 1.34.0 protobuf-go refuses a string that is not UTF-8 at marshal
+# ("string field contains invalid UTF-8"), until the patch release of each branch above.
+_SENDS = ["1.26", "1.33", "1.33.9", "1.34.9", "1.34.12", "1.35.6", "1.36.2", "1.36",
+          "1.37.0", "1.38"]
+_REFUSES = ["1.34.0", "1.34.8", "1.35.0", "1.35.5", "1.36.0", "1.36.1"]
+_NOT_UTF8 = b"\xff\xfe\x00\xc3"  # ff and fe never start UTF-8; c3 ends without its byte
+_SECRET = {  # as `kubectl get secret s -o json` prints it (data in base64)
+    "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+    "metadata": {"name": "s", "namespace": "shop"},
+    "data": {"bin": "//4Aww==", "text": "aGk="},  # ff fe 00 c3; "hi"
+}
+
+
+def _secret_env(**container: Any) -> dict[str, Any]:
+    return pod([{"name": "c", "image": "i", **container}])
+
+
+_BY_KEY_REF = {"env": [{"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "bin"}}}]}
+
+
+@pytest.mark.parametrize("version", _SENDS)
+def test_a_secrets_bytes_are_sent_where_the_release_sends_them(version: str) -> None:
+    config = kw.container_config(_secret_env(**_BY_KEY_REF), "c", kubelet_version=version,
+                                 secrets={"s": _SECRET})
+    assert [(e.key, e.value) for e in config.envs] == [("B", _NOT_UTF8)]
+    # The wire encoding of bytes and string is one: tag 0x12 (field 2, length-delimited).
+    assert b"\x12\x04" + _NOT_UTF8 in config.envs[0].SerializeToString()
+
+
+@pytest.mark.parametrize("version", _REFUSES)
+def test_a_secrets_bytes_are_refused_where_the_release_marshals_a_checked_string(
+    version: str,
+) -> None:
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(_secret_env(**_BY_KEY_REF), "c", kubelet_version=version,
+                            secrets={"s": _SECRET})
+    assert info.value.field == "spec.containers[0].env[0].value"
+    assert info.value.value == _NOT_UTF8
+    message = str(info.value)
+    assert message.startswith(
+        f'spec.containers[0].env[0].value: kubelet {version} cannot send variable "B": its '
+        "value, 4 bytes from a Secret (not shown), is not UTF-8"
+    )
+    assert ('fails with "grpc: error while marshaling: string field contains invalid UTF-8" '
+            "and the container waits in CreateContainerError") in message
+    assert "bytes again from 1.34.9, 1.35.6, 1.36.2 and 1.37.0" in message
+    assert "\\xff" not in message and "ff fe" not in message  # the Secret is not echoed
+
+
+@pytest.mark.parametrize(("version", "sent"), [
+    ("1.34.8", False), ("1.34.9", True), ("1.35.5", False), ("1.35.6", True),
+    ("1.36.1", False), ("1.36.2", True), ("1.36", True), ("1.37.0", True),
+])
+def test_env_from_and_references_carry_the_bytes(version: str, sent: bool) -> None:
+    """envFrom copies `string(v)` of each key; `$(VAR)` appends a variable's value as it is."""
+    manifest = _secret_env(
+        envFrom=[{"secretRef": {"name": "s"}, "prefix": "S_"}],
+        env=[{"name": "R", "value": "<$(S_bin)>"}],
+    )
+    def build() -> Any:
+        return kw.container_config(manifest, "c", kubelet_version=version,
+                                   secrets={"s": _SECRET})
+
+    if not sent:
+        with pytest.raises(kw.InvalidUtf8Error) as info:
+            build()
+        assert info.value.field == "spec.containers[0].envFrom[0].secretRef"
+        assert f'kubelet {version} cannot send variable "S_bin"' in str(info.value)
+        return
+    assert [(e.key, e.value) for e in build().envs] == [
+        ("S_bin", _NOT_UTF8), ("S_text", b"hi"), ("R", b"<" + _NOT_UTF8 + b">"),
+    ]
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.36.2", "1.37.0", "1.38"])
+@pytest.mark.parametrize(("container", "field", "what"), [
+    ({"command": ["run", "$(B)"]}, "spec.containers[0].command[1]", "command[1]"),
+    ({"args": ["x$(B)"]}, "spec.containers[0].args[0]", "args[0]"),
+])
+def test_command_and_args_stay_strings(
+    version: str, container: dict[str, Any], field: str, what: str
+) -> None:
+    """Only KeyValue.value became bytes: command and args holding a Secret's bytes are
+    strings in every cri-api (a 1.33 kubelet sends them, but no string here holds them)."""
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(_secret_env(**_BY_KEY_REF, **container), "c",
+                            kubelet_version=version, secrets={"s": _SECRET})
+    assert info.value.field == field
+    message = str(info.value)
+    assert message.startswith(
+        f"{field}: kubelet {version} expands {what} to a value that is not UTF-8 "
+        f"({len(info.value.value)} bytes, not shown) because a variable it references holds "
+        f"a Secret's bytes, and {what} is a string in every release's cri-api"
+    )
+    assert "\\xff" not in message
+
+
+def test_a_secret_object_is_read_as_the_api_holds_it() -> None:
+    """data is base64 (line breaks skipped, as Go's StdEncoding does), null is empty, and
+    stringData is laid over data by key, as the API server merges it on write."""
+    secret = {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+        "data": {"a": "aGVs\nbG8=", "b": None, "c": "b2xk"},  # "hello", -, "old"
+        "stringData": {"c": "new", "d": "ü"},
+    }
+    manifest = _secret_env(envFrom=[{"secretRef": {"name": "s"}}])
+    config = kw.container_config(manifest, "c", secrets={"s": secret})
+    assert [(e.key, e.value) for e in config.envs] == [
+        ("a", b"hello"), ("b", b""), ("c", b"new"), ("d", "ü".encode()),
+    ]
+
+
+def test_a_kubernetes_client_secret_is_read_like_its_json() -> None:
+    from kubernetes.client import V1ObjectMeta, V1Secret
+
+    secret = V1Secret(metadata=V1ObjectMeta(name="s"), data={"bin": "//4Aww=="})
+    # The signature names mappings; a V1Secret is read through its attributes.
+    config = kw.container_config(_secret_env(**_BY_KEY_REF), "c",
+                                 secrets={"s": secret})  # type: ignore[dict-item]
+    assert config.envs[0].value == _NOT_UTF8
+
+
+def test_a_plain_mapping_takes_bytes_as_they_are_and_text_as_text() -> None:
+    config = kw.container_config(
+        _secret_env(envFrom=[{"secretRef": {"name": "s"}}]), "c",
+        secrets={"s": {"bin": _NOT_UTF8, "text": "aGk="}},  # a plain value is not base64
+    )
+    assert [(e.key, e.value) for e in config.envs] == [("bin", _NOT_UTF8), ("text", b"aGk=")]
+
+
+@pytest.mark.parametrize(("secret", "argument", "expected", "got"), [
+    ({**_SECRET, "data": {"k": "a"}}, 'secrets["s"].data["k"]',
+     "base64 text (a Secret's data as the API holds it)", "other text (1 character, not shown)"),
+    ({**_SECRET, "data": {"k": "aGk"}}, 'secrets["s"].data["k"]',  # padding is required
+     "base64 text (a Secret's data as the API holds it)", "other text (3 characters, not shown)"),
+    ({**_SECRET, "data": {"k": "aG é="}}, 'secrets["s"].data["k"]',
+     "base64 text (a Secret's data as the API holds it)", "other text (5 characters, not shown)"),
+    ({**_SECRET, "data": {"k": 7}}, 'secrets["s"].data["k"]', "base64 text", "int"),
+    ({**_SECRET, "data": ["k"]}, 'secrets["s"].data', "a mapping", "list"),
+    ({**_SECRET, "stringData": {"k": b"x"}}, 'secrets["s"].stringData["k"]', "text", "bytes"),
+    ({**_SECRET, "metadata": {"name": "s", "namespace": "other"}}, 'secrets["s"]',
+     "a Secret of the pod's namespace \"shop\"", 'one of namespace "other"'),
+])
+def test_bad_secret_objects_name_the_key_and_never_the_value(
+    secret: dict[str, Any], argument: str, expected: str, got: str
+) -> None:
+    with pytest.raises(kw.InvalidArgumentError) as info:
+        kw.container_config(_secret_env(**_BY_KEY_REF), "c", secrets={"s": secret})
+    assert (info.value.argument, info.value.expected) == (argument, expected)
+    assert info.value.got.startswith(got)
+    assert "aG" not in str(info.value)
+
+
+@pytest.mark.parametrize(("value", "expected", "got"), [
+    ("x\ud800", "str values that are valid Unicode", "a str with a lone surrogate"),
+    (bytearray(b"x"), "str or bytes values", "bytearray"),
+    (7, "str or bytes values", "int"),
+])
+def test_a_plain_secret_value_of_another_kind_is_refused(
+    value: object, expected: str, got: str
+) -> None:
+    with pytest.raises(kw.InvalidArgumentError) as info:
+        kw.container_config(_secret_env(envFrom=[{"secretRef": {"name": "s"}}]), "c",
+                            secrets={"s": {"k": value}})
+    assert (info.value.argument, info.value.expected, info.value.got) == ("secrets", expected, got)
+
+
+def test_a_huge_secret_is_bounded_like_any_environment() -> None:
+    """24 MiB of base64 (18 MiB decoded) passes the container's 16 MiB budget."""
+    secret = {**_SECRET, "data": {"k": "QUFB" * (6 << 20)}}
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.container_config(_secret_env(envFrom=[{"secretRef": {"name": "s"}}]), "c",
+                            secrets={"s": secret})
+    assert info.value.field == "spec.containers[0].envFrom[0].secretRef"
+    assert "would pass 16777216 bytes" in str(info.value)
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.37.0"])
+def test_a_secrets_bytes_in_a_sub_path_are_refused_in_every_release(version: str) -> None:
+    """Mount paths are strings in every cri-api; the value is not shown."""
+    manifest = _secret_env(
+        **_BY_KEY_REF,
+        volumeMounts=[{"name": "data", "mountPath": "C:\\data", "subPathExpr": "$(B)"}],
+    )
+    manifest["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
+    with pytest.raises(kw.InvalidUtf8Error) as info:
+        kw.container_config(manifest, "c", kubelet_version=version, secrets={"s": _SECRET})
+    assert info.value.field == "spec.containers[0].volumeMounts[0].subPathExpr"
+    assert "because a variable it references holds a Secret's bytes" in str(info.value)
+    assert "\\xff" not in str(info.value)

@@ -1,8 +1,8 @@
 """V1Pod input from the official client, whichever generation is installed (36.x plain
 classes, 37.x pydantic models). `.ci/run` runs this module under both.
 
-Issue 2, input: "a kubernetes.client.V1Pod (client 36.x and 37.x; imported lazily, only
-when such an object is passed) ... All forms give identical results."
+A ``kubernetes.client.V1Pod`` (client 36.x and 37.x; imported lazily, only when such an
+object is passed) gives the same results as the manifest it was made from.
 """
 
 from __future__ import annotations

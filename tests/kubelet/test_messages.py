@@ -69,3 +69,42 @@ def test_maps_and_repeated_messages_keep_their_contents() -> None:
     assert list(shown) == ["metadata", "mounts", "labels"]
     assert list(shown["mounts"][0]) == ["containerPath", "hostPath"]
     assert json.loads(json.dumps(shown)) == shown
+
+
+# --- each release's cri-api in JSON -----------------------------------------------------
+
+def _config(value: bytes) -> api_pb2.ContainerConfig:
+    return api_pb2.ContainerConfig(envs=[api_pb2.KeyValue(key="K", value=value)],
+                                   stop_signal=api_pb2.SIGNAL_SIGKILL)
+
+
+@pytest.mark.parametrize(("version", "value", "signal"), [
+    # KeyValue.value was a string: its JSON is the text (Go's encoding/json and protojson
+    # alike), a byte that is not UTF-8 as U+FFFD.
+    ("1.33", "p\ufffdw", "SIGKILL"), ("1.34.8", "p\ufffdw", "SIGKILL"),
+    ("1.35.5", "p\ufffdw", "SIGKILL"), ("1.36.1", "p\ufffdw", "SIGKILL"),
+    # bytes value = 2 (cri-api a544ba3, 48b4f42, 5f84746, d3d9c71): standard base64 with
+    # padding, as protojson and encoding/json write a []byte; "p", ff, "w" is cP93.
+    ("1.34.9", "cP93", "SIGKILL"), ("1.35.6", "cP93", "SIGKILL"),
+    ("1.36.2", "cP93", "SIGKILL"), ("1.36", "cP93", "SIGKILL"),
+    # cri-api 044b7de: SIGKILL = 13 became SIGNAL_SIGKILL = 13 (1.37 on).
+    ("1.37.0", "cP93", "SIGNAL_SIGKILL"), ("1.38", "cP93", "SIGNAL_SIGKILL"),
+])
+def test_json_is_that_of_the_releases_cri_api(version: str, value: str, signal: str) -> None:
+    from kubelet_winnet import parse_kubelet_version
+
+    shown = message_json(_config(b"p\xffw"), kubelet=parse_kubelet_version(version))
+    assert shown == {"envs": [{"key": "K", "value": value}], "stopSignal": signal}
+
+
+def test_json_without_a_release_is_the_newest_cri_api() -> None:
+    assert message_json(_config(b"pw")) == {
+        "envs": [{"key": "K", "value": "cHc="}], "stopSignal": "SIGNAL_SIGKILL",
+    }
+
+
+def test_an_unknown_signal_number_stays_a_number_in_every_release() -> None:
+    from kubelet_winnet import parse_kubelet_version
+
+    config = api_pb2.ContainerConfig(stop_signal=99)  # type: ignore[arg-type]
+    assert message_json(config, kubelet=parse_kubelet_version("1.33")) == {"stopSignal": 99}

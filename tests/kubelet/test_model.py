@@ -55,7 +55,7 @@ def _translate(pod: object, profile: Profile) -> bytes | str:
     manifest={"spec": {"containers": [{"name": None}]}}, profile=Profile("1.32", None, 32, None)
 )
 def test_same_result_as_dict(manifest: Manifest, profile: Profile) -> None:
-    """Issue 2 item 3: "All forms give identical results" (null = unset in both)."""
+    """The model and the manifest it came from give identical results (null = unset in both)."""
     model = Pod.from_manifest(manifest)
     assert read_pod(model) == read_pod(manifest)
     assert _translate(model, profile) == _translate(manifest, profile)

@@ -1,5 +1,5 @@
 """Input reading (:mod:`kubelet_winnet._kubelet.pod`): JSON paths of ``InvalidPodError``, no
-coercion, ``null`` as unset, non-mapping input and workloads without templates (issue 2, item 3)."""
+coercion, ``null`` as unset, non-mapping input and workloads without templates."""
 
 from __future__ import annotations
 
@@ -66,8 +66,8 @@ def _field_of(manifest: object) -> str:
     )
 )
 def test_wrong_type_names_json_path(case: Malformed) -> None:
-    """Issue 2 item 3: "Wrong types at those fields ... raise InvalidPodError whose message
-    and .field name the JSON path"; no coercion ("the string "true" is not a boolean")."""
+    """A wrong type at a field raises InvalidPodError whose message and ``.field`` name the
+    JSON path; nothing is coerced (the string "true" is not a boolean)."""
     with pytest.raises(InvalidPodError) as info:
         windows_sandbox_config(case.manifest)
     assert info.value.field == case.field
@@ -240,7 +240,7 @@ def test_unmodelled_keys_ignored() -> None:
     )
 
 
-# --- a key whose __eq__ raises (issue 30, item 17) ------------------------------------------
+# --- a key whose __eq__ raises ---------------------------------------------------------------
 
 
 class _Raised(Exception):
@@ -313,7 +313,7 @@ TWIN_FIELDS = [
 def test_a_key_whose_eq_raises_is_an_invalid_pod_error_naming_the_field(
     where: str, key: str
 ) -> None:
-    """Issue 30 item 17: the caller's exception from a key's ``__eq__`` never escapes the
+    """The caller's exception from a key's ``__eq__`` never escapes the
     reader; it is InvalidPodError at the field being looked up, in the one wording of an
     unreadable field."""
     pod = _armed_pod(where, key)
@@ -370,7 +370,7 @@ REQUEST_BUILDERS: dict[str, Callable[[Manifest], object]] = {
     "explain": lambda p: explain(p),
 }
 # Fields each builder reads (a raw lookup in the builders or explain let the caller's
-# exception out before: issue 30 item 17).
+# exception out before).
 REQUEST_TWINS = {
     "pod_sandbox_config": [("", "spec"), ("metadata.", "name"), ("spec.", "hostname"),
                            ("spec.", "dnsConfig"), ("spec.containers[0].", "securityContext")],
@@ -397,7 +397,7 @@ REQUEST_CASES = [(name, where, key) for name, fields in REQUEST_TWINS.items()
 def test_request_builders_turn_a_raising_key_into_invalid_pod_error(
     builder: str, where: str, key: str
 ) -> None:
-    """Issue 30 item 17, the request builders: the same typed error and one wording as the
+    """The request builders: the same typed error and one wording as the
     reader's getters, whichever module does the lookup."""
     pod = _request_pod(where, key)
     _HashTwin.armed = True

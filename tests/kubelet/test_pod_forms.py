@@ -1,8 +1,8 @@
-"""One reader for every input form (issue 7 item 2): a pod given as a manifest mapping, as
+"""One reader for every input form: a pod given as a manifest mapping, as
 attribute objects (``SimpleNamespace``) or as ``kubernetes.client`` objects gives the same
 config, or the same refusal, or ``InvalidPodError`` with the same ``.field``.
 
-Issue 2, input: "All forms give identical results."
+All forms give identical results.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def test_container_lookup_is_the_same_in_every_form() -> None:
 
 # --- every form read twice (the second read meets classes the reader has met) ----------
 #
-# Issue 2, input: "All forms give identical results."
+# All forms give identical results.
 
 
 @given(manifest=pod_manifests())

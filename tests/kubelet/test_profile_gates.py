@@ -1,7 +1,7 @@
 """The kubelet's ``--feature-gates`` flag and ``WindowsHostNetwork`` by kubelet version.
 
 Spec: kubelet-rules.md "Feature-gate flag semantics" (k8s.io/component-base/featuregate
-``Set`` / ``SetFromMap``) and "Timeline"; issue 2 item 4. Error texts are upstream's,
+``Set`` / ``SetFromMap``) and "Timeline". Error texts are upstream's,
 byte for byte.
 """
 

@@ -1,6 +1,6 @@
-"""The kubelet-version axis (issue 2 item 4; kubelet-rules.md "Timeline").
+"""The kubelet-version axis (kubelet-rules.md "Timeline").
 
-Accepted spellings: ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"`` (issue 2), plus what
+Accepted spellings: ``"1.32"``, ``"v1.32.4"``, ``"1.32.0"``, plus what
 :mod:`kubelet_winnet._kubelet.profile` documents (the grammar
 ``v?MAJOR.MINOR[.PATCH][-pre][+build]``):
 a ``kubelet --version`` suffix (``"v1.32.4-eks-1"``) and an already parsed
@@ -117,7 +117,7 @@ REJECTED: list[object] = [
     "\u0661.\u0663\u0662",  # Arabic-Indic "1.32"
 ]
 
-# Issue 7 item 5: the grammar is exactly v?MAJOR.MINOR[.PATCH][-pre][+build]; each of
+# The grammar is exactly v?MAJOR.MINOR[.PATCH][-pre][+build]; each of
 # these was once accepted.
 REGRESSIONS: dict[str, str] = {
     "surrounding whitespace": " 1.32\n",
@@ -379,13 +379,20 @@ EXPECTED_FACTS = {
     "pod-level-limits-default": 34,  # PodLevelResources beta
     "label-key-messages": 35,  # apimachinery da7b67ed (v0.35.0)
     "rune-wise-expansion": 36,  # kubernetes#136325, backported to 1.34.4 and 1.35.1
+    # cri-api d3d9c71 (kubernetes-1.37.0-alpha.1): KeyValue.value is bytes; backported
+    # as a544ba3 (kubernetes-1.34.9), 48b4f42 (1.35.6), 5f84746 (1.36.2).
+    "env-values-are-bytes": 37,
+    "signal-names-prefixed": 37,  # cri-api 044b7de, on master only (no release-1.36 copy)
     "exact-downward-division": 38,  # helpers.go convertQuantityToString
     "saturating-milli-value": 38,
 }
 # Patch releases that got a change before its minor: CHANGELOG-1.34.md and
 # CHANGELOG-1.35.md ("Fixes a 1.34 regression starting pods with environment variables
 # with a value containing `$` followed by a multi-byte character").
-EXPECTED_BACKPORTS = {"rune-wise-expansion": {34: 4, 35: 1}}
+EXPECTED_BACKPORTS = {
+    "rune-wise-expansion": {34: 4, 35: 1},
+    "env-values-are-bytes": {34: 9, 35: 6, 36: 2},
+}
 
 
 def test_request_facts_are_the_versions_table() -> None:
@@ -405,7 +412,7 @@ def test_a_profile_holds_the_facts_of_its_minor(minor: int) -> None:
 
 
 @pytest.mark.parametrize("minor", SUPPORTED_MINORS)
-@pytest.mark.parametrize("patch", [0, 1, 3, 4, 12])
+@pytest.mark.parametrize("patch", [0, 1, 2, 3, 4, 5, 6, 8, 9, 12])  # every backport boundary
 def test_a_patch_release_holds_a_backport_from_its_first_patch_on(minor: int, patch: int) -> None:
     held = {fact.name for fact in kubelet_profile(f"1.{minor}.{patch}").request_facts}
     assert held == {name for name, since in EXPECTED_FACTS.items()

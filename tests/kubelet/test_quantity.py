@@ -7,10 +7,14 @@ from decimal import Decimal
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.quantity import (
+    go_amount,
+    go_scaled_value,
+    go_value,
     milli_value,
     nanos_milli_value,
     nanos_value,
@@ -18,6 +22,7 @@ from kubelet_winnet._kubelet.quantity import (
     parse_quantity,
     value,
 )
+from tests.go_oracle import GoOracle
 
 
 @pytest.mark.parametrize(
@@ -95,7 +100,7 @@ def test_remembered_quantities_stay_exact_and_bounded() -> None:
         assert parse_nanos(f"{number}m") == number * 10**6
         assert quantity.go_milli_value(f"{number}k") == number * 10**6
     assert len(quantity._NANOS) <= quantity._REMEMBERED
-    assert len(quantity._MILLI) <= quantity._REMEMBERED
+    assert len(quantity._SCALED) <= quantity._REMEMBERED
 
 
 def test_remembered_quantities_agree_across_threads() -> None:
@@ -123,3 +128,52 @@ def test_remembered_quantities_agree_across_threads() -> None:
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+# Past the int64 range Value() and MilliValue() are what apimachinery's int64 arithmetic
+# makes of the stored form, as Go computes it. The rows are the rules read by hand.
+@pytest.mark.parametrize(
+    ("text", "stored", "value"),
+    [
+        # ParseQuantity's fast path: one digit at exponent 19 is int64Amount{1, 19};
+        # AsScaledInt64(0) runs positiveScaleInt64's loop, which overflows to 0.
+        ("1e19", (True, 1, 19), 0),
+        # Scale 9 is one multiplication (int64Multiply): the wrapped product.
+        ("10G", (True, 10, 9), 10 * 10**9),
+        ("10000000000G", (True, 10**10, 9), golang.wrap_int64(10**19)),
+        # Twenty digits leave the fast path: an inf.Dec rounded to nanos, whose
+        # scaledValue keeps big.Int.Int64()'s low 64 bits.
+        ("12345678901234567890", (False, 12345678901234567890 * 10**9, 9),
+         golang.wrap_int64(12345678901234567890)),
+        # BinarySI beyond MaxInt64 is capped there ("the max is just a simple cap").
+        ("16Ei", (False, golang.INT64_MAX, 0), golang.INT64_MAX),
+        ("1Gi", (True, 2**30, 0), 2**30),
+        ("1m", (True, 1, -3), 1),
+    ],
+)
+def test_value_past_int64_is_the_stored_forms(
+    text: str, stored: tuple[bool, int, int], value: int
+) -> None:
+    assert go_amount(text) == stored
+    assert go_value(text) == value
+
+
+_GO_TEXTS = st.one_of(
+    _quantity_texts().map(lambda case: case[0]),
+    st.builds(lambda digits, tail: f"{digits}{tail}", st.integers(0, 10**25),
+              st.sampled_from(["", "e19", "e20", "E", "P", "Ei", "Pi", "k", "m", "n", "e-12"])),
+)
+
+
+@given(st.lists(_GO_TEXTS, min_size=1, max_size=30))
+@example(["1e19", "10E", "9223372036854775807", "9223372036854775808", "16Ei", "8Ei",
+          "12345678901234567890", "1.5Ei", "10000000000G", "0.000000000001", "-1e19"])
+def test_scaled_value_is_gos(go: GoOracle, texts: list[str]) -> None:
+    """Quantity.ScaledValue(0) and (-3), Value() and MilliValue(), up to 1.37's
+    apimachinery: int64Amount.AsScaledInt64 (amount.go) or scaledValue (scale_int.go),
+    in Go's int64 arithmetic and math/big, on the form ParseQuantity stores."""
+    asked = [[("int64" if fast else "dec"), str(number), str(scale), str(target)]
+             for text in texts for fast, number, scale in [go_amount(text)]
+             for target in (0, -3)]
+    want = [int(answer) for answer in go.ask("scaled_value", asked)]
+    assert [go_scaled_value(text, target) for text in texts for target in (0, -3)] == want

@@ -146,7 +146,7 @@ def check_requests(label: str, doc: dict[str, Any]) -> None:
                 assert list(cc.command) == (container.get("command") or [])
             assert cc.labels["io.kubernetes.container.name"] == container["name"]
             assert cc.log_path == f"{container['name']}\\0.log"
-            envs = {kv.key: kv.value for kv in cc.envs}
+            envs = {kv.key: kv.value.decode() for kv in cc.envs}
             for env in container.get("env") or []:
                 if "value" in env and "$" not in str(env["value"]):
                     assert envs[env["name"]] == str(env["value"])

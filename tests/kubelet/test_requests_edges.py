@@ -1,5 +1,5 @@
-"""Issue 16's library items at the request builders and the pod reader, each with the
-reproducer from the issue. Expected values come from the kubelet rules named in each
+"""Edges of the request builders and the pod reader, each with the input that once broke
+it. Expected values come from the kubelet rules named in each
 test (Go ``len`` counts bytes; ``memory_limit_in_bytes`` is an int64; the library's own
 expansion bounds in docs/requests.md), never from running the builders.
 """
@@ -25,7 +25,7 @@ def _pod(container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]
             "spec": {"containers": [container or {"name": "c", "image": "i"}], **spec}}
 
 
-# --- item 1: memory limits past int64 ---------------------------------------------------
+# --- memory limits past int64 -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -54,7 +54,7 @@ def test_largest_int64_memory_limit_is_sent() -> None:
     assert config.windows.resources.memory_limit_in_bytes == 2**63 - 1
 
 
-# --- item 2: Mappings that are not dicts -------------------------------------------------
+# --- Mappings that are not dicts ---------------------------------------------------------
 
 
 def test_plain_mapping_metadata_limits_and_template() -> None:
@@ -76,7 +76,7 @@ def test_plain_mapping_metadata_limits_and_template() -> None:
     assert dict(sandbox.labels)["x"] == "y"
 
 
-# --- item 3: $(VAR) expansion bounds ------------------------------------------------------
+# --- $(VAR) expansion bounds --------------------------------------------------------------
 
 
 def _doubling(count: int, base: str = "ab") -> list[dict[str, str]]:
@@ -101,7 +101,7 @@ def test_doubling_variables_stop_at_the_value_bound() -> None:
 
 def test_variables_below_the_bound_expand_as_the_kubelet_does() -> None:
     pod = _pod({"name": "c", "image": "i", "env": _doubling(20)})  # V19: 2**20 bytes
-    envs = {kv.key: kv.value for kv in kw.container_config(pod, "c").envs}
+    envs = {kv.key: kv.value.decode() for kv in kw.container_config(pod, "c").envs}
     assert envs["V19"] == "ab" * 2**19
     assert len(envs["V19"].encode()) == MAX_EXPANDED_VALUE
 
@@ -152,7 +152,7 @@ def test_each_container_has_its_own_bound() -> None:
         assert len(kw.container_config(pod, name).envs) == 10
 
 
-# --- item 11: value subclasses and enum members on the attribute path ---------------------
+# --- value subclasses and enum members on the attribute path ------------------------------
 
 
 class StrSub(str):
@@ -187,7 +187,7 @@ def test_str_subclass_in_a_string_field_is_refused() -> None:
     assert caught.value.field == "spec.hostNetwork"
 
 
-# --- item 12: Go len() counts bytes -------------------------------------------------------
+# --- Go len() counts bytes ----------------------------------------------------------------
 
 
 def test_search_paths_are_measured_in_bytes() -> None:
@@ -250,7 +250,7 @@ def test_fqdn_length_counts_bytes() -> None:
     assert f", {len(fqdn.encode())} characters requested)" in str(caught.value)
 
 
-# --- item 13: deep lists on the object path -------------------------------------------------
+# --- deep lists on the object path ----------------------------------------------------------
 
 
 def test_deep_lists_are_typed_errors_in_every_form() -> None:
@@ -276,7 +276,7 @@ def test_deep_lists_are_typed_errors_in_every_form() -> None:
             assert caught.value.reason == "expected an object, got array"
 
 
-# --- item 14: label and annotation keys that are not strings --------------------------------
+# --- label and annotation keys that are not strings -----------------------------------------
 
 
 class RaisingStr:
@@ -304,7 +304,7 @@ def test_non_string_keys_name_the_key(key: object, shown: str, where: str) -> No
     assert "string \"v\"" not in str(caught.value)  # the value is not what is wrong
 
 
-# --- item 18: NodeContext is frozen, so hashable ------------------------------------------
+# --- NodeContext is frozen, so hashable ---------------------------------------------------
 
 
 def test_node_context_hashes_like_it_compares() -> None:
@@ -322,7 +322,7 @@ def test_long_literal_values_are_bounded_by_the_container_only() -> None:
     literal = "x" * 2_000_000
     env = [{"name": "A", "value": "y"}, {"name": "B", "value": literal},
            {"name": "C", "value": literal + "$(A)"}]
-    envs = {kv.key: kv.value for kv in kw.container_config(
+    envs = {kv.key: kv.value.decode() for kv in kw.container_config(
         _pod({"name": "c", "image": "i", "env": env}), "c").envs}
     assert envs["B"] == literal
     assert envs["C"] == literal + "y"

@@ -149,7 +149,7 @@ def test_hostile_value_as_every_argument(name: str) -> None:
         _check(call)
 
 
-# --- non-dict and raising Mappings anywhere (issue 16 item 2) -------------------------------
+# --- non-dict and raising Mappings anywhere -------------------------------------------------
 
 
 def _object_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:

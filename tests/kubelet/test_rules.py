@@ -317,7 +317,7 @@ def _product(values: list[bool | None], count: int) -> list[tuple[bool | None, .
 
 
 def test_every_step_id_is_produced_and_every_produced_id_is_a_step() -> None:
-    """Issue 7 item 4: the ids a decision records exist in STEPS, and each step of STEPS
+    """The ids a decision records exist in STEPS, and each step of STEPS
     is taken by some pod (so no step of the docs is dead prose)."""
     produced: set[str] = set()
     for pod in _every_small_pod():

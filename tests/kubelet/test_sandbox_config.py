@@ -644,7 +644,7 @@ def test_plain_pod_dns_linux_and_windows_parts() -> None:
 
 
 
-# --- Go's %q and filepath.Join in the sandbox config (issue 28, item 2) -------------------
+# --- Go's %q and filepath.Join in the sandbox config ---------------------------------------
 
 
 def test_hostname_error_quotes_as_go_percent_q() -> None:

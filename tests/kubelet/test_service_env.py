@@ -20,7 +20,7 @@ def _env(services: Any, ns: str = "shop", **spec: Any) -> dict[str, str]:
     pod = {"kind": "Pod", "metadata": {"name": "web", "namespace": ns},
            "spec": {"containers": [{"name": "c", "command": ["$(DB_SERVICE_HOST)"]}], **spec}}
     config = kw.container_config(pod, "c", services=services)
-    return {e.key: e.value for e in config.envs}
+    return {e.key: e.value.decode() for e in config.envs}
 
 
 def test_enable_service_links_defaults_to_true() -> None:
@@ -56,7 +56,7 @@ def test_container_env_wins_and_command_sees_service_vars() -> None:
                                     "env": [{"name": "DB_SERVICE_HOST", "value": "mine"}]}]}}
     config = kw.container_config(pod, "c",
                                  services=[_service("db", "shop", "10.0.0.5", {"port": 1})])
-    env = {e.key: e.value for e in config.envs}
+    env = {e.key: e.value.decode() for e in config.envs}
     assert env["DB_SERVICE_HOST"] == "mine"
     assert list(config.command) == ["mine"]
     assert [e.key for e in config.envs].count("DB_SERVICE_HOST") == 1

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+from kubelet_winnet._kubelet.gate_locks import LOCKS, gate_lock
 from kubelet_winnet._kubelet.startup import (
     GATE_SOURCES,
     GATE_TABLE,
     GATES,
     LISTED_THROUGH,
-    LOCKS,
     REMOVED_FLAGS,
-    gate_lock,
     gate_minors,
     removed_flag,
 )

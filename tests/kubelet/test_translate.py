@@ -258,7 +258,7 @@ def _total(value: object, **kwargs: Any) -> None:
 @example(value=[])
 @example(value=None)
 def test_totality_on_junk(value: object) -> None:
-    """Issue 2 item 3: "No other exception type may escape for any input." """
+    """No exception but the library's typed ones escapes, for any input."""
     _total(value)
 
 
@@ -348,8 +348,7 @@ def _forms(manifest: Manifest) -> list[tuple[str, object]]:
 @given(manifest=pod_manifests(), profile=kubelet_profiles())
 @settings(max_examples=40)
 def test_equality_across_input_forms(manifest: Manifest, profile: Profile) -> None:
-    """Issue 2 item 3: dict, V1Pod, our model and every workload kind "give identical
-    results"."""
+    """A dict, a V1Pod, our model and every workload kind give identical results."""
     # The kubernetes client requires spec.containers to be a list (null is rejected there).
     manifest = {**manifest, "spec": {**manifest["spec"]}}
     manifest["spec"]["containers"] = manifest["spec"].get("containers") or []

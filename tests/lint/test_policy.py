@@ -1,4 +1,4 @@
-"""The admission policy (issue 19) against real tools: the Kubernetes schemas of 1.30 and
+"""The admission policy against real tools: the Kubernetes schemas of 1.30 and
 the newest release (kubernetes-validate, strict), and a real CEL implementation
 (cel-expr-python) whose verdict must equal ``check``'s on every fixture manifest and on
 generated Pods and workloads.

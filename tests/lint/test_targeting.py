@@ -1,6 +1,6 @@
 """Which pods are Windows pods (``kubelet_winnet._lint.targeting``).
 
-Rule (issue 10): Windows-targeted when ``spec.os.name`` is ``windows``, or a
+Rule: Windows-targeted when ``spec.os.name`` is ``windows``, or a
 ``nodeSelector``, or the required node affinity, pins ``kubernetes.io/os`` (or
 ``beta.kubernetes.io/os``) to ``windows``; required terms are ORed by the scheduler, so
 every term must pin the OS.

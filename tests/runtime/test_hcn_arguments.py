@@ -1,6 +1,7 @@
-"""Every public ``runtime.hcn`` name with arbitrary arguments (issue 16 items 9 and 16).
+"""Every public ``runtime.hcn`` name with arbitrary arguments.
 
-The issue counted 62 untyped sites (``InMemoryHcn().create_namespace(uuid4(), 5)``,
+There were once 62 call sites that raised an untyped error
+(``InMemoryHcn().create_namespace(uuid4(), 5)``,
 ``ComputeNetwork(library=True)``, ``SandboxNetworks(InMemoryHcn(), "a\\x00b")``,
 ``parse_error_record(True)``, ``error_for("op", None)``,
 ``namespace_settings(owner=b"x", name="x")``, ...). The table below lists, for every
@@ -419,7 +420,7 @@ def test_wrongly_typed_arguments_are_invalid_argument_errors(call: Callable[[], 
         call()
 
 
-# --- item 9: sandbox ids the state reader would refuse -------------------------------------
+# --- sandbox ids the state reader would refuse --------------------------------------------
 
 
 def test_overlong_sandbox_id_creates_nothing(tmp_path: Path) -> None:
@@ -455,7 +456,7 @@ def test_longest_accepted_id_round_trips(tmp_path: Path) -> None:
     assert not fake.has_namespace(made.namespace_id)
 
 
-# --- issue 30 item 17: a path the file system cannot encode --------------------------------
+# --- a path the file system cannot encode --------------------------------------------------
 
 
 @pytest.mark.parametrize("state_dir", ["\ud800", "state-\udfff", Path("a") / "\ud83d"])

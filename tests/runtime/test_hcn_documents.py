@@ -277,7 +277,7 @@ def test_public_names_match_all() -> None:
         assert len(module.__all__) == len(set(module.__all__))
 
 
-# --- issue 8: whatever the DLL returns, parsing raises only HcnError ---------------------
+# --- whatever the DLL returns, parsing raises only HcnError ------------------------------
 
 HUGE = "9" * 5000  # past Python's int_max_str_digits (4300): json.loads raises ValueError
 BIG = "9" * 4000  # below it: parses, and must not be echoed back in full
@@ -344,7 +344,7 @@ def test_guid_lists_raise_only_hcn_errors(text: str) -> None:
 
 @pytest.mark.parametrize("value", [None, b'{"ID": 1}', 5])
 def test_parsers_refuse_non_text(value: object) -> None:
-    # The caller's argument, not HCN output: a wrong type is InvalidArgumentError (issue 16).
+    # The caller's argument, not HCN output: a wrong type is InvalidArgumentError.
     for parse in (
         documents.parse_namespace,
         documents.parse_guid_list,

@@ -473,13 +473,13 @@ def test_distinct_sandboxes_do_not_wait_for_each_other(
     assert len(owned(hcn)) == 2
 
 
-# --- issue 8: reconcile and teardown are linearizable per sandbox -------------------------
+# --- reconcile and teardown are linearizable per sandbox ----------------------------------
 
 
 def test_reconcile_does_not_adopt_a_namespace_torn_down_meanwhile(
     hcn: InMemoryHcn, networks: SandboxNetworks
 ) -> None:
-    """The issue-8 reproducer: reconcile lists the namespaces, a teardown of a live
+    """The race: reconcile lists the namespaces, a teardown of a live
     sandbox finishes before reconcile decides about it, and reconcile used to "adopt"
     the deleted namespace, so the next setup handed it out without calling HCN."""
     old = networks.setup("sb", POD)
@@ -550,7 +550,7 @@ def test_stress_over_in_memory_hcn(
         )
 
 
-# --- issue 8: arguments checked at the door ------------------------------------------------
+# --- arguments checked at the door ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -568,7 +568,7 @@ def test_stress_over_in_memory_hcn(
 def test_reconcile_refuses_anything_but_an_iterable_of_ids(
     hcn: InMemoryHcn, networks: SandboxNetworks, live: object, argument: str, got: str
 ) -> None:
-    """The issue-8 reproducer: reconcile("sandbox-1") tore the live sandbox down."""
+    """reconcile("sandbox-1") once iterated the characters and tore the live sandbox down."""
     live_result = networks.setup("sandbox-1", POD)
     with pytest.raises(InvalidArgumentError) as caught:
         networks.reconcile(live)  # type: ignore[arg-type]
@@ -584,7 +584,7 @@ def test_reconcile_reads_the_ids_before_acting(networks: SandboxNetworks) -> Non
         yield "other"
         raise RuntimeError("the caller's iterator broke")
 
-    # Typed, like every bad argument (issue 16): the caller's iterator broke midway.
+    # Typed, like every bad argument: the caller's iterator broke midway.
     with pytest.raises(InvalidArgumentError) as broken:
         networks.reconcile(ids())
     assert broken.value.argument == "live_sandbox_ids"

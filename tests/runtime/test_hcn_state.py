@@ -2,7 +2,7 @@
 foreign or unreadable, and directories that are missing or read-only.
 
 Each damaged record gives a StateFileError whose ``.path`` is that file, while every
-other record keeps working, and ``reconcile`` reports it instead of stopping (issue 8).
+other record keeps working, and ``reconcile`` reports it instead of stopping.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Rules set sandboxes up and tear them down, reconcile, inject an HCN fault at any of the
 seven calls (any nth call), and kill the process at any HCN call (before or after its
 effect) or inside a state-file write, then restart on the same state directory.
-Invariants, after every step (issue 3, "Tests"):
+Invariants, after every step:
 
 * no leaked namespace: every namespace we own is named by a state record;
 * no open handle, no unfreed string, nothing freed or closed twice;
@@ -12,7 +12,7 @@ Invariants, after every step (issue 3, "Tests"):
   that exists, even right after a crash; a sandbox whose setup returned and that has
   not been torn down or crashed since still has exactly that namespace;
 * teardown is idempotent (checked inside the teardown rule);
-* issue 8, linearizability per sandbox: the ``interleaved`` rule runs a second operation
+* linearizability per sandbox: the ``interleaved`` rule runs a second operation
   from inside the first one's HCN call (any call, before or after its effect), as another
   thread could. Whatever the interleaving, a namespace setup returns exists at that
   moment, and a sandbox torn down stays torn down (no record, no namespace of its name)

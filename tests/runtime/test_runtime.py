@@ -1,7 +1,7 @@
 """kubelet_winnet.runtime.plan_sandbox_network: the two policies, input forms, typed errors.
 
-Expected values restate ``shared/reference/cri-and-hcn.md`` and issue 3, not the code:
-containerd decides by ``host_process`` alone; ``kep`` by ``namespace_options.network ==
+Expected values restate ``shared/reference/cri-and-hcn.md`` and the two policies, not the
+code: containerd decides by ``host_process`` alone; ``kep`` by ``namespace_options.network ==
 NODE`` or ``host_process``, falling back to ``host_process`` when the options are absent.
 """
 
@@ -185,7 +185,7 @@ def test_empty_bytes_are_an_empty_message() -> None:
         assert plan_sandbox_config_network(b"", policy=policy).host_network is False
 
 
-# --- bytes are decoded as the type named, by protobuf: the issue-8 reproducers ----------
+# --- bytes are decoded as the type named, by protobuf: requests that once misread --------
 
 
 def test_reproducer_unknown_top_level_field_keeps_host_process() -> None:

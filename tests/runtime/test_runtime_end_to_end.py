@@ -1,5 +1,5 @@
 """End to end over tests/data/manifests and the shared corpus, under both runtime
-policies (issue 3, "Tests").
+policies.
 
 manifest -> ``kubelet_winnet.windows_sandbox_config`` -> ``RunPodSandboxRequest`` bytes ->
 ``plan_sandbox_network`` -> ``SandboxNetworks`` on ``InMemoryHcn``.

@@ -75,7 +75,7 @@ def test_map_entries_are_compared_by_key() -> None:
 
 def test_repeated_fields_by_index_and_scalars_by_value() -> None:
     received = kw.create_container_request(POD, "iis", pod_sandbox_id="sb-9")
-    received.config.envs.add(key="EXTRA", value="1")
+    received.config.envs.add(key="EXTRA", value=b"1")
     received.config.windows.security_context.host_process = True
     paths = {d.path: d for d in diff_kubelet_request(received, POD, container="iis")}
     index = len(received.config.envs) - 1
@@ -83,6 +83,14 @@ def test_repeated_fields_by_index_and_scalars_by_value() -> None:
     assert paths[f"config.envs[{index}]"].received == 'key "EXTRA", value "1"'
     assert str(paths["config.windows.security_context.host_process"]).endswith(
         "sends false, received true")
+
+
+def test_bytes_that_are_not_utf8_read_in_hex() -> None:
+    received = kw.create_container_request(POD, "iis", pod_sandbox_id="sb-9")
+    received.config.envs.add(key="BLOB", value=b"\xff\xfe")
+    paths = {d.path: d for d in diff_kubelet_request(received, POD, container="iis")}
+    index = len(received.config.envs) - 1
+    assert paths[f"config.envs[{index}]"].received == 'key "BLOB", value bytes ff fe'
 
 
 def test_the_sandbox_id_is_the_runtimes_and_the_container_is_read_from_the_request() -> None:

@@ -1,5 +1,5 @@
 """The kubelet's own table-driven unit tests, transcribed as data and run through the
-public API at every kubelet minor their release covers (issue 17).
+public API at every kubelet minor their release covers.
 
 One data module per upstream test file (``kuberuntime_container_windows.py`` for
 ``pkg/kubelet/kuberuntime/kuberuntime_container_windows_test.go``, ...), one runner

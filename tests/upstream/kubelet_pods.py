@@ -1,5 +1,5 @@
 """pkg/kubelet/kubelet_pods_test.go, as data: TestSortPodIPs (the order of the downward
-API's ``status.podIP`` / ``status.podIPs``, issue 17), and the status test that pins the
+API's ``status.podIP`` / ``status.podIPs``), and the status test that pins the
 same order for the pod's API status.
 
 The index holds this file's table in a version it reports without a commit (the 103,204

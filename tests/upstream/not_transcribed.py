@@ -1,4 +1,4 @@
-"""Upstream test files the issue names whose rows are not transcribed yet, with the
+"""Upstream test files chosen for transcription whose rows are not transcribed yet, with the
 reason (listed on the conformance page, so the gap is data, not silence)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """kubelet_pods_test.go's TestSortPodIPs through the downward API of ``container_config``
 (``status.podIP`` / ``status.podIPs`` go through sortPodIPs in
-podFieldSelectorRuntimeValue), at 1.26-1.38, plus the regression tests of issue 17: the
+podFieldSelectorRuntimeValue), at 1.26-1.38, plus regression tests for where the
 library used to pass the sandbox IPs through as given."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _env(pod_ips: tuple[str, ...], node_ips: tuple[str, ...], minor: int = 38) -
     config = kw.container_config(manifest, "c", pod_ips=pod_ips,
                                  node=kw.NodeContext(node_ips=node_ips),
                                  kubelet_version=f"1.{minor}")
-    return {env.key: env.value for env in config.envs}
+    return {env.key: env.value.decode() for env in config.envs}
 
 
 @pytest.mark.parametrize(("row", "minor"), cases(ROWS, "TestSortPodIPs"))
@@ -37,7 +37,7 @@ def test_sort_pod_ips(row: Row, minor: int) -> None:
     assert env["POD_IP"] == expected[0]
 
 
-# --- regression tests (issue 17) --------------------------------------------------------
+# --- sortPodIPs on what the table leaves out: bad entries, mapped IPv4, an IPv6 node ----
 
 
 def test_invalid_entries_are_dropped() -> None:

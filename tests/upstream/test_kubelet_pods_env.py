@@ -1,5 +1,5 @@
 """kubelet_pods_test.go's TestMakeEnvironmentVariables through ``container_config``'s
-``envs``, service links included (issue 17: the library had no service-link variables)."""
+``envs``, service links included (the library once sent no service-link variables)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_make_environment_variables(row: Row, minor: int) -> None:
             kw.container_config(_pod(given), "c", **call)
         return
     config = kw.container_config(_pod(given), "c", **call)
-    got = {env.key: env.value for env in config.envs}
+    got = {env.key: env.value.decode() for env in config.envs}
     assert len(got) == len(config.envs)  # each name once
     assert got == row.want  # upstream sorts both sides by name before comparing
 
@@ -57,4 +57,4 @@ def test_status_host_ips_per_release(minor: int, want: str | None) -> None:
         assert str(caught.value) == "field label not supported: status.hostIPs"
         return
     config = kw.container_config(pod, "c", **call)
-    assert {e.key: e.value for e in config.envs} == {"H": want}
+    assert {e.key: e.value.decode() for e in config.envs} == {"H": want}

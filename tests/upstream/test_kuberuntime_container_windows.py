@@ -1,6 +1,6 @@
 """kuberuntime_container_windows_test.go's rows through ``container_config``, at every
 kubelet minor each stored version covers, plus the regression tests for the areas where
-the library used to disagree (issue 17): the int64 edge of ``calculateCPUMaximum`` per
+the library used to disagree with the kubelet: the int64 edge of ``calculateCPUMaximum`` per
 release, and a zero CPU limit."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_apply_platform_specific_container_config(row: Row, minor: int, processo
     assert context.host_process is want["host_process"]
 
 
-# --- regression tests (issue 17) --------------------------------------------------------
+# --- where the library used to disagree with the kubelet's Go: the int64 edge, zero CPU --
 
 # The same limits as the 1.38 rows, at the older releases: 1.27-1.37 wrap MilliValue() to
 # the low 64 bits (``big.Int.Int64()``), so 2^64 + 4000 milli is 4000 milli there; 1.26

@@ -24,4 +24,4 @@ def test_extract_resource_value(row: Row, minor: int) -> None:
                 "spec": {"containers": [{"name": "foo", "resources": resources, "env": env}],
                          "initContainers": [{"name": "init-foo", "resources": resources}]}}
     config = kw.container_config(manifest, "foo", kubelet_version=f"1.{minor}")
-    assert {pair.key: pair.value for pair in config.envs}["V"] == row.want["value"]
+    assert {pair.key: pair.value.decode() for pair in config.envs}["V"] == row.want["value"]

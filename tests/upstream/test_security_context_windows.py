@@ -1,7 +1,7 @@
 """security_context_windows_test.go's TestVerifyRunAsNonRoot through ``container_config``
 (``generateContainerConfig`` calls ``verifyRunAsNonRoot`` after building the environment),
-at 1.26-1.38, and the regression tests of issue 17: the library used to return a
-ContainerConfig where the kubelet refuses."""
+at 1.26-1.38, and regression tests for where the library used to return a
+ContainerConfig although the kubelet refuses."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_verify_run_as_non_root(row: Row, minor: int) -> None:
     assert str(caught.value) == row.want["error"]
 
 
-# --- regression tests (issue 17) --------------------------------------------------------
+# --- where the library used to return a ContainerConfig the kubelet refuses -------------
 
 
 def test_pod_level_run_as_non_root_refuses_root_image_user() -> None:

@@ -10,17 +10,30 @@ the calls crictl makes that kubelet_winnet.testing.FakeRuntime answers
 (ListContainers, ListImages, PullImage, RemoveImage, ImageFsInfo).
 
 Package, message, field and enum names, numbers and types match upstream
-cri-api v0.37 (pkg/apis/runtime/v1/api.proto), so bytes and proto3 JSON
-interoperate with kubelet and the runtimes. Comments are our own.
+cri-api master (pkg/apis/runtime/v1/api.proto at kubernetes/cri-api 791729b,
+July 2026, after v0.37.0-beta.0) for every message here, so bytes and proto3
+JSON interoperate with kubelet and the runtimes. Comments are our own.
+Compared field by field (name, number, type, label, JSON name, options) for
+each of the 93 messages and 8 enums here, and each RPC's types.
 
-Verified against: kubernetes/kubernetes at commit
-0268656aec06fe837312d7ec3051e6b7f3dc6cde,
-staging/src/k8s.io/cri-api/pkg/apis/runtime/v1/api.proto (the newest stored
-copy found; older copies in containerd/containerd vendor/ and in forks agree
-on every field used here).
-Not verifiable: that this commit is exactly the v0.37 tag. Fields added to
-these messages between that commit and the tag (if any) are missing here;
-being proto3, such fields would be kept as unknown fields when parsed.
+Changes taken from upstream since v0.36: KeyValue.value is bytes (d3d9c71;
+backported as a544ba3, 48b4f42, 5f84746 to v0.34.9, v0.35.6, v0.36.2), the
+Signal enum's names carry a SIGNAL_ prefix (044b7de, numbers unchanged), and
+Mount.mount_options / RuntimeFeatures.mount_options (d106c2f, d279f3c). The
+wire is the same for every release; the proto3 JSON is not, so
+kubelet_winnet._kubelet.messages.message_json writes a value the way the
+cri-api of the modelled kubelet release spells it (text or base64, names
+with or without SIGNAL_).
+
+Left out, because kubelet_winnet neither builds nor reads them: the messages
+of the calls it does not make and their enums (CgroupDriver,
+ContainerEventType, MetricType). That is the image service but ImageStatus
+(PullImage, ListImages, RemoveImage, ImageFsInfo, AuthConfig with its
+debug_redact fields), ListContainers and its Container and filters,
+exec/attach/port-forward, ReopenContainerLog, the runtime config calls,
+stats and metrics, events, checkpoint and restore of containers and pods,
+the streaming list calls, and the update calls. Being proto3, a field a
+runtime sends that is missing here is kept as an unknown field when parsed.
 
 Regenerate the Python modules with `python scripts/gen_cri_api.py`.
 """
@@ -142,142 +155,142 @@ class _Signal:
 
 class _SignalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Signal.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
-    RUNTIME_DEFAULT: _Signal.ValueType  # 0
-    SIGABRT: _Signal.ValueType  # 1
-    SIGALRM: _Signal.ValueType  # 2
-    SIGBUS: _Signal.ValueType  # 3
-    SIGCHLD: _Signal.ValueType  # 4
-    SIGCLD: _Signal.ValueType  # 5
-    SIGCONT: _Signal.ValueType  # 6
-    SIGFPE: _Signal.ValueType  # 7
-    SIGHUP: _Signal.ValueType  # 8
-    SIGILL: _Signal.ValueType  # 9
-    SIGINT: _Signal.ValueType  # 10
-    SIGIO: _Signal.ValueType  # 11
-    SIGIOT: _Signal.ValueType  # 12
-    SIGKILL: _Signal.ValueType  # 13
-    SIGPIPE: _Signal.ValueType  # 14
-    SIGPOLL: _Signal.ValueType  # 15
-    SIGPROF: _Signal.ValueType  # 16
-    SIGPWR: _Signal.ValueType  # 17
-    SIGQUIT: _Signal.ValueType  # 18
-    SIGSEGV: _Signal.ValueType  # 19
-    SIGSTKFLT: _Signal.ValueType  # 20
-    SIGSTOP: _Signal.ValueType  # 21
-    SIGSYS: _Signal.ValueType  # 22
-    SIGTERM: _Signal.ValueType  # 23
-    SIGTRAP: _Signal.ValueType  # 24
-    SIGTSTP: _Signal.ValueType  # 25
-    SIGTTIN: _Signal.ValueType  # 26
-    SIGTTOU: _Signal.ValueType  # 27
-    SIGURG: _Signal.ValueType  # 28
-    SIGUSR1: _Signal.ValueType  # 29
-    SIGUSR2: _Signal.ValueType  # 30
-    SIGVTALRM: _Signal.ValueType  # 31
-    SIGWINCH: _Signal.ValueType  # 32
-    SIGXCPU: _Signal.ValueType  # 33
-    SIGXFSZ: _Signal.ValueType  # 34
-    SIGRTMIN: _Signal.ValueType  # 35
-    SIGRTMINPLUS1: _Signal.ValueType  # 36
-    SIGRTMINPLUS2: _Signal.ValueType  # 37
-    SIGRTMINPLUS3: _Signal.ValueType  # 38
-    SIGRTMINPLUS4: _Signal.ValueType  # 39
-    SIGRTMINPLUS5: _Signal.ValueType  # 40
-    SIGRTMINPLUS6: _Signal.ValueType  # 41
-    SIGRTMINPLUS7: _Signal.ValueType  # 42
-    SIGRTMINPLUS8: _Signal.ValueType  # 43
-    SIGRTMINPLUS9: _Signal.ValueType  # 44
-    SIGRTMINPLUS10: _Signal.ValueType  # 45
-    SIGRTMINPLUS11: _Signal.ValueType  # 46
-    SIGRTMINPLUS12: _Signal.ValueType  # 47
-    SIGRTMINPLUS13: _Signal.ValueType  # 48
-    SIGRTMINPLUS14: _Signal.ValueType  # 49
-    SIGRTMINPLUS15: _Signal.ValueType  # 50
-    SIGRTMAXMINUS14: _Signal.ValueType  # 51
-    SIGRTMAXMINUS13: _Signal.ValueType  # 52
-    SIGRTMAXMINUS12: _Signal.ValueType  # 53
-    SIGRTMAXMINUS11: _Signal.ValueType  # 54
-    SIGRTMAXMINUS10: _Signal.ValueType  # 55
-    SIGRTMAXMINUS9: _Signal.ValueType  # 56
-    SIGRTMAXMINUS8: _Signal.ValueType  # 57
-    SIGRTMAXMINUS7: _Signal.ValueType  # 58
-    SIGRTMAXMINUS6: _Signal.ValueType  # 59
-    SIGRTMAXMINUS5: _Signal.ValueType  # 60
-    SIGRTMAXMINUS4: _Signal.ValueType  # 61
-    SIGRTMAXMINUS3: _Signal.ValueType  # 62
-    SIGRTMAXMINUS2: _Signal.ValueType  # 63
-    SIGRTMAXMINUS1: _Signal.ValueType  # 64
-    SIGRTMAX: _Signal.ValueType  # 65
+    SIGNAL_RUNTIME_DEFAULT: _Signal.ValueType  # 0
+    SIGNAL_SIGABRT: _Signal.ValueType  # 1
+    SIGNAL_SIGALRM: _Signal.ValueType  # 2
+    SIGNAL_SIGBUS: _Signal.ValueType  # 3
+    SIGNAL_SIGCHLD: _Signal.ValueType  # 4
+    SIGNAL_SIGCLD: _Signal.ValueType  # 5
+    SIGNAL_SIGCONT: _Signal.ValueType  # 6
+    SIGNAL_SIGFPE: _Signal.ValueType  # 7
+    SIGNAL_SIGHUP: _Signal.ValueType  # 8
+    SIGNAL_SIGILL: _Signal.ValueType  # 9
+    SIGNAL_SIGINT: _Signal.ValueType  # 10
+    SIGNAL_SIGIO: _Signal.ValueType  # 11
+    SIGNAL_SIGIOT: _Signal.ValueType  # 12
+    SIGNAL_SIGKILL: _Signal.ValueType  # 13
+    SIGNAL_SIGPIPE: _Signal.ValueType  # 14
+    SIGNAL_SIGPOLL: _Signal.ValueType  # 15
+    SIGNAL_SIGPROF: _Signal.ValueType  # 16
+    SIGNAL_SIGPWR: _Signal.ValueType  # 17
+    SIGNAL_SIGQUIT: _Signal.ValueType  # 18
+    SIGNAL_SIGSEGV: _Signal.ValueType  # 19
+    SIGNAL_SIGSTKFLT: _Signal.ValueType  # 20
+    SIGNAL_SIGSTOP: _Signal.ValueType  # 21
+    SIGNAL_SIGSYS: _Signal.ValueType  # 22
+    SIGNAL_SIGTERM: _Signal.ValueType  # 23
+    SIGNAL_SIGTRAP: _Signal.ValueType  # 24
+    SIGNAL_SIGTSTP: _Signal.ValueType  # 25
+    SIGNAL_SIGTTIN: _Signal.ValueType  # 26
+    SIGNAL_SIGTTOU: _Signal.ValueType  # 27
+    SIGNAL_SIGURG: _Signal.ValueType  # 28
+    SIGNAL_SIGUSR1: _Signal.ValueType  # 29
+    SIGNAL_SIGUSR2: _Signal.ValueType  # 30
+    SIGNAL_SIGVTALRM: _Signal.ValueType  # 31
+    SIGNAL_SIGWINCH: _Signal.ValueType  # 32
+    SIGNAL_SIGXCPU: _Signal.ValueType  # 33
+    SIGNAL_SIGXFSZ: _Signal.ValueType  # 34
+    SIGNAL_SIGRTMIN: _Signal.ValueType  # 35
+    SIGNAL_SIGRTMINPLUS1: _Signal.ValueType  # 36
+    SIGNAL_SIGRTMINPLUS2: _Signal.ValueType  # 37
+    SIGNAL_SIGRTMINPLUS3: _Signal.ValueType  # 38
+    SIGNAL_SIGRTMINPLUS4: _Signal.ValueType  # 39
+    SIGNAL_SIGRTMINPLUS5: _Signal.ValueType  # 40
+    SIGNAL_SIGRTMINPLUS6: _Signal.ValueType  # 41
+    SIGNAL_SIGRTMINPLUS7: _Signal.ValueType  # 42
+    SIGNAL_SIGRTMINPLUS8: _Signal.ValueType  # 43
+    SIGNAL_SIGRTMINPLUS9: _Signal.ValueType  # 44
+    SIGNAL_SIGRTMINPLUS10: _Signal.ValueType  # 45
+    SIGNAL_SIGRTMINPLUS11: _Signal.ValueType  # 46
+    SIGNAL_SIGRTMINPLUS12: _Signal.ValueType  # 47
+    SIGNAL_SIGRTMINPLUS13: _Signal.ValueType  # 48
+    SIGNAL_SIGRTMINPLUS14: _Signal.ValueType  # 49
+    SIGNAL_SIGRTMINPLUS15: _Signal.ValueType  # 50
+    SIGNAL_SIGRTMAXMINUS14: _Signal.ValueType  # 51
+    SIGNAL_SIGRTMAXMINUS13: _Signal.ValueType  # 52
+    SIGNAL_SIGRTMAXMINUS12: _Signal.ValueType  # 53
+    SIGNAL_SIGRTMAXMINUS11: _Signal.ValueType  # 54
+    SIGNAL_SIGRTMAXMINUS10: _Signal.ValueType  # 55
+    SIGNAL_SIGRTMAXMINUS9: _Signal.ValueType  # 56
+    SIGNAL_SIGRTMAXMINUS8: _Signal.ValueType  # 57
+    SIGNAL_SIGRTMAXMINUS7: _Signal.ValueType  # 58
+    SIGNAL_SIGRTMAXMINUS6: _Signal.ValueType  # 59
+    SIGNAL_SIGRTMAXMINUS5: _Signal.ValueType  # 60
+    SIGNAL_SIGRTMAXMINUS4: _Signal.ValueType  # 61
+    SIGNAL_SIGRTMAXMINUS3: _Signal.ValueType  # 62
+    SIGNAL_SIGRTMAXMINUS2: _Signal.ValueType  # 63
+    SIGNAL_SIGRTMAXMINUS1: _Signal.ValueType  # 64
+    SIGNAL_SIGRTMAX: _Signal.ValueType  # 65
 
 class Signal(_Signal, metaclass=_SignalEnumTypeWrapper):
-    """Stop signals; RUNTIME_DEFAULT leaves the choice to the runtime."""
+    """Stop signals; SIGNAL_RUNTIME_DEFAULT leaves the choice to the runtime."""
 
-RUNTIME_DEFAULT: Signal.ValueType  # 0
-SIGABRT: Signal.ValueType  # 1
-SIGALRM: Signal.ValueType  # 2
-SIGBUS: Signal.ValueType  # 3
-SIGCHLD: Signal.ValueType  # 4
-SIGCLD: Signal.ValueType  # 5
-SIGCONT: Signal.ValueType  # 6
-SIGFPE: Signal.ValueType  # 7
-SIGHUP: Signal.ValueType  # 8
-SIGILL: Signal.ValueType  # 9
-SIGINT: Signal.ValueType  # 10
-SIGIO: Signal.ValueType  # 11
-SIGIOT: Signal.ValueType  # 12
-SIGKILL: Signal.ValueType  # 13
-SIGPIPE: Signal.ValueType  # 14
-SIGPOLL: Signal.ValueType  # 15
-SIGPROF: Signal.ValueType  # 16
-SIGPWR: Signal.ValueType  # 17
-SIGQUIT: Signal.ValueType  # 18
-SIGSEGV: Signal.ValueType  # 19
-SIGSTKFLT: Signal.ValueType  # 20
-SIGSTOP: Signal.ValueType  # 21
-SIGSYS: Signal.ValueType  # 22
-SIGTERM: Signal.ValueType  # 23
-SIGTRAP: Signal.ValueType  # 24
-SIGTSTP: Signal.ValueType  # 25
-SIGTTIN: Signal.ValueType  # 26
-SIGTTOU: Signal.ValueType  # 27
-SIGURG: Signal.ValueType  # 28
-SIGUSR1: Signal.ValueType  # 29
-SIGUSR2: Signal.ValueType  # 30
-SIGVTALRM: Signal.ValueType  # 31
-SIGWINCH: Signal.ValueType  # 32
-SIGXCPU: Signal.ValueType  # 33
-SIGXFSZ: Signal.ValueType  # 34
-SIGRTMIN: Signal.ValueType  # 35
-SIGRTMINPLUS1: Signal.ValueType  # 36
-SIGRTMINPLUS2: Signal.ValueType  # 37
-SIGRTMINPLUS3: Signal.ValueType  # 38
-SIGRTMINPLUS4: Signal.ValueType  # 39
-SIGRTMINPLUS5: Signal.ValueType  # 40
-SIGRTMINPLUS6: Signal.ValueType  # 41
-SIGRTMINPLUS7: Signal.ValueType  # 42
-SIGRTMINPLUS8: Signal.ValueType  # 43
-SIGRTMINPLUS9: Signal.ValueType  # 44
-SIGRTMINPLUS10: Signal.ValueType  # 45
-SIGRTMINPLUS11: Signal.ValueType  # 46
-SIGRTMINPLUS12: Signal.ValueType  # 47
-SIGRTMINPLUS13: Signal.ValueType  # 48
-SIGRTMINPLUS14: Signal.ValueType  # 49
-SIGRTMINPLUS15: Signal.ValueType  # 50
-SIGRTMAXMINUS14: Signal.ValueType  # 51
-SIGRTMAXMINUS13: Signal.ValueType  # 52
-SIGRTMAXMINUS12: Signal.ValueType  # 53
-SIGRTMAXMINUS11: Signal.ValueType  # 54
-SIGRTMAXMINUS10: Signal.ValueType  # 55
-SIGRTMAXMINUS9: Signal.ValueType  # 56
-SIGRTMAXMINUS8: Signal.ValueType  # 57
-SIGRTMAXMINUS7: Signal.ValueType  # 58
-SIGRTMAXMINUS6: Signal.ValueType  # 59
-SIGRTMAXMINUS5: Signal.ValueType  # 60
-SIGRTMAXMINUS4: Signal.ValueType  # 61
-SIGRTMAXMINUS3: Signal.ValueType  # 62
-SIGRTMAXMINUS2: Signal.ValueType  # 63
-SIGRTMAXMINUS1: Signal.ValueType  # 64
-SIGRTMAX: Signal.ValueType  # 65
+SIGNAL_RUNTIME_DEFAULT: Signal.ValueType  # 0
+SIGNAL_SIGABRT: Signal.ValueType  # 1
+SIGNAL_SIGALRM: Signal.ValueType  # 2
+SIGNAL_SIGBUS: Signal.ValueType  # 3
+SIGNAL_SIGCHLD: Signal.ValueType  # 4
+SIGNAL_SIGCLD: Signal.ValueType  # 5
+SIGNAL_SIGCONT: Signal.ValueType  # 6
+SIGNAL_SIGFPE: Signal.ValueType  # 7
+SIGNAL_SIGHUP: Signal.ValueType  # 8
+SIGNAL_SIGILL: Signal.ValueType  # 9
+SIGNAL_SIGINT: Signal.ValueType  # 10
+SIGNAL_SIGIO: Signal.ValueType  # 11
+SIGNAL_SIGIOT: Signal.ValueType  # 12
+SIGNAL_SIGKILL: Signal.ValueType  # 13
+SIGNAL_SIGPIPE: Signal.ValueType  # 14
+SIGNAL_SIGPOLL: Signal.ValueType  # 15
+SIGNAL_SIGPROF: Signal.ValueType  # 16
+SIGNAL_SIGPWR: Signal.ValueType  # 17
+SIGNAL_SIGQUIT: Signal.ValueType  # 18
+SIGNAL_SIGSEGV: Signal.ValueType  # 19
+SIGNAL_SIGSTKFLT: Signal.ValueType  # 20
+SIGNAL_SIGSTOP: Signal.ValueType  # 21
+SIGNAL_SIGSYS: Signal.ValueType  # 22
+SIGNAL_SIGTERM: Signal.ValueType  # 23
+SIGNAL_SIGTRAP: Signal.ValueType  # 24
+SIGNAL_SIGTSTP: Signal.ValueType  # 25
+SIGNAL_SIGTTIN: Signal.ValueType  # 26
+SIGNAL_SIGTTOU: Signal.ValueType  # 27
+SIGNAL_SIGURG: Signal.ValueType  # 28
+SIGNAL_SIGUSR1: Signal.ValueType  # 29
+SIGNAL_SIGUSR2: Signal.ValueType  # 30
+SIGNAL_SIGVTALRM: Signal.ValueType  # 31
+SIGNAL_SIGWINCH: Signal.ValueType  # 32
+SIGNAL_SIGXCPU: Signal.ValueType  # 33
+SIGNAL_SIGXFSZ: Signal.ValueType  # 34
+SIGNAL_SIGRTMIN: Signal.ValueType  # 35
+SIGNAL_SIGRTMINPLUS1: Signal.ValueType  # 36
+SIGNAL_SIGRTMINPLUS2: Signal.ValueType  # 37
+SIGNAL_SIGRTMINPLUS3: Signal.ValueType  # 38
+SIGNAL_SIGRTMINPLUS4: Signal.ValueType  # 39
+SIGNAL_SIGRTMINPLUS5: Signal.ValueType  # 40
+SIGNAL_SIGRTMINPLUS6: Signal.ValueType  # 41
+SIGNAL_SIGRTMINPLUS7: Signal.ValueType  # 42
+SIGNAL_SIGRTMINPLUS8: Signal.ValueType  # 43
+SIGNAL_SIGRTMINPLUS9: Signal.ValueType  # 44
+SIGNAL_SIGRTMINPLUS10: Signal.ValueType  # 45
+SIGNAL_SIGRTMINPLUS11: Signal.ValueType  # 46
+SIGNAL_SIGRTMINPLUS12: Signal.ValueType  # 47
+SIGNAL_SIGRTMINPLUS13: Signal.ValueType  # 48
+SIGNAL_SIGRTMINPLUS14: Signal.ValueType  # 49
+SIGNAL_SIGRTMINPLUS15: Signal.ValueType  # 50
+SIGNAL_SIGRTMAXMINUS14: Signal.ValueType  # 51
+SIGNAL_SIGRTMAXMINUS13: Signal.ValueType  # 52
+SIGNAL_SIGRTMAXMINUS12: Signal.ValueType  # 53
+SIGNAL_SIGRTMAXMINUS11: Signal.ValueType  # 54
+SIGNAL_SIGRTMAXMINUS10: Signal.ValueType  # 55
+SIGNAL_SIGRTMAXMINUS9: Signal.ValueType  # 56
+SIGNAL_SIGRTMAXMINUS8: Signal.ValueType  # 57
+SIGNAL_SIGRTMAXMINUS7: Signal.ValueType  # 58
+SIGNAL_SIGRTMAXMINUS6: Signal.ValueType  # 59
+SIGNAL_SIGRTMAXMINUS5: Signal.ValueType  # 60
+SIGNAL_SIGRTMAXMINUS4: Signal.ValueType  # 61
+SIGNAL_SIGRTMAXMINUS3: Signal.ValueType  # 62
+SIGNAL_SIGRTMAXMINUS2: Signal.ValueType  # 63
+SIGNAL_SIGRTMAXMINUS1: Signal.ValueType  # 64
+SIGNAL_SIGRTMAX: Signal.ValueType  # 65
 Global___Signal: _TypeAlias = Signal  # noqa: Y015
 
 class _PodSandboxState:
@@ -402,6 +415,7 @@ class Mount(_message.Message):
     RECURSIVE_READ_ONLY_FIELD_NUMBER: _builtins.int
     IMAGE_FIELD_NUMBER: _builtins.int
     IMAGE_SUB_PATH_FIELD_NUMBER: _builtins.int
+    MOUNT_OPTIONS_FIELD_NUMBER: _builtins.int
     container_path: _builtins.str
     """Path inside the container."""
     host_path: _builtins.str
@@ -428,6 +442,12 @@ class Mount(_message.Message):
     def image(self) -> Global___ImageSpec:
         """Image to mount instead of a host path."""
 
+    @_builtins.property
+    def mount_options(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Extra bind mount options (noexec, nodev, nosuid) passed on as OCI mount
+        options (cri-api d106c2f, on master after v0.37.0-beta.0; never set here).
+        """
+
     def __init__(
         self,
         *,
@@ -441,10 +461,11 @@ class Mount(_message.Message):
         recursive_read_only: _builtins.bool = ...,
         image: Global___ImageSpec | None = ...,
         image_sub_path: _builtins.str = ...,
+        mount_options: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["image", b"image"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_path", b"container_path", "gidMappings", b"gidMappings", "host_path", b"host_path", "image", b"image", "image_sub_path", b"image_sub_path", "propagation", b"propagation", "readonly", b"readonly", "recursive_read_only", b"recursive_read_only", "selinux_relabel", b"selinux_relabel", "uidMappings", b"uidMappings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_path", b"container_path", "gidMappings", b"gidMappings", "host_path", b"host_path", "image", b"image", "image_sub_path", b"image_sub_path", "mount_options", b"mount_options", "propagation", b"propagation", "readonly", b"readonly", "recursive_read_only", b"recursive_read_only", "selinux_relabel", b"selinux_relabel", "uidMappings", b"uidMappings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1029,19 +1050,22 @@ Global___ImageSpec: _TypeAlias = ImageSpec  # noqa: Y015
 
 @_typing.final
 class KeyValue(_message.Message):
-    """One environment variable."""
+    """One environment variable. The value is bytes from cri-api v0.37.0 (d3d9c71,
+    kubernetes#139168; backported to v0.34.9, v0.35.6, v0.36.2): a Secret's value
+    that is not UTF-8 travels unchanged. Same wire encoding as the string it was.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     KEY_FIELD_NUMBER: _builtins.int
     VALUE_FIELD_NUMBER: _builtins.int
     key: _builtins.str
-    value: _builtins.str
+    value: _builtins.bytes
     def __init__(
         self,
         *,
         key: _builtins.str = ...,
-        value: _builtins.str = ...,
+        value: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -3223,19 +3247,23 @@ class RuntimeFeatures(_message.Message):
 
     SUPPLEMENTAL_GROUPS_POLICY_FIELD_NUMBER: _builtins.int
     USER_NAMESPACES_HOST_NETWORK_FIELD_NUMBER: _builtins.int
+    MOUNT_OPTIONS_FIELD_NUMBER: _builtins.int
     supplemental_groups_policy: _builtins.bool
     """SupplementalGroupsPolicy and ContainerUser supported."""
     user_namespaces_host_network: _builtins.bool
     """Host network together with a user namespace supported."""
+    mount_options: _builtins.bool
+    """Extra bind mount options on container mounts supported (cri-api d279f3c)."""
     def __init__(
         self,
         *,
         supplemental_groups_policy: _builtins.bool = ...,
         user_namespaces_host_network: _builtins.bool = ...,
+        mount_options: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["supplemental_groups_policy", b"supplemental_groups_policy", "user_namespaces_host_network", b"user_namespaces_host_network"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mount_options", b"mount_options", "supplemental_groups_policy", b"supplemental_groups_policy", "user_namespaces_host_network", b"user_namespaces_host_network"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -3,6 +3,7 @@ node agent asking "does this pod get the host network and its hostPorts on this 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kubelet_winnet._judgement.verdict import NodeKnowledge, Verdict
@@ -24,6 +25,7 @@ def judge(
     kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
     feature_gates: FeatureGatesInput = None,
     node: NodeKnowledge | None = None,
+    dns: tuple[Sequence[str], Sequence[str], Sequence[str]] | None = None,
 ) -> Verdict:
     """What ``pod`` gets on a node: what the kubelet sends or its refusal, whether the
     sandbox starts, the network with the condition that decides it when a fact is not
@@ -32,14 +34,38 @@ def judge(
     own files); without it, a containerd node of unknown release with containerd's stock
     configuration, as ``check`` assumes, saying so in ``Verdict.facts``.
 
+    ``dns``: the sandbox's DNSConfig as the kubelet sends it (servers, searches, options:
+    ``pod_sandbox_config(pod).dns_config``'s lists) to ask whether it reaches the pod's
+    endpoint; ``Verdict.dns`` then says so (None when not asked).
+
     Raises ``InvalidPodError``, ``FeatureGateError`` and ``UnsupportedVersionError`` as
     [`windows_sandbox_config`][kubelet_winnet.windows_sandbox_config] does, and
-    ``InvalidArgumentError`` for a ``node`` that is not a ``NodeKnowledge``.
+    ``InvalidArgumentError`` for a ``node`` that is not a ``NodeKnowledge`` or a ``dns``
+    that is not three lists of strings.
     """
     if node is not None and not isinstance(node, NodeKnowledge):
         from kubelet_winnet._describe import type_name
         from kubelet_winnet.errors import InvalidArgumentError
 
         raise InvalidArgumentError("node", "a NodeKnowledge or None", type_name(node))
+    asked = None if dns is None else _dns_lists(dns)
     profile = kubelet_profile(kubelet_version, feature_gates)
-    return judge_under(pod, profile, node)
+    return judge_under(pod, profile, node, dns=asked)
+
+
+def _dns_lists(
+    dns: object,
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    from kubelet_winnet._describe import type_name
+    from kubelet_winnet.errors import InvalidArgumentError
+
+    wanted = "three lists of strings (servers, searches, options)"
+    if isinstance(dns, (str, bytes)) or not isinstance(dns, Sequence) or len(dns) != 3:
+        raise InvalidArgumentError("dns", wanted, type_name(dns))
+    lists = []
+    for index, entries in enumerate(dns):
+        if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence) or not all(
+                isinstance(entry, str) for entry in entries):
+            raise InvalidArgumentError(f"dns[{index}]", "a list of strings", type_name(entries))
+        lists.append(tuple(entries))
+    return lists[0], lists[1], lists[2]

@@ -21,6 +21,8 @@ from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
 from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._kubelet.rules import PodFacts, SandboxDecision, decide_sandbox
 from kubelet_winnet.runtime._network import (
+    DnsAsked,
+    DnsPlan,
     Isolation,
     Mapping4,
     NodeFacts,
@@ -99,6 +101,7 @@ class Verdict(NamedTuple):
     ports: tuple[PortPlan, ...]
     facts: tuple[str, ...]
     notes: tuple[str, ...] = ()  # the runtime's notes (Hyper-V HostProcess and the shim)
+    dns: DnsPlan | None = None  # what becomes of the sandbox's DNSConfig (None: not asked)
 
     @property
     def refused(self) -> str | None:
@@ -131,11 +134,14 @@ def _effect(starts: bool | None, host_network: bool, network: str) -> HostNetwor
 def judge(
     pod: object, profile: GateResolution, node: NodeKnowledge | None = None, *,
     mappings: Sequence[Mapping4] = (), facts: PodFacts | None = None,
+    dns: DnsAsked | None = None,
 ) -> Verdict:
     """The verdict for ``pod`` (any form the reader takes) under the kubelet ``profile``
     on ``node``. ``mappings``: the request's port mappings (container port, host port,
-    protocol, host IP), for doors that built the request; ``facts``: the pod already
-    read. Raises ``InvalidPodError`` for a pod the reader refuses."""
+    protocol, host IP), for doors that built the request; ``dns``: the request's
+    DNSConfig (servers, searches, options), for doors that ask whether it reaches the
+    pod; ``facts``: the pod already read. Raises ``InvalidPodError`` for a pod the reader
+    refuses."""
     node = node or NodeKnowledge()
     facts = facts if facts is not None else read_pod(pod)
     decision = decide_sandbox(facts, profile.sets_namespace_options)
@@ -145,13 +151,15 @@ def judge(
         return Verdict(decision=decision, host_network=facts.host_network,
                        runtime_class=runtime_class, handler=None, isolation=None, starts=False,
                        runtime_refused=None, network=network, ports=(),
-                       facts=(f"kubelet {profile.version}",))
-    part = _runtime_of(profile, decision, facts, runtime_class, node, mappings)
+                       facts=(f"kubelet {profile.version}",),
+                       dns=None if dns is None else DnsPlan(
+                           "dropped", f"the kubelet refuses the pod: {decision.error}"))
+    part = _runtime_of(profile, decision, facts, runtime_class, node, mappings, dns)
     return Verdict(decision=decision, host_network=facts.host_network,
                    runtime_class=runtime_class, handler=part.handler,
                    isolation=part.isolation, starts=part.starts,
                    runtime_refused=part.runtime_refused, network=part.network,
-                   ports=part.ports, facts=part.facts, notes=part.notes)
+                   ports=part.ports, facts=part.facts, notes=part.notes, dns=part.dns)
 
 
 def host_network_effect(
@@ -169,7 +177,7 @@ def host_network_effect(
 
 def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFacts,
                 runtime_class: str | None, node: NodeKnowledge,
-                mappings: Sequence[Mapping4]) -> _RuntimePart:
+                mappings: Sequence[Mapping4], dns: DnsAsked | None = None) -> _RuntimePart:
     """The runtime's half of the verdict of a pod the kubelet accepts, from what ``node``
     knows."""
     default_unknown = (runtime_class is None and node.files is None
@@ -182,10 +190,10 @@ def _runtime_of(profile: GateResolution, decision: SandboxDecision, facts: PodFa
     situation = (decision.network, decision.host_process, facts.host_network, runtime_class,
                  handler, default_unknown, runtime)
     version = profile.version
-    if node.files is None and not mappings:  # most doors, for every pod: one per situation
-        # (the release as two ints: a KubeletVersion hashes in Python, on every lookup)
+    if node.files is None and not mappings and dns is None:  # most doors, for every pod:
+        # one per situation (the release as two ints: a KubeletVersion hashes in Python)
         return _situation(version.minor, version.patch, *situation, node.handlers_read)
-    return _runtime_part(version, *situation, node.files, node.handlers_read, mappings)
+    return _runtime_part(version, *situation, node.files, node.handlers_read, mappings, dns)
 
 
 class _RuntimePart(NamedTuple):
@@ -199,6 +207,7 @@ class _RuntimePart(NamedTuple):
     ports: tuple[PortPlan, ...]
     facts: tuple[str, ...]
     notes: tuple[str, ...]
+    dns: DnsPlan | None = None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -216,7 +225,7 @@ def _situation(minor: int, patch: int | None, mode: str | None, host_process: bo
 def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool, host_network: bool,
                   runtime_class: str | None, handler: str | None, default_unknown: bool,
                   runtime: str | None, files: NodeFacts | None, handlers_read: bool,
-                  mappings: Sequence[Mapping4]) -> _RuntimePart:
+                  mappings: Sequence[Mapping4], dns: DnsAsked | None = None) -> _RuntimePart:
     """The runtime's half of the verdict of a pod the kubelet accepts."""
     used = [f"kubelet {version}"]
     if default_unknown:
@@ -230,7 +239,7 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
     used.append(f"runtime: {runtime or 'not known'}")
     # A handler not known is the node's default one (not known) or a RuntimeClass's.
     unknown = _DEFAULT_HANDLER if default_unknown else "the pod's runtime handler"
-    if files is None and not mappings:
+    if files is None and not mappings and dns is None:
         out = _assumed(host_process, handler, runtime if runtime and "://" in runtime else "",
                        unknown)
     else:
@@ -238,22 +247,27 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
         out = plan_runtime(host_process, containerd_host_network(host_process), handler,
                            mappings, files if files is not None else NodeFacts(
                                runtime=runtime if runtime and "://" in runtime else ""),
-                           handlers_known=known, unknown_handler=unknown)
+                           handlers_known=known, unknown_handler=unknown, dns=dns)
     used += out.facts
     network = _network(mode, host_network, out.namespace, out.condition, out.refused,
                        out.notes)
-    ports = out.ports
+    ports, dns_plan = out.ports, out.dns
     if name is not None and name != "containerd":
         network = Network("unknown", (), f"what {name} does with the request is not modelled")
         ports = tuple(replace(p, outcome="unknown", reason=network.condition, warning="")
                       if p.host_port > 0 else p for p in ports)
+        if dns_plan is not None:
+            dns_plan = DnsPlan("unknown", network.condition)
     elif name is None and out.refused is None:
         network = Network("unknown", network.reasons,
                           "the node's runtime is not known; on containerd: "
                           + (network.condition or f"network {network.value}"))
+        if dns_plan is not None and dns_plan.outcome != "unknown":
+            dns_plan = DnsPlan("unknown", "the node's runtime is not known; on containerd: "
+                               + dns_plan.reason)
     return _RuntimePart(handler=out.handler, isolation=out.isolation, starts=out.starts,
                         runtime_refused=out.refused, network=network, ports=ports,
-                        facts=tuple(used), notes=out.notes)
+                        facts=tuple(used), notes=out.notes, dns=dns_plan)
 
 
 # How a condition names the node's default handler when it is not known (audit without

@@ -207,7 +207,9 @@ class ContainerBuilder:
         for key, item in env.items():
             pair = envs.add()
             pair.key = key
-            pair.value = item
+            # bytes value = 2 (cri-api d3d9c71): the same wire bytes as the string it was.
+            # A str here is valid Unicode: the readers refuse a lone surrogate.
+            pair.value = item if type(item) is bytes else item.encode()  # type: ignore[union-attr]
         fill_container_labels(config.labels, view, container_name)
         fill_container_annotations(config.annotations, view, container, at, container_name,
                                    image, attempt, minor, host_network, self.in_place_resize)
@@ -230,10 +232,11 @@ class ContainerBuilder:
 
 
 # helpers.go signalNameToRuntimeEnum: every CRI Signal but RUNTIME_DEFAULT, by its API
-# name; the enum spells the API's "+" and "-" as PLUS and MINUS (SIGRTMIN+1, SIGRTMAX-14).
+# name; the enum spells the API's "+" and "-" as PLUS and MINUS (SIGRTMIN+1, SIGRTMAX-14),
+# and from cri-api 044b7de prefixes every name with SIGNAL_ (the API's names stay).
 _STOP_SIGNALS: dict[str, api_pb2.Signal.ValueType] = {
-    name.replace("PLUS", "+").replace("MINUS", "-"): number
-    for name, number in api_pb2.Signal.items() if number != api_pb2.RUNTIME_DEFAULT
+    name.removeprefix("SIGNAL_").replace("PLUS", "+").replace("MINUS", "-"): number
+    for name, number in api_pb2.Signal.items() if number != api_pb2.SIGNAL_RUNTIME_DEFAULT
 }
 
 
@@ -243,9 +246,9 @@ def _stop_signal(container: Mapping[str, Any], at: str) -> api_pb2.Signal.ValueT
     is RUNTIME_DEFAULT, 0, which proto3 does not send, and so is an absent field."""
     lifecycle = get_object(container, "lifecycle", at)
     if lifecycle is None:
-        return api_pb2.RUNTIME_DEFAULT
+        return api_pb2.SIGNAL_RUNTIME_DEFAULT
     return _STOP_SIGNALS.get(
-        get_str(lifecycle, "stopSignal", f"{at}lifecycle."), api_pb2.RUNTIME_DEFAULT
+        get_str(lifecycle, "stopSignal", f"{at}lifecycle."), api_pb2.SIGNAL_RUNTIME_DEFAULT
     )
 
 
@@ -302,7 +305,10 @@ def container_config(
     ``image_ref``: the image ID the runtime's ``PullImage`` returned (default: the
     container's ``image``); ``image_username``: the user configured in the image.
     ``config_maps`` / ``secrets``: name -> data of the objects in the pod's namespace
-    (``None``: like a kubelet without an API client). ``pod_ips``: the sandbox's IPs,
+    (``None``: like a kubelet without an API client); a Secret may also be the object
+    as the API holds it (``data`` in base64, ``stringData``), and its values ``bytes``:
+    ``envs[i].value`` is ``bytes`` (cri-api's ``bytes value = 2``), and a value that is
+    not UTF-8 is sent or refused as that kubelet release does. ``pod_ips``: the sandbox's IPs,
     for ``status.podIP`` references. ``services``: the Service manifests the kubelet's
     service lister holds (any namespace), for the service-link variables; ``None``: like a
     kubelet without a service lister (none). ``volume_paths``: volume name -> the host
@@ -393,6 +399,7 @@ class PodRequests:
     ) -> None:
         node = check_node(node)
         profile = kubelet_profile(kubelet_version, feature_gates)
+        self.kubelet_version = profile.version  # whose cri-api JSON the requests read as
         self.sandbox_config, view = build_sandbox_config(
             pod, node, 0, kubelet_version, feature_gates
         )

@@ -20,6 +20,7 @@ No I/O; no state.
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 from bisect import bisect_right
@@ -40,6 +41,7 @@ __all__ = [
     "go_len",
     "is_print",
     "join_windows",
+    "json_text",
     "mul_int64",
     "quote",
     "rem_int64",
@@ -121,6 +123,21 @@ def decode_rune(data: bytes, offset: int = 0) -> tuple[int, int]:
         else:
             return ord(char), size
     return RUNE_ERROR, 1
+
+
+def _one_per_byte(exc: UnicodeError) -> tuple[str, int]:
+    assert isinstance(exc, UnicodeDecodeError)
+    return "\ufffd", exc.start + 1
+
+
+codecs.register_error("kubelet-winnet-go-rune-error", _one_per_byte)
+
+
+def json_text(data: bytes) -> str:
+    """What Go's ``encoding/json`` writes for a Go string holding ``data``
+    (``encodeState.string``): each byte that does not start a valid UTF-8 sequence is
+    U+FFFD, one per byte, as ``utf8.DecodeRuneInString`` steps over it."""
+    return data.decode("utf-8", "kubelet-winnet-go-rune-error")
 
 
 def string_of_byte(byte: int) -> str:

@@ -8,7 +8,9 @@ expansion (:mod:`~kubelet_winnet._kubelet.expansion`) within the library's bound
 
 from __future__ import annotations
 
+import base64
 import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,16 +19,19 @@ from kubelet_winnet._kubelet import golang
 from kubelet_winnet._kubelet.expansion import (
     ExpansionNotUtf8,
     ExpansionTooLarge,
+    GoString,
+    env_bytes_error,
     expand,
+    go_string,
     not_utf8_error,
     utf8_len,
 )
 from kubelet_winnet._kubelet.kuberuntime_container_windows import (
     container_resources,
-    quantity_nanos,
+    quantity_text,
 )
 from kubelet_winnet._kubelet.node import NodeContext
-from kubelet_winnet._kubelet.objectview import is_mapping
+from kubelet_winnet._kubelet.objectview import is_mapping, readable
 from kubelet_winnet._kubelet.pod import (
     PodView,
     container_index,
@@ -39,15 +44,12 @@ from kubelet_winnet._kubelet.pod import (
     is_utf8,
     read_field,
 )
-from kubelet_winnet._kubelet.quantity import (
-    nanos_milli_value,
-    nanos_value,
-    parse_nanos,
-)
+from kubelet_winnet._kubelet.quantity import go_scaled_value, parse_nanos
 from kubelet_winnet._kubelet.request_facts import (
     EXACT_DOWNWARD_DIVISION,
     HOST_IPS_FIELD,
     HOST_IPS_VALUE,
+    NEWEST_RULE,
     POD_LEVEL_LIMITS_DEFAULT,
     ExpansionRule,
 )
@@ -62,6 +64,7 @@ __all__ = [
     "MAX_EXPANDED_VALUE",
     "Budget",
     "environment",
+    "secret_data",
     "sort_pod_ips",
 ]
 
@@ -93,7 +96,7 @@ class Budget:
         self.left = MAX_EXPANDED_CONTAINER
         self.sizes: dict[str, int] = {}  # env name -> bytes its value holds now
 
-    def limit(self, text: str) -> int:
+    def limit(self, text: GoString) -> int:
         # Expansion may not grow a value past MAX_EXPANDED_VALUE; a longer literal is
         # the manifest's own size, bounded by the container alone.
         return min(max(MAX_EXPANDED_VALUE, utf8_len(text)), self.left)
@@ -113,23 +116,39 @@ class Budget:
         )
 
     def expanded(
-        self, text: str, env: Mapping[str, str], field: str, what: str,
-        *more: Mapping[str, str],
-    ) -> str:
+        self, text: str, env: Mapping[str, GoString], field: str, what: str,
+        *more: Mapping[str, GoString], binary: bool = False,
+    ) -> GoString:
         """``text`` with ``$(VAR)`` expanded from ``env`` (then ``more``), within both
-        bounds (the container's is charged by :meth:`set` or :meth:`expand`)."""
+        bounds (the container's is charged by :meth:`set` or :meth:`expand`). A result
+        that is not UTF-8 is ``bytes`` where ``binary`` (an environment value, judged by
+        :meth:`set`); for a string field it raises ``InvalidUtf8Error``."""
         limit = self.limit(text)
         rule = self.rule
+        runes = rule is None or rule.rune_wise
         try:
-            return expand(text, env, *more, limit=limit, runes=rule is None or rule.rune_wise)
+            value = expand(text, env, *more, limit=limit, runes=runes)
         except ExpansionTooLarge:
             raise self.refuse(field, what, container=limit == self.left) from None
         except ExpansionNotUtf8 as exc:
-            assert rule is not None  # only the byte-wise rule makes bytes that are not UTF-8
-            raise not_utf8_error(field, what, exc.value, rule) from None
+            assert rule is not None  # only the byte-wise rule raises it
+            if binary and rule.sends_env_bytes:
+                return exc.value  # the bytes the kubelet sends
+            # Whether the byte-wise step made it so, or only a Secret's bytes did.
+            secret = type(expand(text, env, *more, limit=limit)) is bytes
+            raise not_utf8_error(field, what, exc.value, rule, secret=secret) from None
+        if type(value) is bytes:
+            if not is_utf8(text):  # the caller's own lone surrogate, not a Secret's bytes
+                raise InvalidPodError(field, "not valid Unicode (contains a lone surrogate)")
+            if not binary:
+                raise not_utf8_error(field, what, value, rule or NEWEST_RULE, secret=True)
+        return value
 
-    def set(self, name: str, value: str, field: str) -> None:
-        """Account for env ``name`` holding ``value`` (replacing its old value)."""
+    def set(self, name: str, value: GoString, field: str) -> None:
+        """Account for env ``name`` holding ``value`` (replacing its old value); a value
+        that is not UTF-8 is refused where this kubelet cannot send it."""
+        if type(value) is bytes and self.rule is not None and not self.rule.sends_env_bytes:
+            raise env_bytes_error(field, name, value, self.rule)
         size = utf8_len(value)
         freed = self.sizes.get(name, 0)
         if size - freed > self.left:
@@ -138,14 +157,17 @@ class Budget:
         self.sizes[name] = size
 
     def expand_all(
-        self, parts: list[str], env: Mapping[str, str], at: str, key: str
+        self, parts: list[str], env: Mapping[str, GoString], at: str, key: str
     ) -> list[str]:
         """``ExpandContainerCommandAndArgs`` of ``command`` or ``args``, each element
-        expanded and charged to the container."""
-        values = []
+        expanded and charged to the container (strings: a result that is not UTF-8 is
+        ``InvalidUtf8Error``)."""
+        values: list[str] = []
         for index, part in enumerate(parts):
             if "$" in part:  # the field's name is built only when it may be needed
-                value = self.expanded(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
+                found = self.expanded(part, env, f"{at}{key}[{index}]", f"{key}[{index}]")
+                assert type(found) is str  # expanded() refuses bytes for a string field
+                value = found
             else:
                 value = part  # nothing to expand: only the container's bound applies
             size = utf8_len(value)
@@ -326,31 +348,32 @@ def _extract_field_path(
     raise SandboxConfigError(f"unsupported fieldPath: {echo(path)}", ERROR_RULE)
 
 
-def _downward_defaults(view: PodView, node: NodeContext, minor: int) -> dict[str, int]:
-    """``defaultPodLimitsForDownwardAPI``'s defaults: node allocatable, or from 1.34 the
-    pod's non-zero ``spec.resources.limits`` (cpu and memory)."""
-    defaults = {"cpu": parse_nanos(node.allocatable_cpu),
-                "memory": parse_nanos(node.allocatable_memory)}
+def _downward_defaults(view: PodView, node: NodeContext, minor: int) -> dict[str, str]:
+    """``defaultPodLimitsForDownwardAPI``'s defaults (pkg/kubelet/kubelet_resources.go):
+    node allocatable, or from 1.34 the pod's non-zero ``spec.resources.limits`` (cpu
+    and memory)."""
+    defaults = {"cpu": node.allocatable_cpu, "memory": node.allocatable_memory}
     if POD_LEVEL_LIMITS_DEFAULT.holds(minor):
         pod_limits, _ = container_resources(view.spec, view.spec_at)
         for name in ("cpu", "memory"):
-            if pod_limits.get(name):
+            if parse_nanos(pod_limits.get(name, "0")):
                 defaults[name] = pod_limits[name]
     return defaults
 
 
-def _ratio(amount: int, divisor: int, cpu: bool, minor: int) -> int:
-    """The ceiling of quantity / divisor, both in billionths, as the kubelet computes it."""
+def _ratio(amount: str, divisor: str, cpu: bool, minor: int) -> int:
+    """The ceiling of quantity / divisor, as the kubelet computes it
+    (pkg/api/v1/resource/helpers.go)."""
     if EXACT_DOWNWARD_DIVISION.holds(minor):  # convertQuantityToString
-        if amount <= 0 or divisor <= 0:
+        nanos, by = parse_nanos(amount), parse_nanos(divisor)
+        if nanos <= 0 or by <= 0:
             return 0
-        return min(-(-amount // divisor), golang.INT64_MAX)
-    # int64(math.Ceil(float64(q.MilliValue()) / float64(divisor.MilliValue()))), Value()
-    # for the other resources
-    scale = nanos_milli_value if cpu else nanos_value
-    return golang.ceil_div_float64(
-        golang.wrap_int64(scale(amount)), golang.wrap_int64(scale(divisor))
-    )
+        return min(-(-nanos // by), golang.INT64_MAX)
+    # convertResourceCPUToString: int64(math.Ceil(float64(cpu.MilliValue()) /
+    # float64(divisor.MilliValue()))), Value() for the other resources: int64 as
+    # apimachinery computes it, so past the int64 range what the quantity's form gives.
+    scale = -3 if cpu else 0
+    return golang.ceil_div_float64(go_scaled_value(amount, scale), go_scaled_value(divisor, scale))
 
 
 def _resource_value(
@@ -370,13 +393,13 @@ def _resource_value(
         defaulted = found[2] == "containers"  # init containers keep their own limits
     resource = get_str(selector, "resource", where)
     divisor_value = read_field(selector, "divisor", where)
-    divisor = quantity_nanos("1" if divisor_value is None else divisor_value, f"{where}divisor")
-    if divisor == 0:  # ExtractContainerResourceValue: a zero divisor means 1
-        divisor = 10**9
+    divisor = quantity_text("1" if divisor_value is None else divisor_value, f"{where}divisor")
+    if not parse_nanos(divisor):  # ExtractContainerResourceValue: a zero divisor means 1
+        divisor = "1"
     limits, requests = container_resources(container, container_at)
     if defaulted:  # MergeContainerResourceLimits: a missing or zero limit is defaulted
         for name, amount in _downward_defaults(view, node, minor).items():
-            if not limits.get(name):
+            if not parse_nanos(limits.get(name, "0")):
                 limits[name] = amount
     part, _, name = resource.partition(".")
     table = {"limits": limits, "requests": requests}.get(part)
@@ -384,14 +407,15 @@ def _resource_value(
         name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-")
     ):
         raise SandboxConfigError(f"unsupported container resource : {echo(resource)}", ERROR_RULE)
-    return str(_ratio(table.get(name, 0), divisor, name == "cpu", minor))
+    return str(_ratio(table.get(name, "0"), divisor, name == "cpu", minor))
 
 
 def _lookup(
     objects: Mapping[str, Mapping[str, Any]] | None, kind: str, namespace: str, name: str,
 ) -> dict[Any, Any] | None:
     """The data of object ``name`` from the caller's store, copied into a dict (a
-    caller's Mapping that raises becomes ``InvalidArgumentError``)."""
+    caller's Mapping that raises becomes ``InvalidArgumentError``). A Secret may be
+    given as its data or as the Secret object (:func:`secret_data`)."""
     argument = "config_maps" if kind == "configMap" else "secrets"
     if objects is None:
         raise SandboxConfigError(
@@ -402,10 +426,19 @@ def _lookup(
         found = objects.get(name)
         if found is None:
             return None
+        at = f"{argument}[{quoted(name)}]"
+        if kind == "secret":
+            secret = _secret_object(found)
+            if secret is not None:
+                own = _object_namespace(secret)
+                if own not in ("", namespace):
+                    raise InvalidArgumentError(
+                        at, f"a Secret of the pod's namespace {quoted(namespace)}",
+                        f"one of namespace {quoted(own)}",
+                    )
+                return secret_data(secret, at)
         if not is_mapping(found):
-            raise InvalidArgumentError(
-                f"{argument}[{quoted(name)}]", "a mapping of key to value", type_name(found)
-            )
+            raise InvalidArgumentError(at, "a mapping of key to value", type_name(found))
         return {key: found[key] for key in found}
     except InvalidArgumentError:
         raise
@@ -413,16 +446,97 @@ def _lookup(
         raise InvalidArgumentError(argument, "a readable mapping", type_name(exc)) from None
 
 
-def _data_value(data: Mapping[str, Any], key: str, argument: str) -> str:
+def _data_value(data: Mapping[str, Any], key: str, argument: str) -> GoString:
+    """One value of a ConfigMap's or Secret's data: ``str`` (UTF-8), or for a Secret
+    ``bytes`` that are not UTF-8 (``string(v)`` of the Secret's ``[]byte`` in
+    makeEnvironmentVariables keeps every byte)."""
     item = data[key]
     if type(item) is bytes:
-        try:
-            item = item.decode()
-        except UnicodeDecodeError:
-            raise InvalidArgumentError(argument, "UTF-8 values", "bytes") from None
-    if type(item) is not str or not is_utf8(item):
-        raise InvalidArgumentError(argument, "str or UTF-8 bytes values", type_name(item))
+        value = go_string(item)
+        if type(value) is bytes and argument == "config_maps":
+            # ConfigMap.data is map[string]string: the API holds no such value.
+            raise InvalidArgumentError(argument, "UTF-8 values (a ConfigMap's data is text)",
+                                       "bytes that are not UTF-8")
+        return value
+    if type(item) is not str:
+        raise InvalidArgumentError(argument, "str or bytes values", type_name(item))
+    if not is_utf8(item):
+        raise InvalidArgumentError(argument, "str values that are valid Unicode",
+                                   "a str with a lone surrogate")
     return item
+
+
+def _secret_object(value: object) -> Mapping[str, Any] | None:
+    """``value`` as a Secret object (``kind: Secret`` of ``v1``, or a ``V1Secret`` of the
+    ``kubernetes`` client), or ``None`` for a plain mapping of key to value."""
+    view = readable(value)
+    if view is None:
+        return None
+    mapping, kind = view
+    if kind == "Secret":
+        return mapping
+    if kind is None and mapping.get("kind") == "Secret" and mapping.get("apiVersion") == "v1":
+        return mapping
+    return None
+
+
+def _object_namespace(secret: Mapping[str, Any]) -> str:
+    metadata: Any = secret.get("metadata")
+    own = metadata.get("namespace") if is_mapping(metadata) else None
+    return own if type(own) is str else ""
+
+
+def secret_data(secret: Mapping[str, Any], at: str) -> dict[str, bytes]:
+    """A Secret object's data as the kubelet's ``secret.Data`` (``map[string][]byte``)
+    holds it: ``data`` is base64, as the API and ``kubectl get secret -o json`` write a
+    ``[]byte`` (Go's ``base64.StdEncoding``: padding required, line breaks skipped; a
+    ``V1Secret`` of the ``kubernetes`` client holds the same text), ``bytes`` already
+    decoded are taken as they are, and ``stringData`` is text laid over it (the API
+    server merges it into ``data`` on write: a key in both takes ``stringData``). Bad
+    data is ``InvalidArgumentError`` naming ``at`` (may be empty) and the key, never the
+    value."""
+    data: dict[str, bytes] = {}
+    for name in ("data", "stringData"):
+        field = f"{at}.{name}" if at else name
+        items = secret.get(name)
+        if items is None:
+            continue
+        if not is_mapping(items):
+            raise InvalidArgumentError(field, "a mapping", type_name(items))
+        for key in items:
+            if type(key) is not str or not is_utf8(key):
+                raise InvalidArgumentError(field, "str keys", type_name(key))
+            value = items[key]
+            where = f"{field}[{quoted(key)}]"
+            if name == "stringData":
+                if type(value) is not str or not is_utf8(value):
+                    raise InvalidArgumentError(where, "text", type_name(value))
+                data[key] = value.encode()
+            elif value is None:  # JSON null: an empty []byte
+                data[key] = b""
+            elif type(value) is bytes:
+                data[key] = value
+            elif type(value) is str:
+                data[key] = _base64(value, where)
+            else:
+                raise InvalidArgumentError(where, "base64 text", type_name(value))
+    return data
+
+
+# Go's base64.StdEncoding.DecodeString after it drops "\r" and "\n": groups of four,
+# padding required.
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def _base64(text: str, where: str) -> bytes:
+    cleaned = text.replace("\r", "").replace("\n", "")
+    if not _BASE64.fullmatch(cleaned):
+        # The text is not shown: it is a Secret's.
+        raise InvalidArgumentError(
+            where, "base64 text (a Secret's data as the API holds it)",
+            f"other text ({len(text)} character{'' if len(text) == 1 else 's'}, not shown)",
+        )
+    return base64.b64decode(cleaned)
 
 
 def _not_found(kind: str, name: str) -> SandboxConfigError:
@@ -442,11 +556,13 @@ def environment(
     minor: int = MAX_MINOR,
     budget: Budget | None = None,
     find: Callable[[str], tuple[Mapping[str, Any], str, str] | None] | None = None,
-) -> dict[str, str]:
+) -> dict[str, GoString]:
     """Name -> value in the order the kubelet first defines each name (its own order,
     a Go map walk, is unspecified), then the service variables the container's own do
     not override (makeEnvironmentVariables: "Add remaining service environment vars").
-    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it)."""
+    ``budget`` bounds the values' bytes (``InvalidPodError`` naming the variable past it)
+    and holds the kubelet's rule: a value that is not UTF-8 (a Secret's bytes, or what
+    ``$(VAR)`` made of them) is ``bytes``, refused where that kubelet cannot send it."""
     namespace = view.identity()[1]
     if budget is None:
         budget = Budget(get_str(container, "name", at))
@@ -455,7 +571,7 @@ def environment(
     links = get_bool(view.spec, "enableServiceLinks", view.spec_at)
     # enableServiceLinks defaults to true
     service_env = service_env_vars(services, namespace, links is not False) if services else {}
-    env: dict[str, str] = {}
+    env: dict[str, GoString] = {}
     for index, source in enumerate(get_objects(container, "envFrom", at)):
         _env_from(source, f"{at}envFrom[{index}].", namespace, config_maps, secrets, budget, env)
     for index, variable in enumerate(get_objects(container, "env", at)):
@@ -463,17 +579,18 @@ def environment(
             raise InvalidPodError(f"{at}env", f"more than {_MAX_ENV} variables")
         where = f"{at}env[{index}]."
         name = get_str(variable, "name", where)
-        runtime_value = get_str(variable, "value", where)
+        literal = get_str(variable, "value", where)
+        runtime_value: GoString = literal
         value_from = get_object(variable, "valueFrom", where)
-        if runtime_value:
-            if "$" in runtime_value:  # the names an error needs are built only then
+        if literal:
+            if "$" in literal:  # the names an error needs are built only then
                 # MappingFuncFor(tmpEnv, serviceEnv): the container's variables, then
                 # services'
                 runtime_value = budget.expanded(
-                    runtime_value, env, f"{where}value", f"variable {quoted(name)}",
-                    service_env,
+                    literal, env, f"{where}value", f"variable {quoted(name)}",
+                    service_env, binary=True,
                 )
-            elif utf8_len(runtime_value) > budget.left:  # expanded()'s bound, unexpanded
+            elif utf8_len(literal) > budget.left:  # expanded()'s bound, unexpanded
                 raise budget.refuse(f"{where}value", f"variable {quoted(name)}",
                                     container=True)
         elif value_from is not None:
@@ -494,7 +611,8 @@ def environment(
 def _env_from(
     source: Mapping[str, Any], where: str, namespace: str,
     config_maps: Mapping[str, Mapping[str, Any]] | None,
-    secrets: Mapping[str, Mapping[str, Any]] | None, budget: Budget, env: dict[str, str],
+    secrets: Mapping[str, Mapping[str, Any]] | None, budget: Budget,
+    env: dict[str, GoString],
 ) -> None:
     """One ``envFrom`` entry's variables into ``env``: its ConfigMap or Secret, each key
     with the entry's prefix."""
@@ -528,7 +646,7 @@ def _value_from(
     find: Callable[[str], tuple[Mapping[str, Any], str, str] | None],
     config_maps: Mapping[str, Mapping[str, Any]] | None,
     secrets: Mapping[str, Mapping[str, Any]] | None,
-) -> str | None:
+) -> GoString | None:
     """One ``env[].valueFrom``'s value; ``None`` for an optional ConfigMap or Secret key
     that is not there (the variable is left out)."""
     field = get_object(value_from, "fieldRef", here)
@@ -553,7 +671,7 @@ def _value_from(
 def _key_ref_value(
     ref: Mapping[str, Any], ref_at: str, kind: str,
     store: Mapping[str, Mapping[str, Any]] | None, namespace: str,
-) -> str | None:
+) -> GoString | None:
     """A ``configMapKeyRef`` / ``secretKeyRef`` value, ``None`` if optional and missing."""
     argument = "config_maps" if kind == "configMap" else "secrets"
     ref_name = get_str(ref, "name", ref_at)

@@ -27,6 +27,7 @@ __all__ = [
     "fill_windows_config",
     "fill_windows_resources",
     "quantity_nanos",
+    "quantity_text",
 ]
 
 
@@ -52,14 +53,9 @@ def calculate_cpu_maximum(
     return max(1, min(10000, maximum))
 
 
-def _quantity_text(value: object) -> str:
-    # The text Quantity parses: a string, or a JSON number's digits.
-    return repr(value) if type(value) is float else str(value)
-
-
-def quantity_nanos(value: object, where: str) -> int:
-    """A quantity field in billionths: a string, or a JSON number (Quantity unmarshals
-    both)."""
+def quantity_text(value: object, where: str) -> str:
+    """A quantity field as the text ``ParseQuantity`` reads (a string, or a JSON
+    number's digits: Quantity unmarshals both), checked to parse."""
     if type(value) is int:
         if value.bit_length() > 100:  # far beyond any resource; str() of it is costly
             raise InvalidPodError(where, "quantity out of range")
@@ -69,27 +65,36 @@ def quantity_nanos(value: object, where: str) -> int:
     if type(value) is not str:
         raise InvalidPodError(where, f"expected a quantity string, got {describe(value)}")
     try:
-        return parse_nanos(value)
+        parse_nanos(value)
     except ValueError as exc:
         raise InvalidPodError(where, str(exc)) from None
+    return value
 
 
-def _quantities(raw: Mapping[str, Any] | None, where: str) -> dict[str, int]:
-    """Resource name -> billionths of ``resources.limits`` or ``.requests`` at ``where``."""
+def quantity_nanos(value: object, where: str) -> int:
+    """A quantity field in billionths (:func:`quantity_text`, parsed)."""
+    return parse_nanos(quantity_text(value, where))
+
+
+def _quantities(raw: Mapping[str, Any] | None, where: str) -> dict[str, str]:
+    """Resource name -> quantity text of ``resources.limits`` or ``.requests`` at
+    ``where``, each checked."""
     if raw is None:
         return {}
     values = {}
     for name in raw:
         if type(name) is not str:
             raise InvalidPodError(where, "expected string resource names")
-        values[name] = quantity_nanos(read_field(raw, name, f"{where}."), f"{where}.{name}")
+        values[name] = quantity_text(read_field(raw, name, f"{where}."), f"{where}.{name}")
     return values
 
 
 def container_resources(
     container: Mapping[str, Any], at: str
-) -> tuple[dict[str, int], dict[str, int]]:
-    """(limits, requests) in billionths; requests default to limits (defaults.go)."""
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(limits, requests) as quantity texts; requests default to limits (defaults.go).
+    Texts, not values: past the int64 range ``Value()`` depends on how ``ParseQuantity``
+    stores the text (quantity.py :func:`go_value`)."""
     resources = get_object(container, "resources", at)
     if resources is None:
         return {}, {}
@@ -114,18 +119,15 @@ def fill_windows_resources(
     if resources is None:
         return
     here = f"{at}resources."
-    raw = get_object(resources, "limits", here)
-    limits = _quantities(raw, f"{here}limits")
+    limits = _quantities(get_object(resources, "limits", here), f"{here}limits")
     _quantities(get_object(resources, "requests", here), f"{here}requests")  # checked only
-    if limits.get("cpu"):  # !cpuLimit.IsZero()
-        assert raw is not None
-        milli = go_milli_value(
-            _quantity_text(raw.get("cpu")), saturating=SATURATING_MILLI_VALUE.holds(minor)
-        )
+    cpu = limits.get("cpu")
+    if cpu is not None and parse_nanos(cpu):  # !cpuLimit.IsZero()
+        milli = go_milli_value(cpu, saturating=SATURATING_MILLI_VALUE.holds(minor))
         target.cpu_maximum = calculate_cpu_maximum(milli, node.processor_count, minor)
     memory = limits.get("memory")
-    if memory:
-        amount = nanos_value(memory)
+    if memory is not None and parse_nanos(memory):
+        amount = nanos_value(parse_nanos(memory))
         if not golang.INT64_MIN <= amount <= golang.INT64_MAX:
             # memory_limit_in_bytes is an int64, as is the Quantity.Value() it comes from.
             raise InvalidPodError(

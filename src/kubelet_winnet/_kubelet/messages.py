@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+import base64
+from typing import Any, NamedTuple
 
 from google.protobuf.message import Message
 
 from cri_api.runtime.v1 import api_pb2
+from kubelet_winnet._kubelet.golang import json_text
+from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
+from kubelet_winnet._kubelet.request_facts import ENV_VALUES_ARE_BYTES, SIGNAL_NAMES_PREFIXED
 from kubelet_winnet._kubelet.rules import ContainerDecision, SandboxDecision
 
 __all__ = [
@@ -100,20 +104,47 @@ def fill_container_security_context(
         target.host_process = True
 
 
-def message_json(message: Message, *, with_defaults: bool = False) -> dict[str, Any]:
+def message_json(
+    message: Message, *, with_defaults: bool = False, kubelet: KubeletVersion | None = None,
+) -> dict[str, Any]:
     """proto3 JSON of ``message`` (``json_format.MessageToDict``; ``with_defaults``: fields
     without presence shown at their zero value), keys in field-number order at every
     level and map entries by key. upb lists a message's fields in the order they were
-    set, so without this two pods' outputs showed the same fields in different orders."""
+    set, so without this two pods' outputs showed the same fields in different orders.
+
+    ``kubelet``: the JSON of that release's cri-api, whose types can differ from the
+    newest one compiled here (:class:`_ReleaseTypes`); without it, the newest."""
     from google.protobuf import json_format
 
     value = json_format.MessageToDict(
         message, always_print_fields_with_no_presence=with_defaults
     )
-    return _ordered(message.DESCRIPTOR, value)
+    return _ordered(message.DESCRIPTOR, value, _release_types(kubelet))
 
 
-def _ordered(descriptor: Any, value: dict[str, Any]) -> dict[str, Any]:
+class _ReleaseTypes(NamedTuple):
+    env_bytes: bool
+    """``KeyValue.value`` is ``bytes``, which proto3 JSON (Go's ``protojson``, like
+    ``encoding/json`` for a ``[]byte``) writes as standard base64 with padding; before
+    ``ENV_VALUES_ARE_BYTES`` it is a ``string``: the text, a byte that is not UTF-8 (a
+    kubelet before 1.34 sends one) written as ``encoding/json`` writes it, U+FFFD."""
+    signal_prefixed: bool
+    """The ``Signal`` enum's names carry ``SIGNAL_`` (``SIGNAL_NAMES_PREFIXED``)."""
+
+
+_NEWEST_TYPES = _ReleaseTypes(True, True)
+
+
+def _release_types(kubelet: KubeletVersion | None) -> _ReleaseTypes:
+    if kubelet is None:
+        return _NEWEST_TYPES
+    return _ReleaseTypes(
+        ENV_VALUES_ARE_BYTES.holds(kubelet.minor, kubelet.patch),
+        SIGNAL_NAMES_PREFIXED.holds(kubelet.minor, kubelet.patch),
+    )
+
+
+def _ordered(descriptor: Any, value: dict[str, Any], types: _ReleaseTypes) -> dict[str, Any]:
     ordered: dict[str, Any] = {}
     for field in sorted(descriptor.fields, key=lambda f: f.number):
         name = field.json_name
@@ -125,13 +156,20 @@ def _ordered(descriptor: Any, value: dict[str, Any]) -> dict[str, Any]:
             # Map entries by key, as Go's protojson writes them: upb iterates a map in
             # hash order, which changes from one process to the next.
             of = sub.fields_by_name["value"].message_type
-            item = {key: _ordered(of, item[key]) if of is not None else item[key]
+            item = {key: _ordered(of, item[key], types) if of is not None else item[key]
                     for key in sorted(item)}
         elif sub is not None:
             if type(item) is dict:
-                item = _ordered(sub, item)
+                item = _ordered(sub, item, types)
             elif type(item) is list:
-                item = [_ordered(sub, x) if type(x) is dict else x for x in item]
+                item = [_ordered(sub, x, types) if type(x) is dict else x for x in item]
+        elif field is _ENV_VALUE and not types.env_bytes:
+            item = json_text(base64.b64decode(item))
+        elif field.enum_type is _SIGNAL and not types.signal_prefixed and type(item) is str:
+            item = item.removeprefix("SIGNAL_")  # an unknown number stays a number
         ordered[name] = item
     return ordered
 
+
+_ENV_VALUE = api_pb2.KeyValue.DESCRIPTOR.fields_by_name["value"]
+_SIGNAL = api_pb2.Signal.DESCRIPTOR

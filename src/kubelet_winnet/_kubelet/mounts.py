@@ -24,7 +24,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kubelet_winnet._describe import type_name
-from kubelet_winnet._kubelet.expansion import ExpansionNotUtf8, expand, not_utf8_error
+from kubelet_winnet._kubelet.expansion import (
+    ExpansionNotUtf8,
+    GoString,
+    expand,
+    not_utf8_error,
+)
 from kubelet_winnet._kubelet.golang import join_windows, quote
 from kubelet_winnet._kubelet.objectview import is_mapping
 from kubelet_winnet._kubelet.pod import (
@@ -38,6 +43,7 @@ from kubelet_winnet._kubelet.pod import (
 )
 from kubelet_winnet._kubelet.request_facts import (
     HOSTS_MOUNT_FOR_HOST_NETWORK,
+    NEWEST_RULE,
     RECURSIVE_READ_ONLY,
     SLASH_IS_ABSOLUTE,
     ExpansionRule,
@@ -101,18 +107,18 @@ def is_abs_path(path: str, minor: int) -> bool:
     return _filepath_is_abs(path)
 
 
-class _Missing(Mapping[str, str]):
+class _Missing(Mapping[str, GoString]):
     """The mapping ``ExpandContainerVolumeMounts`` expands with: every name resolves,
     to its value, and a name without a non-empty value is recorded as missing."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, GoString]) -> None:
         self.env = env
         self.missing: set[str] = set()
 
     def __contains__(self, key: object) -> bool:
         return True
 
-    def __getitem__(self, key: str) -> str:
+    def __getitem__(self, key: str) -> GoString:
         value = self.env.get(key, "")
         if not value:
             self.missing.add(key)
@@ -126,7 +132,7 @@ class _Missing(Mapping[str, str]):
 
 
 def expand_sub_path(
-    expression: str, env: Mapping[str, str], rule: ExpansionRule | None = None,
+    expression: str, env: Mapping[str, GoString], rule: ExpansionRule | None = None,
     field: str = "subPathExpr",
 ) -> str:
     """``ExpandContainerVolumeMounts``: ``$(NAME)`` by the container's variables; a
@@ -138,11 +144,15 @@ def expand_sub_path(
         expanded = expand(expression, lookup, runes=rule is None or rule.rune_wise)
     except ExpansionNotUtf8 as exc:
         assert rule is not None  # only the byte-wise rule makes bytes that are not UTF-8
-        raise not_utf8_error(field, "subPathExpr", exc.value, rule) from None
+        secret = type(expand(expression, _Missing(env))) is bytes
+        raise not_utf8_error(field, "subPathExpr", exc.value, rule, secret=secret) from None
     if lookup.missing:
         raise SandboxConfigError(
             "missing value for " + ", ".join(sorted(lookup.missing)), _ERROR_RULE
         )
+    if type(expanded) is bytes:  # a Secret's bytes: the mount's paths are strings
+        raise not_utf8_error(field, "subPathExpr", expanded, rule or NEWEST_RULE, secret=True)
+    assert type(expanded) is str
     return expanded
 
 
@@ -217,7 +227,7 @@ def _termination_mount(
 
 def container_mounts(
     view: PodView, container: Mapping[str, Any], at: str, *, root: str, uid: str,
-    container_name: str, env: Mapping[str, str], pod_ips: tuple[str, ...], minor: int,
+    container_name: str, env: Mapping[str, GoString], pod_ips: tuple[str, ...], minor: int,
     volume_paths: Mapping[str, str], termination_log_id: str, host_network: bool,
     host_process: Callable[[], bool], expansion: ExpansionRule | None = None,
 ) -> list[tuple[str, str, bool]]:

@@ -16,8 +16,11 @@ from typing import Any
 from kubelet_winnet._kubelet import golang
 
 __all__ = [
+    "go_amount",
     "go_div",
     "go_milli_value",
+    "go_scaled_value",
+    "go_value",
     "milli_value",
     "nanos_milli_value",
     "nanos_value",
@@ -81,7 +84,7 @@ def parse_nanos(text: str) -> int:
 # The same few quantities ("500m", "512Mi") recur on every pod of a workload, and looking
 # one up costs a tenth of parsing it. Only parsed texts (at most _MAX_LEN long) are kept.
 _NANOS: dict[str, int] = {}
-_MILLI: dict[tuple[str, bool], int] = {}
+_SCALED: dict[tuple[str, int, bool], int] = {}
 _REMEMBERED = 512
 
 
@@ -168,14 +171,31 @@ def go_milli_value(text: str, *, saturating: bool = False) -> int:
     """``Quantity.MilliValue()`` of ``ParseQuantity(text)`` in Go's int64 arithmetic
     (quantity.go, amount.go, scale_int.go). ``saturating``: the newest apimachinery,
     whose ScaledValue clamps to the int64 range instead of wrapping."""
-    key = (text, saturating)
-    found = _MILLI.get(key)
+    return go_scaled_value(text, -3, saturating=saturating)
+
+
+def go_value(text: str) -> int:
+    """``Quantity.Value()`` of ``ParseQuantity(text)`` in Go's int64 arithmetic: past the
+    int64 range it is what the representation gives (0 where positiveScaleInt64's loop
+    overflows, the low 64 bits of an inf.Dec), not the exact value wrapped."""
+    return go_scaled_value(text, 0)
+
+
+def go_scaled_value(text: str, scale: int, *, saturating: bool = False) -> int:
+    """``Quantity.ScaledValue(scale)`` (quantity.go) of ``ParseQuantity(text)``, for the
+    scales the kubelet asks: 0 (``Value()``) and -3 (``MilliValue()``)."""
+    key = (text, scale, saturating)
+    found = _SCALED.get(key)
     if found is None:
-        found = _remember(_MILLI, key, _go_milli_value(text, saturating))
+        found = _remember(_SCALED, key, _go_scaled_value(text, scale, saturating))
     return found
 
 
-def _go_milli_value(text: str, saturating: bool) -> int:
+def go_amount(text: str) -> tuple[bool, int, int]:
+    """How ``ParseQuantity(text)`` (quantity.go) stores the quantity: ``(True, value,
+    scale)`` for an ``int64Amount`` (value * 10^scale), ``(False, unscaled, scale)`` for an
+    ``inf.Dec`` (unscaled * 10^-scale: rounded up to nanos, so scale 9, or BinarySI's
+    cap, MaxInt64 at scale 0)."""
     match = _match(text)  # validates, and bounds the length
     exact = _nanos(match)  # and the exponent
     sign, number, exp_mark, exponent_text, suffix = match.groups()
@@ -198,27 +218,51 @@ def _go_milli_value(text: str, saturating: bool) -> int:
     if precision >= 0 and scale >= -9:
         amount, fits = _int64_multiply(digits, mantissa)
         if fits:
-            return _int64_amount_milli(-amount if negative else amount, scale, saturating)
-    # inf.Dec: the exact value rounded up (away from zero) to nanos; BinarySI capped.
-    nanos = abs(exact)
-    if binary and nanos > _INT64_MAX * 10**9:
-        nanos = _INT64_MAX * 10**9
-    milli, remainder = divmod(nanos, 10**6)
-    if remainder:
-        milli += 1
-    result = -milli if negative else milli
-    return _saturate(result) if saturating else wrap_int64(result)
+            return True, -amount if negative else amount, scale
+    # inf.Dec: amount.Round(amount, Nano.infScale(), inf.RoundUp), then "the max is just
+    # a simple cap" for BinarySI (amount.Cmp(maxAllowed.Dec) > 0: positive values only).
+    if binary and exact > _INT64_MAX * 10**9:
+        return False, _INT64_MAX, 0
+    return False, exact, 9
 
 
-def _int64_amount_milli(amount: int, scale: int, saturating: bool) -> int:
-    # int64Amount.AsScaledInt64(Milli); ScaledValue ignores its "ok".
-    if scale < -3:
-        divisor = 10 ** (-3 - scale)
+def _go_scaled_value(text: str, scale: int, saturating: bool) -> int:
+    fast, unscaled, amount_scale = go_amount(text)
+    if fast:
+        return _int64_amount_scaled(unscaled, amount_scale, scale, saturating)
+    if saturating:  # the exact value, rounded away from zero, clamped
+        magnitude = -(-abs(unscaled) * 10**max(0, -amount_scale - scale)
+                      // 10**max(0, amount_scale + scale))
+        return _saturate(-magnitude if unscaled < 0 else magnitude)
+    return _dec_scaled_value(unscaled, amount_scale, -scale)
+
+
+def _dec_scaled_value(unscaled: int, scale: int, new_scale: int) -> int:
+    # scale_int.go scaledValue, whose big.Int.Int64() keeps the low 64 bits.
+    dif = scale - new_scale
+    if dif == 0:
+        return wrap_int64(unscaled)
+    if dif < 0:  # "if any intermediate operation causes overflow, the result will overflow"
+        return golang.mul_int64(wrap_int64(unscaled), 10**-dif)
+    divisor = 10**dif
+    if unscaled < _INT64_MAX and dif < 19:  # the int64 fast path: truncated, then +1
+        low = wrap_int64(unscaled)
+        quotient = go_div(low, divisor)
+        return quotient + 1 if golang.rem_int64(low, divisor) else quotient
+    quotient, remainder = divmod(unscaled, divisor)  # big.Int.DivMod: Euclidean
+    return wrap_int64(wrap_int64(quotient) + (1 if remainder else 0))
+
+
+def _int64_amount_scaled(amount: int, scale: int, target: int, saturating: bool) -> int:
+    # amount.go int64Amount.AsScaledInt64(target); ScaledValue ignores its "ok".
+    if scale < target:
+        # negativeScaleInt64: "if not exact, is rounded away from zero"
+        divisor = 10 ** (target - scale)
         quotient = go_div(amount, divisor)
-        if amount - quotient * divisor > 0:  # rounds up
-            quotient += 1
+        if golang.rem_int64(amount, divisor):
+            quotient += 1 if amount > 0 else -1
         return quotient
-    scaled, fits = _positive_scale(amount, scale + 3)
+    scaled, fits = _positive_scale(amount, scale - target)
     if not fits and saturating:
         return _INT64_MAX if amount > 0 else _INT64_MIN
     return scaled

@@ -1,7 +1,7 @@
 """What the request builders send, release by release: each change is one
 :class:`RequestFact` (its first minor, the patch releases it was backported to, and its
 upstream source) in :data:`REQUEST_FACTS`, and the ``$(VAR)`` expansion rule of a kubelet
-version is read from two of them (:func:`expansion_rule`).
+version is read from three of them (:func:`expansion_rule`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from kubelet_winnet._kubelet.timeline import MAX_MINOR, MIN_MINOR
 __all__ = [
     "CONTAINER_HASH_OF_NAME_AND_IMAGE",
     "CPU_MAXIMUM_HELPER",
+    "ENV_VALUES_ARE_BYTES",
     "EXACT_DOWNWARD_DIVISION",
     "EXPANDED_DNS_LOCKED",
     "HASH_WITHOUT_RESOURCES_DROPPED",
@@ -23,11 +24,13 @@ __all__ = [
     "LABEL_DOTS_MESSAGE",
     "LABEL_KEY_MESSAGES",
     "MARSHAL_CHECKS_UTF8",
+    "NEWEST_RULE",
     "POD_LEVEL_LIMITS_DEFAULT",
     "RECURSIVE_READ_ONLY",
     "REQUEST_FACTS",
     "RUNE_WISE_EXPANSION",
     "SATURATING_MILLI_VALUE",
+    "SIGNAL_NAMES_PREFIXED",
     "SLASH_IS_ABSOLUTE",
     "SUPPLEMENTAL_GROUPS_POLICY",
     "USER_SPECIFIED_IMAGE",
@@ -192,13 +195,40 @@ RUNE_WISE_EXPANSION = RequestFact(
     backports=((34, 4), (35, 1)),
 )
 
+# KeyValue.value became bytes in cri-api (kubernetes PR #139168, issue #139132), so a
+# Secret's value that is not UTF-8 is sent again as it was before 1.34. cri-api commits:
+# d3d9c71 on master (first tag kubernetes-1.37.0-alpha.1), a544ba3 on release-1.34
+# (kubernetes-1.34.9), 48b4f42 on release-1.35 (kubernetes-1.35.6), 5f84746 on
+# release-1.36 (kubernetes-1.36.2); each tag was read in cri-api's history. The kubelet
+# side converts the Go string holding the Secret's bytes where generateContainerConfig
+# (kuberuntime_container.go) builds each KeyValue, as the diff in kubernetes#139132 shows;
+# command, args and working_dir stay strings.
+ENV_VALUES_ARE_BYTES = RequestFact(
+    "env-values-are-bytes", 37,
+    "ContainerConfig.envs[].value is bytes: a value that is not UTF-8 (a Secret's) is sent "
+    "unchanged (1.34.0 to this fix: CreateContainer fails to marshal it)",
+    "cri-api pkg/apis/runtime/v1/api.proto (bytes value = 2), commits d3d9c71, a544ba3 "
+    "(1.34.9), 48b4f42 (1.35.6), 5f84746 (1.36.2); kubernetes#139168, #139192-#139194",
+    backports=((34, 9), (35, 6), (36, 2)),
+)
+# cri-api 044b7de (kubernetes commit 73fbf8ca, first tag kubernetes-1.37.0-alpha.1, not on
+# release-1.36): every Signal name gains the prefix, the numbers stay. Nothing on the
+# wire changes; the proto3 JSON of stop_signal does.
+SIGNAL_NAMES_PREFIXED = RequestFact(
+    "signal-names-prefixed", 37,
+    "the Signal enum's names carry a SIGNAL_ prefix (SIGNAL_SIGTERM = 23; before: SIGTERM), "
+    "which is how proto3 JSON writes stop_signal",
+    "cri-api pkg/apis/runtime/v1/api.proto, commit 044b7de (kubernetes commit 73fbf8ca)",
+)
+
 #: Every version fact of the request builders, oldest first.
 REQUEST_FACTS: tuple[RequestFact, ...] = (
     LABEL_DOTS_MESSAGE, CPU_MAXIMUM_HELPER, EXPANDED_DNS_LOCKED, HOST_IPS_FIELD, HOST_IPS_VALUE,
     USER_SPECIFIED_IMAGE, RECURSIVE_READ_ONLY, CONTAINER_HASH_OF_NAME_AND_IMAGE,
     SLASH_IS_ABSOLUTE, SUPPLEMENTAL_GROUPS_POLICY, HOSTS_MOUNT_FOR_HOST_NETWORK,
     HASH_WITHOUT_RESOURCES_DROPPED, MARSHAL_CHECKS_UTF8, POD_LEVEL_LIMITS_DEFAULT,
-    LABEL_KEY_MESSAGES, RUNE_WISE_EXPANSION, EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
+    LABEL_KEY_MESSAGES, RUNE_WISE_EXPANSION, ENV_VALUES_ARE_BYTES, SIGNAL_NAMES_PREFIXED,
+    EXACT_DOWNWARD_DIVISION, SATURATING_MILLI_VALUE,
 )
 for _fact in REQUEST_FACTS:  # a fact outside the supported range would never be tested
     if not MIN_MINOR < _fact.since <= MAX_MINOR:  # pragma: no cover - a guard
@@ -218,6 +248,15 @@ class ExpansionRule(NamedTuple):  # built for every container config: see PodFac
     """The character after a lone ``$`` is read as a rune (kubernetes#136325), not a byte."""
     marshal_checks_utf8: bool
     """``CreateContainer`` fails to marshal a request holding a string that is not UTF-8."""
+    env_bytes: bool = True
+    """An environment value is a ``bytes`` field (:data:`ENV_VALUES_ARE_BYTES`): one that is
+    not UTF-8 is sent as it is, whatever ``marshal_checks_utf8`` says."""
+
+    @property
+    def sends_env_bytes(self) -> bool:
+        """Whether this kubelet sends an environment value that is not UTF-8 (before 1.34:
+        unchecked; 1.34.0 up to the bytes fix: refused at marshal)."""
+        return self.env_bytes or not self.marshal_checks_utf8
 
 
 def expansion_rule(version: KubeletVersion) -> ExpansionRule:
@@ -227,5 +266,9 @@ def expansion_rule(version: KubeletVersion) -> ExpansionRule:
     return ExpansionRule(
         version, RUNE_WISE_EXPANSION.holds(version.minor, version.patch),
         MARSHAL_CHECKS_UTF8.holds(version.minor),
+        ENV_VALUES_ARE_BYTES.holds(version.minor, version.patch),
     )
 
+
+#: The rule of the newest kubelet modelled, for callers that name no version.
+NEWEST_RULE = expansion_rule(KubeletVersion(MAX_MINOR))

@@ -51,11 +51,15 @@ class PodAudit:
     @property
     def outcome_known(self) -> bool:
         """Whether what the pod gets is known: its hostNetwork's effect, and with
-        ``--node-config`` each hostPort's outcome (not known on a node without files)."""
+        ``--node-config`` each hostPort's outcome and whether its own DNS settings reach
+        it (not known on a node without files)."""
         if self.effect in ("unknown", "not-modelled"):
             return False
-        return self.on_node is None or all(
-            p["outcome"] != "unknown" for p in self.on_node["hostPorts"])
+        if self.on_node is None:
+            return True
+        dns = self.on_node.get("dns")
+        return all(p["outcome"] != "unknown" for p in self.on_node["hostPorts"]) and not (
+            dns is not None and dns["ownSettings"] and dns["outcome"] == "unknown")
 
     @property
     def sent(self) -> str:
@@ -140,7 +144,8 @@ class Totals:
 
 
 def record_rule(rule_id: str) -> Any:
-    """A check rule, or the node rule a row's finding comes from (a dropped hostPort)."""
+    """A check rule, or the node rule a row's finding comes from (a dropped hostPort, DNS
+    settings the node's CNI plugin ignores)."""
     from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
 
     return RULES_BY_ID.get(rule_id) or NODE_RULES_BY_ID[rule_id]

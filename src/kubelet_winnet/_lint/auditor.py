@@ -21,6 +21,7 @@ from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
 from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._lint.audit_records import FindingRecord, PodAudit
 from kubelet_winnet._lint.checks import check_pod
+from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dropped_dns
 from kubelet_winnet._lint.ignores import ignored_rules
 from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
 from kubelet_winnet._lint.reach import HostNetworkReach, host_network_reach
@@ -126,11 +127,12 @@ class Auditor:
         if verdict is not None and node_name and self.node_config:
             from kubelet_winnet._lint.node_config import on_node_value, rests_on_the_unknown
 
+            own = asks_own_dns(spec)
             if node_name in self.node_files:
-                on_node, text = on_node_value(verdict)
+                on_node, text = on_node_value(verdict, own)
                 note += f"{text}; "
-            elif rests_on_the_unknown(verdict):  # on a fact only the node's files give
-                on_node, text = on_node_value(verdict)
+            elif rests_on_the_unknown(verdict, own):  # on a fact only the node's files give
+                on_node, text = on_node_value(verdict, own)
                 note += f"no node files for {clip(node_name, 80)}: {text}; "
         decision = verdict.decision if verdict is not None else None
         network = decision.network if decision is not None and not decision.error else None
@@ -155,12 +157,17 @@ class Auditor:
                 f"{exc}: not modelled, findings judged as kubelet {self.default_kubelet}; ")
         files = self.node_files.get(node_name)
         mappings: tuple[tuple[int, int, str, str], ...] = ()
+        spec = obj.get("spec")
+        # check's DNS rule needs the pod's DNS judged; without the node's CNI file the
+        # lists the kubelet sends do not change the answer
+        dns = NOT_READ if isinstance(spec, dict) and asks_own_dns(spec) else None
         if files is not None or (self.node_config and node_name):
-            from kubelet_winnet._lint.node_config import request_mappings
+            from kubelet_winnet._lint.node_checks import request_network
 
-            mappings = request_mappings(obj, kubelet, self.feature_gates, self.runtime_classes)
+            mappings, dns = request_network(obj, kubelet, self.feature_gates,
+                                            self.runtime_classes)
         verdict = judge(obj, profile, self._node_knowledge(runtime, files), mappings=mappings,
-                        facts=facts)
+                        dns=dns, facts=facts)
         network = verdict.network
         why = ""
         if verdict.starts is not False and runtime_name(runtime) == "containerd" and (
@@ -197,7 +204,7 @@ class Auditor:
                                     facts=facts)
                if f.rule.id != "unknown-field"]
         note = ""
-        raw += _dropped_ports(pod, verdict)
+        raw += _dropped_ports(pod, verdict) + dropped_dns(pod, verdict)
         other = runtime_name(runtime)
         host_network = pod.spec.get("hostNetwork") is True
         if other and other != "containerd" and host_network and (
@@ -207,6 +214,8 @@ class Auditor:
             raw = [f for f in raw if f.rule.id not in (
                 "host-network-ignored", "host-process-hyperv-no-network")]
             note = _not_modelled_runtime(other)
+        if other and other != "containerd":  # how it hands DNS to CNI is containerd's
+            raw = [f for f in raw if f.rule.id != "dns-needs-cni-capability"]
         if not raw:
             return (), note
         ignored = ignored_rules(pod)

@@ -24,6 +24,7 @@ from kubelet_winnet._kubelet.rules import (
     all_refusals,
     has_host_process_container,
 )
+from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dns_findings
 from kubelet_winnet._lint.fields import (
     CONTAINER,
     FIELDS,
@@ -165,8 +166,10 @@ def check_pod(
     # Every container HostProcess (AllContainersAreWindowsHostProcess, with one at least).
     host_process_pod = any_host_process and not any(r.rule == "3a" for r in refusals)
     found = _refusals(pod, facts, containers, refusals)
-    if verdict is None and (host_network or host_process_pod):
-        verdict = _judged(pod, node, facts, profile)  # one judgement per pod
+    own_dns = asks_own_dns(pod.spec)
+    if verdict is None and (host_network or host_process_pod or own_dns):
+        # one judgement per pod; check reads no CNI file, so the DNS lists do not matter
+        verdict = _judged(pod, node, facts, profile, NOT_READ if own_dns else None)
     if verdict is not None and verdict.host_network_effect == "ignored":
         rule = RULES_BY_ID["host-network-ignored"]
         container_ports = _container_ports(containers)
@@ -181,6 +184,8 @@ def check_pod(
     found += _gmsa(pod, facts, containers)
     if host_process_pod:
         found += _hyperv(pod, verdict)
+    if own_dns:
+        found += dns_findings(pod, verdict, target is not Target.UNTARGETED)
     return found
 
 
@@ -279,12 +284,14 @@ def _host_port_mismatch(containers: Sequence[_Container]) -> list[Finding]:
 
 
 def _judged(pod: PodObject, node: NodeKnowledge | None, facts: PodFacts | None,
-            profile: GateResolution | None) -> Verdict | None:
+            profile: GateResolution | None,
+            dns: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None,
+            ) -> Verdict | None:
     """The judgement of a pod ``check`` reads (on containerd, its release not known), or
     None for a pod the kubelet model cannot read (other rules say why)."""
     try:
         return judge(pod.manifest, profile or kubelet_profile(DEFAULT_KUBELET_VERSION),
-                     node or NodeKnowledge(runtime="containerd"), facts=facts)
+                     node or NodeKnowledge(runtime="containerd"), facts=facts, dns=dns)
     except WinnetError:
         return None
 

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
     from kubelet_winnet._lint.rules import Rule, Severity
-    from kubelet_winnet.runtime import PortPlan
+    from kubelet_winnet.runtime import NodeFacts, PortPlan
     from kubelet_winnet.sources.node import NodeFiles
     from kubelet_winnet.sources.node.kube import ComponentConfig
 
 __all__ = [
-    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes"]
+    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes",
+    "request_network"]
+
+_Dns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 _DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
                      "c:\\program files\\containerd\\cni\\bin")
@@ -52,6 +56,12 @@ class PodClass:
         return self.ports[0].outcome if self.ports else "-"
 
     @property
+    def dns(self) -> str:
+        """What becomes of the class's DNS settings (``-``: not judged)."""
+        plan = self.verdict.dns
+        return plan.outcome if plan is not None else "-"
+
+    @property
     def network(self) -> str:
         """``refused``, or the network (``unknown`` when a fact decides it)."""
         return "refused" if self.verdict.runtime_refused else self.verdict.network.value
@@ -74,10 +84,21 @@ def _version_minor(text: str) -> int | None:
     return int(match[1]) if match else None
 
 
-def _probe(host_port: int, host_process: bool, runtime_class: str | None) -> dict[str, Any]:
-    """A pod of one class asking for ``host_port`` (0: none)."""
+# The DNS settings of the "own DNS" class: every list of a DNSConfig set, so the answer
+# says which of them reach the endpoint.
+_OWN_DNS = {"dnsPolicy": "None", "dnsConfig": {
+    "nameservers": ["10.0.0.53"], "searches": ["corp.example"],
+    "options": [{"name": "ndots", "value": "2"}]}}
+_OWN_DNS_CLASS = "pod with its own DNS (dnsPolicy: None)"
+
+
+def _probe(host_port: int, host_process: bool, runtime_class: str | None,
+           own_dns: bool = False) -> dict[str, Any]:
+    """A pod of one class asking for ``host_port`` (0: none), with its own DNS settings
+    (``own_dns``) or the cluster DNS."""
     ports = [{"containerPort": host_port, "hostPort": host_port}] if host_port else []
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "ports": ports}]}
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "ports": ports}],
+                            **(_OWN_DNS if own_dns else {})}
     if host_process:
         spec["hostNetwork"] = True
         spec["securityContext"] = {"windowsOptions": {"hostProcess": True}}
@@ -86,20 +107,47 @@ def _probe(host_port: int, host_process: bool, runtime_class: str | None) -> dic
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": spec}
 
 
+def request_network(obj: Any, kubelet: str, feature_gates: str | None,
+                    runtime_classes: Mapping[str, str],
+                    ) -> tuple[tuple[tuple[int, int, str, str], ...], _Dns | None]:
+    """The port mappings and the DNSConfig (servers, searches, options) the kubelet sends
+    for the pod (its request builder's), for the judgement's hostPort and DNS outcomes;
+    ((), None) when it builds no request. The handler is the judgement's, not this
+    request's: a RuntimeClass the input lacks is looked up as ""."""
+    from kubelet_winnet import NodeContext, run_pod_sandbox_request
+    from kubelet_winnet.errors import WinnetError
+
+    handlers = dict(runtime_classes)
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
+    if isinstance(name, str) and name and name not in handlers:
+        handlers[name] = ""
+    try:
+        request = run_pod_sandbox_request(
+            obj, kubelet_version=kubelet, feature_gates=feature_gates,
+            node=NodeContext(runtime_handlers=handlers))
+    except WinnetError:
+        return (), None
+    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
+    sent = request.config.dns_config
+    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
+                  m.host_ip) for m in request.config.port_mappings), (
+        tuple(sent.servers), tuple(sent.searches), tuple(sent.options))
+
+
 def pod_classes(
     files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
 ) -> list[PodClass]:
     """What a process-isolated pod, a Hyper-V pod, a HostProcess pod (with the default
-    handler and, when the node has one, a Hyper-V handler) and a hostPort get here
-    (``runtime``: ``--runtime``, when no Node object names the node's), each the
-    judgement of a pod of that class (its RuntimeClass named after the handler)."""
-    from kubelet_winnet._judgement import NodeKnowledge, judge
-    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
-
+    handler and, when the node has one, a Hyper-V handler), a pod with its own DNS
+    settings, a hostPort and each pod's DNS get here (``runtime``: ``--runtime``, when no
+    Node object names the node's), each the judgement of a pod of that class (its
+    RuntimeClass named after the handler) with the DNSConfig the kubelet sends for it."""
     facts = files.node_facts(runtime)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     process = sorted(n for n, i in facts.handlers.items() if i == "process")
-    classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False)]
+    classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False),
+                                                   (_OWN_DNS_CLASS, None, False)]
     if process and facts.handlers[facts.default_handler] != "process":
         classes.append((f"process-isolated pod ({process[0]})", process[0], False))
     if hyperv:
@@ -108,13 +156,25 @@ def pod_classes(
     if hyperv and facts.handlers[facts.default_handler] != "hyperv":
         classes.append((f"HostProcess pod, Hyper-V ({hyperv[0]})", hyperv[0], True))
     del kubelet_version  # the sandbox request for these classes is the same in 1.26+
-    profile = kubelet_profile(DEFAULT_KUBELET_VERSION)
+    return [_pod_class(files, facts, name, handler, hp, host_port)
+            for name, handler, hp in classes]
+
+
+def _pod_class(files: NodeFiles, facts: NodeFacts, name: str, handler: str | None,
+               host_process: bool, host_port: int) -> PodClass:
+    """The judgement of one class's probe pod, with the request's port mapping and the
+    DNSConfig the kubelet sends for it."""
+    from kubelet_winnet._judgement import NodeKnowledge, judge
+    from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
+
+    probe = _probe(host_port, host_process, handler, name == _OWN_DNS_CLASS)
+    known = {handler: handler} if handler else {}
+    _, dns = request_network(probe, DEFAULT_KUBELET_VERSION, None, known)
     mappings = ((host_port, host_port, "tcp", ""),)
-    return [PodClass(name, judge(_probe(host_port, hp, handler), profile, NodeKnowledge(
+    return PodClass(name, judge(probe, kubelet_profile(DEFAULT_KUBELET_VERSION), NodeKnowledge(
         runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
-        runtime_classes={handler: handler} if handler else {},
-        handlers_read=files.containerd is not None), mappings=mappings))
-        for name, handler, hp in classes]
+        runtime_classes=known, handlers_read=files.containerd is not None),
+        mappings=mappings, dns=dns))
 
 
 _Finding = tuple[str, str, str, int, str, "Severity | None"]
@@ -197,8 +257,9 @@ def _lock_finding(component: str, gate: str, value: bool, line: int, source: str
                   minor: int | None) -> _Finding | None:
     """A gate set against the value its release locks it to (None: release unknown, then
     conditional on the releases that lock it)."""
+    from kubelet_winnet._kubelet.gate_locks import gate_lock
     from kubelet_winnet._kubelet.profile import MAX_MINOR, MIN_MINOR
-    from kubelet_winnet._kubelet.startup import GATE_SOURCES, gate_lock
+    from kubelet_winnet._kubelet.startup import GATE_SOURCES
     from kubelet_winnet._lint.rules import Severity
 
     minors = range(MIN_MINOR, MAX_MINOR + 1) if minor is None else (minor,)
@@ -327,6 +388,7 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
         _containerd_findings(files.containerd, line, found)
         _hyperv_findings(files, runtime, found)
     _cni_findings(files, found)
+    _dns_findings(files, runtime, found)
     _port_range_findings(files, found)
     _pause_findings(files, line, found)
     return found
@@ -459,6 +521,26 @@ def _cni_findings(files: NodeFiles, found: _Found) -> None:
         found.add("node-host-port-dropped",
                   f"hostPorts of pods on this node {verb}: {reason}.", network.source, 1,
                   severity=Severity.INFO if outcome == "unknown" else None)
+
+
+def _dns_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
+    """Pods' own DNS settings the node's CNI network ignores, as the judgement has them
+    for a pod that sets every list of a DNSConfig (the own-DNS class of `pod_classes`)."""
+    from kubelet_winnet._lint.rules import Severity
+
+    network = files.network
+    if network is None:
+        return
+    own = _pod_class(files, files.node_facts(runtime), _OWN_DNS_CLASS, None, False, 0)
+    plan = own.verdict.dns
+    if plan is None or plan.outcome in ("applied", "host"):
+        return
+    verb = {"dropped": "are ignored", "partly": "are partly ignored"}.get(
+        plan.outcome, "may be ignored")
+    found.add("node-dns-dropped",
+              f"pods' own DNS settings (dnsPolicy None or Default, dnsConfig) {verb} on this "
+              f"node: {plan.reason}.", network.source, 1,
+              severity=None if plan.outcome == "dropped" else Severity.INFO)
 
 
 def _port_range_findings(files: NodeFiles, found: _Found) -> None:

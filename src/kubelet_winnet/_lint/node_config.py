@@ -1,6 +1,6 @@
 """``audit --node-config``: what each node's own files say of it and of its pods: each
-node's own findings (:func:`audit_node_findings`), the port mappings the kubelet sends
-for a pod (:func:`request_mappings`) and what the pod gets there (:func:`on_node_value`).
+node's own findings (:func:`audit_node_findings`) and what a pod gets there
+(:func:`on_node_value`, from the request ``node_checks.request_network`` reads).
 The folders are read by :mod:`kubelet_winnet.sources.node.folders`.
 """
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
     from kubelet_winnet.sources.node import NodeFiles
 
-__all__ = ["audit_node_findings", "on_node_value", "request_mappings", "rests_on_the_unknown"]
+__all__ = ["audit_node_findings", "on_node_value", "rests_on_the_unknown"]
 
 
 def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
@@ -38,41 +38,21 @@ def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
     return found
 
 
-def request_mappings(obj: Any, kubelet: str, feature_gates: str | None,
-                     runtime_classes: Mapping[str, str]) -> tuple[tuple[int, int, str, str], ...]:
-    """The port mappings the kubelet sends for the pod (its request builder's), for the
-    judgement's hostPort outcome; () when it builds no request. The handler is the
-    judgement's, not this request's: a RuntimeClass the input lacks is looked up as ""."""
-    from kubelet_winnet import NodeContext, run_pod_sandbox_request
-    from kubelet_winnet.errors import WinnetError
-
-    handlers = dict(runtime_classes)
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
-    if isinstance(name, str) and name and name not in handlers:
-        handlers[name] = ""
-    try:
-        request = run_pod_sandbox_request(
-            obj, kubelet_version=kubelet, feature_gates=feature_gates,
-            node=NodeContext(runtime_handlers=handlers))
-    except WinnetError:
-        return ()
-    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
-    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
-                  m.host_ip) for m in request.config.port_mappings)
-
-
-def on_node_value(verdict: Verdict) -> tuple[dict[str, Any], str]:
+def on_node_value(verdict: Verdict, own: bool = False) -> tuple[dict[str, Any], str]:
     """What one pod of the cluster gets on its node, rendered from its verdict: the JSON
-    value of audit's ``onNode`` and one sentence."""
+    value of audit's ``onNode`` and one sentence. ``own``: the pod has its own DNS
+    settings (``_lint.dns.asks_own_dns``), which the sentence then says the fate of."""
     ports = [p for p in verdict.ports if p.host_port > 0]
     network = verdict.network
-    value = {
+    dns = verdict.dns
+    value: dict[str, Any] = {
         "handler": verdict.handler, "isolation": verdict.isolation, "network": network.value,
         **({"condition": network.condition} if network.value == "unknown" else {}),
         "refused": verdict.runtime_refused,
         "hostPorts": [{"hostPort": p.host_port, "protocol": p.protocol, "outcome": p.outcome,
                        "reason": p.reason} for p in ports],
+        **({"dns": {"outcome": dns.outcome, "reason": dns.reason, "reaches": list(dns.reaches),
+                    "ownSettings": own}} if dns is not None else {}),
     }
     if verdict.runtime_refused:
         return value, f"on its node: {verdict.runtime_refused}"
@@ -82,12 +62,22 @@ def on_node_value(verdict: Verdict) -> tuple[dict[str, Any], str]:
         text += f"; hostPort {port.host_port} {port.outcome}"
         if port.outcome in ("dropped", "unknown"):
             text += f" ({port.reason})"
+    if dns is not None and own:  # the pod's own DNS settings: whether they reach it
+        text += f"; its DNS settings {_DNS_SAID[dns.outcome]}"
+        if dns.outcome != "applied":
+            text += f" ({dns.reason})"
     return value, text
 
 
-def rests_on_the_unknown(verdict: Verdict) -> bool:
+_DNS_SAID = {"applied": "applied", "partly": "partly applied", "dropped": "ignored",
+             "host": "ignored (the node's resolver)", "unknown": "unknown"}
+
+
+def rests_on_the_unknown(verdict: Verdict, own: bool = False) -> bool:
     """Whether what the pod gets rests on a fact that is not known: its network (for a
-    pod that asks for the node's network, or maps a hostPort) or a hostPort's outcome."""
+    pod that asks for the node's network, or maps a hostPort), a hostPort's outcome, or
+    whether its own DNS settings (``own``) reach it."""
     ports = [p for p in verdict.ports if p.host_port > 0]
-    return any(p.outcome == "unknown" for p in ports) or (
+    dns_unknown = own and verdict.dns is not None and verdict.dns.outcome == "unknown"
+    return dns_unknown or any(p.outcome == "unknown" for p in ports) or (
         verdict.network.value == "unknown" and (verdict.host_network or bool(ports)))

@@ -58,6 +58,10 @@ NODE_RULES: tuple[Rule, ...] = (
     Rule("node-host-port-dropped", Severity.WARNING,
          "the node's CNI network does not apply port mappings: every hostPort is silently "
          "dropped"),
+    Rule("node-dns-dropped", Severity.WARNING,
+         "the node's CNI network does not apply the pods' DNS settings (no dns capability, "
+         "or a plugin that ignores some): dnsPolicy None or Default and dnsConfig are "
+         "silently ignored"),
     Rule("node-port-range", Severity.WARNING,
          "a Windows excluded or dynamic port range overlaps the NodePort range: Services' "
          "node ports collide with ports Windows keeps"),

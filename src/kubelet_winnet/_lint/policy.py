@@ -81,6 +81,9 @@ NOT_IN_POLICY: Mapping[str, str] = {
         "pod templates, so the object alone does not decide it",
     "host-process-hyperv-no-network": "the handler of the pod's RuntimeClass and the node's "
         "containerd release decide it, and a policy on the pod reads neither",
+    "dns-needs-cni-capability": "the node's CNI configuration (its dns capability) decides "
+        "whether a pod's own DNS settings take effect, and a policy on the pod does not read "
+        "it; only the HostProcess case is certain without it, left to check and audit",
     "unknown-field": "the API server decodes field names itself, before any admission "
         "policy runs: strict field validation rejects the object, Warn or Ignore drops the "
         "field, and a policy never sees it",

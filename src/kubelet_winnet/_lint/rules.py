@@ -113,6 +113,10 @@ RULES: tuple[Rule, ...] = (
     Rule("host-process-hyperv-no-network", Severity.WARNING,
          f"a HostProcess pod with a Hyper-V RuntimeClass: hcsshim "
          f"{HOST_PROCESS_IN_UVM.hcsshim_line} runs it in a utility VM with no network at all"),
+    Rule("dns-needs-cni-capability", Severity.INFO,
+         "a Windows pod's own DNS settings (dnsPolicy None or Default, dnsConfig) take effect "
+         "only where the node's CNI plugin declares the dns capability",
+         windows_nodes_only=True),
     Rule("unknown-field", Severity.ERROR,
          "a key that is no field of its Kubernetes type: kubectl apply rejects the object, "
          "other clients drop the field"),

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kubelet_winnet.runtime._node import (
+        CNI_DNS,
         CNI_PLUGINS,
         CniNetwork,
         CniPlugin,
+        DnsPlan,
         NodeFacts,
         PodNetworkPlan,
         PortPlan,
@@ -40,12 +42,14 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CNI_DNS",
     "CNI_PLUGINS",
     "POLICIES",
     "SETUP_CALLS",
     "TEARDOWN_CALLS",
     "CniNetwork",
     "CniPlugin",
+    "DnsPlan",
     "HcnCall",
     "NetworkPlan",
     "NodeFacts",
@@ -67,9 +71,11 @@ _HOMES = {
     "Policy": "kubelet_winnet.runtime._plan",
     "plan_sandbox_config_network": "kubelet_winnet.runtime._plan",
     "plan_sandbox_network": "kubelet_winnet.runtime._plan",
+    "CNI_DNS": "kubelet_winnet.runtime._node",
     "CNI_PLUGINS": "kubelet_winnet.runtime._node",
     "CniNetwork": "kubelet_winnet.runtime._node",
     "CniPlugin": "kubelet_winnet.runtime._node",
+    "DnsPlan": "kubelet_winnet.runtime._node",
     "NodeFacts": "kubelet_winnet.runtime._node",
     "PodNetworkPlan": "kubelet_winnet.runtime._node",
     "PortPlan": "kubelet_winnet.runtime._node",

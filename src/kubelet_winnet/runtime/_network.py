@@ -11,6 +11,11 @@ Sources, all read at the tags or commits named (``git show``):
   with ``HostPort <= 0`` before ``cni.WithCapabilityPortMap``;
   ``internal/cri/config/config.go`` ``GetSandboxRuntime``: an empty handler is the
   default runtime, an unknown one fails with ``no runtime for "<handler>" is configured``.
+* containerd ``internal/cri/server/sandbox_run.go`` ``cniNamespaceOpts`` (the same file
+  for Windows and Linux): the sandbox's ``DNSConfig`` goes to CNI only as the ``dns``
+  capability (``toCNIDNS``, ``cni.WithCapabilityDNS``); on Windows nothing else carries
+  it (the Windows sandbox and container specs set no DNS), so a pod's DNS is what its CNI
+  plugin makes of that capability.
 * libcni ``api.go`` ``injectRuntimeConfig`` (containernetworking/cni @ 3f51e880): a
   capability argument reaches a plugin only when its configuration declares it; an
   undeclared one is dropped without an error.
@@ -37,9 +42,13 @@ from kubelet_winnet.runtime._releases import (
 )
 
 __all__ = [
+    "CNI_DNS",
     "CNI_PLUGINS",
     "CniNetwork",
     "CniPlugin",
+    "DnsAsked",
+    "DnsBehaviour",
+    "DnsPlan",
     "Isolation",
     "Mapping4",
     "NetworkNamespace",
@@ -56,6 +65,7 @@ NetworkNamespace = Literal["node", "pod", "none", "unknown"]
 PortOutcome = Literal["applied", "dropped", "host", "not-a-host-port", "unknown"]
 
 _PORTMAP = "portMappings"
+_DNS = "dns"
 
 
 @dataclass(frozen=True)
@@ -118,6 +128,94 @@ CNI_PLUGINS: Mapping[str, PluginBehaviour] = {
     ),
 }
 _FLANNEL_DEFAULT_DELEGATE = "win-bridge"
+
+# The DNSConfig lists a runtime sends (cri-api DNSConfig: servers, searches, options).
+DNS_LISTS = ("servers", "searches", "options")
+# One sandbox's DNSConfig as sent: its servers, searches and options.
+DnsAsked = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+DnsOutcome = Literal["applied", "partly", "dropped", "host", "unknown"]
+
+
+@dataclass(frozen=True)
+class DnsBehaviour:
+    """What a CNI plugin type puts on the endpoint from ``runtimeConfig.dns`` on Windows.
+    ``takes``: the lists it reads from it; ``when``: empty when each taken list replaces
+    the configuration's own only when it is not empty, else the lists one of which must
+    be non-empty for the runtime's DNS to be taken at all (the configuration's own
+    ``dns`` block otherwise)."""
+
+    takes: frozenset[str]
+    when: frozenset[str]
+    note: str
+    source: str
+
+
+_SERVERS_SEARCHES = frozenset({"servers", "searches"})
+_ALL_LISTS = frozenset(DNS_LISTS)
+_HNS_NETCONF = DnsBehaviour(
+    _SERVERS_SEARCHES, frozenset(),
+    "takes only servers and searches from runtimeConfig.dns, each when not empty, and never "
+    "options",
+    "containernetworking/plugins pkg/hns/netconf_windows.go (NetConf.GetDNS; RuntimeDNS "
+    "has no options), since v0.8.0 (commit b71e8db6)",
+)
+_SDN = DnsBehaviour(
+    _ALL_LISTS, frozenset(),
+    "takes servers, searches and options from runtimeConfig.dns, each when not empty",
+    "microsoft/windows-container-networking cni/cni.go GetNetworkInfo (called by "
+    "common/core/network.go for sdnbridge, sdnoverlay and nat)",
+)
+# Per plugin type, from the plugins' own sources (each row's `source`; the user's view is
+# docs/rules/node-dns-dropped.md). A type not here (or flannel's delegate not here) is
+# not modelled. flannel hands runtimeConfig to its delegate, as for port mappings.
+CNI_DNS: Mapping[str, DnsBehaviour] = {
+    "win-bridge": _HNS_NETCONF,
+    "win-overlay": _HNS_NETCONF,
+    "sdnbridge": _SDN,
+    "sdnoverlay": _SDN,
+    "nat": _SDN,
+    "azure-vnet": DnsBehaviour(
+        _ALL_LISTS, _SERVERS_SEARCHES,
+        "takes the servers, searches and options of runtimeConfig.dns together when its "
+        "servers or searches are not empty",
+        "Azure/azure-container-networking cni/network/network_windows.go "
+        "getEndpointDNSSettings, getCustomDNS",
+    ),
+    "calico": DnsBehaviour(
+        _ALL_LISTS, frozenset({"servers"}),
+        "takes the servers, searches and options of runtimeConfig.dns together when its "
+        "servers are not empty",
+        "projectcalico/calico cni-plugin/pkg/dataplane/windows/dataplane_windows.go "
+        "DoNetworking (result.DNS becomes the endpoint's Dns), pkg/types/types.go "
+        "RuntimeConfigDNS",
+    ),
+    "antrea": DnsBehaviour(
+        _SERVERS_SEARCHES, frozenset(),
+        "takes only servers and searches from runtimeConfig.dns, each when not empty, and never "
+    "options",
+        "antrea-io/antrea pkg/agent/cniserver/server_windows.go updateResultDNSConfig",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DnsPlan:
+    """What becomes of the sandbox's ``DNSConfig`` on the node: ``applied`` (every list
+    it sets reaches the pod's endpoint), ``partly`` (some do; ``reaches`` names them),
+    ``dropped`` (none does: the endpoint gets the CNI configuration's own ``dns`` block,
+    the same for every pod), ``host`` (the pod uses the node's own resolver settings),
+    ``unknown`` (``reason`` says what decides it)."""
+
+    outcome: DnsOutcome
+    reason: str
+    reaches: tuple[str, ...] = ()
+
+    @property
+    def applied(self) -> bool | None:
+        """True when every list the pod's DNSConfig sets reaches it, None when not known."""
+        if self.outcome == "applied":
+            return True
+        return None if self.outcome == "unknown" else False
 
 
 def _text(name: str, value: object) -> None:
@@ -268,13 +366,19 @@ class PortPlan:
         return None if self.outcome == "unknown" else False
 
 
-def _behaviour(plugin: CniPlugin) -> tuple[str, PluginBehaviour | None]:
-    kind = plugin.type
-    found = CNI_PLUGINS.get(kind)
+def _effective(plugin: CniPlugin) -> tuple[str, str]:
+    """(how a reason names the plugin, the type whose code runs): a delegating plugin
+    (flannel) runs its delegate's type with the runtimeConfig it was given."""
+    found = CNI_PLUGINS.get(plugin.type)
     if found is not None and found.applies == "delegate":
         kind = plugin.delegate or _FLANNEL_DEFAULT_DELEGATE
-        return f"{plugin.type} (delegate {kind})", CNI_PLUGINS.get(kind)
-    return kind, found
+        return f"{plugin.type} (delegate {kind})", kind
+    return plugin.type, plugin.type
+
+
+def _behaviour(plugin: CniPlugin) -> tuple[str, PluginBehaviour | None]:
+    name, kind = _effective(plugin)
+    return name, CNI_PLUGINS.get(kind)
 
 
 def _names(names: Iterable[str], shown: int = 8) -> str:
@@ -313,6 +417,77 @@ def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
     ignored = list(dict.fromkeys(ignoring))
     more = f"; and {len(ignored) - 3} more" if len(ignored) > 3 else ""
     return "dropped", f"{where} declares portMappings, but {'; '.join(ignored[:3])}{more}"
+
+
+def _listed(lists: Sequence[str]) -> str:
+    return " and ".join(lists) if len(lists) < 3 else f"{lists[0]}, {lists[1]} and {lists[2]}"
+
+
+def _dns_outcome(cni: CniNetwork, asked: DnsAsked) -> DnsPlan:
+    """What the endpoint gets of ``asked``: the network's first plugin creates the
+    endpoint, and gets ``runtimeConfig.dns`` only when it declares the capability
+    (libcni injectRuntimeConfig); each plugin type then takes what ``CNI_DNS`` says."""
+    where = f"CNI network {cni.name!r}" + (f" ({cni.source})" if cni.source else "")
+    static = ("its endpoint gets the configuration's own dns block, the same for every "
+              "pod")
+    first = cni.plugins[0]
+    if _DNS not in first.capabilities:
+        others = _names(p.type for p in cni.plugins[1:] if _DNS in p.capabilities)
+        also = f" ({others} declares it, but does not make the endpoint)" if others else ""
+        near = sorted(c for c in first.capabilities if "dns" in c.lower())
+        if near:  # microsoft/windows-container-networking's examples say dnsCapabilities
+            also += (f" (it declares {_names(near)}, which names no capability containerd "
+                     "passes: the name is dns)")
+        return DnsPlan("dropped", (
+            f"{_names([first.type])}, the first plugin of {where}, which makes the endpoint, "
+            f"does not declare the dns capability{also}, so the pod's DNS settings never "
+            f"reach it: {static}"))
+    shown, kind = _effective(first)
+    name = _names([shown])
+    behaviour = CNI_DNS.get(kind)
+    if behaviour is None:
+        return DnsPlan("unknown", f"{name} in {where} declares dns; what it does with the "
+                       "pod's DNS settings is not modelled")
+    sets = [lst for lst, values in zip(DNS_LISTS, asked, strict=True) if values]
+    if not sets:
+        return DnsPlan("applied", f"the sandbox's DNSConfig sets nothing, so {static}")
+    taken = not behaviour.when or any(
+        values for lst, values in zip(DNS_LISTS, asked, strict=True) if lst in behaviour.when)
+    reaches = tuple(n for n in sets if taken and n in behaviour.takes)
+    lost = [n for n in sets if n not in reaches]
+    said = f"{name} in {where} declares dns and {behaviour.note}"
+    if not lost:
+        return DnsPlan("applied", f"{said}: the pod's {_listed(sets)} reach its endpoint",
+                       reaches)
+    if not reaches:
+        return DnsPlan("dropped", f"{said}: none of the pod's {_listed(sets)} reach its "
+                       f"endpoint, so {static}")
+    return DnsPlan("partly", f"{said}: the pod's {_listed(reaches)} reach its endpoint, its "
+                   f"{_listed(lost)} do not", reaches)
+
+
+def _dns(asked: DnsAsked | None, namespace: NetworkNamespace, condition: str,
+         node: NodeFacts, refused: str | None = None) -> DnsPlan | None:
+    """What becomes of the sandbox's DNSConfig ``asked`` (None: not asked about)."""
+    if asked is None:
+        return None
+    if refused is not None:
+        return DnsPlan("dropped", f"the sandbox is not created: {refused}")
+    if namespace == "none":
+        return DnsPlan("dropped", "the pod has no network at all")
+    if namespace == "unknown":  # only a HostProcess sandbox's network is ever not known
+        return DnsPlan("host", "a HostProcess sandbox never reaches CNI (containerd "
+                       "sandbox_run.go): the pod resolves names as the node does, if it has a "
+                       f"network at all ({condition})")
+    if namespace == "node":
+        return DnsPlan("host", "a host-network sandbox never reaches CNI (containerd "
+                       "sandbox_run.go): the pod resolves names as the node does, whatever "
+                       "its dnsPolicy and dnsConfig")
+    if node.cni is None:
+        return DnsPlan("unknown", "the node's CNI configuration is not known: the pod's DNS "
+                       "settings reach it only if the plugin that makes its endpoint declares "
+                       "the dns capability")
+    return _dns_outcome(node.cni, asked)
 
 
 def _ranges(port: int, protocol: str, node: NodeFacts) -> tuple[str, str]:
@@ -364,6 +539,7 @@ class RuntimeOutcome:
     notes: tuple[str, ...] = ()
     starts: bool | None = True
     facts: tuple[str, ...] = ()  # the node facts this outcome used, each said as known or not
+    dns: DnsPlan | None = None  # what becomes of the sandbox's DNSConfig (None: not asked)
 
 
 def _release(node: NodeFacts) -> bool | None:
@@ -434,7 +610,7 @@ def containerd_host_network(host_process: bool) -> bool:
 def plan_runtime(
     host_process: bool, host_network: bool, handler: str | None,
     mappings: Sequence[Mapping4], node: NodeFacts, *, handlers_known: bool = True,
-    unknown_handler: str = "the pod's runtime handler",
+    unknown_handler: str = "the pod's runtime handler", dns: DnsAsked | None = None,
 ) -> RuntimeOutcome:
     """What the runtime of ``node`` does with a sandbox the kubelet asked for:
     ``host_process`` as sent, ``host_network`` as the runtime's policy reads the request
@@ -442,7 +618,8 @@ def plan_runtime(
     node's default; None: not known), ``mappings`` the request's port mappings.
     ``handlers_known``: ``node.handlers`` was read from the node's containerd
     configuration (else containerd's default handlers are assumed, and said so);
-    ``unknown_handler``: how a condition names a handler that is not known."""
+    ``unknown_handler``: how a condition names a handler that is not known; ``dns``: the
+    request's DNSConfig (servers, searches, options), to say what reaches the endpoint."""
     facts: list[str] = []
     effective = handler or node.default_handler if handler is not None else None
     isolation, refused = _isolation(effective, node, handlers_known, facts)
@@ -450,7 +627,7 @@ def plan_runtime(
         ports = tuple(PortPlan(c, h, p, ip, "dropped", f"the sandbox is not created: {refused}")
                       if h > 0 else _not_host(c, h, p, ip) for c, h, p, ip in mappings)
         return RuntimeOutcome("none", effective, None, ports, refused=refused, starts=False,
-                              facts=tuple(facts))
+                              facts=tuple(facts), dns=_dns(dns, "none", "", node, refused))
     notes: list[str] = []
     namespace: NetworkNamespace = "node" if host_network else "pod"
     condition = ""
@@ -462,7 +639,8 @@ def plan_runtime(
     ports = _ports(mappings, namespace, condition, node)
     facts.append("CNI configuration: " + ("known" if node.cni is not None else "not known"))
     return RuntimeOutcome(namespace, effective, isolation, ports, None, condition,
-                          tuple(notes), starts, tuple(facts))
+                          tuple(notes), starts, tuple(facts),
+                          _dns(dns, namespace, condition, node))
 
 
 def _ports(mappings: Sequence[Mapping4], namespace: NetworkNamespace, condition: str,

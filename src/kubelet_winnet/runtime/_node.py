@@ -11,9 +11,11 @@ from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet.errors import InvalidArgumentError
 from kubelet_winnet.runtime._network import (
+    CNI_DNS,
     CNI_PLUGINS,
     CniNetwork,
     CniPlugin,
+    DnsPlan,
     Isolation,
     NetworkNamespace,
     NodeFacts,
@@ -33,9 +35,11 @@ from kubelet_winnet.runtime._plan import (
 from kubelet_winnet.runtime._releases import runtime_name
 
 __all__ = [
+    "CNI_DNS",
     "CNI_PLUGINS",
     "CniNetwork",
     "CniPlugin",
+    "DnsPlan",
     "Isolation",
     "NetworkNamespace",
     "NodeFacts",
@@ -51,8 +55,8 @@ __all__ = [
 class PodNetworkPlan:
     """What one sandbox gets on a node: ``namespace`` (``node``: the host's network,
     ``pod``: its own, ``none``: no network at all, ``unknown``: ``condition`` says what
-    decides it), its isolation, each port mapping, and ``refused``, the runtime's error
-    when it does not start the sandbox."""
+    decides it), its isolation, each port mapping, what becomes of its ``DNSConfig``
+    (``dns``), and ``refused``, the runtime's error when it does not start the sandbox."""
 
     sandbox: NetworkPlan
     namespace: NetworkNamespace
@@ -62,6 +66,7 @@ class PodNetworkPlan:
     refused: str | None = None
     notes: tuple[str, ...] = ()
     condition: str = ""
+    dns: DnsPlan | None = None
 
 
 _PROTOCOLS = {api_pb2.TCP: "tcp", api_pb2.UDP: "udp", api_pb2.SCTP: "sctp"}
@@ -96,6 +101,8 @@ def plan_pod_network(
         (m.container_port, m.host_port, _PROTOCOLS.get(m.protocol, str(m.protocol)), m.host_ip)
         for m in message.config.port_mappings
     ]
+    sent = message.config.dns_config  # containerd's toCNIDNS: no DNSConfig sets nothing
+    dns = (tuple(sent.servers), tuple(sent.searches), tuple(sent.options))
 
     if node is None:
         namespace: NetworkNamespace = "node" if sandbox.host_network else "pod"
@@ -104,7 +111,9 @@ def plan_pod_network(
             if h > 0 else _not_host(c, h, p, ip)
             for c, h, p, ip in mappings
         )
-        return PodNetworkPlan(sandbox, namespace, handler, None, ports)
-    out = plan_runtime(sandbox.host_process, sandbox.host_network, handler, mappings, node)
+        return PodNetworkPlan(sandbox, namespace, handler, None, ports, dns=DnsPlan(
+            "unknown", "no node facts: the CNI configuration decides"))
+    out = plan_runtime(sandbox.host_process, sandbox.host_network, handler, mappings, node,
+                       dns=dns)
     return PodNetworkPlan(sandbox, out.namespace, out.handler or handler, out.isolation,
-                          out.ports, out.refused, out.notes, out.condition)
+                          out.ports, out.refused, out.notes, out.condition, out.dns)

@@ -325,7 +325,12 @@ def _scalar(field: Any, value: Any) -> str:
     if field.type == FieldDescriptor.TYPE_STRING:
         return json.dumps(value, ensure_ascii=False)
     if field.type == FieldDescriptor.TYPE_BYTES:
-        return f"bytes {bytes(value).hex()}" if value else 'bytes ""'
+        # Text reads as text (an env value is bytes from cri-api 1.37 on, and mostly
+        # UTF-8); other bytes in hex, a pair each.
+        try:
+            return json.dumps(bytes(value).decode("utf-8"), ensure_ascii=False)
+        except UnicodeDecodeError:
+            return "bytes " + bytes(value).hex(" ")
     return str(value)
 
 

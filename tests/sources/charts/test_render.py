@@ -1,6 +1,6 @@
 """``sources/charts/render.py``: charts and kustomizations given to check, translate, explain
 and run
-are rendered with the real tools (issue 29, item 3): ``kubectl kustomize`` (Debian's
+are rendered with the real tools: ``kubectl kustomize`` (Debian's
 kubectl; .ci/install-system-packages puts it on CI's PATH) and Helm's own engine as the
 PyPI package ``helm-python-sdk`` ships it (the ``ci`` extra), as no ``helm`` binary is
 installable here. Expected names and lines come from the fixture files

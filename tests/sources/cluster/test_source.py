@@ -1,6 +1,6 @@
 """The live source of ``audit`` (:mod:`kubelet_winnet.sources.cluster.source`) against a hostile API
 server: the real ``kubernetes`` client talks to an HTTP server on 127.0.0.1 that this
-module starts, which sends what no API server should (issue 16, item 4): a body that
+module starts, which sends what no API server should: a body that
 never ends, a gzip bomb, the same ``continue`` token again, a list that never ends, one
 byte at a time. Each must end the run with one line on stderr and exit status 2, within
 bounded time and memory.
@@ -434,12 +434,12 @@ def test_fuzz_hostile_server_ends_typed_and_bounded(
         assert status == 2 and document["summary"]["error"] in "\n".join(err)
 
 
-# --- the kubeconfig through the bounded input layer (issue 30, item 15) ---------------------
+# --- the kubeconfig through the bounded input layer -----------------------------------------
 
 
 def _alias_bomb() -> str:
     """A kubeconfig whose one cluster holds nested YAML aliases: 9 levels of 9
-    references, 9**9 strings when written out, in about 600 bytes (the issue's was 590).
+    references, 9**9 strings when written out, in about 600 bytes.
     The client wrote each entry into a name (``"{}/{}".format(path, entry)``)."""
     lines = ["apiVersion: v1", "kind: Config", "current-context: c", "clusters:",
              "- name: k", "  cluster:", "    server: http://127.0.0.1:9",

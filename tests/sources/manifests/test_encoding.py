@@ -118,7 +118,7 @@ def test_byte_limit(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("max_bytes", range(1, 9))
 def test_every_byte_limit_error_says_reading_stops_here(tmp_path: Path, max_bytes: int) -> None:
-    """Issue 30 item 17: with --max-bytes 1 to 4 the limit was met inside the first four
+    """With --max-bytes 1 to 4 the limit was once met inside the first four
     bytes (read for the byte order mark) and the error lacked the ending every error
     that stops a file has. One wording for every limit, whatever the value."""
     path = write_input(tmp_path, "small.yaml", POD_YAML)

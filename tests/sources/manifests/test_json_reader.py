@@ -255,7 +255,7 @@ def test_a_repeated_key_far_into_a_long_list_is_refused(tmp_path: Path) -> None:
     assert "items[300]" in problem.reason and 'duplicate key "a"' in problem.reason
 
 
-# --- 2. document numbers in a stream of JSON values ---------------------------------------
+# --- document numbers in a stream of JSON values ---------------------------------------
 
 
 def _ignored_host_network_pod(name: str) -> dict[str, Any]:
@@ -293,7 +293,7 @@ def test_each_json_value_after_a_list_is_its_own_document(
     assert errors == ["document 2", "document 5", "document 7"]
 
 
-# --- 3. repeated keys -----------------------------------------------------------------------
+# --- repeated keys -----------------------------------------------------------------------
 
 
 class _Repeated(Exception):

@@ -42,7 +42,7 @@ def test_json_field_lines_are_exact(tmp_path: Path, text: str, expected: int) ->
 
 
 def test_json_lines_of_many_findings_in_one_document_are_linear(tmp_path: Path) -> None:
-    """Issue 16 item 7: ``check`` on one JSON document with 8,000 findings looked each
+    """``check`` on one JSON document with 8,000 findings once looked each
     line up by walking the text from its start (43.5 s). Every finding's line is right,
     and the run stays within a bound on time and peak memory in a child process."""
     count = 8_000

@@ -88,7 +88,7 @@ _BINARY_ROWS = [
 def test_binary_scalars_read_as_kubectl_reads_them(
     tmp_path: Path, scalar: str, expected: str,
 ) -> None:
-    """Issue 30 item 14: `name: !!binary cHA=` was checked as the name "cHA="."""
+    """As kubectl reads it: `name: !!binary cHA=` was once checked as the name "cHA="."""
     path = write_input(tmp_path, "b.yaml", f"kind: Pod\nmetadata:\n  name: !!binary {scalar}\n")
     (value,) = input_values(read_input(path))
     assert value["metadata"]["name"] == expected
@@ -214,6 +214,7 @@ def test_recursive_alias_is_refused(tmp_path: Path) -> None:
     assert "alias" in problem.reason
 
 
+@pytest.mark.slow  # times the reader (< 1 s): machinery; test_run.py's bomb keeps the refusal
 def test_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
     """Nine levels of nine aliases: 387 million nodes if expanded."""
     lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]

@@ -20,8 +20,6 @@ container, or the runtime failed a call; 2 bad input, flags or usage.
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
 import contextlib
 import os
 import sys
@@ -166,7 +164,7 @@ class _Objects:
     """ConfigMaps and Secrets of the input files: namespace -> name -> data."""
 
     config_maps: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-    secrets: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    secrets: dict[str, dict[str, dict[str, bytes]]] = field(default_factory=dict)
 
     def add(self, document: Any, source: str) -> None:
         if not isinstance(document, Mapping) or document.get("kind") not in (
@@ -177,28 +175,26 @@ class _Objects:
         name = metadata.get("name") if isinstance(metadata, Mapping) else None
         if not isinstance(name, str):
             return
+        if document["kind"] == "Secret":  # data in base64, as the API server stores it
+            from kubelet_winnet._kubelet.kubelet_pods import secret_data
+            from kubelet_winnet.errors import InvalidArgumentError
+
+            try:
+                self.secrets.setdefault(_namespace(document), {})[name] = secret_data(
+                    document, ""
+                )
+            except InvalidArgumentError as exc:
+                raise _UsageError(f"{source}: {exc}") from None
+            return
         data: dict[str, str] = {}
         raw = document.get("data") or {}
-        plain = document.get("stringData") or {} if document["kind"] == "Secret" else {}
-        if not isinstance(raw, Mapping) or not isinstance(plain, Mapping):
+        if not isinstance(raw, Mapping):
             raise _UsageError(f"{source}: data: expected a mapping")
         for key, value in raw.items():
             if not isinstance(key, str) or not isinstance(value, str):
                 raise _UsageError(f"{source}: data: expected string keys and values")
-            if document["kind"] == "Secret":  # base64, like the API server stores it
-                try:
-                    value = base64.b64decode(value, validate=True).decode("utf-8")
-                except (binascii.Error, UnicodeDecodeError):
-                    raise _UsageError(
-                        f"{source}: data.{key[:100]}: not base64 of UTF-8 text"
-                    ) from None
             data[key] = value
-        for key, value in plain.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise _UsageError(f"{source}: stringData: expected string keys and values")
-            data[key] = value
-        store = self.config_maps if document["kind"] == "ConfigMap" else self.secrets
-        store.setdefault(_namespace(document), {})[name] = data
+        self.config_maps.setdefault(_namespace(document), {})[name] = data
 
 
 # --- one pod -------------------------------------------------------------------------------
@@ -243,10 +239,10 @@ def _volume_paths(pod: Any) -> dict[str, str]:
     return paths
 
 
-def _message_json(message: Any) -> dict[str, Any]:
+def _message_json(message: Any, kubelet: Any) -> dict[str, Any]:
     from kubelet_winnet._kubelet.messages import message_json
 
-    return message_json(message)
+    return message_json(message, kubelet=kubelet)  # that release's names and types
 
 
 def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[str, Any], int]:
@@ -257,10 +253,10 @@ def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[st
         pod, node=settings.node, kubelet_version=settings.kubelet_version,
         feature_gates=settings.feature_gates,
     )
-    record["runPodSandbox"] = _message_json(requests.run_pod_sandbox)
+    record["runPodSandbox"] = _message_json(requests.run_pod_sandbox, requests.kubelet_version)
     record["createContainer"] = creates = []
     # Each CreateContainerRequest carries the same sandbox config: convert it once.
-    sandbox = _message_json(requests.sandbox_config)
+    sandbox = _message_json(requests.sandbox_config, requests.kubelet_version)
     volume_paths = _volume_paths(pod)
     for name in requests.names():
         try:
@@ -273,7 +269,9 @@ def _dry_run_pod(pod: Any, namespace: str, settings: _Settings) -> tuple[dict[st
             record["error"] = f"container {name}: CreateContainerConfigError: {exc}"
             return record, 1
         # MessageToDict of the request: an empty podSandboxId is left out.
-        creates.append({"config": _message_json(config), "sandboxConfig": sandbox})
+        creates.append({
+            "config": _message_json(config, requests.kubelet_version), "sandboxConfig": sandbox,
+        })
     return record, 0
 
 

@@ -145,7 +145,7 @@ class NodeCard:
     port_mappings: tuple[str, str] = ("", "")  # (applied/dropped/unknown, why)
     proxy_gates: str = ""
     findings: tuple[CardFinding, ...] = ()
-    classes: tuple[tuple[str, str, str, str, str], ...] = ()  # node: pod class rows
+    classes: tuple[tuple[str, str, str, str, str, str], ...] = ()  # node: pod class rows
     note: str = ""
 
 
@@ -257,7 +257,8 @@ class PageWriter:
 
     def _verdict(self, record: PodRow) -> str:
         """The verdict's badges: what becomes of hostNetwork, then each hostPort the pod
-        does not get (dropped) or whose outcome is not known."""
+        does not get (dropped) or whose outcome is not known, and the pod's own DNS
+        settings when its node does not apply them all."""
         effect = record.effect
         badges = [] if effect == "not-requested" else [
             _badge(_EFFECT_STYLE[effect], f"hostNetwork {self._effect_text[effect]}")]
@@ -269,6 +270,11 @@ class PageWriter:
                         "bad" if outcome == "dropped" else "unknown",
                         f"hostPort {port['hostPort']} "
                         + ("not mapped" if outcome == "dropped" else "not known")))
+            dns = record.on_node.get("dns")
+            if dns is not None and dns["ownSettings"] and dns["outcome"] != "applied":
+                badges.append(_badge(
+                    "unknown" if dns["outcome"] == "unknown" else "bad",
+                    f"DNS settings {_DNS_BADGE[dns['outcome']]}"))
         return " ".join(badges) or _badge("unknown", "hostNetwork not requested")
 
     def _rule_link(self, rule_id: str) -> str:
@@ -437,6 +443,10 @@ _OUTCOME_GROUPS = (
 )
 
 
+_DNS_BADGE = {"partly": "partly ignored", "dropped": "ignored", "host": "ignored",
+              "unknown": "not known"}
+
+
 def _not_asked(record: PodRow) -> bool:
     if record.effect in _NOT_ASKED:
         return True
@@ -512,7 +522,8 @@ def _card(card: NodeCard, anchor: str, rows: list[tuple[str, str]]) -> str:
             + "<dl>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>")
     if card.classes:
         text += ("<h4>what each pod class gets</h4><table><tr><th>pod class</th>"
-                 "<th>isolation</th><th>network</th><th>hostPort</th><th>why</th></tr>"
+                 "<th>isolation</th><th>network</th><th>hostPort</th><th>DNS</th><th>why</th>"
+                 "</tr>"
                  + "".join("<tr>" + "".join(f"<td>{_e(c, 600)}</td>" for c in row) + "</tr>"
                            for row in card.classes) + "</table>")
     return text + "</article>\n"

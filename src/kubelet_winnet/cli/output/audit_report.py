@@ -169,9 +169,10 @@ class _TextWriter:
         for rule in RULES:
             if rule.id in rules:
                 self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
-        if "node-host-port-dropped" in rules:
-            rule = record_rule("node-host-port-dropped")
-            self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
+        for node_rule in ("node-host-port-dropped", "node-dns-dropped"):  # a pod's, by its node
+            if node_rule in rules:
+                rule = record_rule(node_rule)
+                self._out.write(f"  {rule.id}: {rule.summary} ({rule.help_uri})\n")
         for name, found in summary.get("nodeFindings", {}).items():
             for f in found:
                 where = f"{f['file']}:{f['line']}" if f["line"] else f["file"] or name
@@ -202,7 +203,7 @@ _CSV_HEADER = (
     "ignoredFindings", "note",
     # audit --node-config (empty without it, or for a pod whose node has no folder): what
     # the pod gets there, as the JSON's onNode says it.
-    "onNodeIsolation", "onNodeNetwork", "onNodeHostPorts",
+    "onNodeIsolation", "onNodeNetwork", "onNodeHostPorts", "onNodeDns",
     # false: what the pod gets rests on a fact not known (the note says which).
     "outcomeKnown",
 )
@@ -223,15 +224,17 @@ def _csv_cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def _on_node_cells(on_node: dict[str, Any] | None) -> tuple[str, str, str]:
-    """The onNode columns: isolation, network (or why the node refuses the pod), and each
-    hostPort as PORT/PROTOCOL:OUTCOME (the protocol as CNI gets it, lowercase)."""
+def _on_node_cells(on_node: dict[str, Any] | None) -> tuple[str, str, str, str]:
+    """The onNode columns: isolation, network (or why the node refuses the pod), each
+    hostPort as PORT/PROTOCOL:OUTCOME (the protocol as CNI gets it, lowercase), and what
+    becomes of the pod's DNS settings (applied, partly, dropped, host, unknown)."""
     if on_node is None:
-        return "", "", ""
+        return "", "", "", ""
     network = on_node["refused"] or on_node["network"] or ""
     ports = " ".join(f"{p['hostPort']}/{p['protocol']}:{p['outcome']}"
                      for p in on_node["hostPorts"])
-    return on_node["isolation"] or "", network, ports
+    dns = on_node.get("dns")
+    return on_node["isolation"] or "", network, ports, dns["outcome"] if dns else ""
 
 
 class _CsvWriter:

@@ -48,11 +48,13 @@ def _text(session: Session, report: NodeReport) -> None:
     out.write(printable(f"node {report.name}: kubelet {report.kubelet}, runtime "
                         f"{report.runtime or 'unknown'}") + "\n\n")
     width = max(len(c.name) for c in classes)
-    out.write(f"{'POD CLASS'.ljust(width)}  ISOLATION  NETWORK  HOSTPORT         WHY\n")
+    out.write(f"{'POD CLASS'.ljust(width)}  ISOLATION  NETWORK  HOSTPORT         DNS      "
+              "WHY\n")
     for item in classes:
         out.write(printable(
             f"{item.name.ljust(width)}  {(item.verdict.isolation or '?').ljust(9)}  "
-            f"{item.network.ljust(7)}  {item.host_port.ljust(15)}  {item.why}") + "\n")
+            f"{item.network.ljust(7)}  {item.host_port.ljust(15)}  {item.dns.ljust(7)}  "
+            f"{item.why}") + "\n")
     out.write("\n")
     for finding in report.findings:
         if finding.rule.id in ignored:
@@ -87,6 +89,9 @@ def _json(session: Session, report: NodeReport) -> None:
              "ports": [{"containerPort": p.container_port, "hostPort": p.host_port,
                         "outcome": p.outcome, "reason": p.reason, "warning": p.warning}
                        for p in c.verdict.ports],
+             **({"dns": {"outcome": c.verdict.dns.outcome, "reason": c.verdict.dns.reason,
+                         "reaches": list(c.verdict.dns.reaches)}}
+                if c.verdict.dns is not None else {}),
              "notes": list(c.verdict.notes)}
             for c in report.classes],
         "findings": [_finding_json(f, report.ignored) for f in report.findings],
@@ -119,7 +124,7 @@ def _html(session: Session, report: NodeReport) -> None:
 
     if report.stopped is not None or report.node_files is None:  # as text: stderr said why
         return
-    rows = tuple((c.name, c.verdict.isolation or "?", c.network, c.host_port, c.why)
+    rows = tuple((c.name, c.verdict.isolation or "?", c.network, c.host_port, c.dns, c.why)
                  for c in report.classes)
     card = node_card(report.name, report.kubelet, report.runtime, report.node_files, None,
                      report.findings, report.ignored, rows)
@@ -129,7 +134,7 @@ def _html(session: Session, report: NodeReport) -> None:
 def node_card(
     name: str, kubelet: str, runtime: str, files: NodeFiles | None, feature_gates: str | None,
     findings: list[NodeFinding] | None = None, ignored: dict[str, str] | None = None,
-    classes: tuple[tuple[str, str, str, str, str], ...] = (), note: str = "",
+    classes: tuple[tuple[str, str, str, str, str, str], ...] = (), note: str = "",
 ) -> NodeCard:
     """One node's card on the audit page: what its Node object and its files say, and its
     findings (``judge_node``'s, run here when not given)."""

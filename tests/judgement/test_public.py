@@ -1,0 +1,58 @@
+"""``kubelet_winnet.judge``, the verdict for Python callers: its DNS question and its
+argument checks. Expected DNS outcomes restate win-bridge's ``NetConf.GetDNS``
+(containernetworking/plugins ``pkg/hns/netconf_windows.go``: servers and searches, never
+options) and libcni ``injectRuntimeConfig`` (a capability only for a plugin declaring it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import kubelet_winnet as kw
+from kubelet_winnet.errors import InvalidArgumentError
+from kubelet_winnet.runtime import CniNetwork, CniPlugin, NodeFacts
+
+POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+    "spec": {"os": {"name": "windows"}, "dnsPolicy": "None",
+             "dnsConfig": {"nameservers": ["10.0.0.53"], "options": [{"name": "edns0"}]},
+             "containers": [{"name": "c", "image": "i"}]}}
+
+
+def _node(capabilities: frozenset[str]) -> kw.NodeKnowledge:
+    network = CniNetwork("n", (CniPlugin("win-bridge", capabilities),))
+    return kw.NodeKnowledge(files=NodeFacts(runtime="containerd://2.1.0", cni=network))
+
+
+def _sent(pod: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    sent = kw.pod_sandbox_config(pod, kubelet_version="1.34").dns_config
+    return list(sent.servers), list(sent.searches), list(sent.options)
+
+
+def test_without_dns_asked_the_verdict_says_nothing_of_it() -> None:
+    assert kw.judge(POD, kubelet_version="1.34", node=_node(frozenset({"dns"}))).dns is None
+
+
+def test_win_bridge_with_the_capability_drops_only_the_options() -> None:
+    verdict = kw.judge(POD, kubelet_version="1.34", node=_node(frozenset({"dns"})),
+                       dns=_sent(POD))
+    assert verdict.dns is not None and verdict.dns.outcome == "partly"
+
+
+def test_without_the_capability_the_pods_dns_is_dropped() -> None:
+    verdict = kw.judge(POD, kubelet_version="1.34", node=_node(frozenset()), dns=_sent(POD))
+    assert verdict.dns is not None and verdict.dns.outcome == "dropped"
+
+
+@pytest.mark.parametrize(("dns", "argument"), [
+    ("10.0.0.53", "dns"),
+    ((["a"], ["b"]), "dns"),
+    ((["a"], "b", []), "dns[1]"),
+    (([1], [], []), "dns[0]"),
+])
+def test_a_dns_that_is_not_three_lists_of_strings_is_a_typed_error(
+        dns: Any, argument: str) -> None:
+    with pytest.raises(InvalidArgumentError) as raised:
+        kw.judge(POD, kubelet_version="1.34", dns=dns)
+    assert argument in str(raised.value)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubelet_winnet._describe import describe, quoted, type_name
+from kubelet_winnet._describe import describe, json_kind, quoted, type_name, yaml_kind
 from tests.strategies import HOSTILE
 
 
@@ -59,3 +59,28 @@ def test_quoted_is_json_and_bounded(text: str) -> None:
 @given(st.from_type(type).flatmap(st.from_type))
 def test_any_value(value: Any) -> None:
     assert len(describe(value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("value", "json_words", "yaml_words"),
+    [
+        ({}, "an object", "a mapping"),
+        ([], "an array", "a list"),
+        ("x", "a string", "a string"),
+        (True, "a boolean", "a boolean"),
+        (0, "a number", "a number"),
+        (1.5, "a number", "a number"),
+        (None, "null", "null"),
+        (b"x", "bytes", "bytes"),
+    ],
+)
+def test_json_kind_says_what_a_value_is_in_each_formats_words(
+        value: object, json_words: str, yaml_words: str) -> None:
+    """One describer for "expected X, got Y": JSON's words, and YAML's for its files."""
+    assert json_kind(value) == json_words
+    assert yaml_kind(value) == yaml_words
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_json_kind_of_hostile_values_never_raises(name: str) -> None:
+    assert 0 < len(json_kind(HOSTILE[name])) <= 40

@@ -10,7 +10,8 @@ import json
 import json.encoder
 from collections.abc import Callable, Mapping
 
-__all__ = ["describe", "describe_path", "json_string", "quoted", "type_name"]
+__all__ = ["describe", "describe_path", "json_kind", "json_string", "quoted", "type_name",
+           "yaml_kind"]
 
 # ``json.dumps`` of a string (ensure_ascii), without the encoder's Python layers: the C
 # function behind it. The hand-written JSON records and the JSON line finder use it.
@@ -67,6 +68,28 @@ def describe(value: object) -> str:
     except Exception:  # an __instancecheck__ or __class__ that raises
         pass
     return type_name(value)
+
+
+def json_kind(value: object) -> str:
+    """What a value is, in JSON's words with an article (``an object``, ``an array``, ``a
+    string``, ``a boolean``, ``a number``, ``null``); any other value by its type's name."""
+    label = _JSON_KINDS.get(type(value))
+    if label is None:
+        described = describe(value)  # a Mapping of the caller's is "object" there
+        if described != "object":
+            return type_name(value)
+        label = described
+    return label if label == "null" else ("an " if label[0] in "aeiou" else "a ") + label
+
+
+_YAML_WORDS = {"an object": "a mapping", "an array": "a list"}
+
+
+def yaml_kind(value: object) -> str:
+    """:func:`json_kind` in YAML's words, for a YAML file's reader: ``a mapping``, ``a
+    list``."""
+    kind = json_kind(value)
+    return _YAML_WORDS.get(kind, kind)
 
 
 def describe_path(path: tuple[str | int, ...]) -> str:

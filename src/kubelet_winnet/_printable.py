@@ -13,7 +13,7 @@ kept as it is: the rule is for reading, and it leaves escaped text unchanged.
 
 from __future__ import annotations
 
-__all__ = ["clip", "printable"]
+__all__ = ["clip", "cut", "printable"]
 
 _SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
@@ -38,7 +38,12 @@ def _escape(char: str) -> str:
     return f"\\U{code:08x}"
 
 
-def clip(text: str, size: int) -> str:
-    """:func:`printable` ``text``, at most ``size`` characters (``...`` marks a cut)."""
-    text = printable(text)
+def cut(text: str, size: int) -> str:
+    """``text`` at most ``size`` characters, ``...`` marking a cut: the one clipping rule
+    of every message (as it is, for text another rule escapes or quotes next)."""
     return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def clip(text: str, size: int) -> str:
+    """:func:`printable` ``text``, :func:`cut` to ``size`` characters."""
+    return cut(printable(text), size)

@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import CriEndpointError, CriError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ _Response = TypeVar("_Response", bound=Message)
 
 
 def _shown(text: str) -> str:
-    return text if len(text) <= _MAX_SHOWN else text[:_MAX_SHOWN] + "..."
+    return cut(text, _MAX_SHOWN + 3)
 
 
 def _socket_path(endpoint: object) -> str:
@@ -134,7 +135,7 @@ def _details(error: grpc.RpcError) -> str:
         return ""
     if not isinstance(details, str):
         return ""
-    return details if len(details) <= _MAX_DETAILS else details[:_MAX_DETAILS] + "..."
+    return cut(details, _MAX_DETAILS + 3)
 
 
 def _code(error: grpc.RpcError) -> str:

@@ -13,8 +13,10 @@ from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     ContainerKind,
     PodFacts,
+    Refusal,
     SandboxDecision,
     WindowsOptions,
+    all_refusals,
     decide_container,
     decide_sandbox,
     effective_windows_options,
@@ -341,3 +343,83 @@ def test_steps_follow_the_kubelet_order_and_end_in_the_outcome(pod: PodFacts, ga
     else:
         assert ids[2] == ("3" if d.host_process else "3.none")
         assert ids[-1] == ("4" if pod.windows_options is None else "5")
+
+
+# --- all_refusals: every HostProcess refusal, in the kubelet's precedence -----------------
+# generatePodSandboxWindowsConfig (pkg/kubelet/kuberuntime/kuberuntime_sandbox_windows.go):
+#   if kubecontainer.HasWindowsHostProcessContainer(pod) {
+#       if !kubecontainer.AllContainersAreWindowsHostProcess(pod) { ... "pod must not
+#           contain both HostProcess and non-HostProcess containers" }            // 3a
+#       if !kubecontainer.IsHostNetworkPod(pod) { ... "hostNetwork is required if Pod
+#           contains HostProcess containers" }                                     // 3b
+#   ...
+#   if kubecontainer.HasWindowsHostProcessContainer(pod) {
+#       if wo.HostProcess != nil && !*wo.HostProcess { ... "pod must not contain any
+#           HostProcess containers if Pod's WindowsOptions.HostProcess is set to false" } // 6
+
+_INIT, _MAIN, _EPHEMERAL = (_c("i", True, "initContainers"), _c("m"),
+                            _c("e", True, "ephemeralContainers"))
+REFUSAL_ROWS: list[tuple[str, PodFacts, list[tuple[str, str, list[str], list[str]]]]] = [
+    ("no HostProcess container: HasWindowsHostProcessContainer is false, nothing refused",
+     PodFacts(False, _hp(False), (_c("a"), _c("b", False))), []),
+    ("every container HostProcess with hostNetwork: the kubelet sends host_process",
+     PodFacts(True, _hp(True), (_c("a"), _c("b", True))), []),
+    ("mixed, with hostNetwork: 3a alone, the containers on each side",
+     PodFacts(True, _hp(True), (_c("a"), _c("b", False), _c("c"))),
+     [("3a", ERR_MIXED, ["a", "c"], ["b"])]),
+    ("mixed without hostNetwork: 3a first, then 3b (IsHostNetworkPod is checked next)",
+     PodFacts(False, None, (_c("a", True), _c("b"))),
+     [("3a", ERR_MIXED, ["a"], ["b"]), ("3b", ERR_HOST_NETWORK_REQUIRED, ["a"], [])]),
+    ("pod hostProcess false, one container true, without hostNetwork: 3b, then 6",
+     PodFacts(False, _hp(False), (_c("a", True),)),
+     [("3b", ERR_HOST_NETWORK_REQUIRED, ["a"], []),
+      ("6", ERR_POD_HOST_PROCESS_FALSE, ["a"], [])]),
+    ("pod hostProcess false, one container true of two, no hostNetwork: 3a, 3b and 6",
+     PodFacts(False, _hp(False), (_c("a", True), _c("b"))),
+     [("3a", ERR_MIXED, ["a"], ["b"]), ("3b", ERR_HOST_NETWORK_REQUIRED, ["a"], []),
+      ("6", ERR_POD_HOST_PROCESS_FALSE, ["a"], [])]),
+    ("pod hostProcess false, every container true, with hostNetwork: 6 alone",
+     PodFacts(True, _hp(False), (_c("a", True), _c("b", True))),
+     [("6", ERR_POD_HOST_PROCESS_FALSE, ["a", "b"], [])]),
+    ("init and ephemeral containers count (VisitContainers), in visiting order",
+     PodFacts(True, None, (_INIT, _MAIN, _EPHEMERAL)),
+     [("3a", ERR_MIXED, ["i", "e"], ["m"])]),
+]
+
+
+@pytest.mark.parametrize(("pod", "expected"), [row[1:] for row in REFUSAL_ROWS],
+                         ids=[row[0] for row in REFUSAL_ROWS])
+def test_all_refusals_rows(pod: PodFacts, expected: list[tuple[str, str, list[str], list[str]]],
+                           ) -> None:
+    """Each refusal the pod meets, in the order the kubelet checks them, with the kubelet's
+    text, its HostProcess containers and (3a) the others."""
+    found = all_refusals(pod)
+    assert [(r.rule, r.error, [c.name for c in r.host_process], [c.name for c in r.plain])
+            for r in found] == expected
+    for refusal in found:  # the pod's own container facts, not copies
+        assert all(any(c is own for own in pod.containers)
+                   for c in (*refusal.host_process, *refusal.plain))
+
+
+@_pin_rows
+@given(pod=pod_facts(), gate=st.booleans())
+def test_all_refusals_against_the_oracle(pod: PodFacts, gate: bool) -> None:
+    """The kubelet returns the first of the refusals: ``all_refusals`` is empty exactly
+    when the kubelet's steps (the oracle of kubelet-rules.md) send a config, and its first
+    is the error they return; every later one is a step the pod would meet next."""
+    found = all_refusals(pod)
+    expected = oracle_sandbox(to_spec(pod), gate)
+    if isinstance(expected, bytes):
+        assert found == ()
+        return
+    assert found[0].error == expected
+    assert decide_sandbox(pod, gate).error_rule == found[0].rule
+    flags = [effective_windows_options(pod, c).host_process is True for c in pod.containers]
+    options = pod.windows_options
+    rules = [rule for rule, holds in (
+        ("3a", any(flags) and not all(flags)),
+        ("3b", any(flags) and not pod.host_network),
+        ("6", any(flags) and options is not None and options.host_process is False),
+    ) if holds]
+    assert [r.rule for r in found] == rules
+    assert all(isinstance(r, Refusal) for r in found)

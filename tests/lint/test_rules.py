@@ -22,6 +22,7 @@ from kubelet_winnet._lint.fields import FIELDS
 from kubelet_winnet._lint.reach import host_network_reach
 from kubelet_winnet._lint.rules import Finding
 from kubelet_winnet._lint.targeting import Target, pod_object
+from kubelet_winnet.errors import InvalidPodError
 from kubelet_winnet.testing.strategies import as_workload
 from tests.strategies import pod_manifests
 
@@ -144,10 +145,24 @@ def test_the_new_users_pod_gets_both_findings_and_the_kinds_own_fields_are_fine(
     assert unknown(deployment) == []
 
 
-def test_several_bad_keys_come_in_the_objects_order_and_odd_values_are_no_error() -> None:
-    manifest = pod({"zeta": 1, "hostNetwork": True, "alpha": None, "securityContext": "x",
-                    "initContainers": "x", "ephemeralContainers": [None, 3]})
+def test_several_bad_keys_come_in_the_objects_order() -> None:
+    manifest = pod({"zeta": 1, "hostNetwork": True, "alpha": None, "securityContext": {},
+                    "initContainers": [], "ephemeralContainers": None})
     assert [f.field[-1] for f in unknown(manifest)] == ["zeta", "alpha"]
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ({"securityContext": "x"}, "spec.securityContext"),
+    ({"initContainers": "x"}, "spec.initContainers"),
+    ({"ephemeralContainers": [None, 3]}, "spec.ephemeralContainers[0]"),
+])
+def test_a_pod_the_kubelet_model_cannot_read_is_its_error_not_a_finding(
+        spec: dict[str, Any], field: str) -> None:
+    """The linter reads pods through the kubelet model's reader: a field of the wrong type
+    is that reader's InvalidPodError, naming the field (check reports it as bad input)."""
+    with pytest.raises(InvalidPodError) as caught:
+        unknown(pod(spec))
+    assert caught.value.field == field
 
 
 def test_a_long_or_odd_key_is_quoted_and_clipped() -> None:

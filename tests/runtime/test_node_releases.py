@@ -60,7 +60,7 @@ def test_no_network_follows_pr_2531(containerd: str, hcsshim: str) -> None:
 
 @pytest.mark.parametrize(("tag", "has"), HAS_2531)
 def test_hcsshim_order_places_2531(tag: str, has: bool) -> None:
-    since = rel.hcsshim_version_key(rel.HOST_PROCESS_IN_UVM_SINCE)
+    since = rel.hcsshim_version_key(rel.HOST_PROCESS_IN_UVM.hcsshim)
     assert (rel.hcsshim_version_key(tag) >= since) is has
 
 
@@ -117,3 +117,60 @@ def test_any_runtime_text_is_answered(text: str) -> None:
 def test_bad_hcsshim_tag() -> None:
     with pytest.raises(ValueError, match="not an hcsshim release tag"):
         rel.hcsshim_version_key("0.15")
+
+
+def test_first_releases_with_pr_2531_are_read_from_the_table() -> None:
+    """The first containerd tag of each line whose shim carries PR #2531 (RUNHCS_AT_TAG and
+    HAS_2531, read upstream): 2.3.3 (rc.3; 2.3.0-2.3.2 ship rc.1) and 2.4.0."""
+    has = dict(HAS_2531)
+    first: dict[str, str] = {}
+    for tag, hcsshim in RUNHCS_AT_TAG:
+        if has.get(hcsshim) and "-" not in tag:
+            first.setdefault(tag.rsplit(".", 1)[0], tag)
+    expected = tuple(tuple(int(p) for p in tag.split(".")) for tag in first.values())
+    assert expected == ((2, 3, 3), (2, 4, 0))
+    change = rel.HOST_PROCESS_IN_UVM
+    assert rel.first_releases(change) == expected
+    assert rel.from_release(change) == "containerd 2.3.3 or later"
+    assert rel.shim_lines(change) == "2.3.3+ and 2.4"
+    assert change.hcsshim_line == "v0.15"
+
+
+def test_a_change_from_an_older_shim_names_each_line() -> None:
+    """A change first in v0.13.0 (containerd 2.1.1's shim) is in 2.1.1+, 2.2, 2.3 and 2.4."""
+    change = rel.ShimChange("v0.13.0", 1, "0")
+    assert rel.first_releases(change) == ((2, 1, 1), (2, 2, 0), (2, 3, 0), (2, 4, 0))
+    assert rel.shim_lines(change) == "2.1.1+, 2.2, 2.3 and 2.4"
+    assert rel.from_release(change) == "containerd 2.1.1 or later"
+
+
+def test_removed_options_name_the_line_that_drops_them() -> None:
+    """RELEASES.md (PR #14166): bin_dir and enable_cdi are removed in 2.4."""
+    for key in ("bin_dir", "enable_cdi"):
+        assert rel.removed_in(rel.removed_option(key)) == "2.4"
+
+
+@pytest.mark.parametrize("page", ["host-process-hyperv-no-network", "node-hyperv-host-process"])
+def test_the_hyperv_pages_name_the_releases_of_the_rows(page: str) -> None:
+    """The rule pages are prose beside the rows: each names the hcsshim tag and the first
+    containerd release the rows give for PR #2531, so a changed row fails here."""
+    from kubelet_winnet._lint.node_rules import node_rule_page
+    from kubelet_winnet._lint.rules import rule_page
+
+    read = node_rule_page if page.startswith("node-") else rule_page
+    text = " ".join(read(page).split())
+    change = rel.HOST_PROCESS_IN_UVM
+    assert f"PR #{change.pull_request}" in text and change.commit in text
+    assert f"{change.hcsshim} and later" in text or f"{change.hcsshim} or later" in text
+    first = ".".join(map(str, rel.first_releases(change)[0]))
+    assert f"from {first}" in text or f"from containerd {first}" in text or (
+        rel.from_release(change) in text)
+
+
+def test_the_removed_options_page_names_the_line_of_the_rows() -> None:
+    from kubelet_winnet._lint.node_rules import node_rule_page
+
+    text = " ".join(node_rule_page("node-option-removed").split())
+    for option in rel.REMOVED_CRI_OPTIONS:
+        assert option.key in text
+        assert f"containerd {rel.removed_in(option)} removed" in text

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from kubelet_winnet._describe import describe, type_name
 from kubelet_winnet._kubelet import golang
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import FeatureGateError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ _MAX_ECHO = 200
 
 
 def _echo(text: str) -> str:
-    return text if len(text) <= _MAX_ECHO else text[: _MAX_ECHO - 3] + "..."
+    return cut(text, _MAX_ECHO)
 
 
 def _items_of(settings: object) -> list[tuple[object, object]]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet.objectview import is_mapping
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError
 
 __all__ = ["NodeContext"]
@@ -50,7 +51,7 @@ def _ip(name: str, value: str) -> None:
     try:
         ipaddress.ip_address(value)
     except ValueError:
-        shown = value if len(value) <= 40 else value[:37] + "..."
+        shown = cut(value, 40)
         raise InvalidArgumentError(name, "an IP address", f"str {shown!r}") from None
 
 

@@ -37,6 +37,7 @@ from kubelet_winnet._kubelet.rules import (
     PodFacts,
     WindowsOptions,
 )
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ ECHO_MAX = 256  # longer values are cut in messages (the API never lets them thr
 
 def echo(text: str) -> str:
     """Caller text for a kubelet message: as is, unless absurdly long."""
-    return text if len(text) <= ECHO_MAX else text[: ECHO_MAX - 3] + "..."
+    return cut(text, ECHO_MAX)
 
 
 # --- the typed getters: obj[key] at path prefix `at` ("spec.", "spec.containers[0].") ---

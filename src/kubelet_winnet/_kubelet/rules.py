@@ -34,9 +34,11 @@ __all__ = [
     "ContainerKind",
     "NetworkMode",
     "PodFacts",
+    "Refusal",
     "SandboxDecision",
     "Step",
     "WindowsOptions",
+    "all_refusals",
     "decide_container",
     "decide_sandbox",
     "effective_host_process",
@@ -219,6 +221,39 @@ def effective_windows_options(pod: PodFacts, container: ContainerFacts) -> Windo
 _EMPTY = WindowsOptions()
 
 
+class Refusal(NamedTuple):
+    """One HostProcess refusal of ``generatePodSandboxWindowsConfig``: ``rule`` is the
+    step (``3a``, ``3b``, ``6``), ``error`` the kubelet's text; ``host_process`` the pod's
+    HostProcess containers and, for ``3a``, ``plain`` the others (both in visiting order,
+    the objects of ``PodFacts.containers``)."""
+
+    rule: str
+    error: str
+    host_process: tuple[ContainerFacts, ...]
+    plain: tuple[ContainerFacts, ...] = ()
+
+
+def all_refusals(pod: PodFacts) -> tuple[Refusal, ...]:
+    """Every HostProcess refusal the pod meets, in the kubelet's precedence (3a, 3b, 6):
+    the kubelet returns the first; the others are what it would refuse next once that
+    one is fixed. Empty when it refuses none."""
+    host_process: list[ContainerFacts] = []
+    plain: list[ContainerFacts] = []
+    for container in pod.containers:
+        (host_process if is_host_process_container(pod, container) else plain).append(container)
+    if not host_process:  # HasWindowsHostProcessContainer is false: no step refuses
+        return ()
+    found = []
+    if plain:  # step 3a: !AllContainersAreWindowsHostProcess
+        found.append(Refusal("3a", ERROR_MIXED_HOST_PROCESS, tuple(host_process), tuple(plain)))
+    if not pod.host_network:  # step 3b: !IsHostNetworkPod
+        found.append(Refusal("3b", ERROR_HOST_NETWORK_REQUIRED, tuple(host_process)))
+    options = pod.windows_options
+    if options is not None and options.host_process is False:  # step 6
+        found.append(Refusal("6", ERROR_POD_HOST_PROCESS_FALSE, tuple(host_process)))
+    return tuple(found)
+
+
 def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecision:
     """``generatePodSandboxWindowsConfig``: errors in the kubelet's precedence 3a, 3b, 6.
 
@@ -228,27 +263,14 @@ def decide_sandbox(pod: PodFacts, sets_namespace_options: bool) -> SandboxDecisi
     network: NetworkMode | None = None
     if sets_namespace_options:  # step 2
         network = "NODE" if pod.host_network else "POD"
-    # Step 3: is any / every container effectively HostProcess?
-    base = pod.windows_options
-    pod_value = None if base is None else base.host_process
-    any_host_process = False
-    every_host_process = True
-    for container in pod.containers:
-        own = container.windows_options
-        if effective_host_process(pod_value, None if own is None else own.host_process):
-            any_host_process = True
-        else:
-            every_host_process = False
-    if any_host_process:  # step 3
-        if not every_host_process:
-            return _REFUSALS[network, "3a"]
-        if not pod.host_network:
-            return _REFUSALS[network, "3b"]
-    options = base
+    any_host_process = has_host_process_container(pod)  # step 3
+    if any_host_process:
+        refusals = all_refusals(pod)  # steps 3a, 3b and 6: the first is the kubelet's
+        if refusals:
+            return _REFUSALS[network, refusals[0].rule]
+    options = pod.windows_options
     if options is None:  # step 4
         return _PLAIN_DECISIONS[network, any_host_process, "4"]
-    if any_host_process and options.host_process is False:  # step 6
-        return _REFUSALS[network, "6"]
     user = options.run_as_user_name or ""
     credential_spec = options.gmsa_credential_spec or ""
     if not user and not credential_spec:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kubelet_winnet import kubelet_profile
 from kubelet_winnet._describe import describe_path
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._lint.audit_records import FindingRecord, PodAudit
 from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dropped_dns
@@ -30,8 +31,10 @@ from kubelet_winnet._printable import clip
 from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
 from kubelet_winnet.runtime._releases import runtime_name
 from kubelet_winnet.sources.cluster.source import Node, node_from
+from kubelet_winnet.sources.runtime_classes import add_runtime_class
 
 if TYPE_CHECKING:
+    from kubelet_winnet._kubelet.rules import PodFacts
     from kubelet_winnet.sources.node import NodeFiles
 
 __all__ = ["Auditor"]
@@ -115,9 +118,10 @@ class Auditor:
         name = _text(metadata, "name") or "<unnamed>"
         host_network = spec.get("hostNetwork") is True
 
-        verdict, effect, why = self._verdict(obj, kubelet, runtime, node_name)
+        facts = read_pod(obj)  # once, by the kubelet model's reader, for both
+        verdict, effect, why = self._verdict(obj, facts, kubelet, runtime, node_name)
         note += why
-        findings, why = self._findings(pod, kubelet, runtime, verdict)
+        findings, why = self._findings(pod, facts, kubelet, runtime, verdict)
         note += why
         on_node = None
         if verdict is not None and node_name and self.node_config:
@@ -141,13 +145,10 @@ class Auditor:
 
     def runtime_class(self, obj: Mapping[str, Any]) -> None:
         """A RuntimeClass of the input: its handler tells Hyper-V isolation apart."""
-        name = _text(obj.get("metadata"), "name")
-        handler = obj.get("handler")
-        if name and isinstance(handler, str) and len(self.runtime_classes) < 10_000:
-            self.runtime_classes[name] = handler
+        add_runtime_class(self.runtime_classes, obj)
 
-    def _verdict(self, obj: Mapping[str, Any], kubelet: str, runtime: str, node_name: str,
-                 ) -> tuple[Verdict | None, str, str]:
+    def _verdict(self, obj: Mapping[str, Any], facts: PodFacts, kubelet: str, runtime: str,
+                 node_name: str) -> tuple[Verdict | None, str, str]:
         """The judgement of the pod on its node, its HOSTNETWORK effect and the note."""
         try:
             profile = kubelet_profile(kubelet, self.feature_gates)
@@ -166,7 +167,7 @@ class Auditor:
             mappings, dns = request_network(obj, kubelet, self.feature_gates,
                                             self.runtime_classes)
         verdict = judge(obj, profile, self._node_knowledge(runtime, files), mappings=mappings,
-                        dns=dns)
+                        dns=dns, facts=facts)
         network = verdict.network
         why = ""
         if verdict.starts is not False and runtime_name(runtime) == "containerd" and (
@@ -187,8 +188,8 @@ class Auditor:
                 self._knowledge[runtime] = known
         return known
 
-    def _findings(self, pod: PodObject, kubelet: str, runtime: str, verdict: Verdict | None,
-                  ) -> tuple[tuple[FindingRecord, ...], str]:
+    def _findings(self, pod: PodObject, facts: PodFacts, kubelet: str, runtime: str,
+                  verdict: Verdict | None) -> tuple[tuple[FindingRecord, ...], str]:
         """The check findings of the pod (as its node's verdict has it), and a note."""
         reach = self._reach_for(kubelet)
         if not isinstance(reach, HostNetworkReach):  # a kubelet the library does not model:
@@ -199,7 +200,8 @@ class Auditor:
         # could only mean a field newer than the pinned lists: not the pod's problem.
         # A pod whose runtime is not known is linted as check lints it (on containerd).
         judged = verdict if runtime else None
-        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self._containerd, judged)
+        raw = [f for f in check_pod(pod, Target.WINDOWS, reach, self._containerd, judged,
+                                    facts=facts)
                if f.rule.id != "unknown-field"]
         note = ""
         raw += _dropped_ports(pod, verdict) + dropped_dns(pod, verdict)

@@ -12,15 +12,17 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
+from kubelet_winnet._kubelet.pod import CONTAINER_KINDS, get_object, get_objects, read_pod
 from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
 from kubelet_winnet._kubelet.rules import (
-    ERROR_HOST_NETWORK_REQUIRED,
-    ERROR_MIXED_HOST_PROCESS,
-    ERROR_POD_HOST_PROCESS_FALSE,
-    effective_host_process,
+    ContainerFacts,
+    PodFacts,
+    Refusal,
+    all_refusals,
+    has_host_process_container,
 )
 from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dns_findings
 from kubelet_winnet._lint.fields import (
@@ -36,71 +38,61 @@ from kubelet_winnet._lint.fields import (
 from kubelet_winnet._lint.reach import HostNetworkReach
 from kubelet_winnet._lint.rules import RULES_BY_ID, Finding, Path, Severity
 from kubelet_winnet._lint.targeting import PodObject, Target
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import WinnetError
+from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM, from_release, shim_lines
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.profile import GateResolution
-    from kubelet_winnet._kubelet.rules import PodFacts
 
 __all__ = ["check_pod"]
 
 
-def _container_ports(spec: Mapping[str, Any]) -> list[int]:
+def _container_ports(containers: Sequence[_Container]) -> list[int]:
     """The containerPorts of the init and regular containers (the ones API defaulting
     gives a hostPort in a hostNetwork pod), in order, each once."""
     ports: dict[int, None] = {}
-    for kind in ("initContainers", "containers"):
-        entries = spec.get(kind)
-        for entry in entries if isinstance(entries, list) else ():
-            declared = entry.get("ports") if isinstance(entry, dict) else None
-            for port in declared if isinstance(declared, list) else ():
-                number = port.get("containerPort") if isinstance(port, dict) else None
-                if type(number) is int and 0 < number < 65536:
-                    ports[number] = None
+    for container in containers:
+        if container.facts.kind == "ephemeralContainers":
+            continue
+        declared = container.entry.get("ports")
+        for port in declared if isinstance(declared, list) else ():
+            number = port.get("containerPort") if isinstance(port, dict) else None
+            if type(number) is int and 0 < number < 65536:
+                ports[number] = None
     return list(ports)
 
 
-# --- the pod's containers, as the kubelet visits them --------------------------------
-
-_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+# --- the pod's containers, as the kubelet model reads them ----------------------------
 
 
-class _Container:
-    """One container as the kubelet visits it (init, regular, ephemeral)."""
+class _Container(NamedTuple):
+    """One container of the kubelet model's facts, with where it is and what it holds."""
 
-    __slots__ = ("context", "effective", "entry", "host_process", "name", "options", "path")
-
-    def __init__(self, path: Path, name: str, context: Any, pod_host_process: bool | None,
-                 entry: Mapping[str, Any]):
-        self.path = path  # from the manifest root
-        self.name = name
-        self.entry = entry
-        self.context = context if type(context) is dict else None  # securityContext
-        options = None if self.context is None else self.context.get("windowsOptions")
-        self.options = options if type(options) is dict else None
-        own = None if self.options is None else _bool(self.options.get("hostProcess"))
-        self.host_process = own  # as set on the container
-        self.effective = effective_host_process(pod_host_process, own)
+    facts: ContainerFacts
+    path: Path  # from the manifest root
+    name: str  # as findings name it
+    entry: Mapping[str, Any]
+    context: Mapping[str, Any] | None  # securityContext
+    options: Mapping[str, Any] | None  # securityContext.windowsOptions
 
 
-def _containers(pod: PodObject, pod_host_process: bool | None) -> list[_Container]:
+def _containers(pod: PodObject, facts: PodFacts) -> list[_Container]:
+    """The containers of ``facts`` (read by the kubelet model's reader) beside the objects
+    they were read from, through the same getters: one entry per fact, in visiting order."""
     found = []
-    spec = pod.spec
-    for kind in _CONTAINER_LISTS:
-        entries = spec.get(kind)
-        if type(entries) is not list:
-            continue
-        for index, entry in enumerate(entries):
-            if type(entry) is not dict:
-                continue
-            name = entry.get("name")
-            found.append(_Container(
-                (*pod.spec_path, kind, index),
-                name if type(name) is str else f"{kind}[{index}]",
-                entry.get("securityContext"),
-                pod_host_process,
-                entry,
-            ))
+    spec, at = pod.spec, ".".join(pod.spec_path) + "."
+    read = iter(facts.containers)
+    for kind in CONTAINER_KINDS:
+        for index, entry in enumerate(get_objects(spec, kind, at)):
+            where = f"{at}{kind}[{index}]."
+            context = get_object(entry, "securityContext", where)
+            options = (None if context is None
+                       else get_object(context, "windowsOptions", f"{where}securityContext."))
+            container = next(read)
+            found.append(_Container(container, (*pod.spec_path, kind, index),
+                                    container.name or f"{kind}[{index}]", entry, context,
+                                    options))
     return found
 
 
@@ -112,10 +104,6 @@ def _dig(node: object, *keys: str) -> Any:
     return node
 
 
-def _bool(value: object) -> bool | None:
-    return value if value is True or value is False else None
-
-
 def _int(value: object) -> int | None:
     return value if type(value) is int else None
 
@@ -123,14 +111,11 @@ def _int(value: object) -> int | None:
 # --- the rules --------------------------------------------------------------------------
 
 # The kubelet's refusals quote the kubelet model's texts (one home: _kubelet/rules.py).
-_KUBELET_MIXED = ERROR_MIXED_HOST_PROCESS
 _API_MIXED = (
     "If pod contains any hostProcess containers then all containers must be HostProcess "
     "containers"
 )
-_KUBELET_NEEDS_NETWORK = ERROR_HOST_NETWORK_REQUIRED
 _API_NEEDS_NETWORK = "hostNetwork must be true if pod contains any hostProcess containers"
-_KUBELET_POD_FALSE = ERROR_POD_HOST_PROCESS_FALSE
 _API_IDENTICAL = "pod hostProcess value must be identical if both are specified, was false"
 _API_IDENTICAL_TRUE = "pod hostProcess value must be identical if both are specified, was true"
 _API_HOST_PORT = "must match `containerPort` when `hostNetwork` is true"
@@ -170,90 +155,90 @@ def check_pod(
     known of the node (``check`` knows the RuntimeClasses of its input and assumes
     containerd); ``verdict``: the judgement already made for the pod on its node
     (``audit``); else the pod is judged when a rule needs it, under ``profile`` (the
-    newest kubelet that sends hostNetwork by default), from ``facts`` when the caller
-    read them."""
-    spec = pod.spec
-    host_network = spec.get("hostNetwork") is True
-    context = spec.get("securityContext")
-    pod_options = context.get("windowsOptions") if type(context) is dict else None
-    pod_host_process = (
-        _bool(pod_options.get("hostProcess")) if type(pod_options) is dict else None
-    )
-    containers = _containers(pod, pod_host_process)
-    host_process = [c for c in containers if c.effective]
-    plain = [c for c in containers if not c.effective]
-    found = _refusals(pod, containers, host_process, plain, pod_host_process)
-    own_dns = asks_own_dns(spec)
-    if verdict is None and (host_network or (host_process and not plain) or own_dns):
+    newest kubelet that sends hostNetwork by default). The pod is read by the kubelet
+    model's reader (``facts``, when the caller read them already): ``InvalidPodError``
+    for a pod it refuses."""
+    facts = facts if facts is not None else read_pod(pod.manifest)
+    host_network = facts.host_network
+    containers = _containers(pod, facts)
+    any_host_process = has_host_process_container(facts)
+    refusals = all_refusals(facts) if any_host_process else ()
+    # Every container HostProcess (AllContainersAreWindowsHostProcess, with one at least).
+    host_process_pod = any_host_process and not any(r.rule == "3a" for r in refusals)
+    found = _refusals(pod, facts, containers, refusals)
+    own_dns = asks_own_dns(pod.spec)
+    if verdict is None and (host_network or host_process_pod or own_dns):
         # one judgement per pod; check reads no CNI file, so the DNS lists do not matter
         verdict = _judged(pod, node, facts, profile, NOT_READ if own_dns else None)
     if verdict is not None and verdict.host_network_effect == "ignored":
         rule = RULES_BY_ID["host-network-ignored"]
-        container_ports = _container_ports(spec)
+        container_ports = _container_ports(containers)
         found.append(_on_windows(target, reach.conditional, Finding(
             rule, rule.severity, reach.message, (*pod.spec_path, "hostNetwork"), None,
             reach.detail_with_ports(container_ports) if container_ports else reach.detail,
         )))
     if host_network:
-        found += _host_port_mismatch(pod)
+        found += _host_port_mismatch(containers)
     found += _forbidden(pod, target, containers)
     found += _unknown_fields(pod, containers)
-    found += _gmsa(pod, pod_options, containers)
-    if host_process and not plain:
+    found += _gmsa(pod, facts, containers)
+    if host_process_pod:
         found += _hyperv(pod, verdict)
     if own_dns:
         found += dns_findings(pod, verdict, target is not Target.UNTARGETED)
     return found
 
 
-def _refusals(pod: PodObject, containers: Sequence[_Container],
-              host_process: Sequence[_Container], plain: Sequence[_Container],
-              pod_host_process: bool | None) -> list[Finding]:
-    """What the kubelet (its own texts) and the API server refuse about HostProcess."""
+def _refusals(pod: PodObject, facts: PodFacts, containers: Sequence[_Container],
+              refusals: Sequence[Refusal]) -> list[Finding]:
+    """The kubelet's refusals (``all_refusals``: its own texts, with the API server's
+    beside them) and the API server's own about HostProcess."""
     found: list[Finding] = []
-    host_network = pod.spec.get("hostNetwork") is True
-    if host_process and plain:
-        rule = RULES_BY_ID["host-process-mixed"]
-        first = plain[0]
-        found.append(Finding(
-            rule, rule.severity,
-            "HostProcess and non-HostProcess containers in one pod: the kubelet refuses it; "
-            "make all or none HostProcess.",
-            (*first.path, "securityContext", "windowsOptions", "hostProcess")
-            if first.host_process is not None else first.path,
-            first.name,
-            f"HostProcess: {_names(host_process)}; not HostProcess: {_names(plain)}. Kubelet: "
-            f"\"{_KUBELET_MIXED}\"; API server: \"{_API_MIXED}\".",
-        ))
-    if host_process and not host_network:
-        rule = RULES_BY_ID["host-process-needs-host-network"]
-        found.append(Finding(
-            rule, rule.severity,
-            "HostProcess containers without hostNetwork: true: the kubelet refuses the pod; "
-            "set spec.hostNetwork: true.",
-            (*pod.spec_path, "hostNetwork"),
-            None,
-            f"HostProcess: {_names(host_process)}. Kubelet: \"{_KUBELET_NEEDS_NETWORK}\"; "
-            f"API server: \"{_API_NEEDS_NETWORK}\".",
-        ))
-    if pod_host_process is False:
-        rule = RULES_BY_ID["host-process-pod-false"]
-        for container in containers:
-            if container.host_process is True:
-                found.append(Finding(
-                    rule, rule.severity,
-                    "a HostProcess container in a pod with hostProcess: false: the kubelet "
-                    "refuses the pod; make the two agree.",
-                    (*container.path, "securityContext", "windowsOptions", "hostProcess"),
-                    container.name,
-                    f"Kubelet: \"{_KUBELET_POD_FALSE}\"; API server: \"{_API_IDENTICAL}\".",
-                ))
-    if pod_host_process is True:
+    linted = {id(c.facts): c for c in containers} if refusals else {}
+    for refusal in refusals:
+        host_process = [linted[id(c)] for c in refusal.host_process]
+        if refusal.rule == "3a":
+            rule = RULES_BY_ID["host-process-mixed"]
+            plain = [linted[id(c)] for c in refusal.plain]
+            first = plain[0]
+            found.append(Finding(
+                rule, rule.severity,
+                "HostProcess and non-HostProcess containers in one pod: the kubelet refuses "
+                "it; make all or none HostProcess.",
+                (*first.path, "securityContext", "windowsOptions", "hostProcess")
+                if _own_host_process(first) is not None else first.path,
+                first.name,
+                f"HostProcess: {_names(host_process)}; not HostProcess: {_names(plain)}. "
+                f"Kubelet: \"{refusal.error}\"; API server: \"{_API_MIXED}\".",
+            ))
+        elif refusal.rule == "3b":
+            rule = RULES_BY_ID["host-process-needs-host-network"]
+            found.append(Finding(
+                rule, rule.severity,
+                "HostProcess containers without hostNetwork: true: the kubelet refuses the "
+                "pod; set spec.hostNetwork: true.",
+                (*pod.spec_path, "hostNetwork"),
+                None,
+                f"HostProcess: {_names(host_process)}. Kubelet: \"{refusal.error}\"; "
+                f"API server: \"{_API_NEEDS_NETWORK}\".",
+            ))
+        else:  # step 6: each HostProcess container sets hostProcess: true itself
+            rule = RULES_BY_ID["host-process-pod-false"]
+            found += [Finding(
+                rule, rule.severity,
+                "a HostProcess container in a pod with hostProcess: false: the kubelet "
+                "refuses the pod; make the two agree.",
+                (*container.path, "securityContext", "windowsOptions", "hostProcess"),
+                container.name,
+                f"Kubelet: \"{refusal.error}\"; API server: \"{_API_IDENTICAL}\".",
+            ) for container in host_process]
+    pod_options = facts.windows_options
+    if pod_options is not None and pod_options.host_process is True:
         # validateWindowsHostProcessPod (pkg/apis/core/validation/validation.go): a
         # container's hostProcess, when set, must equal the pod's.
         rule = RULES_BY_ID["host-process-override"]
         for container in containers:
-            if container.host_process is False:
+            if _own_host_process(container) is False:
                 found.append(Finding(
                     rule, rule.severity,
                     "hostProcess: false on a container of a pod with hostProcess: true: the "
@@ -264,38 +249,37 @@ def _refusals(pod: PodObject, containers: Sequence[_Container],
     return found
 
 
-def _host_port_mismatch(pod: PodObject) -> list[Finding]:
-    """Under hostNetwork the API server requires each hostPort to equal its containerPort
-    (validateHostNetwork)."""
-    spec = pod.spec
-    at = pod.spec_path
+def _own_host_process(container: _Container) -> bool | None:
+    """The container's own ``windowsOptions.hostProcess``, None when it sets none."""
+    options = container.facts.windows_options
+    return None if options is None else options.host_process
+
+
+def _host_port_mismatch(containers: Sequence[_Container]) -> list[Finding]:
+    """Under hostNetwork the API server requires each hostPort of an init or regular
+    container to equal its containerPort (validateHostNetwork)."""
     found: list[Finding] = []
     rule = RULES_BY_ID["host-port-mismatch"]
-    for kind in ("initContainers", "containers"):
-        entries = spec.get(kind)
-        if not isinstance(entries, list):
+    for container in containers:
+        ports = container.entry.get("ports")
+        if container.facts.kind == "ephemeralContainers" or not isinstance(ports, list):
             continue
-        for index, entry in enumerate(entries):
-            ports = entry.get("ports") if type(entry) is dict else None
-            if not isinstance(ports, list):
+        for number, port in enumerate(ports):
+            if type(port) is not dict:
                 continue
-            for number, port in enumerate(ports):
-                if type(port) is not dict:
-                    continue
-                host_port = _int(port.get("hostPort"))
-                container_port = _int(port.get("containerPort"))
-                if host_port and container_port is not None and host_port != container_port:
-                    name = entry.get("name")
-                    found.append(Finding(
-                        rule, rule.severity,
-                        f"hostPort {host_port} with containerPort {container_port} under "
-                        "hostNetwork: the API server rejects the pod; set hostPort to "
-                        f"{container_port}.",
-                        (*at, kind, index, "ports", number, "hostPort"),
-                        name if isinstance(name, str) else None,
-                        f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
-                        f"listens on the node's port {container_port}.",
-                    ))
+            host_port = _int(port.get("hostPort"))
+            container_port = _int(port.get("containerPort"))
+            if host_port and container_port is not None and host_port != container_port:
+                found.append(Finding(
+                    rule, rule.severity,
+                    f"hostPort {host_port} with containerPort {container_port} under "
+                    "hostNetwork: the API server rejects the pod; set hostPort to "
+                    f"{container_port}.",
+                    (*container.path, "ports", number, "hostPort"),
+                    container.facts.name or None,
+                    f"API server: \"{_API_HOST_PORT}\". Under hostNetwork the pod "
+                    f"listens on the node's port {container_port}.",
+                ))
     return found
 
 
@@ -313,15 +297,16 @@ def _judged(pod: PodObject, node: NodeKnowledge | None, facts: PodFacts | None,
 
 
 _HYPERV_DETAIL = (
-    "hcsshim v0.15.0-rc.2 and later (PR #2531; the shim of containerd 2.3.3+ and "
-    "2.4) run HostProcess containers under Hyper-V isolation inside the utility "
+    f"hcsshim {HOST_PROCESS_IN_UVM.hcsshim} and later (PR #{HOST_PROCESS_IN_UVM.pull_request}; "
+    f"the shim of containerd {shim_lines(HOST_PROCESS_IN_UVM)}) run HostProcess containers "
+    "under Hyper-V isolation inside the utility "
     "VM, which has no network: containerd gives a HostProcess pod no network namespace. "
     "hostNetwork: true does not change that."
 )
 
 
 def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
-    """hcsshim PR #2531 (commit b07af140d, v0.15.0-rc.2+): a HostProcess pod whose
+    """hcsshim PR #2531 (``HOST_PROCESS_IN_UVM``): a HostProcess pod whose
     runtime handler sets SandboxIsolation = 1 gets a utility VM with no network. The
     judgement decides (its network ``none``, or ``unknown`` with the condition); this
     renders it: a warning when the handler is known to be Hyper-V isolated (conditional
@@ -347,8 +332,8 @@ def _hyperv(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
             )]
         return [Finding(
             rule, rule.severity,
-            f"HostProcess under Hyper-V isolation: no network on containerd 2.3.3 or later; "
-            f"{fix}.",
+            "HostProcess under Hyper-V isolation: no network on "
+            f"{from_release(HOST_PROCESS_IN_UVM)}; {fix}.",
             path, None, f"{has}: {network.condition}. {_HYPERV_DETAIL}",
         )]
     if not name:  # the node's default handler, not known (audit without the node's files)
@@ -542,16 +527,14 @@ def _json_path(path: Path) -> str:
     return text
 
 
-def _gmsa(
-    pod: PodObject, pod_options: object, containers: Sequence[_Container]
-) -> list[Finding]:
+def _gmsa(pod: PodObject, facts: PodFacts, containers: Sequence[_Container]) -> list[Finding]:
     found = []
     for owner in (None, *containers):
-        options = pod_options if owner is None else owner.options
-        if type(options) is not dict:
+        options = facts.windows_options if owner is None else owner.facts.windows_options
+        if options is None:
             continue
-        spec_name = options.get("gmsaCredentialSpecName")
-        if not isinstance(spec_name, str) or options.get("gmsaCredentialSpec") is not None:
+        spec_name = options.gmsa_credential_spec_name
+        if spec_name is None or options.gmsa_credential_spec is not None:
             continue
         rule = RULES_BY_ID["gmsa-spec-missing"]
         path = pod.spec_path if owner is None else owner.path
@@ -584,5 +567,5 @@ def _on_windows(target: Target, conditional: str, finding: Finding) -> Finding:
 
 
 def _clip(text: str) -> str:
-    return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
+    return repr(cut(text, 60))
 

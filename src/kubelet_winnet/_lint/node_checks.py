@@ -405,7 +405,7 @@ def _proxy_findings(files: NodeFiles, found: _Found) -> None:
 def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
     """What containerd's configuration makes of its own start-up and options."""
     from kubelet_winnet._lint.rules import Severity
-    from kubelet_winnet.runtime._releases import CONTAINERD_LINES
+    from kubelet_winnet.runtime._releases import CONTAINERD_LINES, removed_in, removed_option
 
     if line is not None and config.version > max(line.config_versions):
         found.add("node-config-version",
@@ -434,10 +434,19 @@ def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
                   config.source, config.default_runtime_name.line,
                   "no corresponding runtime configured in `containerd.runtimes` for "
                   "`containerd` `default_runtime_name`")
-    removed = config.version >= 3 and (line is None or line.line >= (2, 4))
     unknown = line is None
-    prefix = "if this node runs containerd 2.4+, " if unknown else "containerd 2.4 "
-    if removed and config.bin_dir is not None:
+
+    def removed(key: str) -> tuple[bool, str]:
+        """Whether this node's containerd no longer reads ``key`` (a version 3+ file on a
+        line from the row's release on, or a release not known), and the sentence's start."""
+        option = removed_option(key)
+        release = removed_in(option)
+        return (config.version >= 3 and (unknown or line.line >= option.removed_in),
+                f"if this node runs containerd {release}+, " if unknown
+                else f"containerd {release} ")
+
+    bin_dir_removed, prefix = removed("bin_dir")
+    if bin_dir_removed and config.bin_dir is not None:
         folder = str(config.bin_dir.value)
         custom = (folder.lower().rstrip("\\/") not in _DEFAULT_BIN_DIRS
                   and config.bin_dirs is None)
@@ -447,7 +456,8 @@ def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
                      if custom else "; use bin_dirs."),
                   config.source, config.bin_dir.line,
                   severity=Severity.INFO if unknown else (Severity.ERROR if custom else None))
-    if removed and config.enable_cdi is not None:
+    enable_cdi_removed, prefix = removed("enable_cdi")
+    if enable_cdi_removed and config.enable_cdi is not None:
         found.add("node-option-removed",
                   prefix + "ignores enable_cdi (CDI is always on); delete it.",
                   config.source, config.enable_cdi.line,
@@ -467,6 +477,7 @@ def _hyperv_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
     from kubelet_winnet._judgement import NodeKnowledge, judge
     from kubelet_winnet._kubelet.profile import DEFAULT_KUBELET_VERSION, kubelet_profile
     from kubelet_winnet._lint.rules import Severity
+    from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM
 
     config = files.containerd
     facts = files.node_facts(runtime)
@@ -490,7 +501,8 @@ def _hyperv_findings(files: NodeFiles, runtime: str, found: _Found) -> None:
     elif no_network(hyperv[0]):
         found.add("node-hyperv-host-process",
                   f"HostProcess pods whose RuntimeClass names {', '.join(map(repr, hyperv))} get "
-                  "no network at all (hcsshim PR #2531).", config.source,
+                  f"no network at all (hcsshim PR #{HOST_PROCESS_IN_UVM.pull_request}).",
+                  config.source,
                   next((t.line for t in config.runtimes if t.name in hyperv), 0),
                   severity=Severity.INFO)
 

@@ -11,6 +11,12 @@ import difflib
 from collections.abc import Mapping
 
 from kubelet_winnet._lint.rules import Rule, Severity
+from kubelet_winnet.runtime._releases import (
+    HOST_PROCESS_IN_UVM,
+    REMOVED_CRI_OPTIONS,
+    removed_in,
+    removed_option,
+)
 
 __all__ = ["NODE_PORT_RANGE", "NODE_RULES", "NODE_RULES_BY_ID", "nearest_node_rule",
            "node_rule_page"]
@@ -40,14 +46,15 @@ NODE_RULES: tuple[Rule, ...] = (
          "version, or a short plugin name in a version 2 file on 1.x): containerd does not "
          "start"),
     Rule("node-option-removed", Severity.WARNING,
-         "containerd 2.4 no longer reads bin_dir or enable_cdi: CNI plugins outside the "
-         "default folder are not found and pods lose networking"),
+         f"containerd {removed_in(removed_option('bin_dir'))} no longer reads "
+         f"{' or '.join(option.key for option in REMOVED_CRI_OPTIONS)}: CNI plugins outside "
+         "the default folder are not found and pods lose networking"),
     Rule("node-runtime-table-unread", Severity.ERROR,
          "a runtime table at a path the file's schema version does not read: the handler "
          "is not registered and RuntimeClasses naming it fail"),
     Rule("node-hyperv-host-process", Severity.WARNING,
-         "Hyper-V runtime handlers with hcsshim v0.15.0-rc.2+: HostProcess pods under them "
-         "get no network at all"),
+         f"Hyper-V runtime handlers with hcsshim {HOST_PROCESS_IN_UVM.hcsshim}+: HostProcess "
+         "pods under them get no network at all"),
     Rule("node-host-port-dropped", Severity.WARNING,
          "the node's CNI network does not apply port mappings: every hostPort is silently "
          "dropped"),

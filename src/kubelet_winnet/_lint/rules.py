@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kubelet_winnet._lint.targeting import Target
+from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM
 
 __all__ = [
     "REASONS",
@@ -110,8 +111,8 @@ RULES: tuple[Rule, ...] = (
     Rule("gmsa-spec-missing", Severity.INFO,
          "gmsaCredentialSpecName without gmsaCredentialSpec: needs the GMSA webhook"),
     Rule("host-process-hyperv-no-network", Severity.WARNING,
-         "a HostProcess pod with a Hyper-V RuntimeClass: hcsshim v0.15 runs it in a utility "
-         "VM with no network at all"),
+         f"a HostProcess pod with a Hyper-V RuntimeClass: hcsshim "
+         f"{HOST_PROCESS_IN_UVM.hcsshim_line} runs it in a utility VM with no network at all"),
     Rule("dns-needs-cni-capability", Severity.INFO,
          "a Windows pod's own DNS settings (dnsPolicy None or Default, dnsConfig) take effect "
          "only where the node's CNI plugin declares the dns capability",

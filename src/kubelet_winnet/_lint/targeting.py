@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubelet_winnet._describe import json_kind
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
 from kubelet_winnet.errors import InvalidPodError
 
@@ -82,7 +83,7 @@ def pod_object(manifest: Mapping[str, Any]) -> PodObject | None:
             return None
         kind = "Pod"
     if type(kind) is not str:
-        raise InvalidPodError("kind", f"expected a string, got {_type(kind)}")
+        raise InvalidPodError("kind", f"expected a string, got {json_kind(kind)}")
     if kind == "Pod":
         path: tuple[str, ...] = ()
     else:
@@ -97,14 +98,14 @@ def pod_object(manifest: Mapping[str, Any]) -> PodObject | None:
             where = ".".join(path[: depth + 1])
             if node is None:
                 raise InvalidPodError(where, f"required: {kind} has no pod template here")
-            raise InvalidPodError(where, f"expected an object, got {_type(node)}")
+            raise InvalidPodError(where, f"expected an object, got {json_kind(node)}")
     assert type(node) is dict
     spec = node.get("spec")
     spec_path = (*path, "spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        raise InvalidPodError(".".join(spec_path), f"expected an object, got {_type(spec)}")
+        raise InvalidPodError(".".join(spec_path), f"expected an object, got {json_kind(spec)}")
     metadata = node.get("metadata") if path else None
     return PodObject(
         manifest, kind, spec, spec_path, metadata if isinstance(metadata, dict) else None
@@ -127,7 +128,7 @@ def target_of(pod: PodObject) -> tuple[Target, str]:
     if selector is not None:
         if type(selector) is not dict:
             raise InvalidPodError(f"{at}.nodeSelector", f"expected an object, got "
-                                  f"{_type(selector)}")
+                                  f"{json_kind(selector)}")
         for label in OS_LABELS:
             value = selector.get(label)
             if value is None:
@@ -162,7 +163,7 @@ def _affinity_target(spec: Mapping[str, Any], at: str) -> tuple[Target, str] | N
         return None
     if not isinstance(terms, list):
         raise InvalidPodError(f"{path}.nodeSelectorTerms",
-                              f"expected an array, got {_type(terms)}")
+                              f"expected an array, got {json_kind(terms)}")
     pinned: set[Target] = set()
     for index, term in enumerate(terms):
         where = f"{path}.nodeSelectorTerms[{index}]"
@@ -171,7 +172,7 @@ def _affinity_target(spec: Mapping[str, Any], at: str) -> tuple[Target, str] | N
             return None
         if not isinstance(expressions, list):
             raise InvalidPodError(f"{where}.matchExpressions",
-                                  f"expected an array, got {_type(expressions)}")
+                                  f"expected an array, got {json_kind(expressions)}")
         term_target = None
         control_plane = False
         for number, expression in enumerate(expressions):
@@ -198,7 +199,7 @@ def _expression_target(expression: object, where: str) -> Target | None:
     if values is None:
         return None
     if not isinstance(values, list):
-        raise InvalidPodError(f"{where}.values", f"expected an array, got {_type(values)}")
+        raise InvalidPodError(f"{where}.values", f"expected an array, got {json_kind(values)}")
     if not all(type(value) is str for value in values):
         raise InvalidPodError(f"{where}.values", "expected an array of strings")
     chosen = set(values)
@@ -224,24 +225,10 @@ def _get(node: object, key: str, at: str) -> Any:
     if node is None:
         return None
     if type(node) is not dict:
-        raise InvalidPodError(at, f"expected an object, got {_type(node)}")
+        raise InvalidPodError(at, f"expected an object, got {json_kind(node)}")
     return node.get(key)
 
 
 def _string(value: object, at: str) -> None:
     if type(value) is not str:
-        raise InvalidPodError(at, f"expected a string, got {_type(value)}")
-
-
-def _type(value: object) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if value is True or value is False:
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "null" if value is None else type(value).__name__
+        raise InvalidPodError(at, f"expected a string, got {json_kind(value)}")

@@ -42,7 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubelet_winnet._printable import printable
+from kubelet_winnet._describe import yaml_kind
+from kubelet_winnet._printable import cut, printable
 from kubelet_winnet.sources.manifests import (
     SETTINGS_FILE,
     BadInput,
@@ -436,19 +437,19 @@ class _Reader:
 
     def _string(self, value: object, path: tuple[str | int, ...]) -> str | None:
         if not isinstance(value, str):
-            self._fail(path, f"expected a string, got {_type(value)}")
+            self._fail(path, f"expected a string, got {yaml_kind(value)}")
             return None
         return value
 
     def _bool(self, value: object, path: tuple[str, ...]) -> bool:
         if value is not True and value is not False:
-            self._fail(path, f"expected true or false, got {_type(value)}")
+            self._fail(path, f"expected true or false, got {yaml_kind(value)}")
             return False
         return value
 
     def _rule_ids(self, value: object, path: tuple[str, ...]) -> frozenset[str]:
         if not isinstance(value, list):
-            self._fail(path, f"expected a list of rule ids, got {_type(value)}")
+            self._fail(path, f"expected a list of rule ids, got {yaml_kind(value)}")
             return frozenset()
         ids = []
         for index, item in enumerate(value):
@@ -461,7 +462,7 @@ class _Reader:
         if rule in self._rules:
             return True
         close = difflib.get_close_matches(rule, list(self._rules), n=1, cutoff=0.6)
-        self._fail(path, f"{_clip(rule)} names no rule"
+        self._fail(path, f"{cut(rule, 60)} names no rule"
                    + (f" (did you mean {close[0]}?)" if close else "")
                    + "; --list-rules lists the rules")
         return False
@@ -469,7 +470,7 @@ class _Reader:
     def config(self, base: str) -> Config:
         value: object = self._document.value
         if not isinstance(value, dict):
-            self._fail((), f"expected a mapping of settings, got {_type(value)}")
+            self._fail((), f"expected a mapping of settings, got {yaml_kind(value)}")
             return Config()
         self._keys(value, _KEYS, ())
         rules = value.get("rules", {})
@@ -477,7 +478,7 @@ class _Reader:
         exclude: frozenset[str] = frozenset()
         severity: dict[str, str] = {}
         if not isinstance(rules, dict):
-            self._fail(("rules",), f"expected a mapping, got {_type(rules)}")
+            self._fail(("rules",), f"expected a mapping, got {yaml_kind(rules)}")
             rules = {}
         self._keys(rules, _RULE_KEYS, ("rules",))
         if "include" in rules:
@@ -489,7 +490,7 @@ class _Reader:
         levels = rules.get("severity", {})
         if not isinstance(levels, dict):
             self._fail(("rules", "severity"), "expected a mapping of rule id to severity, "
-                       f"got {_type(levels)}")
+                       f"got {yaml_kind(levels)}")
             levels = {}
         for rule, level in levels.items():
             path = ("rules", "severity", str(rule))
@@ -547,7 +548,7 @@ class _Reader:
 
     def _skip(self, skip: object) -> tuple[str, ...]:
         if not isinstance(skip, list):
-            self._fail(("skip",), f"expected a list of paths, got {_type(skip)}")
+            self._fail(("skip",), f"expected a list of paths, got {yaml_kind(skip)}")
             return ()
         patterns = []
         for index, item in enumerate(skip):
@@ -567,7 +568,7 @@ class _Reader:
         if isinstance(fail_on, str) and fail_on in FAIL_ON:
             return fail_on
         # YAML 1.1 reads a bare no/off as false: say what it read.
-        got = repr(fail_on[:40]) if isinstance(fail_on, str) else _type(fail_on)
+        got = repr(fail_on[:40]) if isinstance(fail_on, str) else yaml_kind(fail_on)
         if fail_on is False:
             got += " (YAML reads a bare no or off as false; write never)"
         self._fail(("failOn",), f"expected error, warning, info or never, got {got}")
@@ -584,21 +585,3 @@ class _Reader:
             self._fail(("docsUrl",), why)
             return None
         return text
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _type(value: object) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if value is True or value is False:
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "null" if value is None else type(value).__name__

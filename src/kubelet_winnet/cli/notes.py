@@ -9,9 +9,11 @@ import os
 
 from kubelet_winnet._judgement import NodeKnowledge
 from kubelet_winnet._kubelet.pod import WORKLOAD_TEMPLATE_PATHS
+from kubelet_winnet._printable import cut
 from kubelet_winnet.cli.session import Session
 from kubelet_winnet.sources.charts.render import KUSTOMIZATION_NAMES
 from kubelet_winnet.sources.manifests import BadInput, Document, head_of
+from kubelet_winnet.sources.runtime_classes import add_runtime_class
 
 __all__ = ["InputNotes"]
 
@@ -51,12 +53,8 @@ class InputNotes:
             isinstance(value.get("apiVersion"), str) or kind in _POD_KINDS
         ):  # a pod without apiVersion is still read, translated and checked
             self.with_objects.add(source)
-        if kind == "RuntimeClass" and len(self.runtime_classes) < 10_000:
-            metadata = value.get("metadata")
-            name = metadata.get("name") if isinstance(metadata, dict) else None
-            handler = value.get("handler")
-            if isinstance(name, str) and isinstance(handler, str):
-                self.runtime_classes[name] = handler
+        if kind == "RuntimeClass":
+            add_runtime_class(self.runtime_classes, value)
         if kind is not None and kind not in _POD_KINDS:
             self._other_kind(document, kind)
         kustomization = self._kustomization_name or (
@@ -77,7 +75,7 @@ class InputNotes:
         where = f"{document.source}:{document.line}"
         if near is not None:
             self._session.note(
-                f"{where}: kind {_clip(kind)} is no kind that holds a pod, so it was not "
+                f"{where}: kind {cut(kind, 60)} is no kind that holds a pod, so it was not "
                 f"checked; did you mean {near}?"
             )
             return
@@ -89,7 +87,7 @@ class InputNotes:
             metadata = document.value.get("metadata")
             name = metadata.get("name") if type(metadata) is dict else None
             self._session.note(
-                f"{where}: {_clip(kind)}/{_clip(name) if type(name) is str else '<unnamed>'}"
+                f"{where}: {cut(kind, 60)}/{cut(name, 60) if type(name) is str else '<unnamed>'}"
                 " has a pod template (spec.template.spec) but was not "
                 "checked: it is not a built-in kind, and only Pods and the built-in "
                 "workloads are read"
@@ -179,5 +177,3 @@ def _edits(a: str, b: str) -> int:
     return row[len(b)]
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."

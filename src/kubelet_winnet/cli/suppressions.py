@@ -14,6 +14,7 @@ import stat
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from kubelet_winnet._printable import cut
 from kubelet_winnet.cli.config import Config
 from kubelet_winnet.cli.session import Session, input_paths
 from kubelet_winnet.sources.manifests import (
@@ -40,8 +41,6 @@ __all__ = [
 ]
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _count(number: int, noun: str) -> str:
@@ -116,19 +115,19 @@ class Comments:
                 odd, which = yaml_only_break(following), "the next line"
             if odd is not None:
                 self._session.note(
-                    f"{where} {_clip(rule)}: {which} holds {odd}, a line break for YAML "
+                    f"{where} {cut(rule, 60)}: {which} holds {odd}, a line break for YAML "
                     "but not for editors, so the comment silences nothing; break lines "
                     "with LF or CRLF")
                 continue
             if line in shared:
                 self._session.note(
-                    f"{where} {_clip(rule)}: more than one object starts on this line, so "
+                    f"{where} {cut(rule, 60)}: more than one object starts on this line, so "
                     "the comment silences nothing; write it on a line of its object's own")
                 continue
             if rule not in RULES_BY_ID:
                 nearest = nearest_rule(rule) if rule else None
                 self._session.note(
-                    f"{where} {_clip(rule)} names no rule, so it silences nothing"
+                    f"{where} {cut(rule, 60)} names no rule, so it silences nothing"
                     + (f" (did you mean {nearest}?)" if nearest else "") if rule else
                     f"{where} names no rule, so it silences nothing; write "
                     f"# {IGNORE_COMMENT} RULE-ID REASON")

@@ -30,12 +30,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError, NodeConfigError
+from kubelet_winnet.runtime._handlers import DEFAULT_ISOLATION, Isolation
 from kubelet_winnet.runtime._releases import (
     DEFAULT_RUNTIME_NAME,
-    HYPERV_HANDLERS,
-    PROCESS_HANDLERS,
+    HOST_PROCESS_IN_UVM,
     check_runtime,
+    from_release,
     parse_runtime,
     shim_has_hyperv_host_process,
 )
@@ -59,7 +61,6 @@ __all__ = [
     "plan_runtime",
 ]
 
-Isolation = Literal["process", "hyperv"]
 # "unknown": a fact the answer depends on is not known (RuntimeOutcome.condition).
 NetworkNamespace = Literal["node", "pod", "none", "unknown"]
 PortOutcome = Literal["applied", "dropped", "host", "not-a-host-port", "unknown"]
@@ -310,12 +311,7 @@ class NodeFacts:
     means "not known" (``handlers``: containerd's default Windows configuration)."""
 
     runtime: str = ""  # containerRuntimeVersion: "containerd://2.4.0"
-    handlers: Mapping[str, Isolation] = field(
-        default_factory=lambda: {
-            **dict.fromkeys(PROCESS_HANDLERS, "process"),
-            **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
-        }
-    )
+    handlers: Mapping[str, Isolation] = field(default_factory=lambda: dict(DEFAULT_ISOLATION))
     default_handler: str = DEFAULT_RUNTIME_NAME
     cni: CniNetwork | None = None
     excluded_ports: tuple[PortRange, ...] = ()
@@ -401,9 +397,9 @@ def _names(names: Iterable[str], shown: int = 8) -> str:
     """Each name once, the first ``shown`` of them (each cut to 60 characters), then how
     many more: a reason stays a sentence whatever the file holds."""
     unique = list(dict.fromkeys(names))
-    cut = [n if len(n) <= 60 else n[:57] + "..." for n in unique[:shown]]
-    more = len(unique) - len(cut)
-    return ", ".join(cut) + (f" and {more} more" if more else "")
+    kept = [cut(n, 60) for n in unique[:shown]]
+    more = len(unique) - len(kept)
+    return ", ".join(kept) + (f" and {more} more" if more else "")
 
 
 def _cni_outcome(cni: CniNetwork) -> tuple[PortOutcome, str]:
@@ -531,8 +527,10 @@ def _not_host(container: int, host: int, protocol: str, ip: str) -> PortPlan:
 # One mapping of the request: container port, host port, protocol, host IP.
 Mapping4 = tuple[int, int, str, str]
 
-# hcsshim PR #2531 as a user can check it on a node (the table in ._releases).
-HYPERV_HOST_PROCESS_RELEASES = "containerd 2.3.3 or later (hcsshim v0.15.0-rc.2+, PR #2531)"
+# hcsshim PR #2531 as a user can check it on a node (made from the rows of ._releases).
+_UVM_SHIM = (f"hcsshim {HOST_PROCESS_IN_UVM.hcsshim}+, "
+             f"PR #{HOST_PROCESS_IN_UVM.pull_request}")
+HYPERV_HOST_PROCESS_RELEASES = f"{from_release(HOST_PROCESS_IN_UVM)} ({_UVM_SHIM})"
 
 
 @dataclass(frozen=True)
@@ -556,12 +554,6 @@ class RuntimeOutcome:
     dns: DnsPlan | None = None  # what becomes of the sandbox's DNSConfig (None: not asked)
 
 
-_DEFAULT_ISOLATION: Mapping[str, Isolation] = {
-    **dict.fromkeys(PROCESS_HANDLERS, "process"),
-    **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
-}
-
-
 def _release(node: NodeFacts) -> bool | None:
     """Whether the node's shim has hcsshim PR #2531; None when its release is not known."""
     name, version = parse_runtime(node.runtime)
@@ -583,7 +575,7 @@ def _isolation(handler: str | None, node: NodeFacts, handlers_known: bool,
             # GetSandboxRuntime (internal/cri/config/config.go).
             return None, f"no runtime for \"{handler}\" is configured"
         return isolation, None
-    assumed = _DEFAULT_ISOLATION.get(handler)
+    assumed = DEFAULT_ISOLATION.get(handler)
     facts.append("handler isolation: " + (
         "assumed from containerd's default configuration" if assumed else "not known"))
     return assumed, None
@@ -602,14 +594,15 @@ def _host_process_namespace(
         if isolation == "hyperv":
             notes.append(
                 f"HostProcess under the Hyper-V handler {handler!r}: hcsshim before "
-                "v0.15.0-rc.2 runs its containers on the host next to an unused utility VM "
-                "(read from the code, not run); from v0.15.0-rc.2 it has no network")
+                f"{HOST_PROCESS_IN_UVM.hcsshim} runs its containers on the host next to an "
+                "unused utility VM (read from the code, not run); from "
+                f"{HOST_PROCESS_IN_UVM.hcsshim} it has no network")
         return "node", ""
     which = f"the handler {handler!r}" if handler is not None else unknown_handler
     if isolation == "hyperv":
         if shim:
             notes.append(f"HostProcess under the Hyper-V handler {handler!r}: the shim of "
-                         f"{node.runtime} (hcsshim v0.15.0-rc.2+, PR #2531) runs it in the "
+                         f"{node.runtime} ({_UVM_SHIM}) runs it in the "
                          "utility VM, which has no network")
             return "none", ""
         return "unknown", (f"no network if the node runs {HYPERV_HOST_PROCESS_RELEASES}, "

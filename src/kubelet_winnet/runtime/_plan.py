@@ -24,6 +24,7 @@ from google.protobuf.message import DecodeError
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet.timeline import KEP_WITHDRAWN_MINOR
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
 from kubelet_winnet.runtime._network import containerd_host_network
 
@@ -165,7 +166,7 @@ def _check_policy(policy: object) -> Policy:
     for known in POLICIES:
         if policy == known:
             return known
-    shown = repr(policy[:40]) + ("..." if len(policy) > 40 else "")
+    shown = repr(cut(policy, 43))
     raise InvalidRequestError("policy", f"must be one of {', '.join(POLICIES)}, not {shown}")
 
 

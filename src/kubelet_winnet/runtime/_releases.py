@@ -14,8 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError
 from kubelet_winnet.runtime._handlers import (
+    DEFAULT_ISOLATION,
     DEFAULT_RUNTIME_NAME,
     HYPERV_HANDLERS,
     PROCESS_HANDLERS,
@@ -24,33 +26,53 @@ from kubelet_winnet.runtime._handlers import (
 __all__ = [
     "CONTAINERD_LINES",
     "CRI_RUNTIME_PLUGIN_IDS",
+    "DEFAULT_ISOLATION",
     "DEFAULT_RUNTIME_NAME",
-    "HOST_PROCESS_IN_UVM_SINCE",
+    "HOST_PROCESS_IN_UVM",
     "HYPERV_HANDLERS",
     "PROCESS_HANDLERS",
     "REMOVED_CRI_OPTIONS",
     "RUNTIME_FORM",
     "ContainerdLine",
     "RemovedOption",
+    "ShimChange",
     "ShimRow",
     "check_runtime",
     "containerd_line",
+    "first_releases",
+    "from_release",
     "hcsshim_of",
     "hcsshim_version_key",
     "is_runtime",
     "parse_runtime",
+    "removed_option",
     "runtime_name",
     "shim_has_hyperv_host_process",
+    "shim_lines",
 ]
 
 Version = tuple[int, int, int]
+
+
+class ShimChange(NamedTuple):
+    """A change of hcsshim that containerd's Windows shim brings from the first release
+    whose shim is ``hcsshim`` or later (:func:`first_releases`)."""
+
+    hcsshim: str  # the first hcsshim tag that has it
+    pull_request: int  # microsoft/hcsshim
+    commit: str
+
+    @property
+    def hcsshim_line(self) -> str:
+        """The hcsshim minor line of the first tag: ``v0.15``."""
+        return ".".join(self.hcsshim.split(".")[:2])
 
 
 # hcsshim PR #2531 (commit b07af140d, 2026-05-22, "HostProcess containers with Hypervisor
 # Isolation"): first in v0.15.0-rc.2, not in rc.1 or v0.14.1 (git merge-base). Under
 # Hyper-V isolation a HostProcess container then runs inside the utility VM, which "will
 # not have network access" (the commit message).
-HOST_PROCESS_IN_UVM_SINCE = "v0.15.0-rc.2"
+HOST_PROCESS_IN_UVM = ShimChange("v0.15.0-rc.2", 2531, "b07af140d")
 
 # Where the CRI plugin's runtime tables live, per configuration schema version, as
 # containerd 2.x reads them: version 1 plugin names are migrated from their short form
@@ -227,7 +249,7 @@ def check_runtime(runtime: str, argument: str = "runtime") -> None:
     ``NAME://VERSION`` or ``""`` (not known): a runtime in another form was judged as an
     unknown one. ``NodeFacts`` and ``node --runtime`` say it in the same words."""
     if runtime and not is_runtime(runtime):
-        shown = runtime if len(runtime) <= 80 else runtime[:77] + "..."
+        shown = cut(runtime, 80)
         raise InvalidArgumentError(argument, RUNTIME_FORM, repr(shown))
 
 
@@ -281,4 +303,42 @@ def shim_has_hyperv_host_process(runtime: str) -> bool:
     shim = hcsshim_of(runtime)
     if shim is None:
         return version[:2] > CONTAINERD_LINES[-1].line
-    return hcsshim_version_key(shim) >= hcsshim_version_key(HOST_PROCESS_IN_UVM_SINCE)
+    return hcsshim_version_key(shim) >= hcsshim_version_key(HOST_PROCESS_IN_UVM.hcsshim)
+
+
+def _release_text(version: Version) -> str:
+    return ".".join(map(str, version))
+
+
+def first_releases(change: ShimChange) -> tuple[Version, ...]:
+    """The first release of each containerd line whose Windows shim has ``change``, oldest
+    first (a line whose first shim has it gives its x.y.0)."""
+    since = hcsshim_version_key(change.hcsshim)
+    return tuple(
+        next(row.since for row in line.shims if hcsshim_version_key(row.hcsshim) >= since)
+        for line in CONTAINERD_LINES
+        if any(hcsshim_version_key(row.hcsshim) >= since for row in line.shims)
+    )
+
+
+def from_release(change: ShimChange) -> str:
+    """``containerd 2.3.3 or later``: where a user finds ``change`` on a node."""
+    return f"containerd {_release_text(first_releases(change)[0])} or later"
+
+
+def shim_lines(change: ShimChange) -> str:
+    """``2.3.3+ and 2.4``: the containerd lines whose shim has ``change``, a line that has it
+    from a patch release on named with that release."""
+    names = [f"{v[0]}.{v[1]}" if v[2] == 0 else f"{_release_text(v)}+"
+             for v in first_releases(change)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def removed_in(option: RemovedOption) -> str:
+    """``2.4``: the containerd line that no longer reads ``option``."""
+    return f"{option.removed_in[0]}.{option.removed_in[1]}"
+
+
+def removed_option(key: str) -> RemovedOption:
+    """The row of the CRI option ``key`` (``bin_dir``, ``enable_cdi``)."""
+    return next(option for option in REMOVED_CRI_OPTIONS if option.key == key)

@@ -25,6 +25,7 @@ import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet._kubelet.timeline import DEFAULT_KUBELET_VERSION
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError, SandboxConfigError
 
 __all__ = [
@@ -304,7 +305,7 @@ def _is_map(field: Any) -> bool:
 
 
 def _shown(text: str) -> str:
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+    return cut(text, _MAX_SHOWN)
 
 
 def _render(field: Any, value: Any) -> str | None:

@@ -31,6 +31,7 @@ from google.protobuf.message import DecodeError, Message
 
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import InvalidArgumentError, InvalidRequestError
 from kubelet_winnet.runtime import plan_sandbox_network
 
@@ -128,7 +129,7 @@ def _method(method: object) -> str:
                                    type_name(method))
     name = method.rsplit("/", 1)[-1]
     if name not in RPCS:
-        shown = name if len(name) <= 80 else name[:77] + "..."
+        shown = cut(name, 80)
         raise InvalidRequestError("method", f"{shown!r} is not a unary RPC of runtime.v1 "
                                   "RuntimeService or ImageService")
     return name

@@ -13,7 +13,7 @@ from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._lint.checks import check_pod
 from kubelet_winnet._lint.ignores import ignored_rules, unknown_ignores
 from kubelet_winnet._lint.targeting import Target
-from kubelet_winnet._printable import printable
+from kubelet_winnet._printable import cut, printable
 from kubelet_winnet.cli.config import (
     CONFIG_NAME,
     FAIL_ON,
@@ -191,7 +191,7 @@ def _settings(args: argparse.Namespace, session: Session,
     if args.docs_url is not None:
         why = docs_url_error(args.docs_url)
         if why is not None:
-            session.error(f"--docs-url {_clip(args.docs_url)!r}: {why}")
+            session.error(f"--docs-url {cut(args.docs_url, 60)!r}: {why}")
             return _failed_early(args, session, record)
     usable, baseline = _baseline(args, session)
     if not usable:
@@ -313,7 +313,7 @@ def _check_item(item: Any, settings: _Settings, session: Session, judged: tuple[
     for name, nearest in unknown_ignores(ignored) if ignored else ():
         session.note(
             f"{item.where}: {item.pod.identity}: ignore-check.kubelet-winnet.io/"
-            f"{_clip(name)} names no rule, so it silences nothing"
+            f"{cut(name, 60)} names no rule, so it silences nothing"
             + (f" (did you mean {nearest}?)" if nearest else "")
         )
     findings = check_pod(item.pod, target, reach, inputs.node, facts=facts, profile=profile)
@@ -462,7 +462,7 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
             close = difflib.get_close_matches(
                 args.explain, [*RULES_BY_ID, *REASONS_BY_ID], n=1, cutoff=0.6)
             nearest = close[0] if close else nearest_rule(args.explain)
-            session.error(f"--explain: {_clip(args.explain)} is not a rule nor an id "
+            session.error(f"--explain: {cut(args.explain, 60)} is not a rule nor an id "
                           "explain prints" + (f" (did you mean {nearest}?)" if nearest else "")
                           + "; --list-rules lists the rules")
             return session.status
@@ -470,7 +470,7 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
         return session.status
     docs_url = args.docs_url
     if docs_url is not None and docs_url_error(docs_url) is not None:
-        session.error(f"--docs-url {_clip(docs_url)!r}: {docs_url_error(docs_url)}")
+        session.error(f"--docs-url {cut(docs_url, 60)!r}: {docs_url_error(docs_url)}")
         return session.status
     if args.output == "json":
         session.out.write(json.dumps([
@@ -491,8 +491,6 @@ def _rules_help(args: argparse.Namespace, session: Session) -> int:
     return session.status
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 COMMAND = Command("check", _configure_check, _run_check)

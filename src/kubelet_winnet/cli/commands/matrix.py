@@ -26,6 +26,7 @@ from kubelet_winnet._lint.matrix import (
 )
 from kubelet_winnet._printable import printable
 from kubelet_winnet.cli.session import Command
+from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM, shim_lines
 
 if TYPE_CHECKING:
     from kubelet_winnet._lint.targeting import PodObject
@@ -215,10 +216,11 @@ def render_markdown(rows: Sequence[Row]) -> str:
 HYPERV_NOTE = (
     "HostProcess under Hyper-V isolation: the kubelet sends the same `host_process` request "
     "whatever the pod's RuntimeClass, but a handler with `SandboxIsolation = 1` (containerd's "
-    "`runhcs-wcow-hypervisor`) and hcsshim v0.15.0-rc.2 or later (the shim of containerd "
-    "2.3.3+ and 2.4; hcsshim PR #2531, merged as b07af140d) run the pod in a utility "
-    "VM with no network at all, since containerd gives a HostProcess pod no network "
-    "namespace. `kubelet-winnet check` reports it as host-process-hyperv-no-network."
+    f"`runhcs-wcow-hypervisor`) and hcsshim {HOST_PROCESS_IN_UVM.hcsshim} or later (the shim "
+    f"of containerd {shim_lines(HOST_PROCESS_IN_UVM)}; hcsshim PR "
+    f"#{HOST_PROCESS_IN_UVM.pull_request}, merged as {HOST_PROCESS_IN_UVM.commit}) run the "
+    "pod in a utility VM with no network at all, since containerd gives a HostProcess pod "
+    "no network namespace. `kubelet-winnet check` reports it as host-process-hyperv-no-network."
 )
 
 

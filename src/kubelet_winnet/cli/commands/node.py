@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from kubelet_winnet._lint.node_checks import ignored_node_rules, node_findings, pod_classes
+from kubelet_winnet._printable import cut
 from kubelet_winnet.cli.output.node_report import WRITERS, NodeReport
 from kubelet_winnet.cli.session import (
     EXIT_BAD_INPUT,
@@ -157,7 +158,7 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     except UnsupportedVersionError as exc:
         given = (f"{node.source}:{node.kubelet_version_line}: status.nodeInfo.kubeletVersion"
                  if node and node.kubelet_version else "--kubelet-version")
-        shown = kubelet if len(kubelet) <= 80 else kubelet[:77] + "..."
+        shown = cut(kubelet, 80)
         session.error(f"{given} {shown!r}: {exc.reason}")
         report.stopped = "the kubelet version is not one the rules can judge"
         return

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TextIO
 from kubelet_winnet._lint.audit_records import PodAudit, Totals, record_rule
 from kubelet_winnet._lint.rules import RULES
 from kubelet_winnet._printable import clip, printable
+from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM
 
 __all__ = ["EFFECT_TEXT", "WRITERS", "Writer"]
 
@@ -145,8 +146,8 @@ class _TextWriter:
         if totals.effects["no-network"]:
             self._out.write(
                 "  HOSTNETWORK NO-NETWORK: a HostProcess pod under a Hyper-V isolated handler: "
-                "hcsshim v0.15 runs it in a utility VM with no network "
-                "(host-process-hyperv-no-network)\n"
+                f"hcsshim {HOST_PROCESS_IN_UVM.hcsshim_line} runs it in a utility VM with no "
+                "network (host-process-hyperv-no-network)\n"
             )
         if totals.effects["not-modelled"]:
             self._out.write(

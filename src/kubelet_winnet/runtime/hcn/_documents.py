@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import HcnError, InvalidArgumentError, InvalidRequestError
 from kubelet_winnet.runtime.hcn import _args
 from kubelet_winnet.runtime.hcn._hresult import E_UNEXPECTED
@@ -169,7 +170,7 @@ def parse_guid(value: object, *, operation: str = "parse GUID") -> uuid.UUID:
 def _shown(value: object) -> str:
     """A bounded description of a value HCN sent (never its unbounded repr)."""
     if isinstance(value, str):
-        return repr(value) if len(value) <= 60 else repr(value[:60]) + "..."
+        return repr(cut(value, 63))
     if isinstance(value, bool) or value is None:
         return repr(value)
     if isinstance(value, int):

@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kubelet_winnet._describe import type_name
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import (
     HcnError,
     HcnNotFoundError,
@@ -149,7 +150,7 @@ def _add_note(error: BaseException, note: str) -> None:
 
 
 def _brief(text: str) -> str:
-    return repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
+    return repr(cut(text, 63))
 
 
 def _sandbox_id_problem(sandbox_id: str) -> str | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import StateFileError
 
 __all__ = ["FORMAT", "MAX_RECORD_BYTES", "Phase", "Record", "StateStore", "record_path"]
@@ -103,7 +104,7 @@ class Record:
 
 
 def _brief(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
+    return cut(text, limit + 3)
 
 
 def _encodable(text: str) -> bool:

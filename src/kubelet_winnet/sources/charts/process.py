@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
+from kubelet_winnet._printable import cut
+
 __all__ = ["run_renderer", "shown_command"]
 
 _STDERR_KEPT = 64 * 1024
@@ -106,7 +108,7 @@ def run_renderer(command: list[str], out: str, max_bytes: int, timeout: float,
 def _failure(shown: str, status: int, errors: bytes | bytearray) -> str:
     """Why a renderer that ended with ``status`` (not 0) failed, in its words."""
     said = " ".join(_KLOG_HEADER.sub("", errors.decode("utf-8", "replace")).split())
-    said = said if len(said) <= 400 else said[:397] + "..."
+    said = cut(said, 400)
     if status < 0:
         import signal
 

@@ -178,8 +178,6 @@ def dump_objects(
 # --- live --------------------------------------------------------------------------------
 
 
-def _clip(text: str, size: int = 200) -> str:
-    return clip(text, size)  # the shared escaping rule, bounded
 
 
 def _describe_exception(exc: BaseException) -> str:
@@ -258,7 +256,7 @@ class LiveCluster:
             metadata = pod.get("metadata")
             namespace, name = get_path(metadata, "namespace"), get_path(metadata, "name")
             name = f"{text_of(namespace)}/{text_of(name)}"
-            yield ClusterObject("Pod", pod, f"{self.host}: pod {_clip(name, 120)}")
+            yield ClusterObject("Pod", pod, f"{self.host}: pod {clip(name, 120)}")
 
     def _scope(self, resource: str) -> str:
         if resource == "nodes":
@@ -481,8 +479,8 @@ def _server_message(body: object) -> str:
     try:
         status = json.loads(body)
     except (ValueError, RecursionError):
-        return _clip(body) if body.strip() else ""
+        return clip(body, 200) if body.strip() else ""
     message = status.get("message") if isinstance(status, dict) else None
-    return _clip(message) if isinstance(message, str) else ""
+    return clip(message, 200) if isinstance(message, str) else ""
 
 

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from kubelet_winnet._printable import cut
+
 __all__ = [
     "STOPS",
     "BadInput",
@@ -17,7 +19,6 @@ __all__ = [
     "Place",
     "Refused",
     "clip",
-    "json_kind",
     "list_items",
 ]
 
@@ -128,18 +129,7 @@ def list_items(value: dict[str, Any]) -> list[Any] | None:
     return None
 
 
-def json_kind(value: object) -> str:
-    """What a JSON value that is not an object is, in words."""
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is True or value is False:
-        return "a boolean"
-    return "a number"
-
-
 def clip(text: str, size: int = 40) -> str:
-    """``text`` as a JSON string, cut to about ``size`` characters."""
-    shown = json.dumps(text)
-    return shown if len(shown) <= size else shown[: size - 4] + '..."'
+    """``text`` :func:`cut` to ``size`` characters less its quotes, as a JSON string (a cut
+    never splits an escape)."""
+    return json.dumps(cut(text, size - 2))

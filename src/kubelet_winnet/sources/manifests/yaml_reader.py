@@ -13,13 +13,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from kubelet_winnet._describe import json_kind
 from kubelet_winnet.sources.manifests.documents import (
     STOPS,
     BadInput,
     Document,
     Refused,
     clip,
-    json_kind,
     list_items,
 )
 from kubelet_winnet.sources.manifests.encoding import (

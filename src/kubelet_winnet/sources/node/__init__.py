@@ -13,6 +13,7 @@ import io
 import os
 from dataclasses import dataclass, field
 
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import CniNetwork, NodeFacts
 from kubelet_winnet.sources.manifests import (
@@ -253,7 +254,7 @@ def _documents(path: str, found: NodeFiles, limits: Limits, text: str) -> list[s
             read.append(f"Node object {node.name!r}")
             continue
         kind = repr(item.value.get("kind"))
-        others.append((item.label, kind if len(kind) <= 60 else kind[:57] + "..."))
+        others.append((item.label, cut(kind, 60)))
     if len(others) == 1:
         found.skipped.append(f"{others[0][0]}: not a node file (kind {others[0][1]})")
     elif others:  # one note per file, not per object (a cluster dump given by mistake)
@@ -276,10 +277,9 @@ def _cni(path: str, found: NodeFiles, limits: Limits) -> CniNetwork:
 
 
 def _describe_cni(network: CniNetwork) -> str:
-    types = list(dict.fromkeys(p.type if len(p.type) <= 40 else p.type[:37] + "..."
-                               for p in network.plugins))
+    types = list(dict.fromkeys(cut(p.type, 40) for p in network.plugins))
     shown = ", ".join(types[:4]) + (f" and {len(types) - 4} more" if len(types) > 4 else "")
-    name = network.name if len(network.name) <= 60 else network.name[:57] + "..."
+    name = cut(network.name, 60)
     return f"CNI network {name!r} (plugins: {shown})"
 
 

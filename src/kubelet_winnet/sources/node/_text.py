@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Limits
 from kubelet_winnet.sources.manifests.documents import Refused
@@ -52,7 +53,7 @@ def refuse_template(text: str, path: str) -> None:
     found = _TEMPLATE.search(text)
     if found is not None:
         line = 1 + breaks(text, 0, found.start())
-        shown = found[0] if len(found[0]) <= 40 else found[0][:37] + "..."
+        shown = cut(found[0], 40)
         raise NodeConfigError(
             f"{path}:{line}", f"a template ({shown} is a placeholder), not a configuration: "
             "give the file as the node has it, rendered")

@@ -20,9 +20,8 @@ from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import Isolation
 from kubelet_winnet.runtime._releases import (
     CRI_RUNTIME_PLUGIN_IDS,
+    DEFAULT_ISOLATION,
     DEFAULT_RUNTIME_NAME,
-    HYPERV_HANDLERS,
-    PROCESS_HANDLERS,
 )
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, Limits
 from kubelet_winnet.sources.manifests.lines import as_lf
@@ -97,10 +96,7 @@ class ContainerdConfig:
         (config_windows.go DefaultRuntimeConfig) with the file's read tables decoded over
         them (a map decoded into a filled map keeps its other keys: an inference from
         go-toml's decoding, not run on Windows)."""
-        found: dict[str, Isolation] = {
-            **dict.fromkeys(PROCESS_HANDLERS, "process"),
-            **dict.fromkeys(HYPERV_HANDLERS, "hyperv"),
-        }
+        found: dict[str, Isolation] = dict(DEFAULT_ISOLATION)
         for table in self.runtimes:
             if table.read:
                 found[table.name] = table.isolation

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._releases import RUNTIME_FORM, is_runtime
 from kubelet_winnet.sources.manifests import Document
@@ -420,7 +421,7 @@ def node_from_document(document: Document) -> NodeObject | None:
 
     runtime = text("containerRuntimeVersion")
     if runtime and not is_runtime(runtime):  # NodeFacts would refuse it later, with no line
-        shown = runtime if len(runtime) <= 80 else runtime[:77] + "..."
+        shown = cut(runtime, 80)
         raise NodeConfigError(where("status", "nodeInfo", "containerRuntimeVersion"),
                               f"status.nodeInfo.containerRuntimeVersion {shown!r} is not "
                               f"{RUNTIME_FORM}")

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from kubelet_winnet._printable import cut
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import PortRange
 from kubelet_winnet.sources.manifests.lines import editor_lines
@@ -79,7 +80,7 @@ def _number(text: str) -> int:
 def _port(text: str, where: str) -> int:
     value = _number(text)
     if not 1 <= value <= 65535:
-        shown = text if len(text) <= 20 else text[:17] + "..."
+        shown = cut(text, 20)
         raise NodeConfigError(where, f"port {shown} is outside 1 to 65535")
     return value
 
@@ -138,7 +139,7 @@ def _dynamic(labelled: list[tuple[str, int]], source: str, protocol: Protocol) -
     start = _port(start_text, f"{source}:{start_line}")
     count = _number(count_text)
     if count < 1 or start + count - 1 > 65535:
-        shown = count_text if len(count_text) <= 20 else count_text[:17] + "..."
+        shown = cut(count_text, 20)
         raise NodeConfigError(f"{source}:{count_line}",
                               f"{shown} ports from {start} run past port 65535")
     return PortRange(start, start + count - 1, "dynamic", protocol=protocol)

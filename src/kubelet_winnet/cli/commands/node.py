@@ -158,8 +158,7 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     except UnsupportedVersionError as exc:
         given = (f"{node.source}:{node.kubelet_version_line}: status.nodeInfo.kubeletVersion"
                  if node and node.kubelet_version else "--kubelet-version")
-        shown = cut(kubelet, 80)
-        session.error(f"{given} {shown!r}: {exc.reason}")
+        session.error(f"{given} {cut(kubelet, 80)!r}: {exc.reason}")
         report.stopped = "the kubelet version is not one the rules can judge"
         return
     runtime = node.runtime if node and node.runtime else args.runtime or ""

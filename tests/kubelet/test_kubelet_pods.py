@@ -18,6 +18,7 @@ import kubelet_winnet as kw
 from kubelet_winnet._kubelet import quantity
 from kubelet_winnet._kubelet.expansion import expand
 from tests.go_oracle import GoOracle
+from tests.strategies import require
 
 
 def pod(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
@@ -677,9 +678,8 @@ def test_a_secret_object_is_read_as_the_api_holds_it() -> None:
 
 
 def test_a_kubernetes_client_secret_is_read_like_its_json() -> None:
-    from kubernetes.client import V1ObjectMeta, V1Secret
-
-    secret = V1Secret(metadata=V1ObjectMeta(name="s"), data={"bin": "//4Aww=="})
+    client = require("kubernetes.client")
+    secret = client.V1Secret(metadata=client.V1ObjectMeta(name="s"), data={"bin": "//4Aww=="})
     # The signature names mappings; a V1Secret is read through its attributes.
     config = kw.container_config(_secret_env(**_BY_KEY_REF), "c",
                                  secrets={"s": secret})  # type: ignore[dict-item]

@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from kubelet_winnet.testing.strategies import as_workload, feature_gates, kubelet_versions
@@ -143,6 +144,14 @@ def fixture_documents() -> list[tuple[str, dict[str, JSON]]]:
 # alone (GitHub Actions in a fork, any pipeline running README's test command) keeps the
 # skips, each with its reason: such a job has no corpus beside it and no ci extra.
 MUST_RUN = os.environ.get("KUBELET_WINNET_CI") == "1"
+
+
+def examples(under_ci: int) -> int:
+    """``under_ci`` examples under the ci profile (150 for every other test), scaled like
+    the rest under the quick and dev profiles: a test that needs more than the others
+    gets more in every profile, and the README's run stays short."""
+    return max(settings.default.max_examples,
+               under_ci * settings.default.max_examples // 150)
 
 
 def require(module: str, extra: str = "ci") -> ModuleType:

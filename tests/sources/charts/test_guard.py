@@ -124,7 +124,7 @@ def loopback() -> Iterator[tuple[str, list[str]]]:
     requests: list[str] = []
     handler = type("Handler", (_Recorder,), {"requests": requests})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     stop = threading.Timer(120, server.shutdown)  # stops by itself should a test hang
     stop.daemon = True

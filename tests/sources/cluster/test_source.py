@@ -66,7 +66,7 @@ class HostileApiServer:
         self.lock = threading.Lock()
         self.server = _QuietServer(("127.0.0.1", 0), self._handler())
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
         self.thread.start()
 
     def play(self, *pages: Page) -> None:

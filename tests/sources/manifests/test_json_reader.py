@@ -28,6 +28,7 @@ from kubelet_winnet.sources.manifests.json_reader import _Duplicate, decode
 from tests.strategies import (
     PEAK_KB,
     bad_inputs,
+    examples,
     input_values,
     read_input,
     read_input_text,
@@ -153,7 +154,7 @@ _JSON_VALUES = st.recursive(
 @given(st.lists(st.dictionaries(st.sampled_from(["kind", "spec", "x", "a:b"]), _JSON_VALUES,
                                 min_size=1, max_size=4), min_size=1, max_size=5),
        st.booleans(), st.booleans(), st.sampled_from(["        ", " ", ""]))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_list_items_in_kubectl_layout_read_as_the_stdlib_decoder_reads_them(
     items: list[dict[str, Any]], ascii_only: bool, crlf: bool, indent: str,
 ) -> None:
@@ -326,7 +327,7 @@ def _members(data: st.DataObject, depth: int) -> str:
 
 
 @given(st.data())
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 def test_decode_refuses_exactly_the_values_with_a_repeated_key(
     data: st.DataObject,
 ) -> None:

@@ -20,6 +20,7 @@ from kubelet_winnet.sources.manifests import (
 )
 from tests.strategies import (
     PEAK_KB,
+    examples,
     read_input,
     read_input_text,
     write_input,
@@ -146,7 +147,7 @@ def test_libyaml_and_pure_pyyaml_count_yamls_line_breaks(loader: str) -> None:
                              ("c", 3, text.index("c"))], repr(brk)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_KINDS), st.integers(0, 2)), min_size=1,
                 max_size=30),
        st.booleans())

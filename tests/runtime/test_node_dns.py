@@ -22,7 +22,7 @@ import pytest
 
 import kubelet_winnet as kw
 from cri_api.runtime.v1 import api_pb2
-from kubelet_winnet.runtime import CniNetwork, CniPlugin, NodeFacts, plan_pod_network
+from kubelet_winnet.runtime import CniDns, CniNetwork, CniPlugin, NodeFacts, plan_pod_network
 from kubelet_winnet.sources.node.cni import read_cni
 
 CNI = Path(__file__).resolve().parent.parent / "data" / "node" / "cni"
@@ -58,13 +58,67 @@ def test_the_kubelet_sends_the_pods_own_dns_config() -> None:
         ["10.0.0.53"], ["corp.example"], ["edns0"])
 
 
-@pytest.mark.parametrize("name", ["nerdctl-nat.conflist", "nat.conf", "win-bridge-flannel.conf"])
+# What each file's endpoint gets instead, read off the file: win-bridge-flannel.conf's
+# delegate carries a dns block (flannel hands its delegate that object as written,
+# flannel_windows.go doCmdAdd); the nat files carry none.
+STATIC = {
+    "nerdctl-nat.conflist": "the configuration has no dns block of its own, so its endpoint "
+                            "gets no name servers or searches from CNI, the same for every pod",
+    "nat.conf": "the configuration has no dns block of its own, so its endpoint gets no name "
+                "servers or searches from CNI, the same for every pod",
+    "win-bridge-flannel.conf": "its endpoint gets the configuration's own dns block "
+                               "(nameservers 10.96.0.10; search svc.cluster.local), the same "
+                               "for every pod",
+    "sdnbridge.conf": "its endpoint gets the configuration's own dns block (nameservers "
+                      "10.96.0.10; search svc.cluster.local), the same for every pod",
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC))
 def test_without_the_dns_capability_every_pod_gets_the_static_block(name: str) -> None:
-    """libcni injectRuntimeConfig: an undeclared capability never reaches the plugin."""
+    """libcni injectRuntimeConfig: an undeclared capability never reaches the plugin, which
+    then puts its configuration's own dns block on the endpoint (NetConf.GetDNS,
+    GetNetworkInfo start from it): the reason quotes that block, or says there is none."""
     plan = plan_on(read_cni(str(CNI / name)))
     assert (plan.outcome, plan.applied, plan.reaches) == ("dropped", False, ())
     assert "does not declare the dns capability" in plan.reason
-    assert "the configuration's own dns block, the same for every pod" in plan.reason
+    assert plan.reason.endswith(f"so the pod's DNS settings never reach it: {STATIC[name]}")
+
+
+def test_flannels_own_dns_block_never_reaches_its_delegate(tmp_path: Path) -> None:
+    """flannel_windows.go doCmdAdd hands the delegate only the ``delegate`` object (with
+    name, ipMasq, cniVersion and ipam added): a dns block beside it is not the endpoint's."""
+    conf = tmp_path / "10-flannel.conf"
+    conf.write_text('{"name": "cbr0", "type": "flannel", "dns": {"nameservers": ["10.96.0.10"]},'
+                    ' "delegate": {"type": "win-bridge"}}', encoding="utf-8")
+    plan = plan_on(read_cni(str(conf)))
+    assert plan.outcome == "dropped"
+    assert plan.reason.endswith(
+        "its endpoint gets no name servers or searches from CNI, the same for every pod: the "
+        "delegate's configuration has no dns block, and flannel never hands it its own "
+        "(nameservers 10.96.0.10)")
+
+
+def test_the_static_block_is_quoted_when_the_pods_lists_are_not_taken(tmp_path: Path) -> None:
+    """calico DoNetworking takes runtimeConfig.dns only when its servers are set: a pod
+    setting searches alone keeps calico.conf's own block ("DNS", "Nameservers": Go's
+    encoding/json matches keys without regard to case)."""
+    plan = plan_on(read_cni(str(CNI / "calico.conf")), pod(searches=["corp.example"]))
+    assert plan.outcome == "dropped"
+    assert plan.reason.endswith(
+        "none of the pod's searches reach its endpoint, so its endpoint gets the "
+        "configuration's own dns block (nameservers 10.96.0.10; search svc.cluster.local), "
+        "the same for every pod")
+
+
+def test_a_long_static_block_is_quoted_within_bounds() -> None:
+    """A block of thousands of servers, each huge, stays a sentence: the first eight,
+    each cut, then how many more."""
+    block = CniDns(nameservers=tuple(f"10.0.{i // 250}.{i % 250}" + "x" * 500
+                                     for i in range(3000)), domain="d" * 5000)
+    plan = plan_on(CniNetwork("n", (CniPlugin("win-bridge", dns=block),)))
+    assert plan.outcome == "dropped" and "and 2992 more" in plan.reason
+    assert len(plan.reason) < 1500
 
 
 @pytest.mark.parametrize("name", ["sdnbridge.conf", "flannel-sdnoverlay.conf"])

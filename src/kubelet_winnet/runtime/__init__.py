@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kubelet_winnet.runtime._node import (
         CNI_DNS,
         CNI_PLUGINS,
+        CniDns,
         CniNetwork,
         CniPlugin,
         DnsPlan,
@@ -47,6 +48,7 @@ __all__ = [
     "POLICIES",
     "SETUP_CALLS",
     "TEARDOWN_CALLS",
+    "CniDns",
     "CniNetwork",
     "CniPlugin",
     "DnsPlan",
@@ -73,6 +75,7 @@ _HOMES = {
     "plan_sandbox_network": "kubelet_winnet.runtime._plan",
     "CNI_DNS": "kubelet_winnet.runtime._node",
     "CNI_PLUGINS": "kubelet_winnet.runtime._node",
+    "CniDns": "kubelet_winnet.runtime._node",
     "CniNetwork": "kubelet_winnet.runtime._node",
     "CniPlugin": "kubelet_winnet.runtime._node",
     "DnsPlan": "kubelet_winnet.runtime._node",

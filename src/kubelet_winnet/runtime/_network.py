@@ -19,6 +19,11 @@ Sources, all read at the tags or commits named (``git show``):
 * libcni ``api.go`` ``injectRuntimeConfig`` (containernetworking/cni @ 3f51e880): a
   capability argument reaches a plugin only when its configuration declares it; an
   undeclared one is dropped without an error.
+* CNI ``pkg/types/types.go`` ``DNS`` (containernetworking/cni @ 3f51e880): a
+  configuration's own ``dns`` block is ``nameservers``, ``domain``, ``search`` and
+  ``options``; containernetworking/plugins ``pkg/hns/netconf_windows.go`` ``GetDNS``
+  starts from it and replaces only what the runtime's DNS sets, so without the capability
+  the endpoint gets that block as written, the same for every pod.
 * hcsshim PR #2531 (see :mod:`._releases`): HostProcess under Hyper-V isolation runs in
   the utility VM, which has no network.
 """
@@ -45,6 +50,7 @@ from kubelet_winnet.runtime._releases import (
 __all__ = [
     "CNI_DNS",
     "CNI_PLUGINS",
+    "CniDns",
     "CniNetwork",
     "CniPlugin",
     "DnsAsked",
@@ -260,14 +266,55 @@ class PortRange:
         return f"{self.start}-{self.end}"
 
 
+def _texts(name: str, values: object) -> None:
+    if not isinstance(values, tuple):
+        raise InvalidArgumentError(name, "a tuple of str", type_name(values))
+    for value in values:
+        _text(name, value)
+
+
+@dataclass(frozen=True)
+class CniDns:
+    """A CNI configuration's own ``dns`` block (CNI ``types.DNS``): what the plugin puts
+    on the endpoint of every pod when the runtime's DNS does not reach it. All empty: the
+    configuration has no block (Go decodes an absent one and ``{}`` alike)."""
+
+    nameservers: tuple[str, ...] = ()
+    domain: str = ""
+    search: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _texts("nameservers", self.nameservers)
+        _text("domain", self.domain)
+        _texts("search", self.search)
+        _texts("options", self.options)
+
+    def __bool__(self) -> bool:
+        return bool(self.nameservers or self.domain or self.search or self.options)
+
+    def __str__(self) -> str:
+        """The block as a reason quotes it: each list's first values, bounded."""
+        parts = [f"{key} {_names(values)}" for key, values in (
+            ("nameservers", self.nameservers), ("search", self.search),
+            ("options", self.options)) if values]
+        if self.domain:
+            parts.insert(1 if self.nameservers else 0, f"domain {cut(self.domain, 60)}")
+        return "; ".join(parts)
+
+
 @dataclass(frozen=True)
 class CniPlugin:
     """One plugin of a CNI network configuration: its ``type``, the capabilities its
-    configuration declares true, and, for flannel, its delegate's type."""
+    configuration declares true, its own ``dns`` block, and, for flannel, its delegate's
+    type and ``dns`` block (flannel hands its delegate the ``delegate`` object as written,
+    never its own ``dns``: flannel-io/cni-plugin ``flannel_windows.go`` ``doCmdAdd``)."""
 
     type: str
     capabilities: frozenset[str] = frozenset()
     delegate: str | None = None
+    dns: CniDns = CniDns()
+    delegate_dns: CniDns = CniDns()
 
     def __post_init__(self) -> None:
         _text("type", self.type)
@@ -280,6 +327,9 @@ class CniPlugin:
             _text("capabilities", name)
         if self.delegate is not None:
             _text("delegate", self.delegate)
+        for name in ("dns", "delegate_dns"):
+            if not isinstance(getattr(self, name), CniDns):
+                raise InvalidArgumentError(name, "a CniDns", type_name(getattr(self, name)))
 
 
 @dataclass(frozen=True)
@@ -440,9 +490,8 @@ def _dns_outcome(cni: CniNetwork, asked: DnsAsked) -> DnsPlan:
     endpoint, and gets ``runtimeConfig.dns`` only when it declares the capability
     (libcni injectRuntimeConfig); each plugin type then takes what ``CNI_DNS`` says."""
     where = f"CNI network {cni.name!r}" + (f" ({cni.source})" if cni.source else "")
-    static = ("its endpoint gets the configuration's own dns block, the same for every "
-              "pod")
     first = cni.plugins[0]
+    static = _static(first)
     if _DNS not in first.capabilities:
         others = _names(p.type for p in cni.plugins[1:] if _DNS in p.capabilities)
         also = f" ({others} declares it, but does not make the endpoint)" if others else ""
@@ -476,6 +525,23 @@ def _dns_outcome(cni: CniNetwork, asked: DnsAsked) -> DnsPlan:
                        f"endpoint, so {static}")
     return DnsPlan("partly", f"{said}: the pod's {_listed(reaches)} reach its endpoint, its "
                    f"{_listed(lost)} do not", reaches)
+
+
+def _static(plugin: CniPlugin) -> str:
+    """What the endpoint gets instead of the pod's DNS: the block of the plugin whose
+    code makes it (a delegating plugin's delegate), quoted."""
+    found = CNI_PLUGINS.get(plugin.type)
+    delegating = found is not None and found.applies == "delegate"
+    block = plugin.delegate_dns if delegating else plugin.dns
+    if block:
+        return (f"its endpoint gets the configuration's own dns block ({block}), the "
+                "same for every pod")
+    if delegating and plugin.dns:
+        return (f"its endpoint gets no name servers or searches from CNI, the same for every "
+                f"pod: the delegate's configuration has no dns block, and {plugin.type} "
+                f"never hands it its own ({plugin.dns})")
+    return ("the configuration has no dns block of its own, so its endpoint gets no name "
+            "servers or searches from CNI, the same for every pod")
 
 
 def _dns(asked: DnsAsked | None, namespace: NetworkNamespace, condition: str,

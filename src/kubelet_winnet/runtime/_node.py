@@ -13,6 +13,7 @@ from kubelet_winnet.errors import InvalidArgumentError
 from kubelet_winnet.runtime._network import (
     CNI_DNS,
     CNI_PLUGINS,
+    CniDns,
     CniNetwork,
     CniPlugin,
     DnsPlan,
@@ -37,6 +38,7 @@ from kubelet_winnet.runtime._releases import runtime_name
 __all__ = [
     "CNI_DNS",
     "CNI_PLUGINS",
+    "CniDns",
     "CniNetwork",
     "CniPlugin",
     "DnsPlan",

@@ -350,6 +350,81 @@ def test_cni_capability_null_is_not_declared(tmp_path: Path) -> None:
     assert read_cni(str(path)).plugins[0].capabilities == frozenset()
 
 
+# (file, the dns block of the plugin that makes the endpoint) as each file spells it: the
+# keys in any case, since Go's encoding/json matches field names without regard to case.
+STATIC_DNS = [
+    ("azure-windows.conflist", "dns", (("10.0.0.10", "168.63.129.16"), "", ("svc.cluster.local",), ())),
+    ("calico.conf", "dns", (("10.96.0.10",), "", ("svc.cluster.local",), ())),
+    ("sdnbridge.conf", "dns", (("10.96.0.10",), "", ("svc.cluster.local",), ())),
+    ("win-bridge-flannel.conf", "delegate_dns", (("10.96.0.10",), "", ("svc.cluster.local",), ())),
+    ("win-overlay.conf", "dns", ((), "", (), ())),
+    ("nat.conf", "dns", ((), "", (), ())),
+]
+
+
+@pytest.mark.parametrize(("name", "where", "block"), STATIC_DNS)
+def test_each_cni_file_keeps_its_own_dns_block(
+        name: str, where: str, block: tuple[tuple[str, ...], str, tuple[str, ...],
+                                            tuple[str, ...]]) -> None:
+    """CNI pkg/types DNS (nameservers, domain, search, options), decoded case-blind:
+    calico's "DNS" and azure-vnet's "Nameservers" are the fields; flannel's block is its
+    delegate's."""
+    dns = getattr(read_cni(str(CNI / name)).plugins[0], where)
+    assert (dns.nameservers, dns.domain, dns.search, dns.options) == block
+
+
+def test_a_later_dns_key_merges_into_the_earlier_as_go_decodes_it(tmp_path: Path) -> None:
+    """encoding/json decodes each key that folds to a field in turn into the same struct:
+    "DNS" after "dns" replaces the fields it sets and keeps the others; null leaves a
+    struct as it is and empties a list."""
+    path = tmp_path / "10-net.conf"
+    path.write_text('{"name": "n", "type": "win-bridge",\n'
+                    ' "dns": {"nameservers": ["10.0.0.10"], "search": ["a.example"],'
+                    ' "domain": "d.example", "options": ["ndots:2"]},\n'
+                    ' "DNS": {"Search": ["b.example"], "OPTIONS": null, "Domain": null},\n'
+                    ' "Dns": null}\n', encoding="utf-8")
+    dns = read_cni(str(path)).plugins[0].dns
+    assert (dns.nameservers, dns.domain, dns.search, dns.options) == (
+        ("10.0.0.10",), "d.example", ("b.example",), ())
+
+
+@pytest.mark.parametrize(("body", "line", "message"), [
+    ('"dns": ["10.0.0.10"]', 3, "dns must be an object"),
+    ('"dns": {"nameservers": "10.0.0.10"}', 3, "dns.nameservers must be a list of strings"),
+    ('"DNS": {"Search": ["a", 1]}', 3, "DNS.Search must be a list of strings"),
+    ('"dns": {"domain": ["a"]}', 3, "dns.domain must be a string"),
+])
+def test_a_dns_block_go_cannot_decode_is_refused_at_its_line(
+        tmp_path: Path, body: str, line: int, message: str) -> None:
+    """libcni decodes each plugin's configuration into types.PluginConf, dns included
+    (libcni/conf.go NetworkPluginConfFromBytes): a value of another type fails the file."""
+    path = tmp_path / "10-net.conflist"
+    path.write_text('{"cniVersion": "1.0.0", "name": "n", "plugins": [\n'
+                    ' {"type": "win-bridge",\n'
+                    f'  {body}}}]}}\n', encoding="utf-8")
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert caught.value.where == f"{path}:{line}"
+    assert caught.value.reason.startswith(f"{message}: containerd's CNI loader")
+    assert "loads no network" in caught.value.reason
+
+
+def test_a_delegates_dns_block_go_cannot_decode_fails_every_pod(tmp_path: Path) -> None:
+    """flannel hands the delegate object on as written; the delegate decodes it at each
+    pod's ADD (types.NetConf), so the file loads and no sandbox starts."""
+    path = tmp_path / "10-flannel.conf"
+    path.write_text('{"name": "cbr0", "type": "flannel", "delegate": {\n'
+                    ' "type": "win-bridge",\n "dns": {"nameservers": [1]}}}\n',
+                    encoding="utf-8")
+    with pytest.raises(NodeConfigError) as caught:
+        read_cni(str(path))
+    assert caught.value.where == f"{path}:3"
+    assert caught.value.reason == (
+        "dns.nameservers must be a list of strings: flannel's delegate decodes it (CNI's "
+        "types.DNS) when each pod's network is set up, and fails, so no pod sandbox of the "
+        "node starts")
+
+
 def test_two_of_a_kind_name_what_they_are_and_where(tmp_path: Path) -> None:
     # "a second node file for one node (the first was n.json)" for two Node objects in
     # one List said neither that they are Node objects nor that both are in that file.

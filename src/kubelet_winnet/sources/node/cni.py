@@ -1,7 +1,7 @@
 """CNI network configurations (``.conf``: one plugin; ``.conflist``: ``plugins``), read
 through the input layer, as :class:`kubelet_winnet.runtime.CniNetwork`: each plugin's
 ``type``, the capabilities it declares true (CNI ``CONVENTIONS.md``: a runtime inserts
-only those), and flannel's ``delegate.type``.
+only those), its own ``dns`` block, and flannel's ``delegate.type`` and ``delegate.dns``.
 
 containerd on Windows loads one network, the first file of ``conf_dir`` in name order
 (``max_conf_num = 1``, containerd ``internal/cri/config/config_windows.go``; libcni
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelet_winnet.errors import NodeConfigError
-from kubelet_winnet.runtime._node import CniNetwork, CniPlugin
+from kubelet_winnet.runtime._node import CniDns, CniNetwork, CniPlugin
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, BadInput, Limits, read_source
 from kubelet_winnet.sources.manifests.lines import TextLines, breaks
 from kubelet_winnet.sources.node._text import read_text_and_head, refuse_template
@@ -51,7 +51,59 @@ def _plugin(body: Any, where: Callable[..., str]) -> CniPlugin:
     declared = frozenset(name for name, on in capabilities.items() if on is True)
     delegate = body.get("delegate")
     delegate_type = delegate.get("type") if isinstance(delegate, dict) else None
-    return CniPlugin(kind, declared, delegate_type if isinstance(delegate_type, str) else None)
+    return CniPlugin(
+        kind, declared, delegate_type if isinstance(delegate_type, str) else None,
+        _dns(body, where, _NOT_LOADED),
+        _dns(delegate, lambda *sub: where("delegate", *sub), _DELEGATE_FAILS)
+        if isinstance(delegate, dict) else CniDns())
+
+
+# Go's encoding/json matches a key to a field name without regard to case (fold.go
+# foldName: each rune upper(lower(r))), so "DNS" and "Nameservers" (calico's and
+# azure-vnet's Windows files) are the dns block's fields.
+def _fold(key: str) -> str:
+    folded = []
+    for char in key:
+        lower = char.lower() if len(char.lower()) == 1 else char
+        upper = lower.upper()
+        folded.append(upper if len(upper) == 1 else lower)
+    return "".join(folded)
+
+
+_DNS_LISTS = {"NAMESERVERS": "nameservers", "SEARCH": "search", "OPTIONS": "options"}
+_DELEGATE_FAILS = ("flannel's delegate decodes it (CNI's types.DNS) when each pod's network "
+                   "is set up, and fails, so no pod sandbox of the node starts")
+
+
+def _dns(body: dict[str, Any], where: Callable[..., str], fails: str) -> CniDns:
+    """The ``dns`` block of a plugin's configuration (CNI pkg/types ``DNS``), decoded as
+    Go decodes it: keys in any case, a later key of the same field over an earlier one
+    (an object merged into what is there), ``null`` leaving a field as it is (a list:
+    empty)."""
+    lists: dict[str, tuple[str, ...]] = {"nameservers": (), "search": (), "options": ()}
+    domain = ""
+    for key, block in body.items():
+        if _fold(key) != "DNS" or block is None:
+            continue
+        if not isinstance(block, dict):
+            raise NodeConfigError(where(key), f"{key} must be an object: {fails}")
+        for field, value in block.items():
+            name = _DNS_LISTS.get(_fold(field))
+            if name is not None:
+                if value is None:
+                    lists[name] = ()
+                elif not isinstance(value, list) or not all(
+                        isinstance(item, str) for item in value):
+                    raise NodeConfigError(where(key, field),
+                                          f"{key}.{field} must be a list of strings: {fails}")
+                else:
+                    lists[name] = tuple(value)
+            elif _fold(field) == "DOMAIN" and value is not None:
+                if not isinstance(value, str):
+                    raise NodeConfigError(where(key, field),
+                                          f"{key}.{field} must be a string: {fails}")
+                domain = value
+    return CniDns(lists["nameservers"], domain, lists["search"], lists["options"])
 
 
 def parse_cni(value: Any, source: str, line_of: Any = None) -> CniNetwork:

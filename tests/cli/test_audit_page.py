@@ -482,3 +482,39 @@ def test_a_node_the_pods_name_but_the_input_lacks_gets_a_card(
     bare = out[out.index("<h3>win-bare</h3>"):]
     assert "reports no kubelet version: judged as --kubelet-version 1.31" in \
         bare[:bare.index("</article>")]
+
+
+def test_the_browser_shows_what_becomes_of_each_pods_own_dns(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With --node-config each listed pod's verdict says what becomes of its own DNS
+    settings in the text table's words, and the summary counts them. sigwin-1 here holds
+    win-bridge-flannel.conf (no dns capability: its delegate's own block for every pod),
+    win-2025-a its flannel to win-overlay (servers and searches, never options)."""
+    nodes = tmp_path / "nodes"
+    (nodes / "sigwin-1").mkdir(parents=True)
+    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
+    (nodes / "sigwin-1" / "cni.conf").symlink_to(
+        NODE_DATA.parent / "cni" / "win-bridge-flannel.conf")
+    objects = [json.loads((NODE_DATA / n / "node.json").read_text("utf-8"))
+               for n in ("win-2025-a", "sigwin-1")]
+    own = {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["10.0.0.53"],
+                                              "options": [{"name": "edns0"}]}}
+    for name, node_name in (("dns-partly", "win-2025-a"), ("dns-ignored", "sigwin-1")):
+        manifest = pod("web", name, node_name)
+        manifest["spec"].update(own)
+        objects.append(manifest)
+    path = write_dump(tmp_path / "c.json", objects)
+    _, out, err = run(capsys, "audit", "-f", str(path), "-o", "html", "--node-config",
+                      str(nodes), "--fail-on", "never")
+    assert "Traceback" not in err
+    shown = tmp_path / "audit.html"
+    shown.write_text(out, encoding="utf-8")
+    done = chromium("--dump-dom", shown.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    parser = parsed(done.stdout.decode("utf-8"))
+    assert "DNS settings partly applied" in row_text(parser, "dns-partly")
+    ignored = row_text(parser, "dns-ignored")
+    assert "DNS settings ignored" in ignored and "node-dns-dropped" in ignored
+    assert "(nameservers 10.96.0.10; search svc.cluster.local)" in ignored
+    text = " ".join(parser.text)
+    assert "own DNS settings partly applied 1, ignored 1" in text

@@ -429,21 +429,103 @@ def test_dns_on_a_runtime_not_modelled_is_not_said(capsys: pytest.CaptureFixture
     assert rows == {"on-containerd": {"dns-needs-cni-capability"}, "on-docker": set()}
 
 
-def test_the_html_page_says_what_becomes_of_a_pods_dns(capsys: pytest.CaptureFixture[str],
-                                                       tmp_path: Path) -> None:
-    """win-2025-a's flannel hands the dns capability to win-overlay, which never takes
-    options: a pod setting all three lists is badged, the node card has a DNS column."""
+def _dns_cluster(tmp_path: Path) -> tuple[Path, Path]:
+    """A dump and --node-config folders: win-2025-a as it is (flannel declares dns and
+    hands it to win-overlay: servers and searches, never options); sigwin-1 with
+    win-bridge-flannel.conf instead of its own file (no dns capability: every pod gets
+    the delegate's own block); win-2 without files (not known)."""
+    nodes = _only(tmp_path, "win-2025-a")
+    (nodes / "sigwin-1").mkdir()
+    for name in ("node.json", "kube-proxy-args.ps1"):
+        (nodes / "sigwin-1" / name).symlink_to(NODES / "sigwin-1" / name)
+    (nodes / "sigwin-1" / "cni.conf").symlink_to(
+        NODES.parent / "cni" / "win-bridge-flannel.conf")
     dump = tmp_path / "dump.yaml"
     dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        node("win-2025-a"), _own_dns("own-2025", "win-2025-a", **_EVERY_LIST)]}),
-        encoding="utf-8")
-    main(["audit", "-f", str(dump), "--node-config", str(_only(tmp_path, "win-2025-a")),
-          "-o", "html", "--fail-on", "never"])
-    assert "DNS settings partly ignored" in capsys.readouterr().out
+        node("win-2025-a"), node("sigwin-1"), WIN_2,
+        _own_dns("partly-2025", "win-2025-a", **_EVERY_LIST),
+        _own_dns("servers-2025", "win-2025-a", dnsPolicy="None",
+                 dnsConfig={"nameservers": ["10.0.0.53"]}),
+        _own_dns("own-sig", "sigwin-1", **_EVERY_LIST),
+        _own_dns("plain-sig", "sigwin-1"),
+        _own_dns("own-2", "win-2", dnsPolicy="Default"),
+    ]}), encoding="utf-8")
+    return dump, nodes
+
+
+# What each pod's own DNS settings get, in the words every output uses, from the rules
+# above; plain-sig has none of its own (the cluster DNS).
+DNS_WORDS = {"partly-2025": "partly applied", "servers-2025": "applied", "own-sig": "ignored",
+             "plain-sig": None, "own-2": "unknown"}
+
+
+def test_every_audit_output_says_what_becomes_of_each_pods_own_dns(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Text (a DNS column), CSV (the outcome and whether the settings are the pod's own),
+    JSON (onNode.dns) and the page (a badge, the summary) say the same of each pod."""
+    dump, nodes = _dns_cluster(tmp_path)
+    outputs = {}
+    for output in ("text", "json", "csv", "html"):
+        main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", output,
+              "--fail-on", "never"])
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err
+        outputs[output] = out
+    lines = outputs["text"].splitlines()
+    header = next(line for line in lines if line.startswith("POD "))
+    assert header.split() == ["POD", "NODE", "KUBELET", "RUNTIME", "SENT", "HOSTNETWORK",
+                              "DNS", "FINDINGS"]
+    at, end = header.index("DNS"), header.index("FINDINGS")
+    cells = {line.split()[0]: line[at:end].strip() for line in lines
+             if line.split()[:1] and line.split()[0] in DNS_WORDS}
+    assert cells == {name: said or "-" for name, said in DNS_WORDS.items()}
+    assert "  DNS: whether the pod's own DNS settings" in outputs["text"]
+
+    rows = {p["name"]: p["onNode"]["dns"] for p in json.loads(outputs["json"])["pods"]}
+    assert {n: (d["outcome"], d["ownSettings"]) for n, d in rows.items()} == {
+        "partly-2025": ("partly", True), "servers-2025": ("applied", True),
+        "own-sig": ("dropped", True), "plain-sig": ("dropped", False),
+        "own-2": ("unknown", True)}
+    assert rows["own-sig"]["reason"].endswith(
+        "its endpoint gets the configuration's own dns block (nameservers 10.96.0.10; "
+        "search svc.cluster.local), the same for every pod")
+
+    csv_rows = {r["pod"]: (r["onNodeDns"], r["onNodeDnsOwnSettings"])
+                for r in csv.DictReader(io.StringIO(outputs["csv"]))}
+    assert csv_rows == {n: (d["outcome"], str(d["ownSettings"]).lower())
+                        for n, d in rows.items()}
+
+    page = outputs["html"]
+    listed = page[page.index('id="pods"'):]
+    for name, said in DNS_WORDS.items():
+        if f"<b>{name}</b>" in listed:  # a listed pod's verdict says it as the text does
+            row = listed[listed.index(f"<b>{name}</b>"):].split("</tr>")[0]
+            assert (f"DNS settings {said}</span>" in row) is (said is not None), row
+    assert {"partly-2025", "own-sig", "own-2"} <= {
+        n for n in DNS_WORDS if f"<b>{n}</b>" in listed}
+    assert '<span class="b bad">DNS settings ignored</span>' in listed
+    assert ("<dt>own DNS settings</dt><dd>applied 1, partly applied 1, ignored 1, unknown 1 "
+            "(of the pods") in page
+    # partly-2025 and own-sig do not get the DNS settings they ask for (node-dns-dropped)
+    assert "<b>2</b>pods whose networking is not what they ask for" in page
+
+
+def test_the_node_page_has_a_dns_column(capsys: pytest.CaptureFixture[str]) -> None:
     main(["node", str(NODES / "win-2025-a"), "-o", "html", "--fail-on", "never"])
     page = capsys.readouterr().out
     assert "<th>hostPort</th><th>DNS</th><th>why</th>" in page
     assert "<td>pod with its own DNS (dnsPolicy: None)</td>" in page
+
+
+def test_without_node_files_the_text_table_has_no_dns_column(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Without --node-config no node's CNI file is known: check's conditional finding
+    says it, and the table keeps its columns."""
+    dump, _ = _dns_cluster(tmp_path)
+    main(["audit", "-f", str(dump), "--fail-on", "never"])
+    header = next(line for line in capsys.readouterr().out.splitlines()
+                  if line.startswith("POD "))
+    assert "DNS" not in header.split()
 
 
 def test_audit_reports_what_stops_a_135_nodes_kubelet_at_start_up(

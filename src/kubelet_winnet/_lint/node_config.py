@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
     from kubelet_winnet.sources.node import NodeFiles
 
-__all__ = ["audit_node_findings", "on_node_value", "rests_on_the_unknown"]
+__all__ = ["DNS_SAID", "audit_node_findings", "dns_said", "on_node_value", "rests_on_the_unknown"]
 
 
 def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
@@ -63,14 +63,26 @@ def on_node_value(verdict: Verdict, own: bool = False) -> tuple[dict[str, Any], 
         if port.outcome in ("dropped", "unknown"):
             text += f" ({port.reason})"
     if dns is not None and own:  # the pod's own DNS settings: whether they reach it
-        text += f"; its DNS settings {_DNS_SAID[dns.outcome]}"
+        text += f"; its DNS settings {DNS_SAID[dns.outcome]}"
         if dns.outcome != "applied":
             text += f" ({dns.reason})"
     return value, text
 
 
-_DNS_SAID = {"applied": "applied", "partly": "partly applied", "dropped": "ignored",
-             "host": "ignored (the node's resolver)", "unknown": "unknown"}
+# What becomes of a pod's own DNS settings, in the words every audit output uses (the
+# note's sentence, the text table's DNS column, the page's badge and summary).
+DNS_SAID = {"applied": "applied", "partly": "partly applied", "dropped": "ignored",
+            "host": "ignored (the node's resolver)", "unknown": "unknown"}
+
+
+def dns_said(on_node: Mapping[str, Any] | None) -> str | None:
+    """The words for what becomes of the pod's own DNS settings on its node, from
+    audit's ``onNode`` value; None when it has none of its own (the cluster DNS), the node
+    refuses the sandbox, or nothing is known of its node (no ``--node-config``)."""
+    dns = on_node.get("dns") if on_node is not None else None
+    if on_node is None or dns is None or not dns["ownSettings"] or on_node["refused"]:
+        return None
+    return DNS_SAID[dns["outcome"]]
 
 
 def rests_on_the_unknown(verdict: Verdict, own: bool = False) -> bool:

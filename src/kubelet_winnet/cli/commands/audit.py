@@ -27,7 +27,7 @@ from kubelet_winnet._lint.audit_records import Totals, record_rule
 from kubelet_winnet._lint.auditor import Auditor
 from kubelet_winnet._lint.rules import Severity
 from kubelet_winnet._printable import clip
-from kubelet_winnet.cli.output.audit_report import EFFECT_TEXT, WRITERS, Writer
+from kubelet_winnet.cli.output.audit_report import EFFECT_TEXT, Writer, writer_for
 from kubelet_winnet.cli.session import Command
 from kubelet_winnet.errors import (
     ClusterAccessError,
@@ -310,7 +310,8 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
             (session.error if kind == "error" else session.note)(text)
         auditor.node_files = folders.found
         auditor.node_config = True
-    make_writer = _html_writer(auditor, args) if args.output == "html" else WRITERS[args.output]
+    make_writer = (_html_writer(auditor, args) if args.output == "html"
+                   else writer_for(args.output, args.node_config is not None))
     # Made at the first pod (or at the end): when nothing could be read, the error line on
     # stderr is the whole answer, not a table of zeros under it.
     writer: Writer | None = None

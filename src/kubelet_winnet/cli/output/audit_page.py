@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
+from kubelet_winnet._lint.node_config import DNS_SAID, dns_said
 from kubelet_winnet._lint.node_rules import NODE_RULES, NODE_RULES_BY_ID, node_rule_page
 from kubelet_winnet._lint.rules import RULES, Rule, help_url, rule_page
 from kubelet_winnet._printable import clip, printable
@@ -208,6 +209,8 @@ class PageWriter:
         # (node, group rank) -> [pods, pods written]
         self._groups: dict[tuple[str, int], list[int]] = {}
         self._rules: set[str] = set()  # rule pages to link or embed
+        # --node-config: pods with their own DNS settings, by what becomes of them
+        self._dns: dict[str, int] = {}
         self._batch: list[tuple[str, int, int, str]] = []
         self._seq = 0
         # "": SQLite's private temporary database (see the module's docstring).
@@ -235,6 +238,9 @@ class PageWriter:
         not_asked = _not_asked(record)
         counts.not_asked += not_asked
         counts.unknown += not record.outcome_known
+        said = dns_said(record.on_node)
+        if said is not None:
+            self._dns[said] = self._dns.get(said, 0) + 1
         rank = _group(record, not_asked)
         if rank is None:
             return
@@ -257,8 +263,8 @@ class PageWriter:
 
     def _verdict(self, record: PodRow) -> str:
         """The verdict's badges: what becomes of hostNetwork, then each hostPort the pod
-        does not get (dropped) or whose outcome is not known, and the pod's own DNS
-        settings when its node does not apply them all."""
+        does not get (dropped) or whose outcome is not known, and what becomes of the
+        pod's own DNS settings on its node (in the words of the other outputs)."""
         effect = record.effect
         badges = [] if effect == "not-requested" else [
             _badge(_EFFECT_STYLE[effect], f"hostNetwork {self._effect_text[effect]}")]
@@ -270,11 +276,10 @@ class PageWriter:
                         "bad" if outcome == "dropped" else "unknown",
                         f"hostPort {port['hostPort']} "
                         + ("not mapped" if outcome == "dropped" else "not known")))
-            dns = record.on_node.get("dns")
-            if dns is not None and dns["ownSettings"] and dns["outcome"] != "applied":
-                badges.append(_badge(
-                    "unknown" if dns["outcome"] == "unknown" else "bad",
-                    f"DNS settings {_DNS_BADGE[dns['outcome']]}"))
+            said = dns_said(record.on_node)
+            if said is not None:
+                badges.append(_badge(_DNS_STYLE[record.on_node["dns"]["outcome"]],
+                                     f"DNS settings {said}"))
         return " ".join(badges) or _badge("unknown", "hostNetwork not requested")
 
     def _rule_link(self, rule_id: str) -> str:
@@ -367,6 +372,10 @@ class PageWriter:
         rows = [
             ("hostNetwork", ", ".join(f"{self._effect_text[k]} {v}" for k, v in effects.items()
                                       if v and k != "not-requested") or "no pod asks for it"),
+            *((("own DNS settings", ", ".join(
+                f"{said} {self._dns[said]}" for said in DNS_SAID.values() if said in self._dns)
+                + " (of the pods with dnsPolicy None or Default or a dnsConfig, each on "
+                "its node as --node-config knows it)"),) if self._dns else ()),
             ("kubelet releases", kubelets or "none reported"),
             ("runtime releases", runtimes or "none reported"),
             ("pods listed below", f"{listed}; {totals.pods - listed} with nothing to say are "
@@ -438,13 +447,17 @@ _RANK = {rule.id: i for i, rule in enumerate(_RANKED)}
 _OUTCOME_GROUPS = (
     "refused by the kubelet, no active finding",
     "hostNetwork not what the pod asks for, no active finding",
-    "on its node: refused, or a hostPort not mapped; no active finding",
+    "on its node: refused, a hostPort not mapped, or its own DNS settings ignored; no "
+    "active finding",
     "outcome not known, no active finding",
 )
 
 
-_DNS_BADGE = {"partly": "partly ignored", "dropped": "ignored", "host": "ignored",
-              "unknown": "not known"}
+# What becomes of a pod's own DNS settings (the verdict's DnsPlan outcome) → badge.
+_DNS_STYLE = {"applied": "ok", "partly": "bad", "dropped": "bad", "host": "bad",
+              "unknown": "unknown"}
+# The outcomes node-dns-dropped says: the pod does not get the DNS settings it asks for.
+_DNS_NOT_ASKED = ("partly", "dropped")
 
 
 def _not_asked(record: PodRow) -> bool:
@@ -452,7 +465,8 @@ def _not_asked(record: PodRow) -> bool:
         return True
     on_node = record.on_node
     return on_node is not None and bool(on_node["refused"] or any(
-        p["outcome"] == "dropped" for p in on_node["hostPorts"]))
+        p["outcome"] == "dropped" for p in on_node["hostPorts"]) or (
+        dns_said(on_node) is not None and on_node["dns"]["outcome"] in _DNS_NOT_ASKED))
 
 
 def _group(record: PodRow, not_asked: bool) -> int | None:

@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
 from kubelet_winnet._lint.audit_records import PodAudit, Totals, record_rule
+from kubelet_winnet._lint.node_config import dns_said
 from kubelet_winnet._lint.rules import RULES
 from kubelet_winnet._printable import clip, printable
 from kubelet_winnet.runtime._releases import HOST_PROCESS_IN_UVM
 
-__all__ = ["EFFECT_TEXT", "WRITERS", "Writer"]
+__all__ = ["EFFECT_TEXT", "Writer", "writer_for"]
 
 # --- output --------------------------------------------------------------------------------
 
 _COLUMNS = ("POD", "NODE", "KUBELET", "RUNTIME", "SENT", "HOSTNETWORK", "FINDINGS")
+# audit --node-config: what becomes of each pod's own DNS settings on its node, before
+# FINDINGS.
+_DNS_COLUMNS = (*_COLUMNS[:-1], "DNS", _COLUMNS[-1])
 EFFECT_TEXT = {
     "not-requested": "-", "applied": "applied", "ignored": "IGNORED", "unknown": "unknown",
     "refused": "refused", "not-modelled": "?", "no-network": "NO-NETWORK",
@@ -32,7 +36,7 @@ def _cell(text: str, size: int = 80) -> str:
     return clip(text, size)
 
 
-def _row(record: PodAudit) -> tuple[str, ...]:
+def _row(record: PodAudit, dns: bool) -> tuple[str, ...]:
     kubelet = record.kubelet_version + ("*" if record.kubelet_source != "node" else "")
     findings = ",".join(
         f.rule + ("(ignored)" if f.ignored is not None else "") for f in record.findings
@@ -40,7 +44,7 @@ def _row(record: PodAudit) -> tuple[str, ...]:
     return (
         _cell(record.name), _cell(record.node) or "(unscheduled)", _cell(kubelet),
         _cell(record.runtime) or "-", record.sent, EFFECT_TEXT[record.effect],
-        findings or "-",
+        *((dns_said(record.on_node) or "-",) if dns else ()), findings or "-",
     )
 
 
@@ -58,13 +62,16 @@ _NOTES = 20  # notes shown under a namespace's table
 class _TextWriter:
     """One table per namespace, its totals under it, then the totals of the run. Rows
     are written in groups of 500, each group's columns as wide as its widest cell and
-    never narrower than the group before, so memory does not grow with a namespace."""
+    never narrower than the group before, so memory does not grow with a namespace.
+    ``dns``: a DNS column (``audit --node-config``)."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, dns: bool = False) -> None:
         self._out = out
+        self._dns = dns
+        self._columns = _DNS_COLUMNS if dns else _COLUMNS
         self._namespace: str | None = None
         self._rows: list[tuple[str, ...]] = []
-        self._widths = [len(column) for column in _COLUMNS]
+        self._widths = [len(column) for column in self._columns]
         self._headed = False  # the namespace's title and column names are written
         self._totals = Totals()
         self._notes: list[str] = []
@@ -82,7 +89,7 @@ class _TextWriter:
             self._again = record.namespace in self._seen
             if len(self._seen) < _SEEN:
                 self._seen.add(record.namespace)
-        self._rows.append(_row(record))
+        self._rows.append(_row(record, self._dns))
         if len(self._rows) == _GROUP:
             self._write_rows()
         self._totals.add(record)
@@ -93,13 +100,13 @@ class _TextWriter:
                 self._more_notes += 1
 
     def _write_rows(self) -> None:
-        rows = self._rows if self._headed else [_COLUMNS, *self._rows]
+        rows = self._rows if self._headed else [self._columns, *self._rows]
         if not self._headed:
             again = " (continued)" if self._again else ""
             self._out.write(f"NAMESPACE {_cell(self._namespace or '')}{again}\n")
             self._headed = True
         self._widths = [max(self._widths[i], *(len(row[i]) for row in rows))
-                        for i in range(len(_COLUMNS))]
+                        for i in range(len(self._columns))]
         for row in rows:
             cells = (c.ljust(w) for c, w in zip(row, self._widths, strict=True))
             self._out.write("  ".join(cells).rstrip() + "\n")
@@ -116,7 +123,7 @@ class _TextWriter:
         if self._more_notes:
             self._out.write(f"  note: ... and {self._more_notes} more\n")
         self._out.write("\n")
-        self._widths = [len(column) for column in _COLUMNS]
+        self._widths = [len(column) for column in self._columns]
         self._headed = False
         self._totals = Totals()
         self._notes = []
@@ -158,6 +165,12 @@ class _TextWriter:
             self._out.write(
                 "  FINDINGS (ignored): turned off for the object by an "
                 "ignore-check.kubelet-winnet.io annotation\n"
+            )
+        if self._dns:
+            self._out.write(
+                "  DNS: whether the pod's own DNS settings (dnsPolicy None or Default, "
+                "dnsConfig) reach its endpoint on its node (the note says why); - for a pod "
+                "with none of its own\n"
             )
         if totals.effects["unknown"]:
             self._out.write(
@@ -203,7 +216,7 @@ _CSV_HEADER = (
     "ignoredFindings", "note",
     # audit --node-config (empty without it, or for a pod whose node has no folder): what
     # the pod gets there, as the JSON's onNode says it.
-    "onNodeIsolation", "onNodeNetwork", "onNodeHostPorts", "onNodeDns",
+    "onNodeIsolation", "onNodeNetwork", "onNodeHostPorts", "onNodeDns", "onNodeDnsOwnSettings",
     # false: what the pod gets rests on a fact not known (the note says which).
     "outcomeKnown",
 )
@@ -224,17 +237,20 @@ def _csv_cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def _on_node_cells(on_node: dict[str, Any] | None) -> tuple[str, str, str, str]:
+def _on_node_cells(on_node: dict[str, Any] | None) -> tuple[str, str, str, str, str]:
     """The onNode columns: isolation, network (or why the node refuses the pod), each
-    hostPort as PORT/PROTOCOL:OUTCOME (the protocol as CNI gets it, lowercase), and what
-    becomes of the pod's DNS settings (applied, partly, dropped, host, unknown)."""
+    hostPort as PORT/PROTOCOL:OUTCOME (the protocol as CNI gets it, lowercase), what
+    becomes of the DNSConfig the kubelet sends (applied, partly, dropped, host, unknown),
+    and whether that is the pod's own (true: dnsPolicy None or Default, or dnsConfig;
+    false: the cluster DNS every pod gets)."""
     if on_node is None:
-        return "", "", "", ""
+        return "", "", "", "", ""
     network = on_node["refused"] or on_node["network"] or ""
     ports = " ".join(f"{p['hostPort']}/{p['protocol']}:{p['outcome']}"
                      for p in on_node["hostPorts"])
     dns = on_node.get("dns")
-    return on_node["isolation"] or "", network, ports, dns["outcome"] if dns else ""
+    return (on_node["isolation"] or "", network, ports, dns["outcome"] if dns else "",
+            str(dns["ownSettings"]).lower() if dns else "")
 
 
 class _CsvWriter:
@@ -256,7 +272,10 @@ class _CsvWriter:
         pass
 
 
-# -o text, json, csv (html: the page writer of cli/output/audit_page.py).
-WRITERS: Mapping[str, Callable[[TextIO], Writer]] = {
-    "text": _TextWriter, "json": _JsonWriter, "csv": _CsvWriter,
-}
+def writer_for(output: str, node_config: bool) -> Callable[[TextIO], Writer]:
+    """The writer of ``-o text``, ``json`` or ``csv`` (html: the page writer of
+    cli/output/audit_page.py); ``node_config``: the run reads the nodes' files, and the
+    text table has a DNS column."""
+    if output == "text":
+        return lambda out: _TextWriter(out, node_config)
+    return _JsonWriter if output == "json" else _CsvWriter

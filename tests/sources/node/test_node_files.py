@@ -353,7 +353,8 @@ def test_cni_capability_null_is_not_declared(tmp_path: Path) -> None:
 # (file, the dns block of the plugin that makes the endpoint) as each file spells it: the
 # keys in any case, since Go's encoding/json matches field names without regard to case.
 STATIC_DNS = [
-    ("azure-windows.conflist", "dns", (("10.0.0.10", "168.63.129.16"), "", ("svc.cluster.local",), ())),
+    ("azure-windows.conflist", "dns",
+     (("10.0.0.10", "168.63.129.16"), "", ("svc.cluster.local",), ())),
     ("calico.conf", "dns", (("10.96.0.10",), "", ("svc.cluster.local",), ())),
     ("sdnbridge.conf", "dns", (("10.96.0.10",), "", ("svc.cluster.local",), ())),
     ("win-bridge-flannel.conf", "delegate_dns", (("10.96.0.10",), "", ("svc.cluster.local",), ())),

@@ -682,7 +682,7 @@ def test_a_kubernetes_client_secret_is_read_like_its_json() -> None:
     secret = client.V1Secret(metadata=client.V1ObjectMeta(name="s"), data={"bin": "//4Aww=="})
     # The signature names mappings; a V1Secret is read through its attributes.
     config = kw.container_config(_secret_env(**_BY_KEY_REF), "c",
-                                 secrets={"s": secret})  # type: ignore[dict-item]
+                                 secrets={"s": secret})
     assert config.envs[0].value == _NOT_UTF8
 
 

@@ -288,8 +288,10 @@ def _resource_env(resource: str, **ref: Any) -> dict[str, Any]:
     return {"name": "V", "valueFrom": {"resourceFieldRef": {"resource": resource, **ref}}}
 
 
-# The node of these tests: allocatable 4 CPUs and 16Gi (17179869184 bytes).
-_NODE = kw.NodeContext(allocatable_cpu="4", allocatable_memory="16Gi")
+# The node of these tests: allocatable 4 CPUs, 16Gi (17179869184 bytes) of memory and
+# 100Gi (107374182400 bytes) of ephemeral storage.
+_NODE = kw.NodeContext(allocatable_cpu="4", allocatable_memory="16Gi",
+                       allocatable_ephemeral_storage="100Gi")
 
 
 @pytest.mark.parametrize(
@@ -300,6 +302,12 @@ _NODE = kw.NodeContext(allocatable_cpu="4", allocatable_memory="16Gi")
         ({"memory": "0"}, "limits.memory", "17179869184"),
         ({"cpu": "0m", "memory": "0Gi"}, "limits.memory", "17179869184"),
         ({"cpu": "500m"}, "limits.cpu", "1"),
+        # ... for ephemeral-storage too ("ResourceCPU, ResourceMemory,
+        # ResourceEphemeralStorage"), missing or zero; a request is never defaulted.
+        ({}, "limits.ephemeral-storage", "107374182400"),
+        ({"ephemeral-storage": "0"}, "limits.ephemeral-storage", "107374182400"),
+        ({"ephemeral-storage": "1Gi"}, "limits.ephemeral-storage", "1073741824"),
+        ({}, "requests.ephemeral-storage", "0"),
     ],
 )
 def test_a_zero_limit_reads_node_allocatable(
@@ -356,6 +364,14 @@ def test_pod_level_limits_replace_allocatable_from_1_34() -> None:
     assert _env_of(manifest, node=_NODE, kubelet_version="1.34") == {
         "V": "2", "M": "17179869184"}
     assert _env_of(manifest, node=_NODE, kubelet_version="1.33")["V"] == "4"
+
+
+def test_a_pod_level_storage_limit_leaves_the_node_allocatable() -> None:
+    """Pod-level resources are cpu and memory (SupportedPodLevelResources): a missing
+    ephemeral-storage limit reads node allocatable whatever the pod sets."""
+    container = {"name": "c", "env": [_resource_env("limits.ephemeral-storage")]}
+    manifest = pod([container], resources={"limits": {"ephemeral-storage": "5Gi"}})
+    assert _env_of(manifest, node=_NODE, kubelet_version="1.34")["V"] == "107374182400"
 
 
 @pytest.mark.parametrize(

@@ -150,8 +150,8 @@ def examples(under_ci: int) -> int:
     """``under_ci`` examples under the ci profile (150 for every other test), scaled like
     the rest under the quick and dev profiles: a test that needs more than the others
     gets more in every profile, and the README's run stays short."""
-    return max(settings.default.max_examples,
-               under_ci * settings.default.max_examples // 150)
+    profile = settings()  # the loaded profile's values
+    return max(profile.max_examples, under_ci * profile.max_examples // 150)
 
 
 def require(module: str, extra: str = "ci") -> ModuleType:

@@ -605,7 +605,8 @@ _ASSUMED = (
     "(nodeName), hostname win-node-1 (hostname), node IP 10.240.0.4 (nodeIPs), pod log "
     "directory C:\\var\\log\\pods (podLogsDir), kubelet root directory C:\\var\\lib\\kubelet "
     "(kubeletRoot), logical CPUs 4 (processorCount), allocatable CPU 4 (allocatableCpu), "
-    "allocatable memory 16Gi (allocatableMemory)"
+    "allocatable memory 16Gi (allocatableMemory), allocatable ephemeral storage 128Gi "
+    "(allocatableEphemeralStorage)"
 )
 
 
@@ -659,7 +660,7 @@ def test_dry_run_names_only_what_the_node_config_leaves_out(
         "resolverServers": ["1.1.1.1"], "clusterDNS": ["10.0.0.10"], "clusterDomain": "c.l",
         "nodeName": "n7", "hostname": "h7", "nodeIPs": ["10.9.9.9"], "podLogsDir": "D:\\l",
         "kubeletRoot": "D:\\k", "processorCount": 8, "allocatableCpu": "8",
-        "allocatableMemory": "1Gi",
+        "allocatableMemory": "1Gi", "allocatableEphemeralStorage": "20Gi",
     }
     assert all(getattr(NodeContext.from_mapping(keys), f) != getattr(NodeContext(), f)
                for f in NodeContext.__dataclass_fields__

@@ -8,6 +8,7 @@ import base64
 import platform
 import subprocess
 import sys
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -287,8 +288,10 @@ def _resource_env(resource: str, **ref: Any) -> dict[str, Any]:
     return {"name": "V", "valueFrom": {"resourceFieldRef": {"resource": resource, **ref}}}
 
 
-# The node of these tests: allocatable 4 CPUs and 16Gi (17179869184 bytes).
-_NODE = kw.NodeContext(allocatable_cpu="4", allocatable_memory="16Gi")
+# The node of these tests: allocatable 4 CPUs, 16Gi (17179869184 bytes) of memory and
+# 100Gi (107374182400 bytes) of ephemeral storage.
+_NODE = kw.NodeContext(allocatable_cpu="4", allocatable_memory="16Gi",
+                       allocatable_ephemeral_storage="100Gi")
 
 
 @pytest.mark.parametrize(
@@ -299,6 +302,12 @@ _NODE = kw.NodeContext(allocatable_cpu="4", allocatable_memory="16Gi")
         ({"memory": "0"}, "limits.memory", "17179869184"),
         ({"cpu": "0m", "memory": "0Gi"}, "limits.memory", "17179869184"),
         ({"cpu": "500m"}, "limits.cpu", "1"),
+        # ... for ephemeral-storage too ("ResourceCPU, ResourceMemory,
+        # ResourceEphemeralStorage"), missing or zero; a request is never defaulted.
+        ({}, "limits.ephemeral-storage", "107374182400"),
+        ({"ephemeral-storage": "0"}, "limits.ephemeral-storage", "107374182400"),
+        ({"ephemeral-storage": "1Gi"}, "limits.ephemeral-storage", "1073741824"),
+        ({}, "requests.ephemeral-storage", "0"),
     ],
 )
 def test_a_zero_limit_reads_node_allocatable(
@@ -355,6 +364,14 @@ def test_pod_level_limits_replace_allocatable_from_1_34() -> None:
     assert _env_of(manifest, node=_NODE, kubelet_version="1.34") == {
         "V": "2", "M": "17179869184"}
     assert _env_of(manifest, node=_NODE, kubelet_version="1.33")["V"] == "4"
+
+
+def test_a_pod_level_storage_limit_leaves_the_node_allocatable() -> None:
+    """Pod-level resources are cpu and memory (SupportedPodLevelResources): a missing
+    ephemeral-storage limit reads node allocatable whatever the pod sets."""
+    container = {"name": "c", "env": [_resource_env("limits.ephemeral-storage")]}
+    manifest = pod([container], resources={"limits": {"ephemeral-storage": "5Gi"}})
+    assert _env_of(manifest, node=_NODE, kubelet_version="1.34")["V"] == "107374182400"
 
 
 @pytest.mark.parametrize(
@@ -420,6 +437,37 @@ def test_a_container_without_a_memory_limit_reads_allocatable_bytes(
     container = {"name": "c", "env": [_resource_env("limits.memory", divisor=divisor)]}
     node = kw.NodeContext(allocatable_cpu="4", allocatable_memory="1Gi")
     assert _env_of(pod([container]), node=node, kubelet_version=version)["V"] == want
+
+
+# Divisors below one byte, each with its exact value.
+_SUB_UNIT_DIVISORS = {"1m": Fraction(1, 1000), "500m": Fraction(1, 2), "0.5": Fraction(1, 2),
+                      "999m": Fraction(999, 1000), "1u": Fraction(1, 10**6),
+                      "250n": Fraction(1, 4 * 10**6)}
+
+
+@pytest.mark.parametrize("divisor", sorted(_SUB_UNIT_DIVISORS))
+@pytest.mark.parametrize("allocatable", ["1Gi", "3Gi", "1500M", "7"])
+def test_a_divisor_below_one_byte_follows_the_release(
+    go: GoOracle, divisor: str, allocatable: str
+) -> None:
+    """A container without a memory limit reads node allocatable (MergeContainerResourceLimits,
+    kubelet_resources.go). Through 1.37, convertResourceMemoryToString (helpers.go) divides
+    Value() by Value(): Value() rounds a divisor below one up to 1, so the bytes come out
+    whole (Go decides that rounding and the float division here); 1.38 divides the exact
+    quantities (convertQuantityToString), a thousand times more for 1m."""
+    forms = [["int64" if fast else "dec", str(number), str(scale), "0"]
+             for text in (allocatable, divisor)
+             for fast, number, scale in [quantity.go_amount(text)]]
+    amount, by = go.ask("scaled_value", forms)
+    [float_ratio] = go.ask("int64", [["ceil_div_float", amount, by]])
+    exact = Fraction(int(amount)) / _SUB_UNIT_DIVISORS[divisor]
+    exact_ratio = str(-(-exact.numerator // exact.denominator))
+    container = {"name": "c", "env": [_resource_env("limits.memory", divisor=divisor)]}
+    node = kw.NodeContext(allocatable_cpu="4", allocatable_memory=allocatable)
+    got = {version: _env_of(pod([container]), node=node, kubelet_version=version)["V"]
+           for version in ("1.36", "1.37", "1.38")}
+    assert got == {"1.36": float_ratio, "1.37": float_ratio, "1.38": exact_ratio}
+    assert by == "1"  # Value() of every divisor here rounds up to one byte
 
 
 _BIG = st.sampled_from(["1Gi", "1e19", "10E", "1e20", "16Ei", "9223372036854775807",
@@ -682,7 +730,7 @@ def test_a_kubernetes_client_secret_is_read_like_its_json() -> None:
     secret = client.V1Secret(metadata=client.V1ObjectMeta(name="s"), data={"bin": "//4Aww=="})
     # The signature names mappings; a V1Secret is read through its attributes.
     config = kw.container_config(_secret_env(**_BY_KEY_REF), "c",
-                                 secrets={"s": secret})  # type: ignore[dict-item]
+                                 secrets={"s": secret})
     assert config.envs[0].value == _NOT_UTF8
 
 

@@ -46,6 +46,8 @@ def test_frozen_and_copies_mappings() -> None:
         ({"runtime_handlers": [("a", "b")]}, "runtime_handlers"),
         ({"runtime_handlers": {"a": 1}}, "runtime_handlers"),
         ({"allocatable_cpu": "lots"}, "allocatable_cpu"),
+        ({"allocatable_ephemeral_storage": "1 Ti"}, "allocatable_ephemeral_storage"),
+        ({"allocatable_ephemeral_storage": 5}, "allocatable_ephemeral_storage"),
         ({"resolver_servers": ("x",) * 5000}, "resolver_servers"),
     ],
 )

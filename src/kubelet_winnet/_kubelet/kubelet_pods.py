@@ -350,9 +350,11 @@ def _extract_field_path(
 
 def _downward_defaults(view: PodView, node: NodeContext, minor: int) -> dict[str, str]:
     """``defaultPodLimitsForDownwardAPI``'s defaults (pkg/kubelet/kubelet_resources.go):
-    node allocatable, or from 1.34 the pod's non-zero ``spec.resources.limits`` (cpu
-    and memory)."""
-    defaults = {"cpu": node.allocatable_cpu, "memory": node.allocatable_memory}
+    node allocatable (cpu, memory and ephemeral-storage, as MergeContainerResourceLimits
+    merges them), or from 1.34 the pod's non-zero ``spec.resources.limits`` (cpu and
+    memory: the only pod-level resources)."""
+    defaults = {"cpu": node.allocatable_cpu, "memory": node.allocatable_memory,
+                "ephemeral-storage": node.allocatable_ephemeral_storage}
     if POD_LEVEL_LIMITS_DEFAULT.holds(minor):
         pod_limits, _ = container_resources(view.spec, view.spec_at)
         for name in ("cpu", "memory"):

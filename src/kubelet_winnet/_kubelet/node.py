@@ -55,6 +55,12 @@ def _ip(name: str, value: str) -> None:
         raise InvalidArgumentError(name, "an IP address", f"str {shown!r}") from None
 
 
+# The node allocatable quantities resourceFieldRef reads for a container without a limit
+# (MergeContainerResourceLimits, pkg/api/v1/resource/helpers.go: cpu, memory and
+# ephemeral-storage; hugepages never, they are never overcommitted).
+_ALLOCATABLE = ("allocatable_cpu", "allocatable_memory", "allocatable_ephemeral_storage")
+
+
 @dataclass(frozen=True, slots=True)
 class NodeContext:
     """The node a kubelet runs on, as far as the requests it builds depend on it.
@@ -66,8 +72,9 @@ class NodeContext:
     replaced by ``127.0.0.1`` (``::1`` for an IPv6 node IP) per node IP with search ``.``.
     ``pod_logs_dir``: root of the pod log directories. ``runtime_handlers``: RuntimeClass
     name to handler. ``processor_count``: logical CPUs the kubelet sees (Windows CPU
-    maximum). ``allocatable_cpu`` / ``allocatable_memory``: node allocatable quantities,
-    used for ``resourceFieldRef`` of containers without limits. ``kubelet_root``:
+    maximum). ``allocatable_cpu`` / ``allocatable_memory`` /
+    ``allocatable_ephemeral_storage``: node allocatable quantities, used for
+    ``resourceFieldRef`` of containers without limits. ``kubelet_root``:
     ``--root-dir``, under which the pod directories (``<root>\\pods\\<uid>``) hold the
     volumes, the hosts file and the termination logs the container mounts come from.
     """
@@ -86,12 +93,13 @@ class NodeContext:
     processor_count: int = 4
     allocatable_cpu: str = "4"
     allocatable_memory: str = "16Gi"
+    allocatable_ephemeral_storage: str = "128Gi"
     kubelet_root: str = "C:\\var\\lib\\kubelet"
 
     def __post_init__(self) -> None:
         for name in ("node_name", "hostname", "cluster_domain", "pod_logs_dir"):
             _string(name, getattr(self, name))
-        for name in ("allocatable_cpu", "allocatable_memory"):
+        for name in _ALLOCATABLE:
             _string(name, getattr(self, name))
         if not _string("kubelet_root", self.kubelet_root):
             raise InvalidArgumentError("kubelet_root", "a non-empty path", "an empty string")
@@ -135,7 +143,7 @@ class NodeContext:
         # Validate the quantities once, here, so a bad node fails at construction.
         from kubelet_winnet._kubelet.quantity import parse_quantity
 
-        for name in ("allocatable_cpu", "allocatable_memory"):
+        for name in _ALLOCATABLE:
             try:
                 parse_quantity(getattr(self, name), name)
             except ValueError:

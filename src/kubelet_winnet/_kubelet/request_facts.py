@@ -156,13 +156,21 @@ POD_LEVEL_LIMITS_DEFAULT = RequestFact(
     "pkg/kubelet/kubelet_resources.go defaultPodLimitsForDownwardAPI, "
     "pkg/features/kube_features.go (PodLevelResources: 1.32 alpha, 1.34 beta on)",
 )
+# v1.37.0 divides as every release before it: kubernetes#142232 ("fix precision loss and
+# division-by-zero in resource conversion", opened 2026-09-18) and #142265 ("downward API:
+# compute resource ceilings with integer math", opened 2026-09-21) both quote
+# int64(math.Ceil(float64(...) / float64(...))) as the code they replace, weeks after
+# v1.37.0, and master takes a fix before a release branch does. Neither is in
+# CHANGELOG-1.38.md's v1.38.0-alpha.1 or alpha.2 notes (0411cc70); the stored sources hold
+# no 1.37 patch notes and no cherry-pick of either, so a backport is not modelled.
 EXACT_DOWNWARD_DIVISION = RequestFact(
     "exact-downward-division", 38,
     "resourceFieldRef divides exactly (ceil of quantity / divisor, 0 for a zero quantity, "
     "MaxInt64 past int64); before: int64(math.Ceil(float64(MilliValue or Value) / "
     "float64(divisor's)))",
-    "pkg/api/v1/resource/helpers.go convertQuantityToString (the newest stored version; "
-    "kubernetes#142265 and #142232 of September 2026, after 1.37's release)",
+    "pkg/api/v1/resource/helpers.go convertQuantityToString (the newest stored version); "
+    "kubernetes#142232 and #142265, opened 2026-09-18 and 09-21 against the float64 "
+    "division, after v1.37.0 (2026-08-26); no 1.37 patch release is known to carry it",
 )
 SATURATING_MILLI_VALUE = RequestFact(
     "saturating-milli-value", 38,

@@ -617,6 +617,8 @@ _NODE_VALUES = (
     ("processor_count", "processorCount", "logical CPUs"),
     ("allocatable_cpu", "allocatableCpu", "allocatable CPU"),
     ("allocatable_memory", "allocatableMemory", "allocatable memory"),
+    ("allocatable_ephemeral_storage", "allocatableEphemeralStorage",
+     "allocatable ephemeral storage"),
 )
 
 

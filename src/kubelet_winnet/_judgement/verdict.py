@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from kubelet_winnet._kubelet.kubelet_version import KubeletVersion
 from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._kubelet.rules import PodFacts, SandboxDecision, decide_sandbox
+from kubelet_winnet.runtime._cni import DnsAsked, DnsPlan
 from kubelet_winnet.runtime._network import (
-    DnsAsked,
-    DnsPlan,
     Isolation,
     Mapping4,
     NodeFacts,

@@ -513,9 +513,9 @@ def _cni_findings(files: NodeFiles, found: _Found) -> None:
     network = files.network
     if network is None:
         return
-    from kubelet_winnet.runtime._network import _cni_outcome
+    from kubelet_winnet.runtime._cni import port_outcome
 
-    outcome, reason = _cni_outcome(network)
+    outcome, reason = port_outcome(network)
     if outcome != "applied":
         verb = "are dropped" if outcome == "dropped" else "may be dropped"
         found.add("node-host-port-dropped",

@@ -10,17 +10,19 @@ from dataclasses import dataclass
 from cri_api.runtime.v1 import api_pb2
 from kubelet_winnet._describe import type_name
 from kubelet_winnet.errors import InvalidArgumentError
-from kubelet_winnet.runtime._network import (
+from kubelet_winnet.runtime._cni import (
     CNI_DNS,
     CNI_PLUGINS,
     CniDns,
     CniNetwork,
     CniPlugin,
     DnsPlan,
+    PluginBehaviour,
+)
+from kubelet_winnet.runtime._network import (
     Isolation,
     NetworkNamespace,
     NodeFacts,
-    PluginBehaviour,
     PortPlan,
     PortRange,
     _not_host,

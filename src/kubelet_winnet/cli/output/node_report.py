@@ -167,9 +167,9 @@ def node_card(
     if files is not None:
         port = ("", "no CNI configuration among its files")
         if files.network is not None:
-            from kubelet_winnet.runtime._network import _cni_outcome
+            from kubelet_winnet.runtime._cni import port_outcome
 
-            port = _cni_outcome(files.network)
+            port = port_outcome(files.network)
         proxy = "no kube-proxy configuration among its files"
         if files.proxy is not None:
             proxy = ", ".join(f"{g}={str(v).lower()}" for g, (v, _) in

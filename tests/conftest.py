@@ -15,9 +15,9 @@ from tests.strategies import CORPUS, MUST_RUN
 pytest_plugins = ["pytester"]
 
 # Three profiles: "quick" (the default: the README test command stays under 2 minutes on
-# 2 cores, pip install included), "ci" (the default when CI is set: 6x the examples),
-# and "dev" (opt-in with HYPOTHESIS_PROFILE=dev: 60x, random seeds).
-for _name, _examples in (("quick", 25), ("ci", 150)):
+# 2 cores, pip install included), "ci" (the default when CI is set: 12x the examples),
+# and "dev" (opt-in with HYPOTHESIS_PROFILE=dev: 125x, random seeds).
+for _name, _examples in (("quick", 12), ("ci", 150)):
     settings.register_profile(
         _name,
         max_examples=_examples,

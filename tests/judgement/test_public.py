@@ -56,3 +56,31 @@ def test_a_dns_that_is_not_three_lists_of_strings_is_a_typed_error(
     with pytest.raises(InvalidArgumentError) as raised:
         kw.judge(POD, kubelet_version="1.34", dns=dns)
     assert argument in str(raised.value)
+
+
+_WEB: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+    "spec": {"os": {"name": "windows"}, "containers": [
+        {"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080},
+                                              {"containerPort": 9000}]}]}}
+
+
+@pytest.mark.parametrize(("capabilities", "outcome"), [
+    # libcni injectRuntimeConfig: portMappings reaches win-bridge only when declared, and
+    # win-bridge applies them (ApplyPortMappingPolicy); undeclared, nothing maps the port.
+    (frozenset({"portMappings"}), "applied"),
+    (frozenset(), "dropped"),
+])
+def test_judge_gives_each_host_port_its_outcome(capabilities: frozenset[str],
+                                                 outcome: str) -> None:
+    """MakePortMappings sends the hostPort 8080 mapping (and 9000 without a hostPort);
+    the verdict judges the one with a hostPort, as audit and node do."""
+    verdict = kw.judge(_WEB, kubelet_version="1.34", node=_node(capabilities))
+    assert [(p.host_port, p.outcome) for p in verdict.ports if p.host_port] == [
+        (8080, outcome)]
+
+
+def test_judge_without_node_files_gives_a_host_port_an_unknown_outcome() -> None:
+    verdict = kw.judge(_WEB, kubelet_version="1.34")
+    assert [(p.host_port, p.outcome) for p in verdict.ports if p.host_port] == [
+        (8080, "unknown")]

@@ -3,8 +3,8 @@ node agent asking "does this pod get the host network and its hostPorts on this 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kubelet_winnet._judgement.verdict import NodeKnowledge, Verdict
 from kubelet_winnet._judgement.verdict import judge as judge_under
@@ -15,8 +15,10 @@ if TYPE_CHECKING:
     from kubelet_winnet._kubelet.feature_gates import FeatureGatesInput
     from kubelet_winnet._kubelet.kubelet_version import KubeletVersionInput
     from kubelet_winnet._kubelet.pod import PodInput
+    from kubelet_winnet.runtime._cni import DnsAsked
+    from kubelet_winnet.runtime._network import Mapping4
 
-__all__ = ["judge"]
+__all__ = ["judge", "request_network"]
 
 
 def judge(
@@ -50,7 +52,9 @@ def judge(
         raise InvalidArgumentError("node", "a NodeKnowledge or None", type_name(node))
     asked = None if dns is None else _dns_lists(dns)
     profile = kubelet_profile(kubelet_version, feature_gates)
-    return judge_under(pod, profile, node, dns=asked)
+    known = node or NodeKnowledge()
+    mappings, _ = request_network(pod, kubelet_version, feature_gates, known.runtime_classes)
+    return judge_under(pod, profile, known, mappings=mappings, dns=asked)
 
 
 def _dns_lists(
@@ -69,3 +73,32 @@ def _dns_lists(
             raise InvalidArgumentError(f"dns[{index}]", "a list of strings", type_name(entries))
         lists.append(tuple(entries))
     return lists[0], lists[1], lists[2]
+
+
+def request_network(obj: Any, kubelet: KubeletVersionInput, feature_gates: FeatureGatesInput,
+                    runtime_classes: Mapping[str, str],
+                    ) -> tuple[tuple[Mapping4, ...], DnsAsked | None]:
+    """The port mappings and the DNSConfig (servers, searches, options) the kubelet sends
+    for the pod (its request builder's), for the judgement's hostPort and DNS outcomes;
+    ((), None) when it builds no request. The handler is the judgement's, not this
+    request's: a RuntimeClass the input lacks is looked up as ""."""
+    from kubelet_winnet._kubelet.node import NodeContext
+    from kubelet_winnet._kubelet.sandbox_config import run_pod_sandbox_request
+    from kubelet_winnet.errors import WinnetError
+
+    handlers = dict(runtime_classes)
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
+    if isinstance(name, str) and name and name not in handlers:
+        handlers[name] = ""
+    try:
+        request = run_pod_sandbox_request(
+            obj, kubelet_version=kubelet, feature_gates=feature_gates,
+            node=NodeContext(runtime_handlers=handlers))
+    except WinnetError:
+        return (), None
+    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
+    sent = request.config.dns_config
+    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
+                  m.host_ip) for m in request.config.port_mappings), (
+        tuple(sent.servers), tuple(sent.searches), tuple(sent.options))

@@ -162,7 +162,7 @@ class Auditor:
         # lists the kubelet sends do not change the answer
         dns = NOT_READ if isinstance(spec, dict) and asks_own_dns(spec) else None
         if files is not None or (self.node_config and node_name):
-            from kubelet_winnet._lint.node_checks import request_network
+            from kubelet_winnet._judgement.public import request_network
 
             mappings, dns = request_network(obj, kubelet, self.feature_gates,
                                             self.runtime_classes)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +19,7 @@ if TYPE_CHECKING:
     from kubelet_winnet.sources.node.kube import ComponentConfig
 
 __all__ = [
-    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes",
-    "request_network"]
-
-_Dns = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes"]
 
 _DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
                      "c:\\program files\\containerd\\cni\\bin")
@@ -107,34 +103,6 @@ def _probe(host_port: int, host_process: bool, runtime_class: str | None,
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": spec}
 
 
-def request_network(obj: Any, kubelet: str, feature_gates: str | None,
-                    runtime_classes: Mapping[str, str],
-                    ) -> tuple[tuple[tuple[int, int, str, str], ...], _Dns | None]:
-    """The port mappings and the DNSConfig (servers, searches, options) the kubelet sends
-    for the pod (its request builder's), for the judgement's hostPort and DNS outcomes;
-    ((), None) when it builds no request. The handler is the judgement's, not this
-    request's: a RuntimeClass the input lacks is looked up as ""."""
-    from kubelet_winnet import NodeContext, run_pod_sandbox_request
-    from kubelet_winnet.errors import WinnetError
-
-    handlers = dict(runtime_classes)
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    name = spec.get("runtimeClassName") if isinstance(spec, dict) else None
-    if isinstance(name, str) and name and name not in handlers:
-        handlers[name] = ""
-    try:
-        request = run_pod_sandbox_request(
-            obj, kubelet_version=kubelet, feature_gates=feature_gates,
-            node=NodeContext(runtime_handlers=handlers))
-    except WinnetError:
-        return (), None
-    protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
-    sent = request.config.dns_config
-    return tuple((m.container_port, m.host_port, protocols.get(m.protocol, str(m.protocol)),
-                  m.host_ip) for m in request.config.port_mappings), (
-        tuple(sent.servers), tuple(sent.searches), tuple(sent.options))
-
-
 def pod_classes(
     files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
 ) -> list[PodClass]:
@@ -169,6 +137,8 @@ def _pod_class(files: NodeFiles, facts: NodeFacts, name: str, handler: str | Non
 
     probe = _probe(host_port, host_process, handler, name == _OWN_DNS_CLASS)
     known = {handler: handler} if handler else {}
+    from kubelet_winnet._judgement.public import request_network
+
     _, dns = request_network(probe, DEFAULT_KUBELET_VERSION, None, known)
     mappings = ((host_port, host_port, "tcp", ""),)
     return PodClass(name, judge(probe, kubelet_profile(DEFAULT_KUBELET_VERSION), NodeKnowledge(

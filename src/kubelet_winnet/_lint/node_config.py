@@ -1,6 +1,6 @@
 """``audit --node-config``: what each node's own files say of it and of its pods: each
 node's own findings (:func:`audit_node_findings`) and what a pod gets there
-(:func:`on_node_value`, from the request ``node_checks.request_network`` reads).
+(:func:`on_node_value`, from the request ``_judgement.public.request_network`` reads).
 The folders are read by :mod:`kubelet_winnet.sources.node.folders`.
 """
 

@@ -428,7 +428,9 @@ def test_unsupported_kubelet_version(
     assert status == 2
     assert out == ""
     assert len(err.splitlines()) == 1
-    assert "kubelet version" in err
+    assert err.startswith(f"kubelet-winnet: error: --kubelet-version {json.dumps(version)}: ")
+    assert ("supported kubelet versions are 1.26 to 1.38" in err) is (version[:1].isdigit())
+    assert ("not a version like" in err) is (not version[:1].isdigit())
 
 
 @pytest.mark.parametrize(("gates", "text"), [

@@ -335,6 +335,9 @@ def check_profile(args: argparse.Namespace, session: Session) -> bool:
         where = getattr(args, "feature_gates_from", None) or "--feature-gates"
         session.error(f"{where} {json.dumps(args.feature_gates)}: {exc}")
         return False
+    except api.UnsupportedVersionError as exc:  # named as the other flags are
+        session.error(f"--kubelet-version {json.dumps(args.kubelet_version)}: {exc.reason}")
+        return False
     except WinnetError as exc:
         session.error(str(exc))
         return False

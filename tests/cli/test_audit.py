@@ -427,7 +427,8 @@ def test_csv_output_has_one_row_per_pod(dump: Path, capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--kubelet-version", "1.25"], "supported kubelet versions are 1.26"),
+        (["--kubelet-version", "1.25"],
+         '--kubelet-version "1.25": supported kubelet versions are 1.26'),
         (["--feature-gates", "WindowsHostNetwork=maybe"], "invalid value of"),
         (["--context", "x"], "-f reads a dump"),
     ],

@@ -180,7 +180,7 @@ def run_audit(args: argparse.Namespace, session: Session) -> int:
         session.error(f"--feature-gates {json.dumps(args.feature_gates)}: {exc}")
         return session.status
     except UnsupportedVersionError as exc:
-        session.error(str(exc))
+        session.error(f"--kubelet-version {json.dumps(args.kubelet_version)}: {exc.reason}")
         return session.status
     if args.filename and (args.kubeconfig or args.context or args.namespace
                           or args.all_namespaces):

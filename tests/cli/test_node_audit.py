@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -560,3 +561,21 @@ def test_audit_reports_what_stops_a_135_nodes_kubelet_at_start_up(
          "SidecarContainers to false, feature is locked to true (locked since Kubernetes "
          "1.33; remove it)."),
     ]
+
+
+def test_the_own_dns_row_says_why_its_dns_is_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The row of a pod with its own DNS settings gives the DNS reason beside the port's:
+    without the dns capability libcni hands the plugin no DNS (injectRuntimeConfig)."""
+    folder = tmp_path / "node"
+    shutil.copytree(NODES / "sigwin-1", folder)
+    conf = folder / "flannel.4096.conf"
+    conf.write_text(conf.read_text(encoding="utf-8").replace(', "dns": true', ""),
+                    encoding="utf-8")
+    main(["node", str(folder), "--fail-on", "never"])
+    (row,) = [line for line in capsys.readouterr().out.splitlines()
+              if line.startswith("pod with its own DNS")]
+    assert " dropped " in row
+    assert "; DNS: flannel, the first plugin of CNI network 'flannel.4096'" in row
+    assert "does not declare the dns capability" in row

@@ -72,6 +72,9 @@ class PodClass:
         elif self.ports:
             port = self.ports[0]
             notes.append(port.reason + (f"; {port.warning}" if port.warning else ""))
+        plan = self.verdict.dns
+        if self.name == _OWN_DNS_CLASS and plan is not None and plan.outcome != "applied":
+            notes.append(f"DNS: {plan.reason}")  # the row is about its DNS settings
         return "; ".join(notes)
 
 

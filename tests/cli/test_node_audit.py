@@ -360,22 +360,29 @@ _EVERY_LIST = {"dnsPolicy": "None", "dnsConfig": {
     "nameservers": ["10.0.0.53"], "searches": ["corp.example"], "options": [{"name": "edns0"}]}}
 
 
+def _dns_dump(tmp_path: Path, first: str, on_win_2: dict[str, Any]) -> Path:
+    """A dump of the three DNS nodes and a pod of each kind of DNS settings on them:
+    ``first`` (every list) and one more on win-2025-a, two on sigwin-1, one on win-2."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), node("sigwin-1"), WIN_2,
+        _own_dns(first, "win-2025-a", **_EVERY_LIST),
+        _own_dns("servers-2025", "win-2025-a", dnsPolicy="None",
+                 dnsConfig={"nameservers": ["10.0.0.53"]}),
+        _own_dns("own-sig", "sigwin-1", **_EVERY_LIST),
+        _own_dns("plain-sig", "sigwin-1"),
+        _own_dns("own-2", "win-2", **on_win_2),
+    ]}), encoding="utf-8")
+    return dump
+
+
 def test_rows_say_whether_a_pods_own_dns_reaches_it(capsys: pytest.CaptureFixture[str],
                                                     tmp_path: Path) -> None:
     """containerd passes the DNSConfig only as the dns capability. win-2025-a: flannel
     (declares dns) delegating to win-overlay, which takes servers and searches, never
     options (pkg/hns/netconf_windows.go); sigwin-1: flannel to sdnoverlay, which takes all
     three (cni/cni.go GetNetworkInfo); a node without files: not known."""
-    dump = tmp_path / "dump.yaml"
-    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        node("win-2025-a"), node("sigwin-1"), WIN_2,
-        _own_dns("own-2025", "win-2025-a", **_EVERY_LIST),
-        _own_dns("servers-2025", "win-2025-a", dnsPolicy="None",
-                 dnsConfig={"nameservers": ["10.0.0.53"]}),
-        _own_dns("own-sig", "sigwin-1", **_EVERY_LIST),
-        _own_dns("plain-sig", "sigwin-1"),
-        _own_dns("own-2", "win-2", **_EVERY_LIST),
-    ]}), encoding="utf-8")
+    dump = _dns_dump(tmp_path, "own-2025", _EVERY_LIST)
     nodes = _only(tmp_path, "win-2025-a", "sigwin-1")
     status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
     out, err = capsys.readouterr()
@@ -441,16 +448,7 @@ def _dns_cluster(tmp_path: Path) -> tuple[Path, Path]:
         (nodes / "sigwin-1" / name).symlink_to(NODES / "sigwin-1" / name)
     (nodes / "sigwin-1" / "cni.conf").symlink_to(
         NODES.parent / "cni" / "win-bridge-flannel.conf")
-    dump = tmp_path / "dump.yaml"
-    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        node("win-2025-a"), node("sigwin-1"), WIN_2,
-        _own_dns("partly-2025", "win-2025-a", **_EVERY_LIST),
-        _own_dns("servers-2025", "win-2025-a", dnsPolicy="None",
-                 dnsConfig={"nameservers": ["10.0.0.53"]}),
-        _own_dns("own-sig", "sigwin-1", **_EVERY_LIST),
-        _own_dns("plain-sig", "sigwin-1"),
-        _own_dns("own-2", "win-2", dnsPolicy="Default"),
-    ]}), encoding="utf-8")
+    dump = _dns_dump(tmp_path, "partly-2025", {"dnsPolicy": "Default"})
     return dump, nodes
 
 

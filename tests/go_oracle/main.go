@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -345,6 +346,27 @@ func handle(req request) ([]any, error) {
 				return nil, err
 			}
 			out = append(out, spewFNV([]byte(s)))
+		case "json_field":
+			// Whether json.Unmarshal puts {"<key>": 1} into a struct field tagged
+			// `json:"<field>"`: encoding/json's case-blind match of a key and a name.
+			var pair struct{ Key, Field string }
+			if err := json.Unmarshal(item, &pair); err != nil {
+				return nil, err
+			}
+			key, err := unb64(json.RawMessage(strconv.Quote(pair.Key)))
+			if err != nil {
+				return nil, err
+			}
+			kind := reflect.StructOf([]reflect.StructField{{
+				Name: "F", Type: reflect.TypeOf(0),
+				Tag:  reflect.StructTag(`json:"` + pair.Field + `"`),
+			}})
+			target := reflect.New(kind)
+			doc, _ := json.Marshal(map[string]int{key: 1})
+			if err := json.Unmarshal(doc, target.Interface()); err != nil {
+				return nil, err
+			}
+			out = append(out, target.Elem().Field(0).Int() == 1)
 		case "format_int":
 			// %v and strconv.FormatInt of an int64, which must agree.
 			n, err := parseInt64(item)

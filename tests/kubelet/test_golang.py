@@ -379,3 +379,30 @@ def test_json_text_and_base64_are_what_encoding_json_writes(
     for value, answer in zip(values, go.ask("json", sent), strict=True):
         assert golang.json_text(value) == json.loads(base64.b64decode(answer["string"]))
         assert base64.b64encode(value).decode() == json.loads(base64.b64decode(answer["bytes"]))
+
+
+# --- encoding/json's field names -------------------------------------------------------
+
+_FIELDS = ["dns", "nameservers", "domain", "resources", "helmCharts", "kind", "sss"]
+# Keys near the field names: Go's special folds (ſ, the Kelvin sign), runes whose case
+# change is longer in Python (ß, İ, ŉ), and sigma's three forms.
+_NEAR = st.lists(st.sampled_from(["d", "D", "n", "s", "S", "\u017f", "k", "K", "\u212a",
+                                  "i", "I", "\u0130", "\u00df", "\u0149", "\u03c3",
+                                  "\u03c2", "\u03a3", "a", "m", "e", "r", "o", "u", "c"]),
+                 max_size=6).map("".join)
+
+
+@given(st.lists(st.tuples(st.one_of(_NEAR, st.text(max_size=6).map(
+    lambda t: t.encode("utf-8", "replace").decode("utf-8", "replace"))),
+    st.sampled_from(_FIELDS)), min_size=1, max_size=40))
+@example([("DNS", "dns"), ("Nameservers", "nameservers"), ("\u017fs\u017f", "sss"),
+          ("\u212aind", "kind"), ("re\u017fources", "resources"), ("HELMCHARTS", "helmCharts")])
+def test_json_fold_matches_a_key_to_a_field_as_encoding_json_does(
+    go: GoOracle, pairs: list[tuple[str, str]]
+) -> None:
+    """encoding/json Unmarshal: "preferring an exact match but also accepting a
+    case-insensitive match" of an object key and a field's name."""
+    sent = [{"key": base64.b64encode(key.encode()).decode(), "field": field}
+            for key, field in pairs]
+    for (key, field), took in zip(pairs, go.ask("json_field", sent), strict=True):
+        assert (golang.json_fold(key) == golang.json_fold(field)) is took, (key, field)

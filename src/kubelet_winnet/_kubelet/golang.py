@@ -41,6 +41,7 @@ __all__ = [
     "go_len",
     "is_print",
     "join_windows",
+    "json_fold",
     "json_text",
     "mul_int64",
     "quote",
@@ -55,6 +56,23 @@ INT64_MAX = (1 << 63) - 1
 RUNE_ERROR = 0xFFFD  # utf8.RuneError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# --- encoding/json ----------------------------------------------------------------------
+
+
+def json_fold(key: str) -> str:
+    """``key`` as encoding/json folds an object key to match it with a struct field's name
+    without regard to case (fold.go ``foldName``: each rune ``ToUpper(ToLower(r))``), so
+    ``"ſ"`` matches an ``s`` and the Kelvin sign a ``k``. Runes whose Python case change
+    is more than one character are kept as they are (Go's mappings are rune to rune)."""
+    folded = []
+    for char in key:
+        lower = char.lower()
+        lower = lower if len(lower) == 1 else char
+        upper = lower.upper()
+        folded.append(upper if len(upper) == 1 else lower)
+    return "".join(folded)
 
 
 # --- strings are bytes ------------------------------------------------------------------

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from kubelet_winnet._kubelet.golang import json_fold
 from kubelet_winnet.sources.manifests import BadInput, Document, Limits, read_source
 from kubelet_winnet.sources.manifests.documents import STOPS, Refused, clip
 from kubelet_winnet.sources.manifests.encoding import Text
@@ -180,7 +181,7 @@ def _missing_dependency(chart: str, limits: Limits) -> BadInput | None:
 # kustomize reads a kustomization with sigs.k8s.io/yaml (go-yaml v2, then JSON) and
 # encoding/json into its Kustomization struct (api/types/kustomization.go Unmarshal):
 # of a repeated key go-yaml keeps the last, a merge key (<<) overrides the keys before it,
-# and a struct's fields match keys without regard to case (bytes.EqualFold, so "ſ" is an
+# and a struct's fields match keys without regard to case (json_fold, so "ſ" is an
 # "s" and the Kelvin sign a "k"). The guard reads the file with our reader, so it builds
 # a kustomization only where the two readings agree: it refuses any key our reader
 # refuses or two keys one field takes, and any merge key.
@@ -225,8 +226,9 @@ def _is_remote(entry: str) -> bool:
 
 
 def _fold(key: str) -> str:
-    """``key`` as Go's bytes.EqualFold compares it with an ASCII field name."""
-    return key.lower().replace("\u017f", "s")
+    """``key`` as encoding/json compares it with a struct field's name (``json_fold``),
+    in lower case as the field names here are written."""
+    return json_fold(key).lower()
 
 
 def _fields(value: dict[str, Any]) -> dict[str, str]:

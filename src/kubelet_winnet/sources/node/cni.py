@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from kubelet_winnet._kubelet.golang import json_fold
 from kubelet_winnet.errors import NodeConfigError
 from kubelet_winnet.runtime._node import CniDns, CniNetwork, CniPlugin
 from kubelet_winnet.sources.manifests import DEFAULT_LIMITS, BadInput, Limits, read_source
@@ -58,18 +59,8 @@ def _plugin(body: Any, where: Callable[..., str]) -> CniPlugin:
         if isinstance(delegate, dict) else CniDns())
 
 
-# Go's encoding/json matches a key to a field name without regard to case (fold.go
-# foldName: each rune upper(lower(r))), so "DNS" and "Nameservers" (calico's and
-# azure-vnet's Windows files) are the dns block's fields.
-def _fold(key: str) -> str:
-    folded = []
-    for char in key:
-        lower = char.lower() if len(char.lower()) == 1 else char
-        upper = lower.upper()
-        folded.append(upper if len(upper) == 1 else lower)
-    return "".join(folded)
-
-
+# Go's encoding/json matches a key to a field name without regard to case (json_fold), so
+# "DNS" and "Nameservers" (calico's and azure-vnet's Windows files) are the dns block's.
 _DNS_LISTS = {"NAMESERVERS": "nameservers", "SEARCH": "search", "OPTIONS": "options"}
 _DELEGATE_FAILS = ("flannel's delegate decodes it (CNI's types.DNS) when each pod's network "
                    "is set up, and fails, so no pod sandbox of the node starts")
@@ -83,12 +74,12 @@ def _dns(body: dict[str, Any], where: Callable[..., str], fails: str) -> CniDns:
     lists: dict[str, tuple[str, ...]] = {"nameservers": (), "search": (), "options": ()}
     domain = ""
     for key, block in body.items():
-        if _fold(key) != "DNS" or block is None:
+        if json_fold(key) != "DNS" or block is None:
             continue
         if not isinstance(block, dict):
             raise NodeConfigError(where(key), f"{key} must be an object: {fails}")
         for field, value in block.items():
-            name = _DNS_LISTS.get(_fold(field))
+            name = _DNS_LISTS.get(json_fold(field))
             if name is not None:
                 if value is None:
                     lists[name] = ()
@@ -98,7 +89,7 @@ def _dns(body: dict[str, Any], where: Callable[..., str], fails: str) -> CniDns:
                                           f"{key}.{field} must be a list of strings: {fails}")
                 else:
                     lists[name] = tuple(value)
-            elif _fold(field) == "DOMAIN" and value is not None:
+            elif json_fold(field) == "DOMAIN" and value is not None:
                 if not isinstance(value, str):
                     raise NodeConfigError(where(key, field),
                                           f"{key}.{field} must be a string: {fails}")

@@ -84,3 +84,25 @@ def test_judge_without_node_files_gives_a_host_port_an_unknown_outcome() -> None
     verdict = kw.judge(_WEB, kubelet_version="1.34")
     assert [(p.host_port, p.outcome) for p in verdict.ports if p.host_port] == [
         (8080, "unknown")]
+
+
+def test_judge_refuses_a_host_port_written_as_text() -> None:
+    """The request builder reads every port (MakePortMappings): a hostPort "8080" is bad
+    input with its field path, never a pod judged without its ports."""
+    pod = {**_WEB, "spec": {**_WEB["spec"], "containers": [
+        {"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": "8080"}]}]}}
+    with pytest.raises(kw.InvalidPodError) as info:
+        kw.judge(pod, kubelet_version="1.34")
+    assert info.value.field == "spec.containers[0].ports[0].hostPort"
+    assert str(info.value) == ('spec.containers[0].ports[0].hostPort: expected an integer, '
+                               'got string "8080"')
+
+
+def test_judge_of_a_pod_the_kubelet_refuses_is_the_refusal() -> None:
+    """A HostProcess pod without hostNetwork: the kubelet refuses it (no request is
+    built), and the verdict says so rather than raising."""
+    pod = {**_WEB, "spec": {**_WEB["spec"], "securityContext": {
+        "windowsOptions": {"hostProcess": True}}}}
+    verdict = kw.judge(pod, kubelet_version="1.34")
+    assert verdict.starts is False and verdict.ports == ()
+    assert verdict.decision.error is not None and "hostNetwork" in verdict.decision.error

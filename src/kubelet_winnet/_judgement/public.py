@@ -80,11 +80,13 @@ def request_network(obj: Any, kubelet: KubeletVersionInput, feature_gates: Featu
                     ) -> tuple[tuple[Mapping4, ...], DnsAsked | None]:
     """The port mappings and the DNSConfig (servers, searches, options) the kubelet sends
     for the pod (its request builder's), for the judgement's hostPort and DNS outcomes;
-    ((), None) when it builds no request. The handler is the judgement's, not this
-    request's: a RuntimeClass the input lacks is looked up as ""."""
+    ((), None) when the kubelet refuses the pod (the verdict says why). The handler is
+    the judgement's, not this request's: a RuntimeClass the input lacks is looked up as
+    "". Raises ``InvalidPodError`` for a field the request builder cannot read (a
+    hostPort written as a string)."""
     from kubelet_winnet._kubelet.node import NodeContext
     from kubelet_winnet._kubelet.sandbox_config import run_pod_sandbox_request
-    from kubelet_winnet.errors import WinnetError
+    from kubelet_winnet.errors import SandboxConfigError
 
     handlers = dict(runtime_classes)
     spec = obj.get("spec") if isinstance(obj, dict) else None
@@ -95,7 +97,7 @@ def request_network(obj: Any, kubelet: KubeletVersionInput, feature_gates: Featu
         request = run_pod_sandbox_request(
             obj, kubelet_version=kubelet, feature_gates=feature_gates,
             node=NodeContext(runtime_handlers=handlers))
-    except WinnetError:
+    except SandboxConfigError:
         return (), None
     protocols = {0: "tcp", 1: "udp", 2: "sctp"}  # cri-api runtime.v1 Protocol
     sent = request.config.dns_config

@@ -28,7 +28,7 @@ from kubelet_winnet._lint.reach import HostNetworkReach, host_network_reach
 from kubelet_winnet._lint.rules import Finding
 from kubelet_winnet._lint.targeting import PodObject, Target, pod_object, target_of
 from kubelet_winnet._printable import clip
-from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError
+from kubelet_winnet.errors import FeatureGateError, UnsupportedVersionError, WinnetError
 from kubelet_winnet.runtime._releases import runtime_name
 from kubelet_winnet.sources.cluster.source import Node, node_from
 from kubelet_winnet.sources.runtime_classes import add_runtime_class
@@ -164,8 +164,11 @@ class Auditor:
         if files is not None or (self.node_config and node_name):
             from kubelet_winnet._judgement.public import request_network
 
-            mappings, dns = request_network(obj, kubelet, self.feature_gates,
-                                            self.runtime_classes)
+            try:
+                mappings, dns = request_network(obj, kubelet, self.feature_gates,
+                                                self.runtime_classes)
+            except WinnetError:  # a field only the request reads: judged without its ports
+                mappings, dns = (), None
         verdict = judge(obj, profile, self._node_knowledge(runtime, files), mappings=mappings,
                         dns=dns, facts=facts)
         network = verdict.network

@@ -203,3 +203,16 @@ def test_a_bad_byte_after_yaml_only_breaks_names_the_editors_line(tmp_path: Path
     path = write_input(tmp_path, "bad.yaml", text.encode("utf-8") + b"\xff\n")
     bad = [f for f in read_input(path) if not isinstance(f, Document)]
     assert [(b.line, b.reason.split(";")[0]) for b in bad] == [(3, "not valid UTF-8 (byte 0xff)")]
+
+
+@given(st.text(alphabet="\r\na", max_size=40), st.data())
+def test_breaks_of_adjacent_ranges_add_up_to_editors_lines(text: str, data: Any) -> None:
+    """LF, CR and CRLF each end one line, and a CRLF split between two ranges is counted
+    once, at its CR, whichever range holds the CR (the JSON reader counts a List's lines
+    item by item)."""
+    from kubelet_winnet.sources.manifests.lines import breaks
+
+    cut = data.draw(st.integers(0, len(text)))
+    editors = len(re.split(r"\r\n|\r|\n", text)) - 1
+    assert breaks(text, 0, cut) + breaks(text, cut) == editors
+    assert breaks(text) == editors

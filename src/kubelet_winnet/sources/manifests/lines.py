@@ -38,8 +38,11 @@ def breaks(text: str, start: int = 0, end: int | None = None) -> int:
     """The line breaks that start in ``text[start:end]`` as editors count them: each LF
     and each CR, a CRLF once (at its CR). Counts of adjacent ranges add up."""
     end = len(text) if end is None else end
-    return (text.count("\n", start, end) + text.count("\r", start, end)
-            - text.count("\r\n", max(start - 1, 0), end))
+    lf = text.count("\n", start, end)
+    before = max(start - 1, 0)  # a CR just before the range: its LF is not a break here
+    if text.find("\r", before, end) < 0:  # most text has no CR: one search, not two counts
+        return lf
+    return lf + text.count("\r", start, end) - text.count("\r\n", before, end)
 
 
 _EDITOR_BREAK = re.compile(r"\r\n?|\n")

@@ -1014,3 +1014,29 @@ def test_many_stale_baseline_entries_are_summarised(
     assert len(stale) == 20
     assert (f"kubelet-winnet: note: {baseline}: 5 more baseline entries match no finding any "
             "more; write the baseline again with --create-baseline") in err.splitlines()
+
+
+@pytest.mark.parametrize(("port", "field", "said"), [
+    ({"containerPort": 80, "hostPort": "80"}, "hostPort", 'expected an integer, got string "80"'),
+    ({"containerPort": 80.5}, "containerPort", "expected an integer"),
+    ({"containerPort": 80, "protocol": 6}, "protocol", "expected a string"),
+    ({"containerPort": 80, "hostPort": 70000}, "hostPort",
+     "number 70000 outside the range 0 to 65535"),
+])
+def test_a_port_field_of_the_wrong_type_is_an_input_error_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], port: dict[str, Any], field: str,
+    said: str,
+) -> None:
+    """The API server refuses a pod whose port field does not decode (hostPort: "80"),
+    as run and judge do: check says so at the field's line, not a pod checked clean."""
+    pod = windows_pod("web", hostNetwork=True)
+    pod["spec"]["containers"][0]["ports"] = [port]
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(pod, sort_keys=False))
+    line = next(number for number, text in enumerate(path.read_text().splitlines(), 1)
+                if text.strip().lstrip("- ").startswith(f"{field}:"))
+    status, _, err = run(capsys, str(path))
+    assert status == 2
+    assert (f"{path}:{line}: document 1: spec.containers[0].ports[0].{field}: {said}"
+            in err)
+    assert "0 pods in 1 file checked" in err and "1 input error" in err

@@ -15,6 +15,7 @@ from google.protobuf import json_format
 
 import kubelet_winnet as api
 from kubelet_winnet.cli import main
+from tests.strategies import run_main
 
 
 def _pod(name: str, namespace: str, **spec: Any) -> dict[str, Any]:
@@ -122,3 +123,18 @@ def test_json_of_the_windows_sandbox_config_is_the_same_across_the_cri_api_renam
         assert status == 0, err
         outputs.append(json.loads(out)[0]["windowsPodSandboxConfig"])
     assert outputs[0] == outputs[1] == {"securityContext": {}}
+
+
+def test_a_host_port_written_as_a_string_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """translate reads a pod as the request builder does: a hostPort the API server
+    would not decode ends the pod as bad input with its field path."""
+    path = tmp_path / "pod.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "spec": {
+        "os": {"name": "windows"},
+        "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": "80"}]}]}}))
+    status, out, err = run_main(capsys, "translate", str(path))
+    assert status == 2
+    assert 'spec.containers[0].ports[0].hostPort: expected an integer, got string "80"' in err
+    assert out == ""

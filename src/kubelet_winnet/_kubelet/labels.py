@@ -19,6 +19,7 @@ from kubelet_winnet._kubelet.pod import (
     get_str_map,
     get_strings,
     read_field,
+    read_ports,
 )
 from kubelet_winnet._kubelet.request_facts import (
     CONTAINER_HASH_OF_NAME_AND_IMAGE,
@@ -141,16 +142,11 @@ def _pre_stop_annotation(handler: Mapping[str, Any], at: str) -> str:
 
 def _ports_annotation(container: Mapping[str, Any], at: str, host_network: bool) -> str:
     ports = []
-    for index, port in enumerate(get_objects(container, "ports", at)):
-        where = f"{at}ports[{index}]."
+    for container_port, host_port, protocol, host_ip, name in read_ports(container, at):
         entry: dict[str, Any] = {}
-        name = get_str(port, "name", where)
-        container_port = get_int(port, "containerPort", where, 0, 65535) or 0
-        host_port = get_int(port, "hostPort", where, 0, 65535) or 0
         if host_network and host_port == 0:
             host_port = container_port
-        protocol = get_str(port, "protocol", where, "TCP") or "TCP"
-        host_ip = get_str(port, "hostIP", where)
+        protocol = protocol or "TCP"
         # v1.ContainerPort field order; omitempty on all but containerPort.
         if name:
             entry["name"] = name

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from kubelet_winnet._describe import type_name
@@ -20,6 +20,7 @@ from kubelet_winnet.errors import InvalidArgumentError, InvalidPodError
 
 __all__ = [
     "Container",
+    "ContainerPort",
     "ObjectMeta",
     "Pod",
     "PodSecurityContext",
@@ -54,9 +55,21 @@ class PodSecurityContext(_Model):
     windows_options: WindowsSecurityContextOptions | None = None
 
 
+class ContainerPort(_Model):
+    """One of a container's ``ports``: the request builder's port mappings, the
+    judgement's hostPort outcomes."""
+
+    name: str | None = None
+    host_port: int | None = None
+    container_port: int | None = None
+    protocol: str | None = None
+    host_ip: str | None = Field(default=None, alias="hostIP")  # to_camel would say hostIp
+
+
 class Container(_Model):
     name: str | None = None  # null = unset, as in the API
     security_context: SecurityContext | None = None
+    ports: list[ContainerPort] | None = None
 
 
 class PodSpec(_Model):

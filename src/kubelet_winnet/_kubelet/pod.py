@@ -35,6 +35,7 @@ from kubelet_winnet._kubelet.rules import (
     ContainerFacts,
     ContainerKind,
     PodFacts,
+    PortFacts,
     WindowsOptions,
 )
 from kubelet_winnet._printable import cut
@@ -81,6 +82,7 @@ __all__ = [
     "pod_template",
     "read_field",
     "read_pod",
+    "read_ports",
     "view_pod",
 ]
 
@@ -460,6 +462,26 @@ def _windows_options(context: Mapping[str, Any], at: str) -> WindowsOptions | No
 _OPTION_SETS: dict[tuple[str | None, str | None, str | None, bool | None], WindowsOptions] = {}
 
 
+def read_ports(container: Mapping[str, Any], at: str) -> tuple[PortFacts, ...]:
+    """The ``ports`` of the container ``container`` at ``at``, each field typed as the API
+    decodes it (a port number within 0..65535, which any int32 port the API server keeps
+    is); ``InvalidPodError`` names the field that is not."""
+    ports = get_objects(container, "ports", at)
+    if not ports:
+        return ()
+    read = []
+    for index, port in enumerate(ports):
+        where = f"{at}ports[{index}]."
+        read.append(PortFacts(
+            get_int(port, "containerPort", where, 0, 65535) or 0,
+            get_int(port, "hostPort", where, 0, 65535) or 0,
+            get_str(port, "protocol", where),
+            get_str(port, "hostIP", where),
+            get_str(port, "name", where),
+        ))
+    return tuple(read)
+
+
 def pod_facts(spec: Mapping[str, Any], at: str) -> PodFacts:
     """The rule inputs of the pod spec ``spec`` found at path prefix ``at`` ("spec.")."""
     host_network = get_bool(spec, "hostNetwork", at) is True
@@ -474,7 +496,7 @@ def pod_facts(spec: Mapping[str, Any], at: str) -> PodFacts:
             options = (
                 None if context is None else _windows_options(context, f"{where}securityContext.")
             )
-            containers.append(ContainerFacts(name, kind, options))
+            containers.append(ContainerFacts(name, kind, options, read_ports(entry, where)))
     runtime_class = get_str(spec, "runtimeClassName", at) or None
     return PodFacts(host_network, pod_options, tuple(containers), runtime_class)
 

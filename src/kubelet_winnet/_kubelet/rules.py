@@ -34,6 +34,7 @@ __all__ = [
     "ContainerKind",
     "NetworkMode",
     "PodFacts",
+    "PortFacts",
     "Refusal",
     "SandboxDecision",
     "Step",
@@ -71,10 +72,23 @@ class WindowsOptions:
 
 # Facts and container decisions are built for every pod: a NamedTuple is as immutable
 # and costs a third of a frozen dataclass to build (0.4 µs against 1.2 µs on CPython 3.11).
+class PortFacts(NamedTuple):
+    """One entry of a container's ``ports`` as written (v1.ContainerPort), no API default
+    applied: 0 and "" where a field is unset. Not read by the decision: the request
+    builder's port mappings and the linter's hostPort rules."""
+
+    container_port: int = 0
+    host_port: int = 0
+    protocol: str = ""
+    host_ip: str = ""
+    name: str = ""
+
+
 class ContainerFacts(NamedTuple):
     name: str
     kind: ContainerKind
     windows_options: WindowsOptions | None = None
+    ports: tuple[PortFacts, ...] = ()
 
 
 class PodFacts(NamedTuple):

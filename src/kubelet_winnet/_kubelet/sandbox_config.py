@@ -36,7 +36,6 @@ from kubelet_winnet._kubelet.pod import (
     PodView,
     echo,
     get_bool,
-    get_int,
     get_list,
     get_object,
     get_objects,
@@ -46,6 +45,7 @@ from kubelet_winnet._kubelet.pod import (
     not_utf8_error,
     pod_facts,
     read_field,
+    read_ports,
     view_pod,
 )
 from kubelet_winnet._kubelet.profile import kubelet_profile
@@ -326,16 +326,11 @@ def container_port_mappings(
     synthesized ``<family>-<protocol>-<hostIP>:<containerPort>:<hostPort>``) dropped."""
     mappings = []
     names: set[str] = set()
-    for index, port in enumerate(get_objects(container, "ports", at)):
-        where = f"{at}ports[{index}]."
-        # Required by API validation; the kubelet itself reads a missing one as 0.
-        container_port = get_int(port, "containerPort", where, 0, 65535) or 0
-        host_port = get_int(port, "hostPort", where, 0, 65535) or 0
+    for container_port, host_port, protocol, host_ip, name in read_ports(container, at):
+        # containerPort is required by API validation; the kubelet reads a missing one as 0.
         if host_network and host_port == 0:  # defaults.go: defaultHostNetworkPorts
             host_port = container_port
-        protocol = get_str(port, "protocol", where, "TCP") or "TCP"
-        host_ip = get_str(port, "hostIP", where)
-        name = get_str(port, "name", where)
+        protocol = protocol or "TCP"
         key = name or f"{_family(host_ip)}-{protocol}-{host_ip}:{container_port}:{host_port}"
         if key in names:
             continue  # "Port name conflicted, it is defined more than once"

@@ -53,13 +53,10 @@ def _container_ports(containers: Sequence[_Container]) -> list[int]:
     gives a hostPort in a hostNetwork pod), in order, each once."""
     ports: dict[int, None] = {}
     for container in containers:
-        if container.facts.kind == "ephemeralContainers":
-            continue
-        declared = container.entry.get("ports")
-        for port in declared if isinstance(declared, list) else ():
-            number = port.get("containerPort") if isinstance(port, dict) else None
-            if type(number) is int and 0 < number < 65536:
-                ports[number] = None
+        if container.facts.kind != "ephemeralContainers":
+            for port in container.facts.ports:
+                if port.container_port:
+                    ports[port.container_port] = None
     return list(ports)
 
 
@@ -102,10 +99,6 @@ def _dig(node: object, *keys: str) -> Any:
             return None
         node = node.get(key)
     return node
-
-
-def _int(value: object) -> int | None:
-    return value if type(value) is int else None
 
 
 # --- the rules --------------------------------------------------------------------------
@@ -261,15 +254,11 @@ def _host_port_mismatch(containers: Sequence[_Container]) -> list[Finding]:
     found: list[Finding] = []
     rule = RULES_BY_ID["host-port-mismatch"]
     for container in containers:
-        ports = container.entry.get("ports")
-        if container.facts.kind == "ephemeralContainers" or not isinstance(ports, list):
+        if container.facts.kind == "ephemeralContainers":
             continue
-        for number, port in enumerate(ports):
-            if type(port) is not dict:
-                continue
-            host_port = _int(port.get("hostPort"))
-            container_port = _int(port.get("containerPort"))
-            if host_port and container_port is not None and host_port != container_port:
+        for number, (container_port, host_port, *_) in enumerate(container.facts.ports):
+            # an unset containerPort (0) is the API server's other error, not this one
+            if host_port and container_port and host_port != container_port:
                 found.append(Finding(
                     rule, rule.severity,
                     f"hostPort {host_port} with containerPort {container_port} under "

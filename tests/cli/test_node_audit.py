@@ -577,3 +577,27 @@ def test_the_own_dns_row_says_why_its_dns_is_dropped(
     assert " dropped " in row
     assert "; DNS: flannel, the first plugin of CNI network 'flannel.4096'" in row
     assert "does not declare the dns capability" in row
+
+
+def test_a_dropped_host_port_is_placed_at_the_container_port_that_asks_for_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The kubelet maps the regular containers' ports only (MakePortMappings over
+    pod.Spec.Containers): an init container's port is not where hostPort 8081 is
+    declared, and the second regular container's second port is."""
+    nodes = _only(tmp_path, "win-2025-a")
+    web = pod("web", "win-2025-a")
+    web["spec"]["initContainers"] = [{"name": "init", "image": "i",
+                                      "ports": [{"containerPort": 80, "hostPort": 8081}]}]
+    web["spec"]["containers"] = [
+        {"name": "a", "image": "i", "ports": [{"containerPort": 90}]},
+        {"name": "b", "image": "i",
+         "ports": [{"containerPort": 91}, {"containerPort": 80, "hostPort": 8081}]}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), web]}), encoding="utf-8")
+    main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
+    document = json.loads(capsys.readouterr().out)
+    (row,) = document["pods"]
+    assert [f["field"] for f in row["findings"] if f["rule"] == "node-host-port-dropped"] == [
+        "spec.containers[1].ports[1].hostPort"]

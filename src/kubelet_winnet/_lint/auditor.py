@@ -207,9 +207,9 @@ class Auditor:
                                     facts=facts)
                if f.rule.id != "unknown-field"]
         note = ""
-        raw += _dropped_ports(pod, verdict) + dropped_dns(pod, verdict)
+        raw += _dropped_ports(pod, facts, verdict) + dropped_dns(pod, verdict)
         other = runtime_name(runtime)
-        host_network = pod.spec.get("hostNetwork") is True
+        host_network = facts.host_network
         if other and other != "containerd" and host_network and (
                 verdict is None or verdict.starts is not False):
             # What becomes of hostNetwork here is unknown: no finding says "ignored", nor
@@ -236,7 +236,8 @@ class Auditor:
         return reach
 
 
-def _dropped_ports(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
+def _dropped_ports(pod: PodObject, facts: PodFacts, verdict: Verdict | None,
+                   ) -> list[Finding]:
     """A hostPort the verdict drops on the pod's node (``audit --node-config``), as a
     finding of the node rule that says why: it counts toward ``--fail-on``."""
     if verdict is None or verdict.starts is False or not verdict.ports:
@@ -248,19 +249,18 @@ def _dropped_ports(pod: PodObject, verdict: Verdict | None) -> list[Finding]:
             found.append(Finding(
                 rule, rule.severity,
                 f"hostPort {port.host_port} is dropped on this pod's node: {port.reason}.",
-                _host_port_path(pod, port.container_port, port.host_port)))
+                _host_port_path(pod, facts, port.container_port, port.host_port)))
     return found
 
 
-def _host_port_path(pod: PodObject, container_port: int, host_port: int,
+def _host_port_path(pod: PodObject, facts: PodFacts, container_port: int, host_port: int,
                     ) -> tuple[str | int, ...]:
-    """Where the pod declares the mapping (the first container port that matches)."""
-    containers = pod.spec.get("containers")
-    for index, container in enumerate(containers if isinstance(containers, list) else ()):
-        ports = container.get("ports") if isinstance(container, dict) else None
-        for number, port in enumerate(ports if isinstance(ports, list) else ()):
-            if isinstance(port, dict) and port.get("containerPort") == container_port and (
-                    port.get("hostPort") in (host_port, None)):
+    """Where the pod declares the mapping (the first container port that matches; the
+    kubelet maps the regular containers' ports only)."""
+    regular = (c for c in facts.containers if c.kind == "containers")
+    for index, container in enumerate(regular):
+        for number, port in enumerate(container.ports):
+            if port.container_port == container_port and port.host_port in (host_port, 0):
                 return (*pod.spec_path, "containers", index, "ports", number, "hostPort")
     return (*pod.spec_path, "containers")
 

@@ -601,3 +601,43 @@ def test_a_dropped_host_port_is_placed_at_the_container_port_that_asks_for_it(
     (row,) = document["pods"]
     assert [f["field"] for f in row["findings"] if f["rule"] == "node-host-port-dropped"] == [
         "spec.containers[1].ports[1].hostPort"]
+
+
+def test_a_host_process_pod_asking_for_the_nodes_resolver_gets_what_it_asks(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A HostProcess sandbox never reaches CNI (containerd sandbox_run.go): the pod
+    resolves names as the node does. dnsPolicy: Default alone asks for just that
+    (getPodDNSType: podDNSHost), so it is applied; a dnsConfig is not."""
+    nodes = _only(tmp_path, "akswin000001")  # process-isolated: the pod has the network
+    default = pod("asks-node", "akswin000001", host_process=True)
+    default["spec"]["dnsPolicy"] = "Default"
+    configured = pod("asks-own", "akswin000001", host_process=True)
+    configured["spec"].update(_EVERY_LIST)
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("akswin000001"), default, configured]}), encoding="utf-8")
+    outputs = {}
+    for output in ("text", "json", "html"):
+        main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", output,
+              "--fail-on", "never"])
+        outputs[output] = capsys.readouterr().out
+    rows = {p["name"]: p for p in json.loads(outputs["json"])["pods"]}
+    assert {n: (r["onNode"]["dns"]["outcome"], r["onNode"]["dns"]["asksNodeResolver"])
+            for n, r in rows.items()} == {"asks-node": ("host", True),
+                                          "asks-own": ("host", False)}
+    assert "its DNS settings applied (the node's resolver);" in rows["asks-node"]["note"] + ";"
+    assert "its DNS settings ignored (the node's resolver) (a host-network sandbox" in (
+        rows["asks-own"]["note"])
+    lines = outputs["text"].splitlines()
+    header = next(line for line in lines if line.startswith("POD "))
+    at, end = header.index("DNS"), header.index("FINDINGS")
+    cells = {line.split()[0]: line[at:end].strip() for line in lines
+             if line.split()[:1] and line.split()[0] in rows}
+    assert cells == {"asks-node": "applied (the node's resolver)",
+                     "asks-own": "ignored (the node's resolver)"}
+    page = outputs["html"]
+    assert ("<dt>own DNS settings</dt><dd>ignored (the node&#x27;s resolver) 1, applied "
+            "(the node&#x27;s resolver) 1 (of the pods") in page
+    # only asks-own is listed (what it asks for is not what it gets), with a bad badge
+    assert '<span class="b bad">DNS settings ignored (the node&#x27;s resolver)</span>' in page
+    assert "<b>asks-node</b>" not in page[page.index('id="pods"'):]

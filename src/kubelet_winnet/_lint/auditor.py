@@ -21,7 +21,7 @@ from kubelet_winnet._judgement import NodeKnowledge, Verdict, judge
 from kubelet_winnet._kubelet.pod import read_pod
 from kubelet_winnet._lint.audit_records import FindingRecord, PodAudit
 from kubelet_winnet._lint.checks import check_pod
-from kubelet_winnet._lint.dns import NOT_READ, asks_own_dns, dropped_dns
+from kubelet_winnet._lint.dns import NOT_READ, asks_node_resolver, asks_own_dns, dropped_dns
 from kubelet_winnet._lint.ignores import ignored_rules
 from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
 from kubelet_winnet._lint.reach import HostNetworkReach, host_network_reach
@@ -128,11 +128,12 @@ class Auditor:
             from kubelet_winnet._lint.node_config import on_node_value, rests_on_the_unknown
 
             own = asks_own_dns(spec)
+            asked = own and asks_node_resolver(spec)
             if node_name in self.node_files:
-                on_node, text = on_node_value(verdict, own)
+                on_node, text = on_node_value(verdict, own, asked)
                 note += f"{text}; "
             elif rests_on_the_unknown(verdict, own):  # on a fact only the node's files give
-                on_node, text = on_node_value(verdict, own)
+                on_node, text = on_node_value(verdict, own, asked)
                 note += f"no node files for {clip(node_name, 80)}: {text}; "
         decision = verdict.decision if verdict is not None else None
         network = decision.network if decision is not None and not decision.error else None

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kubelet_winnet._lint.rules import Path
     from kubelet_winnet._lint.targeting import PodObject
 
-__all__ = ["NOT_READ", "asks_own_dns", "dns_findings", "dropped_dns"]
+__all__ = ["NOT_READ", "asks_node_resolver", "asks_own_dns", "dns_findings", "dropped_dns"]
 
 # What a door that does not read the node's CNI configuration passes as the request's
 # DNSConfig: without that configuration the lists never change the answer.
@@ -32,6 +32,13 @@ _OWN_POLICIES = ("None", "Default")
 def asks_own_dns(spec: Mapping[str, Any]) -> bool:
     """Whether the pod asks for DNS other than the cluster DNS of every pod."""
     return spec.get("dnsPolicy") in _OWN_POLICIES or isinstance(spec.get("dnsConfig"), dict)
+
+
+def asks_node_resolver(spec: Mapping[str, Any]) -> bool:
+    """Whether the pod's own DNS settings are ``dnsPolicy: Default`` alone: it asks to
+    resolve names as its node does, which a HostProcess or host-network pod does whatever
+    it asks (the judgement's outcome ``host``), so it gets what it asks for."""
+    return spec.get("dnsPolicy") == "Default" and not isinstance(spec.get("dnsConfig"), dict)
 
 
 def _asked(pod: PodObject) -> tuple[str, Path, str]:
@@ -59,8 +66,7 @@ def dns_findings(pod: PodObject, verdict: Verdict | None, windows: bool) -> list
     rule = RULES_BY_ID["dns-needs-cni-capability"]
     asked, path, them = _asked(pod)
     if outcome == "host":
-        if not isinstance(pod.spec.get("dnsConfig"), dict) and pod.spec.get(
-                "dnsPolicy") == "Default":
+        if asks_node_resolver(pod.spec):
             return []  # it asks for the node's resolver, and gets it
         return [Finding(
             rule, Severity.WARNING,

@@ -38,10 +38,12 @@ def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
     return found
 
 
-def on_node_value(verdict: Verdict, own: bool = False) -> tuple[dict[str, Any], str]:
+def on_node_value(verdict: Verdict, own: bool = False, node_resolver: bool = False,
+                  ) -> tuple[dict[str, Any], str]:
     """What one pod of the cluster gets on its node, rendered from its verdict: the JSON
     value of audit's ``onNode`` and one sentence. ``own``: the pod has its own DNS
-    settings (``_lint.dns.asks_own_dns``), which the sentence then says the fate of."""
+    settings (``_lint.dns.asks_own_dns``), which the sentence then says the fate of;
+    ``node_resolver``: they are ``dnsPolicy: Default`` alone (``asks_node_resolver``)."""
     ports = [p for p in verdict.ports if p.host_port > 0]
     network = verdict.network
     dns = verdict.dns
@@ -52,7 +54,8 @@ def on_node_value(verdict: Verdict, own: bool = False) -> tuple[dict[str, Any], 
         "hostPorts": [{"hostPort": p.host_port, "protocol": p.protocol, "outcome": p.outcome,
                        "reason": p.reason} for p in ports],
         **({"dns": {"outcome": dns.outcome, "reason": dns.reason, "reaches": list(dns.reaches),
-                    "ownSettings": own}} if dns is not None else {}),
+                    "ownSettings": own, "asksNodeResolver": own and node_resolver}}
+           if dns is not None else {}),
     }
     if verdict.runtime_refused:
         return value, f"on its node: {verdict.runtime_refused}"
@@ -63,16 +66,24 @@ def on_node_value(verdict: Verdict, own: bool = False) -> tuple[dict[str, Any], 
         if port.outcome in ("dropped", "unknown"):
             text += f" ({port.reason})"
     if dns is not None and own:  # the pod's own DNS settings: whether they reach it
-        text += f"; its DNS settings {DNS_SAID[dns.outcome]}"
-        if dns.outcome != "applied":
+        said = _said(dns.outcome, node_resolver)
+        text += f"; its DNS settings {said}"
+        if not said.startswith(DNS_SAID["applied"]):
             text += f" ({dns.reason})"
     return value, text
 
 
 # What becomes of a pod's own DNS settings, in the words every audit output uses (the
 # note's sentence, the text table's DNS column, the page's badge and summary).
+# "host, asked": the node's resolver is what a pod whose only setting is dnsPolicy: Default
+# asks for, and a HostProcess or host-network pod gets it.
 DNS_SAID = {"applied": "applied", "partly": "partly applied", "dropped": "ignored",
-            "host": "ignored (the node's resolver)", "unknown": "unknown"}
+            "host": "ignored (the node's resolver)",
+            "host, asked": "applied (the node's resolver)", "unknown": "unknown"}
+
+
+def _said(outcome: str, node_resolver: bool) -> str:
+    return DNS_SAID["host, asked" if outcome == "host" and node_resolver else outcome]
 
 
 def dns_said(on_node: Mapping[str, Any] | None) -> str | None:
@@ -82,7 +93,7 @@ def dns_said(on_node: Mapping[str, Any] | None) -> str | None:
     dns = on_node.get("dns") if on_node is not None else None
     if on_node is None or dns is None or not dns["ownSettings"] or on_node["refused"]:
         return None
-    return DNS_SAID[dns["outcome"]]
+    return _said(dns["outcome"], dns.get("asksNodeResolver") is True)
 
 
 def rests_on_the_unknown(verdict: Verdict, own: bool = False) -> bool:

@@ -278,8 +278,7 @@ class PageWriter:
                         + ("not mapped" if outcome == "dropped" else "not known")))
             said = dns_said(record.on_node)
             if said is not None:
-                badges.append(_badge(_DNS_STYLE[record.on_node["dns"]["outcome"]],
-                                     f"DNS settings {said}"))
+                badges.append(_badge(_DNS_STYLE[said], f"DNS settings {said}"))
         return " ".join(badges) or _badge("unknown", "hostNetwork not requested")
 
     def _rule_link(self, rule_id: str) -> str:
@@ -454,8 +453,9 @@ _OUTCOME_GROUPS = (
 
 
 # What becomes of a pod's own DNS settings (the verdict's DnsPlan outcome) → badge.
-_DNS_STYLE = {"applied": "ok", "partly": "bad", "dropped": "bad", "host": "bad",
-              "unknown": "unknown"}
+_DNS_STYLE = {DNS_SAID[outcome]: style for outcome, style in {  # by the words said
+    "applied": "ok", "partly": "bad", "dropped": "bad", "host": "bad", "host, asked": "ok",
+    "unknown": "unknown"}.items()}
 # The outcomes node-dns-dropped says: the pod does not get the DNS settings it asks for.
 _DNS_NOT_ASKED = ("partly", "dropped")
 

@@ -52,16 +52,33 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 gen_manifests = importlib.import_module("gen_manifests")  # a sibling script, not a package
 from budgets import CPU_RATIO, PEER_RATIO, RSS_MB, at_least, at_most  # noqa: E402
-from peak import CONSOLE_SCRIPT, peak_mb  # noqa: E402
+from peak import CONSOLE_SCRIPT, PRELUDE, peak_mb  # noqa: E402
 
 STARTUP_REFERENCE = "import yaml, google.protobuf"
 CHECKOV_FILES = 1_000
 
-_REFERENCE_LIST = (
+_REFERENCE_LIST = PRELUDE + (
     "import json, sys\n"
     "with open(sys.argv[1], 'rb') as f:\n"
     "    items = json.load(f)['items']\n"
     "print(sum(1 for i in items if i.get('kind') == 'Pod'))\n"
+)
+# What check pays before any rule: the List read as check reads it (the streaming reader,
+# lines and bounds included), each pod found and targeted, and read by the kubelet model's
+# reader, which every rule reads through (nothing judged, nothing written).
+_FLOOR_LIST = PRELUDE + (
+    "import sys\n"
+    "from kubelet_winnet._kubelet.pod import read_pod\n"
+    "from kubelet_winnet._lint.targeting import pod_object, target_of\n"
+    "from kubelet_winnet.sources import read_manifests\n"
+    "n = 0\n"
+    "for document in read_manifests([sys.argv[1]]):\n"
+    "    pod = pod_object(document.value)\n"
+    "    if pod is not None:\n"
+    "        target_of(pod)\n"
+    "        read_pod(document.value)\n"
+    "        n += 1\n"
+    "print(n)\n"
 )
 _REFERENCE_TREE = (
     "import os, sys, yaml\n"
@@ -204,20 +221,25 @@ def _median_row(runs: list[Row]) -> Row:
     return sorted(runs, key=lambda row: row.cpu)[len(runs) // 2]
 
 
-def _list_rows(path: Path, pods: int, pairs: int) -> tuple[Row, Row, Row]:
+def _list_rows(path: Path, pods: int, pairs: int) -> tuple[Row, Row, Row, Row]:
     """``check`` and ``translate -o json`` of the List against ``json.load`` of it, in
-    ``pairs`` rounds of the three processes (the order rotating), so that each ratio is
-    the median of ratios within a round, not of runs minutes apart."""
-    runs: dict[str, list[Row]] = {"check": [], "translate": [], "reference": []}
+    ``pairs`` rounds of the processes (the order rotating), so that each ratio is the
+    median of ratios within a round, not of runs minutes apart; with them the floor,
+    what ``check`` pays before any rule (:data:`_FLOOR_LIST`)."""
+    runs: dict[str, list[Row]] = {"check": [], "translate": [], "reference": [], "floor": []}
     for index in range(pairs):
-        order = ["check", "reference", "translate"]
-        for name in order[index % 3:] + order[:index % 3]:
+        order = ["check", "reference", "translate", "floor"]
+        for name in order[index % 4:] + order[:index % 4]:
             if name == "check":
                 seconds, peak, report = check(path)
                 row = Row(f"check List ({pods} pods)", pods_checked(report), seconds, peak)
             elif name == "translate":
                 seconds, peak, configs = translate(path)
                 row = Row(f"translate -o json List ({pods} pods)", configs, seconds, peak)
+            elif name == "floor":
+                seconds, peak, _, _ = measure([sys.executable, "-c", _FLOOR_LIST, str(path)])
+                row = Row("floor: the List read and each pod by the kubelet model's reader "
+                          "(no rule, no output)", pods, seconds, peak)
             else:
                 seconds, peak, _, _ = measure([sys.executable, "-c", _REFERENCE_LIST,
                                                str(path)])
@@ -227,14 +249,14 @@ def _list_rows(path: Path, pods: int, pairs: int) -> tuple[Row, Row, Row]:
             runs[name].append(row)
     reference = _median_row(runs["reference"])
     out = []
-    for name in ("check", "translate"):
+    for name in ("check", "translate", "floor"):
         row = _median_row(runs[name])
         row.reference, row.reference_cpu = reference.seconds, reference.cpu
         row.paired = statistics.median(
             ours.cpu / theirs.cpu for ours, theirs in zip(runs[name], runs["reference"],
                                                           strict=True))
         out.append(row)
-    return out[0], out[1], reference
+    return out[0], out[1], reference, out[2]
 
 
 def run(files: int, pods: int, checkov: str | None, keep: Path | None,
@@ -255,9 +277,9 @@ def run(files: int, pods: int, checkov: str | None, keep: Path | None,
         rows.append(Row(f"check one YAML file vs `{STARTUP_REFERENCE}` (start-up)", 1,
                         median, 0.0, median / ratio))
 
-        listed, translated, loaded = _list_rows(workdir / "list.json", pods, pairs)
+        listed, translated, loaded, floor = _list_rows(workdir / "list.json", pods, pairs)
         listed.startup = translated.startup = startup_s
-        rows += [listed, loaded, translated]
+        rows += [listed, loaded, translated, floor]
 
         seconds, peak, report = check(workdir / "tree")
         reference, _, _, _ = measure([sys.executable, "-c", _REFERENCE_TREE,
@@ -361,20 +383,26 @@ def main() -> int:
     print(table(rows))
     if not checkov:
         print("\n(peer row not asked for: --checkov-venv DIR runs it; see docs/check.md)")
-    started, listed, translated = rows[1], rows[2], rows[4]
+    started, listed, translated, floor = rows[1], rows[2], rows[4], rows[5]
     assert listed.reference and translated.reference
     assert listed.paired is not None and translated.paired is not None
     print()
     print(at_most("check of the List, CPU against json.load of it", listed.paired, CPU_RATIO))
     print(at_most("translate -o json of the List, CPU against json.load of it",
                   translated.paired, CPU_RATIO))
-    ours = [r for r in rows if not r.name.startswith(("ref", "checkov"))]
+    ours = [r for r in rows if not r.name.startswith(("ref", "checkov", "floor"))]
     print(at_most("peak RSS of check and translate", max(r.peak_mb for r in ours), RSS_MB,
                   " MB"))
     peer = [r for r in rows if r.name.startswith("checkov")]
     if peer and peer[0].reference_cpu:
         print(at_least("checkov's CPU against check's on the same files",
                        peer[0].cpu / peer[0].reference_cpu, PEER_RATIO))
+    assert floor.paired is not None and floor.reference_cpu
+    left = max(CPU_RATIO - floor.paired, 0.0)
+    print(f"informational: before any rule, reading the List and each pod by the kubelet "
+          f"model's reader costs {floor.paired:.2f}x json.load's CPU, which leaves "
+          f"{left:.2f}x of the budget for the rules and the output "
+          f"({left * floor.reference_cpu / floor.pods * 1e6:.1f} us a pod)")
     print(f"informational: List {listed.pods_per_second:,.0f} pods/s "
           f"({listed.steady_pods_per_second:,.0f} after start-up); start-up "
           f"{started.seconds / (started.reference or 1):.2f}x `{STARTUP_REFERENCE}`")

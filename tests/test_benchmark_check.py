@@ -19,8 +19,12 @@ def test_quick_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     for row in ("| check one pod (start-up) | 1 |", "| check List (2000 pods) | 2000 |",
                 "| check directory (200 files) | 200 |",
-                "| reference: json.load of the List | 2000 |"):
+                "| reference: json.load of the List | 2000 |",
+                "| floor: the List read and each pod by the kubelet model's reader "
+                "(no rule, no output) | 2000 |"):
         assert row in done.stdout
     assert len(list((keep / "tree").rglob("*.yaml"))) == 200
     assert "budget: check of the List, CPU against json.load of it: " in done.stdout
     assert "budget: peak RSS of check and translate: " in done.stdout
+    assert "informational: before any rule, reading the List and each pod by the kubelet " \
+        "model's reader costs " in done.stdout

@@ -30,8 +30,26 @@ def _sent(pod: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
     return list(sent.servers), list(sent.searches), list(sent.options)
 
 
-def test_without_dns_asked_the_verdict_says_nothing_of_it() -> None:
-    assert kw.judge(POD, kubelet_version="1.34", node=_node(frozenset({"dns"}))).dns is None
+@pytest.mark.parametrize(("capabilities", "outcome"), [
+    (frozenset({"dns"}), "partly"), (frozenset(), "dropped")])
+def test_without_dns_given_the_verdict_asks_with_the_dnsconfig_the_kubelet_sends(
+        capabilities: frozenset[str], outcome: str) -> None:
+    """As audit --node-config asks: the request builder's DNSConfig for the pod, so a
+    node agent gets the DNS answer without building the lists."""
+    verdict = kw.judge(POD, kubelet_version="1.34", node=_node(capabilities))
+    assert verdict.dns is not None and verdict.dns.outcome == outcome
+    assert verdict.dns == kw.judge(POD, kubelet_version="1.34", node=_node(capabilities),
+                                   dns=_sent(POD)).dns
+
+
+def test_a_pod_the_kubelet_refuses_has_no_dns_answer() -> None:
+    refused = {**POD, "spec": {**POD["spec"], "containers": [
+        {"name": "a", "image": "i",
+         "securityContext": {"windowsOptions": {"hostProcess": True}}},
+        {"name": "b", "image": "i"}]}}
+    verdict = kw.judge(refused, kubelet_version="1.34", node=_node(frozenset({"dns"})))
+    assert verdict.starts is False
+    assert verdict.dns is None  # the sandbox is never made: no DNSConfig is sent
 
 
 def test_win_bridge_with_the_capability_drops_only_the_options() -> None:
@@ -106,3 +124,34 @@ def test_judge_of_a_pod_the_kubelet_refuses_is_the_refusal() -> None:
     verdict = kw.judge(pod, kubelet_version="1.34")
     assert verdict.starts is False and verdict.ports == ()
     assert verdict.decision.error is not None and "hostNetwork" in verdict.decision.error
+
+
+@pytest.mark.parametrize(("argument", "value", "said"), [
+    ("runtime", 2, "runtime: expected a containerRuntimeVersion string or None, got int"),
+    ("files", {"cni": None}, "files: expected a runtime.NodeFacts or None, got dict"),
+    ("runtime_classes", {"hyperv": 1}, "runtime_classes: expected a mapping of RuntimeClass"),
+    ("runtime_classes", ["hyperv"], "runtime_classes: expected a mapping of RuntimeClass"),
+    ("handlers_read", "yes", "handlers_read: expected a bool, got str"),
+    ("assume_default_handler", None, "assume_default_handler: expected a bool"),
+])
+def test_node_knowledge_refuses_a_wrong_argument_by_name(argument: str, value: Any,
+                                                         said: str) -> None:
+    with pytest.raises(InvalidArgumentError) as raised:
+        kw.NodeKnowledge(**{argument: value})
+    assert said in str(raised.value)
+
+
+def test_node_files_in_place_of_their_facts_are_refused_with_the_fix() -> None:
+    """read_node returns the files and what each was read as; the verdict takes the
+    facts they give (a node agent's likely slip)."""
+    from pathlib import Path
+
+    from kubelet_winnet.sources import read_node
+
+    files = read_node([str(Path(__file__).resolve().parent.parent / "data" / "node" / "nodes"
+                           / "win-2025-a")])
+    with pytest.raises(InvalidArgumentError) as raised:
+        kw.NodeKnowledge(files=files)  # type: ignore[arg-type]
+    assert str(raised.value).endswith(
+        "got NodeFiles (read_node(...) returns the node's files: pass its .facts)")
+    assert kw.judge(POD, node=kw.NodeKnowledge(files=files.facts)).starts is True

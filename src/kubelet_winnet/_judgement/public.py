@@ -36,9 +36,11 @@ def judge(
     own files); without it, a containerd node of unknown release with containerd's stock
     configuration, as ``check`` assumes, saying so in ``Verdict.facts``.
 
-    ``dns``: the sandbox's DNSConfig as the kubelet sends it (servers, searches, options:
-    ``pod_sandbox_config(pod).dns_config``'s lists) to ask whether it reaches the pod's
-    endpoint; ``Verdict.dns`` then says so (None when not asked).
+    ``Verdict.dns`` says whether the sandbox's DNSConfig reaches the pod's endpoint: the
+    one the kubelet's request builder makes for the pod (as ``audit --node-config`` asks),
+    or ``dns`` (servers, searches, options) when given, for a node whose cluster DNS or
+    resolver differs from the builder's defaults (``pod_sandbox_config(pod,
+    node=...).dns_config``'s lists). It is None only when the kubelet refuses the pod.
 
     Raises ``InvalidPodError``, ``FeatureGateError`` and ``UnsupportedVersionError`` as
     [`windows_sandbox_config`][kubelet_winnet.windows_sandbox_config] does, and
@@ -50,11 +52,13 @@ def judge(
         from kubelet_winnet.errors import InvalidArgumentError
 
         raise InvalidArgumentError("node", "a NodeKnowledge or None", type_name(node))
-    asked = None if dns is None else _dns_lists(dns)
+    given = None if dns is None else _dns_lists(dns)
     profile = kubelet_profile(kubelet_version, feature_gates)
     known = node or NodeKnowledge()
-    mappings, _ = request_network(pod, kubelet_version, feature_gates, known.runtime_classes)
-    return judge_under(pod, profile, known, mappings=mappings, dns=asked)
+    mappings, sent = request_network(pod, kubelet_version, feature_gates,
+                                     known.runtime_classes)
+    return judge_under(pod, profile, known, mappings=mappings,
+                       dns=given if given is not None else sent)
 
 
 def _dns_lists(

@@ -45,7 +45,7 @@ HostNetworkEffect = Literal["not-requested", "applied", "ignored", "unknown", "r
 
 @dataclass(frozen=True)
 class NodeKnowledge:
-    """What a door knows of the node, each fact known or not. ``runtime``: the node's
+    """What is known of the node a pod runs on, each fact known or not. ``runtime``: the node's
     ``containerRuntimeVersion`` (``containerd://2.3.3``; ``"containerd"`` when only the
     runtime is known; None: not known). ``files``: what the node's own files say (its
     containerd handlers and default handler, CNI, port ranges); None: not read, and
@@ -64,6 +64,30 @@ class NodeKnowledge:
     # known (audit of a node without its files, matrix): a HostProcess pod's network then
     # rests on it, and the verdict says so as its condition.
     assume_default_handler: bool = True
+
+    def __post_init__(self) -> None:
+        """A wrong argument is ``InvalidArgumentError`` naming it, not an error deep in the
+        judgement of the first pod."""
+        from kubelet_winnet._describe import type_name
+        from kubelet_winnet.errors import InvalidArgumentError
+
+        if self.runtime is not None and type(self.runtime) is not str:
+            raise InvalidArgumentError("runtime", "a containerRuntimeVersion string or None",
+                                       type_name(self.runtime))
+        if self.files is not None and not isinstance(self.files, NodeFacts):
+            hint = (" (read_node(...) returns the node's files: pass its .facts)"
+                    if isinstance(getattr(self.files, "facts", None), NodeFacts) else "")
+            raise InvalidArgumentError("files", "a runtime.NodeFacts or None",
+                                       type_name(self.files) + hint)
+        classes = self.runtime_classes
+        if not isinstance(classes, Mapping) or not all(
+                type(k) is str and type(v) is str for k, v in classes.items()):
+            raise InvalidArgumentError("runtime_classes",
+                                       "a mapping of RuntimeClass names to handler strings",
+                                       type_name(classes))
+        for name in ("handlers_read", "assume_default_handler"):
+            if type(getattr(self, name)) is not bool:
+                raise InvalidArgumentError(name, "a bool", type_name(getattr(self, name)))
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,6 @@ __all__ = [
     "add_render_arguments",
     "check_profile",
     "exit_text",
-    "field_path",
     "input_paths",
     "invalid_pod",
     "limits_of",
@@ -350,22 +349,8 @@ def check_profile(args: argparse.Namespace, session: Session) -> bool:
     return True
 
 
-def field_path(text: str) -> tuple[str | int, ...]:
-    """``spec.containers[1].ports`` -> ``("spec", "containers", 1, "ports")``."""
-    parts: list[str | int] = []
-    for piece in text.split("."):
-        name, _, rest = piece.partition("[")
-        if name:
-            parts.append(name)
-        while rest:
-            index, _, rest = rest.partition("]")
-            parts.append(int(index) if index.isdigit() else index)
-            rest = rest.removeprefix("[")
-    return tuple(parts)
-
-
 def invalid_pod(session: Session, document: Document, exc: InvalidPodError) -> None:
-    path = field_path(exc.field) if exc.field else ()
+    path = exc.field or ()
     line = document.place(path, document.line_of(path) if path else document.line).line
     session.error(f"{document.source}:{line}: document {document.document}: {exc}")
 

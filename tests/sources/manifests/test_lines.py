@@ -216,3 +216,31 @@ def test_breaks_of_adjacent_ranges_add_up_to_editors_lines(text: str, data: Any)
     editors = len(re.split(r"\r\n|\r|\n", text)) - 1
     assert breaks(text, 0, cut) + breaks(text, cut) == editors
     assert breaks(text) == editors
+
+
+@pytest.mark.parametrize("name", ["pod.yaml", "pod.json"])
+def test_a_field_named_as_an_error_names_it_has_its_line(tmp_path: Path, name: str) -> None:
+    """InvalidPodError.field is text (spec.containers[1].ports[0].hostPort): a Python
+    caller asks the document for its line with it, as with the path's parts."""
+    import yaml
+
+    import kubelet_winnet as kw
+    from kubelet_winnet.errors import InvalidPodError
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "a", "image": "i"},
+                       {"name": "b", "image": "i",
+                        "ports": [{"containerPort": 80, "hostPort": "80"}]}]}}
+    text = (json.dumps(pod, indent=2) if name.endswith(".json")
+            else yaml.safe_dump(pod, sort_keys=False))
+    (found,) = read_input(write_input(tmp_path, name, text))
+    assert isinstance(found, Document)
+    with pytest.raises(InvalidPodError) as raised:
+        kw.run_pod_sandbox_request(found.value)
+    field = raised.value.field
+    assert field == "spec.containers[1].ports[0].hostPort"
+    expected = next(number for number, line in enumerate(text.splitlines(), 1)
+                    if '"hostPort"' in line or "hostPort:" in line)
+    assert found.line_of(field) == expected
+    assert found.line_of(("spec", "containers", 1, "ports", 0, "hostPort")) == expected
+    assert found.place(field, expected).line == expected

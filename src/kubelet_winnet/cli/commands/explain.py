@@ -114,11 +114,9 @@ def _explain_record(item: Pod, explanation: Any, args: argparse.Namespace) -> di
 def _line_of(field: str, item: Pod) -> int | None:
     """The line of the pod field a warning is about, located as check locates a
     finding's; ``None`` for a note about the flags (``--feature-gates``)."""
-    from kubelet_winnet.cli.session import field_path
-
     if not field or field.startswith("-"):
         return None
-    return item.document.line_of(field_path(field))
+    return item.document.line_of(field)
 
 
 def _rule_of(code: str, item: Pod) -> dict[str, str | None]:

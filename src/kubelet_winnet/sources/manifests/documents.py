@@ -19,6 +19,7 @@ __all__ = [
     "Place",
     "Refused",
     "clip",
+    "field_path",
     "list_items",
 ]
 
@@ -80,22 +81,39 @@ class Document:
             return f"{self.source}#{self.document}"
         return f"{self.source}#{self.document}.items[{self.item}]"
 
-    def line_of(self, path: FieldPath) -> int:
-        """The line of the field at ``path`` (or of its nearest present parent)."""
+    def line_of(self, path: FieldPath | str) -> int:
+        """The line of the field at ``path`` (or of its nearest present parent): a tuple
+        of keys and indexes, or the text an error names it by (``InvalidPodError.field``,
+        ``spec.containers[0].ports[0].hostPort``)."""
         try:
-            return self.locator(path) or self.line
+            return self.locator(field_path(path) if isinstance(path, str) else path) or self.line
         except Exception:  # a locator is best effort: never lose a finding over it
             return self.line
 
-    def place(self, path: FieldPath, line: int) -> Place:
+    def place(self, path: FieldPath | str, line: int) -> Place:
         """Where a person edits the field at ``path``, found at ``line`` (of
         `line_of`): the same line unless the object was rendered."""
         if self.placer is None:
             return Place(line)
         try:
-            return self.placer(path, line)
+            return self.placer(field_path(path) if isinstance(path, str) else path, line)
         except Exception:  # best effort, as line_of: never lose a finding over it
             return Place(line)
+
+
+def field_path(text: str) -> FieldPath:
+    """``spec.containers[1].ports`` -> ``("spec", "containers", 1, "ports")``: a field as
+    errors name it, as the locators take it."""
+    parts: list[str | int] = []
+    for piece in text.split("."):
+        name, _, rest = piece.partition("[")
+        if name:
+            parts.append(name)
+        while rest:
+            index, _, rest = rest.partition("]")
+            parts.append(int(index) if index.isdigit() else index)
+            rest = rest.removeprefix("[")
+    return tuple(parts)
 
 
 #: Ends every error after which nothing more of the file is read (a parser that cannot

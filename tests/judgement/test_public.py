@@ -5,6 +5,7 @@ options) and libcni ``injectRuntimeConfig`` (a capability only for a plugin decl
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,14 +145,37 @@ def test_node_knowledge_refuses_a_wrong_argument_by_name(argument: str, value: A
 def test_node_files_in_place_of_their_facts_are_refused_with_the_fix() -> None:
     """read_node returns the files and what each was read as; the verdict takes the
     facts they give (a node agent's likely slip)."""
-    from pathlib import Path
-
     from kubelet_winnet.sources import read_node
 
-    files = read_node([str(Path(__file__).resolve().parent.parent / "data" / "node" / "nodes"
-                           / "win-2025-a")])
+    files = read_node([str(_NODES / "win-2025-a")])
     with pytest.raises(InvalidArgumentError) as raised:
         kw.NodeKnowledge(files=files)  # type: ignore[arg-type]
     assert str(raised.value).endswith(
         "got NodeFiles (read_node(...) returns the node's files: pass its .facts)")
     assert kw.judge(POD, node=kw.NodeKnowledge(files=files.facts)).starts is True
+
+
+_NODES = Path(__file__).resolve().parent.parent / "data" / "node" / "nodes"
+
+
+def test_a_node_read_without_its_containerd_file_has_its_handlers_assumed() -> None:
+    """sigwin-1 holds no config.toml: read_node's facts carry containerd's default
+    handlers as assumed, so the verdict says so, and a RuntimeClass handler they lack is
+    not known rather than refused as containerd would refuse an unconfigured one
+    (GetSandboxRuntime)."""
+    from kubelet_winnet.sources import read_node
+
+    facts = read_node([str(_NODES / "sigwin-1")]).facts
+    assert facts.handlers_read is False
+    plain = kw.judge(POD, node=kw.NodeKnowledge(files=facts))
+    assert "handler isolation: assumed from containerd's default configuration" in plain.facts
+    custom = {**POD, "spec": {**POD["spec"], "runtimeClassName": "custom"}}
+    verdict = kw.judge(custom, node=kw.NodeKnowledge(files=facts,
+                                                     runtime_classes={"custom": "custom"}))
+    assert verdict.runtime_refused is None and verdict.isolation is None
+    assert "handler isolation: not known" in verdict.facts
+    read = read_node([str(_NODES / "win-2025-a")]).facts
+    assert read.handlers_read is True
+    refused = kw.judge(custom, node=kw.NodeKnowledge(files=read,
+                                                     runtime_classes={"custom": "custom"}))
+    assert refused.runtime_refused == 'no runtime for "custom" is configured'

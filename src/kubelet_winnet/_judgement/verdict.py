@@ -257,7 +257,7 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
         used.append(f"RuntimeClass {runtime_class}: " + (
             f"handler {handler}" if handler is not None else "not in the input"))
     name = runtime_name(runtime) if runtime and "://" in runtime else runtime
-    if name is None and files is not None and handlers_read:
+    if name is None and files is not None and handlers_read and files.handlers_read:
         name = "containerd"  # its configuration was read: the release alone is not known
     used.append(f"runtime: {runtime or 'not known'}")
     # A handler not known is the node's default one (not known) or a RuntimeClass's.
@@ -266,7 +266,8 @@ def _runtime_part(version: KubeletVersion, mode: str | None, host_process: bool,
         out = _assumed(host_process, handler, runtime if runtime and is_runtime(runtime) else "",
                        unknown)
     else:
-        known = files is not None and handlers_read  # read from the node's containerd config
+        # read from the node's containerd config (as the door says, and as the files say)
+        known = files is not None and handlers_read and files.handlers_read
         out = plan_runtime(host_process, containerd_host_network(host_process), handler,
                            mappings, files if files is not None else NodeFacts(
                                runtime=runtime if runtime and is_runtime(runtime) else ""),

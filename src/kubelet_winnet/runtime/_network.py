@@ -104,8 +104,14 @@ class NodeFacts:
     cni: CniNetwork | None = None
     excluded_ports: tuple[PortRange, ...] = ()
     dynamic_ports: PortRange | None = None
+    # False: no containerd configuration was read (sources.read_node of a node without
+    # one), so ``handlers`` are containerd's defaults, assumed, and a handler they lack
+    # is not known rather than refused.
+    handlers_read: bool = True
 
     def __post_init__(self) -> None:
+        if type(self.handlers_read) is not bool:
+            raise InvalidArgumentError("handlers_read", "a bool", type_name(self.handlers_read))
         if type(self.runtime) is not str:
             raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
                                        type_name(self.runtime))

@@ -106,7 +106,9 @@ class NodeFiles:
             kwargs["runtime"] = self.node.runtime
         elif runtime:
             kwargs["runtime"] = runtime
-        if self.containerd is not None:
+        if self.containerd is None:
+            kwargs["handlers_read"] = False  # containerd's defaults, assumed
+        else:
             handlers = self.containerd.handlers()
             kwargs["handlers"] = handlers
             if self.containerd.default_handler in handlers:  # else containerd refuses to

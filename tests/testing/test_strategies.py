@@ -134,8 +134,8 @@ def test_unset_gates_are_accepted_by_every_kubelet(gates: Any) -> None:
     kw.kubelet_profile("1.38", gates)
 
 
-@given(node=ws.node_knowledge(), pod=ws.windows_pods(accepted=True, runtime_class=False))
-def test_node_knowledge_plans_every_accepted_pod(node: NodeFacts, pod: dict[str, Any]) -> None:
+@given(node=ws.node_facts(), pod=ws.windows_pods(accepted=True, runtime_class=False))
+def test_node_facts_plan_every_accepted_pod(node: NodeFacts, pod: dict[str, Any]) -> None:
     plan = plan_pod_network(kw.run_pod_sandbox_request(pod), node)
     assert plan.namespace in ("node", "pod", "none", "unknown")
 

@@ -53,3 +53,22 @@ def test_ids_are_unique_and_pods_can_be_given() -> None:
 def test_bad_pods_get_typed_errors(pods: object, error: type[Exception]) -> None:
     with pytest.raises(error):
         decision_table(pods)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.cell.outcome != "flag-error"],
+                         ids=lambda r: r.id)
+def test_a_rows_feature_gates_build_the_request_its_cell_says(row: DecisionRow) -> None:
+    """``row.feature_gates`` is the flag the cell's gate state means: the request built
+    with it sends the network the cell shows (or the kubelet refuses the pod)."""
+    assert row.feature_gates == {"default": None, "on": "WindowsHostNetwork=true",
+                                 "off": "WindowsHostNetwork=false"}[row.cell.gates]
+    try:
+        config = kw.windows_sandbox_config(row.manifest, kubelet_version=row.cell.kubelet,
+                                           feature_gates=row.feature_gates)
+    except kw.SandboxConfigError:
+        assert row.cell.outcome == "refused"
+        return
+    options = config.security_context
+    sent = (("NODE" if options.namespace_options.network else "POD")
+            if options.HasField("namespace_options") else None)
+    assert sent == row.cell.network

@@ -30,7 +30,7 @@ __all__ = [
     "as_workload",
     "feature_gates",
     "kubelet_versions",
-    "node_knowledge",
+    "node_facts",
     "windows_pods",
     "workloads",
 ]
@@ -395,7 +395,7 @@ def feature_gates(*, kubelet_version: str | None = None,
 # --- what a node knows ----------------------------------------------------------------
 
 
-def node_knowledge() -> st.SearchStrategy[NodeFacts]:
+def node_facts() -> st.SearchStrategy[NodeFacts]:
     """What a Windows node's own files say, as ``kubelet_winnet.runtime.NodeFacts``:
     the containerd release (``containerd://1.7.x`` to ``2.4.x``, or not known), the
     runtime handlers with their isolation ("``SandboxIsolation = 1``" is Hyper-V:

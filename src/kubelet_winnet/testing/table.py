@@ -28,6 +28,13 @@ class DecisionRow:
     cell: Cell
 
     @property
+    def feature_gates(self) -> str | None:
+        """The ``feature_gates`` argument of the cell's gate state (``None`` for
+        ``default``, ``"WindowsHostNetwork=true"`` for ``on``, ``=false`` for ``off``),
+        to build the request that kubelet sends."""
+        return dict(GATE_STATES)[self.cell.gates]
+
+    @property
     def id(self) -> str:
         """A test id: ``plain-host-network-1.32-default``."""
         return f"{self.pod}-{self.cell.kubelet}-{self.cell.gates}"

@@ -20,7 +20,6 @@ import kubelet_winnet as kw
 from kubelet_winnet.cri import RuntimeClient
 from kubelet_winnet.testing import DecisionRow, FakeRuntime, decision_table
 
-GATES = {"default": None, "on": "WindowsHostNetwork=true", "off": "WindowsHostNetwork=false"}
 SENT = [row for row in decision_table() if row.cell.outcome == "sent"]
 
 
@@ -38,10 +37,11 @@ def test_the_sandbox_gets_the_network_the_kubelet_asks_for(
     row: DecisionRow, runtime: tuple[str, str]
 ) -> None:
     endpoint, node_ip = runtime
+    # The API server gives every pod a uid; the kubelet never sends a sandbox without one.
     pod = {**row.manifest, "metadata": {"name": row.pod, "namespace": "default",
                                         "uid": f"uid-{row.id}"}}
     request = kw.run_pod_sandbox_request(
-        pod, kubelet_version=row.cell.kubelet, feature_gates=GATES[row.cell.gates])
+        pod, kubelet_version=row.cell.kubelet, feature_gates=row.feature_gates)
     wants_node = row.cell.network == "NODE" or row.cell.host_process
     with RuntimeClient(endpoint) as client:
         sandbox = client.run_pod_sandbox(request).pod_sandbox_id

@@ -182,6 +182,18 @@ class NodeConfigError(WinnetError, ValueError):
     def __reduce__(self) -> tuple[type[NodeConfigError], tuple[str, str]]:
         return (type(self), (self.where, self.reason))
 
+    @property
+    def line(self) -> int | None:
+        """The line of ``where`` when it names a file's line (``C:/k/config.toml:12``:
+        12), else None."""
+        _, colon, tail = self.where.rpartition(":")
+        return int(tail) if colon and tail.isdigit() and tail.isascii() else None
+
+    @property
+    def file(self) -> str | None:
+        """The file of ``where`` when it names a file's line, else None."""
+        return self.where.rpartition(":")[0] if self.line is not None else None
+
 
 class HcnError(WinnetError, OSError):
     """An HCN call failed: ``hresult`` is the 32-bit HRESULT as an unsigned int,

@@ -55,6 +55,7 @@ def test_cni_in_utf16_is_refused_as_libcni_refuses_it(tmp_path: Path) -> None:
     with pytest.raises(NodeConfigError) as caught:
         read_cni(str(path))
     assert caught.value.where == f"{path}:1"
+    assert (caught.value.file, caught.value.line) == (str(path), 1)
     assert caught.value.reason.startswith("UTF-16 text (PowerShell 5.1's Out-File and > write "
                                           "it): containerd's CNI loader (libcni")
     assert "loads no network" in caught.value.reason
@@ -894,3 +895,15 @@ def test_a_fifo_named_as_a_node_file_is_read_once_not_waited_on_again(
         assert found.proxy is not None and found.proxy.mode == ("ipvs", 2)
     else:
         assert [network.name for network in found.cni] == ["n"]
+
+
+@pytest.mark.parametrize(("where", "file", "line"), [
+    ("C:/k/config.toml:12", "C:/k/config.toml", 12),  # a drive's colon is not the line's
+    ("excluded_ports[2]", None, None),  # a field of NodeFacts names no file
+    ("handlers['a:b']", None, None),
+    ("C:/k/cni.conf", None, None),
+])
+def test_a_node_config_error_gives_its_file_and_line_apart(where: str, file: str | None,
+                                                          line: int | None) -> None:
+    error = NodeConfigError(where, "why")
+    assert (error.file, error.line) == (file, line)

@@ -1446,3 +1446,26 @@ spec:
       hostNetwork: true
       {{- end }}
 """
+
+
+def running_node(target: Path, name: str = "win-2025-a") -> Path:
+    """A copy of the node folder ``name`` at ``target / name`` whose kubelet and CNI
+    plugins start: win-2025-a's kubelet-config.yaml sets WindowsHostNetwork, which kubelet
+    1.38 refuses at start-up, and its config.toml a bin_dir containerd 2.4 ignores, so no
+    CNI plugin is found. With those two fixed, its pods reach flannel (what the tests of
+    its hostPorts and DNS are about); test_node.py tests the two stops themselves."""
+    import shutil
+
+    folder = target / name
+    shutil.copytree(REPO_ROOT / "tests" / "data" / "node" / "nodes" / name, folder)
+    kubelet = folder / "kubelet-config.yaml"
+    text = kubelet.read_text(encoding="utf-8")
+    assert "featureGates:\n  WindowsHostNetwork: false\n" in text
+    kubelet.write_text(text.replace("featureGates:\n  WindowsHostNetwork: false\n", ""),
+                       encoding="utf-8")
+    config = folder / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    assert 'bin_dir = "C:\\\\k\\\\cni"' in text
+    config.write_text(text.replace('bin_dir = "C:\\\\k\\\\cni"', 'bin_dirs = ["C:\\\\k\\\\cni"]'),
+                      encoding="utf-8")
+    return folder

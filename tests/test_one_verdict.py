@@ -33,7 +33,6 @@ HANDLERS = ("runhcs-wcow-process", "runhcs-wcow-hypervisor", "secure", "plain")
 # What the generated config.toml says of each handler (SandboxIsolation = 1: Hyper-V).
 ISOLATION = {"runhcs-wcow-process": "process", "runhcs-wcow-hypervisor": "hyperv",
              "secure": "hyperv", "plain": "process"}
-TABLE = '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes'
 # A pod's DNS settings: the cluster DNS, or its own (dnsPolicy None or Default, dnsConfig).
 DNS_SETTINGS: tuple[dict[str, Any], ...] = (
     {}, {"dnsPolicy": "Default"},
@@ -91,13 +90,18 @@ def _run(*argv: str) -> tuple[int, str]:
     return status, out.getvalue()
 
 
-def _config(default: str) -> str:
-    text = ('version = 3\n[plugins."io.containerd.cri.v1.runtime".containerd]\n'
+def _config(default: str, release: str | None) -> str:
+    """A config.toml the release loads: containerd 1.7 reads schema versions up to 2
+    (with the CRI plugin at io.containerd.grpc.v1.cri), 2.x version 3."""
+    old = release is not None and release.startswith("containerd://1.")
+    plugin = '"io.containerd.grpc.v1.cri"' if old else '"io.containerd.cri.v1.runtime"'
+    table = f"[plugins.{plugin}.containerd.runtimes"
+    text = (f'version = {2 if old else 3}\n[plugins.{plugin}.containerd]\n'
             f'  default_runtime_name = "{default}"\n')
     for name in HANDLERS:
-        text += f'{TABLE}.{name}]\n  runtime_type = "io.containerd.runhcs.v1"\n'
+        text += f'{table}.{name}]\n  runtime_type = "io.containerd.runhcs.v1"\n'
         if ISOLATION[name] == "hyperv":
-            text += f"{TABLE}.{name}.options]\n  SandboxIsolation = 1\n"
+            text += f"{table}.{name}.options]\n  SandboxIsolation = 1\n"
     return text
 
 
@@ -157,8 +161,8 @@ def _audit(case: dict[str, Any], folder: Path) -> dict[str, Any]:
         argv += ["--feature-gates", case["gates"]]
     if case["config"] is not None:
         (folder / "nodes" / "w1").mkdir(parents=True)
-        (folder / "nodes" / "w1" / "config.toml").write_text(_config(case["config"]),
-                                                             encoding="utf-8")
+        (folder / "nodes" / "w1" / "config.toml").write_text(
+            _config(case["config"], case["release"]), encoding="utf-8")
         if case.get("cni") is not None:
             (folder / "nodes" / "w1" / "10-net.conf").write_text(
                 json.dumps(CNI_FILES[case["cni"]]), encoding="utf-8")

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubelet_winnet.cli import main
-from tests.strategies import REPO_ROOT, require_tool
+from tests.strategies import REPO_ROOT, require_tool, running_node
 
 SCRIPT_NAME = "<script>alert(1)</script>"
 NODE_DATA = REPO_ROOT / "tests" / "data" / "node" / "nodes"
@@ -320,7 +320,7 @@ def test_a_host_port_the_node_drops_is_listed_under_its_node_rule(
     path = write_dump(tmp_path / "c.json", [node_object, web])
     nodes = tmp_path / "nodes"
     nodes.mkdir()
-    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
+    running_node(nodes)  # its kubelet and CNI plugins start
     status, page, err = run(capsys, "audit", "-f", str(path), "-o", "html",
                             "--node-config", str(nodes))
     json_status, out, _ = run(capsys, "audit", "-f", str(path), "-o", "json",
@@ -342,7 +342,7 @@ def test_the_verdict_names_the_host_port_a_pod_does_not_get(
     web["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8081}]
     nodes = tmp_path / "nodes"
     nodes.mkdir()
-    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
+    running_node(nodes)  # its kubelet and CNI plugins start
     _, page, _ = run(capsys, "audit", "-f", str(write_dump(tmp_path / "c.json",
                                                             [node_object, web])),
                      "-o", "html", "--node-config", str(nodes))
@@ -492,7 +492,7 @@ def test_the_browser_shows_what_becomes_of_each_pods_own_dns(
     win-2025-a its flannel to win-overlay (servers and searches, never options)."""
     nodes = tmp_path / "nodes"
     (nodes / "sigwin-1").mkdir(parents=True)
-    (nodes / "win-2025-a").symlink_to(NODE_DATA / "win-2025-a", target_is_directory=True)
+    running_node(nodes)  # its kubelet and CNI plugins start
     (nodes / "sigwin-1" / "cni.conf").symlink_to(
         NODE_DATA.parent / "cni" / "win-bridge-flannel.conf")
     objects = [json.loads((NODE_DATA / n / "node.json").read_text("utf-8"))

@@ -532,3 +532,49 @@ def test_a_hyperv_host_process_class_follows_the_release_or_says_it_depends_on_i
     assert (judged["isolation"], judged["network"]) == ("hyperv", network)
     if network == "unknown":
         assert "containerd 2.3.3 or later" in judged["condition"]
+
+
+def test_a_kubelet_that_exits_at_start_up_makes_no_pod_of_any_class(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """win-2025-a's kubelet-config.yaml sets WindowsHostNetwork, which kubelet 1.38 does not
+    have (removed after 1.37): it exits at start-up, so the table says no class of pod
+    starts, with the finding's words and place, and audit says the same of a pod there."""
+    node = NODES / "win-2025-a"
+    _, report = findings(capsys, str(node))
+    where = f"({node / 'kubelet-config.yaml'}:{line_of(node / 'kubelet-config.yaml', 'Windows')})"
+    assert report["podClasses"]
+    for row in report["podClasses"]:
+        assert row["network"] == "none" and row["refused"].startswith(
+            "kubelet 1.38 exits at start-up: unrecognized feature gate: WindowsHostNetwork")
+        assert row["refused"].endswith(where)
+        assert {p["outcome"] for p in row["ports"] if p["hostPort"]} <= {"dropped"}
+    _, out, _ = command(capsys, "node", str(node))
+    table = out.splitlines()
+    assert all(" refused " in line for line in table[3:3 + len(report["podClasses"])])
+    # audit --node-config judges a pod on that node by the same facts
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        json.loads((node / "node.json").read_text(encoding="utf-8")),
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "d"},
+         "spec": {"nodeName": "win-2025-a", "containers": [{"name": "c", "image": "i"}]}}]}))
+    configs = tmp_path / "nodes"
+    configs.mkdir()
+    (configs / "win-2025-a").symlink_to(node, target_is_directory=True)
+    _, out, _ = command(capsys, "audit", "-f", str(dump), "--node-config", str(configs),
+                        "-o", "json", "--fail-on", "never")
+    (pod,) = json.loads(out)["pods"]
+    said = report["podClasses"][0]["refused"]  # the same words, at the folder audit read
+    assert pod["onNode"]["refused"] == said.replace(str(node), str(configs / "win-2025-a"))
+
+
+def test_a_containerd_that_does_not_start_makes_no_pod(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """containerd 2.1 reads schema versions up to 3 (ValidateVersion): version 4 stops it,
+    and with it every sandbox."""
+    (tmp_path / "config.toml").write_text('version = 4\n[plugins]\n', encoding="utf-8")
+    _, report = findings(capsys, str(tmp_path), "--runtime", "containerd://2.1.0")
+    assert any(f["rule"] == "node-config-version" for f in report["findings"])
+    for row in report["podClasses"]:
+        assert row["network"] == "none"
+        assert "containerd does not start" in row["refused"]
+        assert row["refused"].endswith(f"({tmp_path / 'config.toml'}:1)")

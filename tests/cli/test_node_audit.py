@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from kubelet_winnet.cli import main
+from tests.strategies import running_node
 
 NODES = Path(__file__).resolve().parent.parent / "data" / "node" / "nodes"
 
@@ -45,11 +46,15 @@ def pod(name: str, node_name: str, *, host_process: bool = False) -> dict[str, A
 
 def _only(tmp_path: Path, *names: str) -> Path:
     """A --node-config folder of these nodes' folders alone: a folder named after no node
-    of the input is an input error."""
+    of the input is an input error. win-2025-a is the copy whose kubelet and CNI plugins
+    start (``running_node``): these tests are about what its pods get from flannel."""
     nodes = tmp_path / "nodes"
     nodes.mkdir()
     for name in names:
-        (nodes / name).symlink_to(NODES / name, target_is_directory=True)
+        if name == "win-2025-a":
+            running_node(nodes)
+        else:
+            (nodes / name).symlink_to(NODES / name, target_is_directory=True)
     return nodes
 
 
@@ -289,7 +294,7 @@ def test_a_dropped_host_port_and_the_nodes_own_findings_fail_the_run(
     assert [(f["severity"], f["field"]) for f in dropped] == [
         ("warning", "spec.containers[0].ports[0].hostPort")]
     assert "hostPort 8081 is dropped" in dropped[0]["message"]
-    main(["node", str(NODES / "win-2025-a"), "-o", "json"])
+    main(["node", str(nodes / "win-2025-a"), "-o", "json"])
     own = json.loads(capsys.readouterr().out)["findings"]
     expected = sorted((f["rule"], f["line"]) for f in own if f["ignored"] is None)
     assert expected  # the folder has findings of its own

@@ -292,3 +292,39 @@ def test_a_network_of_many_plugins_is_named_in_a_sentence(
     (port,) = plan.ports
     assert len(port.reason) < 400
     assert "p0, p1, p2, p3, p4, p5, p6, p7 and 12 more" in port.reason
+
+
+def test_a_node_without_cni_plugins_refuses_only_sandboxes_that_reach_cni() -> None:
+    """NodeFacts.cni_fails: containerd runs CNI ADD for a sandbox with its own network
+    namespace, and RunPodSandbox fails with it; a HostProcess sandbox never reaches CNI
+    (sandbox_run.go), so it starts on the node's network."""
+    import kubelet_winnet as kw
+    from kubelet_winnet.runtime import NodeFacts
+
+    facts = NodeFacts(runtime="containerd://2.4.0", cni_fails=("no CNI plugin is found",))
+    plain = {"spec": {"containers": [{"name": "c", "image": "i",
+                                      "ports": [{"containerPort": 80, "hostPort": 8080}]}]}}
+    host_process = {"spec": {"hostNetwork": True, "securityContext": {
+        "windowsOptions": {"hostProcess": True}}, "containers": [{"name": "c", "image": "i"}]}}
+    node = kw.NodeKnowledge(files=facts)
+    refused = kw.judge(plain, node=node)
+    assert (refused.starts, refused.runtime_refused, refused.network.value) == (
+        False, "no CNI plugin is found", "none")
+    assert [(p.host_port, p.outcome) for p in refused.ports if p.host_port] == [
+        (8080, "dropped")]
+    started = kw.judge(host_process, node=node)
+    assert (started.starts, started.runtime_refused, started.network.value) == (
+        True, None, "node")
+    stopped = kw.judge(host_process, node=kw.NodeKnowledge(files=NodeFacts(
+        runtime="containerd://2.4.0", stops=("containerd does not start",))))
+    assert (stopped.starts, stopped.runtime_refused) == (False, "containerd does not start")
+
+
+@pytest.mark.parametrize("field", ["stops", "cni_fails"])
+def test_node_facts_stops_must_be_sentences(field: str) -> None:
+    from kubelet_winnet.errors import InvalidArgumentError
+    from kubelet_winnet.runtime import NodeFacts
+
+    with pytest.raises(InvalidArgumentError) as raised:
+        NodeFacts(**{field: "containerd does not start"})  # type: ignore[arg-type]
+    assert f"{field}: expected a tuple of strings, got str" in str(raised.value)

@@ -56,6 +56,7 @@ class Auditor:
         self._reach: dict[str, HostNetworkReach | Exception] = {}
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
+        self._with_files: dict[tuple[int, str, str], NodeKnowledge] = {}
         # --node-config was given: a pod on a node without files is judged with what is
         # not known there (its hostPorts), and says so.
         self.node_config = False
@@ -170,8 +171,8 @@ class Auditor:
                                                 self.runtime_classes)
             except WinnetError:  # a field only the request reads: judged without its ports
                 mappings, dns = (), None
-        verdict = judge(obj, profile, self._node_knowledge(runtime, files), mappings=mappings,
-                        dns=dns, facts=facts)
+        known = self._node_knowledge(runtime, files, kubelet, node_name)
+        verdict = judge(obj, profile, known, mappings=mappings, dns=dns, facts=facts)
         network = verdict.network
         why = ""
         if verdict.starts is not False and runtime_name(runtime) == "containerd" and (
@@ -179,11 +180,25 @@ class Auditor:
             why = (network.condition if network.value == "unknown" else network.reasons[0]) + "; "
         return verdict, verdict.host_network_effect, why
 
-    def _node_knowledge(self, runtime: str, files: NodeFiles | None) -> NodeKnowledge:
+    def _node_knowledge(self, runtime: str, files: NodeFiles | None, kubelet: str,
+                        node_name: str) -> NodeKnowledge:
         if files is not None:
-            return NodeKnowledge(runtime=runtime or None, files=files.node_facts(runtime),
-                                 runtime_classes=self.runtime_classes,
-                                 handlers_read=files.containerd is not None)
+            key = (id(files), runtime, kubelet)  # each node's files, judged once
+            known = self._with_files.get(key)
+            if known is None:
+                from kubelet_winnet._lint.node_checks import judge_node, node_stops
+
+                # What keeps the node from making any sandbox, as its own findings say.
+                # (the release is known when the Node object says it, as audit_node_findings)
+                node = self.nodes.get(node_name)
+                found = judge_node(files, kubelet, runtime,
+                                   bool(node is not None and node.kubelet_version))
+                known = self._with_files[key] = NodeKnowledge(
+                    runtime=runtime or None,
+                    files=node_stops(files.node_facts(runtime), found),
+                    runtime_classes=self.runtime_classes,
+                    handlers_read=files.containerd is not None)
+            return known
         known = self._knowledge.get(runtime)
         if known is None:  # the node's default handler is not known without its files
             known = NodeKnowledge(runtime=runtime or None, runtime_classes=self.runtime_classes,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from kubelet_winnet.sources.node.kube import ComponentConfig
 
 __all__ = [
-    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "pod_classes"]
+    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "node_stops",
+    "pod_classes"]
 
 _DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
                      "c:\\program files\\containerd\\cni\\bin")
@@ -34,6 +36,9 @@ class NodeFinding:
     source: str  # the file it is about ("" when no file says it)
     line: int
     detail: str = ""
+    # What it keeps from running when the node then makes no sandbox at all ("kubelet",
+    # "containerd", "cni"); "" for a finding pods start despite (node_stops).
+    stops: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,14 +112,17 @@ def _probe(host_port: int, host_process: bool, runtime_class: str | None,
 
 
 def pod_classes(
-    files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = ""
+    files: NodeFiles, host_port: int, kubelet_version: str, runtime: str = "",
+    findings: Sequence[NodeFinding] = (),
 ) -> list[PodClass]:
     """What a process-isolated pod, a Hyper-V pod, a HostProcess pod (with the default
     handler and, when the node has one, a Hyper-V handler), a pod with its own DNS
     settings, a hostPort and each pod's DNS get here (``runtime``: ``--runtime``, when no
     Node object names the node's), each the judgement of a pod of that class (its
-    RuntimeClass named after the handler) with the DNSConfig the kubelet sends for it."""
-    facts = files.node_facts(runtime)
+    RuntimeClass named after the handler) with the DNSConfig the kubelet sends for it.
+    ``findings``: the node's own (``judge_node``); one that keeps the node from making any
+    sandbox (`node_stops`) refuses every class."""
+    facts = node_stops(files.node_facts(runtime), findings)
     hyperv = sorted(n for n, i in facts.handlers.items() if i == "hyperv")
     process = sorted(n for n, i in facts.handlers.items() if i == "process")
     classes: list[tuple[str, str | None, bool]] = [("pod without RuntimeClass", None, False),
@@ -310,11 +318,25 @@ class _Found(list[NodeFinding]):
     """The findings of one node, added by rule id."""
 
     def add(self, rule_id: str, message: str, source: str, line: int, detail: str = "",
-            severity: Severity | None = None) -> None:
+            severity: Severity | None = None, stops: str = "") -> None:
         from kubelet_winnet._lint.node_rules import NODE_RULES_BY_ID
 
         rule = NODE_RULES_BY_ID[rule_id]
-        self.append(NodeFinding(rule, severity or rule.severity, message, source, line, detail))
+        self.append(NodeFinding(rule, severity or rule.severity, message, source, line, detail,
+                                stops))
+
+
+def node_stops(facts: NodeFacts, findings: Sequence[NodeFinding]) -> NodeFacts:
+    """``facts`` with what the node's own findings say keeps sandboxes from being made
+    (``NodeFacts.stops``: the kubelet or containerd does not start; ``cni_fails``: no CNI
+    plugin is found), each the finding's sentence with its file and line."""
+    from dataclasses import replace
+
+    def said(kinds: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(f"{f.message.rstrip('.')} ({f.source}:{f.line})" if f.source
+                     else f.message.rstrip(".") for f in findings if f.stops in kinds)
+
+    return replace(facts, stops=said(("kubelet", "containerd")), cni_fails=said(("cni",)))
 
 
 def node_findings(files: NodeFiles, *, kubelet_version: str | None = None,
@@ -355,7 +377,10 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
     line = containerd_line(version) if name == "containerd" and version is not None else None
     for settings in files.components:
         for finding in _startup_findings(settings, minor if version_known else None):
-            found.add(*finding)
+            # one the release surely refuses (no severity of its own): the kubelet exits,
+            # and a node without a kubelet starts no pod (kube-proxy's stop only services)
+            sure = settings.component == "kubelet" and finding[5] is None
+            found.add(*finding, stops="kubelet" if sure else "")
     _proxy_findings(files, found)
     if files.containerd is not None:
         _containerd_findings(files.containerd, line, found)
@@ -384,20 +409,22 @@ def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
         found.add("node-config-version",
                   f"containerd {line.name} loads schema versions up to "
                   f"{max(line.config_versions)}, this file is version {config.version}: "
-                  "containerd does not start.", config.source, config.version_line)
+                  "containerd does not start.", config.source, config.version_line,
+                  stops="containerd")
     newest = CONTAINERD_LINES[-1]
     if line is None and config.version > max(newest.config_versions):
         # Whatever the release: none loads it (ValidateVersion in each line's config.go).
         found.add("node-config-version",
                   f"no containerd release up to {newest.name} loads schema version "
                   f"{config.version} (the newest reads up to {max(newest.config_versions)}): "
-                  "containerd does not start.", config.source, config.version_line)
+                  "containerd does not start.", config.source, config.version_line,
+                  stops="containerd")
     if line is not None and line.line < (2, 0):
         for key in config.short_plugin_keys:
             found.add("node-config-version",
                       f"containerd {line.name} refuses to start: {key.key} is no plugin id in "
                       f"a version {config.version} file (\"invalid plugin key URI\"); use the "
-                      "io.containerd... id.", config.source, key.line)
+                      "io.containerd... id.", config.source, key.line, stops="containerd")
     if config.default_runtime_name is not None \
             and config.default_handler not in config.handlers():
         # ValidatePluginConfig (internal/cri/config/config.go) refuses to start.
@@ -406,7 +433,7 @@ def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
                   f"{config.default_handler!r} names no runtime table it reads.",
                   config.source, config.default_runtime_name.line,
                   "no corresponding runtime configured in `containerd.runtimes` for "
-                  "`containerd` `default_runtime_name`")
+                  "`containerd` `default_runtime_name`", stops="containerd")
     unknown = line is None
 
     def removed(key: str) -> tuple[bool, str]:
@@ -428,7 +455,8 @@ def _containerd_findings(config: Any, line: Any, found: _Found) -> None:
                   + (": CNI plugins there are not found and pods get no network; use bin_dirs."
                      if custom else "; use bin_dirs."),
                   config.source, config.bin_dir.line,
-                  severity=Severity.INFO if unknown else (Severity.ERROR if custom else None))
+                  severity=Severity.INFO if unknown else (Severity.ERROR if custom else None),
+                  stops="cni" if custom and not unknown else "")
     enable_cdi_removed, prefix = removed("enable_cdi")
     if enable_cdi_removed and config.enable_cdi is not None:
         found.add("node-option-removed",

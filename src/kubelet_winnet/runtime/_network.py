@@ -108,10 +108,22 @@ class NodeFacts:
     # one), so ``handlers`` are containerd's defaults, assumed, and a handler they lack
     # is not known rather than refused.
     handlers_read: bool = True
+    # What keeps the node from making any sandbox, each a sentence with its file and line
+    # (containerd does not start, the kubelet exits at start-up, no CNI plugin is found):
+    # the node's own findings say them (_lint/node_checks.py), and every pod is refused.
+    stops: tuple[str, ...] = ()
+    # What keeps every sandbox with its own network namespace from being made (no CNI
+    # plugin is found): its CNI ADD fails, so RunPodSandbox does; a HostProcess sandbox
+    # never reaches CNI.
+    cni_fails: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if type(self.handlers_read) is not bool:
             raise InvalidArgumentError("handlers_read", "a bool", type_name(self.handlers_read))
+        for name in ("stops", "cni_fails"):
+            said = getattr(self, name)
+            if not isinstance(said, tuple) or not all(type(s) is str for s in said):
+                raise InvalidArgumentError(name, "a tuple of strings", type_name(said))
         if type(self.runtime) is not str:
             raise InvalidArgumentError("runtime", "a str like 'containerd://2.4.0'",
                                        type_name(self.runtime))
@@ -313,6 +325,16 @@ def containerd_host_network(host_process: bool) -> bool:
     return host_process
 
 
+def _refused(handler: str | None, isolation: Isolation | None, mappings: Sequence[Mapping4],
+             refused: str, facts: list[str], dns: DnsAsked | None,
+             node: NodeFacts) -> RuntimeOutcome:
+    """A sandbox the runtime does not create, for ``refused``: no network, no port."""
+    ports = tuple(PortPlan(c, h, p, ip, "dropped", f"the sandbox is not created: {refused}")
+                  if h > 0 else _not_host(c, h, p, ip) for c, h, p, ip in mappings)
+    return RuntimeOutcome("none", handler, isolation, ports, refused=refused, starts=False,
+                          facts=tuple(facts), dns=_dns(dns, "none", "", node, refused))
+
+
 def plan_runtime(
     host_process: bool, host_network: bool, handler: str | None,
     mappings: Sequence[Mapping4], node: NodeFacts, *, handlers_known: bool = True,
@@ -330,10 +352,9 @@ def plan_runtime(
     effective = handler or node.default_handler if handler is not None else None
     isolation, refused = _isolation(effective, node, handlers_known, facts)
     if refused is not None:
-        ports = tuple(PortPlan(c, h, p, ip, "dropped", f"the sandbox is not created: {refused}")
-                      if h > 0 else _not_host(c, h, p, ip) for c, h, p, ip in mappings)
-        return RuntimeOutcome("none", effective, None, ports, refused=refused, starts=False,
-                              facts=tuple(facts), dns=_dns(dns, "none", "", node, refused))
+        return _refused(effective, None, mappings, refused, facts, dns, node)
+    if node.stops:  # the node makes no sandbox at all, whatever the handler
+        return _refused(effective, isolation, mappings, node.stops[0], facts, dns, node)
     notes: list[str] = []
     namespace: NetworkNamespace = "node" if host_network else "pod"
     condition = ""
@@ -341,6 +362,8 @@ def plan_runtime(
         facts.append("runtime release: " + (node.runtime or "not known"))
         namespace, condition = _host_process_namespace(effective, isolation, node, notes,
                                                        unknown_handler)
+    if namespace == "pod" and node.cni_fails:  # its CNI ADD fails: RunPodSandbox fails
+        return _refused(effective, isolation, mappings, node.cni_fails[0], facts, dns, node)
     starts = None if effective is None and handlers_known else True
     ports = _ports(mappings, namespace, condition, node)
     facts.append("CNI configuration: " + ("known" if node.cni is not None else "not known"))

@@ -166,7 +166,7 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     try:
         findings = node_findings(files, kubelet_version=args.kubelet_version,
                                  runtime=args.runtime or None)
-        classes = pod_classes(files, args.host_port, kubelet, runtime)
+        classes = pod_classes(files, args.host_port, kubelet, runtime, findings)
     except WinnetError as exc:  # a NodeConfigError from facts the files contradict
         session.error(str(exc))
         report.stopped = "the node's files contradict each other; the errors say why"

@@ -131,6 +131,10 @@ def test_without_a_release_a_gate_some_releases_take_is_a_conditional_warning(
     certain = by_line[line_of(config, "HyperVContainer")]  # no release from 1.26 has it
     assert certain["severity"] == "error"
     assert certain["message"].startswith("no kubelet from 1.26 to 1.38 starts with this gate")
+    # an empty name is no gate of any release, listed or not (featuregate's Set refuses it)
+    empty = by_line[line_of(config, '"":')]
+    assert empty["message"].startswith("no kubelet from 1.26 to 1.38 starts with this gate: "
+                                       'unrecognized feature gate: ""')
     # RotateKubeletServerCertificate: beta since 1.12, in every release (no finding)
     assert line_of(config, "RotateKubeletServerCertificate") not in by_line
 

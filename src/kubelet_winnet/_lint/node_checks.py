@@ -227,7 +227,9 @@ def _gate_finding(component: str, gate: str, line: int, source: str,
                 f"gate added after 1.{LISTED_THROUGH}: {why}.", source, line, detail,
                 Severity.WARNING)
     if minor is None:
-        upto = MAX_MINOR if span is not None else LISTED_THROUGH
+        # a name no gate list through 1.LISTED_THROUGH holds may be a newer gate; an empty
+        # one is no gate of any release
+        upto = MAX_MINOR if span is not None or not gate.strip() else LISTED_THROUGH
         head = f"no {component} from 1.{MIN_MINOR} to 1.{upto} starts with this gate"
     else:
         head = f"{component} 1.{minor} exits at start-up"

@@ -1259,3 +1259,28 @@ def test_nodes_in_a_later_file_judge_the_pods_of_an_earlier_one(
     document = json.loads(out)
     assert document["pods"] == []  # its node is a Linux node: not a Windows pod
     assert document["summary"]["skipped"]["linux-node"] == 1
+
+
+def test_the_bundled_dump_is_judged_with_the_bundled_node_folder(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/nodes/akswin-1 holds that node's containerd config.toml (process isolation
+    by default) and a flannel file delegating to win-bridge without capabilities: libcni
+    passes neither portMappings nor dns (injectRuntimeConfig), so the node's own findings
+    say both are dropped, and each pod on akswin-1 is judged by those files."""
+    from tests.strategies import REPO_ROOT
+
+    examples = REPO_ROOT / "examples"
+    status = main(["audit", "-f", str(examples / "cluster-dump.json"), "--node-config",
+                   str(examples / "nodes"), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert status == 1, err  # the node's warnings, not an input error
+    assert "error" not in err
+    document = json.loads(out)
+    on_akswin_1 = {p["name"]: p["onNode"] for p in document["pods"] if p["node"] == "akswin-1"}
+    assert on_akswin_1 and all(v is not None and v["isolation"] == "process"
+                               for v in on_akswin_1.values())
+    assert on_akswin_1["calico-node-windows-q9d4m"]["network"] == "node"  # HostProcess
+    assert on_akswin_1["iis-7d4b9c-2xkqv"]["network"] == "pod"
+    listed = document["summary"]["nodeFindings"]["akswin-1"]
+    assert sorted(f["rule"] for f in listed) == ["node-dns-dropped", "node-host-port-dropped"]
+    assert {Path(f["file"]).name for f in listed} == {"10-flannel.conf"}

@@ -578,3 +578,21 @@ def test_a_containerd_that_does_not_start_makes_no_pod(
         assert row["network"] == "none"
         assert "containerd does not start" in row["refused"]
         assert row["refused"].endswith(f"({tmp_path / 'config.toml'}:1)")
+
+
+def test_a_table_judged_without_an_unreadable_file_says_so(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A config.toml that is not TOML is an input error (exit 2); the table that still
+    follows rests on the other files, and containerd's defaults stand in for that one."""
+    (tmp_path / "config.toml").write_text("version = 3\n[plugins\n", encoding="utf-8")
+    (tmp_path / "10-net.conf").write_bytes((DATA / "node" / "cni" / "nat.conf").read_bytes())
+    status, out, err = command(capsys, "node", str(tmp_path))
+    assert status == 2
+    assert f"error: {tmp_path / 'config.toml'}:2: not TOML" in err
+    assert ("note: the pod classes are judged without the 1 file that could not be read "
+            "(the error above): what it says is not known here; containerd's default "
+            "configuration stands in for the node's config.toml") in err
+    assert "POD CLASS" in out
+    (tmp_path / "config.toml").unlink()
+    _, _, err = command(capsys, "node", str(tmp_path))
+    assert "judged without" not in err

@@ -181,6 +181,17 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     shown = [f for f in findings if f.rule.id not in ignored]
     if threshold is not None and any(f.severity >= threshold for f in shown):
         session.fail(EXIT_FINDINGS)
+    if files.errors:  # the table stands on the files that were read, and says so
+        unread = len(files.errors)
+        session.note(
+            f"the pod classes are judged without the {unread} file"
+            f"{'' if unread == 1 else 's'} that could not be read (the error"
+            f"{'' if unread == 1 else 's'} above): what "
+            f"{'it says' if unread == 1 else 'they say'} is not known here"
+            + ("; containerd's default configuration stands in for the node's config.toml"
+               if files.containerd is None and any(
+                   (e.file or e.where).lower().endswith(".toml") for e in files.errors)
+               else ""))
     report.classes, report.findings = classes, list(findings)
     report.ignored, report.threshold = ignored, threshold
     report.node_files = files

@@ -10,6 +10,7 @@ the exit status.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from kubelet_winnet._lint.node_checks import ignored_node_rules, node_findings, pod_classes
 from kubelet_winnet._printable import cut
@@ -23,6 +24,9 @@ from kubelet_winnet.cli.session import (
     exit_text,
     limits_of,
 )
+
+if TYPE_CHECKING:
+    from kubelet_winnet.sources.node import NodeFiles
 
 __all__ = ["COMMAND", "FORMATS"]
 
@@ -182,19 +186,23 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     if threshold is not None and any(f.severity >= threshold for f in shown):
         session.fail(EXIT_FINDINGS)
     if files.errors:  # the table stands on the files that were read, and says so
-        unread = len(files.errors)
-        session.note(
-            f"the pod classes are judged without the {unread} file"
-            f"{'' if unread == 1 else 's'} that could not be read (the error"
-            f"{'' if unread == 1 else 's'} above): what "
-            f"{'it says' if unread == 1 else 'they say'} is not known here"
+        session.note(_judged_without(files))
+    report.classes, report.findings = classes, list(findings)
+    report.ignored, report.threshold = ignored, threshold
+    report.node_files = files
+
+
+def _judged_without(files: NodeFiles) -> str:
+    """The note for a table judged without the files that could not be read."""
+    unread = len(files.errors)
+    one = unread == 1
+    return (f"the pod classes are judged without the {unread} file{'' if one else 's'} "
+            f"that could not be read (the error{'' if one else 's'} above): what "
+            f"{'it says' if one else 'they say'} is not known here"
             + ("; containerd's default configuration stands in for the node's config.toml"
                if files.containerd is None and any(
                    (e.file or e.where).lower().endswith(".toml") for e in files.errors)
                else ""))
-    report.classes, report.findings = classes, list(findings)
-    report.ignored, report.threshold = ignored, threshold
-    report.node_files = files
 
 
 COMMAND = Command("node", _configure, _run)

@@ -195,9 +195,8 @@ class Auditor:
                                    bool(node is not None and node.kubelet_version))
                 known = self._with_files[key] = NodeKnowledge(
                     runtime=runtime or None,
-                    files=node_stops(files.node_facts(runtime), found),
-                    runtime_classes=self.runtime_classes,
-                    handlers_read=files.containerd is not None)
+                    files=node_stops(files.node_facts(runtime), found),  # handlers_read
+                    runtime_classes=self.runtime_classes)
             return known
         known = self._knowledge.get(runtime)
         if known is None:  # the node's default handler is not known without its files

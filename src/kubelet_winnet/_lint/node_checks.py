@@ -154,7 +154,7 @@ def _pod_class(files: NodeFiles, facts: NodeFacts, name: str, handler: str | Non
     mappings = ((host_port, host_port, "tcp", ""),)
     return PodClass(name, judge(probe, kubelet_profile(DEFAULT_KUBELET_VERSION), NodeKnowledge(
         runtime=facts.runtime or "containerd", files=facts,  # the node command's runtime
-        runtime_classes=known, handlers_read=files.containerd is not None),
+        runtime_classes=known),  # facts.handlers_read: whether config.toml was read
         mappings=mappings, dns=dns))
 
 

@@ -646,3 +646,30 @@ def test_a_host_process_pod_asking_for_the_nodes_resolver_gets_what_it_asks(
     # only asks-own is listed (what it asks for is not what it gets), with a bad badge
     assert '<span class="b bad">DNS settings ignored (the node&#x27;s resolver)</span>' in page
     assert "<b>asks-node</b>" not in page[page.index('id="pods"'):]
+
+
+def test_each_node_folder_is_judged_once_for_its_pods_and_its_own_findings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The library-first rule for every command: nothing is read or judged twice. The pods'
+    # verdicts and the listed findings must come from the same judgement of the node.
+    from kubelet_winnet._lint import node_checks
+
+    calls: list[str] = []
+    real = node_checks.judge_node
+
+    def counted(files: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(str(files))
+        return real(files, *args, **kwargs)
+
+    monkeypatch.setattr(node_checks, "judge_node", counted)
+    nodes = _only(tmp_path, "win-2025-a")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), *(pod(f"web-{i}", "win-2025-a") for i in range(3))]}),
+        encoding="utf-8")
+    main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert len(calls) == 1
+    assert len(report["pods"]) == 3
+    assert "win-2025-a" in report["summary"]["nodeFindings"]

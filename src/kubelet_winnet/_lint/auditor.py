@@ -35,6 +35,7 @@ from kubelet_winnet.sources.runtime_classes import add_runtime_class
 
 if TYPE_CHECKING:
     from kubelet_winnet._kubelet.rules import PodFacts
+    from kubelet_winnet._lint.node_checks import NodeFinding
     from kubelet_winnet.sources.node import NodeFiles
 
 __all__ = ["Auditor"]
@@ -57,6 +58,7 @@ class Auditor:
         self.runtime_classes: dict[str, str] = {}  # RuntimeClass name -> handler
         self.node_files: dict[str, NodeFiles] = {}  # --node-config, by node name
         self._with_files: dict[tuple[int, str, str], NodeKnowledge] = {}
+        self._node_judged: dict[tuple[str, str, str], tuple[NodeFinding, ...] | None] = {}
         # --node-config was given: a pod on a node without files is judged with what is
         # not known there (its hostPorts), and says so.
         self.node_config = False
@@ -186,13 +188,10 @@ class Auditor:
             key = (id(files), runtime, kubelet)  # each node's files, judged once
             known = self._with_files.get(key)
             if known is None:
-                from kubelet_winnet._lint.node_checks import judge_node, node_stops
+                from kubelet_winnet._lint.node_checks import node_stops
 
                 # What keeps the node from making any sandbox, as its own findings say.
-                # (the release is known when the Node object says it, as audit_node_findings)
-                node = self.nodes.get(node_name)
-                found = judge_node(files, kubelet, runtime,
-                                   bool(node is not None and node.kubelet_version))
+                found = self._judged_node(node_name, files, runtime, kubelet) or ()
                 known = self._with_files[key] = NodeKnowledge(
                     runtime=runtime or None,
                     files=node_stops(files.node_facts(runtime), found),  # handlers_read
@@ -205,6 +204,41 @@ class Auditor:
             if len(self._knowledge) < 4096:
                 self._knowledge[runtime] = known
         return known
+
+    def node_findings(self) -> dict[str, list[NodeFinding]]:
+        """``audit --node-config``: each node's own findings (as ``node`` reports them), once
+        per folder whose node is in the input, without those its files ignore; the same
+        findings that judged its pods (a node whose files contradict each other has none:
+        reading them said so)."""
+        from kubelet_winnet._lint.node_checks import ignored_node_rules
+
+        found: dict[str, list[NodeFinding]] = {}
+        for name, files in self.node_files.items():
+            node = self.nodes.get(name)
+            if node is None:
+                continue  # the audit command says so: no node of that name
+            judged = self._judged_node(name, files, node.runtime,
+                                       node.kubelet_version or self.default_kubelet)
+            if judged is not None:
+                ignored = ignored_node_rules(files, [])
+                found[name] = [f for f in judged if f.rule.id not in ignored]
+        return found
+
+    def _judged_node(self, name: str, files: NodeFiles, runtime: str, kubelet: str,
+                     ) -> tuple[NodeFinding, ...] | None:
+        """``judge_node`` of a node's files, once for its pods and its own findings; the
+        release is known when its Node object says it."""
+        from kubelet_winnet._lint.node_checks import judge_node
+
+        key = (name, runtime, kubelet)
+        if key not in self._node_judged:
+            node = self.nodes.get(name)
+            try:
+                self._node_judged[key] = tuple(judge_node(
+                    files, kubelet, runtime, bool(node is not None and node.kubelet_version)))
+            except WinnetError:  # the files contradict each other: read_node said so
+                self._node_judged[key] = None
+        return self._node_judged[key]
 
     def _findings(self, pod: PodObject, facts: PodFacts, kubelet: str, runtime: str,
                   verdict: Verdict | None) -> tuple[tuple[FindingRecord, ...], str]:

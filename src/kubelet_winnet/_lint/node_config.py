@@ -1,6 +1,6 @@
-"""``audit --node-config``: what each node's own files say of it and of its pods: each
-node's own findings (:func:`audit_node_findings`) and what a pod gets there
-(:func:`on_node_value`, from the request ``_judgement.public.request_network`` reads).
+"""``audit --node-config``: what a pod gets on its node (:func:`on_node_value`, from the
+request ``_judgement.public.request_network`` reads); each node's own findings are the
+auditor's (``Auditor.node_findings``), judged once with its pods.
 The folders are read by :mod:`kubelet_winnet.sources.node.folders`.
 """
 
@@ -9,33 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kubelet_winnet._lint.node_checks import NodeFinding, ignored_node_rules, judge_node
-from kubelet_winnet.errors import WinnetError
-
 if TYPE_CHECKING:
     from kubelet_winnet._judgement import Verdict
-    from kubelet_winnet.sources.node import NodeFiles
 
-__all__ = ["DNS_SAID", "audit_node_findings", "dns_said", "on_node_value", "rests_on_the_unknown"]
-
-
-def audit_node_findings(folders: dict[str, NodeFiles], nodes: Mapping[str, Any],
-                        default_kubelet: str) -> dict[str, list[NodeFinding]]:
-    """``audit --node-config``: each node's own findings (as ``node`` reports them), once
-    per folder whose node is in the input, without those its Node object ignores."""
-    found: dict[str, list[NodeFinding]] = {}
-    for name, files in folders.items():
-        node = nodes.get(name)
-        if node is None:
-            continue  # the audit command says so: no node of that name
-        kubelet = node.kubelet_version or default_kubelet
-        ignored = ignored_node_rules(files, [])
-        try:
-            judged = judge_node(files, kubelet, node.runtime, bool(node.kubelet_version))
-        except WinnetError:  # the files contradict each other: read_node said so
-            continue
-        found[name] = [f for f in judged if f.rule.id not in ignored]
-    return found
+__all__ = ["DNS_SAID", "dns_said", "on_node_value", "rests_on_the_unknown"]
 
 
 def on_node_value(verdict: Verdict, own: bool = False, node_resolver: bool = False,

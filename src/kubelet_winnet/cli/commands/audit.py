@@ -46,6 +46,7 @@ from kubelet_winnet.sources.cluster.source import (
 )
 
 if TYPE_CHECKING:
+    from kubelet_winnet._lint.node_checks import NodeFinding
     from kubelet_winnet.cli.session import Session
 
 __all__ = ["COMMAND", "configure_audit", "run_audit"]
@@ -358,15 +359,15 @@ def _audit(args: argparse.Namespace, session: Session) -> int:
     progress.close()
     if args.node_config is not None and error is None:
         _unmatched_node_folders(auditor.node_files, auditor.nodes, args.node_config, session)
-    node_findings = _node_findings(auditor, args.kubelet_version)
+    node_findings = auditor.node_findings()
     for name, found in node_findings.items():
-        for finding in found:
-            if finding.severity.value >= threshold:
+        for own in found:
+            if own.severity.value >= threshold:
                 session.fail(1)
             if args.output == "csv":  # one row per pod: the node's own findings on stderr
-                where = f"{finding.source}:{finding.line}" if finding.line else finding.source
-                session.note(f"node {name}: {where}: {finding.severity.label} "
-                             f"{finding.rule.id}: {finding.message}")
+                where = f"{own.source}:{own.line}" if own.line else own.source
+                session.note(f"node {name}: {where}: {own.severity.label} "
+                             f"{own.rule.id}: {own.message}")
     summary = _summary(args, auditor, rules, node_findings)
     if error is not None:  # what was read is still reported, marked incomplete
         summary["error"] = error
@@ -395,7 +396,7 @@ def _source(args: argparse.Namespace, session: Session, progress: _Progress,
 
 
 def _summary(args: argparse.Namespace, auditor: Auditor, rules: set[str],
-             node_findings: dict[str, list[Any]]) -> dict[str, Any]:
+             node_findings: dict[str, list[NodeFinding]]) -> dict[str, Any]:
     """The run's summary: the source, the nodes, what was skipped, the rules named."""
     return {
         "source": "dump" if args.filename else "live",
@@ -424,15 +425,6 @@ def _note_other_kinds(session: Session, other_kinds: _Kinds) -> None:
         f"neither a Pod nor a Node{f' ({shown})' if shown else ''}; audit judges pods "
         f"where they run, {session.prog} check lints manifests and workload templates"
     )
-
-
-def _node_findings(auditor: Auditor, default_kubelet: str) -> dict[str, list[Any]]:
-    """``--node-config``: each node's own findings, once per node."""
-    if not auditor.node_files:
-        return {}
-    from kubelet_winnet._lint.node_config import audit_node_findings
-
-    return audit_node_findings(auditor.node_files, auditor.nodes, default_kubelet)
 
 
 def _size(path: str) -> int:

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "audit.py"
 
 
+@pytest.mark.slow  # a benchmark's quick run (CI also runs it on its own)
 def test_quick_run_audits_every_windows_pod() -> None:
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--json"],

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "check.py"
 
 
+@pytest.mark.slow  # a benchmark's quick run (CI also runs it on its own)
 def test_quick_run(tmp_path: Path) -> None:
     keep = tmp_path / "inputs"
     done = subprocess.run(

@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARK = REPO / "benchmarks" / "cri_requests.py"
 
 
+@pytest.mark.slow  # a benchmark's quick run (CI also runs it on its own)
 def test_quick_run_prints_the_ratio_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "requests.json"
     done = subprocess.run(

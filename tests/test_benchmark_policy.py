@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "policy.py"
 
 
+@pytest.mark.slow  # a benchmark's quick run
 def test_quick_run() -> None:
     done = subprocess.run([sys.executable, str(BENCHMARK), "--quick"], capture_output=True,
                           text=True, timeout=120, check=False)

@@ -66,6 +66,7 @@ def test_expansion_rules(text: str) -> None:
     assert expand(text, env) == "".join(out)
 
 
+@pytest.mark.slow  # a bound checked at scale: time over a large generated value
 def test_expansion_of_many_unterminated_references_is_linear() -> None:
     """A million unterminated `$(` (2 MB, within MAX_EXPANDED_CONTAINER) stay as they
     are, in a child given 60 s: a search for the closing `)` from each one would take
@@ -779,6 +780,7 @@ def test_a_plain_secret_value_of_another_kind_is_refused(
     assert (info.value.argument, info.value.expected, info.value.got) == ("secrets", expected, got)
 
 
+@pytest.mark.slow  # a bound checked at scale: a secret of many megabytes
 def test_a_huge_secret_is_bounded_like_any_environment() -> None:
     """24 MiB of base64 (18 MiB decoded) passes the container's 16 MiB budget."""
     secret = {**_SECRET, "data": {"k": "QUFB" * (6 << 20)}}

@@ -505,6 +505,7 @@ def test_concurrent_sandboxes_over_the_double(
     assert networks.sandbox_ids() == ()
 
 
+@pytest.mark.slow  # a stress run
 def test_stress_over_the_double(
     client: ComputeNetwork, double: Double, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -523,6 +523,7 @@ def test_reconcile_keeps_a_sandbox_set_up_meanwhile(
     assert networks.get("late") == made[0] and hcn.has_namespace(made[0].namespace_id)
 
 
+@pytest.mark.slow  # a stress run
 def test_stress_over_in_memory_hcn(
     hcn: InMemoryHcn, networks: SandboxNetworks, capsys: pytest.CaptureFixture[str]
 ) -> None:

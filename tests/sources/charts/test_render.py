@@ -703,6 +703,7 @@ def test_two_renders_never_share_a_templates_name(
         "so none of it is read"]
 
 
+@pytest.mark.slow  # a bound checked at scale: renders past the limits
 def test_a_render_has_bounded_documents_and_templates(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -84,6 +84,7 @@ def test_truncated_json(tmp_path: Path) -> None:
     assert "JSON" in problem.reason
 
 
+@pytest.mark.slow  # a bound checked at scale: memory over a large generated List
 def test_large_list_streams_in_bounded_memory(tmp_path: Path) -> None:
     """Peak memory of reading a ~60 MB JSON List stays far below its size."""
     path = tmp_path / "big.json"

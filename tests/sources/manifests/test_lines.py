@@ -42,6 +42,7 @@ def test_json_field_lines_are_exact(tmp_path: Path, text: str, expected: int) ->
     assert found[-1].line_of(("spec", "hostNetwork")) == expected
 
 
+@pytest.mark.slow  # a bound checked at scale: time over a large generated document
 def test_json_lines_of_many_findings_in_one_document_are_linear(tmp_path: Path) -> None:
     """``check`` on one JSON document with 8,000 findings once looked each
     line up by walking the text from its start (43.5 s). Every finding's line is right,

@@ -279,6 +279,7 @@ def test_list_items_given_by_an_alias_are_each_an_object(tmp_path: Path) -> None
     assert "items[1] is a number, not an object" in second.reason
 
 
+@pytest.mark.slow  # a bound checked at scale: memory over a large generated List
 def test_large_yaml_list_streams_in_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     count = 8_000

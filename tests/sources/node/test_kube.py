@@ -94,6 +94,7 @@ def test_process_command_lines_of_both_components_in_one_file() -> None:
     assert by_component(text) == {"kubelet": {"A": (True, 1)}, "kube-proxy": {"B": (True, 2)}}
 
 
+@pytest.mark.slow  # a bound checked at scale: time over lines of megabytes
 @pytest.mark.parametrize("line", ["kubelet " * 400_000, "c:\\k\\kube-proxy.exe " * 160_000,
                                   "$" + "kubelet" * 300_000, "kubelet --v=1 " * 200_000])
 def test_a_line_of_many_command_names_is_read_in_linear_time(line: str, tmp_path: Path) -> None:

@@ -445,6 +445,7 @@ def test_two_of_a_kind_name_what_they_are_and_where(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # a bound checked at scale: time over a large generated file
 def test_a_flags_file_of_one_long_word_is_read_in_bounded_time(tmp_path: Path) -> None:
     # shlex builds each word a character at a time by string concatenation: one 1.3 MB
     # --feature-gates word took 29 s, a 16 MiB file (under the node limit) about an hour.

@@ -53,7 +53,7 @@ if _typing.TYPE_CHECKING:
         windows_container_security_context,
         windows_sandbox_config,
     )
-    from kubelet_winnet._lint.node_checks import NodeFinding, node_findings
+    from kubelet_winnet._lint.node_checks import NodeFinding, node_findings, node_knowledge
 
 # Each name's module, imported when the name is first used: a command that needs no
 # protobuf message (``kubelet-winnet check``) starts without loading protobuf.
@@ -71,6 +71,7 @@ _LAZY = {
     "Verdict": "_judgement.verdict",
     "NodeFinding": "_lint.node_checks",
     "node_findings": "_lint.node_checks",
+    "node_knowledge": "_lint.node_checks",
     "NodeContext": "node",
     "DEFAULT_KUBELET_VERSION": "timeline",
     "FeatureGates": "feature_gates",
@@ -124,6 +125,7 @@ __all__ = [
     "judge",
     "kubelet_profile",
     "node_findings",
+    "node_knowledge",
     "parse_feature_gates",
     "parse_kubelet_version",
     "pod_sandbox_config",

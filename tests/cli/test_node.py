@@ -580,19 +580,59 @@ def test_a_containerd_that_does_not_start_makes_no_pod(
         assert row["refused"].endswith(f"({tmp_path / 'config.toml'}:1)")
 
 
-def test_a_table_judged_without_an_unreadable_file_says_so(
+def test_a_config_toml_containerd_cannot_decode_stops_every_pod(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """A config.toml that is not TOML is an input error (exit 2); the table that still
-    follows rests on the other files, and containerd's defaults stand in for that one."""
+    """A config.toml that is not TOML is an input error (exit 2), and containerd exits at
+    start-up on it (loadConfigFile's "failed to unmarshal TOML", returned by main.go):
+    every pod class is refused, quoting the file and line; its defaults do not stand in."""
     (tmp_path / "config.toml").write_text("version = 3\n[plugins\n", encoding="utf-8")
     (tmp_path / "10-net.conf").write_bytes((DATA / "node" / "cni" / "nat.conf").read_bytes())
     status, out, err = command(capsys, "node", str(tmp_path))
     assert status == 2
     assert f"error: {tmp_path / 'config.toml'}:2: not TOML" in err
+    assert "judged without" not in err and "stands in" not in err
+    assert f"{tmp_path / 'config.toml'}:2: error node-config-version: containerd does not " \
+           "start: it cannot decode this file (not TOML: " in out
+    _, report = findings(capsys, str(tmp_path))
+    assert report["podClasses"]
+    for row in report["podClasses"]:
+        assert row["network"] == "none"
+        assert row["refused"].startswith("containerd does not start: it cannot decode")
+        assert row["refused"].endswith(f"({tmp_path / 'config.toml'}:2)")
+
+
+@pytest.mark.parametrize(("text", "line", "reason"), [
+    ('version = "2"\n', 1, "version must be an integer"),
+    ("version = 2\nplugins = 3\n", 2, "plugins must be a table"),
+])
+def test_values_containerd_cannot_decode_stop_it_too(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, line: int,
+        reason: str) -> None:
+    # go-toml cannot decode a string into Config.Version (int) or a number into Plugins
+    # (map[string]toml.Tree): the same DecodeError as a syntax error.
+    (tmp_path / "config.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "10-net.conf").write_bytes((DATA / "node" / "cni" / "nat.conf").read_bytes())
+    _, report = findings(capsys, str(tmp_path))
+    stopped = [f for f in report["findings"] if f["rule"] == "node-config-version"]
+    assert [(f["line"], reason in f["message"]) for f in stopped] == [(line, True)]
+    assert all(row["refused"] for row in report["podClasses"])
+
+
+def test_a_table_judged_without_an_unreadable_file_says_so(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A config.toml past the reader's own bounds (nested deeper than --max-depth) is not
+    known to stop containerd: the table rests on the other files and says so, with
+    containerd's defaults standing in for that one."""
+    (tmp_path / "config.toml").write_text("x = " + "[" * 200 + "]" * 200 + "\n",
+                                          encoding="utf-8")
+    (tmp_path / "10-net.conf").write_bytes((DATA / "node" / "cni" / "nat.conf").read_bytes())
+    status, out, err = command(capsys, "node", str(tmp_path))
+    assert status == 2
+    assert f"error: {tmp_path / 'config.toml'}:1: nested deeper than" in err
     assert ("note: the pod classes are judged without the 1 file that could not be read "
             "(the error above): what it says is not known here; containerd's default "
             "configuration stands in for the node's config.toml") in err
-    assert "POD CLASS" in out
+    assert "POD CLASS" in out and "node-config-version" not in out
     (tmp_path / "config.toml").unlink()
     _, _, err = command(capsys, "node", str(tmp_path))
     assert "judged without" not in err

@@ -179,3 +179,45 @@ def test_a_node_read_without_its_containerd_file_has_its_handlers_assumed() -> N
     refused = kw.judge(custom, node=kw.NodeKnowledge(files=read,
                                                      runtime_classes={"custom": "custom"}))
     assert refused.runtime_refused == 'no runtime for "custom" is configured'
+
+
+def test_node_knowledge_carries_what_stops_the_node(tmp_path: Path) -> None:
+    """A config.toml containerd cannot decode stops containerd at start-up
+    (loadConfigFile's "failed to unmarshal TOML"): judged with node_knowledge the pod is
+    refused with the file and line, as `node` says; the facts alone judge it with
+    containerd's defaults, and say so."""
+    from kubelet_winnet.sources import read_node
+
+    (tmp_path / "config.toml").write_text("version = 2\n[plugins\n", encoding="utf-8")
+    files = read_node([str(tmp_path)])
+    known = kw.node_knowledge(files, runtime="containerd://2.1.3")
+    assert known.runtime == "containerd://2.1.3"
+    verdict = kw.judge(POD, node=known)
+    assert verdict.starts is False and verdict.network.value == "none"
+    assert verdict.runtime_refused is not None
+    assert verdict.runtime_refused.startswith("containerd does not start: it cannot decode")
+    assert verdict.runtime_refused.endswith(f"({tmp_path / 'config.toml'}:2)")
+    alone = kw.judge(POD, node=kw.NodeKnowledge(files=files.facts))
+    assert alone.starts is True
+    assert "handler isolation: assumed from containerd's default configuration" in alone.facts
+
+
+def test_node_knowledge_is_the_facts_with_the_nodes_own_stops() -> None:
+    """win-2025-a's kubelet 1.38 sets WindowsHostNetwork, a gate removed after 1.37: the
+    kubelet exits at start-up (its own finding), and node_knowledge says so where the
+    facts alone do not; the runtime is the Node object's."""
+    from kubelet_winnet.sources import read_node
+
+    files = read_node([str(_NODES / "win-2025-a")])
+    known = kw.node_knowledge(files, runtime_classes={"hv": "runhcs-wcow-hypervisor"})
+    assert known.runtime_classes == {"hv": "runhcs-wcow-hypervisor"}
+    assert known.runtime == files.node.runtime if files.node else False
+    assert known.files is not None
+    assert (known.files.handlers, known.files.default_handler) == (
+        files.facts.handlers, files.facts.default_handler)
+    assert files.facts.stops == ()
+    assert [s.split(":")[0] for s in known.files.stops] == ["kubelet 1.38 exits at start-up"]
+    assert "WindowsHostNetwork" in known.files.stops[0]
+    assert kw.judge(POD, kubelet_version="1.38", node=known).starts is False
+    with pytest.raises(InvalidArgumentError, match="runtime_classes"):
+        kw.node_knowledge(files, runtime_classes=["hv"])  # type: ignore[arg-type]

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubelet_winnet._judgement import Verdict
+    from kubelet_winnet._judgement import NodeKnowledge, Verdict
     from kubelet_winnet._lint.rules import Rule, Severity
     from kubelet_winnet.runtime import NodeFacts, PortPlan
     from kubelet_winnet.sources.node import NodeFiles
     from kubelet_winnet.sources.node.kube import ComponentConfig
 
 __all__ = [
-    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings", "node_stops",
-    "pod_classes"]
+    "NodeFinding", "PodClass", "ignored_node_rules", "judge_node", "node_findings",
+    "node_knowledge", "node_stops", "pod_classes"]
 
 _DEFAULT_BIN_DIRS = ("%programfiles%\\containerd\\cni\\bin",
                      "c:\\program files\\containerd\\cni\\bin")
@@ -366,6 +366,27 @@ def node_findings(files: NodeFiles, *, kubelet_version: str | None = None,
                             bool(kubelet)))
 
 
+def node_knowledge(files: NodeFiles, *, kubelet_version: str | None = None,
+                   runtime: str | None = None,
+                   runtime_classes: Mapping[str, str] | None = None) -> NodeKnowledge:
+    """What ``node`` and ``audit --node-config`` know of a node from its files
+    (`read_node`), for [`judge`][kubelet_winnet.judge]: the facts its files give, with
+    what its own findings ([`node_findings`][kubelet_winnet.node_findings], the same
+    arguments) say keeps it from making any sandbox: the kubelet or containerd does not
+    start (``NodeFacts.stops``), no CNI plugin is found (``cni_fails``).
+    ``runtime_classes`` as for ``NodeKnowledge`` (a RuntimeClass name to its handler).
+    ``NodeKnowledge(files=files.facts)`` has the facts alone, so a node whose containerd
+    cannot decode its ``config.toml`` would be judged with containerd's defaults there."""
+    from kubelet_winnet._judgement import NodeKnowledge
+
+    found = node_findings(files, kubelet_version=kubelet_version, runtime=runtime)
+    node = files.node
+    used_runtime = node.runtime if node and node.runtime else runtime or ""
+    return NodeKnowledge(runtime=used_runtime or None,
+                         files=node_stops(files.node_facts(used_runtime), found),
+                         runtime_classes={} if runtime_classes is None else runtime_classes)
+
+
 def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
                version_known: bool = True) -> list[NodeFinding]:
     """Every node rule over one node's files (``kubelet_version``/``runtime``: the Node
@@ -387,6 +408,7 @@ def judge_node(files: NodeFiles, kubelet_version: str, runtime: str,
     if files.containerd is not None:
         _containerd_findings(files.containerd, line, found)
         _hyperv_findings(files, runtime, found)
+    _undecoded_findings(files, found)
     _cni_findings(files, found)
     _dns_findings(files, runtime, found)
     _port_range_findings(files, found)
@@ -400,6 +422,21 @@ def _proxy_findings(files: NodeFiles, found: _Found) -> None:
             found.add("node-proxy-mode",
                       f"proxy mode {proxy.mode[0]!r} is a validation error on Windows: "
                       "kube-proxy does not start; use kernelspace.", proxy.source, proxy.mode[1])
+
+
+def _undecoded_findings(files: NodeFiles, found: _Found) -> None:
+    """A ``config.toml`` containerd cannot decode: containerd exits at start-up, so the
+    node makes no sandbox (its defaults do not stand in, as they do for a missing file)."""
+    from kubelet_winnet.sources.node.containerd import ContainerdDecodeError
+
+    for error in files.errors:
+        if isinstance(error, ContainerdDecodeError):
+            source = error.file or error.where
+            found.add("node-config-version",
+                      f"containerd does not start: it cannot decode this file "
+                      f"({error.reason}) and exits with \"failed to unmarshal TOML\".",
+                      source, error.line or 0,
+                      stops="containerd")
 
 
 def _containerd_findings(config: Any, line: Any, found: _Found) -> None:

@@ -42,9 +42,9 @@ NODE_RULES: tuple[Rule, ...] = (
          "a Windows kube-proxy mode other than kernelspace: a validation error, kube-proxy "
          "does not start"),
     Rule("node-config-version", Severity.ERROR,
-         "a containerd configuration the node's containerd refuses to load (its schema "
-         "version, or a short plugin name in a version 2 file on 1.x): containerd does not "
-         "start"),
+         "a containerd configuration the node's containerd refuses to load (a file it "
+         "cannot decode, its schema version, or a short plugin name in a version 2 file on "
+         "1.x): containerd does not start"),
     Rule("node-option-removed", Severity.WARNING,
          f"containerd {removed_in(removed_option('bin_dir'))} no longer reads "
          f"{' or '.join(option.key for option in REMOVED_CRI_OPTIONS)}: CNI plugins outside "

@@ -185,23 +185,29 @@ def _judge(args: argparse.Namespace, session: Session, report: NodeReport) -> No
     shown = [f for f in findings if f.rule.id not in ignored]
     if threshold is not None and any(f.severity >= threshold for f in shown):
         session.fail(EXIT_FINDINGS)
-    if files.errors:  # the table stands on the files that were read, and says so
-        session.note(_judged_without(files))
+    note = _judged_without(files)
+    if note:  # the table stands on the files that were read, and says so
+        session.note(note)
     report.classes, report.findings = classes, list(findings)
     report.ignored, report.threshold = ignored, threshold
     report.node_files = files
 
 
 def _judged_without(files: NodeFiles) -> str:
-    """The note for a table judged without the files that could not be read."""
-    unread = len(files.errors)
-    one = unread == 1
-    return (f"the pod classes are judged without the {unread} file{'' if one else 's'} "
+    """The note for a table judged without the files that could not be read, or "". A
+    config.toml containerd cannot decode is judged: containerd does not start with it."""
+    from kubelet_winnet.sources.node.containerd import ContainerdDecodeError
+
+    unread = [e for e in files.errors if not isinstance(e, ContainerdDecodeError)]
+    if not unread:
+        return ""
+    one = len(unread) == 1
+    return (f"the pod classes are judged without the {len(unread)} file{'' if one else 's'} "
             f"that could not be read (the error{'' if one else 's'} above): what "
             f"{'it says' if one else 'they say'} is not known here"
             + ("; containerd's default configuration stands in for the node's config.toml"
-               if files.containerd is None and any(
-                   (e.file or e.where).lower().endswith(".toml") for e in files.errors)
+               if files.containerd is None and len(unread) == len(files.errors) and any(
+                   (e.file or e.where).lower().endswith(".toml") for e in unread)
                else ""))
 
 

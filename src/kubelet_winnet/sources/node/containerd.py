@@ -32,7 +32,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the tomli backport has tomllib's API
     import tomli as tomllib
 
-__all__ = ["ContainerdConfig", "RuntimeTable", "Setting", "parse_containerd", "read_containerd"]
+__all__ = ["ContainerdConfig", "ContainerdDecodeError", "RuntimeTable", "Setting",
+           "parse_containerd", "read_containerd"]
 
 # Plugin ids whose `containerd.runtimes` tables are CRI runtime tables in some version.
 _RUNTIME_IDS = ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime")
@@ -51,6 +52,14 @@ _PART = re.compile(r"""([A-Za-z0-9_-]+)|"([^"\\\n]*)"|'([^'\n]*)'""")
 _LOOKED_UP = 8  # parts of the longest key read (plugins.ID.containerd.runtimes.NAME....)
 
 Key = tuple[str, ...]
+
+
+class ContainerdDecodeError(NodeConfigError):
+    """A ``config.toml`` that containerd itself cannot decode (not TOML, ``version`` not an
+    integer, ``plugins`` not a table): containerd exits at start-up with "failed to
+    unmarshal TOML" (``cmd/containerd/server/config/config.go`` ``loadConfigFile``, whose
+    error ``command/main.go`` returns). A file past this library's own bounds is a plain
+    :class:`NodeConfigError`: containerd may well load it."""
 
 
 @dataclass(frozen=True)
@@ -256,11 +265,12 @@ def parse_containerd(text: str, source: str,
     version_value = data.get("version", 1)
     version_line = _line(lines, ("version",))
     if type(version_value) is not int:
-        raise NodeConfigError(f"{source}:{version_line}", "version must be an integer")
+        raise ContainerdDecodeError(f"{source}:{version_line}", "version must be an integer")
     version = max(version_value, 1)  # containerd reads 0 as 1
     plugins = data.get("plugins", {})
     if not isinstance(plugins, dict):
-        raise NodeConfigError(f"{source}:{_line(lines, ('plugins',))}", "plugins must be a table")
+        raise ContainerdDecodeError(f"{source}:{_line(lines, ('plugins',))}",
+                                    "plugins must be a table")
     newest = CRI_RUNTIME_PLUGIN_IDS[max(CRI_RUNTIME_PLUGIN_IDS)]
     read_ids = CRI_RUNTIME_PLUGIN_IDS.get(version, newest)
     runtimes = _runtime_tables(data, lines, source, read_ids)
@@ -315,7 +325,7 @@ def _load(text: str, source: str, max_depth: int) -> dict[str, Any]:
         match = _POSITION.search(message)
         where = f"{source}:{match[1]}" if match else source
         reason = _POSITION.sub("", message) if match else message
-        raise NodeConfigError(where, f"not TOML: {reason}") from None
+        raise ContainerdDecodeError(where, f"not TOML: {reason}") from None
     return data
 
 

@@ -673,3 +673,28 @@ def test_each_node_folder_is_judged_once_for_its_pods_and_its_own_findings(
     assert len(calls) == 1
     assert len(report["pods"]) == 3
     assert "win-2025-a" in report["summary"]["nodeFindings"]
+
+
+def test_a_node_whose_config_toml_containerd_cannot_decode_runs_no_pod(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # containerd exits on a config.toml it cannot decode (loadConfigFile, command/main.go):
+    # the pods of that node are refused with the file and line, and the node's findings
+    # list it; the read error itself is still an input error.
+    nodes = _only(tmp_path, "win-2025-a")
+    config = nodes / "win-2025-a" / "config.toml"
+    config.unlink()
+    config.write_text("version = 2\n[plugins\n", encoding="utf-8")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        node("win-2025-a"), pod("web", "win-2025-a")]}), encoding="utf-8")
+    status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert f"error: {config}:2: not TOML" in err
+    report = json.loads(out)
+    (web,) = report["pods"]
+    assert web["onNode"]["refused"].startswith("containerd does not start: it cannot decode")
+    assert web["onNode"]["refused"].endswith(f"({config}:2)")
+    assert [f["line"] for f in report["summary"]["nodeFindings"]["win-2025-a"]
+            if f["rule"] == "node-config-version"] == [2]

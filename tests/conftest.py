@@ -47,14 +47,14 @@ CORPUS_ABSENT = (
 # skips them so that it stays under 2 minutes on 2 cores. They check a bound at scale
 # (memory or time over a large generated input, 1-6 s each), time or count the library's
 # machinery rather than what a user gets, run a stress loop, a benchmark's quick run, a
-# signal matrix past its first cases, a child run that shrinks a failing example, or the
-# pre-commit hook through pre-commit (about 90 s).
+# signal matrix past its first cases, the longer child pytest runs (the docs page's
+# harness, the CI side of the skip rules), or the pre-commit hook (about 90 s).
 RUN_SLOW = MUST_RUN or bool(os.environ.get("CI")) or os.environ.get("KUBELET_WINNET_SLOW") == "1"
 SLOW_SKIPPED = (
     "a slow test (a bound checked at scale, a test that times the library's machinery, a "
-    "stress loop, a benchmark's quick run, a signal matrix past its first cases, a child "
-    "run that shrinks a failing example, or the pre-commit hook through pre-commit): these "
-    "run under CI; set KUBELET_WINNET_SLOW=1 to run them here"
+    "stress loop, a benchmark's quick run, a signal matrix past its first cases, one of the "
+    "longer child pytest runs, or the pre-commit hook through pre-commit): these run under "
+    "CI; set KUBELET_WINNET_SLOW=1 to run them here"
 )
 
 

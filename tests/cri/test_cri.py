@@ -682,7 +682,8 @@ def test_the_cri_benchmark_skips_cleanly_without_containerd(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(
-    ("ci", "returncode", "outcome"), [(None, 0, "skipped"), ("1", 1, "error")]
+    ("ci", "returncode", "outcome"), [(None, 0, "skipped"),
+                                      pytest.param("1", 1, "error", marks=pytest.mark.slow)]
 )
 def test_containerd_tests_skip_outside_ci_and_fail_under_ci(
     tmp_path: Path, ci: str | None, returncode: int, outcome: str

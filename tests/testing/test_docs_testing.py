@@ -71,6 +71,7 @@ def test_the_page_includes_every_example_file_and_nothing_else() -> None:
     ]
 
 
+@pytest.mark.slow  # a child pytest run of the page's 148 cases
 def test_a_runtime_that_ignores_namespace_options_fails_where_the_page_says(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -96,7 +97,7 @@ def test_a_runtime_that_ignores_namespace_options_fails_where_the_page_says(
         assert _shows(output.splitlines(), line), line
 
 
-@pytest.mark.slow  # a child run that shrinks a failing example (about 10 s)
+@pytest.mark.slow  # a child pytest run that shrinks a failing example (about 10 s)
 def test_a_shim_that_drops_namespace_options_gets_the_message_the_page_shows(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -221,3 +221,42 @@ def test_node_knowledge_is_the_facts_with_the_nodes_own_stops() -> None:
     assert kw.judge(POD, kubelet_version="1.38", node=known).starts is False
     with pytest.raises(InvalidArgumentError, match="runtime_classes"):
         kw.node_knowledge(files, runtime_classes=["hv"])  # type: ignore[arg-type]
+
+
+def test_judge_takes_the_nodes_own_kubelet_when_given_none() -> None:
+    """akswin-1's Node object says kubelet v1.34.1: from 1.33 the kubelet sends no
+    namespace_options (kubelet-rules.md), so a hostNetwork pod judged with the node's
+    knowledge and no kubelet_version gets none, as audit --node-config says; a kubelet of
+    another minor than the node's own is refused, naming both."""
+    from kubelet_winnet.errors import NodeConfigError
+    from kubelet_winnet.sources import read_node
+
+    files = read_node([str(Path(__file__).resolve().parents[2] / "examples" / "nodes"
+                           / "akswin-1")])
+    known = kw.node_knowledge(files)
+    assert known.kubelet_version == "v1.34.1"
+    host = {**POD, "spec": {**POD["spec"], "hostNetwork": True}}
+    verdict = kw.judge(host, node=known)
+    assert "kubelet 1.34.1" in verdict.facts
+    assert verdict.decision is not None and verdict.decision.network is None
+    assert kw.judge(host, node=known, kubelet_version="1.34.0").decision == verdict.decision
+    with pytest.raises(NodeConfigError) as info:
+        kw.judge(host, node=known, kubelet_version="1.32")
+    assert str(info.value) == (
+        "kubelet_version: 1.32 is not the node's own kubelet v1.34.1 (its Node object): leave "
+        "kubelet_version out to judge with the node's, or give its release")
+    sent = kw.judge(host)  # no node: 1.32, which sends network NODE
+    assert sent.decision is not None and sent.decision.network == "NODE"
+
+
+@pytest.mark.parametrize("version", ["banana", "1.20", "1.99"])
+def test_node_knowledge_refuses_a_kubelet_the_rules_cannot_judge(version: str) -> None:
+    from kubelet_winnet.sources import read_node
+
+    files = read_node([str(_NODES / "sigwin-1")])
+    with pytest.raises(kw.UnsupportedVersionError):
+        kw.node_knowledge(files, kubelet_version=version)
+    with pytest.raises(kw.UnsupportedVersionError):
+        kw.node_findings(files, kubelet_version=version)
+    with pytest.raises(kw.UnsupportedVersionError):
+        kw.NodeKnowledge(kubelet_version=version)

@@ -24,7 +24,7 @@ __all__ = ["judge", "request_network"]
 def judge(
     pod: PodInput,
     *,
-    kubelet_version: KubeletVersionInput = DEFAULT_KUBELET_VERSION,
+    kubelet_version: KubeletVersionInput | None = None,
     feature_gates: FeatureGatesInput = None,
     node: NodeKnowledge | None = None,
     dns: tuple[Sequence[str], Sequence[str], Sequence[str]] | None = None,
@@ -32,9 +32,12 @@ def judge(
     """What ``pod`` gets on a node: what the kubelet sends or its refusal, whether the
     sandbox starts, the network with the condition that decides it when a fact is not
     known, each hostPort's outcome, and the facts used. ``node`` says what is known of the
-    node (``NodeKnowledge(files=kubelet_winnet.sources.read_node([...]).facts)`` for its
-    own files); without it, a containerd node of unknown release with containerd's stock
-    configuration, as ``check`` assumes, saying so in ``Verdict.facts``.
+    node ([`node_knowledge`][kubelet_winnet.node_knowledge] of
+    ``kubelet_winnet.sources.read_node([...])`` for its own files); without it, a
+    containerd node of unknown release with containerd's stock configuration, as
+    ``check`` assumes, saying so in ``Verdict.facts``. ``kubelet_version``: the node's
+    own (``NodeKnowledge.kubelet_version``) when not given, else 1.32; one of another
+    minor than the node's own is ``NodeConfigError``.
 
     ``Verdict.dns`` says whether the sandbox's DNSConfig reaches the pod's endpoint: the
     one the kubelet's request builder makes for the pod (as ``audit --node-config`` asks),
@@ -53,12 +56,30 @@ def judge(
 
         raise InvalidArgumentError("node", "a NodeKnowledge or None", type_name(node))
     given = None if dns is None else _dns_lists(dns)
-    profile = kubelet_profile(kubelet_version, feature_gates)
     known = node or NodeKnowledge()
+    kubelet_version = _kubelet_of(kubelet_version, known)
+    profile = kubelet_profile(kubelet_version, feature_gates)
     mappings, sent = request_network(pod, kubelet_version, feature_gates,
                                      known.runtime_classes)
     return judge_under(pod, profile, known, mappings=mappings,
                        dns=given if given is not None else sent)
+
+
+def _kubelet_of(given: KubeletVersionInput | None, node: NodeKnowledge,
+                ) -> KubeletVersionInput:
+    """The kubelet to judge as: ``given``, which must not contradict the node's own."""
+    own = node.kubelet_version
+    if given is None:
+        return own or DEFAULT_KUBELET_VERSION
+    if own is not None:
+        from kubelet_winnet._kubelet.kubelet_version import parse_kubelet_version
+        from kubelet_winnet.errors import NodeConfigError
+
+        if parse_kubelet_version(given).minor != parse_kubelet_version(own).minor:
+            raise NodeConfigError("kubelet_version", (
+                f"{given!s} is not the node's own kubelet {own} (its Node object): leave "
+                "kubelet_version out to judge with the node's, or give its release"))
+    return given
 
 
 def _dns_lists(

@@ -53,7 +53,9 @@ class NodeKnowledge:
     ``runtime_classes``: RuntimeClass name to handler for the classes the input holds; a
     class it does not hold has a handler that is not known. ``handlers_read``: the
     handlers of ``files`` were read from the node's containerd configuration (else
-    containerd's defaults are assumed for the names they define)."""
+    containerd's defaults are assumed for the names they define). ``kubelet_version``: the
+    node's own kubelet (its Node object's ``kubeletVersion``), which
+    [`judge`][kubelet_winnet.judge] takes when it is given none; None: not known."""
 
     runtime: str | None = None
     files: NodeFacts | None = None
@@ -64,6 +66,7 @@ class NodeKnowledge:
     # known (audit of a node without its files, matrix): a HostProcess pod's network then
     # rests on it, and the verdict says so as its condition.
     assume_default_handler: bool = True
+    kubelet_version: str | None = None
 
     def __post_init__(self) -> None:
         """A wrong argument is ``InvalidArgumentError`` naming it, not an error deep in the
@@ -74,6 +77,13 @@ class NodeKnowledge:
         if self.runtime is not None and type(self.runtime) is not str:
             raise InvalidArgumentError("runtime", "a containerRuntimeVersion string or None",
                                        type_name(self.runtime))
+        if self.kubelet_version is not None:
+            if type(self.kubelet_version) is not str:
+                raise InvalidArgumentError("kubelet_version", "a kubelet version string or None",
+                                           type_name(self.kubelet_version))
+            from kubelet_winnet._kubelet.kubelet_version import parse_kubelet_version
+
+            parse_kubelet_version(self.kubelet_version)  # UnsupportedVersionError, as judge's
         if self.files is not None and not isinstance(self.files, NodeFacts):
             hint = (" (read_node(...) returns the node's files: pass its .facts)"
                     if isinstance(getattr(self.files, "facts", None), NodeFacts) else "")

@@ -359,6 +359,10 @@ def node_findings(files: NodeFiles, *, kubelet_version: str | None = None,
     for name, value in (("kubelet_version", kubelet_version), ("runtime", runtime)):
         if value is not None and not isinstance(value, str):
             raise InvalidArgumentError(name, "a string or None", type_name(value))
+    if kubelet_version is not None:  # UnsupportedVersionError, as the command's flag
+        from kubelet_winnet._kubelet.kubelet_version import parse_kubelet_version
+
+        parse_kubelet_version(kubelet_version)
     node = files.node
     kubelet = node.kubelet_version if node and node.kubelet_version else kubelet_version
     used_runtime = node.runtime if node and node.runtime else runtime or ""
@@ -375,6 +379,8 @@ def node_knowledge(files: NodeFiles, *, kubelet_version: str | None = None,
     arguments) say keeps it from making any sandbox: the kubelet or containerd does not
     start (``NodeFacts.stops``), no CNI plugin is found (``cni_fails``).
     ``runtime_classes`` as for ``NodeKnowledge`` (a RuntimeClass name to its handler).
+    The Node object's kubelet version and runtime come first, as for the command; its
+    kubelet is ``NodeKnowledge.kubelet_version``, which ``judge`` then judges with.
     ``NodeKnowledge(files=files.facts)`` has the facts alone, so a node whose containerd
     cannot decode its ``config.toml`` would be judged with containerd's defaults there."""
     from kubelet_winnet._judgement import NodeKnowledge
@@ -382,7 +388,8 @@ def node_knowledge(files: NodeFiles, *, kubelet_version: str | None = None,
     found = node_findings(files, kubelet_version=kubelet_version, runtime=runtime)
     node = files.node
     used_runtime = node.runtime if node and node.runtime else runtime or ""
-    return NodeKnowledge(runtime=used_runtime or None,
+    own = node.kubelet_version if node and node.kubelet_version else kubelet_version
+    return NodeKnowledge(runtime=used_runtime or None, kubelet_version=own,
                          files=node_stops(files.node_facts(used_runtime), found),
                          runtime_classes={} if runtime_classes is None else runtime_classes)
 

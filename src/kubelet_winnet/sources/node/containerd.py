@@ -265,12 +265,13 @@ def parse_containerd(text: str, source: str,
     version_value = data.get("version", 1)
     version_line = _line(lines, ("version",))
     if type(version_value) is not int:
-        raise ContainerdDecodeError(f"{source}:{version_line}", "version must be an integer")
+        raise ContainerdDecodeError(f"{source}:{version_line}", "version must be an integer, "
+                                    "written without quotes (version = 2)")
     version = max(version_value, 1)  # containerd reads 0 as 1
     plugins = data.get("plugins", {})
     if not isinstance(plugins, dict):
         raise ContainerdDecodeError(f"{source}:{_line(lines, ('plugins',))}",
-                                    "plugins must be a table")
+                                    "plugins must be a table, written as [plugins.NAME] sections")
     newest = CRI_RUNTIME_PLUGIN_IDS[max(CRI_RUNTIME_PLUGIN_IDS)]
     read_ids = CRI_RUNTIME_PLUGIN_IDS.get(version, newest)
     runtimes = _runtime_tables(data, lines, source, read_ids)

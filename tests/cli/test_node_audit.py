@@ -192,15 +192,22 @@ def _windows_node(name: str, runtime: str = "containerd://2.4.0") -> dict[str, A
                                     "containerRuntimeVersion": runtime}}}
 
 
-def _audit_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, nodes: Path,
-                *items: Any) -> tuple[int, dict[str, Any]]:
+def _audit_report(capsys: pytest.CaptureFixture[str], tmp_path: Path, nodes: Path,
+                  *items: Any) -> tuple[int, dict[str, Any], str]:
+    """``audit -o json --node-config nodes`` of a List of ``items``: status, report, stderr."""
     dump = tmp_path / "dump.yaml"
     dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": list(items)}),
                     encoding="utf-8")
     status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
     out, err = capsys.readouterr()
     assert "Traceback" not in err
-    return status, {p["name"]: p for p in json.loads(out)["pods"]}
+    return status, json.loads(out), err
+
+
+def _audit_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, nodes: Path,
+                *items: Any) -> tuple[int, dict[str, Any]]:
+    status, report, _ = _audit_report(capsys, tmp_path, nodes, *items)
+    return status, {p["name"]: p for p in report["pods"]}
 
 
 def _class(name: str, handler: str) -> dict[str, Any]:
@@ -664,12 +671,8 @@ def test_each_node_folder_is_judged_once_for_its_pods_and_its_own_findings(
 
     monkeypatch.setattr(node_checks, "judge_node", counted)
     nodes = _only(tmp_path, "win-2025-a")
-    dump = tmp_path / "dump.yaml"
-    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        node("win-2025-a"), *(pod(f"web-{i}", "win-2025-a") for i in range(3))]}),
-        encoding="utf-8")
-    main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
-    report = json.loads(capsys.readouterr().out)
+    _, report, _ = _audit_report(capsys, tmp_path, nodes, node("win-2025-a"),
+                                 *(pod(f"web-{i}", "win-2025-a") for i in range(3)))
     assert len(calls) == 1
     assert len(report["pods"]) == 3
     assert "win-2025-a" in report["summary"]["nodeFindings"]
@@ -685,14 +688,10 @@ def test_a_node_whose_config_toml_containerd_cannot_decode_runs_no_pod(
     config = nodes / "win-2025-a" / "config.toml"
     config.unlink()
     config.write_text("version = 2\n[plugins\n", encoding="utf-8")
-    dump = tmp_path / "dump.yaml"
-    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        node("win-2025-a"), pod("web", "win-2025-a")]}), encoding="utf-8")
-    status = main(["audit", "-f", str(dump), "--node-config", str(nodes), "-o", "json"])
-    out, err = capsys.readouterr()
+    status, report, err = _audit_report(capsys, tmp_path, nodes, node("win-2025-a"),
+                                        pod("web", "win-2025-a"))
     assert status == 2
     assert f"error: {config}:2: not TOML" in err
-    report = json.loads(out)
     (web,) = report["pods"]
     assert web["onNode"]["refused"].startswith("containerd does not start: it cannot decode")
     assert web["onNode"]["refused"].endswith(f"({config}:2)")

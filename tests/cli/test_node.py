@@ -591,8 +591,9 @@ def test_a_config_toml_containerd_cannot_decode_stops_every_pod(
     assert status == 2
     assert f"error: {tmp_path / 'config.toml'}:2: not TOML" in err
     assert "judged without" not in err and "stands in" not in err
-    assert f"{tmp_path / 'config.toml'}:2: error node-config-version: containerd does not " \
-           "start: it cannot decode this file (not TOML: " in out
+    assert (f"{tmp_path / 'config.toml'}:2: error node-config-version: containerd does not "
+            "start: it cannot decode this file and exits with \"failed to unmarshal TOML\"; "
+            "not TOML: ") in out
     _, report = findings(capsys, str(tmp_path))
     assert report["podClasses"]
     for row in report["podClasses"]:

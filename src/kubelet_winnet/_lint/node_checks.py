@@ -440,8 +440,8 @@ def _undecoded_findings(files: NodeFiles, found: _Found) -> None:
         if isinstance(error, ContainerdDecodeError):
             source = error.file or error.where
             found.add("node-config-version",
-                      f"containerd does not start: it cannot decode this file "
-                      f"({error.reason}) and exits with \"failed to unmarshal TOML\".",
+                      "containerd does not start: it cannot decode this file and exits "
+                      f"with \"failed to unmarshal TOML\"; {error.reason}.",
                       source, error.line or 0,
                       stops="containerd")
 

@@ -266,7 +266,7 @@ def parse_containerd(text: str, source: str,
     version_line = _line(lines, ("version",))
     if type(version_value) is not int:
         raise ContainerdDecodeError(f"{source}:{version_line}", "version must be an integer, "
-                                    "written without quotes (version = 2)")
+                                    "written without quotes: version = 2")
     version = max(version_value, 1)  # containerd reads 0 as 1
     plugins = data.get("plugins", {})
     if not isinstance(plugins, dict):
